@@ -1,0 +1,47 @@
+// Command labserver serves the kvlab course and runs its measurements.
+//
+//	labserver [serve] [-addr 127.0.0.1:8080] [-data DIR] [-lessons DIR] [-open] [-token T]
+//	labserver bench | sweep | probe | model | crash [flags]
+//	labserver help
+//
+// With no subcommand (or "serve") it starts the lesson server; the other
+// subcommands are the benchmark harness's command line, the same grammar a
+// lesson's runnable cells use. This file only dispatches: the server lives
+// in kvlab/internal/server and the command line in kvlab/harness.
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"kvlab/engine/crashtest"
+	"kvlab/harness"
+	_ "kvlab/harness/peers" // registers the bbolt and pebble engines
+	"kvlab/internal/server"
+)
+
+func main() {
+	// A crash-test child is this same binary re-executed by `labserver
+	// crash`; it runs its workload until it is killed and never returns.
+	crashtest.MaybeRunChild()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run picks the server or the harness command line from the first argument.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		return server.Main(ctx, args, stdout, stderr)
+	}
+	if args[0] == "serve" {
+		return server.Main(ctx, args[1:], stdout, stderr)
+	}
+	return harness.RunCLI(ctx, args, stdout, stderr)
+}
