@@ -1,0 +1,127 @@
+package calc
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// The durability model for the two policies that trade durability for
+// speed.
+//
+// batch:N makes every N-th Put pay for an fdatasync; the other N-1 pay only
+// for a write(2) into the page cache. N Puts therefore take
+// N*T_write + T_fsync, and
+//
+//	throughput(N) = N / (N*T_write + T_fsync) = 1 / (T_write + T_fsync/N)
+//
+// A fraction 1/N of the Puts is slow. Once that fraction reaches 1%, the p99
+// lands among the slow ones: the "p99 fork" at 1/N >= 0.01, i.e. N <= 100.
+// N = 100 is the knife edge: with exactly one slow Put in a hundred, the
+// nearest-rank p99 is the slowest fast Put, so any other slow event (a
+// page-cache writeback, a scheduler pause) tips it onto the slow path; the
+// model calls it slow.
+// What a crash can lose is the Puts since the last fdatasync: up to N-1
+// acknowledged writes.
+//
+// periodic:D fdatasyncs from a timer every D. The model assumes the sync
+// holds the log while it runs, so a fraction T_fsync/D of the time no Put
+// completes:
+//
+//	throughput(D) = (1 - T_fsync/D) / T_write
+//
+// A Put is slow only when it arrives during a sync, a fraction T_fsync/D of
+// the time; the p99 takes the slow path when that fraction reaches 1%. The
+// loss window is measured in time, not writes: up to D (plus the sync in
+// flight), which at full speed is D*throughput writes.
+
+// P99Slow and P99Fast name the two paths a p99 can land on.
+const (
+	P99Slow = "slow"
+	P99Fast = "fast"
+)
+
+// Prediction is what the model says about one sync policy.
+type Prediction struct {
+	Sync               string  `json:"sync"`
+	TWriteNs           float64 `json:"t_write_ns"`
+	TFsyncNs           float64 `json:"t_fsync_ns"`
+	PredictedOpsPerSec float64 `json:"predicted_ops_per_sec"`
+	// SlowFraction is the share of Puts that wait for an fdatasync.
+	SlowFraction float64 `json:"slow_fraction"`
+	// P99Path is P99Slow when SlowFraction >= 0.01, else P99Fast.
+	P99Path string `json:"p99_path"`
+	// PredictedP99Ns is T_write+T_fsync on the slow path, T_write on the fast.
+	PredictedP99Ns   float64 `json:"predicted_p99_ns"`
+	LossWindowWrites float64 `json:"loss_window_writes"`
+	LossWindowMs     float64 `json:"loss_window_ms"`
+}
+
+// Batch predicts batch:n from the cost of one write and one fdatasync, in
+// nanoseconds.
+func Batch(n int, tWriteNs, tFsyncNs float64) (Prediction, error) {
+	if n < 1 {
+		return Prediction{}, fmt.Errorf("calc: batch:%d: N must be at least 1", n)
+	}
+	if err := checkCosts(tWriteNs, tFsyncNs); err != nil {
+		return Prediction{}, err
+	}
+	perOp := tWriteNs + tFsyncNs/float64(n)
+	p := Prediction{
+		Sync:               fmt.Sprintf("batch:%d", n),
+		TWriteNs:           tWriteNs,
+		TFsyncNs:           tFsyncNs,
+		PredictedOpsPerSec: 1e9 / perOp,
+		SlowFraction:       1 / float64(n),
+		LossWindowWrites:   float64(n - 1),
+		LossWindowMs:       float64(n-1) * perOp / 1e6,
+	}
+	p.fork()
+	return p, nil
+}
+
+// Periodic predicts periodic:interval from the cost of one write and one
+// fdatasync, in nanoseconds.
+func Periodic(interval time.Duration, tWriteNs, tFsyncNs float64) (Prediction, error) {
+	if interval <= 0 {
+		return Prediction{}, fmt.Errorf("calc: periodic:%v: the interval must be positive", interval)
+	}
+	if err := checkCosts(tWriteNs, tFsyncNs); err != nil {
+		return Prediction{}, err
+	}
+	d := float64(interval.Nanoseconds())
+	busy := math.Min(tFsyncNs/d, 1)
+	ops := (1 - busy) * 1e9 / tWriteNs
+	p := Prediction{
+		Sync:               "periodic:" + interval.String(),
+		TWriteNs:           tWriteNs,
+		TFsyncNs:           tFsyncNs,
+		PredictedOpsPerSec: ops,
+		SlowFraction:       busy,
+		LossWindowMs:       (d + tFsyncNs) / 1e6,
+		LossWindowWrites:   math.Round(ops * d / 1e9),
+	}
+	p.fork()
+	return p, nil
+}
+
+// fork sets P99Path and PredictedP99Ns from SlowFraction.
+func (p *Prediction) fork() {
+	if p.SlowFraction >= 0.01 {
+		p.P99Path = P99Slow
+		p.PredictedP99Ns = p.TWriteNs + p.TFsyncNs
+	} else {
+		p.P99Path = P99Fast
+		p.PredictedP99Ns = p.TWriteNs
+	}
+}
+
+func checkCosts(tWriteNs, tFsyncNs float64) error {
+	if !(tWriteNs > 0) || math.IsInf(tWriteNs, 0) {
+		return fmt.Errorf("calc: T_write %v ns: must be a positive number of nanoseconds", tWriteNs)
+	}
+	if !(tFsyncNs >= 0) || math.IsInf(tFsyncNs, 0) {
+		return fmt.Errorf("calc: T_fsync %v ns: must be zero or a positive number of nanoseconds", tFsyncNs)
+	}
+	return nil
+}
