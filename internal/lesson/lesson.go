@@ -1,0 +1,355 @@
+// Package lesson reads kvlab's course files: Markdown with front matter,
+// runnable lab cells, quizzes and exercises.
+//
+// A lesson file is named NN-slug.md and starts with front matter:
+//
+//	---
+//	title: Why fsync is slow
+//	summary: One write, one fdatasync, and what that costs.
+//	order: 1
+//	---
+//
+// Three fenced block kinds are special:
+//
+//   - ```lab NAME  — a runnable cell. NAME is optional (letters, digits,
+//     '-'), unique in the lesson. Each non-empty line that does not start
+//     with '#' is one run-spec line, exactly as typed after `labserver`.
+//   - ```quiz      — a quiz; see package kvlab/internal/quiz.
+//   - ```exercise NAME — an in-browser Go exercise; NAME is one of
+//     ExerciseNames.
+//
+// Parse checks what can be checked without running anything: names,
+// duplicates, quiz syntax, and that each quiz's cell exists and has the
+// lines its answer reads. Run-spec lines are checked by the caller (the
+// server and the lesson tests use harness.Check) so that this package
+// stays free of the harness.
+package lesson
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"path"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/text"
+
+	"kvlab/internal/quiz"
+)
+
+// ExerciseNames are the exercise blocks the in-browser grader knows.
+var ExerciseNames = []string{"percentile", "percentile-tests", "mean-vs-tail", "batch-model"}
+
+// Lesson is one parsed lesson file. It is immutable after Parse.
+type Lesson struct {
+	File    string // file name, e.g. "01-why-fsync.md"
+	Slug    string // file name without .md; the URL is /lessons/SLUG
+	Title   string
+	Summary string
+	Order   int
+	Meta    map[string]string // every front-matter key, including the ones above
+	Body    []byte            // the Markdown after the front matter
+	// BodyLine is the file line number of Body's first line.
+	BodyLine int
+
+	Cells     []*Cell
+	Quizzes   []*quiz.Quiz
+	Exercises []string // exercise names in the order they appear
+}
+
+// Cell is one ```lab block.
+type Cell struct {
+	Name  string   // as written after "lab"; "" when unnamed
+	ID    string   // Name, or "cell-N" (1-based) for an unnamed cell
+	Index int      // 0-based position among the lesson's cells
+	Text  string   // the block's original text, comments included
+	Lines []string // the run-spec lines: non-empty, not starting with '#'
+}
+
+var (
+	nameRE = regexp.MustCompile(`^[A-Za-z0-9-]+$`)
+	slugRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
+)
+
+// CellLines returns the run-spec lines of a cell's text.
+func CellLines(text string) []string {
+	var lines []string
+	for l := range strings.SplitSeq(text, "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		lines = append(lines, l)
+	}
+	return lines
+}
+
+// Info splits a fenced block's info string into its kind and name.
+func Info(info string) (kind, name string) {
+	f := strings.Fields(info)
+	if len(f) == 0 {
+		return "", ""
+	}
+	if len(f) > 1 {
+		name = f[1]
+	}
+	return f[0], name
+}
+
+// Parse parses one lesson file. file is its base name (NN-slug.md).
+func Parse(file string, src []byte) (*Lesson, error) {
+	base := path.Base(file)
+	slug, ok := strings.CutSuffix(base, ".md")
+	if !ok || !slugRE.MatchString(slug) {
+		return nil, fmt.Errorf("%s: a lesson file is named NN-slug.md with lowercase letters, digits and '-'", file)
+	}
+	l := &Lesson{File: base, Slug: slug, Meta: map[string]string{}}
+	body, err := l.frontMatter(src)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", file, err)
+	}
+	l.Body = body
+	l.BodyLine = bytes.Count(src[:len(src)-len(body)], []byte("\n")) + 1
+	if err := l.blocks(); err != nil {
+		return nil, fmt.Errorf("%s: %v", file, err)
+	}
+	return l, nil
+}
+
+func (l *Lesson) frontMatter(src []byte) ([]byte, error) {
+	src = bytes.TrimPrefix(src, []byte("\ufeff"))
+	rest, ok := bytes.CutPrefix(src, []byte("---\n"))
+	if !ok {
+		rest, ok = bytes.CutPrefix(src, []byte("---\r\n"))
+	}
+	if !ok {
+		return nil, fmt.Errorf("missing front matter: start the file with a --- line, then title:, summary:, order:, then ---")
+	}
+	lineNo := 1
+	for {
+		lineNo++
+		nl := bytes.IndexByte(rest, '\n')
+		if nl < 0 {
+			return nil, fmt.Errorf("front matter is not closed: add a --- line after it")
+		}
+		line := strings.TrimSpace(string(rest[:nl]))
+		rest = rest[nl+1:]
+		if line == "---" {
+			break
+		}
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			return nil, fmt.Errorf("line %d: %q in front matter is not key: value", lineNo, line)
+		}
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		v = strings.Trim(v, `"`)
+		l.Meta[k] = v
+		switch k {
+		case "title":
+			l.Title = v
+		case "summary":
+			l.Summary = v
+		case "order":
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return nil, fmt.Errorf("line %d: order %q: want an integer", lineNo, v)
+			}
+			l.Order = n
+		}
+	}
+	if l.Title == "" {
+		return nil, fmt.Errorf("front matter: title: is required")
+	}
+	if _, ok := l.Meta["order"]; !ok {
+		// Fall back on the NN prefix of the file name.
+		digits, _, _ := strings.Cut(l.Slug, "-")
+		n, err := strconv.Atoi(digits)
+		if err != nil {
+			return nil, fmt.Errorf("front matter: order: is required when the file name has no NN- prefix")
+		}
+		l.Order = n
+	}
+	return rest, nil
+}
+
+// NewMarkdown returns the goldmark instance lessons are parsed with, so that
+// Parse sees the same blocks the renderer does.
+func NewMarkdown(opts ...goldmark.Option) goldmark.Markdown {
+	return goldmark.New(opts...)
+}
+
+// blocks walks the fenced code blocks.
+func (l *Lesson) blocks() error {
+	doc := NewMarkdown().Parser().Parse(text.NewReader(l.Body))
+	var err error
+	quizIDs := map[string]bool{}
+	cellNames := map[string]bool{}
+	ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		fb, ok := n.(*ast.FencedCodeBlock)
+		if !ok || !entering || err != nil {
+			return ast.WalkContinue, nil
+		}
+		var info string
+		if fb.Info != nil {
+			info = string(fb.Info.Segment.Value(l.Body))
+		}
+		kind, name := Info(info)
+		body := BlockText(fb, l.Body)
+		line := lineOf(l.Body, fb) + l.BodyLine - 1
+		switch kind {
+		case "lab":
+			if len(strings.Fields(info)) > 2 {
+				err = fmt.Errorf("line %d: lab block info %q: want ```lab or ```lab NAME", line, info)
+				break
+			}
+			c := &Cell{Name: name, Index: len(l.Cells), Text: body, Lines: CellLines(body)}
+			c.ID = name
+			if name == "" {
+				c.ID = fmt.Sprintf("cell-%d", c.Index+1)
+			} else if !nameRE.MatchString(name) {
+				err = fmt.Errorf("line %d: lab cell name %q: use letters, digits and '-'", line, name)
+				break
+			}
+			if cellNames[c.ID] {
+				err = fmt.Errorf("line %d: lab cell name %q is used twice in this lesson", line, c.ID)
+				break
+			}
+			if len(c.Lines) == 0 {
+				err = fmt.Errorf("line %d: lab cell %s has no run-spec lines", line, c.ID)
+				break
+			}
+			cellNames[c.ID] = true
+			l.Cells = append(l.Cells, c)
+		case "quiz":
+			q, qerr := quiz.Parse(body)
+			if qerr != nil {
+				err = fmt.Errorf("line %d: %v", line, qerr)
+				break
+			}
+			if quizIDs[q.ID] {
+				err = fmt.Errorf("line %d: quiz id %q is used twice in this lesson", line, q.ID)
+				break
+			}
+			quizIDs[q.ID] = true
+			l.Quizzes = append(l.Quizzes, q)
+		case "exercise":
+			if !slices.Contains(ExerciseNames, name) || len(strings.Fields(info)) != 2 {
+				err = fmt.Errorf("line %d: exercise %q: want ```exercise NAME with NAME one of %s", line, name, strings.Join(ExerciseNames, ", "))
+				break
+			}
+			l.Exercises = append(l.Exercises, name)
+		}
+		return ast.WalkContinue, nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, q := range l.Quizzes {
+		if q.Cell == "" {
+			continue
+		}
+		c := l.Cell(q.Cell)
+		if c == nil {
+			return fmt.Errorf("quiz %s: cell %q is not a lab cell of this lesson (cells: %s)", q.ID, q.Cell, strings.Join(l.cellIDs(), ", "))
+		}
+		if q.Lines() > len(c.Lines) {
+			return fmt.Errorf("quiz %s: reads $%d but cell %s has %d line(s)", q.ID, q.Lines()-1, c.ID, len(c.Lines))
+		}
+	}
+	return nil
+}
+
+func (l *Lesson) cellIDs() []string {
+	var ids []string
+	for _, c := range l.Cells {
+		ids = append(ids, c.ID)
+	}
+	if ids == nil {
+		return []string{"none"}
+	}
+	return ids
+}
+
+// BlockText returns the text of a fenced block as written.
+func BlockText(fb *ast.FencedCodeBlock, src []byte) string {
+	var b strings.Builder
+	for i := 0; i < fb.Lines().Len(); i++ {
+		seg := fb.Lines().At(i)
+		b.Write(seg.Value(src))
+	}
+	return b.String()
+}
+
+func lineOf(src []byte, fb *ast.FencedCodeBlock) int {
+	off := 0
+	if fb.Info != nil {
+		off = fb.Info.Segment.Start
+	} else if fb.Lines().Len() > 0 {
+		off = fb.Lines().At(0).Start
+	}
+	return bytes.Count(src[:off], []byte("\n")) + 1
+}
+
+// Cell returns the cell with the given ID, or nil.
+func (l *Lesson) Cell(id string) *Cell {
+	for _, c := range l.Cells {
+		if c.ID == id {
+			return c
+		}
+	}
+	return nil
+}
+
+// Quiz returns the quiz with the given id, or nil.
+func (l *Lesson) Quiz(id string) *quiz.Quiz {
+	for _, q := range l.Quizzes {
+		if q.ID == id {
+			return q
+		}
+	}
+	return nil
+}
+
+// Load parses every *.md file at the root of fsys and returns the lessons
+// sorted by order, then slug. README.md is skipped.
+func Load(fsys fs.FS) ([]*Lesson, error) {
+	names, err := fs.Glob(fsys, "*.md")
+	if err != nil {
+		return nil, err
+	}
+	var out []*Lesson
+	orders := map[int]string{}
+	for _, name := range names {
+		if strings.EqualFold(name, "README.md") {
+			continue
+		}
+		src, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return nil, err
+		}
+		l, err := Parse(name, src)
+		if err != nil {
+			return nil, err
+		}
+		if other, ok := orders[l.Order]; ok {
+			return nil, fmt.Errorf("%s: order %d is also used by %s", name, l.Order, other)
+		}
+		orders[l.Order] = name
+		out = append(out, l)
+	}
+	slices.SortFunc(out, func(a, b *Lesson) int {
+		if a.Order != b.Order {
+			return a.Order - b.Order
+		}
+		return strings.Compare(a.Slug, b.Slug)
+	})
+	return out, nil
+}

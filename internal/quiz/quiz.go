@@ -1,0 +1,365 @@
+// Package quiz parses the quiz blocks of kvlab lessons and checks a
+// student's answer against real measurements.
+//
+// A quiz never holds its answer. It holds an expression that computes the
+// answer from results measured on this server: either the student's latest
+// results of a named lab cell (which the browser keeps and sends with the
+// answer) or the results of its own run: lines, measured through the same
+// queue as every other run when the answer is checked.
+//
+// The block is key: value lines; '#' starts a comment line:
+//
+//	id: tail-ratio
+//	question: From your run, how many times larger is p99 than p50?
+//	cell: always-run
+//	answer: $0.latency.put.p99_ns / $0.latency.put.p50_ns
+//	tolerance: 30%
+//	unit: x
+//	show: p50 = $0.latency.put.p50_ns ns; p99 = $0.latency.put.p99_ns ns
+//	explain: The slow path is an fdatasync; it sets the tail.
+//
+// Keys: id (required; letters, digits, '-'), question (required), cell or
+// run (exactly one kind; run may repeat, one run-spec line each, read as
+// $0, $1, ...), answer (required expression), tolerance (numeric quizzes:
+// "N%" relative or an absolute number), unit, choices ("a | b | c"; the
+// answer then evaluates to a 1-based index), show (text in which each
+// $path and each {expression} is replaced by its measured value), explain.
+//
+// Expressions are described on [Expr].
+package quiz
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Quiz is one parsed quiz block. It is immutable after Parse and safe for
+// concurrent use.
+type Quiz struct {
+	ID       string
+	Question string
+	Cell     string   // name of the lab cell whose results the answer reads; "" when Run is used
+	Run      []string // run-spec lines the quiz measures itself; nil when Cell is used
+	Answer   *Expr
+	Tol      Tolerance // zero for choice quizzes
+	Unit     string
+	Choices  []string // non-nil makes this a choice quiz
+	Show     string   // template; see ShowText
+	Explain  string
+
+	show []showPart
+}
+
+// Tolerance is how far a numeric answer may be from the measured one.
+type Tolerance struct {
+	Value    float64
+	Relative bool // Value is a fraction of the measured answer (30% -> 0.3)
+}
+
+func (t Tolerance) String() string {
+	if t.Relative {
+		return FormatNumber(t.Value*100) + "%"
+	}
+	return FormatNumber(t.Value)
+}
+
+// Lines returns how many results the answer needs: the highest $N used, plus one.
+func (q *Quiz) Lines() int {
+	m := q.Answer.maxLine()
+	for _, p := range q.show {
+		if p.expr != nil {
+			m = max(m, p.expr.maxLine())
+		}
+	}
+	return m + 1
+}
+
+var idRE = regexp.MustCompile(`^[A-Za-z0-9-]+$`)
+
+var knownKeys = "id, question, cell, run, answer, tolerance, unit, choices, show, explain"
+
+// Parse parses the text of one quiz block.
+func Parse(text string) (*Quiz, error) {
+	q := &Quiz{}
+	var answer, tol string
+	seen := map[string]bool{}
+	for n, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		key, val, ok := strings.Cut(line, ":")
+		key = strings.TrimSpace(key)
+		val = strings.TrimSpace(val)
+		if !ok || key == "" || strings.ContainsAny(key, " \t") {
+			return nil, fmt.Errorf("quiz line %d: %q is not key: value (keys: %s)", n+1, line, knownKeys)
+		}
+		if seen[key] && key != "run" {
+			return nil, fmt.Errorf("quiz line %d: %s given twice", n+1, key)
+		}
+		seen[key] = true
+		switch key {
+		case "id":
+			if !idRE.MatchString(val) {
+				return nil, fmt.Errorf("quiz line %d: id %q: use letters, digits and '-'", n+1, val)
+			}
+			q.ID = val
+		case "question":
+			q.Question = val
+		case "cell":
+			if !idRE.MatchString(val) {
+				return nil, fmt.Errorf("quiz line %d: cell %q: a cell name has letters, digits and '-'", n+1, val)
+			}
+			q.Cell = val
+		case "run":
+			if val == "" {
+				return nil, fmt.Errorf("quiz line %d: run: needs a run-spec line (e.g. bench -engine kv -ops 2000)", n+1)
+			}
+			q.Run = append(q.Run, val)
+		case "answer":
+			answer = val
+		case "tolerance":
+			tol = val
+		case "unit":
+			q.Unit = val
+		case "choices":
+			for c := range strings.SplitSeq(val, "|") {
+				c = strings.TrimSpace(c)
+				if c == "" {
+					return nil, fmt.Errorf("quiz line %d: choices: empty choice in %q (separate choices with |)", n+1, val)
+				}
+				q.Choices = append(q.Choices, c)
+			}
+			if len(q.Choices) < 2 {
+				return nil, fmt.Errorf("quiz line %d: choices: want at least 2 choices separated by |, got %d", n+1, len(q.Choices))
+			}
+		case "show":
+			q.Show = val
+		case "explain":
+			q.Explain = val
+		default:
+			return nil, fmt.Errorf("quiz line %d: unknown key %q (keys: %s)", n+1, key, knownKeys)
+		}
+	}
+	name := "quiz"
+	if q.ID != "" {
+		name = "quiz " + q.ID
+	}
+	switch {
+	case q.ID == "":
+		return nil, errors.New("quiz: id: is required")
+	case q.Question == "":
+		return nil, fmt.Errorf("%s: question: is required", name)
+	case answer == "":
+		return nil, fmt.Errorf("%s: answer: is required (an expression over the results, e.g. $0.latency.put.p99_ns)", name)
+	case q.Cell == "" && q.Run == nil:
+		return nil, fmt.Errorf("%s: needs cell: NAME (the student's results of that lab cell) or run: LINE (measured when checked)", name)
+	case q.Cell != "" && q.Run != nil:
+		return nil, fmt.Errorf("%s: has both cell: and run:; use one", name)
+	}
+	var err error
+	if q.Answer, err = ParseExpr(answer); err != nil {
+		return nil, fmt.Errorf("%s: answer: %v", name, err)
+	}
+	if q.Choices != nil {
+		if tol != "" {
+			return nil, fmt.Errorf("%s: tolerance: does not apply to a choice quiz (its answer is a 1-based choice index)", name)
+		}
+	} else {
+		if tol == "" {
+			return nil, fmt.Errorf("%s: tolerance: is required for a numeric quiz (e.g. 30%% or 0.5)", name)
+		}
+		if q.Tol, err = parseTolerance(tol); err != nil {
+			return nil, fmt.Errorf("%s: tolerance: %v", name, err)
+		}
+	}
+	if q.show, err = parseShow(q.Show); err != nil {
+		return nil, fmt.Errorf("%s: show: %v", name, err)
+	}
+	if q.Run != nil && q.Lines() > len(q.Run) {
+		return nil, fmt.Errorf("%s: uses $%d but has only %d run: lines", name, q.Lines()-1, len(q.Run))
+	}
+	return q, nil
+}
+
+func parseTolerance(s string) (Tolerance, error) {
+	rel := strings.HasSuffix(s, "%")
+	num := strings.TrimSpace(strings.TrimSuffix(s, "%"))
+	f, err := strconv.ParseFloat(num, 64)
+	if err != nil || f < 0 || math.IsNaN(f) || math.IsInf(f, 0) {
+		return Tolerance{}, fmt.Errorf("%q: want a relative N%% (e.g. 30%%) or an absolute number >= 0", s)
+	}
+	if rel {
+		if f > 1000 {
+			return Tolerance{}, fmt.Errorf("%q: a relative tolerance must be between 0%% and 1000%%", s)
+		}
+		return Tolerance{Value: f / 100, Relative: true}, nil
+	}
+	return Tolerance{Value: f}, nil
+}
+
+type showPart struct {
+	text string
+	expr *Expr
+}
+
+var showPathRE = regexp.MustCompile(`\$[0-9]+(?:\.[A-Za-z0-9_]+|\[-?[0-9]+\])*`)
+
+// parseShow splits a show template into literal text, $paths and {expressions}.
+func parseShow(s string) ([]showPart, error) {
+	var parts []showPart
+	for s != "" {
+		brace := strings.IndexByte(s, '{')
+		loc := showPathRE.FindStringIndex(s)
+		switch {
+		case brace >= 0 && (loc == nil || brace < loc[0]):
+			end := strings.IndexByte(s[brace:], '}')
+			if end < 0 {
+				return nil, fmt.Errorf("missing } after %q", s[brace:])
+			}
+			e, err := ParseExpr(s[brace+1 : brace+end])
+			if err != nil {
+				return nil, err
+			}
+			parts = append(parts, showPart{text: s[:brace]}, showPart{expr: e})
+			s = s[brace+end+1:]
+		case loc != nil:
+			e, err := ParseExpr(s[loc[0]:loc[1]])
+			if err != nil {
+				return nil, err
+			}
+			parts = append(parts, showPart{text: s[:loc[0]]}, showPart{expr: e})
+			s = s[loc[1]:]
+		default:
+			parts = append(parts, showPart{text: s})
+			s = ""
+		}
+	}
+	return parts, nil
+}
+
+// ShowText renders the show template against results.
+func (q *Quiz) ShowText(results []any) (string, error) {
+	var b strings.Builder
+	for _, p := range q.show {
+		if p.expr == nil {
+			b.WriteString(p.text)
+			continue
+		}
+		v, err := p.expr.Eval(results)
+		if err != nil {
+			return "", err
+		}
+		b.WriteString(v.String())
+	}
+	return b.String(), nil
+}
+
+// Feedback is the outcome of checking one answer.
+type Feedback struct {
+	ID      string  `json:"id"`
+	Correct bool    `json:"correct"`
+	Answer  string  `json:"answer"`         // the student's answer as given (choice quizzes: the choice text)
+	Want    string  `json:"want"`           // the measured answer, formatted (choice quizzes: the right choice)
+	WantNum float64 `json:"want_value"`     // the measured answer as a number (choice quizzes: 1-based index)
+	Low     float64 `json:"low,omitempty"`  // accepted range for numeric quizzes
+	High    float64 `json:"high,omitempty"` //
+	Range   string  `json:"range,omitempty"`
+	Unit    string  `json:"unit,omitempty"`
+	Shown   string  `json:"shown,omitempty"` // the show template filled with measured values
+	Explain string  `json:"explain,omitempty"`
+}
+
+// ErrBadAnswer wraps errors about the student's answer itself (not a
+// number, not one of the choices). It is not a wrong answer: the student
+// should fix the input and try again.
+var ErrBadAnswer = errors.New("quiz: bad answer")
+
+// Check compares the student's answer with the one computed from results,
+// where results[N] is the decoded JSON (encoding/json into any) of line N
+// of the cell or of the quiz's run: lines.
+func Check(q *Quiz, results []any, answer string) (Feedback, error) {
+	fb := Feedback{ID: q.ID, Unit: q.Unit, Explain: q.Explain}
+	if need := q.Lines(); len(results) < need {
+		if q.Cell != "" {
+			return fb, fmt.Errorf("quiz %s needs the results of %d line(s) of cell %s, got %d: run the cell first", q.ID, need, q.Cell, len(results))
+		}
+		return fb, fmt.Errorf("quiz %s needs %d result(s), got %d", q.ID, need, len(results))
+	}
+	want, err := q.Answer.Eval(results)
+	if err != nil {
+		return fb, fmt.Errorf("quiz %s: computing the answer from the results: %v", q.ID, err)
+	}
+	if want.IsStr {
+		return fb, fmt.Errorf("quiz %s: the answer expression gave the string %q, want a number", q.ID, want.Str)
+	}
+	if fb.Shown, err = q.ShowText(results); err != nil {
+		return fb, fmt.Errorf("quiz %s: show: %v", q.ID, err)
+	}
+	fb.WantNum = want.Num
+	answer = strings.TrimSpace(answer)
+	if q.Choices != nil {
+		idx := int(want.Num)
+		if float64(idx) != want.Num || idx < 1 || idx > len(q.Choices) {
+			return fb, fmt.Errorf("quiz %s: the answer expression gave %s, want a choice index 1..%d", q.ID, FormatNumber(want.Num), len(q.Choices))
+		}
+		fb.Want = q.Choices[idx-1]
+		got, err := q.choiceIndex(answer)
+		if err != nil {
+			return fb, err
+		}
+		fb.Answer = q.Choices[got-1]
+		fb.Correct = got == idx
+		return fb, nil
+	}
+	got, err := ParseNumber(answer, q.Unit)
+	if err != nil {
+		return fb, err
+	}
+	fb.Answer = answer
+	fb.Want = FormatNumber(want.Num)
+	d := q.Tol.Value
+	if q.Tol.Relative {
+		d = math.Abs(want.Num) * q.Tol.Value
+	}
+	fb.Low, fb.High = want.Num-d, want.Num+d
+	fb.Range = FormatNumber(fb.Low) + " to " + FormatNumber(fb.High)
+	fb.Correct = got >= fb.Low && got <= fb.High
+	return fb, nil
+}
+
+func (q *Quiz) choiceIndex(answer string) (int, error) {
+	if n, err := strconv.Atoi(answer); err == nil {
+		if n < 1 || n > len(q.Choices) {
+			return 0, fmt.Errorf("%w: choice %d: pick 1 to %d", ErrBadAnswer, n, len(q.Choices))
+		}
+		return n, nil
+	}
+	for i, c := range q.Choices {
+		if strings.EqualFold(c, answer) {
+			return i + 1, nil
+		}
+	}
+	return 0, fmt.Errorf("%w: %q is not one of the choices: %s", ErrBadAnswer, answer, strings.Join(q.Choices, " | "))
+}
+
+// ParseNumber reads a student's numeric answer: an optional sign, digits
+// with optional ',' or '_' separators, a fraction or exponent, and
+// optionally the quiz unit (or a trailing x, %, or "ns") after it.
+func ParseNumber(s, unit string) (float64, error) {
+	t := strings.TrimSpace(s)
+	if unit != "" {
+		t = strings.TrimSpace(strings.TrimSuffix(t, unit))
+	}
+	t = strings.TrimSpace(strings.TrimSuffix(strings.TrimSuffix(t, "x"), "×"))
+	t = strings.NewReplacer(",", "", "_", "", " ", "").Replace(t)
+	f, err := strconv.ParseFloat(t, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, fmt.Errorf("%w: %q is not a number (write e.g. 12.5 or 12,500)", ErrBadAnswer, s)
+	}
+	return f, nil
+}

@@ -1,0 +1,216 @@
+package quiz
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+)
+
+const benchJSON = `{"kind":"bench","engine":"kv","sync":"batch:64","ops":8000,"ops_per_sec":15000,
+ "latency":{"put":{"count":8000,"p50_ns":2000,"p99_ns":150000,"exact":true}},
+ "model":{"p99_path":"slow","predicted_ops_per_sec":14000}}`
+
+const sweepJSON = `[{"threads":1,"ops_per_sec":1000},{"threads":2,"ops_per_sec":1900},{"threads":4,"ops_per_sec":3500}]`
+
+func decode(t *testing.T, docs ...string) []any {
+	t.Helper()
+	var out []any
+	for _, d := range docs {
+		var v any
+		if err := json.Unmarshal([]byte(d), &v); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+func TestEval(t *testing.T) {
+	res := decode(t, benchJSON, sweepJSON)
+	tests := []struct {
+		expr string
+		want string
+	}{
+		{"1 + 2 * 3", "7"},
+		{"(1 + 2) * 3", "9"},
+		{"-2 + 5", "3"},
+		{"10 / 4", "2.5"},
+		{"$0.latency.put.p99_ns / $0.latency.put.p50_ns", "75"},
+		{"$0.latency.put.exact", "1"},
+		{"$1[2].ops_per_sec", "3500"},
+		{"$1[-1].threads", "4"},
+		{"len($1)", "3"},
+		{"$0.ops > 1000 && $0.ops < 9000", "1"},
+		{"$0.ops > 1000 && $0.ops > 9000", "0"},
+		{"0 || 2", "1"},
+		{"!0", "1"},
+		{"3 <= 3", "1"},
+		{"3 != 3", "0"},
+		{`if($0.model.p99_path == "slow", 2, 1)`, "2"},
+		{`$0.model.p99_path != 'fast'`, "1"},
+		{"min(3, 4) + max(3, 4)", "7"},
+		{"abs(-2) + log10(1000) + sqrt(16)", "9"},
+		{"1e3 + 1_000", "2000"},
+		{"$0.ops_per_sec / $0.model.predicted_ops_per_sec", "1.071"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.expr, func(t *testing.T) {
+			e, err := ParseExpr(tt.expr)
+			if err != nil {
+				t.Fatalf("ParseExpr: %v", err)
+			}
+			v, err := e.Eval(res)
+			if err != nil {
+				t.Fatalf("Eval: %v", err)
+			}
+			if got := v.String(); got != tt.want {
+				t.Errorf("got %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestExprErrors(t *testing.T) {
+	res := decode(t, benchJSON, sweepJSON)
+	tests := []struct {
+		expr string
+		want string // substring of the error
+	}{
+		{"", "empty"},
+		{"1 +", "unexpected"},
+		{"foo(1)", `unknown name "foo"`},
+		{"min(1)", "min takes 2 arguments, got 1"},
+		{"1 ? 2", "unexpected character"},
+		{"(1 + 2", "want )"},
+		{"$x", "want a line number"},
+		{"$0.latency", "is a object, not a number"},
+		{"$0.nope", `has no field "nope"`},
+		{"$2.ops", "no result for line 2"},
+		{"$1[5].ops", "out of range"},
+		{"$1.ops", "is an array of 3"},
+		{"1 / 0", "division by zero"},
+		{`"a" < "b"`, "strings only compare"},
+		{"log10(0)", "must be positive"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.expr, func(t *testing.T) {
+			e, err := ParseExpr(tt.expr)
+			if err == nil {
+				_, err = e.Eval(res)
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("got error %v, want one containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	tests := []struct {
+		name, text, want string
+	}{
+		{"no id", "question: q\ncell: a\nanswer: 1\ntolerance: 1", "id: is required"},
+		{"no source", "id: a\nquestion: q\nanswer: 1\ntolerance: 1", "needs cell: NAME"},
+		{"both", "id: a\nquestion: q\ncell: c\nrun: probe\nanswer: 1\ntolerance: 1", "both cell: and run:"},
+		{"no tolerance", "id: a\nquestion: q\ncell: c\nanswer: 1", "tolerance: is required"},
+		{"bad tolerance", "id: a\nquestion: q\ncell: c\nanswer: 1\ntolerance: lots", "want a relative N%"},
+		{"unknown key", "id: a\nquestion: q\ncell: c\nanswer: 1\ntolerance: 1\nhint: x", `unknown key "hint"`},
+		{"not kv", "id: a\nthis is prose", "is not key: value"},
+		{"choice tolerance", "id: a\nquestion: q\ncell: c\nanswer: 1\nchoices: x | y\ntolerance: 1", "does not apply"},
+		{"one choice", "id: a\nquestion: q\ncell: c\nanswer: 1\nchoices: x", "at least 2"},
+		{"run lines", "id: a\nquestion: q\nrun: probe\nanswer: $1.write_ns\ntolerance: 1", "only 1 run: lines"},
+		{"bad answer", "id: a\nquestion: q\ncell: c\nanswer: $0 +\ntolerance: 1", "answer:"},
+		{"dup key", "id: a\nid: b", "id given twice"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse(tt.text)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("got error %v, want one containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestCheck(t *testing.T) {
+	numeric := `
+id: tail-ratio
+question: How many times larger is p99 than p50?
+cell: c
+# the answer is never written down: it is computed
+answer: $0.latency.put.p99_ns / $0.latency.put.p50_ns
+tolerance: 20%
+unit: x
+show: p50 = $0.latency.put.p50_ns ns; p99 = $0.latency.put.p99_ns ns; ratio {$0.latency.put.p99_ns / $0.latency.put.p50_ns}
+explain: The tail is the fsync.`
+	choice := `
+id: path
+question: Which path does p99 land on?
+run: bench -engine kv -sync batch:64 -ops 2000
+answer: if($0.model.p99_path == "slow", 2, 1)
+choices: the fast path | the slow path`
+	absolute := `
+id: abs
+question: ops?
+cell: c
+answer: $0.ops
+tolerance: 10`
+	res := decode(t, benchJSON)
+	tests := []struct {
+		quiz, answer string
+		correct      bool
+		want         string
+	}{
+		{numeric, "75", true, "75"},
+		{numeric, "62x", true, "75"},
+		{numeric, "89.9 x", true, "75"},
+		{numeric, "59", false, "75"},
+		{numeric, "91", false, "75"},
+		{choice, "2", true, "the slow path"},
+		{choice, "the slow path", true, "the slow path"},
+		{choice, "1", false, "the slow path"},
+		{absolute, "8,009", true, "8000"},
+		{absolute, "8011", false, "8000"},
+	}
+	for _, tt := range tests {
+		q, err := Parse(tt.quiz)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Run(q.ID+"/"+tt.answer, func(t *testing.T) {
+			fb, err := Check(q, res, tt.answer)
+			if err != nil {
+				t.Fatalf("Check: %v", err)
+			}
+			if fb.Correct != tt.correct || fb.Want != tt.want {
+				t.Errorf("got correct=%v want=%q, want correct=%v want=%q", fb.Correct, fb.Want, tt.correct, tt.want)
+			}
+		})
+	}
+	q, _ := Parse(numeric)
+	fb, _ := Check(q, res, "75")
+	if want := "p50 = 2000 ns; p99 = 150000 ns; ratio 75"; fb.Shown != want {
+		t.Errorf("got shown %q, want %q", fb.Shown, want)
+	}
+	if fb.Range != "60 to 90" {
+		t.Errorf("got range %q, want %q", fb.Range, "60 to 90")
+	}
+}
+
+func TestCheckBadInput(t *testing.T) {
+	q, err := Parse("id: a\nquestion: q\ncell: c\nanswer: $1.ops\ntolerance: 1\nchoices:")
+	if err == nil {
+		t.Fatal("empty choices: got no error")
+	}
+	q, err = Parse("id: a\nquestion: q\ncell: c\nanswer: $1.ops\ntolerance: 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Check(q, decode(t, benchJSON), "1"); err == nil || !strings.Contains(err.Error(), "run the cell first") {
+		t.Errorf("too few results: got %v, want an error saying to run the cell", err)
+	}
+	if _, err := Check(q, decode(t, benchJSON, benchJSON), "lots"); !errors.Is(err, ErrBadAnswer) {
+		t.Errorf("non-numeric answer: got %v, want ErrBadAnswer", err)
+	}
+}
