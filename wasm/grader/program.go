@@ -1,0 +1,332 @@
+package grader
+
+import (
+	"errors"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/scanner"
+	"go/token"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing/fstest"
+
+	"github.com/traefik/yaegi/interp"
+)
+
+// CodeError is a problem with the student's code found before any case
+// ran: a syntax or type error, a missing function, an import that is not
+// available. Line and Col are 1-based positions in the student's own
+// source; Line is 0 when the problem has no position.
+type CodeError struct {
+	Line int    `json:"line,omitempty"`
+	Col  int    `json:"col,omitempty"`
+	Msg  string `json:"msg"`
+}
+
+func (e *CodeError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%d:%d: %s", e.Line, e.Col, e.Msg)
+	}
+	return e.Msg
+}
+
+// preludeMin and preludeMax stand in for the min and max builtins, which
+// yaegi v0.16.1 does not have. They are appended after the student's code,
+// so every line number the student sees is still their own.
+const preludeMin = `
+
+func min[T ~int | ~int8 | ~int16 | ~int32 | ~int64 | ~uint | ~uint8 | ~uint16 | ~uint32 | ~uint64 | ~float32 | ~float64 | ~string](x T, y ...T) T {
+	for _, v := range y {
+		if v < x {
+			x = v
+		}
+	}
+	return x
+}
+`
+
+const preludeMax = `
+
+func max[T ~int | ~int8 | ~int16 | ~int32 | ~int64 | ~uint | ~uint8 | ~uint16 | ~uint32 | ~uint64 | ~float32 | ~float64 | ~string](x T, y ...T) T {
+	for _, v := range y {
+		if v > x {
+			x = v
+		}
+	}
+	return x
+}
+`
+
+// program is a student's source evaluated by a fresh interpreter.
+type program struct {
+	in  *interp.Interpreter
+	pkg string // the package name the student wrote
+}
+
+// posRE matches the position yaegi puts in front of its errors, with or
+// without a file name: "4:9: undefined: y", "_.go:5:1: expected operand".
+var posRE = regexp.MustCompile(`^(?:[^\s:]*\.go:)?(\d+):(\d+): (.*)$`)
+
+// yaegiTypeRE matches yaegi's names for basic types ("intT", "stringT").
+var yaegiTypeRE = regexp.MustCompile(`\b(bool|string|int|int8|int16|int32|int64|uint|uint8|uint16|uint32|uint64|float32|float64|uintptr|byte|rune)T\b`)
+
+// load parses and evaluates src. shift is how many lines were added in
+// front of the student's text (a missing package clause); positions in
+// errors are moved back by it.
+func load(src string) (*program, *CodeError) {
+	if strings.TrimSpace(src) == "" {
+		return nil, &CodeError{Msg: "the editor is empty: write your code there, or press Reset to get the starting code back"}
+	}
+	shift := 0
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "student.go", src, parser.SkipObjectResolution)
+	if err != nil && missingPackage(err) {
+		src = "package main\n" + src
+		shift = 1
+		fset = token.NewFileSet()
+		f, err = parser.ParseFile(fset, "student.go", src, parser.SkipObjectResolution)
+	}
+	if err != nil {
+		return nil, syntaxError(err, shift)
+	}
+	if ce := checkImports(fset, f, shift); ce != nil {
+		return nil, ce
+	}
+	if ce := checkRangeOverIntLiteral(fset, f, shift); ce != nil {
+		return nil, ce
+	}
+
+	declared := map[string]bool{}
+	for _, d := range f.Decls {
+		if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil {
+			declared[fd.Name.Name] = true
+		}
+	}
+	full := src
+	if !declared["min"] {
+		full += preludeMin
+	}
+	if !declared["max"] {
+		full += preludeMax
+	}
+
+	in := interp.New(interp.Options{
+		Stdout: &output,
+		Stderr: &output,
+		// Nothing is ever loaded from a disk: imports resolve only to the
+		// symbols below.
+		SourcecodeFilesystem: fstest.MapFS{},
+	})
+	if err := in.Use(symbols); err != nil {
+		panic("grader: symbol table rejected by the interpreter: " + err.Error())
+	}
+	if ce := eval(in, full, fset, f, shift); ce != nil {
+		return nil, ce
+	}
+	return &program{in: in, pkg: f.Name.Name}, nil
+}
+
+// eval runs the declarations, turning an interpreter panic into an error.
+func eval(in *interp.Interpreter, src string, fset *token.FileSet, f *ast.File, shift int) (ce *CodeError) {
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		if rs := rangeStmts(fset, f, shift); len(rs) > 0 {
+			ce = rangeOverIntError(rs[0])
+			if len(rs) > 1 {
+				ce.Msg += fmt.Sprintf(" (the interpreter stopped on one of the %d range loops; this is the first)", len(rs))
+			}
+			return
+		}
+		ce = &CodeError{Msg: fmt.Sprintf("the interpreter could not run this code (%v); simplify the construct it stopped on", r)}
+	}()
+	_, err := in.Eval(src)
+	if err != nil {
+		return interpError(err, shift)
+	}
+	return nil
+}
+
+// interpError converts an error from yaegi to student coordinates.
+func interpError(err error, shift int) *CodeError {
+	var list scanner.ErrorList
+	if errors.As(err, &list) && len(list) > 0 {
+		return syntaxError(list, shift)
+	}
+	msg := strings.TrimSpace(err.Error())
+	// Panics in the student's code during evaluation of package-level
+	// variables arrive as multi-line errors; keep the first line.
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		msg = msg[:i]
+	}
+	msg = yaegiTypeRE.ReplaceAllString(msg, "$1")
+	m := posRE.FindStringSubmatch(msg)
+	if m == nil {
+		return &CodeError{Msg: msg}
+	}
+	line, _ := strconv.Atoi(m[1])
+	col, _ := strconv.Atoi(m[2])
+	return at(line-shift, col, m[3])
+}
+
+// at builds a CodeError, dropping a position that is not in the student's
+// text (it would point into the prelude or the added package clause).
+func at(line, col int, msg string) *CodeError {
+	if line < 1 {
+		return &CodeError{Msg: msg}
+	}
+	return &CodeError{Line: line, Col: col, Msg: msg}
+}
+
+func missingPackage(err error) bool {
+	var list scanner.ErrorList
+	if errors.As(err, &list) && len(list) > 0 {
+		return list[0].Pos.Line == 1 && strings.Contains(list[0].Msg, "expected 'package'")
+	}
+	return false
+}
+
+func syntaxError(err error, shift int) *CodeError {
+	var list scanner.ErrorList
+	if errors.As(err, &list) && len(list) > 0 {
+		e := list[0]
+		ce := at(e.Pos.Line-shift, e.Pos.Column, "syntax error: "+e.Msg)
+		if len(list) > 1 {
+			ce.Msg += fmt.Sprintf(" (and %d more)", len(list)-1)
+		}
+		return ce
+	}
+	return &CodeError{Msg: err.Error()}
+}
+
+func checkImports(fset *token.FileSet, f *ast.File, shift int) *CodeError {
+	for _, imp := range f.Imports {
+		path, err := strconv.Unquote(imp.Path.Value)
+		if err != nil {
+			continue
+		}
+		if _, ok := symbols[path+"/"+lastElem(path)]; ok {
+			continue
+		}
+		p := fset.Position(imp.Path.Pos())
+		return at(p.Line-shift, p.Column, fmt.Sprintf("import %q is not available in these exercises; allowed: %s",
+			path, strings.Join(allowedImports(), ", ")))
+	}
+	return nil
+}
+
+func lastElem(path string) string {
+	if i := strings.LastIndexByte(path, '/'); i >= 0 {
+		return path[i+1:]
+	}
+	return path
+}
+
+// rangePos is where a range loop starts, in student coordinates.
+type rangePos struct{ line, col int }
+
+// rangeStmts returns the range loops that may be over an int: every range
+// statement whose expression is not obviously a slice, array, map, string
+// or channel literal.
+func rangeStmts(fset *token.FileSet, f *ast.File, shift int) []rangePos {
+	var out []rangePos
+	ast.Inspect(f, func(n ast.Node) bool {
+		rs, ok := n.(*ast.RangeStmt)
+		if !ok {
+			return true
+		}
+		switch rs.X.(type) {
+		case *ast.CompositeLit:
+			return true
+		}
+		if lit, ok := rs.X.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+			return true
+		}
+		p := fset.Position(rs.For)
+		out = append(out, rangePos{p.Line - shift, p.Column})
+		return true
+	})
+	return out
+}
+
+// checkRangeOverIntLiteral catches the case that needs no guessing:
+// `for i := range 10`.
+func checkRangeOverIntLiteral(fset *token.FileSet, f *ast.File, shift int) *CodeError {
+	var ce *CodeError
+	ast.Inspect(f, func(n ast.Node) bool {
+		if ce != nil {
+			return false
+		}
+		if rs, ok := n.(*ast.RangeStmt); ok {
+			if lit, ok := rs.X.(*ast.BasicLit); ok && lit.Kind == token.INT {
+				p := fset.Position(rs.For)
+				ce = rangeOverIntError(rangePos{p.Line - shift, p.Column})
+			}
+		}
+		return true
+	})
+	return ce
+}
+
+func rangeOverIntError(p rangePos) *CodeError {
+	return at(p.line, p.col, "range over an int is not supported here; write for i := 0; i < n; i++")
+}
+
+// lookup returns the student's top-level name as a value.
+func (p *program) lookup(name string) (reflect.Value, bool) {
+	v, err := p.in.Eval(p.pkg + "." + name)
+	if err != nil || !v.IsValid() {
+		return reflect.Value{}, false
+	}
+	return v, true
+}
+
+// function finds the student's func name and checks it has the type of
+// want (a nil function of the required type). sig is the signature as the
+// instructions write it.
+func (p *program) function(name string, want any, sig string) (reflect.Value, *CodeError) {
+	v, ok := p.lookup(name)
+	if !ok {
+		return reflect.Value{}, &CodeError{Msg: fmt.Sprintf("your code must define %s", sig)}
+	}
+	wt := reflect.TypeOf(want)
+	if v.Kind() != reflect.Func || !v.Type().ConvertibleTo(wt) {
+		return reflect.Value{}, &CodeError{Msg: fmt.Sprintf("%s has type %s; the exercise needs %s", name, typeString(v), sig)}
+	}
+	return v.Convert(wt), nil
+}
+
+func typeString(v reflect.Value) string {
+	if !v.IsValid() {
+		return "nothing"
+	}
+	return v.Type().String()
+}
+
+// call runs fn(args...) and turns a panic into an error that reads like
+// Go's own runtime message.
+func call(fn reflect.Value, args ...reflect.Value) (out []reflect.Value, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %s", panicText(r))
+		}
+	}()
+	return fn.Call(args), nil
+}
+
+// panicText cleans up a panic raised inside interpreted code.
+func panicText(r any) string {
+	s := fmt.Sprint(r)
+	switch {
+	case strings.Contains(s, "index out of range"):
+		return "index out of range"
+	case strings.Contains(s, "integer divide by zero"):
+		return "integer divide by zero"
+	}
+	return s
+}
