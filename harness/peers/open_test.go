@@ -1,0 +1,17 @@
+package peers
+
+import (
+	"testing"
+
+	"kvlab/harness"
+)
+
+// openStore opens the registered engine name in dir, failing the test on error.
+func openStore(t *testing.T, name, dir, policy string) harness.Store {
+	t.Helper()
+	s, err := harness.OpenEngine(name, dir, policy)
+	if err != nil {
+		t.Fatalf("open %s -sync %s: %v", name, policy, err)
+	}
+	return s
+}

@@ -1,0 +1,230 @@
+package peers
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"kvlab/engine"
+	"kvlab/harness"
+)
+
+// Pebble's memory and concurrency are kept small: the lab runs on laptops
+// and 2-core servers beside the other engines, and the workloads are a few
+// hundred thousand small keys. These are also Pebble's own defaults, set
+// here so that a change of default upstream cannot change the measurement.
+const (
+	pebbleCacheSize    = 8 << 20 // block cache, bytes
+	pebbleMemTableSize = 4 << 20 // one memtable, bytes; a full one is flushed to an sstable
+	pebbleCompactions  = 1       // concurrent compactions
+)
+
+// OpenPebble opens (creating if needed) a Pebble database in dir and returns
+// it as a harness.Store that is safe for concurrent use. It is the
+// harness.OpenFunc registered as "pebble".
+//
+// Every Pebble write goes to its write-ahead log. A pebble.Sync write
+// returns after an fdatasync of the WAL covers it; the WAL's LogWriter has
+// one flusher goroutine, and a sync it runs covers every write queued
+// before it, which is group commit (kv's group policy is modelled on it).
+// A pebble.NoSync write returns once its record is queued in the LogWriter's
+// buffer; the flusher hands it to the OS shortly after. The policies map
+// onto that as follows.
+//
+//   - always: pebble.Sync writes, one at a time (an adapter mutex), so each
+//     Put or Delete gets its own WAL fdatasync as in kv's always. Without
+//     the mutex Pebble would group-commit concurrent writers, which is the
+//     group policy, not this one.
+//   - group: concurrent pebble.Sync writes; Pebble's LogWriter shares one
+//     fdatasync among all writers waiting on it.
+//   - batch:N: every Nth Put or Delete (counted across all writers) is a
+//     pebble.Sync write, the rest are pebble.NoSync. The WAL is sequential,
+//     so the Nth write's fdatasync also covers the N-1 before it.
+//   - periodic:D: pebble.NoSync writes, and a goroutine that every D
+//     appends an empty pebble.Sync record to the WAL (DB.LogData), whose
+//     fdatasync covers every write before it. (When Pebble switches to a
+//     new WAL file it syncs and closes the old one first, so writes in
+//     earlier files are covered too.) The first failure of that sync is
+//     returned by every later Put and Delete.
+//   - none: pebble.NoSync; the WAL is synced only when a file is closed.
+//
+// Options (see the constants above): 8 MiB block cache, 4 MiB memtable,
+// one compaction at a time, everything else Pebble's defaults. Pebble's
+// informational log lines are dropped; errors go to the standard logger.
+//
+// StoreStats counts every fdatasync or fsync Pebble issues, on the WAL and
+// also on the sstables and MANIFEST written by memtable flushes and
+// compactions, and every byte it writes to any file, so BytesWritten
+// includes Pebble's write amplification.
+func OpenPebble(dir, syncText string) (harness.Store, error) {
+	policy, err := engine.ParseSync(syncText)
+	if err != nil {
+		return nil, fmt.Errorf("pebble: %w", err)
+	}
+	fs := &countingFS{FS: vfs.Default}
+	db, err := pebble.Open(dir, &pebble.Options{
+		FS:                         fs,
+		CacheSize:                  pebbleCacheSize,
+		MemTableSize:               pebbleMemTableSize,
+		CompactionConcurrencyRange: func() (int, int) { return 1, pebbleCompactions },
+		Logger:                     quietLogger{},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pebble: open %s: %w", dir, err)
+	}
+	s := &pebbleStore{db: db, fs: fs, policy: policy}
+	if policy.Mode == engine.SyncPeriodic {
+		s.stop = make(chan struct{})
+		s.done = make(chan struct{})
+		go s.syncEvery(policy.Interval)
+	}
+	return s, nil
+}
+
+// pebbleStore adapts a *pebble.DB to harness.Store, harness.Scanner and
+// harness.StatsReporter. It is safe for concurrent use.
+type pebbleStore struct {
+	db     *pebble.DB
+	fs     *countingFS
+	policy engine.SyncPolicy
+
+	serial sync.Mutex   // always: held across each write so writes sync one at a time
+	writes atomic.Int64 // batch:N: writes so far; the Nth, 2Nth, ... sync
+
+	// periodic:D only.
+	stop    chan struct{}               // closed by Close to stop syncEvery
+	done    chan struct{}               // closed by syncEvery when it returns
+	syncErr atomic.Pointer[syncFailure] // first error of a periodic sync; sticky
+}
+
+// syncFailure boxes the error for atomic.Pointer.
+type syncFailure struct{ err error }
+
+// syncEvery makes the WAL durable every d until Close.
+func (s *pebbleStore) syncEvery(d time.Duration) {
+	defer close(s.done)
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			if err := s.db.LogData(nil, pebble.Sync); err != nil {
+				s.syncErr.CompareAndSwap(nil, &syncFailure{fmt.Errorf("pebble: periodic WAL sync: %w", err)})
+				return
+			}
+		}
+	}
+}
+
+// write applies one Set or Delete with the write options the policy asks for.
+func (s *pebbleStore) write(apply func(*pebble.WriteOptions) error) error {
+	switch s.policy.Mode {
+	case engine.SyncAlways:
+		s.serial.Lock()
+		defer s.serial.Unlock()
+		return apply(pebble.Sync)
+	case engine.SyncGroup:
+		return apply(pebble.Sync)
+	case engine.SyncBatch:
+		if s.writes.Add(1)%int64(s.policy.N) == 0 {
+			return apply(pebble.Sync)
+		}
+		return apply(pebble.NoSync)
+	case engine.SyncPeriodic:
+		if f := s.syncErr.Load(); f != nil {
+			return f.err
+		}
+		return apply(pebble.NoSync)
+	default: // none
+		return apply(pebble.NoSync)
+	}
+}
+
+// Put stores value under key.
+func (s *pebbleStore) Put(key, value []byte) error {
+	return s.write(func(o *pebble.WriteOptions) error { return s.db.Set(key, value, o) })
+}
+
+// Get returns a copy of the value stored under key.
+func (s *pebbleStore) Get(key []byte) ([]byte, bool, error) {
+	v, closer, err := s.db.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	value := clone(v) // v is valid only until closer.Close
+	return value, true, closer.Close()
+}
+
+// Delete removes key; deleting a missing key is not an error.
+func (s *pebbleStore) Delete(key []byte) error {
+	return s.write(func(o *pebble.WriteOptions) error { return s.db.Delete(key, o) })
+}
+
+// Scan calls fn for up to limit keys >= start in byte order (limit <= 0
+// means no limit), stopping early when fn returns false. fn gets copies it
+// may keep.
+func (s *pebbleStore) Scan(start []byte, limit int, fn func(key, value []byte) bool) error {
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: start})
+	if err != nil {
+		return err
+	}
+	n := 0
+	for ok := it.First(); ok && (limit <= 0 || n < limit); ok = it.Next() {
+		v, err := it.ValueAndErr()
+		if err != nil {
+			it.Close()
+			return err
+		}
+		n++
+		if !fn(clone(it.Key()), clone(v)) {
+			break
+		}
+	}
+	if err := it.Error(); err != nil {
+		it.Close()
+		return err
+	}
+	return it.Close()
+}
+
+// StoreStats reports every sync and every written byte Pebble issued
+// through its filesystem since Open.
+func (s *pebbleStore) StoreStats() harness.StoreStats {
+	return harness.StoreStats{
+		Fsyncs:       s.fs.syncs.Load(),
+		FsyncTime:    time.Duration(s.fs.syncNanos.Load()),
+		BytesWritten: s.fs.written.Load(),
+	}
+}
+
+// Close stops the periodic syncer, if any, and closes the database, which
+// syncs the WAL.
+func (s *pebbleStore) Close() error {
+	if s.stop != nil {
+		close(s.stop)
+		<-s.done
+	}
+	err := s.db.Close()
+	if f := s.syncErr.Load(); f != nil && err == nil {
+		err = f.err
+	}
+	return err
+}
+
+// quietLogger drops Pebble's informational messages, which would otherwise
+// interleave with the harness's table on stderr, and keeps its errors.
+type quietLogger struct{}
+
+func (quietLogger) Infof(format string, args ...any)  {}
+func (quietLogger) Errorf(format string, args ...any) { pebble.DefaultLogger.Errorf(format, args...) }
+func (quietLogger) Fatalf(format string, args ...any) { pebble.DefaultLogger.Fatalf(format, args...) }

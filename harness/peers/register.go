@@ -1,0 +1,8 @@
+package peers
+
+import "kvlab/harness"
+
+func init() {
+	harness.RegisterEngine("bbolt", OpenBbolt)
+	harness.RegisterEngine("pebble", OpenPebble)
+}
