@@ -1,0 +1,318 @@
+package engine
+
+import (
+	"fmt"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// SyncMode says when a write is made durable. See SyncPolicy.
+type SyncMode int
+
+// The sync modes. Their text names are part of the CLI and lesson grammar.
+const (
+	// SyncAlways: one write and one fdatasync per Put, serialized. Put
+	// returns after its own fdatasync returned.
+	SyncAlways SyncMode = iota
+	// SyncGroup: group commit. Concurrent Puts write their records, then
+	// wait; one flusher goroutine fdatasyncs once for all of them. Put
+	// returns after an fdatasync that covers its bytes returned.
+	SyncGroup
+	// SyncBatch: fdatasync after every N Puts (and Deletes). Put returns
+	// when its bytes are written to the OS; up to N-1 acknowledged writes
+	// can be lost in a power cut.
+	SyncBatch
+	// SyncPeriodic: a timer goroutine fdatasyncs every Interval. Put
+	// returns when its bytes are written to the OS; up to Interval of
+	// acknowledged writes can be lost in a power cut.
+	SyncPeriodic
+	// SyncNone: never fdatasync, except in Close. THIS IS UNSAFE: a power
+	// cut can lose every write since Open (a process crash loses nothing,
+	// the kernel still has the pages).
+	SyncNone
+)
+
+// SyncPolicy is a SyncMode with its parameter. The zero value is "always".
+type SyncPolicy struct {
+	Mode     SyncMode
+	N        int           // SyncBatch: Puts per fdatasync, >= 1
+	Interval time.Duration // SyncPeriodic: time between fdatasyncs, > 0
+}
+
+// Limits on policy parameters accepted by ParseSync.
+const (
+	maxBatch    = 1 << 20
+	minInterval = 100 * time.Microsecond
+	maxInterval = time.Minute
+)
+
+// ParseSync parses a policy's text form: "always", "group", "batch:N"
+// (1 <= N <= 1048576), "periodic:D" (a Go duration, 100µs <= D <= 1m) or
+// "none". It is the inverse of SyncPolicy.String.
+func ParseSync(s string) (SyncPolicy, error) {
+	name, arg, hasArg := strings.Cut(s, ":")
+	bad := func(why string) (SyncPolicy, error) {
+		return SyncPolicy{}, fmt.Errorf("%w %q: %s", ErrBadSync, s, why)
+	}
+	switch name {
+	case "always", "group", "none":
+		if hasArg {
+			return bad(name + " takes no parameter")
+		}
+		return SyncPolicy{Mode: map[string]SyncMode{"always": SyncAlways, "group": SyncGroup, "none": SyncNone}[name]}, nil
+	case "batch":
+		n, err := strconv.Atoi(arg)
+		if !hasArg || err != nil || n < 1 || n > maxBatch {
+			return bad(fmt.Sprintf("want batch:N with N an integer between 1 and %d", maxBatch))
+		}
+		return SyncPolicy{Mode: SyncBatch, N: n}, nil
+	case "periodic":
+		d, err := time.ParseDuration(arg)
+		if !hasArg || err != nil || d < minInterval || d > maxInterval {
+			return bad(fmt.Sprintf("want periodic:D with D a duration between %v and %v, e.g. periodic:10ms", minInterval, maxInterval))
+		}
+		return SyncPolicy{Mode: SyncPeriodic, Interval: d}, nil
+	}
+	return bad("want always, group, batch:N, periodic:D or none")
+}
+
+// String returns the policy's text form, which ParseSync accepts.
+func (p SyncPolicy) String() string {
+	switch p.Mode {
+	case SyncAlways:
+		return "always"
+	case SyncGroup:
+		return "group"
+	case SyncBatch:
+		return "batch:" + strconv.Itoa(p.N)
+	case SyncPeriodic:
+		return "periodic:" + p.Interval.String()
+	case SyncNone:
+		return "none"
+	}
+	return fmt.Sprintf("SyncMode(%d)", int(p.Mode))
+}
+
+func (p SyncPolicy) validate() error {
+	switch p.Mode {
+	case SyncAlways, SyncGroup, SyncNone:
+		return nil
+	case SyncBatch:
+		if p.N < 1 || p.N > maxBatch {
+			return fmt.Errorf("%w: batch N = %d, want 1..%d", ErrBadSync, p.N, maxBatch)
+		}
+		return nil
+	case SyncPeriodic:
+		if p.Interval < minInterval || p.Interval > maxInterval {
+			return fmt.Errorf("%w: periodic interval %v, want %v..%v", ErrBadSync, p.Interval, minInterval, maxInterval)
+		}
+		return nil
+	}
+	return fmt.Errorf("%w: unknown mode %d", ErrBadSync, int(p.Mode))
+}
+
+// committer tracks which sequence numbers are durable and runs the
+// background syncer of the group and periodic policies.
+//
+// Who calls fdatasync, per policy:
+//   - always, batch:N: the writing goroutine, holding db.writeMu.
+//   - group: the flusher goroutine (runFlusher), one fdatasync per group.
+//   - periodic:D: the timer goroutine (runPeriodic).
+//   - every policy: rotation (the sealed segment), Compact and Close.
+//
+// It is safe for concurrent use.
+type committer struct {
+	mu sync.Mutex // guards the fields below
+	// written is the highest seq whose bytes are written to the OS.
+	written uint64
+	// durable is the highest seq covered by a returned fdatasync.
+	// Invariant: durable <= written.
+	durable uint64
+	// err is the first sync or write error; once set, never cleared.
+	err error
+	// closing asks the background goroutine to finish and exit.
+	closing bool
+	// lastGroup is how many writes the previous group fdatasync covered.
+	lastGroup uint64
+
+	work *sync.Cond     // signalled when written advances or closing is set
+	done *sync.Cond     // broadcast when durable advances or err is set
+	quit chan struct{}  // closed by stop
+	wg   sync.WaitGroup // the background goroutine, if any
+}
+
+func newCommitter(seq uint64) *committer {
+	c := &committer{written: seq, durable: seq, quit: make(chan struct{})}
+	c.work = sync.NewCond(&c.mu)
+	c.done = sync.NewCond(&c.mu)
+	return c
+}
+
+// wrote records that the bytes of seq reached the OS.
+func (c *committer) wrote(seq uint64, wakeFlusher bool) {
+	c.mu.Lock()
+	c.written = max(c.written, seq)
+	c.mu.Unlock()
+	if wakeFlusher {
+		c.work.Signal()
+	}
+}
+
+// synced records the outcome of an fdatasync that covered every seq up to
+// target.
+func (c *committer) synced(target uint64, err error) {
+	c.mu.Lock()
+	if err != nil {
+		if c.err == nil {
+			c.err = fmt.Errorf("%w: %w", ErrFailed, err)
+		}
+	} else if c.err == nil && target > c.durable {
+		c.durable = target
+	}
+	c.mu.Unlock()
+	c.done.Broadcast()
+}
+
+// fail records a write error as the sticky error.
+func (c *committer) fail(err error) {
+	c.synced(0, err)
+}
+
+// failure returns the sticky error, or nil.
+func (c *committer) failure() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// waitDurable blocks until seq is durable or the store has failed.
+func (c *committer) waitDurable(seq uint64) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for c.durable < seq && c.err == nil {
+		c.done.Wait()
+	}
+	if c.durable >= seq {
+		return nil
+	}
+	return c.err
+}
+
+func (c *committer) durableSeq() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.durable
+}
+
+// stop asks the background goroutine to exit and waits for it.
+func (c *committer) stop() {
+	c.mu.Lock()
+	c.closing = true
+	close(c.quit)
+	c.mu.Unlock()
+	c.work.Broadcast()
+	c.wg.Wait()
+}
+
+// runFlusher is the group-commit flusher: one goroutine, started by Open
+// and stopped by Close. Each round it waits for written > durable, gives
+// the writers that the previous round woke up a moment (at most
+// db.groupDelay) to append their next records so they share this
+// fdatasync, then syncs everything written so far and wakes every Put it
+// covered.
+func (db *DB) runFlusher() {
+	c := db.commit
+	defer c.wg.Done()
+	for {
+		c.mu.Lock()
+		for c.written <= c.durable && !c.closing && c.err == nil {
+			c.work.Wait()
+		}
+		if c.err != nil || (c.closing && c.written <= c.durable) {
+			c.mu.Unlock()
+			return
+		}
+		want := c.lastGroup
+		c.mu.Unlock()
+
+		// Commit delay: with 16 closed-loop writers, the 16 Puts the last
+		// fdatasync released need a few microseconds each to come back
+		// with their next record. Syncing at once would catch only the
+		// first few and leave the rest for the next round.
+		if want > 1 && db.groupDelay > 0 {
+			deadline := time.Now().Add(db.groupDelay)
+			for time.Now().Before(deadline) {
+				c.mu.Lock()
+				n := c.written - c.durable
+				closing := c.closing
+				c.mu.Unlock()
+				if n >= want || closing {
+					break
+				}
+				runtime.Gosched()
+			}
+		}
+		before := c.durableSeq()
+		target, err := db.syncActive()
+		c.mu.Lock()
+		if err == nil && target > before {
+			c.lastGroup = target - before
+		}
+		c.mu.Unlock()
+	}
+}
+
+// runPeriodic is the periodic:D syncer: a real timer, so writes become
+// durable within D even if no Put comes to trigger a check. Started by
+// Open, stopped by Close.
+func (db *DB) runPeriodic(d time.Duration) {
+	c := db.commit
+	defer c.wg.Done()
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.quit:
+			return
+		case <-t.C:
+			c.mu.Lock()
+			pending := c.written > c.durable && c.err == nil
+			c.mu.Unlock()
+			if pending {
+				db.syncActive()
+			}
+		}
+	}
+}
+
+// syncActive fdatasyncs the active segment and marks everything written to
+// it durable. It returns the seq it covered. It holds db.flushMu so that
+// Compact, which also holds it, never closes a file under it.
+func (db *DB) syncActive() (uint64, error) {
+	db.flushMu.Lock()
+	defer db.flushMu.Unlock()
+	db.writeMu.Lock()
+	seg, target := db.active, db.lastSeq
+	db.writeMu.Unlock()
+	return target, db.syncSegment(seg, target)
+}
+
+// syncSegment fdatasyncs seg, records the time it took, and marks target
+// durable (or makes the error sticky).
+func (db *DB) syncSegment(seg *segment, target uint64) error {
+	start := time.Now()
+	err := seg.f.Sync()
+	db.stats.fsyncs.Add(1)
+	db.stats.fsyncNanos.Add(int64(time.Since(start)))
+	if err != nil {
+		err = fmt.Errorf("fdatasync %s: %w", seg.name, err)
+	}
+	db.commit.synced(target, err)
+	if err != nil {
+		return db.commit.failure()
+	}
+	return nil
+}

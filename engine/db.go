@@ -1,0 +1,368 @@
+package engine
+
+import (
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+const osCreate = os.O_RDWR | os.O_CREATE | os.O_EXCL
+
+// Defaults and limits for Options.
+const (
+	DefaultSegmentSize = 64 << 20
+	MinSegmentSize     = 4 << 10
+	MaxSegmentSize     = 1 << 30
+	DefaultPreallocate = 1 << 20
+	DefaultGroupDelay  = 50 * time.Microsecond
+)
+
+// Options configure Open. The zero value is a usable configuration: sync
+// "always", 64 MiB segments, the OS filesystem.
+type Options struct {
+	// Sync is the durability policy; see SyncMode.
+	Sync SyncPolicy
+	// SegmentSize is the size at which the active segment is sealed and a
+	// new one started: 0 means DefaultSegmentSize; otherwise it must be
+	// between MinSegmentSize and MaxSegmentSize. A record larger than it
+	// gets a segment of its own.
+	SegmentSize int64
+	// FS is the filesystem; nil means OSFS.
+	FS FS
+	// Preallocate is how much of the active segment is zero-filled ahead
+	// of the writes (see ensureSpace): 0 means DefaultPreallocate, a
+	// negative value turns preallocation off (plain appends).
+	Preallocate int64
+	// GroupDelay bounds how long the group-commit flusher waits for the
+	// writers it just released to rejoin before it fdatasyncs: 0 means
+	// DefaultGroupDelay, negative means never wait.
+	GroupDelay time.Duration
+	// NoHints makes Open ignore hint files and the store write none, so
+	// reopening rescans every segment. For measuring what hints save.
+	NoHints bool
+}
+
+// entry is where the live value of a key is: 12 bytes per key in the index
+// (plus the key itself and the map's own overhead).
+type entry struct {
+	seg  uint32 // segment id
+	off  uint32 // offset of the record in the segment
+	size uint32 // size of the whole record
+}
+
+// DB is an open store. It is safe for concurrent use by many goroutines.
+//
+// Concurrency model. Writers (Put, Delete) are serialized by writeMu: each
+// takes it, appends one record to the active segment with a positioned
+// write, updates the index, and, under "always" or "batch:N", fdatasyncs
+// while still holding it. Under "group" the writer releases writeMu and
+// waits for the flusher goroutine. Readers (Get) take mu for reading and
+// read the record with a positioned read; they never wait for fdatasync.
+// A Get can see a value as soon as it is written to the OS, before it is
+// durable, exactly as a read of the page cache would. Compact holds
+// flushMu and writeMu for its whole run (writers wait; readers go on) and
+// mu for the moment it swaps in the new segments.
+//
+// Lock order: flushMu, then writeMu, then mu; committer.mu is taken last
+// and alone.
+type DB struct {
+	dir        string
+	fs         FS
+	policy     SyncPolicy
+	segSize    int64
+	prealloc   int64
+	groupDelay time.Duration
+	noHints    bool
+
+	// flushMu is held by whoever fdatasyncs the active segment without
+	// holding writeMu (the flusher, the periodic timer) and by Compact
+	// and Close, so that no file is closed under a running fdatasync.
+	flushMu sync.Mutex
+
+	writeMu  sync.Mutex // guards active, lastSeq, unsynced, buf, nextID, writeClosed
+	active   *segment   // the segment being appended to
+	lastSeq  uint64     // seq of the last record written
+	unsynced int        // batch:N: writes since the last fdatasync
+	buf      []byte     // record encoding buffer
+	nextID   uint32     // id for the next segment to create
+
+	writeClosed bool
+
+	mu     sync.RWMutex        // guards index, segs and readClosed
+	index  map[string]entry    // key -> its live record
+	segs   map[uint32]*segment // every segment, by id
+	closed atomic.Bool         // set by Close before files are closed
+
+	commit *committer
+	stats  counters
+}
+
+// Open opens the store in dir, creating dir if needed, and recovers it:
+// every segment is replayed (from its hint file where one is valid) to
+// rebuild the index; a torn or corrupt tail of the newest segment is
+// truncated so the next write lands right after the good prefix;
+// corruption anywhere else is an ErrCorrupt naming the file and offset.
+// Everything recovered is fdatasynced before Open returns, so
+// Stats().DurableSeq == Stats().LastSeq afterwards.
+func Open(dir string, opts Options) (*DB, error) {
+	if err := opts.Sync.validate(); err != nil {
+		return nil, err
+	}
+	db := &DB{
+		dir:        dir,
+		fs:         opts.FS,
+		policy:     opts.Sync,
+		segSize:    opts.SegmentSize,
+		prealloc:   opts.Preallocate,
+		groupDelay: opts.GroupDelay,
+		noHints:    opts.NoHints,
+		index:      map[string]entry{},
+		segs:       map[uint32]*segment{},
+	}
+	if db.fs == nil {
+		db.fs = OSFS{}
+	}
+	switch {
+	case db.segSize == 0:
+		db.segSize = DefaultSegmentSize
+	case db.segSize < MinSegmentSize || db.segSize > MaxSegmentSize:
+		return nil, fmt.Errorf("engine: SegmentSize %d: must be 0 (default) or between %d and %d", db.segSize, MinSegmentSize, MaxSegmentSize)
+	}
+	if db.prealloc == 0 {
+		db.prealloc = DefaultPreallocate
+	}
+	if db.groupDelay == 0 {
+		db.groupDelay = DefaultGroupDelay
+	}
+	if err := db.fs.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("engine: open %s: %w", dir, err)
+	}
+	if err := db.recover(); err != nil {
+		db.closeFiles()
+		return nil, err
+	}
+	db.commit = newCommitter(db.lastSeq)
+	switch db.policy.Mode {
+	case SyncGroup:
+		db.commit.wg.Add(1)
+		go db.runFlusher()
+	case SyncPeriodic:
+		db.commit.wg.Add(1)
+		go db.runPeriodic(db.policy.Interval)
+	}
+	return db, nil
+}
+
+// Put stores value under key. When it returns depends on the sync policy
+// (see SyncMode). key must be 1..MaxKeySize bytes, value at most
+// MaxValueSize bytes.
+func (db *DB) Put(key, value []byte) error {
+	if len(value) > MaxValueSize {
+		return fmt.Errorf("%w: %d bytes, the limit is %d", ErrValueTooLarge, len(value), MaxValueSize)
+	}
+	return db.write(kindPut, key, value)
+}
+
+// Delete removes key by appending a tombstone. Deleting an absent key is
+// not an error (it still writes a tombstone, so every Delete costs the
+// same). Durability follows the sync policy, as for Put.
+func (db *DB) Delete(key []byte) error {
+	return db.write(kindDelete, key, nil)
+}
+
+// write appends one record and makes it as durable as the policy says.
+func (db *DB) write(kind byte, key, value []byte) error {
+	if len(key) == 0 || len(key) > MaxKeySize {
+		return fmt.Errorf("%w: %d bytes, allowed 1..%d", ErrKeyTooLarge, len(key), MaxKeySize)
+	}
+	n := int64(recordSize(len(key), len(value)))
+
+	db.writeMu.Lock()
+	if db.writeClosed {
+		db.writeMu.Unlock()
+		return ErrClosed
+	}
+	if err := db.commit.failure(); err != nil {
+		db.writeMu.Unlock()
+		return err
+	}
+	seq, err := db.appendLocked(kind, key, value, n)
+	if err != nil {
+		db.writeMu.Unlock()
+		return err
+	}
+	switch db.policy.Mode {
+	case SyncAlways:
+		err = db.syncSegment(db.active, seq)
+	case SyncBatch:
+		db.unsynced++
+		if db.unsynced >= db.policy.N {
+			db.unsynced = 0
+			err = db.syncSegment(db.active, seq)
+		}
+	}
+	db.writeMu.Unlock()
+	if err != nil {
+		return err
+	}
+	if db.policy.Mode == SyncGroup {
+		return db.commit.waitDurable(seq)
+	}
+	return nil
+}
+
+// appendLocked rotates if needed, writes the record at the end of the
+// active segment and updates the index. It returns the record's seq.
+//
+// REQUIRES: db.writeMu held.
+func (db *DB) appendLocked(kind byte, key, value []byte, n int64) (uint64, error) {
+	if db.active.size > 0 && db.active.size+n > db.segSize {
+		if err := db.rotateLocked(); err != nil {
+			db.commit.fail(err)
+			return 0, db.commit.failure()
+		}
+	}
+	seg := db.active
+	if err := db.ensureSpace(seg, n); err != nil {
+		db.commit.fail(err)
+		return 0, db.commit.failure()
+	}
+	seq := db.lastSeq + 1
+	db.buf = appendRecord(db.buf[:0], record{seq: seq, kind: kind, key: key, value: value})
+	off := seg.size
+	if _, err := seg.f.WriteAt(db.buf, off); err != nil {
+		// The file may now hold part of the record. Nothing after it can
+		// be trusted to land in the right place, so the store stops
+		// writing; reopening truncates the partial record.
+		db.commit.fail(fmt.Errorf("write %s at offset %d: %w", seg.name, off, err))
+		return 0, db.commit.failure()
+	}
+	seg.size += n
+	if seg.size > seg.filled {
+		seg.filled = seg.size
+	}
+	db.lastSeq = seq
+	if !db.noHints {
+		seg.hint = appendHintEntry(seg.hint, seq, kind, key, uint32(off), uint32(n))
+	}
+	db.mu.Lock()
+	if kind == kindPut {
+		db.index[string(key)] = entry{seg: seg.id, off: uint32(off), size: uint32(n)}
+	} else {
+		delete(db.index, string(key))
+	}
+	db.mu.Unlock()
+	db.commit.wrote(seq, db.policy.Mode == SyncGroup)
+	if kind == kindPut {
+		db.stats.puts.Add(1)
+	} else {
+		db.stats.deletes.Add(1)
+	}
+	db.stats.bytesWritten.Add(n)
+	return seq, nil
+}
+
+// rotateLocked seals the active segment (fdatasync, hint file) and starts
+// a new one. The fdatasync happens under every policy, "none" included:
+// the hint written next must never describe records a power cut could
+// take away.
+//
+// REQUIRES: db.writeMu held.
+func (db *DB) rotateLocked() error {
+	old := db.active
+	if err := db.syncSegment(old, db.lastSeq); err != nil {
+		return err
+	}
+	if err := db.writeHint(old); err != nil {
+		return err
+	}
+	seg, err := db.createSegment(db.nextID, segmentName(db.nextID))
+	if err != nil {
+		return err
+	}
+	db.nextID++
+	db.mu.Lock()
+	db.segs[seg.id] = seg
+	db.mu.Unlock()
+	db.active = seg
+	db.unsynced = 0
+	return nil
+}
+
+// Get returns a copy of the live value of key, or an error wrapping
+// ErrNotFound. It verifies the record's checksum on every read.
+func (db *DB) Get(key []byte) ([]byte, error) {
+	db.mu.RLock()
+	if db.closed.Load() {
+		db.mu.RUnlock()
+		return nil, ErrClosed
+	}
+	e, ok := db.index[string(key)]
+	if !ok {
+		db.mu.RUnlock()
+		db.stats.gets.Add(1)
+		return nil, ErrNotFound
+	}
+	seg := db.segs[e.seg]
+	buf := make([]byte, e.size)
+	_, err := seg.f.ReadAt(buf, int64(e.off))
+	db.mu.RUnlock()
+	db.stats.gets.Add(1)
+	if err != nil {
+		return nil, fmt.Errorf("engine: read %s at offset %d: %w", seg.name, e.off, err)
+	}
+	r, _, err := decodeRecord(buf)
+	if err != nil || r.kind != kindPut || string(r.key) != string(key) {
+		return nil, fmt.Errorf("%w: %s at offset %d: record does not match the index (%v)", ErrCorrupt, seg.name, e.off, err)
+	}
+	return r.value, nil
+}
+
+// Close makes everything written durable (one last fdatasync, under every
+// policy), writes the active segment's hint, stops the background
+// goroutine and closes the files. It returns the store's sticky error if
+// it failed earlier. Calling Close twice returns ErrClosed.
+func (db *DB) Close() error {
+	db.writeMu.Lock()
+	if db.writeClosed {
+		db.writeMu.Unlock()
+		return ErrClosed
+	}
+	db.writeClosed = true
+	db.writeMu.Unlock()
+
+	db.commit.stop()
+
+	db.flushMu.Lock()
+	db.writeMu.Lock()
+	err := db.commit.failure()
+	if err == nil {
+		err = db.syncSegment(db.active, db.lastSeq)
+	}
+	if err == nil {
+		err = db.writeHint(db.active)
+	}
+	db.writeMu.Unlock()
+	db.flushMu.Unlock()
+
+	db.mu.Lock()
+	db.closed.Store(true)
+	db.mu.Unlock()
+	if cerr := db.closeFiles(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// closeFiles closes every segment file.
+func (db *DB) closeFiles() error {
+	var first error
+	for _, s := range db.segs {
+		if err := s.f.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}

@@ -1,0 +1,66 @@
+// Package engine is a durable key-value store in the Bitcask model: an
+// append-only log of records in segment files, an in-memory hash index from
+// each key to the place of its latest record, tombstones for deletes,
+// compaction that rewrites the live records, and recovery that rescans the
+// log on open.
+//
+// # Using it
+//
+//	db, err := engine.Open(dir, engine.Options{Sync: engine.SyncPolicy{Mode: engine.SyncGroup}})
+//	err = db.Put([]byte("k"), []byte("v"))
+//	v, err := db.Get([]byte("k")) // errors.Is(err, engine.ErrNotFound) when absent
+//	err = db.Delete([]byte("k"))
+//	err = db.Close()
+//
+// A *DB is safe for concurrent use; db.go explains who holds which lock.
+//
+// # Record format
+//
+// Every Put and Delete appends one record to the active segment. All
+// integers are little-endian:
+//
+//	+-----------+----------+-----------+--------------+----------------+-----------+-------------+
+//	| CRC (4B)  | Seq (8B) | Kind (1B) | KeyLen (2B)  | ValueLen (4B)  | Key       | Value       |
+//	+-----------+----------+-----------+--------------+----------------+-----------+-------------+
+//	|<--------------------------- header: 19 bytes ------------------>|<- KeyLen->|<- ValueLen->|
+//	            |<----------------------- covered by the CRC ------------------------------------>|
+//
+//	CRC       CRC-32C (Castagnoli) of every byte after it, up to the end of the value.
+//	Seq       the write's sequence number: 1, 2, 3, ... in the order writes happened.
+//	Kind      1 = put, 2 = delete (a tombstone; ValueLen is 0). 0 never occurs: a zero
+//	          header marks the zero-filled space after the last record.
+//	KeyLen    1..MaxKeySize (4096).
+//	ValueLen  0..MaxValueSize (16 MiB).
+//
+// The constants in record.go, segment.go and hint.go that define this
+// layout are part of the on-disk format and must not change.
+//
+// # Files
+//
+// A store is a directory of segments 000000001.seg, 000000002.seg, ...
+// (segment.go), each with an optional hint file that lists its keys and
+// record offsets without the values, so reopening need not read every value
+// (hint.go). The newest segment is the active one; when it reaches
+// Options.SegmentSize it is sealed and a new one starts. Segments are
+// zero-filled ahead of the writes, because on ext4 an fdatasync after an
+// overwrite is cheaper than one after an append (segment.go has the
+// measurements).
+//
+// # Durability
+//
+// When a Put returns depends on the sync policy (commit.go): "always",
+// "group", "batch:N", "periodic:D" or "none"; ParseSync reads their text
+// form. Stats().DurableSeq is the highest sequence number covered by an
+// fdatasync that returned: a power cut keeps every write up to it. The
+// first failed fdatasync (or write) is sticky: the store fails every later
+// write with it and never acknowledges anything after it.
+//
+// Recovery (recover.go) truncates a torn tail of the newest segment and
+// reports corruption anywhere else as ErrCorrupt with the file and offset.
+// Compaction (compact.go) installs its output only after it is durable and
+// deletes old segments in an order that cannot resurrect a deleted key.
+//
+// All file access goes through the FS interface (fs.go). MemFS (memfs.go)
+// is an in-memory FS that can simulate a power loss by forgetting
+// everything not synced; the tests and package crashtest use it.
+package engine

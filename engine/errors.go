@@ -1,0 +1,39 @@
+package engine
+
+import "errors"
+
+// Sentinel errors. Errors returned by the store wrap these with %w and add
+// what was wrong (the file and offset, the size and the limit), so test them
+// with errors.Is.
+var (
+	// ErrNotFound is returned by Get when the key has no live value: it was
+	// never written or it was deleted.
+	ErrNotFound = errors.New("engine: key not found")
+
+	// ErrClosed is returned by every method called after Close.
+	ErrClosed = errors.New("engine: store is closed")
+
+	// ErrKeyTooLarge is returned by Put and Delete for a key longer than
+	// MaxKeySize bytes, and for an empty key.
+	ErrKeyTooLarge = errors.New("engine: key size out of range")
+
+	// ErrValueTooLarge is returned by Put for a value longer than
+	// MaxValueSize bytes. Values are never truncated.
+	ErrValueTooLarge = errors.New("engine: value too large")
+
+	// ErrCorrupt is returned by Open when a record or hint fails its checksum
+	// anywhere except the tail of the newest segment, and by Get when a
+	// record on disk no longer matches its checksum. The wrapping error
+	// names the file and the byte offset.
+	ErrCorrupt = errors.New("engine: corrupt data")
+
+	// ErrBadSync is returned by ParseSync for text that is not a sync policy.
+	ErrBadSync = errors.New("engine: bad sync policy")
+
+	// ErrFailed wraps the first fdatasync or write error. Once it happened
+	// the store fails every later write with the same error and acknowledges
+	// nothing more: after a failed fdatasync the kernel may have dropped the
+	// dirty pages, so retrying and then reporting success would lie. Close
+	// and reopen the store to continue; recovery keeps what reached the disk.
+	ErrFailed = errors.New("engine: store failed; reopen it to continue")
+)

@@ -1,0 +1,141 @@
+package engine
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+)
+
+// A hint file lists, for one segment, every record's key and where it is,
+// without the values, so Open can rebuild the index without reading them
+// (Bitcask's hint files). It is only an accelerator: a missing or damaged
+// hint makes Open scan the segment instead.
+//
+//	+-----------------+
+//	| magic (8B)      |  "kvhint01"
+//	+-----------------+---------+------------+----------+-----------+-----+
+//	| Seq (8B)        | Kind(1B)| KeyLen(2B) | Off (4B) | Size (4B) | Key |  x count
+//	+-----------------+---------+------------+----------+-----------+-----+
+//	| Covered (8B) | Count (4B) | CRC-32C (4B) of everything before it   |
+//	+--------------+------------+------------------------------------------+
+//
+// Covered is the segment length the entries describe; Open scans the
+// segment from there for records written after the hint. A hint is written
+// only after its segment was fdatasynced, to a temporary name, synced and
+// renamed, so it never describes records a power cut could take away.
+// THESE CONSTANTS ARE PART OF THE ON-DISK FORMAT.
+const (
+	hintMagic       = "kvhint01"
+	hintEntryHeader = 19
+	hintTrailer     = 16
+)
+
+// appendHintEntry adds one record's entry to a hint buffer.
+func appendHintEntry(dst []byte, seq uint64, kind byte, key []byte, off, size uint32) []byte {
+	var h [hintEntryHeader]byte
+	binary.LittleEndian.PutUint64(h[0:8], seq)
+	h[8] = kind
+	binary.LittleEndian.PutUint16(h[9:11], uint16(len(key)))
+	binary.LittleEndian.PutUint32(h[11:15], off)
+	binary.LittleEndian.PutUint32(h[15:19], size)
+	dst = append(dst, h[:]...)
+	return append(dst, key...)
+}
+
+// hintEntry is one decoded hint entry; key aliases the hint buffer.
+type hintEntry struct {
+	seq       uint64
+	kind      byte
+	key       []byte
+	off, size uint32
+}
+
+// writeHint writes seg's hint file, covering seg.size bytes.
+//
+// REQUIRES: seg's data up to seg.size is fdatasynced; db.writeMu held.
+func (db *DB) writeHint(seg *segment) error {
+	if db.noHints {
+		return nil
+	}
+	count := 0
+	for b := seg.hint; len(b) >= hintEntryHeader; count++ {
+		b = b[hintEntryHeader+int(binary.LittleEndian.Uint16(b[9:11])):]
+	}
+	buf := make([]byte, 0, len(hintMagic)+len(seg.hint)+hintTrailer)
+	buf = append(buf, hintMagic...)
+	buf = append(buf, seg.hint...)
+	buf = binary.LittleEndian.AppendUint64(buf, uint64(seg.size))
+	buf = binary.LittleEndian.AppendUint32(buf, uint32(count))
+	buf = binary.LittleEndian.AppendUint32(buf, crc32.Checksum(buf, castagnoli))
+
+	path := filepath.Join(db.dir, hintName(seg.id))
+	tmp := path + tmpExt
+	f, err := db.fs.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return fmt.Errorf("write hint: %w", err)
+	}
+	_, err = f.WriteAt(buf, 0)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = db.fs.Rename(tmp, path)
+	}
+	if err == nil {
+		err = db.fs.SyncDir(db.dir)
+	}
+	if err != nil {
+		return fmt.Errorf("write hint %s: %w", path, err)
+	}
+	return nil
+}
+
+var errBadHint = errors.New("bad hint file")
+
+// parseHint decodes a hint file. It returns the entries, the segment
+// length they cover, or errBadHint (wrapped with the reason). It never
+// panics, whatever data holds.
+func parseHint(data []byte) ([]hintEntry, int64, error) {
+	if len(data) < len(hintMagic)+hintTrailer || string(data[:len(hintMagic)]) != hintMagic {
+		return nil, 0, fmt.Errorf("%w: too short or wrong magic", errBadHint)
+	}
+	body := data[:len(data)-4]
+	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(data[len(data)-4:]) {
+		return nil, 0, fmt.Errorf("%w: checksum mismatch", errBadHint)
+	}
+	t := data[len(data)-hintTrailer:]
+	covered := int64(binary.LittleEndian.Uint64(t[0:8]))
+	count := int(binary.LittleEndian.Uint32(t[8:12]))
+	b := data[len(hintMagic) : len(data)-hintTrailer]
+	if count > len(b)/hintEntryHeader {
+		return nil, 0, fmt.Errorf("%w: count %d does not fit in %d bytes", errBadHint, count, len(b))
+	}
+	entries := make([]hintEntry, 0, count)
+	for len(b) > 0 {
+		if len(b) < hintEntryHeader {
+			return nil, 0, fmt.Errorf("%w: truncated entry", errBadHint)
+		}
+		klen := int(binary.LittleEndian.Uint16(b[9:11]))
+		if len(b) < hintEntryHeader+klen {
+			return nil, 0, fmt.Errorf("%w: truncated key", errBadHint)
+		}
+		entries = append(entries, hintEntry{
+			seq:  binary.LittleEndian.Uint64(b[0:8]),
+			kind: b[8],
+			key:  b[hintEntryHeader : hintEntryHeader+klen],
+			off:  binary.LittleEndian.Uint32(b[11:15]),
+			size: binary.LittleEndian.Uint32(b[15:19]),
+		})
+		b = b[hintEntryHeader+klen:]
+	}
+	if len(entries) != count {
+		return nil, 0, fmt.Errorf("%w: %d entries, trailer says %d", errBadHint, len(entries), count)
+	}
+	return entries, covered, nil
+}

@@ -1,0 +1,370 @@
+package engine
+
+import (
+	"errors"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+)
+
+// MemFS is an in-memory FS that can lose power. It remembers, for every
+// file, what was written and what was made durable by Sync, and for the
+// directory, which names were made durable by SyncDir. Crash throws away
+// everything that was not durable, as a power cut would; a SIGKILL test
+// cannot show a missing fdatasync (the kernel's page cache survives the
+// process), this can.
+//
+// Fault, when set, is called before every operation and can fail it: that
+// is how tests inject an fdatasync error or a full disk.
+//
+// MemFS is safe for concurrent use.
+type MemFS struct {
+	mu sync.Mutex // guards everything below and every memFile's fields
+	// live is the namespace as processes see it now.
+	live map[string]*memNode
+	// durable is the namespace as it would be after a power cut: the
+	// names whose directory was synced since they were created, renamed
+	// or removed.
+	durable map[string]*memNode
+	// dirs is the set of directories that exist.
+	dirs map[string]bool
+	// gen counts crashes; files opened before a crash fail afterwards.
+	gen int
+	// limit, when > 0, is the total number of bytes all files may hold;
+	// a write beyond it writes what fits and fails with ENOSPC.
+	limit int64
+
+	// Fault, when not nil, is called with the operation ("write", "sync",
+	// "syncdir", "create", "rename", "remove", "truncate") and the file
+	// name before the operation runs; a non-nil result fails it. Set it
+	// while no store uses the MemFS.
+	Fault func(op, name string) error
+}
+
+// memNode is a file's contents. It outlives renames.
+type memNode struct {
+	data    []byte // what a reader sees now
+	synced  []byte // what survives a power cut
+	dirtyLo int    // data[:dirtyLo] == synced[:dirtyLo] (when dirtyLo <= len(synced))
+}
+
+// NewMemFS returns an empty in-memory filesystem.
+func NewMemFS() *MemFS {
+	return &MemFS{live: map[string]*memNode{}, durable: map[string]*memNode{}, dirs: map[string]bool{"/": true}}
+}
+
+// ErrPowerLost is returned by every operation on a file opened before the
+// last MemFS.Crash.
+var ErrPowerLost = errors.New("engine: memfs: file was open during a simulated power loss")
+
+// SetLimit caps the total size of all files at n bytes (0 = no cap).
+func (m *MemFS) SetLimit(n int64) {
+	m.mu.Lock()
+	m.limit = n
+	m.mu.Unlock()
+}
+
+// Crash simulates a power loss. Every file keeps only the bytes that were
+// synced, and the directory keeps only the names that were synced. When
+// tear is true, each file also keeps a random-length prefix of the bytes
+// written after its last sync, starting at the first unsynced byte (a
+// write torn at a random byte). Files open before the crash fail with
+// ErrPowerLost afterwards.
+func (m *MemFS) Crash(tear bool, rng *rand.Rand) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.gen++
+	next := make(map[string]*memNode, len(m.durable))
+	seen := map[*memNode]*memNode{}
+	for name, n := range m.durable {
+		if c, ok := seen[n]; ok {
+			next[name] = c
+			continue
+		}
+		kept := append([]byte(nil), n.synced...)
+		if tear && rng != nil && n.dirtyLo < len(n.data) {
+			lo := min(n.dirtyLo, len(kept))
+			cut := lo + rng.IntN(len(n.data)-lo+1)
+			if cut > len(kept) {
+				kept = append(kept, make([]byte, cut-len(kept))...)
+			}
+			copy(kept[lo:cut], n.data[lo:cut])
+		}
+		c := &memNode{data: kept, synced: append([]byte(nil), kept...), dirtyLo: len(kept)}
+		seen[n] = c
+		next[name] = c
+	}
+	m.live = next
+	m.durable = make(map[string]*memNode, len(next))
+	for k, v := range next {
+		m.durable[k] = v
+	}
+}
+
+func (m *MemFS) fault(op, name string) error {
+	if m.Fault == nil {
+		return nil
+	}
+	if err := m.Fault(op, name); err != nil {
+		return &os.PathError{Op: op, Path: name, Err: err}
+	}
+	return nil
+}
+
+func (m *MemFS) used() int64 {
+	var total int64
+	for _, n := range m.live {
+		total += int64(len(n.data))
+	}
+	return total
+}
+
+// OpenFile implements FS. It honours O_CREATE, O_EXCL and O_TRUNC.
+func (m *MemFS) OpenFile(name string, flag int, perm os.FileMode) (File, error) {
+	name = filepath.Clean(name)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.dirs[filepath.Dir(name)] {
+		return nil, &os.PathError{Op: "open", Path: name, Err: os.ErrNotExist}
+	}
+	n, ok := m.live[name]
+	switch {
+	case ok && flag&os.O_CREATE != 0 && flag&os.O_EXCL != 0:
+		return nil, &os.PathError{Op: "open", Path: name, Err: os.ErrExist}
+	case !ok && flag&os.O_CREATE == 0:
+		return nil, &os.PathError{Op: "open", Path: name, Err: os.ErrNotExist}
+	case !ok:
+		if err := m.fault("create", name); err != nil {
+			return nil, err
+		}
+		n = &memNode{}
+		m.live[name] = n
+	}
+	if flag&os.O_TRUNC != 0 {
+		n.data = n.data[:0]
+		n.dirtyLo = 0
+	}
+	return &memFile{fs: m, node: n, name: name, gen: m.gen}, nil
+}
+
+// Remove implements FS.
+func (m *MemFS) Remove(name string) error {
+	name = filepath.Clean(name)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.live[name]; !ok {
+		return &os.PathError{Op: "remove", Path: name, Err: os.ErrNotExist}
+	}
+	if err := m.fault("remove", name); err != nil {
+		return err
+	}
+	delete(m.live, name)
+	return nil
+}
+
+// Rename implements FS.
+func (m *MemFS) Rename(oldname, newname string) error {
+	oldname, newname = filepath.Clean(oldname), filepath.Clean(newname)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n, ok := m.live[oldname]
+	if !ok {
+		return &os.LinkError{Op: "rename", Old: oldname, New: newname, Err: os.ErrNotExist}
+	}
+	if err := m.fault("rename", oldname); err != nil {
+		return err
+	}
+	delete(m.live, oldname)
+	m.live[newname] = n
+	return nil
+}
+
+// List implements FS.
+func (m *MemFS) List(dir string) ([]string, error) {
+	dir = filepath.Clean(dir)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.dirs[dir] {
+		return nil, &os.PathError{Op: "open", Path: dir, Err: os.ErrNotExist}
+	}
+	var names []string
+	for name := range m.live {
+		if filepath.Dir(name) == dir {
+			names = append(names, filepath.Base(name))
+		}
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// MkdirAll implements FS. Directories are durable at once.
+func (m *MemFS) MkdirAll(dir string, perm os.FileMode) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		m.dirs[d] = true
+		if d == "/" || d == "." {
+			return nil
+		}
+	}
+}
+
+// SyncDir implements FS: the names in dir, as they are now, become durable.
+func (m *MemFS) SyncDir(dir string) error {
+	dir = filepath.Clean(dir)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.fault("syncdir", dir); err != nil {
+		return err
+	}
+	for name := range m.durable {
+		if filepath.Dir(name) == dir {
+			delete(m.durable, name)
+		}
+	}
+	for name, n := range m.live {
+		if filepath.Dir(name) == dir {
+			m.durable[name] = n
+		}
+	}
+	return nil
+}
+
+// memFile is an open MemFS file.
+type memFile struct {
+	fs   *MemFS
+	node *memNode
+	name string
+	gen  int // the MemFS crash generation it was opened in
+}
+
+func (f *memFile) check(op string) error {
+	if f.gen != f.fs.gen {
+		return &os.PathError{Op: op, Path: f.name, Err: ErrPowerLost}
+	}
+	return nil
+}
+
+func (f *memFile) ReadAt(p []byte, off int64) (int, error) {
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
+	if err := f.check("read"); err != nil {
+		return 0, err
+	}
+	if off >= int64(len(f.node.data)) {
+		return 0, io.EOF
+	}
+	n := copy(p, f.node.data[off:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+func (f *memFile) WriteAt(p []byte, off int64) (int, error) {
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
+	if err := f.check("write"); err != nil {
+		return 0, err
+	}
+	if err := f.fs.fault("write", f.name); err != nil {
+		return 0, err
+	}
+	n := f.node
+	want := p
+	var err error
+	if f.fs.limit > 0 {
+		grow := max(0, off+int64(len(p))-int64(len(n.data)))
+		if free := f.fs.limit - f.fs.used(); grow > free {
+			keep := max(0, int64(len(n.data))+free-off)
+			want = p[:min(int64(len(p)), keep)]
+			err = &os.PathError{Op: "write", Path: f.name, Err: syscall.ENOSPC}
+		}
+	}
+	end := int(off) + len(want)
+	if end > len(n.data) {
+		if end > cap(n.data) {
+			grown := make([]byte, end, max(end, 2*cap(n.data)))
+			copy(grown, n.data)
+			n.data = grown
+		} else {
+			n.data = n.data[:end]
+		}
+	}
+	copy(n.data[off:], want)
+	n.dirtyLo = min(n.dirtyLo, int(off))
+	return len(want), err
+}
+
+// Sync makes the written bytes durable: copies data[dirtyLo:] to synced.
+func (f *memFile) Sync() error {
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
+	if err := f.check("sync"); err != nil {
+		return err
+	}
+	if err := f.fs.fault("sync", f.name); err != nil {
+		return err
+	}
+	n := f.node
+	lo := min(n.dirtyLo, len(n.synced))
+	n.synced = append(n.synced[:lo], n.data[lo:]...)
+	n.dirtyLo = len(n.data)
+	return nil
+}
+
+func (f *memFile) Truncate(size int64) error {
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
+	if err := f.check("truncate"); err != nil {
+		return err
+	}
+	if err := f.fs.fault("truncate", f.name); err != nil {
+		return err
+	}
+	n := f.node
+	if int(size) <= len(n.data) {
+		n.data = n.data[:size]
+	} else {
+		n.data = append(n.data, make([]byte, int(size)-len(n.data))...)
+	}
+	n.dirtyLo = min(n.dirtyLo, int(size))
+	return nil
+}
+
+func (f *memFile) Size() (int64, error) {
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
+	if err := f.check("stat"); err != nil {
+		return 0, err
+	}
+	return int64(len(f.node.data)), nil
+}
+
+func (f *memFile) Close() error { return nil }
+
+// String describes the MemFS for test failure messages.
+func (m *MemFS) String() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var b strings.Builder
+	b.WriteString("memfs{")
+	names := make([]string, 0, len(m.live))
+	for n := range m.live {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for i, n := range names {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(filepath.Base(n))
+	}
+	b.WriteString("}")
+	return b.String()
+}

@@ -1,0 +1,110 @@
+package engine
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// File names in a store directory. THESE ARE PART OF THE ON-DISK FORMAT.
+//
+//	000000001.seg       a segment: records, then zero-filled space
+//	000000001.hint      the hint for segment 1 (see hint.go)
+//	*.tmp               a file being written; deleted by Open
+//
+// Segment ids increase in the order segments were created, and replaying
+// segments in id order, records in file order, rebuilds the index: a later
+// record for a key wins over an earlier one.
+const (
+	segmentExt = ".seg"
+	hintExt    = ".hint"
+	tmpExt     = ".tmp"
+)
+
+// segment is one append-only log file.
+//
+// Only the active (newest) segment is written, by a goroutine holding
+// db.writeMu; every segment is read by Get with positioned reads.
+type segment struct {
+	id   uint32
+	name string // base name, e.g. "000000001.seg"
+	f    File
+
+	// size is the end of the last record: the offset of the next write.
+	size int64
+	// filled is how far the file is zero-filled and synced, so that a
+	// write below it overwrites blocks the filesystem already allocated
+	// and an fdatasync does not also have to persist a new file size.
+	// Invariant: size <= filled.
+	filled int64
+	// hint accumulates the hint entries of the records in this segment
+	// while it is active; written to the hint file when it is sealed.
+	hint []byte
+}
+
+func segmentName(id uint32) string { return fmt.Sprintf("%09d%s", id, segmentExt) }
+func hintName(id uint32) string    { return fmt.Sprintf("%09d%s", id, hintExt) }
+
+// parseID returns the id in a segment or hint file name.
+func parseID(name, ext string) (uint32, bool) {
+	base, ok := strings.CutSuffix(name, ext)
+	if !ok || len(base) != 9 {
+		return 0, false
+	}
+	id, err := strconv.ParseUint(base, 10, 32)
+	if err != nil || id == 0 {
+		return 0, false
+	}
+	return uint32(id), true
+}
+
+// zeros is a chunk of zero bytes for preallocation.
+var zeros = make([]byte, 1<<20)
+
+// ensureSpace makes sure n more bytes fit below seg.filled, zero-filling
+// (and syncing) the next chunk of the file if not.
+//
+// Why: on ext4, an fdatasync after an append must also journal the new
+// file size; after an overwrite inside already-written blocks it need not.
+// Measured on this project's machine (ext4 on a virtual disk, 147-byte
+// records): append+fdatasync 259-334 µs, overwrite-in-zero-filled+fdatasync
+// 212-236 µs, fallocate'd space 193-206 µs. Zero-filling wins over plain
+// appends and, unlike fallocate, works on every filesystem and on MemFS.
+//
+// REQUIRES: db.writeMu held; seg is the active segment.
+func (db *DB) ensureSpace(seg *segment, n int64) error {
+	if db.prealloc <= 0 || seg.size+n <= seg.filled {
+		return nil
+	}
+	grow := max(db.prealloc, seg.size+n-seg.filled)
+	for off := seg.filled; off < seg.filled+grow; {
+		chunk := min(int64(len(zeros)), seg.filled+grow-off)
+		if _, err := seg.f.WriteAt(zeros[:chunk], off); err != nil {
+			return fmt.Errorf("preallocate %s at offset %d: %w", seg.name, off, err)
+		}
+		off += chunk
+	}
+	if err := seg.f.Sync(); err != nil {
+		return fmt.Errorf("fdatasync %s after preallocating: %w", seg.name, err)
+	}
+	seg.filled += grow
+	return nil
+}
+
+// createSegment creates the segment file for id, syncs the directory so
+// the new name survives a power cut, and zero-fills its first chunk.
+//
+// REQUIRES: db.writeMu held (or Open/Compact running alone).
+func (db *DB) createSegment(id uint32, name string) (*segment, error) {
+	path := filepath.Join(db.dir, name)
+	f, err := db.fs.OpenFile(path, osCreate, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("create segment: %w", err)
+	}
+	if err := db.fs.SyncDir(db.dir); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("sync directory %s: %w", db.dir, err)
+	}
+	return &segment{id: id, name: name, f: f}, nil
+}
