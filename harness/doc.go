@@ -1,0 +1,27 @@
+// Package harness measures anything that does key-value operations, with
+// the measuring discipline built in rather than left to the reader.
+//
+// Read it in this order:
+//
+//   - percentile.go: the nearest-rank percentile every number comes from.
+//   - latency.go: how per-operation latencies are kept (exact samples up to
+//     a cap, then a per-worker HdrHistogram) and summarized.
+//   - store.go: the seam between the harness and a store (Store, OpenFunc,
+//     RegisterEngine) and the null store that measures the harness itself.
+//   - workload.go: the db_bench workloads and key distributions, and how
+//     keys and values are prepared before any clock starts.
+//   - runner.go: the timed loop: warmup, one outer wall clock, per-op
+//     latency, progress once a second, prompt cancellation, open loop.
+//   - probe.go and model.go: what this disk costs, and what that predicts.
+//   - spec.go, exec.go, report.go, cli.go: the run-spec grammar shared by
+//     the command line, the lesson cells and the quizzes, and how results
+//     are printed.
+//
+// The timing rules, enforced by construction: keys and values are built
+// before the timer starts; throughput is operations divided by one outer
+// wall clock; a warmup runs before measuring; every clock read is
+// monotonic; percentiles come from sorted samples. The -dishonest-* flags
+// break one rule each, for the lessons that show what breaking it does;
+// a result measured that way lists the broken rule in its "dishonest"
+// field.
+package harness

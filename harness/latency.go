@@ -1,0 +1,276 @@
+package harness
+
+import (
+	"math"
+	"slices"
+	"sort"
+	"sync/atomic"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// How latencies are kept.
+//
+// Every recorded latency goes into exact samples while the run's budget of
+// exact slots lasts (DefaultExactCap, 2M per run, shared by all workers and
+// handed out 64K slots at a time so workers never contend per op). A worker
+// that finds the budget spent switches to its own HdrHistogram, and from
+// then on the whole run is summarized from histograms: each worker's
+// samples and histogram are merged into one at the end, and the report
+// says "exact": false.
+//
+// The histogram keeps 3 significant digits, so any percentile it reports is
+// within 0.1% of a value that was recorded (HistPrecision). Count, mean,
+// min and max are always exact: each recorder keeps them as plain sums.
+
+// DefaultExactCap is the number of exact samples a run keeps before it
+// switches to histograms.
+const DefaultExactCap = 2_000_000
+
+// chunkLen is how many exact-sample slots a recorder takes from the run's
+// budget at a time. One allocation per chunk: none per op.
+const chunkLen = 1 << 16
+
+// Histogram range and precision: 1 ns to one hour, 3 significant digits.
+const (
+	histMin       = 1
+	histMax       = int64(3600e9)
+	histDigits    = 3
+	HistPrecision = 0.001 // relative error bound of a histogram percentile
+)
+
+// sampleBudget is the run-wide count of exact slots not yet handed out.
+// Safe for concurrent use.
+type sampleBudget struct{ left atomic.Int64 }
+
+func newSampleBudget(n int64) *sampleBudget {
+	b := &sampleBudget{}
+	b.left.Store(n)
+	return b
+}
+
+// take reserves up to chunkLen slots and returns how many it got.
+func (b *sampleBudget) take() int {
+	for {
+		left := b.left.Load()
+		if left <= 0 {
+			return 0
+		}
+		n := min(left, chunkLen)
+		if b.left.CompareAndSwap(left, left-n) {
+			return int(n)
+		}
+	}
+}
+
+// recorder keeps one worker's latencies for one kind of operation.
+// Not safe for concurrent use: each worker owns its recorders.
+type recorder struct {
+	budget *sampleBudget
+	full   [][]int64               // filled chunks of exact samples
+	cur    []int64                 // the chunk being filled; len = used, cap = reserved
+	hist   *hdrhistogram.Histogram // non-nil once the exact budget ran out
+
+	count, sum, min, max int64 // exact, always
+}
+
+func newRecorder(b *sampleBudget) *recorder {
+	return &recorder{budget: b, min: math.MaxInt64}
+}
+
+// record adds one latency in nanoseconds. It allocates only when it takes
+// a new chunk (once per 64K calls) or switches to a histogram (once).
+func (r *recorder) record(ns int64) {
+	if ns < 0 {
+		ns = 0 // a monotonic clock never goes back; guard the histogram anyway
+	}
+	r.count++
+	r.sum += ns
+	if ns > r.max {
+		r.max = ns
+	}
+	if ns < r.min {
+		r.min = ns
+	}
+	if r.hist == nil {
+		if len(r.cur) < cap(r.cur) || r.grow() {
+			r.cur = append(r.cur, ns) // within capacity: no allocation
+			return
+		}
+	}
+	r.hist.RecordValue(min(ns, histMax))
+}
+
+// grow takes a new chunk from the budget; when the budget is spent it
+// moves this recorder to a histogram and returns false.
+func (r *recorder) grow() bool {
+	if n := r.budget.take(); n > 0 {
+		if len(r.cur) > 0 {
+			r.full = append(r.full, r.cur)
+		}
+		r.cur = make([]int64, 0, n)
+		return true
+	}
+	r.hist = newHist()
+	return false
+}
+
+func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(histMin, histMax, histDigits) }
+
+// samples returns the recorder's exact samples, in the order recorded.
+func (r *recorder) samples() [][]int64 { return append(slices.Clip(r.full), r.cur) }
+
+// LatencySummary is one operation kind's latency over a run: the JSON
+// object under "latency"."put" and friends. All times in nanoseconds.
+type LatencySummary struct {
+	Count  int64   `json:"count"`
+	MeanNs float64 `json:"mean_ns"`
+	MinNs  int64   `json:"min_ns"`
+	P50Ns  int64   `json:"p50_ns"`
+	P95Ns  int64   `json:"p95_ns"`
+	P99Ns  int64   `json:"p99_ns"`
+	P999Ns int64   `json:"p999_ns"`
+	MaxNs  int64   `json:"max_ns"`
+	// Exact is true when the percentiles come from every sample sorted,
+	// false when they come from a histogram (within HistPrecision).
+	Exact bool `json:"exact"`
+	// Spectrum is the percentile curve at SpectrumPoints.
+	Spectrum []SpectrumPoint `json:"spectrum"`
+	// Histogram counts samples in log-spaced buckets (5 per decade); a
+	// bucket holds the samples above the previous bucket's LeNs up to its
+	// own. Runs of empty buckets at either end are left out.
+	Histogram []HistBucket `json:"histogram"`
+}
+
+// SpectrumPoint is one point of the percentile curve.
+type SpectrumPoint struct {
+	P  float64 `json:"p"`
+	Ns int64   `json:"ns"`
+}
+
+// HistBucket is one bar of the latency histogram.
+type HistBucket struct {
+	LeNs  int64 `json:"le_ns"`
+	Count int64 `json:"count"`
+}
+
+// SpectrumPoints are the percentiles of the "spectrum" curve.
+var SpectrumPoints = []float64{0, 10, 25, 50, 75, 90, 95, 99, 99.5, 99.9, 99.99, 100}
+
+// bucketEdges are the histogram's upper bounds: 10 ns to 1000 s, five per
+// decade (1, 1.6, 2.5, 4, 6.3 times a power of ten).
+var bucketEdges = func() []int64 {
+	var e []int64
+	for d := 1; d <= 12; d++ {
+		for k := 0; k < 5; k++ {
+			e = append(e, int64(math.Round(math.Pow(10, float64(d)+float64(k)/5))))
+		}
+	}
+	return append(e, math.MaxInt64)
+}()
+
+// bucketOf returns the index of the bucket that holds ns.
+func bucketOf(ns int64) int {
+	return sort.Search(len(bucketEdges), func(i int) bool { return bucketEdges[i] >= ns })
+}
+
+// summarize merges the recorders of one operation kind. With unsorted set
+// (the -dishonest-unsorted-percentile rule break) it picks "percentiles"
+// from the exact samples in arrival order instead of sorting them first.
+func summarize(recs []*recorder, unsorted bool) LatencySummary {
+	var s LatencySummary
+	s.MinNs = math.MaxInt64
+	exact := true
+	for _, r := range recs {
+		if r.count == 0 {
+			continue
+		}
+		s.Count += r.count
+		s.MeanNs += float64(r.sum)
+		s.MaxNs = max(s.MaxNs, r.max)
+		s.MinNs = min(s.MinNs, r.min)
+		if r.hist != nil {
+			exact = false
+		}
+	}
+	if s.Count == 0 {
+		s.MinNs = 0
+		s.Exact = true
+		return s
+	}
+	s.MeanNs /= float64(s.Count)
+	s.Exact = exact
+
+	var pick func(p float64) int64
+	counts := make([]int64, len(bucketEdges))
+	if exact {
+		all := make([]int64, 0, s.Count)
+		for _, r := range recs {
+			for _, c := range r.samples() {
+				all = append(all, c...)
+			}
+		}
+		if !unsorted {
+			slices.Sort(all)
+		}
+		for _, v := range all {
+			counts[bucketOf(v)]++
+		}
+		pick = func(p float64) int64 { return Percentile(all, p) }
+	} else {
+		h := newHist()
+		for _, r := range recs {
+			for _, c := range r.samples() {
+				for _, v := range c {
+					h.RecordValue(min(v, histMax))
+				}
+			}
+			if r.hist != nil {
+				h.Merge(r.hist)
+			}
+		}
+		bars := h.Distribution()
+		for _, b := range bars {
+			if b.Count > 0 {
+				counts[bucketOf(b.From+(b.To-b.From)/2)] += b.Count
+			}
+		}
+		pick = func(p float64) int64 { return histPercentile(bars, h.TotalCount(), p, s.MinNs, s.MaxNs) }
+	}
+	s.P50Ns, s.P95Ns, s.P99Ns, s.P999Ns = pick(50), pick(95), pick(99), pick(99.9)
+	if unsorted && exact {
+		// The broken rule applies to every "percentile", the max included.
+		s.MinNs, s.MaxNs = pick(0), pick(100)
+	}
+	for _, p := range SpectrumPoints {
+		s.Spectrum = append(s.Spectrum, SpectrumPoint{P: p, Ns: pick(p)})
+	}
+	lo, hi := 0, len(counts)-1
+	for counts[lo] == 0 {
+		lo++
+	}
+	for counts[hi] == 0 {
+		hi--
+	}
+	for i := lo; i <= hi; i++ {
+		s.Histogram = append(s.Histogram, HistBucket{LeNs: bucketEdges[i], Count: counts[i]})
+	}
+	return s
+}
+
+// histPercentile is nearest rank over histogram bars: the bar holding the
+// rank-th smallest sample, reported as that bar's highest value, clamped to
+// the exact min and max. (HdrHistogram's own ValueAtPercentile rounds the
+// rank differently; see calc.Percentile.)
+func histPercentile(bars []hdrhistogram.Bar, total int64, p float64, minNs, maxNs int64) int64 {
+	rank := int64(math.Ceil(p * float64(total) / 100))
+	rank = max(rank, 1)
+	var seen int64
+	for _, b := range bars {
+		seen += b.Count
+		if seen >= rank {
+			return min(max(b.To, minNs), maxNs)
+		}
+	}
+	return maxNs
+}

@@ -1,0 +1,101 @@
+package harness
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+
+	"kvlab/harness/calc"
+)
+
+// The batch/periodic model (the math is in kvlab/harness/calc) wired to
+// measurements: `labserver model -sync batch:64` feeds it this disk's probe
+// figures; a bench result with -sync batch:N or periodic:D carries the
+// prediction beside the measurement, fed by the run's own mean fdatasync
+// time when the store reports one (t_fsync_source "run") and the probe's
+// otherwise.
+
+// ModelResult is the JSON object of kind "model".
+type ModelResult struct {
+	Kind string `json:"kind"` // "model"
+	calc.Prediction
+	Source string `json:"source"` // where T_write and T_fsync came from: "probe" or "given"
+}
+
+// Predict runs the model for a -sync policy text (batch:N or periodic:D).
+// ok is false for policies the model does not cover.
+func Predict(sync string, tWriteNs, tFsyncNs float64) (p calc.Prediction, ok bool, err error) {
+	kind, arg, _ := strings.Cut(sync, ":")
+	switch kind {
+	case "batch":
+		n, err := strconv.Atoi(arg)
+		if err != nil {
+			return p, false, err
+		}
+		p, err = calc.Batch(n, tWriteNs, tFsyncNs)
+		return p, err == nil, err
+	case "periodic":
+		d, err := time.ParseDuration(arg)
+		if err != nil {
+			return p, false, err
+		}
+		p, err = calc.Periodic(d, tWriteNs, tFsyncNs)
+		p.Sync = sync
+		return p, err == nil, err
+	}
+	return p, false, nil
+}
+
+// modelLine answers a model line, probing dir for whichever cost was not
+// given on the line.
+func modelLine(ctx context.Context, s *Spec, dir string) (*ModelResult, error) {
+	tw, tf := float64(s.TWrite), float64(s.TFsync)
+	source := "given"
+	if s.TWrite == 0 || !s.set["t-fsync"] {
+		b, err := quickProbe(ctx, dir)
+		if err != nil {
+			return nil, err
+		}
+		source = "probe"
+		if s.TWrite == 0 {
+			tw = b.WriteNs
+		}
+		if !s.set["t-fsync"] {
+			tf = b.FdatasyncNs
+		}
+	}
+	p, _, err := Predict(s.Sync, max(tw, 1), tf)
+	if err != nil {
+		return nil, err
+	}
+	return &ModelResult{Kind: "model", Prediction: p, Source: source}, nil
+}
+
+// benchModel is the prediction for a finished bench run, or nil when its
+// policy has no model.
+func benchModel(sync string, r *BenchResult, b *ProbeBrief) *BenchModel {
+	if b == nil || r.Latency["put"] == nil {
+		return nil
+	}
+	tf, src := b.FdatasyncNs, "probe"
+	if r.Fsyncs > 0 {
+		tf, src = r.FsyncMeanNs, "run"
+	}
+	p, ok, err := Predict(sync, max(b.WriteNs, 1), tf)
+	if !ok || err != nil {
+		return nil
+	}
+	m := &BenchModel{
+		PredictedOpsPerSec: p.PredictedOpsPerSec, TWriteNs: p.TWriteNs, TFsyncNs: p.TFsyncNs,
+		TFsyncSource: src, P99Path: p.P99Path,
+		LossWindowWrites: p.LossWindowWrites, LossWindowMs: p.LossWindowMs,
+	}
+	// Which path the measured p99 is nearer to.
+	p99 := float64(r.Latency["put"].P99Ns)
+	m.MeasuredP99Path = calc.P99Fast
+	if p99 >= p.TWriteNs+p.TFsyncNs/2 {
+		m.MeasuredP99Path = calc.P99Slow
+	}
+	return m
+}

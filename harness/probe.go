@@ -1,0 +1,271 @@
+package harness
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Probe describes the machine and measures what its disk charges, in the
+// spirit of PostgreSQL's pg_test_fsync but with percentiles: the cost of a
+// small write(2) into a file in the data directory, and of a write followed
+// by fdatasync. Every benchmark number should be read beside these.
+
+// ProbeConfig says where and how long to probe.
+type ProbeConfig struct {
+	Dir        string        // the probe file goes in a fresh directory under Dir
+	Iterations int           // per measurement (default 2000)
+	MaxTime    time.Duration // per measurement, whichever comes first (default 1s)
+	WriteSize  int           // bytes per write (default 128)
+}
+
+// ProbeResult is the JSON object of kind "probe".
+type ProbeResult struct {
+	Kind       string `json:"kind"` // "probe"
+	Host       string `json:"host"`
+	CPU        string `json:"cpu"`
+	Cores      int    `json:"cores"`
+	RAMBytes   int64  `json:"ram_bytes"`
+	Kernel     string `json:"kernel"`
+	OS         string `json:"os"`
+	Go         string `json:"go"`
+	Dir        string `json:"dir"`
+	FS         string `json:"fs"`     // filesystem type of Dir, e.g. ext4
+	Device     string `json:"device"` // block device under it, e.g. vda
+	Rotational bool   `json:"rotational"`
+	FreeBytes  int64  `json:"free_bytes"`
+	WriteSize  int    `json:"write_size"`
+
+	Write          ProbeCost `json:"write"`           // write(2) of WriteSize bytes, appending
+	WriteFdatasync ProbeCost `json:"write_fdatasync"` // the same write, then fdatasync
+	WriteNs        float64   `json:"write_ns"`        // Write.MeanNs
+	FdatasyncNs    float64   `json:"fdatasync_ns"`    // WriteFdatasync.MeanNs - Write.MeanNs
+}
+
+// ProbeCost summarizes one repeated system call sequence.
+type ProbeCost struct {
+	Iterations int     `json:"iterations"`
+	MeanNs     float64 `json:"mean_ns"`
+	P50Ns      int64   `json:"p50_ns"`
+	P99Ns      int64   `json:"p99_ns"`
+	MaxNs      int64   `json:"max_ns"`
+	OpsPerSec  float64 `json:"ops_per_sec"`
+}
+
+// Probe describes the host and measures the disk under cfg.Dir.
+func Probe(ctx context.Context, cfg ProbeConfig) (*ProbeResult, error) {
+	if cfg.Iterations <= 0 {
+		cfg.Iterations = 2000
+	}
+	if cfg.MaxTime <= 0 {
+		cfg.MaxTime = time.Second
+	}
+	if cfg.WriteSize <= 0 {
+		cfg.WriteSize = 128
+	}
+	if cfg.Dir == "" {
+		cfg.Dir = os.TempDir()
+	}
+	abs, err := filepath.Abs(cfg.Dir)
+	if err != nil {
+		return nil, err
+	}
+	r := &ProbeResult{Kind: "probe", Cores: runtime.NumCPU(), Go: runtime.Version(),
+		OS: runtime.GOOS + "/" + runtime.GOARCH, Dir: abs, WriteSize: cfg.WriteSize}
+	r.Host, _ = os.Hostname()
+	r.CPU = cpuModel()
+	r.RAMBytes = memTotal()
+	r.Kernel = kernel()
+	r.FS, r.Device, r.Rotational = fsAndDevice(abs)
+	var st unix.Statfs_t
+	if unix.Statfs(abs, &st) == nil {
+		r.FreeBytes = int64(st.Bavail) * st.Bsize
+	}
+	r.Write, r.WriteFdatasync, err = measureDisk(ctx, abs, cfg)
+	if err != nil {
+		return nil, err
+	}
+	r.WriteNs = r.Write.MeanNs
+	r.FdatasyncNs = max(r.WriteFdatasync.MeanNs-r.Write.MeanNs, 0)
+	return r, nil
+}
+
+// measureDisk times write and write+fdatasync in a scratch file under dir.
+func measureDisk(ctx context.Context, dir string, cfg ProbeConfig) (w, wf ProbeCost, err error) {
+	tmp, err := os.MkdirTemp(dir, "kvlab-probe-")
+	if err != nil {
+		return w, wf, fmt.Errorf("probe: -dir %s: %w", dir, err)
+	}
+	defer os.RemoveAll(tmp)
+	f, err := os.OpenFile(filepath.Join(tmp, "probe"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return w, wf, fmt.Errorf("probe: %w", err)
+	}
+	defer f.Close()
+	buf := make([]byte, cfg.WriteSize)
+	for i := range buf {
+		buf[i] = byte(i)
+	}
+	fd := int(f.Fd())
+	run := func(sync bool) (ProbeCost, error) {
+		lat := make([]int64, 0, cfg.Iterations)
+		t0 := time.Now()
+		for len(lat) < cfg.Iterations && time.Since(t0) < cfg.MaxTime && ctx.Err() == nil {
+			start := time.Now()
+			if _, err := unix.Write(fd, buf); err != nil {
+				return ProbeCost{}, fmt.Errorf("probe: write: %w", err)
+			}
+			if sync {
+				if err := unix.Fdatasync(fd); err != nil {
+					return ProbeCost{}, fmt.Errorf("probe: fdatasync: %w", err)
+				}
+			}
+			lat = append(lat, int64(time.Since(start)))
+		}
+		wall := time.Since(t0)
+		return costOf(lat, wall), ctx.Err()
+	}
+	if w, err = run(false); err != nil {
+		return
+	}
+	wf, err = run(true)
+	return
+}
+
+// costOf summarizes latencies measured over wall.
+func costOf(lat []int64, wall time.Duration) ProbeCost {
+	c := ProbeCost{Iterations: len(lat)}
+	if len(lat) == 0 {
+		return c
+	}
+	var sum int64
+	for _, v := range lat {
+		sum += v
+	}
+	slices.Sort(lat)
+	c.MeanNs = float64(sum) / float64(len(lat))
+	c.P50Ns, c.P99Ns, c.MaxNs = Percentile(lat, 50), Percentile(lat, 99), Percentile(lat, 100)
+	c.OpsPerSec = float64(len(lat)) / wall.Seconds()
+	return c
+}
+
+var (
+	briefMu    sync.Mutex // guards briefCache
+	briefCache = map[string]briefEntry{}
+)
+
+type briefEntry struct {
+	at time.Time
+	b  *ProbeBrief
+}
+
+// quickProbe is the short probe a bench line carries as its conditions:
+// at most 200 iterations or 100 ms per measurement, remembered for a
+// minute per directory so a sweep does not probe between its runs.
+func quickProbe(ctx context.Context, dir string) (*ProbeBrief, error) {
+	briefMu.Lock()
+	e, ok := briefCache[dir]
+	briefMu.Unlock()
+	if ok && time.Since(e.at) < time.Minute {
+		return e.b, nil
+	}
+	p, err := Probe(ctx, ProbeConfig{Dir: dir, Iterations: 200, MaxTime: 100 * time.Millisecond})
+	if err != nil {
+		return nil, err
+	}
+	b := &ProbeBrief{FS: p.FS, Device: p.Device, Rotational: p.Rotational, WriteNs: p.WriteNs,
+		FdatasyncNs: p.FdatasyncNs, Cores: p.Cores, Go: p.Go}
+	briefMu.Lock()
+	briefCache[dir] = briefEntry{time.Now(), b}
+	briefMu.Unlock()
+	return b, nil
+}
+
+// cpuModel reads the first "model name" of /proc/cpuinfo.
+func cpuModel() string {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return runtime.GOARCH
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return runtime.GOARCH
+}
+
+// memTotal reads MemTotal from /proc/meminfo, in bytes.
+func memTotal() int64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "MemTotal:" {
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			return kb * 1024
+		}
+	}
+	return 0
+}
+
+func kernel() string {
+	var u unix.Utsname
+	if unix.Uname(&u) != nil {
+		return ""
+	}
+	return unix.ByteSliceToString(u.Sysname[:]) + " " + unix.ByteSliceToString(u.Release[:])
+}
+
+// fsAndDevice finds the mount that holds dir in /proc/self/mountinfo (the
+// longest mount point that is a prefix of dir) for the filesystem type,
+// and the block device from the dir's st_dev through /sys/dev/block.
+func fsAndDevice(dir string) (fs, device string, rotational bool) {
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	if b, err := os.ReadFile("/proc/self/mountinfo"); err == nil {
+		best := -1
+		for _, line := range strings.Split(string(b), "\n") {
+			// id parent major:minor root mountpoint opts ... - fstype source superopts
+			pre, post, ok := strings.Cut(line, " - ")
+			f, g := strings.Fields(pre), strings.Fields(post)
+			if !ok || len(f) < 5 || len(g) < 2 {
+				continue
+			}
+			mp := f[4]
+			if (dir == mp || strings.HasPrefix(dir, strings.TrimSuffix(mp, "/")+"/")) && len(mp) > best {
+				best, fs = len(mp), g[0]
+				device = strings.TrimPrefix(g[1], "/dev/")
+			}
+		}
+	}
+	var st unix.Stat_t
+	if unix.Stat(dir, &st) == nil {
+		sys := fmt.Sprintf("/sys/dev/block/%d:%d", unix.Major(uint64(st.Dev)), unix.Minor(uint64(st.Dev)))
+		if real, err := filepath.EvalSymlinks(sys); err == nil {
+			device = filepath.Base(real)
+			// A partition's queue/ is its parent disk's.
+			for _, q := range []string{filepath.Join(real, "queue", "rotational"), filepath.Join(real, "..", "queue", "rotational")} {
+				if b, err := os.ReadFile(q); err == nil {
+					rotational = strings.TrimSpace(string(b)) == "1"
+					break
+				}
+			}
+		}
+	}
+	return fs, device, rotational
+}

@@ -1,0 +1,146 @@
+package harness
+
+import (
+	"time"
+)
+
+// BenchResult is one bench run: the JSON object of kind "bench". The field
+// names are a contract (DESIGN.md, "JSON result"): add, never rename.
+type BenchResult struct {
+	Kind        string  `json:"kind"` // "bench"
+	Spec        string  `json:"spec"` // the run as a line that reproduces it
+	Engine      string  `json:"engine"`
+	Sync        string  `json:"sync"`
+	Workload    string  `json:"workload"`
+	Threads     int     `json:"threads"`
+	Ops         int64   `json:"ops"`   // primitive key accesses measured
+	Units       int64   `json:"units"` // workload steps measured
+	WallSeconds float64 `json:"wall_seconds"`
+	OpsPerSec   float64 `json:"ops_per_sec"`   // Ops / WallSeconds (unless a dishonest rule says otherwise)
+	UnitsPerSec float64 `json:"units_per_sec"` // Units / WallSeconds
+	ValueSize   int     `json:"value_size"`
+	Keys        int     `json:"keys"`
+	Dist        string  `json:"dist"`
+	Warmup      int64   `json:"warmup"`         // units run and discarded before measuring
+	Rate        float64 `json:"rate,omitempty"` // intended units/s of an open-loop run
+
+	// Latency by op kind: "put", "get", "delete". In a -rate run it is
+	// measured from each unit's intended start; LatencyUncorrected from
+	// the actual start, beside it.
+	Latency            map[string]*LatencySummary `json:"latency"`
+	LatencyUncorrected map[string]*LatencySummary `json:"latency_uncorrected,omitempty"`
+
+	HitRate *float64 `json:"hit_rate,omitempty"` // found / Gets, for workloads that read
+
+	Fsyncs       int64   `json:"fsyncs"` // during the timed region
+	FsyncMeanNs  float64 `json:"fsync_mean_ns"`
+	BytesWritten int64   `json:"bytes_written"`
+
+	Model    *BenchModel     `json:"model,omitempty"` // for batch:N and periodic:D
+	Timeline []TimelinePoint `json:"timeline"`
+	Probe    *ProbeBrief     `json:"probe,omitempty"`
+
+	Cancelled bool     `json:"cancelled,omitempty"` // stopped early; figures cover what ran
+	Dishonest []string `json:"dishonest,omitempty"` // timing rules this run broke on purpose
+	Run       int      `json:"run,omitempty"`       // 1-based index within a -repeat
+	Dir       string   `json:"dir,omitempty"`       // with -keep: where the data stayed
+}
+
+// BenchModel is the model's prediction printed next to a measurement.
+type BenchModel struct {
+	PredictedOpsPerSec float64 `json:"predicted_ops_per_sec"`
+	TWriteNs           float64 `json:"t_write_ns"`
+	TFsyncNs           float64 `json:"t_fsync_ns"`
+	TFsyncSource       string  `json:"t_fsync_source"` // "run" (this run's fsync mean) or "probe"
+	P99Path            string  `json:"p99_path"`       // where the model puts p99: "slow" or "fast"
+	MeasuredP99Path    string  `json:"measured_p99_path,omitempty"`
+	LossWindowWrites   float64 `json:"loss_window_writes"`
+	LossWindowMs       float64 `json:"loss_window_ms"`
+}
+
+// ProbeBrief is the part of a probe a bench result carries: the conditions
+// the number was measured under.
+type ProbeBrief struct {
+	FS          string  `json:"fs"`
+	Device      string  `json:"device"`
+	Rotational  bool    `json:"rotational"`
+	WriteNs     float64 `json:"write_ns"`
+	FdatasyncNs float64 `json:"fdatasync_ns"`
+	Cores       int     `json:"cores"`
+	Go          string  `json:"go"`
+}
+
+// summarizeRun turns the workers' recorders into a result.
+func summarizeRun(cfg *runConfig, all []*worker, writer *worker, wall time.Duration, timeline []TimelinePoint) *BenchResult {
+	res := &BenchResult{
+		Kind: "bench", Engine: cfg.engine, Sync: cfg.sync, Workload: cfg.workload,
+		Threads: cfg.threads, ValueSize: cfg.valueSize, Keys: cfg.keys, Dist: cfg.dist,
+		Warmup: cfg.warmup, Rate: cfg.rate, WallSeconds: wall.Seconds(), Timeline: timeline,
+		Dishonest: cfg.dishonest.rules(),
+	}
+	if cfg.dishonest.noWarmup {
+		res.Warmup = 0
+	}
+	if res.Timeline == nil {
+		res.Timeline = []TimelinePoint{}
+	}
+	kinds := []struct {
+		name string
+		get  func(*worker) (*recorder, *recorder)
+	}{
+		{"put", func(w *worker) (*recorder, *recorder) { return w.put, w.uput }},
+		{"get", func(w *worker) (*recorder, *recorder) { return w.get, w.uget }},
+		{"delete", func(w *worker) (*recorder, *recorder) { return w.del, w.udel }},
+	}
+	res.Latency = map[string]*LatencySummary{}
+	var sumNs float64
+	for _, k := range kinds {
+		var recs, uncs []*recorder
+		for _, w := range all {
+			r, u := k.get(w)
+			recs = append(recs, r)
+			if u != nil {
+				uncs = append(uncs, u)
+			}
+		}
+		s := summarize(recs, cfg.dishonest.unsortedPercentile)
+		if s.Count == 0 {
+			continue
+		}
+		res.Latency[k.name] = &s
+		res.Ops += s.Count
+		sumNs += s.MeanNs * float64(s.Count)
+		if len(uncs) > 0 {
+			if res.LatencyUncorrected == nil {
+				res.LatencyUncorrected = map[string]*LatencySummary{}
+			}
+			u := summarize(uncs, cfg.dishonest.unsortedPercentile)
+			res.LatencyUncorrected[k.name] = &u
+		}
+	}
+	var gets, hits int64
+	for _, w := range all {
+		if w != writer {
+			res.Units += w.units
+		}
+		gets += w.gets
+		hits += w.hits
+	}
+	if workloadInfos[cfg.workload].reads && gets > 0 {
+		h := float64(hits) / float64(gets)
+		res.HitRate = &h
+	}
+	// Throughput from the one outer wall clock...
+	secs := wall.Seconds()
+	if cfg.dishonest.throughputFromSamples {
+		// ...or, breaking the rule on purpose, from the sum of the samples:
+		// it leaves out the time between ops and counts overlapping
+		// threads' time several times over.
+		secs = sumNs / 1e9
+	}
+	if secs > 0 {
+		res.OpsPerSec = float64(res.Ops) / secs
+		res.UnitsPerSec = float64(res.Units) / secs
+	}
+	return res
+}

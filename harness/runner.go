@@ -1,0 +1,438 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// The runner: one bench run of one store with one thread count.
+//
+// The order of events is the measuring discipline:
+//
+//  1. open the store in a fresh directory;
+//  2. build every key, the order each worker visits them and the values it
+//     writes (workload.go) — no clock is running yet;
+//  3. preload the store if the workload reads, overwrites or deletes;
+//  4. warm up: each worker runs its share of -warmup units, recorded into
+//     recorders that are then thrown away;
+//  5. read the store's fsync counters, start the one outer wall clock,
+//     release every worker at once;
+//  6. each worker times each op with the monotonic clock and records it;
+//  7. stop the clock when the last worker finishes; read the counters.
+//
+// Throughput is ops divided by that one wall clock. A progress goroutine
+// looks at the workers about once a second to build the timeline and the
+// live p50/p99 without slowing them: each worker publishes its op count and
+// its most recent latencies through atomics only.
+
+// runConfig is one run, fully decided: one engine, one thread count.
+type runConfig struct {
+	engine    string
+	sync      string
+	workload  string
+	dist      string
+	threads   int
+	ops       int64         // units to do in total; 0 with a duration
+	duration  time.Duration // 0 with ops
+	maxUnits  int64         // hard cap on units (limits), for -duration runs
+	valueSize int
+	keys      int
+	warmup    int64
+	rate      float64 // units per second in total; 0 = closed loop
+	seed      int64
+	dishonest dishonesty
+	dir       string // the fresh directory the store lives in
+	tick      time.Duration
+	progress  func(Progress)
+}
+
+// dishonesty is the set of timing rules a run deliberately breaks, for the
+// lessons that show what each one does. Never set by default.
+type dishonesty struct {
+	throughputFromSamples bool // ops / sum of latencies instead of ops / wall clock
+	noWarmup              bool // measure from the first op
+	timeKeygen            bool // build each key and value inside the timed region
+	unsortedPercentile    bool // pick percentiles from unsorted samples
+}
+
+// rules lists the broken rules by name, for the "dishonest" JSON field.
+func (d dishonesty) rules() []string {
+	var r []string
+	if d.throughputFromSamples {
+		r = append(r, "throughput-from-samples")
+	}
+	if d.noWarmup {
+		r = append(r, "no-warmup")
+	}
+	if d.timeKeygen {
+		r = append(r, "time-keygen")
+	}
+	if d.unsortedPercentile {
+		r = append(r, "unsorted-percentile")
+	}
+	return r
+}
+
+// spinBelow is the wait under which an open-loop worker yields in a loop
+// instead of sleeping on a timer.
+const spinBelow = 100 * time.Microsecond
+
+// ringLen is how many recent latencies each worker publishes for the live
+// progress p50/p99.
+const ringLen = 1024
+
+// liveView is what a worker publishes for the progress goroutine. The
+// worker is the only writer; everything is atomic so the reader needs no
+// lock and the worker never waits.
+type liveView struct {
+	done atomic.Int64          // ops completed
+	ring [ringLen]atomic.Int64 // latency of op i at ring[i%ringLen]
+}
+
+// worker is one goroutine's share of a run. Not safe for concurrent use,
+// except live, which the progress goroutine reads.
+type worker struct {
+	id    int
+	plan  workerPlan
+	quota int64 // units to do; math.MaxInt64 in a -duration run
+	cfg   *runConfig
+	store Store
+
+	// Recorders by op kind; in a -rate run unc* hold the uncorrected
+	// latencies (from the actual start, not the intended one).
+	put, get, del    *recorder
+	uput, uget, udel *recorder
+
+	units, ops int64
+	gets, hits int64
+	err        error
+	live       *liveView
+}
+
+// run holds what the workers share.
+type run struct {
+	cfg      *runConfig
+	stop     atomic.Bool   // set on cancel, error or deadline
+	stopCh   chan struct{} // closed with stop, for sleepers
+	stopOnce sync.Once
+}
+
+func (r *run) halt() {
+	r.stopOnce.Do(func() {
+		r.stop.Store(true)
+		close(r.stopCh)
+	})
+}
+
+// runOne performs one run and summarizes it. On cancellation it returns
+// what was measured so far with Cancelled set and a nil error.
+func runOne(ctx context.Context, cfg runConfig) (*BenchResult, error) {
+	open, err := lookupEngine(cfg.engine)
+	if err != nil {
+		return nil, err
+	}
+	store, err := open(cfg.dir, cfg.sync)
+	if err != nil {
+		return nil, fmt.Errorf("open %s in %s: %w", cfg.engine, cfg.dir, err)
+	}
+	defer store.Close()
+
+	info := workloadInfos[cfg.workload]
+	keys := newKeyTable(cfg.keys)
+	r := &run{cfg: &cfg, stopCh: make(chan struct{})}
+
+	// Split the budget: worker w does quota units (the first ones one more).
+	workers := make([]*worker, cfg.threads)
+	for w := range workers {
+		quota := int64(math.MaxInt64)
+		table := int64(1 << 20)
+		if cfg.ops > 0 {
+			quota = cfg.ops / int64(cfg.threads)
+			if int64(w) < cfg.ops%int64(cfg.threads) {
+				quota++
+			}
+			table = max(quota, 1)
+		} else if cfg.maxUnits > 0 {
+			quota = max(cfg.maxUnits/int64(cfg.threads), 1)
+		}
+		table = min(table, 1<<22)
+		workers[w] = &worker{
+			id: w, cfg: &cfg, store: store, quota: quota, live: new(liveView),
+			plan: planWorker(cfg.workload, cfg.dist, w, cfg.threads, cfg.keys, int(table), cfg.valueSize, cfg.seed),
+		}
+	}
+	var writer *worker // readwhilewriting's background writer
+	if cfg.workload == "readwhilewriting" {
+		writer = &worker{
+			id: cfg.threads, cfg: &cfg, store: store, quota: math.MaxInt64, live: new(liveView),
+			plan: planWorker("fillrandom", cfg.dist, cfg.threads, cfg.threads+1, cfg.keys, 1<<16, cfg.valueSize, cfg.seed),
+		}
+	}
+
+	if info.preload {
+		if err := preload(ctx, store, keys, workers[0], cfg.valueSize); err != nil {
+			return nil, err
+		}
+	}
+
+	// Warmup: the same work, recorded into recorders that are discarded.
+	if cfg.warmup > 0 && !cfg.dishonest.noWarmup {
+		warm := newSampleBudget(cfg.warmup + chunkLen)
+		var wg sync.WaitGroup
+		for _, w := range workers {
+			w.setRecorders(warm)
+			n := cfg.warmup / int64(cfg.threads)
+			if int64(w.id) < cfg.warmup%int64(cfg.threads) {
+				n++
+			}
+			wg.Go(func() { w.loop(r, keys, int64(len(w.plan.order)/2), n, time.Time{}) })
+		}
+		wg.Wait()
+		for _, w := range workers {
+			if w.err != nil {
+				return nil, fmt.Errorf("warmup: %w", w.err)
+			}
+			w.units, w.ops, w.gets, w.hits = 0, 0, 0, 0
+			w.live.done.Store(0)
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+	}
+
+	budget := newSampleBudget(DefaultExactCap)
+	for _, w := range workers {
+		w.setRecorders(budget)
+	}
+	all := slices.Clone(workers)
+	if writer != nil {
+		writer.setRecorders(budget)
+		all = append(all, writer)
+	}
+
+	before := storeStats(store)
+
+	// Cancellation: a watcher turns ctx.Done into the stop flag the workers
+	// poll between ops.
+	measured := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			r.halt()
+		case <-measured:
+		}
+	}()
+
+	prog := startProgress(r, all, cfg.tick, cfg.engine)
+
+	var deadline time.Time
+	var wg, wwg sync.WaitGroup
+	start := make(chan struct{})
+	for _, w := range workers {
+		wg.Go(func() {
+			<-start
+			w.loop(r, keys, 0, w.quota, deadline)
+		})
+	}
+	stopWriter := &run{cfg: &cfg, stopCh: make(chan struct{})}
+	if writer != nil {
+		wwg.Go(func() {
+			<-start
+			writer.loop(stopWriter, keys, 0, writer.quota, time.Time{})
+		})
+	}
+
+	// The one outer wall clock.
+	t0 := time.Now()
+	if cfg.duration > 0 {
+		deadline = t0.Add(cfg.duration)
+	}
+	prog.begin(t0)
+	close(start)
+	wg.Wait()
+	wall := time.Since(t0)
+	stopWriter.halt()
+	wwg.Wait()
+	close(measured)
+	timeline := prog.end(wall)
+
+	after := storeStats(store)
+	for _, w := range all {
+		if w.err != nil {
+			return nil, w.err
+		}
+	}
+	res := summarizeRun(&cfg, all, writer, wall, timeline)
+	res.Cancelled = ctx.Err() != nil
+	res.Fsyncs = after.Fsyncs - before.Fsyncs
+	res.BytesWritten = after.BytesWritten - before.BytesWritten
+	if res.Fsyncs > 0 {
+		res.FsyncMeanNs = float64(after.FsyncTime-before.FsyncTime) / float64(res.Fsyncs)
+	}
+	return res, nil
+}
+
+// setRecorders gives w fresh recorders drawing on budget b.
+func (w *worker) setRecorders(b *sampleBudget) {
+	w.put, w.get, w.del = newRecorder(b), newRecorder(b), newRecorder(b)
+	if w.cfg.rate > 0 {
+		w.uput, w.uget, w.udel = newRecorder(b), newRecorder(b), newRecorder(b)
+	}
+}
+
+// preload puts every key once, untimed, so reads hit and deletes delete.
+func preload(ctx context.Context, s Store, keys keyTable, w *worker, valueSize int) error {
+	n := len(keys.buf) / keyLen
+	for i := range n {
+		if i%1024 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err := s.Put(keys.key(uint32(i)), w.plan.value(i, valueSize)); err != nil {
+			return fmt.Errorf("preload key %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// storeStats reads a store's counters, or zeros if it keeps none.
+func storeStats(s Store) StoreStats {
+	if sr, ok := s.(StatsReporter); ok {
+		return sr.StoreStats()
+	}
+	return StoreStats{}
+}
+
+// loop runs n units starting at plan position from. It is the timed loop:
+// nothing in it allocates (unless -dishonest-time-keygen asks it to).
+func (w *worker) loop(r *run, keys keyTable, from, n int64, deadline time.Time) {
+	cfg := w.cfg
+	s := w.store
+	order := w.plan.order
+	hasDeadline := !deadline.IsZero()
+	var interval time.Duration
+	var timer *time.Timer
+	var t0 time.Time
+	if cfg.rate > 0 {
+		interval = time.Duration(float64(cfg.threads) * 1e9 / cfg.rate)
+		timer = time.NewTimer(time.Hour)
+		defer timer.Stop()
+		t0 = time.Now()
+	}
+	wl := cfg.workload
+	if w.id == cfg.threads { // readwhilewriting's writer
+		wl = "fillrandom"
+	}
+	for i := int64(0); i < n; i++ {
+		if r.stop.Load() {
+			return
+		}
+		pos := int((from + i) % int64(len(order)))
+		key := keys.key(order[pos])
+		val := w.plan.value(int(i), cfg.valueSize)
+
+		// Open loop: wait for this unit's intended start; latency is
+		// measured from it, so a stall also counts against the units that
+		// should have started during it (coordinated omission).
+		var intended time.Time
+		if interval > 0 {
+			intended = t0.Add(time.Duration(i) * interval)
+			if d := time.Until(intended); d > spinBelow {
+				timer.Reset(d)
+				select {
+				case <-timer.C:
+				case <-r.stopCh:
+					return
+				}
+			} else {
+				// Timers are too coarse for short waits: yield until it is time.
+				for time.Now().Before(intended) {
+					runtime.Gosched()
+				}
+			}
+		}
+
+		var err error
+		var end time.Time
+		start := time.Now()
+		if cfg.dishonest.timeKeygen {
+			key, val = buildKeyValue(order[pos], val)
+		}
+		switch wl {
+		case "fillseq", "fillrandom", "overwrite":
+			err = s.Put(key, val)
+			end = w.done(w.put, w.uput, start, intended)
+		case "readrandom", "readwhilewriting":
+			err = w.doGet(key)
+			end = w.done(w.get, w.uget, start, intended)
+		case "deleterandom":
+			err = s.Delete(key)
+			end = w.done(w.del, w.udel, start, intended)
+		case "updaterandom":
+			err = w.doGet(key)
+			mid := w.done(w.get, w.uget, start, intended)
+			if err == nil {
+				err = s.Put(key, val)
+				end = w.done(w.put, w.uput, mid, time.Time{})
+			}
+		case "mixed":
+			if w.plan.isRead[pos%len(w.plan.isRead)] {
+				err = w.doGet(key)
+				end = w.done(w.get, w.uget, start, intended)
+			} else {
+				err = s.Put(key, val)
+				end = w.done(w.put, w.uput, start, intended)
+			}
+		}
+		if err != nil {
+			w.err = fmt.Errorf("%s %s: %w", cfg.engine, wl, err)
+			r.halt()
+			return
+		}
+		w.units++
+		if hasDeadline && end.After(deadline) {
+			return
+		}
+	}
+}
+
+// doGet does one Get and counts hits.
+func (w *worker) doGet(key []byte) error {
+	_, found, err := w.store.Get(key)
+	w.gets++
+	if found {
+		w.hits++
+	}
+	return err
+}
+
+// done records one op that started at start (and, in an open-loop run,
+// was meant to start at intended) and returns the time it ended.
+func (w *worker) done(rec, unc *recorder, start, intended time.Time) time.Time {
+	end := time.Now()
+	ns := int64(end.Sub(start))
+	if !intended.IsZero() {
+		unc.record(ns)
+		ns = int64(end.Sub(intended))
+	}
+	rec.record(ns)
+	w.ops++
+	w.live.ring[w.ops%ringLen].Store(ns)
+	w.live.done.Store(w.ops)
+	return end
+}
+
+// buildKeyValue is the -dishonest-time-keygen rule break: it formats the
+// key and copies the value afresh, inside the timed region, allocating
+// both, as a careless benchmark does.
+func buildKeyValue(i uint32, val []byte) ([]byte, []byte) {
+	key := fmt.Appendf(nil, "%016d", i)
+	v := make([]byte, len(val))
+	copy(v, val)
+	return key, v
+}

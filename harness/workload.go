@@ -1,0 +1,144 @@
+package harness
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+)
+
+// Workloads, named as in LevelDB's db_bench so results can be compared.
+//
+// A unit is one workload step; an op is one primitive key access. Most
+// workloads do one op per unit; updaterandom does two (a Get, then a Put of
+// the same key), and readwhilewriting counts the background writer's Puts
+// as ops but only the readers' Gets as units.
+//
+//	fillseq           Put keys in ascending order into an empty store
+//	fillrandom        Put keys in random order into an empty store
+//	overwrite         Put random keys into a store already holding all of them
+//	readrandom        Get random keys from a full store (hit rate reported)
+//	readwhilewriting  -threads readers Get random keys while one more
+//	                  goroutine Puts random keys as fast as it can
+//	updaterandom      read-modify-write: Get a random key, then Put it
+//	deleterandom      Delete random keys from a full store
+//	mixed             half Gets, half Puts, of random keys in a full store
+//
+// Keys are 16 bytes, a zero-padded decimal index ("0000000000001234"), as
+// db_bench writes them. -keys sets how many distinct keys there are; -dist
+// chooses them uniformly or with a Zipf distribution (a few hot keys).
+const (
+	keyLen      = 16
+	zipfS       = 1.1 // Zipf exponent; Go's rand.Zipf needs s > 1
+	valueWindow = 4096
+)
+
+// Workloads lists the -workload names.
+var Workloads = []string{"fillseq", "fillrandom", "overwrite", "readrandom", "readwhilewriting", "updaterandom", "deleterandom", "mixed"}
+
+// Dists lists the -dist names.
+var Dists = []string{"uniform", "zipfian"}
+
+// workloadInfo says what a workload needs before the clock starts.
+type workloadInfo struct {
+	preload bool // the store holds every key before warmup and measuring
+	reads   bool // the workload does Gets, so a hit rate is reported
+	opsPer  int  // primitive ops per unit for the measured workers
+}
+
+var workloadInfos = map[string]workloadInfo{
+	"fillseq":          {opsPer: 1},
+	"fillrandom":       {opsPer: 1},
+	"overwrite":        {preload: true, opsPer: 1},
+	"readrandom":       {preload: true, reads: true, opsPer: 1},
+	"readwhilewriting": {preload: true, reads: true, opsPer: 1},
+	"updaterandom":     {preload: true, reads: true, opsPer: 2},
+	"deleterandom":     {preload: true, opsPer: 1},
+	"mixed":            {preload: true, reads: true, opsPer: 1},
+}
+
+// keyTable holds every key of the key space in one allocation, built before
+// any clock starts. Key i is buf[i*keyLen : (i+1)*keyLen].
+type keyTable struct{ buf []byte }
+
+func newKeyTable(n int) keyTable {
+	t := keyTable{buf: make([]byte, n*keyLen)}
+	for i := range n {
+		formatKey(t.buf[i*keyLen:(i+1)*keyLen], uint64(i))
+	}
+	return t
+}
+
+func (t keyTable) key(i uint32) []byte {
+	o := int(i) * keyLen
+	return t.buf[o : o+keyLen : o+keyLen]
+}
+
+// formatKey writes i as keyLen zero-padded decimal digits into dst.
+func formatKey(dst []byte, i uint64) {
+	for j := keyLen - 1; j >= 0; j-- {
+		dst[j] = byte('0' + i%10)
+		i /= 10
+	}
+}
+
+// workerPlan is everything one worker needs, prepared before the timed
+// region: the order in which it visits keys, the values it writes, and
+// the coin flips of a mixed workload.
+type workerPlan struct {
+	order  []uint32 // key indices, used cyclically
+	values []byte   // value i is values[off : off+valueSize], off cycling
+	isRead []bool   // mixed only: whether unit i is a Get (cyclic)
+}
+
+// planWorker builds worker w's plan. quota is how many units it will do
+// (or a table size to cycle through in a -duration run).
+func planWorker(workload, dist string, w, threads, keys, quota, valueSize int, seed int64) workerPlan {
+	r := rand.New(rand.NewPCG(uint64(seed), uint64(w)+1))
+	p := workerPlan{order: make([]uint32, quota)}
+	switch {
+	case workload == "fillseq":
+		// Worker w writes keys w, w+threads, w+2*threads, ...: together the
+		// workers write in ascending order.
+		for i := range p.order {
+			p.order[i] = uint32((i*threads + w) % keys)
+		}
+	case dist == "zipfian":
+		z := rand.NewZipf(r, zipfS, 1, uint64(keys-1))
+		for i := range p.order {
+			p.order[i] = uint32(z.Uint64())
+		}
+	default:
+		for i := range p.order {
+			p.order[i] = uint32(r.IntN(keys))
+		}
+	}
+	p.values = make([]byte, valueSize+valueWindow)
+	for i := range p.values {
+		p.values[i] = byte(r.Uint32()) // incompressible
+	}
+	if workload == "mixed" {
+		p.isRead = make([]bool, min(quota, 1<<16))
+		for i := range p.isRead {
+			p.isRead[i] = r.IntN(2) == 0
+		}
+	}
+	return p
+}
+
+// value returns the i-th value of the plan: a window into a random buffer,
+// so consecutive values differ without building any in the timed loop.
+func (p *workerPlan) value(i, valueSize int) []byte {
+	o := (i * 61) % valueWindow
+	return p.values[o : o+valueSize : o+valueSize]
+}
+
+// checkWorkload validates -workload and -dist.
+func checkWorkload(workload, dist string) error {
+	if _, ok := workloadInfos[workload]; !ok {
+		return fmt.Errorf("-workload %s: unknown workload; allowed: %s", workload, strings.Join(Workloads, ", "))
+	}
+	if dist != "uniform" && dist != "zipfian" {
+		return fmt.Errorf("-dist %s: unknown distribution; allowed: %s", dist, strings.Join(Dists, ", "))
+	}
+	return nil
+}
