@@ -1,0 +1,160 @@
+package wasmtest
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"kvlab/wasm/grader"
+)
+
+// nodeResult mirrors what testdata/node-runner.js prints.
+type nodeResult struct {
+	ReadyMs float64 `json:"ready_ms"`
+	Results []struct {
+		Result    *jsResult `json:"result"`
+		TimedOut  bool      `json:"timed_out"`
+		RunMs     float64   `json:"run_ms"`
+		RestartMs float64   `json:"restart_ms"`
+	} `json:"results"`
+}
+
+// jsResult is the object kvlabGrader.run returns to JavaScript.
+type jsResult struct {
+	Exercise string `json:"exercise"`
+	Passed   bool   `json:"passed"`
+	Summary  string `json:"summary"`
+	Error    *struct {
+		Line int    `json:"line"`
+		Col  int    `json:"col"`
+		Msg  string `json:"msg"`
+	} `json:"error"`
+	Cases []struct {
+		Input, Want, Got, Hint string
+		Pass                   bool
+	} `json:"cases"`
+	Mutants []struct {
+		Name   string `json:"name"`
+		Caught bool   `json:"caught"`
+	} `json:"mutants"`
+}
+
+type job struct {
+	Name    string `json:"name"`
+	Src     string `json:"src"`
+	LimitMs int    `json:"limit_ms"`
+}
+
+func solution(t *testing.T, name string) string {
+	e, err := grader.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e.Solution
+}
+
+const offByOne = `package main
+
+import "math"
+
+func Percentile(sorted []int64, p float64) int64 {
+	n := len(sorted)
+	if n == 0 {
+		return 0
+	}
+	rank := int(math.Ceil(p * float64(n) / 100))
+	return sorted[min(max(rank, 0), n-1)]
+}
+`
+
+const syntaxErr = `package main
+
+func Percentile(sorted []int64, p float64) int64 {
+	return 1 +
+}
+`
+
+const endless = `package main
+
+func Percentile(sorted []int64, p float64) int64 {
+	i := 0
+	for i >= 0 {
+		i = (i + 1) % 10
+	}
+	return 0
+}
+`
+
+// TestNodeWorker runs the compiled worker under Node.js in a worker
+// thread, with the page's 2 s limit, and checks what each job returns.
+func TestNodeWorker(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed; the CI entry installs it (apt nodejs)")
+	}
+	wasm, wasmExec := buildWasm(t)
+	jobs := []job{
+		{"percentile", solution(t, "percentile"), 2000},
+		{"percentile", offByOne, 2000},
+		{"percentile", syntaxErr, 2000},
+		{"percentile", endless, 2000},
+		{"percentile", solution(t, "percentile"), 2000}, // on the fresh worker
+		{"percentile-tests", solution(t, "percentile-tests"), 2000},
+		{"mean-vs-tail", solution(t, "mean-vs-tail"), 2000},
+		{"batch-model", solution(t, "batch-model"), 2000},
+		{"percentile", solution(t, "percentile"), 2000}, // a later run, warm
+	}
+	b, _ := json.Marshal(jobs)
+	jobsFile := filepath.Join(t.TempDir(), "jobs.json")
+	if err := os.WriteFile(jobsFile, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(node, "testdata/node-runner.js", wasmExec, wasm, jobsFile)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node: %v\n%s", err, stderr.String())
+	}
+	var res nodeResult
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatalf("node output: %v\n%s", err, out)
+	}
+	if got, want := len(res.Results), len(jobs); got != want {
+		t.Fatalf("got %d results, want %d", got, want)
+	}
+	r := res.Results
+
+	for _, i := range []int{0, 4, 5, 6, 7, 8} {
+		if r[i].Result == nil || !r[i].Result.Passed {
+			t.Errorf("job %d (%s solution): got %+v, want passed", i, jobs[i].Name, r[i].Result)
+		}
+	}
+
+	if off := r[1].Result; off == nil || off.Passed || len(off.Cases) == 0 {
+		t.Errorf("off-by-one: got %+v, want a failed run with cases", off)
+	} else if c := off.Cases[0]; c.Pass || c.Want != "50" || c.Got != "51" {
+		t.Errorf("off-by-one first case: got %+v, want want=50 got=51 failing", c)
+	}
+
+	if se := r[2].Result; se == nil || se.Error == nil {
+		t.Errorf("syntax error: got %+v, want an error", se)
+	} else if se.Error.Line != 5 || se.Error.Col != 1 || !strings.Contains(se.Error.Msg, "syntax error") {
+		t.Errorf("syntax error: got %d:%d %q, want 5:1 syntax error", se.Error.Line, se.Error.Col, se.Error.Msg)
+	}
+
+	if !r[3].TimedOut || r[3].Result != nil {
+		t.Errorf("endless loop: got timed_out=%v result=%+v, want stopped by the limit", r[3].TimedOut, r[3].Result)
+	}
+	if r[3].RestartMs <= 0 {
+		t.Errorf("endless loop: restart_ms = %v, want the fresh worker's start time", r[3].RestartMs)
+	}
+	for i, x := range r {
+		t.Logf("job %d %s: %.0f ms", i, jobs[i].Name, x.RunMs)
+	}
+	t.Logf("node worker: ready %.0f ms; first run %.0f ms; later run %.0f ms; restart after the 2 s stop %.0f ms",
+		res.ReadyMs, r[0].RunMs, r[8].RunMs, r[3].RestartMs)
+}
