@@ -99,6 +99,11 @@ func OpenBbolt(dir, syncText string) (harness.Store, error) {
 	return s, nil
 }
 
+var (
+	_ harness.Store   = (*bboltStore)(nil)
+	_ harness.Scanner = (*bboltStore)(nil)
+)
+
 // bboltStore adapts a *bolt.DB to harness.Store and harness.Scanner.
 // It is safe for concurrent use.
 type bboltStore struct {

@@ -86,6 +86,12 @@ func OpenPebble(dir, syncText string) (harness.Store, error) {
 	return s, nil
 }
 
+var (
+	_ harness.Store         = (*pebbleStore)(nil)
+	_ harness.Scanner       = (*pebbleStore)(nil)
+	_ harness.StatsReporter = (*pebbleStore)(nil)
+)
+
 // pebbleStore adapts a *pebble.DB to harness.Store, harness.Scanner and
 // harness.StatsReporter. It is safe for concurrent use.
 type pebbleStore struct {

@@ -1,0 +1,162 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// The command line: `labserver bench | sweep | probe | model | crash | help`.
+// labserver/main.go hands its arguments here; everything is testable
+// through RunCLI with buffers for stdout and stderr.
+
+// commandHelp is each command's one-line purpose and its examples.
+var commandHelp = map[string]struct{ what, examples string }{
+	"bench": {"measure one workload on one store (or several, -engine a,b)", `
+  labserver bench -engine kv -sync always -workload fillrandom -ops 8000
+  labserver bench -engine kv -sync batch:64 -workload fillrandom -ops 8000 -format json
+  labserver bench -engine kv,bbolt,pebble -sync always -ops 2000
+  labserver bench -engine kv -sync none -workload readrandom -keys 100000 -duration 5s -dist zipfian
+  labserver bench -engine kv -sync group -threads 8 -rate 2000 -duration 3s
+  labserver bench -engine kv -sync batch:64 -ops 4000 -repeat 3 -format benchstat`},
+	"sweep": {"run one bench per thread count: the saturation curve", `
+  labserver sweep -engine kv -sync group -threads 1,2,4,8,16 -duration 3s
+  labserver sweep -engine null -threads 1,2 -ops 100000`},
+	"probe": {"describe this machine and measure write and write+fdatasync on the data directory", `
+  labserver probe
+  labserver probe -dir /mnt/data -ops 5000 -format json`},
+	"model": {"predict batch:N or periodic:D throughput, p99 path and loss window", `
+  labserver model -sync batch:64
+  labserver model -sync periodic:10ms
+  labserver model -sync batch:100 -t-write 900ns -t-fsync 200us`},
+	"crash": {"crash a writing store and check what recovery keeps", `
+  labserver crash -sync batch:100 -trials 20
+  labserver crash -sync always -trials 10 -power`},
+}
+
+// Usage writes the overview of all commands.
+func Usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: labserver [serve flags]          serve the course (see labserver -h)")
+	fmt.Fprintln(w, "       labserver COMMAND [flags]        measure from the command line")
+	fmt.Fprintln(w, "\ncommands:")
+	for _, c := range Commands {
+		fmt.Fprintf(w, "  %-6s %s\n", c, commandHelp[c].what)
+	}
+	fmt.Fprintln(w, "  help   this text; `labserver help COMMAND` or `labserver COMMAND -h` for a command's flags")
+	fmt.Fprintf(w, "\nengines: %s\n", strings.Join(Engines(), ", "))
+	fmt.Fprintln(w, "\nexamples:"+commandHelp["bench"].examples)
+}
+
+// CommandUsage writes one command's flags and examples.
+func CommandUsage(w io.Writer, cmd string) {
+	h, ok := commandHelp[cmd]
+	if !ok {
+		Usage(w)
+		return
+	}
+	fmt.Fprintf(w, "usage: labserver %s [flags]\n\n%s\n\nflags:\n", cmd, h.what)
+	for _, f := range flagDefs {
+		if !strings.Contains(" "+f.cmds+" ", " "+cmd+" ") {
+			continue
+		}
+		name := "-" + f.name
+		if !f.bool {
+			name += " V"
+		}
+		fmt.Fprintf(w, "  %-38s %s\n", name, f.usage)
+	}
+	fmt.Fprintln(w, "\nexamples:"+h.examples)
+	if cmd == "bench" || cmd == "sweep" {
+		fmt.Fprintf(w, "\nengines: %s\n", strings.Join(Engines(), ", "))
+	}
+}
+
+// RunCLI runs one command line (the arguments after "labserver") and
+// returns the process exit code: 0 on success, 1 when a run failed (or a
+// crash test found a broken invariant), 2 for a bad command line.
+func RunCLI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
+		if len(args) > 1 {
+			CommandUsage(stdout, args[1])
+		} else {
+			Usage(stdout)
+		}
+		return 0
+	}
+	for _, a := range args[1:] {
+		if a == "-h" || a == "-help" || a == "--help" {
+			CommandUsage(stdout, args[0])
+			return 0
+		}
+	}
+	lim := DefaultLimits()
+	s, err := parseArgs(args, lim)
+	if err != nil {
+		fmt.Fprintf(stderr, "labserver: %v\n", err)
+		if _, ok := commandHelp[args[0]]; ok {
+			fmt.Fprintf(stderr, "run 'labserver %s -h' for its flags\n", args[0])
+		} else {
+			fmt.Fprintln(stderr, "run 'labserver help' for the commands")
+		}
+		return 2
+	}
+	env := Env{Limits: lim}
+	if s.Progress || isTerminal(stderr) {
+		env.Progress = progressPrinter(stderr, isTerminal(stderr))
+	}
+	v, err := execSpec(ctx, s, env)
+	if env.Progress != nil && isTerminal(stderr) {
+		fmt.Fprint(stderr, "\r\033[K") // clear the live line
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "labserver %s: %v\n", s.Cmd, err)
+		return 1
+	}
+	if err := Write(stdout, s.Format, v); err != nil {
+		fmt.Fprintf(stderr, "labserver %s: %v\n", s.Cmd, err)
+		return 1
+	}
+	if c, ok := v.(*CrashResult); ok && !c.OK {
+		return 1
+	}
+	return 0
+}
+
+// progressPrinter prints progress events: rewriting one line on a
+// terminal, one line per event otherwise.
+func progressPrinter(w io.Writer, tty bool) func(Progress) {
+	return func(p Progress) {
+		run := ""
+		if p.Run > 0 {
+			run = fmt.Sprintf("run %d ", p.Run)
+		}
+		line := fmt.Sprintf("%s%s%6.1fs %10d ops %10.0f ops/s  p50 %s  p99 %s", run, prefix(p.Engine), p.ElapsedSeconds, p.Ops, p.OpsPerSec,
+			fmtNs(float64(p.P50)), fmtNs(float64(p.P99)))
+		if tty {
+			fmt.Fprintf(w, "\r\033[K%s", line)
+		} else {
+			fmt.Fprintln(w, line)
+		}
+	}
+}
+
+func prefix(engine string) string {
+	if engine == "" {
+		return ""
+	}
+	return engine + " "
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}

@@ -1,0 +1,379 @@
+package harness
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"text/tabwriter"
+)
+
+// Output formats: table (for people: a db_bench-like latency table, the
+// throughput, and the conditions the number was measured under), tsv (for
+// spreadsheets), json (the DESIGN.md contract) and benchstat (Go benchmark
+// lines, so `benchstat old.txt new.txt` compares two configurations).
+
+// opOrder is the order op kinds are printed in.
+var opOrder = []string{"put", "get", "delete"}
+
+// Write prints v, a result of Exec's execSpec, in format.
+func Write(w io.Writer, format string, v any) error {
+	switch format {
+	case "json":
+		b, err := json.MarshalIndent(v, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(w, "%s\n", b)
+		return err
+	case "tsv":
+		return writeTSV(w, v)
+	case "benchstat":
+		return writeBenchstat(w, v)
+	}
+	switch r := v.(type) {
+	case *BenchResult:
+		return writeBenchTable(w, r)
+	case []*BenchResult:
+		return writeCompareTable(w, r)
+	case *ProbeResult:
+		return writeProbeTable(w, r)
+	case *ModelResult:
+		return writeModelTable(w, r)
+	case *CrashResult:
+		return writeCrashTable(w, r)
+	}
+	return fmt.Errorf("harness: cannot print %T", v)
+}
+
+// fmtNs prints a duration in nanoseconds with a unit a reader can compare
+// at a glance.
+func fmtNs(ns float64) string {
+	switch {
+	case ns < 1e3:
+		return fmt.Sprintf("%.0f ns", ns)
+	case ns < 1e6:
+		return fmt.Sprintf("%.1f µs", ns/1e3)
+	case ns < 1e9:
+		return fmt.Sprintf("%.2f ms", ns/1e6)
+	}
+	return fmt.Sprintf("%.2f s", ns/1e9)
+}
+
+func writeBenchTable(w io.Writer, r *BenchResult) error {
+	fmt.Fprintln(w, r.Spec)
+	if len(r.Dishonest) > 0 {
+		fmt.Fprintf(w, "DISHONEST: this run breaks the timing rule(s) %s on purpose; do not quote its numbers\n", strings.Join(r.Dishonest, ", "))
+	}
+	if r.Cancelled {
+		fmt.Fprintln(w, "CANCELLED: the figures cover only what ran before the stop")
+	}
+	// The db_bench line: time per op, ops per second, payload throughput.
+	microsPerOp := 0.0
+	if r.OpsPerSec > 0 {
+		microsPerOp = 1e6 / r.OpsPerSec
+	}
+	mbps := r.OpsPerSec * float64(keyLen+r.ValueSize) / (1 << 20)
+	fmt.Fprintf(w, "%-16s : %11.3f micros/op %10.0f ops/sec %8.1f MB/s (%d ops in %.3f s, %d thread%s)\n",
+		r.Workload, microsPerOp, r.OpsPerSec, mbps, r.Ops, r.WallSeconds, r.Threads, plural(r.Threads))
+	if r.Units != r.Ops {
+		fmt.Fprintf(w, "%-16s   %11s           %10.0f units/sec (%d units; a unit is one workload step)\n", "", "", r.UnitsPerSec, r.Units)
+	}
+	writeLatency(w, r.Latency, "")
+	if r.LatencyUncorrected != nil {
+		fmt.Fprintf(w, "open loop at %g units/s: latency above is from each intended start; without that correction:\n", r.Rate)
+		writeLatency(w, r.LatencyUncorrected, " (uncorrected)")
+	}
+	var extra []string
+	if r.HitRate != nil {
+		extra = append(extra, fmt.Sprintf("hit rate %.1f%%", *r.HitRate*100))
+	}
+	if r.Fsyncs > 0 {
+		extra = append(extra, fmt.Sprintf("fsyncs %d (mean %s, %.1f ops per fsync)", r.Fsyncs, fmtNs(r.FsyncMeanNs), float64(r.Ops)/float64(r.Fsyncs)))
+	} else {
+		extra = append(extra, "fsyncs 0")
+	}
+	fmt.Fprintln(w, strings.Join(extra, "   "))
+	if m := r.Model; m != nil {
+		fmt.Fprintf(w, "model: %s predicts %.0f ops/s (T_write %s, T_fsync %s from the %s); measured %.0f ops/s (%s)\n",
+			r.Sync, m.PredictedOpsPerSec, fmtNs(m.TWriteNs), fmtNs(m.TFsyncNs), m.TFsyncSource, r.OpsPerSec, ratio(r.OpsPerSec, m.PredictedOpsPerSec))
+		fmt.Fprintf(w, "       p99 on the %s path (measured: %s); a crash can lose up to %.0f acknowledged writes (%.2f ms)\n",
+			m.P99Path, m.MeasuredP99Path, m.LossWindowWrites, m.LossWindowMs)
+	}
+	fmt.Fprintln(w, conditions(r))
+	return nil
+}
+
+// ratio says how far a measurement is from a prediction.
+func ratio(measured, predicted float64) string {
+	if predicted <= 0 {
+		return "no prediction"
+	}
+	return fmt.Sprintf("%.2fx the prediction", measured/predicted)
+}
+
+func writeLatency(w io.Writer, lat map[string]*LatencySummary, suffix string) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "op\tcount\tmean\tp50\tp95\tp99\tp99.9\tmax\texact\t")
+	for _, op := range opOrder {
+		s := lat[op]
+		if s == nil {
+			continue
+		}
+		fmt.Fprintf(tw, "%s%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%v\t\n", op, suffix, s.Count, fmtNs(s.MeanNs),
+			fmtNs(float64(s.P50Ns)), fmtNs(float64(s.P95Ns)), fmtNs(float64(s.P99Ns)), fmtNs(float64(s.P999Ns)), fmtNs(float64(s.MaxNs)), s.Exact)
+	}
+	tw.Flush()
+}
+
+// conditions is the line that says what the number was measured under.
+func conditions(r *BenchResult) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "conditions: %s sync=%s, %d B values, %d keys %s", r.Engine, r.Sync, r.ValueSize, r.Keys, r.Dist)
+	if p := r.Probe; p != nil {
+		kind := "ssd"
+		if p.Rotational {
+			kind = "rotational"
+		}
+		fmt.Fprintf(&b, "; %s on %s (%s), write %s, fdatasync %s; %d cores, %s", p.FS, p.Device, kind, fmtNs(p.WriteNs), fmtNs(p.FdatasyncNs), p.Cores, p.Go)
+	}
+	return b.String()
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// writeCompareTable prints several runs as one table: a row per run and
+// op kind, the speed-up against the first thread count of each engine (the
+// saturation curve of a sweep), and for -repeat the medians.
+func writeCompareTable(w io.Writer, rs []*BenchResult) error {
+	if len(rs) == 0 {
+		fmt.Fprintln(w, "no runs completed")
+		return nil
+	}
+	fmt.Fprintf(w, "%s  (%d runs)\n", rs[0].Workload, len(rs))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "engine\tsync\tthreads\trun\tops/s\tspeed-up\top\tp50\tp95\tp99\tp99.9\tmax\t")
+	base := map[string]float64{} // engine -> median ops/s at its first thread count
+	groups := groupRuns(rs)
+	for _, g := range groups {
+		med := medianRun(g)
+		if _, ok := base[g[0].Engine]; !ok {
+			base[g[0].Engine] = med.OpsPerSec
+		}
+		speed := "-"
+		if b := base[g[0].Engine]; b > 0 {
+			speed = fmt.Sprintf("%.2fx", med.OpsPerSec/b)
+		}
+		rows := g
+		if len(g) > 1 {
+			rows = append(slices.Clone(g), med)
+		}
+		for _, r := range rows {
+			run := "-"
+			if r.Run > 0 {
+				run = fmt.Sprint(r.Run)
+			}
+			if r == med && len(g) > 1 {
+				run = "median"
+			}
+			sp := ""
+			if r == med || len(g) == 1 {
+				sp = speed
+			}
+			for _, op := range opOrder {
+				s := r.Latency[op]
+				if s == nil {
+					continue
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Engine, r.Sync, r.Threads, run, r.OpsPerSec, sp, op,
+					fmtNs(float64(s.P50Ns)), fmtNs(float64(s.P95Ns)), fmtNs(float64(s.P99Ns)), fmtNs(float64(s.P999Ns)), fmtNs(float64(s.MaxNs)))
+			}
+		}
+	}
+	tw.Flush()
+	for _, r := range rs {
+		if len(r.Dishonest) > 0 {
+			fmt.Fprintf(w, "DISHONEST: some runs break timing rules on purpose (%s)\n", strings.Join(r.Dishonest, ", "))
+			break
+		}
+	}
+	fmt.Fprintln(w, conditions(rs[0]))
+	return nil
+}
+
+// groupRuns groups consecutive runs of the same engine and thread count
+// (the repeats of one configuration).
+func groupRuns(rs []*BenchResult) [][]*BenchResult {
+	var gs [][]*BenchResult
+	for _, r := range rs {
+		if n := len(gs); n > 0 && gs[n-1][0].Engine == r.Engine && gs[n-1][0].Threads == r.Threads {
+			gs[n-1] = append(gs[n-1], r)
+			continue
+		}
+		gs = append(gs, []*BenchResult{r})
+	}
+	return gs
+}
+
+// medianRun returns a synthetic result holding the medians of g's
+// throughput and of each latency percentile, op kind by op kind.
+func medianRun(g []*BenchResult) *BenchResult {
+	if len(g) == 1 {
+		return g[0]
+	}
+	m := *g[0]
+	m.Run = 0
+	m.OpsPerSec = median(g, func(r *BenchResult) float64 { return r.OpsPerSec })
+	m.UnitsPerSec = median(g, func(r *BenchResult) float64 { return r.UnitsPerSec })
+	m.Latency = map[string]*LatencySummary{}
+	for op := range g[0].Latency {
+		get := func(f func(*LatencySummary) int64) int64 {
+			return int64(median(g, func(r *BenchResult) float64 {
+				if s := r.Latency[op]; s != nil {
+					return float64(f(s))
+				}
+				return 0
+			}))
+		}
+		m.Latency[op] = &LatencySummary{
+			P50Ns:  get(func(s *LatencySummary) int64 { return s.P50Ns }),
+			P95Ns:  get(func(s *LatencySummary) int64 { return s.P95Ns }),
+			P99Ns:  get(func(s *LatencySummary) int64 { return s.P99Ns }),
+			P999Ns: get(func(s *LatencySummary) int64 { return s.P999Ns }),
+			MaxNs:  get(func(s *LatencySummary) int64 { return s.MaxNs }),
+		}
+	}
+	return &m
+}
+
+// median is the middle value (the mean of the two middle ones for an even
+// count: a median of runs is a summary, not a sample).
+func median(g []*BenchResult, f func(*BenchResult) float64) float64 {
+	v := make([]float64, len(g))
+	for i, r := range g {
+		v[i] = f(r)
+	}
+	sort.Float64s(v)
+	n := len(v)
+	if n%2 == 1 {
+		return v[n/2]
+	}
+	return (v[n/2-1] + v[n/2]) / 2
+}
+
+func benchList(v any) []*BenchResult {
+	switch r := v.(type) {
+	case *BenchResult:
+		return []*BenchResult{r}
+	case []*BenchResult:
+		return r
+	}
+	return nil
+}
+
+func writeTSV(w io.Writer, v any) error {
+	rs := benchList(v)
+	if rs == nil {
+		// Other kinds: their JSON fields, flattened one level, as key\tvalue.
+		b, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			return err
+		}
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			val, _ := json.Marshal(m[k])
+			fmt.Fprintf(w, "%s\t%s\n", k, strings.Trim(string(val), `"`))
+		}
+		return nil
+	}
+	fmt.Fprintln(w, strings.Join([]string{"engine", "sync", "workload", "threads", "run", "ops", "units", "wall_seconds", "ops_per_sec", "units_per_sec",
+		"op", "count", "mean_ns", "p50_ns", "p95_ns", "p99_ns", "p999_ns", "max_ns", "exact", "fsyncs", "fsync_mean_ns", "dishonest"}, "\t"))
+	for _, r := range rs {
+		for _, op := range opOrder {
+			s := r.Latency[op]
+			if s == nil {
+				continue
+			}
+			fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%.6f\t%.1f\t%.1f\t%s\t%d\t%.1f\t%d\t%d\t%d\t%d\t%d\t%v\t%d\t%.1f\t%s\n",
+				r.Engine, r.Sync, r.Workload, r.Threads, r.Run, r.Ops, r.Units, r.WallSeconds, r.OpsPerSec, r.UnitsPerSec,
+				op, s.Count, s.MeanNs, s.P50Ns, s.P95Ns, s.P99Ns, s.P999Ns, s.MaxNs, s.Exact, r.Fsyncs, r.FsyncMeanNs, strings.Join(r.Dishonest, ","))
+		}
+	}
+	return nil
+}
+
+// writeBenchstat prints one Go benchmark line per run, named by its
+// configuration, so repeated runs of the same name are what benchstat
+// compares: ns/op from the wall clock, then ops/s and the percentiles of
+// the first op kind as extra units.
+func writeBenchstat(w io.Writer, v any) error {
+	rs := benchList(v)
+	if rs == nil {
+		return fmt.Errorf("-format benchstat: only bench and sweep results have benchmark lines")
+	}
+	fmt.Fprintln(w, "pkg: kvlab/harness")
+	for _, r := range rs {
+		name := fmt.Sprintf("BenchmarkKV/engine=%s/sync=%s/workload=%s/threads=%d/value=%d/dist=%s", r.Engine, r.Sync, r.Workload, r.Threads, r.ValueSize, r.Dist)
+		if len(r.Dishonest) > 0 {
+			name += "/dishonest=" + strings.Join(r.Dishonest, "+")
+		}
+		nsPerOp := math.Inf(1)
+		if r.OpsPerSec > 0 {
+			nsPerOp = 1e9 / r.OpsPerSec
+		}
+		fmt.Fprintf(w, "%s\t%d\t%.1f ns/op\t%.1f ops/s", name, r.Ops, nsPerOp, r.OpsPerSec)
+		for _, op := range opOrder {
+			if s := r.Latency[op]; s != nil {
+				fmt.Fprintf(w, "\t%d %s-p50-ns\t%d %s-p99-ns\t%d %s-max-ns", s.P50Ns, op, s.P99Ns, op, s.MaxNs, op)
+			}
+		}
+		fmt.Fprintln(w)
+	}
+	return nil
+}
+
+func writeProbeTable(w io.Writer, p *ProbeResult) error {
+	kind := "not rotational"
+	if p.Rotational {
+		kind = "rotational"
+	}
+	fmt.Fprintf(w, "host %s: %s, %d cores, %s RAM, %s, %s %s\n", p.Host, p.CPU, p.Cores, fmtBytes(p.RAMBytes), p.Kernel, p.Go, p.OS)
+	fmt.Fprintf(w, "dir %s: %s on %s (%s), %s free\n", p.Dir, p.FS, p.Device, kind, fmtBytes(p.FreeBytes))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "\titerations\tmean\tp50\tp99\tmax\tops/s\t")
+	for _, c := range []struct {
+		name string
+		c    ProbeCost
+	}{{fmt.Sprintf("write %d B", p.WriteSize), p.Write}, {fmt.Sprintf("write %d B + fdatasync", p.WriteSize), p.WriteFdatasync}} {
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%.0f\t\n", c.name, c.c.Iterations, fmtNs(c.c.MeanNs), fmtNs(float64(c.c.P50Ns)),
+			fmtNs(float64(c.c.P99Ns)), fmtNs(float64(c.c.MaxNs)), c.c.OpsPerSec)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "fdatasync alone costs about %s (mean of write+fdatasync minus mean of write)\n", fmtNs(p.FdatasyncNs))
+	return nil
+}
+
+func writeModelTable(w io.Writer, m *ModelResult) error {
+	fmt.Fprintf(w, "model %s with T_write %s and T_fsync %s (from the %s)\n", m.Sync, fmtNs(m.TWriteNs), fmtNs(m.TFsyncNs), m.Source)
+	fmt.Fprintf(w, "predicted throughput  %.0f ops/s\n", m.PredictedOpsPerSec)
+	fmt.Fprintf(w, "slow fraction         %.2f%% of Puts wait for an fdatasync -> p99 on the %s path (about %s)\n",
+		m.SlowFraction*100, m.P99Path, fmtNs(m.PredictedP99Ns))
+	fmt.Fprintf(w, "loss window           up to %.0f acknowledged writes, about %.2f ms\n", m.LossWindowWrites, m.LossWindowMs)
+	return nil
+}

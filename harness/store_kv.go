@@ -1,0 +1,48 @@
+package harness
+
+import (
+	"errors"
+
+	"kvlab/engine"
+)
+
+// The kv engine: the lab's own Bitcask-model store (package kvlab/engine),
+// behind the Store seam. Every -sync policy maps one to one onto the
+// engine's SyncPolicy.
+
+func init() {
+	RegisterEngine("kv", openKV)
+}
+
+// kvStore adapts *engine.DB to Store and StatsReporter. Safe for
+// concurrent use, as the DB is.
+type kvStore struct{ db *engine.DB }
+
+func openKV(dir, sync string) (Store, error) {
+	p, err := engine.ParseSync(sync)
+	if err != nil {
+		return nil, err
+	}
+	db, err := engine.Open(dir, engine.Options{Sync: p})
+	if err != nil {
+		return nil, err
+	}
+	return kvStore{db}, nil
+}
+
+func (s kvStore) Put(key, value []byte) error { return s.db.Put(key, value) }
+func (s kvStore) Delete(key []byte) error     { return s.db.Delete(key) }
+func (s kvStore) Close() error                { return s.db.Close() }
+
+func (s kvStore) Get(key []byte) ([]byte, bool, error) {
+	v, err := s.db.Get(key)
+	if errors.Is(err, engine.ErrNotFound) {
+		return nil, false, nil
+	}
+	return v, err == nil, err
+}
+
+func (s kvStore) StoreStats() StoreStats {
+	st := s.db.Stats()
+	return StoreStats{Fsyncs: st.Fsyncs, FsyncTime: st.FsyncTime, BytesWritten: st.BytesWritten}
+}
