@@ -1,0 +1,92 @@
+// exercise-worker.js: the Web Worker that hosts the Go interpreter for the
+// in-browser exercises. exercise.js starts it on pages with an exercise.
+//
+// It loads wasm_exec.js and yaegi.wasm from wasm/ next to this file (built
+// by `make wasm` from ./wasm/worker), waits until the Go side publishes
+// kvlabGrader, and then answers the page:
+//
+//   in:  {type: "run", id, name, src}
+//   out: {type: "ready", exercises, load_ms}       once, when it can grade
+//        {type: "missing", what}                    the wasm was not built (HTTP 404)
+//        {type: "fatal", message}                   anything else that stops it loading
+//        {type: "started", id}                      a run begins (the page's time limit starts here)
+//        {type: "result", id, result, run_ms}       a run ended
+//
+// A run is synchronous inside the wasm: a loop that never ends never
+// returns, so the page enforces the time limit by terminating this worker
+// and starting a new one.
+"use strict";
+
+const base = new URL("wasm/", self.location.href);
+let grader = null;
+const pending = [];
+
+self.onmessage = (e) => {
+	if (grader) {
+		handle(e.data);
+	} else {
+		pending.push(e.data);
+	}
+};
+
+function handle(msg) {
+	if (!msg || msg.type !== "run") {
+		return;
+	}
+	self.postMessage({ type: "started", id: msg.id });
+	const t0 = performance.now();
+	let result;
+	try {
+		result = grader.run(String(msg.name), String(msg.src));
+	} catch (err) {
+		result = {
+			exercise: msg.name, passed: false, cases: [], mutants: [], notes: [], output: "",
+			error: { line: 0, col: 0, msg: "the interpreter stopped: " + err, text: "the interpreter stopped: " + err },
+		};
+	}
+	self.postMessage({ type: "result", id: msg.id, result, run_ms: performance.now() - t0 });
+}
+
+async function boot() {
+	const t0 = performance.now();
+	const wasmExecURL = new URL("wasm_exec.js", base).href;
+	const head = await fetch(wasmExecURL, { method: "HEAD" }).catch(() => null);
+	if (head && head.status === 404) {
+		self.postMessage({ type: "missing", what: "wasm_exec.js" });
+		return;
+	}
+	importScripts(wasmExecURL);
+
+	const resp = await fetch(new URL("yaegi.wasm", base).href);
+	if (resp.status === 404) {
+		self.postMessage({ type: "missing", what: "yaegi.wasm" });
+		return;
+	}
+	if (!resp.ok) {
+		throw new Error("loading yaegi.wasm: HTTP " + resp.status);
+	}
+	const go = new Go();
+	const ready = new Promise((resolve) => {
+		self.kvlabGraderReady = resolve;
+	});
+	let instance;
+	const type = resp.headers.get("Content-Type") || "";
+	if (WebAssembly.instantiateStreaming && type.startsWith("application/wasm")) {
+		instance = (await WebAssembly.instantiateStreaming(resp, go.importObject)).instance;
+	} else {
+		instance = (await WebAssembly.instantiate(await resp.arrayBuffer(), go.importObject)).instance;
+	}
+	const exited = go.run(instance).then(() => {
+		throw new Error("the Go interpreter exited");
+	});
+	await Promise.race([ready, exited]);
+	grader = self.kvlabGrader;
+	self.postMessage({ type: "ready", exercises: grader.exercises(), load_ms: performance.now() - t0 });
+	while (pending.length > 0) {
+		handle(pending.shift());
+	}
+}
+
+boot().catch((err) => {
+	self.postMessage({ type: "fatal", message: String(err && err.message ? err.message : err) });
+});
