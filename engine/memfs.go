@@ -51,6 +51,7 @@ type memNode struct {
 	data    []byte // what a reader sees now
 	synced  []byte // what survives a power cut
 	dirtyLo int    // data[:dirtyLo] == synced[:dirtyLo] (when dirtyLo <= len(synced))
+	dirtyHi int    // end of the last byte written since the last sync
 }
 
 // NewMemFS returns an empty in-memory filesystem.
@@ -72,8 +73,9 @@ func (m *MemFS) SetLimit(n int64) {
 // Crash simulates a power loss. Every file keeps only the bytes that were
 // synced, and the directory keeps only the names that were synced. When
 // tear is true, each file also keeps a random-length prefix of the bytes
-// written after its last sync, starting at the first unsynced byte (a
-// write torn at a random byte). Files open before the crash fail with
+// written after its last sync: the bytes from the first unsynced one up to
+// a random point before the end of the last write (writes reaching the
+// disk in order, the last of them torn at a random byte). Files open before the crash fail with
 // ErrPowerLost afterwards.
 func (m *MemFS) Crash(tear bool, rng *rand.Rand) {
 	m.mu.Lock()
@@ -87,15 +89,16 @@ func (m *MemFS) Crash(tear bool, rng *rand.Rand) {
 			continue
 		}
 		kept := append([]byte(nil), n.synced...)
-		if tear && rng != nil && n.dirtyLo < len(n.data) {
+		hi := min(n.dirtyHi, len(n.data))
+		if tear && rng != nil && n.dirtyLo < hi {
 			lo := min(n.dirtyLo, len(kept))
-			cut := lo + rng.IntN(len(n.data)-lo+1)
+			cut := lo + rng.IntN(hi-lo+1)
 			if cut > len(kept) {
 				kept = append(kept, make([]byte, cut-len(kept))...)
 			}
 			copy(kept[lo:cut], n.data[lo:cut])
 		}
-		c := &memNode{data: kept, synced: append([]byte(nil), kept...), dirtyLo: len(kept)}
+		c := &memNode{data: kept, synced: append([]byte(nil), kept...), dirtyLo: len(kept), dirtyHi: len(kept)}
 		seen[n] = c
 		next[name] = c
 	}
@@ -147,7 +150,7 @@ func (m *MemFS) OpenFile(name string, flag int, perm os.FileMode) (File, error) 
 	}
 	if flag&os.O_TRUNC != 0 {
 		n.data = n.data[:0]
-		n.dirtyLo = 0
+		n.dirtyLo, n.dirtyHi = 0, 0
 	}
 	return &memFile{fs: m, node: n, name: name, gen: m.gen}, nil
 }
@@ -298,6 +301,7 @@ func (f *memFile) WriteAt(p []byte, off int64) (int, error) {
 	}
 	copy(n.data[off:], want)
 	n.dirtyLo = min(n.dirtyLo, int(off))
+	n.dirtyHi = max(n.dirtyHi, end)
 	return len(want), err
 }
 
@@ -314,7 +318,7 @@ func (f *memFile) Sync() error {
 	n := f.node
 	lo := min(n.dirtyLo, len(n.synced))
 	n.synced = append(n.synced[:lo], n.data[lo:]...)
-	n.dirtyLo = len(n.data)
+	n.dirtyLo, n.dirtyHi = len(n.data), 0
 	return nil
 }
 
@@ -334,6 +338,7 @@ func (f *memFile) Truncate(size int64) error {
 		n.data = append(n.data, make([]byte, int(size)-len(n.data))...)
 	}
 	n.dirtyLo = min(n.dirtyLo, int(size))
+	n.dirtyHi = max(n.dirtyHi, int(size))
 	return nil
 }
 

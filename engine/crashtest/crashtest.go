@@ -1,0 +1,548 @@
+// Package crashtest checks that the engine keeps what it says is durable,
+// by crashing it and looking at what recovery brings back.
+//
+// Two kinds of crash:
+//
+//   - SIGKILL (Config.Power false): the test binary (or labserver)
+//     re-executes itself as a child that writes records and reports each
+//     acknowledged write on its stdout; the parent kills it with SIGKILL at
+//     a random moment, reopens the store and checks it. The kernel's page
+//     cache survives a process kill, so this finds bugs in recovery,
+//     framing and compaction, but not a missing fdatasync.
+//   - Power loss (Config.Power true): the same workload runs in this
+//     process on an engine.MemFS; at a random moment the MemFS "loses
+//     power" and keeps only synced bytes (torn at a random byte). This is
+//     the test that catches a missing fdatasync.
+//
+// After every crash the checker counts, over the acknowledged writes:
+// DurableAcked (those the store said were durable), Recovered (those whose
+// value, or a later value of the same key, came back), Lost (durable ones
+// that did not come back: must be 0), LostAcked (acknowledged ones that did
+// not come back, durable or not), Corrupt (values that came back wrong) and
+// Unwritten (values that were never written). The invariant is
+// recovered >= durable_acked, with lost = corrupt = unwritten = 0.
+//
+// MaybeRunChild must be called first thing in main() and in TestMain of any
+// test binary that runs SIGKILL trials.
+package crashtest
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"kvlab/engine"
+)
+
+// Config describes a series of crash trials. Zero fields take the defaults
+// given in their comments.
+type Config struct {
+	Sync   engine.SyncPolicy
+	Trials int  // number of trials; 0 = 20
+	Power  bool // simulated power loss on a MemFS instead of SIGKILL
+	// Dir is the parent of the per-trial store directories (SIGKILL
+	// only); "" = a fresh temporary directory, removed afterwards.
+	Dir string
+	// Exe is the binary re-executed as the child (SIGKILL only); "" =
+	// os.Executable(). It must call MaybeRunChild first thing.
+	Exe string
+	// Seed makes the trials repeatable; 0 = seeded from the clock.
+	Seed int64
+	// Writers is the number of concurrent writing goroutines; 0 = 4 for
+	// group, 1 otherwise. Policies other than always and group need the
+	// store's DurableSeq to tell durable writes, which maps onto writes
+	// only with one writer, so they always use 1.
+	Writers int
+	// Keys is the number of distinct keys per writer; 0 = 200, so keys
+	// are overwritten during a trial.
+	Keys int
+	// ValueSize is the mean value size; 0 = 128. Sizes vary from half to
+	// one and a half times it.
+	ValueSize int
+	// SegmentSize of the store; 0 = 64 KiB, small so that trials cross
+	// segment rotations.
+	SegmentSize int64
+	// CompactEvery makes writer 0 call Compact after every so many of its
+	// writes; 0 = 700, negative = never.
+	CompactEvery int
+	// MaxRun bounds the random time the workload runs before the crash;
+	// 0 = 300ms (SIGKILL) or 50ms (power loss).
+	MaxRun time.Duration
+	// NoTear keeps, on power loss, exactly the synced bytes; by default
+	// each file also keeps a random part of its unsynced tail.
+	NoTear bool
+}
+
+// Trial is the outcome of one crash and recovery.
+type Trial struct {
+	N            int     `json:"n"`
+	Writes       int64   `json:"writes"`        // writes acknowledged before the crash
+	DurableAcked int64   `json:"durable_acked"` // of those, the ones the store said were durable
+	Recovered    int64   `json:"recovered"`     // acknowledged writes found after recovery (or a later write of the key)
+	Lost         int64   `json:"lost"`          // durable-acknowledged writes not found: must be 0
+	LostAcked    int64   `json:"lost_acked"`    // acknowledged writes not found, durable or not
+	Corrupt      int64   `json:"corrupt"`       // keys whose recovered value is not a value written to them
+	Unwritten    int64   `json:"unwritten"`     // keys recovered that were never written
+	DurableSeq   uint64  `json:"durable_seq"`   // the last DurableSeq the store reported
+	CrashAfterMs float64 `json:"crash_after_ms"`
+	// Error is set when the store failed to reopen: always a finding.
+	Error string `json:"error,omitempty"`
+}
+
+// Report sums a series of trials.
+type Report struct {
+	Sync         string  `json:"sync"`
+	Power        bool    `json:"power"`
+	Trials       []Trial `json:"per_trial"`
+	Writes       int64   `json:"writes"`
+	DurableAcked int64   `json:"durable_acked"`
+	Recovered    int64   `json:"recovered"`
+	Lost         int64   `json:"lost"`
+	LostAcked    int64   `json:"lost_acked"`
+	Corrupt      int64   `json:"corrupt"`
+	Unwritten    int64   `json:"unwritten"`
+	Failed       int64   `json:"failed_reopens"` // trials whose store did not reopen
+}
+
+// OK reports whether no trial lost a durable write, recovered a wrong or
+// unwritten value, or failed to reopen.
+func (r Report) OK() bool {
+	return r.Lost == 0 && r.Corrupt == 0 && r.Unwritten == 0 && r.Failed == 0
+}
+
+func (r *Report) add(t Trial) {
+	r.Trials = append(r.Trials, t)
+	r.Writes += t.Writes
+	r.DurableAcked += t.DurableAcked
+	r.Recovered += t.Recovered
+	r.Lost += t.Lost
+	r.LostAcked += t.LostAcked
+	r.Corrupt += t.Corrupt
+	r.Unwritten += t.Unwritten
+	if t.Error != "" {
+		r.Failed++
+	}
+}
+
+// workload is what a child (or the in-process power-loss run) does; it is
+// passed to the child as JSON in the environment.
+type workload struct {
+	Dir          string `json:"dir"`
+	Sync         string `json:"sync"`
+	Writers      int    `json:"writers"`
+	Keys         int    `json:"keys"`
+	ValueSize    int    `json:"value_size"`
+	SegmentSize  int64  `json:"segment_size"`
+	CompactEvery int    `json:"compact_every"`
+	Seed         uint64 `json:"seed"`
+}
+
+const (
+	envChild  = "KVLAB_CRASH_CHILD"
+	childLife = 60 * time.Second // a child whose parent vanished stops by itself
+)
+
+func (c Config) workload(dir string, seed uint64) workload {
+	w := workload{Dir: dir, Sync: c.Sync.String(), Writers: c.Writers, Keys: c.Keys, ValueSize: c.ValueSize,
+		SegmentSize: c.SegmentSize, CompactEvery: c.CompactEvery, Seed: seed}
+	if c.Sync.Mode != engine.SyncAlways && c.Sync.Mode != engine.SyncGroup {
+		w.Writers = 1
+	} else if w.Writers <= 0 {
+		w.Writers = 1
+		if c.Sync.Mode == engine.SyncGroup {
+			w.Writers = 4
+		}
+	}
+	if w.Keys <= 0 {
+		w.Keys = 200
+	}
+	if w.ValueSize <= 0 {
+		w.ValueSize = 128
+	}
+	if w.SegmentSize == 0 {
+		w.SegmentSize = 64 << 10
+	}
+	if w.CompactEvery == 0 {
+		w.CompactEvery = 700
+	}
+	return w
+}
+
+// Run runs cfg.Trials crash trials and returns their report. progress,
+// if not nil, is called after each trial. The error is for trials that
+// could not run (a child that did not start, a cancelled context); what
+// the trials found is in the Report (see Report.OK).
+func Run(ctx context.Context, cfg Config, progress func(Trial)) (Report, error) {
+	rep := Report{Sync: cfg.Sync.String(), Power: cfg.Power}
+	if _, err := engine.ParseSync(cfg.Sync.String()); err != nil {
+		return rep, err
+	}
+	trials := cfg.Trials
+	if trials == 0 {
+		trials = 20
+	}
+	if trials < 0 {
+		return rep, fmt.Errorf("crashtest: Trials %d: must be 0 (default 20) or more", trials)
+	}
+	seed := uint64(cfg.Seed)
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x6b766c6162))
+	parent := cfg.Dir
+	if !cfg.Power {
+		if parent == "" {
+			d, err := os.MkdirTemp("", "kvlab-crash-")
+			if err != nil {
+				return rep, fmt.Errorf("crashtest: %w", err)
+			}
+			defer os.RemoveAll(d)
+			parent = d
+		}
+	}
+	for i := range trials {
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		var t Trial
+		var err error
+		if cfg.Power {
+			t, err = powerTrial(cfg, rng)
+		} else {
+			t, err = killTrial(ctx, cfg, filepath.Join(parent, fmt.Sprintf("trial-%d", i)), rng)
+		}
+		if err != nil {
+			return rep, err
+		}
+		t.N = i + 1
+		rep.add(t)
+		if progress != nil {
+			progress(t)
+		}
+	}
+	return rep, nil
+}
+
+// acks records what the workload acknowledged: for each writer the
+// highest j whose Put returned nil, and the highest DurableSeq seen.
+type acks struct {
+	mu         sync.Mutex
+	acked      []int64 // per writer; -1 = none
+	durableSeq uint64
+}
+
+func newAcks(writers int) *acks {
+	a := &acks{acked: make([]int64, writers)}
+	for i := range a.acked {
+		a.acked[i] = -1
+	}
+	return a
+}
+
+func (a *acks) ack(w int, j int64, durable uint64) {
+	a.mu.Lock()
+	a.acked[w] = max(a.acked[w], j)
+	a.durableSeq = max(a.durableSeq, durable)
+	a.mu.Unlock()
+}
+
+// killTrial runs one SIGKILL trial in dir.
+func killTrial(ctx context.Context, cfg Config, dir string, rng *rand.Rand) (Trial, error) {
+	exe := cfg.Exe
+	if exe == "" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			return Trial{}, fmt.Errorf("crashtest: %w", err)
+		}
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return Trial{}, fmt.Errorf("crashtest: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	w := cfg.workload(dir, rng.Uint64())
+	spec, _ := json.Marshal(w)
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), envChild+"="+string(spec))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return Trial{}, fmt.Errorf("crashtest: %w", err)
+	}
+	if err := cmd.Start(); err != nil {
+		return Trial{}, fmt.Errorf("crashtest: start child %s: %w", exe, err)
+	}
+	a := newAcks(w.Writers)
+	ready := make(chan struct{})
+	readDone := make(chan error, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		started := false
+		for sc.Scan() {
+			line := sc.Text()
+			if line == "ready" {
+				started = true
+				close(ready)
+				continue
+			}
+			var wr int
+			var j int64
+			var d uint64
+			if _, err := fmt.Sscanf(line, "a %d %d %d", &wr, &j, &d); err == nil && wr >= 0 && wr < w.Writers {
+				a.ack(wr, j, d)
+			}
+		}
+		if !started {
+			readDone <- errors.New("child exited before it was ready")
+			return
+		}
+		readDone <- nil
+	}()
+
+	maxRun := cfg.MaxRun
+	if maxRun <= 0 {
+		maxRun = 300 * time.Millisecond
+	}
+	after := time.Duration(rng.Int64N(int64(maxRun)))
+	select {
+	case <-ready:
+	case err := <-readDone:
+		cmd.Wait()
+		return Trial{}, fmt.Errorf("crashtest: %v (is MaybeRunChild called first in main/TestMain of %s?)", err, exe)
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		<-readDone
+		cmd.Wait()
+		return Trial{}, errors.New("crashtest: child did not become ready within 20s")
+	case <-ctx.Done():
+		cmd.Process.Kill()
+		<-readDone
+		cmd.Wait()
+		return Trial{}, ctx.Err()
+	}
+	select {
+	case <-time.After(after):
+	case <-ctx.Done():
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	// Read every ack the child wrote before it died, then reap it (Wait
+	// closes the pipe, so it must come second).
+	rerr := <-readDone
+	cmd.Wait()
+	if rerr != nil {
+		return Trial{}, fmt.Errorf("crashtest: %w", rerr)
+	}
+	if ctx.Err() != nil {
+		return Trial{}, ctx.Err()
+	}
+	t := verify(w, a, engine.OSFS{}, true)
+	t.CrashAfterMs = float64(after) / 1e6
+	return t, nil
+}
+
+// powerTrial runs one power-loss trial on a fresh MemFS.
+func powerTrial(cfg Config, rng *rand.Rand) (Trial, error) {
+	mem := engine.NewMemFS()
+	w := cfg.workload("/kv", rng.Uint64())
+	a := newAcks(w.Writers)
+	db, err := openStore(w, mem)
+	if err != nil {
+		return Trial{}, fmt.Errorf("crashtest: %w", err)
+	}
+	maxRun := cfg.MaxRun
+	if maxRun <= 0 {
+		maxRun = 50 * time.Millisecond
+	}
+	after := time.Duration(rng.Int64N(int64(maxRun)))
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	for wr := range w.Writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runWriter(db, w, wr, &stop, a.ack)
+		}()
+	}
+	time.Sleep(after)
+	mem.Crash(!cfg.NoTear, rand.New(rand.NewPCG(rng.Uint64(), 1)))
+	stop.Store(true)
+	wg.Wait()
+	db.Close() // fails: the files are gone with the power
+	t := verify(w, a, mem, false)
+	t.CrashAfterMs = float64(after) / 1e6
+	return t, nil
+}
+
+func openStore(w workload, fs engine.FS) (*engine.DB, error) {
+	pol, err := engine.ParseSync(w.Sync)
+	if err != nil {
+		return nil, err
+	}
+	return engine.Open(w.Dir, engine.Options{Sync: pol, SegmentSize: w.SegmentSize, FS: fs})
+}
+
+// runWriter is one writing goroutine: Puts to its keys in order until
+// stop is set or a Put fails, reporting each acknowledged write.
+func runWriter(db *engine.DB, w workload, wr int, stop *atomic.Bool, ack func(w int, j int64, durable uint64)) {
+	for j := int64(0); !stop.Load(); j++ {
+		if err := db.Put(keyFor(wr, j, w.Keys), valueFor(w, wr, j)); err != nil {
+			return
+		}
+		ack(wr, j, db.Stats().DurableSeq)
+		if wr == 0 && w.CompactEvery > 0 && j > 0 && j%int64(w.CompactEvery) == 0 {
+			if err := db.Compact(); err != nil {
+				return
+			}
+		}
+	}
+}
+
+func keyFor(wr int, j int64, keys int) []byte {
+	return fmt.Appendf(nil, "w%d/k%d", wr, j%int64(keys))
+}
+
+// valueFor is the value of writer wr's j-th write: its identity, then
+// bytes derived from the seed, of a length that varies with j.
+func valueFor(w workload, wr int, j int64) []byte {
+	r := rand.New(rand.NewPCG(w.Seed, uint64(wr)<<40|uint64(j)))
+	n := w.ValueSize/2 + r.IntN(w.ValueSize+1)
+	v := fmt.Appendf(nil, "w%d/j%d/", wr, j)
+	for len(v) < n {
+		v = append(v, byte('a'+r.IntN(26)))
+	}
+	return v
+}
+
+// verify reopens the crashed store and checks every key against what was
+// acknowledged. durableByAck says that an acknowledged Put was durable
+// when it returned (always, group); otherwise DurableSeq decides.
+func verify(w workload, a *acks, fs engine.FS, sigkill bool) Trial {
+	var t Trial
+	t.DurableSeq = a.durableSeq
+	pol, _ := engine.ParseSync(w.Sync)
+	ackDurable := pol.Mode == engine.SyncAlways || pol.Mode == engine.SyncGroup
+	db, err := openStore(w, fs)
+	if err != nil {
+		t.Error = err.Error()
+		return t
+	}
+	defer db.Close()
+	for wr := range w.Writers {
+		acked := a.acked[wr]
+		// Every write j of this writer with j <= acked was acknowledged;
+		// j = acked+1 may have been in flight.
+		t.Writes += acked + 1
+		for slot := int64(0); slot < int64(w.Keys); slot++ {
+			key := keyFor(wr, slot, w.Keys)
+			got := int64(-1) // j of the recovered value; -1 = key absent
+			v, err := db.Get(key)
+			switch {
+			case errors.Is(err, engine.ErrNotFound):
+			case err != nil:
+				t.Corrupt++
+				continue
+			default:
+				j, ok := parseValue(v, wr)
+				switch {
+				case !ok || j%int64(w.Keys) != slot:
+					t.Corrupt++
+					continue
+				case j > acked+1:
+					t.Unwritten++
+					continue
+				case string(v) != string(valueFor(w, wr, j)):
+					t.Corrupt++
+					continue
+				}
+				got = j
+			}
+			for j := slot; j <= acked; j += int64(w.Keys) {
+				durable := ackDurable || uint64(j+1) <= a.durableSeq
+				if durable {
+					t.DurableAcked++
+				}
+				if got >= j {
+					t.Recovered++
+					continue
+				}
+				t.LostAcked++
+				if durable {
+					t.Lost++
+				}
+			}
+		}
+	}
+	return t
+}
+
+// parseValue reads the writer and write number from a value's prefix.
+func parseValue(v []byte, wr int) (int64, bool) {
+	s, ok := strings.CutPrefix(string(v), "w"+strconv.Itoa(wr)+"/j")
+	if !ok {
+		return 0, false
+	}
+	num, _, ok := strings.Cut(s, "/")
+	if !ok {
+		return 0, false
+	}
+	j, err := strconv.ParseInt(num, 10, 64)
+	return j, err == nil && j >= 0
+}
+
+// MaybeRunChild runs the crash child workload and exits if this process
+// was started as a crash child (the environment variable KVLAB_CRASH_CHILD
+// holds its workload); otherwise it returns at once. Call it first thing
+// in main() and in TestMain.
+func MaybeRunChild() {
+	spec := os.Getenv(envChild)
+	if spec == "" {
+		return
+	}
+	var w workload
+	if err := json.Unmarshal([]byte(spec), &w); err != nil {
+		fmt.Fprintf(os.Stderr, "crashtest child: bad %s: %v\n", envChild, err)
+		os.Exit(2)
+	}
+	db, err := openStore(w, engine.OSFS{})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "crashtest child: %v\n", err)
+		os.Exit(2)
+	}
+	var outMu sync.Mutex
+	out := bufio.NewWriter(os.Stdout)
+	say := func(s string) {
+		outMu.Lock()
+		defer outMu.Unlock()
+		out.WriteString(s)
+		if out.Flush() != nil {
+			os.Exit(0) // the parent went away
+		}
+	}
+	say("ready\n")
+	var stop atomic.Bool
+	time.AfterFunc(childLife, func() { stop.Store(true) })
+	var wg sync.WaitGroup
+	for wr := range w.Writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runWriter(db, w, wr, &stop, func(w int, j int64, d uint64) {
+				say(fmt.Sprintf("a %d %d %d\n", w, j, d))
+			})
+		}()
+	}
+	wg.Wait()
+	db.Close()
+	os.Exit(0)
+}
