@@ -22,7 +22,7 @@ func policiesFor(engineName string) []string {
 	switch engineName {
 	case "bbolt":
 		return []string{"always", "group", "batch:3", "none"}
-	case "pebble":
+	case "pebble", "kv":
 		return []string{"always", "group", "batch:3", "periodic:5ms", "none"}
 	default:
 		return []string{"always", "none"}

@@ -1,0 +1,127 @@
+package peers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"kvlab/harness"
+)
+
+// benchResult is the part of a bench result the workload tests check.
+type benchResult struct {
+	Engine   string  `json:"engine"`
+	Workload string  `json:"workload"`
+	Ops      int64   `json:"ops"`
+	Units    int64   `json:"units"`
+	OpsPer   float64 `json:"ops_per_sec"`
+	HitRate  *float64
+	Latency  map[string]struct {
+		Count int64 `json:"count"`
+		P50   int64 `json:"p50_ns"`
+		P99   int64 `json:"p99_ns"`
+		Max   int64 `json:"max_ns"`
+	} `json:"latency"`
+	Fsyncs int64 `json:"fsyncs"`
+}
+
+func (r *benchResult) UnmarshalJSON(b []byte) error {
+	type plain benchResult
+	var aux struct {
+		*plain
+		HitRate *float64 `json:"hit_rate"`
+	}
+	aux.plain = (*plain)(r)
+	if err := json.Unmarshal(b, &aux); err != nil {
+		return err
+	}
+	r.HitRate = aux.HitRate
+	return nil
+}
+
+// execBench runs one bench line through harness.Exec in a temporary dir.
+func execBench(t *testing.T, line string) benchResult {
+	t.Helper()
+	raw, err := harness.Exec(context.Background(), line, harness.Env{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatalf("Exec(%q): %v", line, err)
+	}
+	var r benchResult
+	if err := json.Unmarshal(raw, &r); err != nil {
+		t.Fatalf("Exec(%q): decoding %s: %v", line, raw, err)
+	}
+	return r
+}
+
+// TestWorkloadsOnEveryEngine runs every workload at a small size on every
+// registered engine and checks the result is sane: the counts add up and
+// the percentiles are in order.
+func TestWorkloadsOnEveryEngine(t *testing.T) {
+	const units = 200
+	for _, engineName := range harness.Engines() {
+		for _, workload := range harness.Workloads {
+			line := fmt.Sprintf("bench -engine %s -sync none -workload %s -ops %d -threads 2", engineName, workload, units)
+			t.Run(engineName+"/"+workload, func(t *testing.T) {
+				r := execBench(t, line)
+				if r.Engine != engineName || r.Workload != workload {
+					t.Errorf("engine, workload = %s, %s; want %s, %s", r.Engine, r.Workload, engineName, workload)
+				}
+				if r.Units != units {
+					t.Errorf("units = %d, want %d", r.Units, units)
+				}
+				opsPerUnit := int64(1)
+				if workload == "updaterandom" {
+					opsPerUnit = 2 // a Get, then a Put
+				}
+				if workload == "readwhilewriting" {
+					// The readers do the units; a background writer's Puts
+					// count as ops too, as many as it managed meanwhile.
+					if got := r.Latency["get"].Count; got != units {
+						t.Errorf("gets = %d, want %d", got, units)
+					}
+				} else if want := units * opsPerUnit; r.Ops != want {
+					t.Errorf("ops = %d, want %d", r.Ops, want)
+				}
+				var counted int64
+				for kind, l := range r.Latency {
+					counted += l.Count
+					if !(0 < l.P50 && l.P50 <= l.P99 && l.P99 <= l.Max) {
+						t.Errorf("latency %s: p50 %d, p99 %d, max %d; want 0 < p50 <= p99 <= max", kind, l.P50, l.P99, l.Max)
+					}
+				}
+				if counted != r.Ops {
+					t.Errorf("latency counts add up to %d, want ops = %d", counted, r.Ops)
+				}
+				if r.OpsPer <= 0 {
+					t.Errorf("ops_per_sec = %v, want > 0", r.OpsPer)
+				}
+				// Every key was loaded before a readrandom, so every Get
+				// finds one, except on the store that keeps nothing.
+				if workload == "readrandom" {
+					want := 1.0
+					if storesNothing(engineName) {
+						want = 0
+					}
+					if r.HitRate == nil || *r.HitRate != want {
+						t.Errorf("hit_rate = %v, want %v", r.HitRate, want)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestDurableRunCountsFsyncs checks, through the whole harness, that an
+// always run on an engine that reports syncs made at least one per write.
+func TestDurableRunCountsFsyncs(t *testing.T) {
+	const units = 50
+	for _, engineName := range []string{"kv", "pebble"} {
+		t.Run(engineName, func(t *testing.T) {
+			r := execBench(t, fmt.Sprintf("bench -engine %s -sync always -workload fillrandom -ops %d", engineName, units))
+			if r.Fsyncs < units {
+				t.Errorf("fsyncs = %d for %d durable writes, want at least %d", r.Fsyncs, units, units)
+			}
+		})
+	}
+}
