@@ -1,0 +1,138 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"time"
+)
+
+// Main is `labserver [serve]`: it parses flags, listens, prints the URL
+// and serves until ctx is cancelled. It returns the process exit code.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fl := flag.NewFlagSet("labserver serve", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	def := DefaultLimits()
+	addr := fl.String("addr", "127.0.0.1:8080", "address to listen on; a non-loopback address requires -token")
+	data := fl.String("data", "", "directory for run data (default: kvlab in the user's cache directory)")
+	lessonsDir := fl.String("lessons", "", "serve the lessons in this directory, re-read on change (author mode); default: the embedded lessons")
+	open := fl.Bool("open", false, "open the course in the browser")
+	token := fl.String("token", "", "instructor token every run must present (required on a non-loopback -addr)")
+	maxOps := fl.Int64("max-ops", def.MaxOps, "largest -ops a run may ask for")
+	maxDur := fl.Duration("max-duration", def.MaxDuration, "longest -duration a run may ask for")
+	maxVal := fl.Int("max-value-size", def.MaxValueSize, "largest -value-size in bytes")
+	maxBytes := fl.Int64("max-total-bytes", def.MaxTotalBytes, "most bytes one run may write")
+	maxThreads := fl.Int("max-threads", def.MaxThreads, "most -threads")
+	maxTrials := fl.Int("max-trials", def.MaxTrials, "most crash -trials")
+	maxRepeat := fl.Int("max-repeat", def.MaxRepeat, "most -repeat")
+	maxMsg := fl.Int64("max-message-bytes", 64<<10, "largest websocket message accepted")
+	maxQueued := fl.Int("max-queued", 4, "most runs one browser tab may have queued or running")
+	if err := fl.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fl.NArg() > 0 {
+		fmt.Fprintf(stderr, "labserver serve: unexpected argument %q (flags only; see labserver help)\n", fl.Arg(0))
+		return 2
+	}
+	cfg := Config{Addr: *addr, DataDir: *data, Token: *token, Log: stderr, MaxMessageBytes: *maxMsg, MaxQueuedPerClient: *maxQueued}
+	cfg.Limits = def
+	cfg.Limits.MaxOps, cfg.Limits.MaxDuration, cfg.Limits.MaxValueSize = *maxOps, *maxDur, *maxVal
+	cfg.Limits.MaxTotalBytes, cfg.Limits.MaxThreads, cfg.Limits.MaxTrials, cfg.Limits.MaxRepeat = *maxBytes, *maxThreads, *maxTrials, *maxRepeat
+	for name, v := range map[string]int64{"-max-ops": *maxOps, "-max-duration": int64(*maxDur), "-max-value-size": int64(*maxVal),
+		"-max-total-bytes": *maxBytes, "-max-threads": int64(*maxThreads), "-max-trials": int64(*maxTrials),
+		"-max-repeat": int64(*maxRepeat), "-max-message-bytes": *maxMsg, "-max-queued": int64(*maxQueued)} {
+		if v <= 0 {
+			fmt.Fprintf(stderr, "labserver serve: %s must be positive\n", name)
+			return 2
+		}
+	}
+	if cfg.DataDir == "" {
+		dir, err := os.UserCacheDir()
+		if err != nil {
+			dir = os.TempDir()
+		}
+		cfg.DataDir = filepath.Join(dir, "kvlab")
+	}
+	if *lessonsDir != "" {
+		if st, err := os.Stat(*lessonsDir); err != nil || !st.IsDir() {
+			fmt.Fprintf(stderr, "labserver serve: -lessons %s: not a directory\n", *lessonsDir)
+			return 2
+		}
+		cfg.Lessons = os.DirFS(*lessonsDir)
+		cfg.Reload = true
+	}
+	if !IsLoopback(cfg.Addr) {
+		fmt.Fprintf(stderr, "labserver: WARNING: %s is reachable from other machines; runs need the token\n", cfg.Addr)
+	}
+	s, err := New(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "labserver serve: %v\n", err)
+		return 1
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		s.Close()
+		fmt.Fprintf(stderr, "labserver serve: %v\n", err)
+		return 1
+	}
+	url := "http://" + displayAddr(ln.Addr().String()) + "/"
+	fmt.Fprintf(stdout, "kvlab: serving the course on %s (run data in %s)\n", url, cfg.DataDir)
+	if *open {
+		openBrowser(url, stderr)
+	}
+	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case <-ctx.Done():
+	case err := <-errc:
+		fmt.Fprintf(stderr, "labserver serve: %v\n", err)
+		s.Close()
+		return 1
+	}
+	s.Close()
+	sctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	hs.Shutdown(sctx)
+	return 0
+}
+
+// displayAddr turns a listen address into one a browser can open.
+func displayAddr(a string) string {
+	host, port, err := net.SplitHostPort(a)
+	if err != nil {
+		return a
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "localhost"
+	}
+	return net.JoinHostPort(host, port)
+}
+
+func openBrowser(url string, stderr io.Writer) {
+	var cmd *exec.Cmd
+	switch runtime.GOOS {
+	case "darwin":
+		cmd = exec.Command("open", url)
+	case "windows":
+		cmd = exec.Command("rundll32", "url.dll,FileProtocolHandler", url)
+	default:
+		cmd = exec.Command("xdg-open", url)
+	}
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(stderr, "labserver: could not open a browser (%v); open %s yourself\n", err, url)
+		return
+	}
+	go cmd.Wait()
+}

@@ -1,0 +1,244 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"kvlab/harness"
+)
+
+// A sink receives a job's messages. Implementations must not block: the
+// runner calls them while it measures.
+type sink interface {
+	send(v any)
+}
+
+// job is one cell (or one quiz's run: lines) waiting for or holding the disk.
+type job struct {
+	id     string   // the client's id for the run
+	lines  []string // checked run-spec lines
+	out    sink
+	ctx    context.Context
+	cancel context.CancelFunc
+	owner  *client // nil for quiz runs
+
+	// results is written by the runner only; read after done is closed.
+	results []json.RawMessage
+	err     error // the first failure, if any; read after done is closed
+	done    chan struct{}
+}
+
+// queue is the FIFO of jobs for one data directory. It is safe for
+// concurrent use.
+type queue struct {
+	mu      sync.Mutex // guards waiting and running
+	waiting []*job
+	running *job
+	wake    chan struct{} // has room for one pending wake-up
+}
+
+func newQueue() *queue { return &queue{wake: make(chan struct{}, 1)} }
+
+// Messages, exactly as DESIGN.md's table. Extensions: done carries
+// "cancelled" when the run was stopped.
+type queuedMsg struct {
+	Type     string `json:"type"`
+	ID       string `json:"id"`
+	Position int    `json:"position"`
+}
+
+type startedMsg struct {
+	Type string `json:"type"`
+	ID   string `json:"id"`
+	Line int    `json:"line"`
+	Spec string `json:"spec"`
+}
+
+type progressMsg struct {
+	Type string `json:"type"`
+	ID   string `json:"id"`
+	Line int    `json:"line"`
+	harness.Progress
+}
+
+type resultMsg struct {
+	Type   string          `json:"type"`
+	ID     string          `json:"id"`
+	Line   int             `json:"line"`
+	Result json.RawMessage `json:"result"`
+}
+
+type doneMsg struct {
+	Type      string `json:"type"`
+	ID        string `json:"id"`
+	Cancelled bool   `json:"cancelled,omitempty"`
+}
+
+type errorMsg struct {
+	Type    string `json:"type"`
+	ID      string `json:"id"`
+	Line    *int   `json:"line,omitempty"` // the cell line at fault, when there is one
+	Message string `json:"message"`
+}
+
+func lineP(i int) *int { return &i }
+
+// enqueue adds j and tells it its position: the number of runs ahead of
+// it, the running one included (0 = it starts now).
+func (q *queue) enqueue(j *job) {
+	q.mu.Lock()
+	q.waiting = append(q.waiting, j)
+	pos := len(q.waiting) - 1
+	if q.running != nil {
+		pos++
+	}
+	j.out.send(queuedMsg{Type: "queued", ID: j.id, Position: pos})
+	q.mu.Unlock()
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// remove takes a job out of the waiting line. It reports whether the job
+// was waiting (false: it is running or finished).
+func (q *queue) remove(j *job) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	i := slices.Index(q.waiting, j)
+	if i < 0 {
+		return false
+	}
+	q.waiting = slices.Delete(q.waiting, i, i+1)
+	q.notifyPositionsLocked(i)
+	return true
+}
+
+// notifyPositionsLocked tells the jobs from index `from` on their new place.
+// REQUIRES: q.mu held.
+func (q *queue) notifyPositionsLocked(from int) {
+	ahead := 0
+	if q.running != nil {
+		ahead = 1
+	}
+	for i := from; i < len(q.waiting); i++ {
+		j := q.waiting[i]
+		j.out.send(queuedMsg{Type: "queued", ID: j.id, Position: i + ahead})
+	}
+}
+
+// next pops the first job and marks it running; nil when the queue is empty.
+func (q *queue) next() *job {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.running = nil
+	if len(q.waiting) == 0 {
+		return nil
+	}
+	j := q.waiting[0]
+	q.waiting = q.waiting[1:]
+	q.running = j
+	return j
+}
+
+func (q *queue) finish() {
+	q.mu.Lock()
+	q.running = nil
+	q.notifyPositionsLocked(0)
+	q.mu.Unlock()
+}
+
+// cancelWaiting cancels every waiting job (Close).
+func (q *queue) drain() []*job {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	w := q.waiting
+	q.waiting = nil
+	return w
+}
+
+var runSeq atomic.Int64
+
+// runLoop is the single runner: it owns the disk. Close stops it.
+func (s *Server) runLoop() {
+	defer s.wg.Done()
+	for {
+		j := s.q.next()
+		if j == nil {
+			select {
+			case <-s.ctx.Done():
+				for _, j := range s.q.drain() {
+					j.cancel()
+					finishJob(j, true)
+				}
+				return
+			case <-s.q.wake:
+				continue
+			}
+		}
+		s.runJob(j)
+		s.q.finish()
+	}
+}
+
+// finishJob sends done and releases whoever waits on the job.
+func finishJob(j *job, cancelled bool) {
+	j.out.send(doneMsg{Type: "done", ID: j.id, Cancelled: cancelled})
+	if j.owner != nil {
+		j.owner.forget(j)
+	}
+	close(j.done)
+}
+
+// runJob runs a job's lines in order, each in a fresh directory that is
+// removed afterwards. The first failing line ends the job.
+func (s *Server) runJob(j *job) {
+	if j.ctx.Err() != nil {
+		finishJob(j, true)
+		return
+	}
+	dir := filepath.Join(s.cfg.DataDir, "runs", fmt.Sprintf("run-%d-%d", os.Getpid(), runSeq.Add(1)))
+	defer os.RemoveAll(dir)
+	for i, line := range j.lines {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			j.err = err
+			j.out.send(errorMsg{Type: "error", ID: j.id, Line: lineP(i), Message: "creating the run directory: " + err.Error()})
+			break
+		}
+		j.out.send(startedMsg{Type: "started", ID: j.id, Line: i, Spec: line})
+		line := i
+		env := harness.Env{
+			Dir:    dir,
+			Limits: s.cfg.Limits,
+			Exe:    s.cfg.Exe,
+			Progress: func(p harness.Progress) {
+				j.out.send(progressMsg{Type: "progress", ID: j.id, Line: line, Progress: p})
+			},
+		}
+		res, err := s.exec(j.ctx, j.lines[i], env)
+		os.RemoveAll(dir)
+		if j.ctx.Err() != nil {
+			finishJob(j, true)
+			return
+		}
+		if err != nil {
+			j.err = fmt.Errorf("line %d: %v", i, err)
+			j.out.send(errorMsg{Type: "error", ID: j.id, Line: lineP(i), Message: err.Error()})
+			break
+		}
+		if !json.Valid(res) {
+			j.err = fmt.Errorf("line %d: the harness returned invalid JSON", i)
+			j.out.send(errorMsg{Type: "error", ID: j.id, Line: lineP(i), Message: j.err.Error()})
+			break
+		}
+		j.results = append(j.results, json.RawMessage(res))
+		j.out.send(resultMsg{Type: "result", ID: j.id, Line: i, Result: res})
+	}
+	finishJob(j, false)
+}

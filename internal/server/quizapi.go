@@ -1,0 +1,157 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"kvlab/internal/quiz"
+)
+
+// POST /api/quiz checks one answer. Request:
+//
+//	{"lesson":"04-the-fsync-tax","quiz":"flush-vs-write","answer":"120",
+//	 "results":[{...result of line 0 of the quiz's cell...}, ...],
+//	 "token":"..."}
+//
+// results are the student's latest results of the quiz's cell, as the
+// page received them over the websocket; a quiz with run: lines ignores
+// them and measures its lines through the run queue instead (so it waits
+// its turn, and needs the token when one is set). Reply: quiz.Feedback
+// as JSON plus "explain_html", or {"error":"..."} with status 400 (bad
+// request or answer), 403 (origin or token), 404 (no such quiz), 422 (the
+// results cannot answer the quiz) or 500 (the measurement failed).
+
+type quizRequest struct {
+	Lesson  string            `json:"lesson"`
+	Quiz    string            `json:"quiz"`
+	Answer  string            `json:"answer"`
+	Results []json.RawMessage `json:"results"`
+	Token   string            `json:"token,omitempty"`
+}
+
+type quizReply struct {
+	quiz.Feedback
+	ExplainHTML string            `json:"explain_html,omitempty"`
+	Measured    []json.RawMessage `json:"measured,omitempty"` // results of run: lines
+}
+
+func jsonError(w http.ResponseWriter, code int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	json.NewEncoder(w).Encode(map[string]string{"error": msg})
+}
+
+func (s *Server) handleQuiz(w http.ResponseWriter, r *http.Request) {
+	if !sameOrigin(r) {
+		jsonError(w, http.StatusForbidden, "origin "+r.Header.Get("Origin")+" is not this server")
+		return
+	}
+	limit := 16 * s.cfg.MaxMessageBytes
+	body := http.MaxBytesReader(w, r.Body, limit)
+	var req quizRequest
+	if err := json.NewDecoder(body).Decode(&req); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			jsonError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request larger than %d bytes", limit))
+			return
+		}
+		jsonError(w, http.StatusBadRequest, "malformed request: "+err.Error())
+		return
+	}
+	l, _, _, err := s.findLesson(req.Lesson)
+	if err != nil {
+		jsonError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	if l == nil {
+		jsonError(w, http.StatusNotFound, fmt.Sprintf("no lesson %q", req.Lesson))
+		return
+	}
+	q := l.Quiz(req.Quiz)
+	if q == nil {
+		jsonError(w, http.StatusNotFound, fmt.Sprintf("lesson %s has no quiz %q", l.Slug, req.Quiz))
+		return
+	}
+	// Check the answer's form before measuring anything.
+	if q.Choices == nil {
+		if _, err := quiz.ParseNumber(req.Answer, q.Unit); err != nil {
+			jsonError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+	} else if req.Answer == "" {
+		jsonError(w, http.StatusBadRequest, "pick one of the choices")
+		return
+	}
+	raw := req.Results
+	var measured []json.RawMessage
+	if q.Run != nil {
+		if !s.tokenOK(req.Token) {
+			jsonError(w, http.StatusForbidden, errTokenRequired.Error())
+			return
+		}
+		raw, err = s.measure(r.Context(), q.ID, q.Run)
+		if err != nil {
+			jsonError(w, http.StatusInternalServerError, "measuring for quiz "+q.ID+": "+err.Error())
+			return
+		}
+		measured = raw
+	}
+	results := make([]any, len(raw))
+	for i, m := range raw {
+		if len(m) == 0 || bytes.Equal(m, []byte("null")) {
+			continue
+		}
+		if err := json.Unmarshal(m, &results[i]); err != nil {
+			jsonError(w, http.StatusBadRequest, fmt.Sprintf("results[%d]: %v", i, err))
+			return
+		}
+	}
+	fb, err := quiz.Check(q, results, req.Answer)
+	if err != nil {
+		code := http.StatusUnprocessableEntity
+		if errors.Is(err, quiz.ErrBadAnswer) {
+			code = http.StatusBadRequest
+		}
+		jsonError(w, code, err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(quizReply{Feedback: fb, ExplainHTML: inlineMarkdown(q.Explain), Measured: measured})
+}
+
+// collector is the sink of a quiz's own run: it keeps nothing but lets the
+// runner's results land in the job.
+type collector struct{}
+
+func (collector) send(any) {}
+
+// measure runs lines through the queue and waits for the results.
+func (s *Server) measure(ctx context.Context, id string, lines []string) ([]json.RawMessage, error) {
+	for i, l := range lines {
+		if _, _, err := CheckCell(l, s.cfg.Limits, 1); err != nil {
+			return nil, fmt.Errorf("run: line %d: %v", i+1, err)
+		}
+	}
+	jctx, cancel := context.WithCancel(s.ctx)
+	defer cancel()
+	j := &job{id: "quiz:" + id, lines: lines, out: collector{}, ctx: jctx, cancel: cancel, done: make(chan struct{})}
+	s.q.enqueue(j)
+	select {
+	case <-j.done:
+	case <-ctx.Done():
+		s.cancelJob(j)
+		<-j.done
+		return nil, ctx.Err()
+	}
+	if j.err != nil {
+		return nil, j.err
+	}
+	if len(j.results) != len(lines) {
+		return nil, errors.New("the run was cancelled")
+	}
+	return j.results, nil
+}

@@ -1,0 +1,307 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"kvlab/harness"
+	"kvlab/internal/lesson"
+)
+
+// The websocket at /ws speaks DESIGN.md's messages:
+//
+//	in  {"type":"run","id":"c1","cell":"bench -engine kv ..."}
+//	in  {"type":"cancel","id":"c1"}
+//	out {"type":"queued","id":"c1","position":2}
+//	out {"type":"started","id":"c1","line":0,"spec":"bench ..."}
+//	out {"type":"progress","id":"c1","line":0,"elapsed_seconds":1.0,"ops":4100,...}
+//	out {"type":"result","id":"c1","line":0,"result":{...harness.Exec's JSON...}}
+//	out {"type":"done","id":"c1"}
+//	out {"type":"error","id":"c1","line":0,"message":"..."}
+//
+// Each non-empty line of a cell that does not start with '#' is one run.
+// Every line is checked before anything is queued: a bad line gets an
+// error naming the line and the problem, then done, and nothing runs.
+// Extensions: a run may carry "token" (else the ?token= query parameter
+// of the websocket URL is used); done carries "cancelled":true when the
+// run was cancelled.
+//
+// Per connection there is one reader (the handler goroutine), one writer,
+// and the server's single runner; a disconnect cancels the client's runs.
+
+type inMsg struct {
+	Type  string `json:"type"`
+	ID    string `json:"id"`
+	Cell  string `json:"cell"`
+	Token string `json:"token,omitempty"`
+}
+
+// client is one websocket connection. It is safe for concurrent use.
+type client struct {
+	s      *Server
+	ws     *websocket.Conn
+	out    chan []byte // to the writer; never closed
+	ctx    context.Context
+	cancel context.CancelFunc
+	token  string // from the URL
+
+	// sent, when set (benchmarks), is called as each message is queued.
+	sent func(b []byte)
+
+	mu   sync.Mutex // guards jobs
+	jobs map[string]*job
+}
+
+const (
+	writeWait  = 10 * time.Second
+	outBuffer  = 512
+	pingPeriod = 30 * time.Second
+)
+
+func (s *Server) upgrader() *websocket.Upgrader {
+	return &websocket.Upgrader{
+		ReadBufferSize:  4096,
+		WriteBufferSize: 4096,
+		CheckOrigin:     sameOrigin,
+	}
+}
+
+func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
+	if !sameOrigin(r) {
+		http.Error(w, "websocket: origin "+r.Header.Get("Origin")+" is not this server ("+r.Host+")", http.StatusForbidden)
+		return
+	}
+	ws, err := s.upgrader().Upgrade(w, r, nil)
+	if err != nil {
+		return // Upgrade has replied
+	}
+	ws.SetReadLimit(s.cfg.MaxMessageBytes)
+	c := &client{s: s, ws: ws, out: make(chan []byte, outBuffer), jobs: map[string]*job{}, token: r.URL.Query().Get("token")}
+	c.ctx, c.cancel = context.WithCancel(s.ctx)
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		ws.Close()
+		return
+	}
+	s.clients[c] = struct{}{}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go c.writeLoop()
+	c.readLoop()
+	c.close()
+	s.mu.Lock()
+	delete(s.clients, c)
+	s.mu.Unlock()
+}
+
+// close cancels the client's runs and ends its writer, which closes the socket.
+func (c *client) close() {
+	c.cancel()
+	c.mu.Lock()
+	jobs := make([]*job, 0, len(c.jobs))
+	for _, j := range c.jobs {
+		jobs = append(jobs, j)
+	}
+	c.mu.Unlock()
+	for _, j := range jobs {
+		c.s.cancelJob(j)
+	}
+	c.ws.Close()
+}
+
+func (c *client) readLoop() {
+	for {
+		typ, data, err := c.ws.ReadMessage()
+		if err != nil {
+			if strings.Contains(err.Error(), "read limit") {
+				c.send(errorMsg{Type: "error", Message: fmt.Sprintf("message too large: the limit is %d bytes", c.s.cfg.MaxMessageBytes)})
+				time.Sleep(50 * time.Millisecond) // let the writer deliver it
+			}
+			return
+		}
+		if typ != websocket.TextMessage {
+			c.send(errorMsg{Type: "error", Message: "binary messages are not understood: send JSON text"})
+			continue
+		}
+		var m inMsg
+		dec := json.NewDecoder(strings.NewReader(string(data)))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&m); err != nil {
+			c.send(errorMsg{Type: "error", ID: m.ID, Message: "malformed message: " + err.Error() + ` (want {"type":"run","id":"c1","cell":"..."} or {"type":"cancel","id":"c1"})`})
+			continue
+		}
+		switch m.Type {
+		case "run":
+			c.run(m)
+		case "cancel":
+			c.cancelRun(m.ID)
+		default:
+			c.send(errorMsg{Type: "error", ID: m.ID, Message: fmt.Sprintf("unknown message type %q (want run or cancel)", m.Type)})
+		}
+	}
+}
+
+func (c *client) writeLoop() {
+	defer c.s.wg.Done()
+	ping := time.NewTicker(pingPeriod)
+	defer ping.Stop()
+	for {
+		select {
+		case b := <-c.out:
+			c.ws.SetWriteDeadline(time.Now().Add(writeWait))
+			if err := c.ws.WriteMessage(websocket.TextMessage, b); err != nil {
+				c.cancel()
+				c.ws.Close()
+				return
+			}
+		case <-ping.C:
+			c.ws.SetWriteDeadline(time.Now().Add(writeWait))
+			if err := c.ws.WriteMessage(websocket.PingMessage, nil); err != nil {
+				c.cancel()
+				c.ws.Close()
+				return
+			}
+		case <-c.ctx.Done():
+			// Deliver what is already queued (the final done messages),
+			// then close.
+			for {
+				select {
+				case b := <-c.out:
+					c.ws.SetWriteDeadline(time.Now().Add(time.Second))
+					if c.ws.WriteMessage(websocket.TextMessage, b) != nil {
+						c.ws.Close()
+						return
+					}
+				default:
+					c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseGoingAway, ""), time.Now().Add(time.Second))
+					c.ws.Close()
+					return
+				}
+			}
+		}
+	}
+}
+
+// send queues v for the writer without blocking. A client so slow that
+// its buffer fills loses progress messages; if even a result or done does
+// not fit, the client is disconnected (which cancels its runs).
+func (c *client) send(v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic("server: message does not marshal: " + err.Error())
+	}
+	if c.ctx.Err() != nil {
+		return
+	}
+	if c.sent != nil {
+		c.sent(b)
+	}
+	select {
+	case c.out <- b:
+	default:
+		if _, progress := v.(progressMsg); !progress {
+			c.cancel()
+		}
+	}
+}
+
+func (c *client) forget(j *job) {
+	c.mu.Lock()
+	if c.jobs[j.id] == j {
+		delete(c.jobs, j.id)
+	}
+	c.mu.Unlock()
+}
+
+// CheckCell splits a cell into run lines and checks each one against the
+// limits, as a run would. The error names the 0-based line.
+func CheckCell(cell string, lim harness.Limits, maxLines int) ([]string, int, error) {
+	lines := lesson.CellLines(cell)
+	if len(lines) == 0 {
+		return nil, -1, fmt.Errorf("the cell has no run-spec lines (lines starting with # are comments); try: bench -engine kv -sync always -ops 2000")
+	}
+	if len(lines) > maxLines {
+		return nil, -1, fmt.Errorf("the cell has %d run-spec lines; the limit is %d", len(lines), maxLines)
+	}
+	for i, l := range lines {
+		spec, err := harness.ParseSpec(l, lim)
+		if err != nil {
+			return nil, i, fmt.Errorf("line %d (%s): %v", i+1, l, err)
+		}
+		if spec.Dir != "" {
+			return nil, i, fmt.Errorf("line %d (%s): -dir is not allowed here: the server runs every line in a fresh directory under its -data folder", i+1, l)
+		}
+	}
+	return lines, -1, nil
+}
+
+func (c *client) run(m inMsg) {
+	if m.ID == "" || len(m.ID) > 128 {
+		c.send(errorMsg{Type: "error", ID: m.ID, Message: "run: id must be 1 to 128 characters"})
+		return
+	}
+	tok := m.Token
+	if tok == "" {
+		tok = c.token
+	}
+	if !c.s.tokenOK(tok) {
+		c.send(errorMsg{Type: "error", ID: m.ID, Message: errTokenRequired.Error()})
+		c.send(doneMsg{Type: "done", ID: m.ID})
+		return
+	}
+	lines, bad, err := CheckCell(m.Cell, c.s.cfg.Limits, c.s.cfg.MaxLinesPerCell)
+	if err != nil {
+		e := errorMsg{Type: "error", ID: m.ID, Message: err.Error()}
+		if bad >= 0 {
+			e.Line = lineP(bad)
+		}
+		c.send(e)
+		c.send(doneMsg{Type: "done", ID: m.ID})
+		return
+	}
+	c.mu.Lock()
+	if _, busy := c.jobs[m.ID]; busy {
+		c.mu.Unlock()
+		c.send(errorMsg{Type: "error", ID: m.ID, Message: fmt.Sprintf("run %q is already queued or running: cancel it first", m.ID)})
+		return
+	}
+	if len(c.jobs) >= c.s.cfg.MaxQueuedPerClient {
+		c.mu.Unlock()
+		c.send(errorMsg{Type: "error", ID: m.ID, Message: fmt.Sprintf("you already have %d runs queued or running; the limit is %d", len(c.jobs), c.s.cfg.MaxQueuedPerClient)})
+		c.send(doneMsg{Type: "done", ID: m.ID})
+		return
+	}
+	ctx, cancel := context.WithCancel(c.ctx)
+	j := &job{id: m.ID, lines: lines, out: c, ctx: ctx, cancel: cancel, owner: c, done: make(chan struct{})}
+	c.jobs[m.ID] = j
+	c.mu.Unlock()
+	c.s.q.enqueue(j)
+}
+
+func (c *client) cancelRun(id string) {
+	c.mu.Lock()
+	j := c.jobs[id]
+	c.mu.Unlock()
+	if j == nil {
+		c.send(errorMsg{Type: "error", ID: id, Message: fmt.Sprintf("cancel: no run %q is queued or running", id)})
+		return
+	}
+	c.s.cancelJob(j)
+}
+
+// cancelJob stops a job: a waiting one is removed and finished here, a
+// running one is finished by the runner when the harness returns.
+func (s *Server) cancelJob(j *job) {
+	j.cancel()
+	if s.q.remove(j) {
+		finishJob(j, true)
+	}
+}

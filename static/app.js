@@ -1,0 +1,722 @@
+// kvlab page script: theme, lab cells over the /ws websocket, result
+// tables and SVG charts, quizzes, and per-browser progress.
+// No dependencies and no external requests: everything here is served by
+// labserver.
+(() => {
+  'use strict';
+
+  // ---------- small helpers
+
+  const $ = (sel, el = document) => el.querySelector(sel);
+  const $$ = (sel, el = document) => Array.from(el.querySelectorAll(sel));
+  const SVGNS = 'http://www.w3.org/2000/svg';
+
+  function h(tag, attrs, ...kids) {
+    const el = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v == null || v === false) continue;
+      if (k === 'class') el.className = v;
+      else if (k === 'text') el.textContent = v;
+      else if (k === 'html') el.innerHTML = v;
+      else if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
+      else el.setAttribute(k, v === true ? '' : v);
+    }
+    for (const kid of kids.flat()) {
+      if (kid == null || kid === false) continue;
+      el.append(kid instanceof Node ? kid : document.createTextNode(String(kid)));
+    }
+    return el;
+  }
+
+  function s(tag, attrs, ...kids) {
+    const el = document.createElementNS(SVGNS, tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v == null) continue;
+      if (k === 'text') el.textContent = v;
+      else el.setAttribute(k, v);
+    }
+    for (const kid of kids.flat()) if (kid) el.append(kid);
+    return el;
+  }
+
+  const store = {
+    get(k) { try { return localStorage.getItem(k); } catch { return null; } },
+    set(k, v) { try { localStorage.setItem(k, v); } catch { /* full or disabled */ } },
+    del(k) { try { localStorage.removeItem(k); } catch { /* disabled */ } },
+    json(k, dflt) { try { const v = JSON.parse(this.get(k)); return v == null ? dflt : v; } catch { return dflt; } },
+    setJSON(k, v) { this.set(k, JSON.stringify(v)); },
+  };
+
+  // Numbers the way the course writes them.
+  function fmtNs(ns) {
+    if (ns == null || !isFinite(ns)) return '–';
+    const a = Math.abs(ns);
+    if (a < 1000) return `${Math.round(ns)} ns`;
+    if (a < 1e6) return `${sig(ns / 1e3)} µs`;
+    if (a < 1e9) return `${sig(ns / 1e6)} ms`;
+    return `${sig(ns / 1e9)} s`;
+  }
+  function sig(x) { return x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2); }
+  function fmtInt(x) { return x == null || !isFinite(x) ? '–' : Math.round(x).toLocaleString('en-US'); }
+  function fmtRate(x) {
+    if (x == null || !isFinite(x)) return '–';
+    if (x >= 1e7) return `${sig(x / 1e6)} M`;
+    return fmtInt(x);
+  }
+  function fmtBytes(b) {
+    if (b == null) return '–';
+    const u = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+    let i = 0;
+    while (b >= 1024 && i < u.length - 1) { b /= 1024; i++; }
+    return `${i ? sig(b) : b} ${u[i]}`;
+  }
+
+  // ---------- theme
+
+  function setupTheme() {
+    const btn = $('#theme-toggle');
+    const root = document.documentElement;
+    const mq = matchMedia('(prefers-color-scheme: dark)');
+    const apply = (t) => { root.dataset.theme = t; if (btn) btn.setAttribute('aria-pressed', t === 'dark' ? 'true' : 'false'); };
+    apply(root.dataset.theme || (mq.matches ? 'dark' : 'light'));
+    mq.addEventListener('change', (e) => { if (!store.get('kvlab:theme')) apply(e.matches ? 'dark' : 'light'); });
+    if (btn) btn.addEventListener('click', () => {
+      const t = root.dataset.theme === 'dark' ? 'light' : 'dark';
+      // Choosing the system's own theme returns to following the system.
+      if ((t === 'dark') === mq.matches) store.del('kvlab:theme'); else store.set('kvlab:theme', t);
+      apply(t);
+    });
+  }
+
+  // ---------- progress (per browser)
+
+  const progressKey = (slug) => `kvlab:progress:${slug}`;
+  function progress(slug) { return store.json(progressKey(slug), { visited: false, cells: {}, quizzes: {} }); }
+  function updateProgress(slug, fn) { const p = progress(slug); fn(p); store.setJSON(progressKey(slug), p); }
+
+  function setupIndex() {
+    for (const card of $$('.lesson-card')) {
+      const slug = card.dataset.lesson;
+      const p = progress(slug);
+      const cells = (card.dataset.cells || '').split(' ').filter(Boolean);
+      const quizzes = (card.dataset.quizzes || '').split(' ').filter(Boolean);
+      const ran = cells.filter((c) => p.cells[c]).length;
+      const tried = quizzes.filter((q) => p.quizzes[q]);
+      const right = tried.filter((q) => p.quizzes[q].correct).length;
+      const out = $('.progress', card);
+      if (!p.visited) { out.textContent = 'Not started'; card.classList.add('unstarted'); continue; }
+      const total = cells.length + quizzes.length;
+      const doneN = ran + right;
+      const pct = total ? Math.round(100 * doneN / total) : 100;
+      out.replaceChildren(
+        h('span', { class: 'bar', role: 'img', 'aria-label': `${pct}% done` }, h('span', { style: `width:${pct}%` })),
+        h('span', { class: 'progress-text' },
+          `${ran}/${cells.length} cells run`,
+          quizzes.length ? ` · quizzes ${right}/${quizzes.length} right` : '',
+          tried.length > right ? ` (${tried.length - right} to retry)` : ''));
+      if (total && doneN === total) card.classList.add('complete');
+    }
+  }
+
+  // ---------- token
+
+  function needToken() { return document.body.hasAttribute('data-token-required'); }
+  function token(ask) {
+    let t = store.get('kvlab:token') || '';
+    if (!t && ask && needToken()) {
+      t = (window.prompt('This server is shared: running cells needs the instructor token.') || '').trim();
+      if (t) store.set('kvlab:token', t);
+    }
+    return t;
+  }
+
+  // ---------- websocket
+
+  class Socket {
+    constructor() { this.ws = null; this.pending = []; this.handlers = new Map(); this.conn = $('#conn'); }
+    url() {
+      const t = token(false);
+      return `${location.protocol === 'https:' ? 'wss:' : 'ws:'}//${location.host}/ws${t ? `?token=${encodeURIComponent(t)}` : ''}`;
+    }
+    ensure() {
+      if (this.ws && (this.ws.readyState === WebSocket.OPEN || this.ws.readyState === WebSocket.CONNECTING)) return;
+      this.ws = new WebSocket(this.url());
+      this.status('connecting');
+      this.ws.onopen = () => { this.status('connected'); for (const m of this.pending.splice(0)) this.ws.send(JSON.stringify(m)); };
+      this.ws.onmessage = (ev) => {
+        let m;
+        try { m = JSON.parse(ev.data); } catch { return; }
+        const fn = this.handlers.get(m.id);
+        if (fn) fn(m);
+        else if (m.type === 'error') console.warn('labserver:', m.message);
+      };
+      this.ws.onclose = () => {
+        this.status('disconnected');
+        this.ws = null;
+        for (const [id, fn] of this.handlers) fn({ type: 'lost', id });
+      };
+    }
+    status(st) { if (this.conn) { this.conn.hidden = false; this.conn.dataset.state = st; this.conn.textContent = st; } }
+    send(m) {
+      this.ensure();
+      if (this.ws.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(m)); else this.pending.push(m);
+    }
+    on(id, fn) { this.handlers.set(id, fn); }
+    off(id) { this.handlers.delete(id); }
+  }
+
+  // ---------- cells
+
+  const lessonSlug = () => document.body.dataset.lesson;
+  const resultsKey = (cell) => `kvlab:results:${lessonSlug()}:${cell}`;
+  let runCounter = 0;
+
+  class Cell {
+    constructor(el, sock) {
+      this.el = el; this.sock = sock;
+      this.id = el.dataset.cell;
+      this.src = $('.cell-src', el);
+      this.out = $('.cell-out', el);
+      this.state = $('.cell-state', el);
+      this.runBtn = $('.run', el); this.cancelBtn = $('.cancel', el); this.resetBtn = $('.reset', el);
+      this.editKey = `kvlab:cell:${lessonSlug()}:${this.id}:${el.dataset.hash}`;
+      this.runId = null;
+      const saved = store.get(this.editKey);
+      if (saved != null && saved !== this.src.defaultValue) { this.src.value = saved; this.el.classList.add('edited'); }
+      this.fit();
+      this.src.addEventListener('input', () => {
+        this.fit();
+        const edited = this.src.value !== this.src.defaultValue;
+        if (edited) store.set(this.editKey, this.src.value); else store.del(this.editKey);
+        this.el.classList.toggle('edited', edited);
+      });
+      this.el.addEventListener('keydown', (e) => {
+        if (e.key === 'Enter' && e.shiftKey) { e.preventDefault(); this.run(); }
+        else if (e.key === 'Escape' && this.runId) { e.preventDefault(); this.cancel(); }
+      });
+      this.runBtn.addEventListener('click', () => this.run());
+      this.cancelBtn.addEventListener('click', () => this.cancel());
+      this.resetBtn.addEventListener('click', () => {
+        this.src.value = this.src.defaultValue; store.del(this.editKey); this.el.classList.remove('edited'); this.fit(); this.src.focus();
+      });
+      const last = store.json(resultsKey(this.id), null);
+      if (last && Array.isArray(last.lines) && last.lines.some((l) => l && l.result)) {
+        this.lines = last.lines;
+        this.render(true, last.at);
+      }
+    }
+    fit() {
+      const n = this.src.value.split('\n').length;
+      this.src.rows = Math.max(2, Math.min(n, 14));
+    }
+    setState(cls, text) {
+      this.el.classList.remove('is-queued', 'is-running', 'is-error', 'is-done');
+      if (cls) this.el.classList.add(cls);
+      this.state.textContent = text || '';
+    }
+    run() {
+      if (this.runId) return;
+      if (needToken() && !token(true)) { this.showError('This server needs the instructor token to run cells.'); return; }
+      this.runId = `${this.id}#${++runCounter}`;
+      const lines = this.src.value.split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+      this.lines = lines.map((spec) => ({ spec, result: null, progress: [], error: null }));
+      this.errors = [];
+      this.runBtn.disabled = true; this.cancelBtn.hidden = false;
+      this.setState('is-queued', 'sending…');
+      this.render(false);
+      this.sock.on(this.runId, (m) => this.onMessage(m));
+      const msg = { type: 'run', id: this.runId, cell: this.src.value };
+      if (token(false)) msg.token = token(false);
+      this.sock.send(msg);
+    }
+    cancel() {
+      if (!this.runId) return;
+      this.sock.send({ type: 'cancel', id: this.runId });
+      this.setState('is-running', 'cancelling…');
+    }
+    finish(cls, text) {
+      this.sock.off(this.runId);
+      this.runId = null;
+      this.runBtn.disabled = false; this.cancelBtn.hidden = true;
+      this.setState(cls, text);
+    }
+    onMessage(m) {
+      const L = this.lines;
+      switch (m.type) {
+        case 'queued':
+          this.setState('is-queued', m.position > 0 ? `queued · ${m.position} run${m.position === 1 ? '' : 's'} ahead` : 'starting…');
+          break;
+        case 'started':
+          if (L[m.line]) L[m.line].spec = m.spec;
+          this.current = m.line;
+          this.setState('is-running', `running line ${m.line + 1} of ${L.length}`);
+          this.render(false);
+          break;
+        case 'progress':
+          if (L[m.line]) { L[m.line].progress.push(m); this.renderLive(m); }
+          break;
+        case 'result':
+          if (L[m.line]) L[m.line].result = m.result;
+          this.render(false);
+          break;
+        case 'error':
+          if (m.line != null && L[m.line]) L[m.line].error = m.message; else this.errors.push(m.message);
+          if (/instructor token/.test(m.message)) store.del('kvlab:token');
+          this.render(false);
+          break;
+        case 'done': {
+          const ok = L.length > 0 && L.every((l) => l.result);
+          if (ok) {
+            store.setJSON(resultsKey(this.id), { at: Date.now(), lines: L.map((l) => ({ spec: l.spec, result: l.result })) });
+            updateProgress(lessonSlug(), (p) => { p.cells[this.id] = true; });
+          }
+          const failed = L.some((l) => l.error) || this.errors.length;
+          this.finish(m.cancelled ? 'is-error' : failed ? 'is-error' : 'is-done', m.cancelled ? 'cancelled' : failed ? 'failed' : 'done');
+          this.render(true);
+          break;
+        }
+        case 'lost':
+          this.errors.push('The connection to labserver was lost; the run was cancelled. Run the cell again when the server is back.');
+          this.finish('is-error', 'disconnected');
+          this.render(true);
+          break;
+      }
+    }
+    showError(msg) { this.out.replaceChildren(h('div', { class: 'error' }, msg)); this.setState('is-error', 'error'); }
+    renderLive(m) {
+      const live = $('.live', this.out);
+      if (!live) return;
+      const L = this.lines[m.line];
+      $('.live-text', live).replaceChildren(
+        h('span', { class: 'live-spec' }, `line ${m.line + 1}`),
+        h('span', {}, `${(m.elapsed_seconds || 0).toFixed(1)} s`),
+        h('span', {}, `${fmtInt(m.ops)} ops`),
+        h('span', {}, h('b', {}, fmtRate(m.ops_per_sec)), ' ops/s'),
+        h('span', {}, `p50 ${fmtNs(m.p50_ns)}`),
+        h('span', {}, `p99 ${fmtNs(m.p99_ns)}`),
+        m.engine ? h('span', {}, m.engine) : null);
+      const pts = L.progress.map((p) => [p.elapsed_seconds, p.ops_per_sec]);
+      $('.live-chart', live).replaceChildren(sparkline(pts));
+    }
+    render(final, at) {
+      const out = [];
+      for (const msg of this.errors || []) out.push(h('div', { class: 'error', role: 'alert' }, msg));
+      if (!final && this.runId) {
+        out.push(h('div', { class: 'live' }, h('div', { class: 'live-text' }, h('span', { class: 'spinner', 'aria-hidden': 'true' }), 'waiting for the disk…'), h('div', { class: 'live-chart' })));
+      }
+      out.push(renderLines(this.lines || []));
+      if (final && at) out.push(h('p', { class: 'stamp' }, `Last run ${new Date(at).toLocaleString()} — kept in this browser.`));
+      this.out.replaceChildren(...out);
+      if (!final && this.current != null) {
+        const L = this.lines[this.current];
+        if (L && L.progress.length && !L.result) this.renderLive(L.progress[L.progress.length - 1]);
+      }
+    }
+  }
+
+  // ---------- result rendering
+
+  const benchObjs = (r) => (Array.isArray(r) ? r : [r]).filter((x) => x && x.kind === 'bench');
+
+  function renderLines(lines) {
+    const frag = h('div', { class: 'results' });
+    const benches = [];
+    lines.forEach((l, i) => {
+      if (l.error) frag.append(h('div', { class: 'error', role: 'alert' }, h('b', {}, `line ${i + 1}: `), l.error));
+      if (!l.result) return;
+      for (const b of benchObjs(l.result)) benches.push({ line: i, b });
+    });
+    if (benches.length) frag.append(benchView(benches));
+    lines.forEach((l, i) => {
+      if (!l.result) return;
+      for (const r of (Array.isArray(l.result) ? l.result : [l.result])) {
+        if (!r || r.kind === 'bench') continue;
+        const v = r.kind === 'probe' ? probeView(r) : r.kind === 'model' ? modelView(r) : r.kind === 'crash' ? crashView(r) : null;
+        frag.append(h('div', { class: `result result-${r.kind || 'other'}` }, h('h4', { class: 'result-title' }, `line ${i + 1}: `, h('code', {}, l.spec)), v || rawView(r)));
+      }
+    });
+    const done = lines.filter((l) => l.result);
+    if (done.length) {
+      frag.append(h('details', { class: 'raw' }, h('summary', {}, 'JSON of this run (archive what you ran)'),
+        h('pre', {}, JSON.stringify(done.map((l) => l.result), null, 1))));
+    }
+    return frag;
+  }
+
+  function rawView(r) { return h('pre', { class: 'json' }, JSON.stringify(r, null, 1)); }
+
+  function shortLabel(b, all) {
+    // Name a run by what differs between the runs shown together.
+    const keys = ['engine', 'sync', 'workload', 'threads', 'value_size', 'dist', 'keys'];
+    const diff = keys.filter((k) => new Set(all.map((x) => String(x.b[k]))).size > 1);
+    const parts = (diff.length ? diff : ['engine', 'sync']).map((k) => (k === 'threads' ? `${b[k]} thr` : k === 'value_size' ? `${b[k]} B` : k === 'keys' ? `${b[k]} keys` : b[k]));
+    return parts.join(' · ') + (b.cancelled ? ' (cancelled)' : '');
+  }
+
+  function benchView(benches) {
+    const wrap = h('div', { class: 'result result-bench' });
+    const series = [];
+    const rows = [];
+    benches.forEach((x, k) => {
+      const b = x.b;
+      const label = shortLabel(b, benches);
+      for (const [op, lat] of Object.entries(b.latency || {})) {
+        series.push({ name: `${label}${Object.keys(b.latency).length > 1 ? ` ${op}` : ''}`, lat, b, k: series.length });
+        rows.push({ label, op, lat, b, k: series.length - 1, line: x.line });
+      }
+      if (!b.latency || !Object.keys(b.latency).length) rows.push({ label, op: '–', lat: {}, b, k: -1, line: x.line });
+    });
+    const hasModel = benches.some((x) => x.b.model);
+    const table = h('table', { class: 'nums' },
+      h('thead', {}, h('tr', {}, ['run', 'op', 'count', 'mean', 'p50', 'p95', 'p99', 'p99.9', 'max', 'ops/s'].map((c) => h('th', { scope: 'col', class: c === 'p99' ? 'p99' : null }, c)), hasModel ? h('th', { scope: 'col' }, 'model ops/s') : null)),
+      h('tbody', {}, rows.map((r) => h('tr', {},
+        h('th', { scope: 'row' }, r.k >= 0 ? h('span', { class: `swatch c${r.k % 8}` }) : null, r.label),
+        h('td', {}, r.op),
+        h('td', {}, fmtInt(r.lat.count)),
+        h('td', {}, fmtNs(r.lat.mean_ns)),
+        h('td', {}, fmtNs(r.lat.p50_ns)),
+        h('td', {}, fmtNs(r.lat.p95_ns)),
+        h('td', { class: 'p99' }, fmtNs(r.lat.p99_ns)),
+        h('td', {}, fmtNs(r.lat.p999_ns)),
+        h('td', {}, fmtNs(r.lat.max_ns)),
+        h('td', {}, h('b', {}, fmtRate(r.b.ops_per_sec))),
+        hasModel ? h('td', { title: r.b.model ? `T_write ${fmtNs(r.b.model.t_write_ns)}, T_fsync ${fmtNs(r.b.model.t_fsync_ns)} (${r.b.model.t_fsync_source || 'probe'}); p99 on the ${r.b.model.p99_path} path` : null },
+          r.b.model ? `${fmtRate(r.b.model.predicted_ops_per_sec)}` : '–',
+          r.b.model && r.b.ops_per_sec ? h('span', { class: 'ratio' }, ` (${(r.b.ops_per_sec / r.b.model.predicted_ops_per_sec).toFixed(2)}×)`) : null) : null))));
+    wrap.append(h('div', { class: 'table-wrap' }, table));
+    wrap.append(conditions(benches.map((x) => x.b)));
+
+    const charts = h('div', { class: 'charts' });
+    const spec = series.filter((x) => x.lat && x.lat.spectrum && x.lat.spectrum.length);
+    if (spec.length) charts.append(figure('Latency percentile spectrum', spectrumChart(spec), 'x: percentile on a log scale of 1/(1−p), so each tick is one more nine; y: latency, log scale.'));
+    const hist = series.filter((x) => x.lat && x.lat.histogram && x.lat.histogram.length);
+    if (hist.length) charts.append(figure('Latency histogram', histogramChart(hist), 'Share of operations per latency bucket (log-spaced). Two humps mean two paths: the fast write and the one that waits for fdatasync.'));
+    const sweeps = new Map();
+    for (const x of benches) {
+      const key = `${x.line}`;
+      if (!sweeps.has(key)) sweeps.set(key, []);
+      sweeps.get(key).push(x.b);
+    }
+    const sweepSets = [...sweeps.values()].filter((bs) => bs.length > 1 && new Set(bs.map((b) => b.threads)).size > 1);
+    if (sweepSets.length) charts.append(figure('Saturation curve', sweepChart(sweepSets), 'Throughput (line) and p99 latency (dashed, right axis) as threads increase.'));
+    const batch = benches.map((x) => x.b).filter((b) => /^batch:\d+$/.test(b.sync || '') && b.model && b.model.predicted_ops_per_sec);
+    if (new Set(batch.map((b) => b.sync)).size >= 2) charts.append(figure('Measured vs model', modelChart(batch), 'Dots: measured ops/s for each batch:N. Line: 1 / (T_write + T_fsync/N) with this run\'s T_write and T_fsync.'));
+    const tl = benches.map((x, k) => ({ b: x.b, k, name: shortLabel(x.b, benches) })).filter((x) => x.b.timeline && x.b.timeline.length > 1);
+    if (tl.length) charts.append(figure('Throughput timeline', timelineChart(tl), 'ops/s in each second of the measured run.'));
+    if (charts.childElementCount) wrap.append(charts);
+    return wrap;
+  }
+
+  function conditions(bs) {
+    const b = bs[0];
+    const p = b.probe || {};
+    const parts = [];
+    if (p.fs || p.device) parts.push(`${p.fs || '?'} on ${p.device || '?'}${p.rotational === true ? ' (rotational)' : p.rotational === false ? ' (non-rotational)' : ''}`);
+    if (p.write_ns) parts.push(`write ≈ ${fmtNs(p.write_ns)}`);
+    if (p.fdatasync_ns) parts.push(`fdatasync ≈ ${fmtNs(p.fdatasync_ns)}`);
+    if (p.cores) parts.push(`${p.cores} cores`);
+    const w = [...new Set(bs.map((x) => x.workload))].join('/');
+    parts.push(`${w}, ${fmtBytes(b.value_size)} values, ${fmtInt(b.keys)} keys ${b.dist || ''}`.trim());
+    const thr = [...new Set(bs.map((x) => x.threads))];
+    parts.push(`${thr.join(',')} thread${thr.length === 1 && thr[0] === 1 ? '' : 's'}`);
+    if (bs.some((x) => x.fsyncs)) parts.push(`${bs.map((x) => fmtInt(x.fsyncs)).join(' / ')} fsyncs (mean ${bs.filter((x) => x.fsync_mean_ns).map((x) => fmtNs(x.fsync_mean_ns)).join(' / ') || '–'})`);
+    const exact = bs.every((x) => Object.values(x.latency || {}).every((l) => l.exact));
+    parts.push(exact ? 'exact percentiles' : 'percentiles from a histogram');
+    if (p.go) parts.push(p.go);
+    return h('p', { class: 'conditions' }, h('span', { class: 'cond-label' }, 'Conditions: '), parts.join(' · '));
+  }
+
+  function figure(title, svg, caption) {
+    return h('figure', { class: 'chart' }, h('figcaption', {}, h('b', {}, title), h('span', {}, caption)), svg);
+  }
+
+  function kvTable(pairs) {
+    return h('table', { class: 'kv' }, h('tbody', {}, pairs.filter((p) => p[1] != null && p[1] !== '').map(([k, v]) => h('tr', {}, h('th', { scope: 'row' }, k), h('td', {}, v)))));
+  }
+
+  function probeView(r) {
+    const row = (name, x) => x ? h('tr', {}, h('th', { scope: 'row' }, name), h('td', {}, fmtInt(x.iterations)), h('td', {}, fmtNs(x.mean_ns)), h('td', {}, fmtNs(x.p50_ns)), h('td', { class: 'p99' }, fmtNs(x.p99_ns)), h('td', {}, fmtNs(x.max_ns)), h('td', {}, h('b', {}, fmtRate(x.ops_per_sec)))) : null;
+    const t = h('table', { class: 'nums' },
+      h('thead', {}, h('tr', {}, ['', 'count', 'mean', 'p50', 'p99', 'max', 'ops/s'].map((c) => h('th', { scope: 'col', class: c === 'p99' ? 'p99' : null }, c)))),
+      h('tbody', {}, row('write (128 B)', r.write), row('write + fdatasync', r.write_fdatasync)));
+    const ratio = r.write && r.write_fdatasync && r.write.mean_ns ? r.write_fdatasync.mean_ns / r.write.mean_ns : null;
+    return h('div', {}, h('div', { class: 'table-wrap' }, t),
+      ratio ? h('p', { class: 'callout' }, 'A durable write costs ', h('b', {}, `${ratio >= 10 ? Math.round(ratio).toLocaleString('en-US') : ratio.toFixed(1)}×`), ' a plain write on this disk (fdatasync ≈ ', fmtNs(r.fdatasync_ns), ').') : null,
+      h('p', { class: 'conditions' }, h('span', { class: 'cond-label' }, 'Conditions: '),
+        [r.fs && `${r.fs} on ${r.device}${r.rotational ? ' (rotational)' : ' (non-rotational)'}`, r.cpu, r.cores && `${r.cores} cores`, r.ram_bytes && `${fmtBytes(r.ram_bytes)} RAM`, r.kernel, r.go, r.free_bytes && `${fmtBytes(r.free_bytes)} free`, r.dir && `dir ${r.dir}`].filter(Boolean).join(' · ')));
+  }
+
+  function modelView(r) {
+    return kvTable([
+      ['sync policy', r.sync],
+      ['predicted throughput', r.predicted_ops_per_sec != null ? `${fmtRate(r.predicted_ops_per_sec)} ops/s` : null],
+      ['T_write', fmtNs(r.t_write_ns)],
+      ['T_fsync', `${fmtNs(r.t_fsync_ns)}${r.source ? ` (from ${r.source})` : ''}`],
+      ['p99 lands on', r.p99_path ? `the ${r.p99_path} path` : null],
+      ['loss window', r.loss_window_writes != null ? `${fmtInt(r.loss_window_writes)} writes${r.loss_window_ms ? ` / ${sig(r.loss_window_ms)} ms` : ''}` : null],
+    ]);
+  }
+
+  function crashView(r) {
+    const lostDurable = Math.max(0, (r.durable_acked || 0) - (r.recovered || 0));
+    const ok = !r.corrupt && (r.per_trial || []).every((t) => (t.recovered || 0) >= (t.durable_acked || 0));
+    const v = h('div', {},
+      h('p', { class: `verdict ${ok ? 'ok' : 'bad'}` }, ok
+        ? `Every trial recovered at least every write acknowledged as durable (recovered ≥ durable_acked), no corruption.`
+        : `A trial lost writes that were acknowledged as durable, or found corruption: recovered < durable_acked by ${fmtInt(lostDurable)}.`),
+      kvTable([
+        ['sync', r.sync], ['power loss simulated', r.power ? 'yes (in-memory crashable FS)' : 'no (SIGKILL: the page cache survives)'],
+        ['trials', fmtInt(r.trials)], ['acknowledged durable', fmtInt(r.durable_acked)], ['recovered', fmtInt(r.recovered)],
+        ['lost (not durable yet)', fmtInt(r.lost)], ['corrupt', fmtInt(r.corrupt)]]));
+    if (r.per_trial && r.per_trial.length) {
+      const cols = Object.keys(r.per_trial[0]);
+      v.append(h('details', {}, h('summary', {}, `per trial (${r.per_trial.length})`), h('div', { class: 'table-wrap' }, h('table', { class: 'nums' },
+        h('thead', {}, h('tr', {}, cols.map((c) => h('th', { scope: 'col' }, c)))),
+        h('tbody', {}, r.per_trial.map((t) => h('tr', {}, cols.map((c) => h('td', {}, typeof t[c] === 'number' ? fmtInt(t[c]) : String(t[c]))))))))));
+    }
+    return v;
+  }
+
+  // ---------- charts (SVG, our own)
+
+  const W = 560, H = 260, M = { l: 62, r: 16, t: 14, b: 40 };
+
+  function scale(d0, d1, r0, r1, log) {
+    const f = log ? Math.log10 : (x) => x;
+    const a = f(d0), b = f(d1);
+    return (x) => r0 + (b === a ? 0.5 : (f(x) - a) / (b - a)) * (r1 - r0);
+  }
+
+  function logTicks(lo, hi) {
+    const out = [];
+    for (let e = Math.floor(Math.log10(lo)); e <= Math.ceil(Math.log10(hi)); e++) {
+      for (const m of [1, 3]) { const v = m * 10 ** e; if (v >= lo * 0.999 && v <= hi * 1.001) out.push(v); }
+    }
+    return out.length >= 2 ? out : [lo, hi];
+  }
+
+  function niceTicks(lo, hi, n = 5) {
+    const span = hi - lo || 1;
+    const step0 = span / n;
+    const mag = 10 ** Math.floor(Math.log10(step0));
+    const step = [1, 2, 2.5, 5, 10].map((m) => m * mag).find((st) => st >= step0);
+    const out = [];
+    for (let v = Math.ceil(lo / step) * step; v <= hi + 1e-9; v += step) out.push(+v.toFixed(10));
+    return out;
+  }
+
+  function frame(opts) {
+    const { x, y, xticks, yticks, xfmt, yfmt, xlabel, ylabel, label } = opts;
+    const svg = s('svg', { viewBox: `0 0 ${W} ${H}`, class: 'svgchart', role: 'img', 'aria-label': label });
+    const g = s('g', { class: 'axes' });
+    for (const t of yticks) {
+      g.append(s('line', { x1: M.l, x2: W - M.r, y1: y(t), y2: y(t), class: 'grid' }));
+      g.append(s('text', { x: M.l - 6, y: y(t) + 4, 'text-anchor': 'end', text: yfmt(t) }));
+    }
+    for (const t of xticks) {
+      g.append(s('line', { x1: x(t), x2: x(t), y1: M.t, y2: H - M.b, class: 'grid' }));
+      g.append(s('text', { x: x(t), y: H - M.b + 16, 'text-anchor': 'middle', text: xfmt(t) }));
+    }
+    g.append(s('line', { x1: M.l, x2: W - M.r, y1: H - M.b, y2: H - M.b, class: 'axis' }));
+    g.append(s('line', { x1: M.l, x2: M.l, y1: M.t, y2: H - M.b, class: 'axis' }));
+    if (xlabel) g.append(s('text', { x: (M.l + W - M.r) / 2, y: H - 6, 'text-anchor': 'middle', class: 'label', text: xlabel }));
+    if (ylabel) g.append(s('text', { x: 12, y: (M.t + H - M.b) / 2, 'text-anchor': 'middle', class: 'label', transform: `rotate(-90 12 ${(M.t + H - M.b) / 2})`, text: ylabel }));
+    svg.append(g);
+    return svg;
+  }
+
+  function path(pts) { return pts.map((p, i) => `${i ? 'L' : 'M'}${p[0].toFixed(1)},${p[1].toFixed(1)}`).join(''); }
+
+  function legend(items) {
+    return h('div', { class: 'legend' }, items.map((it) => h('span', {}, h('span', { class: `swatch c${it.k % 8}${it.dashed ? ' dashed' : ''}` }), it.name)));
+  }
+
+  function withLegend(svg, items) { return h('div', { class: 'chart-body' }, svg, items.length > 1 || items.some((i) => i.dashed) ? legend(items) : null); }
+
+  // nines maps a percentile to the log axis: 0 -> 1, 90 -> 10, 99 -> 100, ...
+  const nines = (p) => 1 / Math.max(1 - p / 100, 1e-4);
+
+  function spectrumChart(series) {
+    let lo = Infinity, hi = 0;
+    for (const x of series) for (const pt of x.lat.spectrum) if (pt.p <= 99.99 && pt.ns > 0) { lo = Math.min(lo, pt.ns); hi = Math.max(hi, pt.ns); }
+    if (!isFinite(lo)) { lo = 1; hi = 10; }
+    lo = lo / 1.3; hi = hi * 1.3;
+    const x = scale(1, 1e4, M.l, W - M.r, true), y = scale(lo, hi, H - M.b, M.t, true);
+    const svg = frame({ x, y, xticks: [1, 2, 10, 100, 1000, 1e4], yticks: logTicks(lo, hi), xfmt: (t) => ({ 1: 'p0', 2: 'p50', 10: 'p90', 100: 'p99', 1000: 'p99.9', 10000: 'p99.99' })[t], yfmt: fmtNs, xlabel: 'percentile', ylabel: 'latency', label: 'Latency percentile spectrum' });
+    for (const sr of series) {
+      const pts = sr.lat.spectrum.filter((pt) => pt.p <= 99.99 && pt.ns > 0).map((pt) => [x(nines(pt.p)), y(pt.ns)]);
+      svg.append(s('path', { d: path(pts), class: `line c${sr.k % 8}` }));
+      for (const pt of sr.lat.spectrum) {
+        if (pt.p === 99 || pt.p === 50) svg.append(s('circle', { cx: x(nines(pt.p)), cy: y(Math.max(pt.ns, lo)), r: 3.2, class: `dot c${sr.k % 8}` }, s('title', { text: `${sr.name}: p${pt.p} = ${fmtNs(pt.ns)}` })));
+      }
+    }
+    return withLegend(svg, series);
+  }
+
+  function histogramChart(series) {
+    let lo = Infinity, hi = 0, top = 0;
+    const norm = series.map((sr) => {
+      const total = sr.lat.histogram.reduce((a, b) => a + b.count, 0) || 1;
+      let prev = null;
+      const bins = sr.lat.histogram.map((b) => {
+        const le = Math.max(b.le_ns, 1);
+        const from = prev == null ? le / 1.58 : prev;
+        prev = le;
+        return { from, to: le, f: b.count / total };
+      });
+      for (const b of bins) { lo = Math.min(lo, b.from); hi = Math.max(hi, b.to); top = Math.max(top, b.f); }
+      return { sr, bins };
+    });
+    const x = scale(lo, hi, M.l, W - M.r, true), y = scale(0, top * 1.08 || 1, H - M.b, M.t, false);
+    const svg = frame({ x, y, xticks: logTicks(lo, hi), yticks: niceTicks(0, top * 1.08 || 1, 4), xfmt: fmtNs, yfmt: (t) => `${Math.round(t * 100)}%`, xlabel: 'latency (log scale)', ylabel: 'share of ops', label: 'Latency histogram' });
+    for (const { sr, bins } of norm) {
+      const pts = [];
+      for (const b of bins) { pts.push([x(b.from), y(b.f)], [x(b.to), y(b.f)]); }
+      if (!pts.length) continue;
+      const d = `M${pts[0][0].toFixed(1)},${y(0).toFixed(1)}` + pts.map((p) => `L${p[0].toFixed(1)},${p[1].toFixed(1)}`).join('') + `L${pts[pts.length - 1][0].toFixed(1)},${y(0).toFixed(1)}Z`;
+      svg.append(s('path', { d, class: `area c${sr.k % 8}` }));
+    }
+    return withLegend(svg, series);
+  }
+
+  function timelineChart(tl) {
+    let hi = 0, last = 1;
+    for (const t of tl) for (const p of t.b.timeline) { hi = Math.max(hi, p.ops_per_sec); last = Math.max(last, p.second); }
+    const x = scale(0, last, M.l, W - M.r, false), y = scale(0, hi * 1.1 || 1, H - M.b, M.t, false);
+    const svg = frame({ x, y, xticks: niceTicks(0, last, Math.min(last, 8)), yticks: niceTicks(0, hi * 1.1 || 1, 4), xfmt: (t) => `${t}s`, yfmt: fmtRate, xlabel: 'second of the run', ylabel: 'ops/s', label: 'Throughput timeline' });
+    for (const t of tl) {
+      const pts = [];
+      for (const p of t.b.timeline) { pts.push([x(p.second - 1), y(p.ops_per_sec)], [x(p.second), y(p.ops_per_sec)]); }
+      svg.append(s('path', { d: path(pts), class: `line c${t.k % 8}` }));
+    }
+    return withLegend(svg, tl);
+  }
+
+  function sweepChart(sets) {
+    let maxT = 1, hiR = 0, loL = Infinity, hiL = 0;
+    const lat = (b) => { const l = b.latency && (b.latency.put || b.latency.get || Object.values(b.latency)[0]); return l ? l.p99_ns : null; };
+    for (const bs of sets) for (const b of bs) { maxT = Math.max(maxT, b.threads); hiR = Math.max(hiR, b.ops_per_sec); const l = lat(b); if (l > 0) { loL = Math.min(loL, l); hiL = Math.max(hiL, l); } }
+    if (!isFinite(loL)) { loL = 1; hiL = 10; }
+    const x = scale(1, maxT, M.l, W - M.r - 46, maxT > 2), y = scale(0, hiR * 1.1 || 1, H - M.b, M.t, false);
+    const y2 = scale(loL / 1.3, hiL * 1.3, H - M.b, M.t, true);
+    const ths = [...new Set(sets.flat().map((b) => b.threads))].sort((a, b) => a - b);
+    const svg = frame({ x, y, xticks: ths, yticks: niceTicks(0, hiR * 1.1 || 1, 4), xfmt: String, yfmt: fmtRate, xlabel: 'threads', ylabel: 'ops/s', label: 'Saturation curve' });
+    for (const t of logTicks(loL / 1.3, hiL * 1.3)) svg.append(s('text', { x: W - M.r - 40, y: y2(t) + 4, class: 'axis2', text: fmtNs(t) }));
+    const items = [];
+    sets.forEach((bs, k) => {
+      const sorted = [...bs].sort((a, b) => a.threads - b.threads);
+      svg.append(s('path', { d: path(sorted.map((b) => [x(b.threads), y(b.ops_per_sec)])), class: `line c${k % 8}` }));
+      for (const b of sorted) svg.append(s('circle', { cx: x(b.threads), cy: y(b.ops_per_sec), r: 3.5, class: `dot c${k % 8}` }, s('title', { text: `${b.threads} threads: ${fmtRate(b.ops_per_sec)} ops/s, p99 ${fmtNs(lat(b))}` })));
+      const lp = sorted.filter((b) => lat(b) > 0).map((b) => [x(b.threads), y2(lat(b))]);
+      if (lp.length) svg.append(s('path', { d: path(lp), class: `line dashed c${k % 8}` }));
+      items.push({ name: `${sorted[0].engine} ${sorted[0].sync} ops/s`, k }, { name: 'p99 (right axis)', k, dashed: true });
+    });
+    return withLegend(svg, items);
+  }
+
+  function modelChart(bs) {
+    const pts = bs.map((b) => ({ n: +b.sync.split(':')[1], b })).sort((a, b) => a.n - b.n);
+    const ns = pts.map((p) => p.n);
+    const lo = Math.min(...ns), hiN = Math.max(...ns);
+    const m = pts[pts.length - 1].b.model;
+    const tw = m.t_write_ns || 1, tf = m.t_fsync_ns || 0;
+    const model = (n) => 1e9 / (tw + tf / n);
+    let hi = 0;
+    for (const p of pts) hi = Math.max(hi, p.b.ops_per_sec, p.b.model.predicted_ops_per_sec);
+    const x = scale(lo / 1.5, hiN * 1.5, M.l, W - M.r, true), y = scale(0, hi * 1.12, H - M.b, M.t, false);
+    const svg = frame({ x, y, xticks: ns, yticks: niceTicks(0, hi * 1.12, 4), xfmt: (t) => `batch:${t}`, yfmt: fmtRate, xlabel: 'N (fdatasync every N puts, log scale)', ylabel: 'ops/s', label: 'Measured vs model' });
+    const curve = [];
+    for (let i = 0; i <= 60; i++) { const n = (lo / 1.5) * ((hiN * 1.5) / (lo / 1.5)) ** (i / 60); curve.push([x(n), y(Math.min(model(n), hi * 1.12))]); }
+    svg.append(s('path', { d: path(curve), class: 'line dashed c1' }));
+    for (const p of pts) {
+      svg.append(s('circle', { cx: x(p.n), cy: y(p.b.ops_per_sec), r: 4.5, class: 'dot c0' }, s('title', { text: `batch:${p.n}: measured ${fmtRate(p.b.ops_per_sec)}, model ${fmtRate(p.b.model.predicted_ops_per_sec)} ops/s` })));
+    }
+    return withLegend(svg, [{ name: 'measured', k: 0 }, { name: 'model 1/(T_write + T_fsync/N)', k: 1, dashed: true }]);
+  }
+
+  function sparkline(pts) {
+    const w = 240, hh = 44;
+    const svg = s('svg', { viewBox: `0 0 ${w} ${hh}`, class: 'spark', role: 'img', 'aria-label': 'ops/s while running' });
+    if (pts.length < 1) return svg;
+    const maxX = Math.max(...pts.map((p) => p[0]), 1), maxY = Math.max(...pts.map((p) => p[1]), 1);
+    const xy = [[0, hh - 2], ...pts.map((p) => [(p[0] / maxX) * (w - 4) + 2, hh - 2 - (p[1] / maxY) * (hh - 8)])];
+    svg.append(s('path', { d: path(xy), class: 'line c0' }));
+    return svg;
+  }
+
+  // ---------- quizzes
+
+  function setupQuiz(el) {
+    const id = el.dataset.quiz;
+    const form = $('.quiz-form', el);
+    const fb = $('.quiz-feedback', el);
+    const prev = progress(lessonSlug()).quizzes[id];
+    if (prev) fb.replaceChildren(h('p', { class: `quiz-last ${prev.correct ? 'ok' : 'bad'}` }, `Last time you answered ${prev.answer}: ${prev.correct ? 'right' : 'not within range'}.`));
+    form.addEventListener('submit', async (e) => {
+      e.preventDefault();
+      const data = new FormData(form);
+      const answer = String(data.get('answer') || '').trim();
+      if (!answer) { fb.replaceChildren(h('p', { class: 'error' }, el.querySelector('fieldset') ? 'Pick one of the choices.' : 'Type a number first.')); return; }
+      const req = { lesson: lessonSlug(), quiz: id, answer };
+      if (el.dataset.cell) {
+        const last = store.json(resultsKey(el.dataset.cell), null);
+        if (!last || !last.lines) { fb.replaceChildren(h('p', { class: 'error' }, 'Run the cell ', h('a', { href: `#cell-${el.dataset.cell}` }, el.dataset.cell), ' first: this quiz is checked against your own measurement.')); return; }
+        req.results = last.lines.map((l) => l.result);
+      } else {
+        if (needToken() && !token(true)) { fb.replaceChildren(h('p', { class: 'error' }, 'This server needs the instructor token to measure.')); return; }
+        req.token = token(false);
+        fb.replaceChildren(h('p', { class: 'measuring' }, h('span', { class: 'spinner', 'aria-hidden': 'true' }), ' Measuring on this server\'s disk (waits its turn in the queue)…'));
+      }
+      const btn = $('.check', el);
+      btn.disabled = true;
+      try {
+        const resp = await fetch('/api/quiz', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(req) });
+        const r = await resp.json();
+        if (!resp.ok) { fb.replaceChildren(h('p', { class: 'error' }, r.error || `HTTP ${resp.status}`)); return; }
+        const unit = r.unit ? ` ${r.unit}` : '';
+        fb.replaceChildren(h('div', { class: `verdict ${r.correct ? 'ok' : 'bad'}` },
+          h('p', { class: 'verdict-head' }, r.correct ? '✓ Right.' : '✗ Not within range.'),
+          h('table', { class: 'kv' }, h('tbody', {},
+            h('tr', {}, h('th', { scope: 'row' }, 'your answer'), h('td', {}, `${r.answer}${el.querySelector('fieldset') ? '' : unit}`)),
+            h('tr', {}, h('th', { scope: 'row' }, 'measured'), h('td', {}, h('b', {}, `${r.want}${el.querySelector('fieldset') ? '' : unit}`), r.range ? ` (accepted ${r.range}${unit})` : '')),
+            r.shown ? h('tr', {}, h('th', { scope: 'row' }, 'from'), h('td', {}, r.shown)) : null)),
+          r.explain_html ? h('p', { class: 'explain', html: r.explain_html }) : null));
+        updateProgress(lessonSlug(), (p) => { p.quizzes[id] = { correct: r.correct, answer: `${r.answer}`, at: Date.now() }; });
+      } catch (err) {
+        fb.replaceChildren(h('p', { class: 'error' }, `Could not reach labserver: ${err.message}`));
+      } finally {
+        btn.disabled = false;
+      }
+    });
+  }
+
+  // ---------- TOC highlight
+
+  function setupTOC() {
+    const links = new Map($$('.toc a[href^="#"]').map((a) => [decodeURIComponent(a.getAttribute('href').slice(1)), a]));
+    if (!links.size || !('IntersectionObserver' in window)) return;
+    const io = new IntersectionObserver((entries) => {
+      for (const e of entries) {
+        if (!e.isIntersecting) continue;
+        for (const a of links.values()) a.classList.remove('active');
+        const a = links.get(e.target.id);
+        if (a) a.classList.add('active');
+      }
+    }, { rootMargin: '0px 0px -70% 0px' });
+    for (const id of links.keys()) { const el = document.getElementById(id); if (el) io.observe(el); }
+  }
+
+  // ---------- start
+
+  document.addEventListener('DOMContentLoaded', () => {
+    setupTheme();
+    if (document.body.classList.contains('index')) setupIndex();
+    if (document.body.classList.contains('lesson')) {
+      updateProgress(lessonSlug(), (p) => { p.visited = true; });
+      const sock = new Socket();
+      window.kvlab = { cells: $$('.cell').map((el) => new Cell(el, sock)), socket: sock };
+      $$('.quiz').forEach(setupQuiz);
+      setupTOC();
+    }
+  });
+})();
