@@ -12,12 +12,14 @@ import (
 // How latencies are kept.
 //
 // Every recorded latency goes into exact samples while the run's budget of
-// exact slots lasts (DefaultExactCap, 2M per run, shared by all workers and
-// handed out 64K slots at a time so workers never contend per op). A worker
-// that finds the budget spent switches to its own HdrHistogram, and from
-// then on the whole run is summarized from histograms: each worker's
+// exact slots lasts. The budget is shared by all workers and handed out in
+// chunks (1K slots, doubling up to 64K) so workers never contend per op. A
+// worker that finds the budget spent switches to its own HdrHistogram, and
+// from then on the whole run is summarized from histograms: each worker's
 // samples and histogram are merged into one at the end, and the report
-// says "exact": false.
+// says "exact": false. A run of up to DefaultExactCap ops is always exact:
+// the budget adds one largest chunk per recorder of slack (newExactBudget),
+// since a chunk can be reserved by one worker and left partly unused.
 //
 // The histogram keeps 3 significant digits, so any percentile it reports is
 // within 0.1% of a value that was recorded (HistPrecision). Count, mean,
@@ -27,9 +29,12 @@ import (
 // switches to histograms.
 const DefaultExactCap = 2_000_000
 
-// chunkLen is how many exact-sample slots a recorder takes from the run's
-// budget at a time. One allocation per chunk: none per op.
-const chunkLen = 1 << 16
+// A recorder takes exact-sample slots from the run's budget firstChunk at
+// a time, doubling up to chunkLen. One allocation per chunk: none per op.
+const (
+	firstChunk = 1 << 10
+	chunkLen   = 1 << 16
+)
 
 // Histogram range and precision: 1 ns to one hour, 3 significant digits.
 const (
@@ -49,14 +54,23 @@ func newSampleBudget(n int64) *sampleBudget {
 	return b
 }
 
-// take reserves up to chunkLen slots and returns how many it got.
-func (b *sampleBudget) take() int {
+// newExactBudget is the budget that keeps a run of up to exactCap samples
+// exact when recorders draw on it, however the samples fall among them.
+// The slack is bounded by exactCap, so many recorders cannot multiply
+// the memory: past that a run may switch to histograms a little early,
+// and says so.
+func newExactBudget(exactCap int64, recorders int) *sampleBudget {
+	return newSampleBudget(exactCap + min(int64(recorders)*chunkLen, exactCap))
+}
+
+// take reserves up to want slots and returns how many it got.
+func (b *sampleBudget) take(want int64) int {
 	for {
 		left := b.left.Load()
 		if left <= 0 {
 			return 0
 		}
-		n := min(left, chunkLen)
+		n := min(left, want)
 		if b.left.CompareAndSwap(left, left-n) {
 			return int(n)
 		}
@@ -104,7 +118,11 @@ func (r *recorder) record(ns int64) {
 // grow takes a new chunk from the budget; when the budget is spent it
 // moves this recorder to a histogram and returns false.
 func (r *recorder) grow() bool {
-	if n := r.budget.take(); n > 0 {
+	want := int64(firstChunk)
+	if c := cap(r.cur); c > 0 {
+		want = min(int64(2*c), chunkLen)
+	}
+	if n := r.budget.take(want); n > 0 {
 		if len(r.cur) > 0 {
 			r.full = append(r.full, r.cur)
 		}

@@ -41,6 +41,7 @@ type runConfig struct {
 	ops       int64         // units to do in total; 0 with a duration
 	duration  time.Duration // 0 with ops
 	maxUnits  int64         // hard cap on units (limits), for -duration runs
+	exactCap  int64         // samples kept exactly; DefaultExactCap
 	valueSize int
 	keys      int
 	warmup    int64
@@ -183,7 +184,7 @@ func runOne(ctx context.Context, cfg runConfig) (*BenchResult, error) {
 
 	// Warmup: the same work, recorded into recorders that are discarded.
 	if cfg.warmup > 0 && !cfg.dishonest.noWarmup {
-		warm := newSampleBudget(cfg.warmup + chunkLen)
+		warm := newSampleBudget(cfg.warmup + chunkLen) // never used: discarded
 		var wg sync.WaitGroup
 		for _, w := range workers {
 			w.setRecorders(warm)
@@ -206,7 +207,14 @@ func runOne(ctx context.Context, cfg runConfig) (*BenchResult, error) {
 		}
 	}
 
-	budget := newSampleBudget(DefaultExactCap)
+	recorders := 3 * len(workers)
+	if writer != nil {
+		recorders += 3
+	}
+	if cfg.rate > 0 {
+		recorders *= 2
+	}
+	budget := newExactBudget(cfg.exactCap, recorders)
 	for _, w := range workers {
 		w.setRecorders(budget)
 	}

@@ -1,0 +1,254 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func TestThroughputIsOpsOverWallClock(t *testing.T) {
+	for _, line := range []string{
+		"bench -engine null -ops 20000",
+		"bench -engine null -ops 20000 -threads 3",
+		"bench -engine testmap -workload updaterandom -ops 3000 -threads 2",
+		"bench -engine testmap -workload readwhilewriting -ops 3000",
+	} {
+		t.Run(line, func(t *testing.T) {
+			r := bench(t, line)
+			if r.WallSeconds <= 0 {
+				t.Fatalf("wall_seconds = %v, want > 0", r.WallSeconds)
+			}
+			if got, want := r.OpsPerSec, float64(r.Ops)/r.WallSeconds; math.Abs(got-want) > 1e-9*want {
+				t.Errorf("ops_per_sec = %v, want ops/wall_seconds = %v", got, want)
+			}
+			if got, want := r.UnitsPerSec, float64(r.Units)/r.WallSeconds; math.Abs(got-want) > 1e-9*want {
+				t.Errorf("units_per_sec = %v, want units/wall_seconds = %v", got, want)
+			}
+			var sum int64
+			for _, s := range r.Latency {
+				sum += s.Count
+			}
+			if sum != r.Ops {
+				t.Errorf("latency counts sum to %d, want ops = %d", sum, r.Ops)
+			}
+			var tl int64
+			for _, p := range r.Timeline {
+				tl += p.Ops
+			}
+			if tl != r.Ops {
+				t.Errorf("timeline ops sum to %d, want ops = %d", tl, r.Ops)
+			}
+		})
+	}
+}
+
+func TestUnitsAndOps(t *testing.T) {
+	tests := []struct {
+		line           string
+		units, ops     int64 // ops -1: at least units
+		kinds          []string
+		wantHitRateOne bool
+	}{
+		{"bench -engine testmap -workload fillseq -ops 500", 500, 500, []string{"put"}, false},
+		{"bench -engine testmap -workload fillrandom -ops 500", 500, 500, []string{"put"}, false},
+		{"bench -engine testmap -workload overwrite -ops 500", 500, 500, []string{"put"}, false},
+		{"bench -engine testmap -workload readrandom -ops 500", 500, 500, []string{"get"}, true},
+		{"bench -engine testmap -workload deleterandom -ops 500", 500, 500, []string{"delete"}, false},
+		{"bench -engine testmap -workload updaterandom -ops 500", 500, 1000, []string{"get", "put"}, true},
+		{"bench -engine testmap -workload mixed -ops 500", 500, 500, []string{"get", "put"}, true},
+		{"bench -engine testmap -workload readwhilewriting -ops 500", 500, -1, []string{"get", "put"}, true},
+		{"bench -engine testmap -workload readrandom -ops 500 -dist zipfian", 500, 500, []string{"get"}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.line, func(t *testing.T) {
+			r := bench(t, tt.line)
+			if r.Units != tt.units {
+				t.Errorf("units = %d, want %d", r.Units, tt.units)
+			}
+			if tt.ops >= 0 && r.Ops != tt.ops {
+				t.Errorf("ops = %d, want %d", r.Ops, tt.ops)
+			}
+			if tt.ops < 0 && r.Ops < r.Units {
+				t.Errorf("ops = %d, want at least units = %d", r.Ops, r.Units)
+			}
+			for _, k := range tt.kinds {
+				if r.Latency[k] == nil {
+					t.Errorf("latency[%q] missing; have %v", k, keys(r.Latency))
+				}
+			}
+			if len(r.Latency) != len(tt.kinds) {
+				t.Errorf("latency kinds = %v, want %v", keys(r.Latency), tt.kinds)
+			}
+			if tt.wantHitRateOne && (r.HitRate == nil || *r.HitRate != 1) {
+				t.Errorf("hit_rate = %v, want 1 (every key was preloaded)", r.HitRate)
+			}
+		})
+	}
+}
+
+func keys[V any](m map[string]V) []string {
+	var k []string
+	for s := range m {
+		k = append(k, s)
+	}
+	return k
+}
+
+func TestFillseqWritesAscendingKeys(t *testing.T) {
+	p := planWorker("fillseq", "uniform", 0, 1, 100, 100, 8, 1)
+	for i, k := range p.order {
+		if int(k) != i {
+			t.Fatalf("order[%d] = %d, want %d", i, k, i)
+		}
+	}
+	var kt = newKeyTable(3)
+	if got := string(kt.key(2)); got != "0000000000000002" {
+		t.Errorf("key(2) = %q, want 0000000000000002", got)
+	}
+}
+
+func TestWarmupNotInResults(t *testing.T) {
+	r := bench(t, "bench -engine testmap -workload fillrandom -ops 1000 -warmup 300")
+	s := lastMapStore.Load()
+	if got, want := s.puts.Load(), int64(1300); got != want {
+		t.Errorf("store saw %d puts, want %d (1000 measured + 300 warmup)", got, want)
+	}
+	if r.Latency["put"].Count != 1000 || r.Ops != 1000 {
+		t.Errorf("measured count %d, ops %d; want 1000 and 1000 (warmup excluded)", r.Latency["put"].Count, r.Ops)
+	}
+	if r.Warmup != 300 {
+		t.Errorf("warmup = %d, want 300", r.Warmup)
+	}
+
+	r = bench(t, "bench -engine testmap -workload fillrandom -ops 1000 -warmup 300 -dishonest-no-warmup")
+	if got := lastMapStore.Load().puts.Load(); got != 1000 {
+		t.Errorf("with -dishonest-no-warmup the store saw %d puts, want 1000", got)
+	}
+	if r.Warmup != 0 || len(r.Dishonest) != 1 || r.Dishonest[0] != "no-warmup" {
+		t.Errorf("warmup %d dishonest %v, want 0 and [no-warmup]", r.Warmup, r.Dishonest)
+	}
+}
+
+func TestCancellationStopsPromptly(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var seen atomic.Int64
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		cancel()
+	}()
+	start := time.Now()
+	raw, err := Exec(ctx, "bench -engine null -duration 60s", Env{Dir: t.TempDir(), Progress: func(Progress) { seen.Add(1) }})
+	elapsed := time.Since(start)
+	if err != nil {
+		t.Fatalf("Exec: %v", err)
+	}
+	// A correctness bound on cancellation, with a wide margin for a busy machine.
+	if elapsed > 3*time.Second {
+		t.Errorf("cancelled 60 s run returned after %v, want well under 3 s", elapsed)
+	}
+	var r BenchResult
+	if err := json.Unmarshal(raw, &r); err != nil {
+		t.Fatal(err)
+	}
+	if !r.Cancelled {
+		t.Error("cancelled = false, want true")
+	}
+	if r.Ops == 0 || r.Latency["put"] == nil || r.Latency["put"].Count != r.Ops {
+		t.Errorf("ops %d; want what was measured before the cancel reported", r.Ops)
+	}
+}
+
+func TestProgressEvents(t *testing.T) {
+	var events []Progress
+	cfg := runConfig{engine: "null", sync: "none", workload: "fillrandom", dist: "uniform", threads: 2,
+		duration: 120 * time.Millisecond, maxUnits: 1 << 30, valueSize: 8, keys: 1000, dir: t.TempDir(),
+		tick: 20 * time.Millisecond, progress: func(p Progress) { events = append(events, p) }}
+	r, err := runOne(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(events) < 2 {
+		t.Fatalf("got %d progress events in 120 ms at a 20 ms tick, want at least 2", len(events))
+	}
+	for i := 1; i < len(events); i++ {
+		if events[i].Ops < events[i-1].Ops {
+			t.Errorf("event %d: ops went back from %d to %d", i, events[i-1].Ops, events[i].Ops)
+		}
+	}
+	last := events[len(events)-1]
+	if last.Ops > r.Ops || last.P50 <= 0 || last.P99 < last.P50 {
+		t.Errorf("last event %+v; want ops <= %d and 0 < p50 <= p99", last, r.Ops)
+	}
+}
+
+func TestOpenLoopCorrectedAtLeastUncorrected(t *testing.T) {
+	r := bench(t, "bench -engine null -ops 300 -rate 20000")
+	c, u := r.Latency["put"], r.LatencyUncorrected["put"]
+	if c == nil || u == nil {
+		t.Fatalf("latency %v, latency_uncorrected %v: want both for a -rate run", r.Latency, r.LatencyUncorrected)
+	}
+	if c.Count != u.Count {
+		t.Errorf("counts differ: %d corrected, %d uncorrected", c.Count, u.Count)
+	}
+	// Each op's corrected latency is at least its uncorrected one, so every
+	// order statistic is too.
+	for i := range c.Spectrum {
+		if c.Spectrum[i].Ns < u.Spectrum[i].Ns {
+			t.Errorf("p%v: corrected %d < uncorrected %d", c.Spectrum[i].P, c.Spectrum[i].Ns, u.Spectrum[i].Ns)
+		}
+	}
+	// 300 units at 20000/s cannot finish in less than 299 intervals.
+	if min := 299.0 / 20000; r.WallSeconds < min {
+		t.Errorf("wall %v s, want at least %v s at the requested rate", r.WallSeconds, min)
+	}
+}
+
+func TestDishonestThroughputFromSamples(t *testing.T) {
+	r := bench(t, "bench -engine null -ops 5000 -threads 2 -dishonest-throughput-from-samples")
+	var sum float64
+	for _, s := range r.Latency {
+		sum += s.MeanNs * float64(s.Count)
+	}
+	if got, want := r.OpsPerSec, float64(r.Ops)/(sum/1e9); math.Abs(got-want) > 1e-6*want {
+		t.Errorf("ops_per_sec = %v, want ops / sum of samples = %v", got, want)
+	}
+	if len(r.Dishonest) != 1 || r.Dishonest[0] != "throughput-from-samples" {
+		t.Errorf("dishonest = %v, want [throughput-from-samples]", r.Dishonest)
+	}
+}
+
+func TestDishonestTimeKeygenAndUnsorted(t *testing.T) {
+	r := bench(t, "bench -engine testmap -ops 500 -dishonest-time-keygen -dishonest-unsorted-percentile")
+	want := []string{"time-keygen", "unsorted-percentile"}
+	if len(r.Dishonest) != 2 || r.Dishonest[0] != want[0] || r.Dishonest[1] != want[1] {
+		t.Errorf("dishonest = %v, want %v", r.Dishonest, want)
+	}
+	// The keys built inside the timed region must be the same keys.
+	if n := len(lastMapStore.Load().m); n == 0 || n > 500 {
+		t.Errorf("store holds %d keys, want 1..500", n)
+	}
+}
+
+func TestRunErrorStops(t *testing.T) {
+	_, err := Exec(context.Background(), "bench -engine testfail -ops 1000", Env{Dir: t.TempDir()})
+	if err == nil {
+		t.Fatal("a store whose Put fails: got nil error")
+	}
+}
+
+func init() {
+	RegisterEngine("testfail", func(dir, sync string) (Store, error) { return failStore{}, nil })
+}
+
+type failStore struct{ nullStore }
+
+func (failStore) Put(k, v []byte) error { return errTest }
+
+var errTest = &testErr{}
+
+type testErr struct{}
+
+func (*testErr) Error() string { return "test: put refused" }
