@@ -158,3 +158,8 @@ func TestNodeWorker(t *testing.T) {
 	t.Logf("node worker: ready %.0f ms; first run %.0f ms; later run %.0f ms; restart after the 2 s stop %.0f ms",
 		res.ReadyMs, r[0].RunMs, r[8].RunMs, r[3].RestartMs)
 }
+
+func lookupStub(name string) (string, error) {
+	e, err := grader.Lookup(name)
+	return e.Stub, err
+}
