@@ -98,8 +98,8 @@ func writeBenchTable(w io.Writer, r *BenchResult) error {
 	}
 	fmt.Fprintln(w, strings.Join(extra, "   "))
 	if m := r.Model; m != nil {
-		fmt.Fprintf(w, "model: %s predicts %.0f ops/s (T_write %s, T_fsync %s from the %s); measured %.0f ops/s (%s)\n",
-			r.Sync, m.PredictedOpsPerSec, fmtNs(m.TWriteNs), fmtNs(m.TFsyncNs), m.TFsyncSource, r.OpsPerSec, ratio(r.OpsPerSec, m.PredictedOpsPerSec))
+		fmt.Fprintf(w, "model: %s predicts %.0f ops/s (T_write %s, T_fsync %s: %s); measured %.0f ops/s (%s)\n",
+			r.Sync, m.PredictedOpsPerSec, fmtNs(m.TWriteNs), fmtNs(m.TFsyncNs), map[string]string{"run": "this run's mean fdatasync", "probe": "the probe's"}[m.TFsyncSource], r.OpsPerSec, ratio(r.OpsPerSec, m.PredictedOpsPerSec))
 		fmt.Fprintf(w, "       p99 on the %s path (measured: %s); a crash can lose up to %.0f acknowledged writes (%.2f ms)\n",
 			m.P99Path, m.MeasuredP99Path, m.LossWindowWrites, m.LossWindowMs)
 	}
@@ -370,7 +370,11 @@ func writeProbeTable(w io.Writer, p *ProbeResult) error {
 }
 
 func writeModelTable(w io.Writer, m *ModelResult) error {
-	fmt.Fprintf(w, "model %s with T_write %s and T_fsync %s (from the %s)\n", m.Sync, fmtNs(m.TWriteNs), fmtNs(m.TFsyncNs), m.Source)
+	src := "measured by a quick probe of the data directory"
+	if m.Source == "given" {
+		src = "as given on the line"
+	}
+	fmt.Fprintf(w, "model %s with T_write %s and T_fsync %s (%s)\n", m.Sync, fmtNs(m.TWriteNs), fmtNs(m.TFsyncNs), src)
 	fmt.Fprintf(w, "predicted throughput  %.0f ops/s\n", m.PredictedOpsPerSec)
 	fmt.Fprintf(w, "slow fraction         %.2f%% of Puts wait for an fdatasync -> p99 on the %s path (about %s)\n",
 		m.SlowFraction*100, m.P99Path, fmtNs(m.PredictedP99Ns))

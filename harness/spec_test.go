@@ -1,0 +1,157 @@
+package harness
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestFlagErrors(t *testing.T) {
+	tests := []struct {
+		line string
+		want string // substring of the error
+	}{
+		{"", "empty line: expected one of bench, sweep, probe, model, crash"},
+		{"frobnicate", `unknown command "frobnicate"`},
+		{"bench -ops 0", "-ops 0: must be between 1 and 10000000"},
+		{"bench -ops 10000001", "-ops 10000001: must be between 1 and 10000000"},
+		{"bench -ops abc", "-ops abc: must be between 1 and 10000000"},
+		{"bench -ops", "-ops: needs a value"},
+		{"bench -ops 5 -ops 6", "-ops: given twice"},
+		{"bench -ops 5 -duration 1s", "-ops and -duration: give one or the other"},
+		{"bench -duration 3", "-duration 3: must be a duration between 1ms and 10m0s"},
+		{"bench -duration 11m", "-duration 11m: must be a duration between 1ms and 10m0s"},
+		{"bench -threads 0", "-threads 0: each count must be between 1 and 256"},
+		{"bench -threads 1,2", "-threads 1,2: bench takes one count; use sweep for a list"},
+		{"sweep -threads 1,x", "-threads 1,x: each count must be between 1 and 256"},
+		{"bench -value-size -1", "-value-size -1: must be between 0 and 1048576"},
+		{"bench -keys 0", "-keys 0: must be between 1 and 10000000"},
+		{"bench -engine nope", "-engine nope: unknown engine; allowed:"},
+		{"bench -engine kv,nope", "-engine nope: unknown engine"},
+		{"bench -sync sometimes", "-sync sometimes: unknown policy; allowed: always, group, batch:N, periodic:D, none"},
+		{"bench -sync batch:0", "-sync batch:0: batch:N needs N between 1 and 1000000"},
+		{"bench -sync batch:x", "-sync batch:x: batch:N needs N between"},
+		{"bench -sync periodic:0s", "-sync periodic:0s: periodic:D needs a duration between 100µs and 1m"},
+		{"bench -workload scan", "-workload scan: unknown workload; allowed: fillseq, fillrandom"},
+		{"bench -dist pareto", "-dist pareto: unknown distribution; allowed: uniform, zipfian"},
+		{"bench -format xml", "-format xml: allowed: table, tsv, json, benchstat"},
+		{"bench -rate 0", "-rate 0: must be between 1 and 10000000"},
+		{"bench -repeat 21", "-repeat 21: must be between 1 and 20"},
+		{"bench -trials 3", "bench: unknown flag -trials; allowed: -engine"},
+		{"bench ops 5", `bench: unexpected argument "ops"`},
+		{"bench -keep=maybe", "-keep=maybe: must be true or false"},
+		{"bench -ops 10000000 -value-size 1048576", "must be at most 8.0 GiB in total"},
+		{"probe -ops 5", "-ops 5: must be between 10 and 1000000"},
+		{"model", "model: -sync is required"},
+		{"model -sync always", "-sync always: the model covers batch:N and periodic:D only"},
+		{"model -sync batch:8 -t-write 0s", "-t-write 0s: must be a duration between 1ns and 1s"},
+		{"crash -trials 0", "-trials 0: must be between 1 and 1000"},
+		{"crash -sync nope", "-sync nope: unknown policy"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.line, func(t *testing.T) {
+			err := Check(tt.line, DefaultLimits())
+			if err == nil {
+				t.Fatalf("Check(%q) = nil, want an error containing %q", tt.line, tt.want)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Check(%q) = %q, want it to contain %q", tt.line, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestLimitsApply(t *testing.T) {
+	lim := Limits{MaxOps: 5000, MaxDuration: 5 * time.Second, MaxValueSize: 4096, MaxTotalBytes: 1 << 20, MaxThreads: 8, MaxTrials: 5, MaxRepeat: 3}
+	tests := []struct{ line, want string }{
+		{"bench -ops 5001", "-ops 5001: must be between 1 and 5000"},
+		{"bench -duration 6s", "-duration 6s: must be a duration between 1ms and 5s"},
+		{"bench -value-size 5000", "-value-size 5000: must be between 0 and 4096"},
+		{"bench -threads 9", "-threads 9: each count must be between 1 and 8"},
+		{"crash -trials 6", "-trials 6: must be between 1 and 5"},
+		{"bench -repeat 4", "-repeat 4: must be between 1 and 3"},
+		{"bench -ops 5000 -value-size 4096", "must be at most 1.0 MiB in total"},
+	}
+	for _, tt := range tests {
+		err := Check(tt.line, lim)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Check(%q) = %v, want an error containing %q", tt.line, err, tt.want)
+		}
+	}
+	if err := Check("labserver bench -ops 5000 -value-size 100 -threads 8", lim); err != nil {
+		t.Errorf("a line within the limits: %v", err)
+	}
+}
+
+func TestParseValid(t *testing.T) {
+	tests := []struct {
+		line string
+		want string // canonical line
+	}{
+		{"bench", "bench -engine kv -sync always -workload fillrandom -ops 1000 -threads 1 -value-size 128 -keys 1000 -dist uniform -warmup 100"},
+		{"labserver  bench -engine kv -sync batch:64 -workload fillrandom -ops 8000",
+			"bench -engine kv -sync batch:64 -workload fillrandom -ops 8000 -threads 1 -value-size 128 -keys 8000 -dist uniform -warmup 800"},
+		{"bench --ops=50000 -warmup=0", "bench -engine kv -sync always -workload fillrandom -ops 50000 -threads 1 -value-size 128 -keys 50000 -dist uniform -warmup 0"},
+		{"sweep -engine kv -sync group -threads 1,2,4,8,16 -duration 3s",
+			"sweep -engine kv -sync group -workload fillrandom -duration 3s -threads 1,2,4,8,16 -value-size 128 -keys 100000 -dist uniform -warmup 1000"},
+		{"bench -engine kv,null -sync periodic:10ms -rate 500 -dishonest-no-warmup",
+			"bench -engine kv,null -sync periodic:10ms -workload fillrandom -ops 1000 -threads 1 -value-size 128 -keys 1000 -dist uniform -warmup 100 -rate 500 -dishonest-no-warmup"},
+		{"probe", "probe -ops 2000 -duration 1s -value-size 128"},
+		{"model -sync batch:64", "model -sync batch:64"},
+		{"crash -sync batch:100 -trials 20 -power", "crash -sync batch:100 -trials 20 -power"},
+	}
+	for _, tt := range tests {
+		s, err := ParseSpec(tt.line, DefaultLimits())
+		if err != nil {
+			t.Errorf("ParseSpec(%q): %v", tt.line, err)
+			continue
+		}
+		if got := s.String(); got != tt.want {
+			t.Errorf("ParseSpec(%q).String()\n got %s\nwant %s", tt.line, got, tt.want)
+		}
+		// The canonical line parses back to itself.
+		s2, err := ParseSpec(s.String(), DefaultLimits())
+		if err != nil || s2.String() != s.String() {
+			t.Errorf("canonical line %q does not round-trip: %v %v", s.String(), err, s2)
+		}
+	}
+}
+
+func TestScaleLine(t *testing.T) {
+	tests := []struct {
+		line string
+		f    float64
+		want string
+	}{
+		{"bench -engine kv -ops 8000 -warmup 100", 0.1, "bench -engine kv -ops 800 -warmup 10"},
+		{"labserver bench -ops 5 -keys 3", 0.1, "bench -ops 1 -keys 1"},
+		{"sweep -threads 1,2 -duration 3s", 0.1, "sweep -threads 1,2 -duration 300ms"},
+		{"sweep -duration=3s", 0.0001, "sweep -duration=1ms"},
+		{"crash -sync batch:100 -trials 20", 0.25, "crash -sync batch:100 -trials 5"},
+		{"probe -ops 2000", 0.001, "probe -ops 10"},
+		{"probe -duration 1s", 0.001, "probe -duration 10ms"},
+		{"model -sync batch:64", 0.5, "model -sync batch:64"},
+		{"bench -ops 8000", 1, "bench -ops 8000"},
+	}
+	for _, tt := range tests {
+		got, err := ScaleLine(tt.line, tt.f)
+		if err != nil {
+			t.Errorf("ScaleLine(%q, %v): %v", tt.line, tt.f, err)
+			continue
+		}
+		if got != tt.want {
+			t.Errorf("ScaleLine(%q, %v) = %q, want %q", tt.line, tt.f, got, tt.want)
+		}
+		if err := Check(got, DefaultLimits()); err != nil {
+			t.Errorf("scaled line %q does not check: %v", got, err)
+		}
+	}
+	for _, f := range []float64{0, -1, 1.5} {
+		if _, err := ScaleLine("bench", f); err == nil {
+			t.Errorf("ScaleLine with f=%v: got nil error", f)
+		}
+	}
+	if _, err := ScaleLine("bench -ops 0", 0.5); err == nil {
+		t.Error("ScaleLine of an invalid line: got nil error")
+	}
+}
