@@ -239,6 +239,9 @@ func CheckCell(cell string, lim harness.Limits, maxLines int) ([]string, int, er
 		if spec.Dir != "" {
 			return nil, i, fmt.Errorf("line %d (%s): -dir is not allowed here: the server runs every line in a fresh directory under its -data folder", i+1, l)
 		}
+		if spec.Keep {
+			return nil, i, fmt.Errorf("line %d (%s): -keep is not allowed here: the server removes every run's directory", i+1, l)
+		}
 	}
 	return lines, -1, nil
 }
