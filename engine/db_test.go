@@ -1,0 +1,382 @@
+package engine
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// openMem opens a store on a fresh MemFS.
+func openMem(t *testing.T, opts Options) (*DB, *MemFS) {
+	t.Helper()
+	mem := NewMemFS()
+	opts.FS = mem
+	db, err := Open("/db", opts)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	return db, mem
+}
+
+func mustPut(t *testing.T, db *DB, k, v string) {
+	t.Helper()
+	if err := db.Put([]byte(k), []byte(v)); err != nil {
+		t.Fatalf("Put(%q): %v", k, err)
+	}
+}
+
+// checkGet fails unless Get(k) returns want; want "" means not found.
+func checkGet(t *testing.T, db *DB, k, want string) {
+	t.Helper()
+	got, err := db.Get([]byte(k))
+	if want == "" {
+		if !errors.Is(err, ErrNotFound) {
+			t.Errorf("Get(%q): got %q, %v; want ErrNotFound", k, got, err)
+		}
+		return
+	}
+	if err != nil || string(got) != want {
+		t.Errorf("Get(%q): got %q, %v; want %q", k, got, err, want)
+	}
+}
+
+// TestIndex runs sequences of operations and checks the index after each
+// sequence, then again after a reopen.
+func TestIndex(t *testing.T) {
+	type op struct{ kind, key, value string } // kind "put" or "del"
+	cases := []struct {
+		name string
+		ops  []op
+		want map[string]string // "" = absent
+	}{
+		{"put get", []op{{"put", "a", "1"}}, map[string]string{"a": "1", "b": ""}},
+		{"overwrite", []op{{"put", "a", "1"}, {"put", "a", "2"}}, map[string]string{"a": "2"}},
+		{"delete", []op{{"put", "a", "1"}, {"del", "a", ""}}, map[string]string{"a": ""}},
+		{"delete absent", []op{{"del", "a", ""}}, map[string]string{"a": ""}},
+		{"put after delete", []op{{"put", "a", "1"}, {"del", "a", ""}, {"put", "a", "3"}}, map[string]string{"a": "3"}},
+		{"empty value", []op{{"put", "a", ""}}, nil},
+		{"many", []op{{"put", "a", "1"}, {"put", "b", "2"}, {"del", "a", ""}, {"put", "c", "3"}, {"put", "b", "4"}},
+			map[string]string{"a": "", "b": "4", "c": "3"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			db, mem := openMem(t, Options{})
+			for _, o := range c.ops {
+				var err error
+				if o.kind == "put" {
+					err = db.Put([]byte(o.key), []byte(o.value))
+				} else {
+					err = db.Delete([]byte(o.key))
+				}
+				if err != nil {
+					t.Fatalf("%s %q: %v", o.kind, o.key, err)
+				}
+			}
+			check := func() {
+				for k, v := range c.want {
+					checkGet(t, db, k, v)
+				}
+			}
+			check()
+			if c.name == "empty value" {
+				if v, err := db.Get([]byte("a")); err != nil || len(v) != 0 {
+					t.Errorf("Get of empty value: got %q, %v; want empty, nil", v, err)
+				}
+			}
+			if err := db.Close(); err != nil {
+				t.Fatal(err)
+			}
+			var err error
+			if db, err = Open("/db", Options{FS: mem}); err != nil {
+				t.Fatalf("reopen: %v", err)
+			}
+			defer db.Close()
+			check()
+		})
+	}
+}
+
+func TestSizeLimits(t *testing.T) {
+	db, _ := openMem(t, Options{Sync: SyncPolicy{Mode: SyncNone}})
+	defer db.Close()
+	cases := []struct {
+		name    string
+		key     int
+		value   int
+		wantErr error
+	}{
+		{"empty key", 0, 1, ErrKeyTooLarge},
+		{"max key", MaxKeySize, 1, nil},
+		{"key one over", MaxKeySize + 1, 1, ErrKeyTooLarge},
+		{"max value", 1, MaxValueSize, nil},
+		{"value one over", 1, MaxValueSize + 1, ErrValueTooLarge},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			key := bytes.Repeat([]byte("k"), c.key)
+			err := db.Put(key, make([]byte, c.value))
+			if !errors.Is(err, c.wantErr) {
+				t.Fatalf("Put(key %d B, value %d B): got %v, want %v", c.key, c.value, err, c.wantErr)
+			}
+			if err != nil && !strings.Contains(err.Error(), fmt.Sprint(c.key+c.value-1)) {
+				t.Errorf("error %q should name the size", err)
+			}
+			if err == nil {
+				if v, err := db.Get(key); err != nil || len(v) != c.value {
+					t.Errorf("Get: got %d bytes, %v; want %d bytes", len(v), err, c.value)
+				}
+			}
+		})
+	}
+}
+
+// TestRotation writes across segment boundaries (sweeping the record sizes
+// around the boundary) and checks every key before and after a reopen.
+func TestRotation(t *testing.T) {
+	const segSize = MinSegmentSize
+	for _, vsize := range []int{segSize/4 - headerSize - 8, segSize/4 - headerSize - 4, 100, segSize - headerSize - 4, segSize + 10} {
+		t.Run(fmt.Sprint(vsize), func(t *testing.T) {
+			db, mem := openMem(t, Options{SegmentSize: segSize, Sync: SyncPolicy{Mode: SyncNone}})
+			want := map[string]string{}
+			for i := range 40 {
+				k := fmt.Sprintf("k%04d", i)
+				v := strings.Repeat(string(rune('a'+i%26)), vsize)
+				mustPut(t, db, k, v)
+				want[k] = v
+			}
+			segs := db.Stats().Segments
+			if min := (40*(vsize+headerSize+5))/segSize - 1; segs < min {
+				t.Errorf("got %d segments, want at least %d", segs, min)
+			}
+			db.Close()
+			db, err := Open("/db", Options{FS: mem, SegmentSize: segSize})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			for k, v := range want {
+				checkGet(t, db, k, v)
+			}
+			if got := db.Stats().Keys; got != 40 {
+				t.Errorf("Keys after reopen: got %d, want 40", got)
+			}
+		})
+	}
+}
+
+func TestClosed(t *testing.T) {
+	db, _ := openMem(t, Options{})
+	mustPut(t, db, "a", "1")
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for name, err := range map[string]error{
+		"Put":     db.Put([]byte("a"), []byte("2")),
+		"Delete":  db.Delete([]byte("a")),
+		"Compact": db.Compact(),
+		"Close":   db.Close(),
+		"Get":     func() error { _, err := db.Get([]byte("a")); return err }(),
+	} {
+		if !errors.Is(err, ErrClosed) {
+			t.Errorf("%s after Close: got %v, want ErrClosed", name, err)
+		}
+	}
+}
+
+func TestOpenBadOptions(t *testing.T) {
+	cases := []struct {
+		name string
+		opts Options
+		want string
+	}{
+		{"segment too small", Options{SegmentSize: 100}, "SegmentSize 100"},
+		{"segment too large", Options{SegmentSize: 2 << 30}, "SegmentSize"},
+		{"batch 0", Options{Sync: SyncPolicy{Mode: SyncBatch}}, "batch N = 0"},
+		{"bad mode", Options{Sync: SyncPolicy{Mode: 42}}, "unknown mode 42"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			c.opts.FS = NewMemFS()
+			_, err := Open("/db", c.opts)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("got %v, want an error containing %q", err, c.want)
+			}
+		})
+	}
+}
+
+// syncedContains reports whether any file's synced (power-cut-proof)
+// bytes contain b.
+func (m *MemFS) syncedContains(b []byte) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, n := range m.live {
+		if bytes.Contains(n.synced, b) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestAcknowledgedIsSynced checks, after every Put returns, that its
+// record is in the bytes a power cut keeps, for the policies that promise
+// it, with many concurrent writers. A slow fdatasync (1ms, injected) makes
+// writers pile up, so group commit must share fdatasyncs.
+func TestAcknowledgedIsSynced(t *testing.T) {
+	cases := []struct {
+		sync      string
+		writers   int
+		maxFsyncs func(puts int64) int64
+	}{
+		{"always", 4, func(p int64) int64 { return p }},
+		{"group", 16, func(p int64) int64 { return p / 3 }},
+		{"group", 1, func(p int64) int64 { return p }},
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("%s/%d", c.sync, c.writers), func(t *testing.T) {
+			pol, _ := ParseSync(c.sync)
+			mem := NewMemFS()
+			db, err := Open("/db", Options{FS: mem, Sync: pol})
+			if err != nil {
+				t.Fatal(err)
+			}
+			mem.Fault = func(op, name string) error {
+				if op == "sync" {
+					time.Sleep(time.Millisecond)
+				}
+				return nil
+			}
+			var wg sync.WaitGroup
+			for w := range c.writers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := range 30 {
+						rec := record{kind: kindPut, key: fmt.Appendf(nil, "w%d-%d", w, i), value: fmt.Appendf(nil, "value-%d-%d", w, i)}
+						if err := db.Put(rec.key, rec.value); err != nil {
+							t.Error(err)
+							return
+						}
+						if !mem.syncedContains(append(rec.key, rec.value...)) {
+							t.Errorf("Put(%s) returned before its record was synced", rec.key)
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			s := db.Stats()
+			if s.DurableSeq != s.LastSeq {
+				t.Errorf("DurableSeq %d, LastSeq %d: want equal", s.DurableSeq, s.LastSeq)
+			}
+			if max := c.maxFsyncs(s.Puts); s.Fsyncs > max {
+				t.Errorf("%d Puts took %d fdatasyncs, want at most %d", s.Puts, s.Fsyncs, max)
+			}
+			t.Logf("%d puts, %d fdatasyncs", s.Puts, s.Fsyncs)
+			mem.Fault = nil
+			db.Close()
+		})
+	}
+}
+
+// TestSyncCounts checks how many fdatasyncs each policy issues.
+func TestSyncCounts(t *testing.T) {
+	cases := []struct {
+		sync       string
+		puts       int
+		wantFsyncs int64
+	}{
+		{"always", 10, 10},
+		{"batch:1", 10, 10},
+		{"batch:4", 10, 2},
+		{"batch:16", 64, 4},
+		{"none", 100, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.sync, func(t *testing.T) {
+			pol, _ := ParseSync(c.sync)
+			db, _ := openMem(t, Options{Sync: pol})
+			for i := range c.puts {
+				mustPut(t, db, fmt.Sprint(i), "v")
+			}
+			s := db.Stats()
+			if s.Fsyncs != c.wantFsyncs {
+				t.Errorf("%d puts: got %d fdatasyncs, want %d", c.puts, s.Fsyncs, c.wantFsyncs)
+			}
+			wantDurable := uint64(c.wantFsyncs) * uint64(c.puts) / uint64(max(c.wantFsyncs, 1))
+			if c.sync == "batch:4" {
+				wantDurable = 8
+			}
+			if c.wantFsyncs == 0 {
+				wantDurable = 0
+			}
+			if s.DurableSeq != wantDurable || s.LastSeq != uint64(c.puts) {
+				t.Errorf("DurableSeq %d LastSeq %d, want %d %d", s.DurableSeq, s.LastSeq, wantDurable, c.puts)
+			}
+			db.Close()
+			if s := db.Stats(); s.DurableSeq != uint64(c.puts) {
+				t.Errorf("after Close: DurableSeq %d, want %d", s.DurableSeq, c.puts)
+			}
+		})
+	}
+}
+
+// TestPeriodicTimer: with no further writes, the timer alone makes the
+// writes durable.
+func TestPeriodicTimer(t *testing.T) {
+	db, _ := openMem(t, Options{Sync: SyncPolicy{Mode: SyncPeriodic, Interval: time.Millisecond}})
+	defer db.Close()
+	for i := range 10 {
+		mustPut(t, db, fmt.Sprint(i), "v")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for db.Stats().DurableSeq != 10 {
+		if time.Now().After(deadline) {
+			t.Fatalf("DurableSeq still %d after 10s of a 1ms timer, want 10", db.Stats().DurableSeq)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestConcurrentReadWrite runs readers and writers together (meaningful
+// under -race) and checks every read sees a value that was written.
+func TestConcurrentReadWrite(t *testing.T) {
+	db, _ := openMem(t, Options{Sync: SyncPolicy{Mode: SyncGroup}, SegmentSize: MinSegmentSize})
+	defer db.Close()
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			for i := range 200 {
+				if err := db.Put(fmt.Appendf(nil, "k%d", i%20), fmt.Appendf(nil, "v%d-%d", w, i)); err != nil {
+					t.Error(err)
+					return
+				}
+				if i%50 == 49 && w == 0 {
+					if err := db.Compact(); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			for i := range 400 {
+				v, err := db.Get(fmt.Appendf(nil, "k%d", i%20))
+				if err != nil && !errors.Is(err, ErrNotFound) {
+					t.Error(err)
+					return
+				}
+				if err == nil && !bytes.HasPrefix(v, []byte("v")) {
+					t.Errorf("Get: got %q, want a written value", v)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
