@@ -293,15 +293,15 @@
 		});
 		this.editor.addEventListener("keydown", (e) => this.onKey(e));
 
-		this.runBtn = el("button", { type: "button", class: "ex-run", text: "Run tests" });
+		this.runBtn = el("button", { type: "button", class: "btn run ex-run", text: "Run tests" });
 		this.runBtn.addEventListener("click", () => this.run());
-		this.solBtn = el("button", { type: "button", class: "ex-secondary ex-show-solution", text: "Show solution", hidden: true });
+		this.solBtn = el("button", { type: "button", class: "btn ex-show-solution", text: "Show solution", hidden: true });
 		this.solBtn.addEventListener("click", () => this.toggleSolution());
-		this.resetBtn = el("button", { type: "button", class: "ex-secondary ex-reset", text: "Reset" });
+		this.resetBtn = el("button", { type: "button", class: "btn ex-reset", text: "Reset" });
 		this.resetBtn.addEventListener("click", () => this.reset());
 		this.msg = el("span", { class: "ex-msg", role: "status" });
 		const actions = el("div", { class: "ex-actions" }, this.runBtn, this.solBtn, this.resetBtn,
-			el("span", { class: "ex-keys", text: "Ctrl+Enter runs" }), this.msg);
+			el("span", { class: "ex-keys" }, el("kbd", { text: "Ctrl" }), "+", el("kbd", { text: "Enter" }), " runs"), this.msg);
 
 		this.solution = el("div", { class: "ex-solution", hidden: true },
 			el("div", { class: "ex-solution-head", text: "A model solution (your code above is unchanged)" }),
@@ -450,7 +450,7 @@
 			const where = r.error.line > 0 ? "line " + r.error.line + ", column " + r.error.col + ": " : "";
 			const box = el("div", { class: "ex-error ex-compile" },
 				el("strong", { text: r.error.line > 0 ? "Your code does not compile" : "Your code cannot be tested yet" }),
-				el("p", {}, el("code", { class: "ex-pos", text: where }), r.error.msg));
+				el("p", {}, el("span", { class: "ex-pos", text: where }), r.error.msg));
 			parts.push(box);
 			if (r.error.line > 0) {
 				this.selectLine(r.error.line);
