@@ -110,6 +110,7 @@ type worker struct {
 	put, get, del    *recorder
 	uput, uget, udel *recorder
 
+	base       time.Time // the run's clock origin (run.base), set by loop
 	units, ops int64
 	gets, hits int64
 	err        error
@@ -118,7 +119,11 @@ type worker struct {
 
 // run holds what the workers share.
 type run struct {
-	cfg      *runConfig
+	cfg *runConfig
+	// base is the origin of the workers' clock: they read it as
+	// time.Since(base), a monotonic reading in one call (time.Now reads
+	// the wall clock too, which the timed loop has no use for).
+	base     time.Time
 	stop     atomic.Bool   // set on cancel, error or deadline
 	stopCh   chan struct{} // closed with stop, for sleepers
 	stopOnce sync.Once
@@ -146,7 +151,7 @@ func runOne(ctx context.Context, cfg runConfig) (*BenchResult, error) {
 
 	info := workloadInfos[cfg.workload]
 	keys := newKeyTable(cfg.keys)
-	r := &run{cfg: &cfg, stopCh: make(chan struct{})}
+	r := &run{cfg: &cfg, stopCh: make(chan struct{}), base: time.Now()}
 
 	// Split the budget: worker w does quota units (the first ones one more).
 	workers := make([]*worker, cfg.threads)
@@ -192,7 +197,7 @@ func runOne(ctx context.Context, cfg runConfig) (*BenchResult, error) {
 			if int64(w.id) < cfg.warmup%int64(cfg.threads) {
 				n++
 			}
-			wg.Go(func() { w.loop(r, keys, int64(len(w.plan.order)/2), n, time.Time{}) })
+			wg.Go(func() { w.loop(r, keys, int64(len(w.plan.order)/2), n, 0) })
 		}
 		wg.Wait()
 		for _, w := range workers {
@@ -239,7 +244,7 @@ func runOne(ctx context.Context, cfg runConfig) (*BenchResult, error) {
 
 	prog := startProgress(r, all, cfg.tick, cfg.engine)
 
-	var deadline time.Time
+	var deadline time.Duration // on the workers' clock; 0 = none
 	var wg, wwg sync.WaitGroup
 	start := make(chan struct{})
 	for _, w := range workers {
@@ -248,18 +253,18 @@ func runOne(ctx context.Context, cfg runConfig) (*BenchResult, error) {
 			w.loop(r, keys, 0, w.quota, deadline)
 		})
 	}
-	stopWriter := &run{cfg: &cfg, stopCh: make(chan struct{})}
+	stopWriter := &run{cfg: &cfg, stopCh: make(chan struct{}), base: r.base}
 	if writer != nil {
 		wwg.Go(func() {
 			<-start
-			writer.loop(stopWriter, keys, 0, writer.quota, time.Time{})
+			writer.loop(stopWriter, keys, 0, writer.quota, 0)
 		})
 	}
 
 	// The one outer wall clock.
 	t0 := time.Now()
 	if cfg.duration > 0 {
-		deadline = t0.Add(cfg.duration)
+		deadline = t0.Sub(r.base) + cfg.duration
 	}
 	prog.begin(t0)
 	close(start)
@@ -318,19 +323,24 @@ func storeStats(s Store) StoreStats {
 
 // loop runs n units starting at plan position from. It is the timed loop:
 // nothing in it allocates (unless -dishonest-time-keygen asks it to).
-func (w *worker) loop(r *run, keys keyTable, from, n int64, deadline time.Time) {
+//
+// Times are durations on the run's monotonic clock (time.Since(r.base));
+// deadline 0 means none.
+func (w *worker) loop(r *run, keys keyTable, from, n int64, deadline time.Duration) {
 	cfg := w.cfg
 	s := w.store
 	order := w.plan.order
-	hasDeadline := !deadline.IsZero()
+	hasDeadline := deadline > 0
+	base := r.base
+	w.base = base
 	var interval time.Duration
 	var timer *time.Timer
-	var t0 time.Time
+	var t0 time.Duration
 	if cfg.rate > 0 {
 		interval = time.Duration(float64(cfg.threads) * 1e9 / cfg.rate)
 		timer = time.NewTimer(time.Hour)
 		defer timer.Stop()
-		t0 = time.Now()
+		t0 = time.Since(base)
 	}
 	wl := cfg.workload
 	if w.id == cfg.threads { // readwhilewriting's writer
@@ -347,10 +357,10 @@ func (w *worker) loop(r *run, keys keyTable, from, n int64, deadline time.Time) 
 		// Open loop: wait for this unit's intended start; latency is
 		// measured from it, so a stall also counts against the units that
 		// should have started during it (coordinated omission).
-		var intended time.Time
+		var intended time.Duration // 0 in a closed loop
 		if interval > 0 {
-			intended = t0.Add(time.Duration(i) * interval)
-			if d := time.Until(intended); d > spinBelow {
+			intended = t0 + time.Duration(i)*interval // > 0: base is earlier than t0
+			if d := intended - time.Since(base); d > spinBelow {
 				timer.Reset(d)
 				select {
 				case <-timer.C:
@@ -359,15 +369,15 @@ func (w *worker) loop(r *run, keys keyTable, from, n int64, deadline time.Time) 
 				}
 			} else {
 				// Timers are too coarse for short waits: yield until it is time.
-				for time.Now().Before(intended) {
+				for time.Since(base) < intended {
 					runtime.Gosched()
 				}
 			}
 		}
 
 		var err error
-		var end time.Time
-		start := time.Now()
+		var end time.Duration
+		start := time.Since(base)
 		if cfg.dishonest.timeKeygen {
 			key, val = buildKeyValue(order[pos], val)
 		}
@@ -386,7 +396,7 @@ func (w *worker) loop(r *run, keys keyTable, from, n int64, deadline time.Time) 
 			mid := w.done(w.get, w.uget, start, intended)
 			if err == nil {
 				err = s.Put(key, val)
-				end = w.done(w.put, w.uput, mid, time.Time{})
+				end = w.done(w.put, w.uput, mid, 0)
 			}
 		case "mixed":
 			if w.plan.isRead[pos%len(w.plan.isRead)] {
@@ -403,7 +413,7 @@ func (w *worker) loop(r *run, keys keyTable, from, n int64, deadline time.Time) 
 			return
 		}
 		w.units++
-		if hasDeadline && end.After(deadline) {
+		if hasDeadline && end > deadline {
 			return
 		}
 	}
@@ -420,13 +430,13 @@ func (w *worker) doGet(key []byte) error {
 }
 
 // done records one op that started at start (and, in an open-loop run,
-// was meant to start at intended) and returns the time it ended.
-func (w *worker) done(rec, unc *recorder, start, intended time.Time) time.Time {
-	end := time.Now()
-	ns := int64(end.Sub(start))
-	if !intended.IsZero() {
+// was meant to start at intended, if not 0) and returns the time it ended.
+func (w *worker) done(rec, unc *recorder, start, intended time.Duration) time.Duration {
+	end := time.Since(w.base)
+	ns := int64(end - start)
+	if intended != 0 {
 		unc.record(ns)
-		ns = int64(end.Sub(intended))
+		ns = int64(end - intended)
 	}
 	rec.record(ns)
 	w.ops++

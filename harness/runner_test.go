@@ -59,7 +59,8 @@ func TestUnitsAndOps(t *testing.T) {
 		{"bench -engine testmap -workload deleterandom -ops 500", 500, 500, []string{"delete"}, false},
 		{"bench -engine testmap -workload updaterandom -ops 500", 500, 1000, []string{"get", "put"}, true},
 		{"bench -engine testmap -workload mixed -ops 500", 500, 500, []string{"get", "put"}, true},
-		{"bench -engine testmap -workload readwhilewriting -ops 500", 500, -1, []string{"get", "put"}, true},
+		// The writer's Puts count as ops, but how many it gets in is a race.
+		{"bench -engine testmap -workload readwhilewriting -ops 500", 500, -1, []string{"get"}, true},
 		{"bench -engine testmap -workload readrandom -ops 500 -dist zipfian", 500, 500, []string{"get"}, true},
 	}
 	for _, tt := range tests {
@@ -79,7 +80,7 @@ func TestUnitsAndOps(t *testing.T) {
 					t.Errorf("latency[%q] missing; have %v", k, keys(r.Latency))
 				}
 			}
-			if len(r.Latency) != len(tt.kinds) {
+			if tt.ops >= 0 && len(r.Latency) != len(tt.kinds) {
 				t.Errorf("latency kinds = %v, want %v", keys(r.Latency), tt.kinds)
 			}
 			if tt.wantHitRateOne && (r.HitRate == nil || *r.HitRate != 1) {
