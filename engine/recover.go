@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -23,7 +24,9 @@ import (
 //   - anything else (a short or impossible record, a checksum mismatch):
 //     in the newest segment this is a torn write and the file is truncated
 //     right after the good prefix; in any older segment it is corruption,
-//     and Open fails with ErrCorrupt naming the file and offset.
+//     and Open fails with ErrCorrupt naming the file and offset. A bad
+//     record in the newest segment that is followed by a good one is
+//     corruption too: a torn write leaves nothing good after it.
 func (db *DB) recover() error {
 	names, err := db.fs.List(db.dir)
 	if err != nil {
@@ -117,6 +120,12 @@ func (db *DB) recoverSegment(id uint32, useHint, newest bool) error {
 			seg.size, seg.filled = from+off, fileSize
 			return nil
 		}
+		if newest && errors.Is(err, errBadRecord) && validAfter(data[off:]) {
+			// A damaged record followed by a good one is not a torn
+			// write (those only happen at the end): truncating here
+			// would silently drop the good records after it.
+			newest = false
+		}
 		if !newest {
 			reason := err
 			if errors.Is(err, errEnd) {
@@ -131,6 +140,25 @@ func (db *DB) recoverSegment(id uint32, useHint, newest bool) error {
 		}
 		return nil
 	}
+}
+
+// validAfter reports whether b starts with a record whose header claims a
+// plausible size and is followed by a record that decodes.
+func validAfter(b []byte) bool {
+	if len(b) < headerSize {
+		return false
+	}
+	keyLen := int(binary.LittleEndian.Uint16(b[13:15]))
+	valueLen := int(binary.LittleEndian.Uint32(b[15:19]))
+	if keyLen == 0 || keyLen > MaxKeySize || valueLen > MaxValueSize {
+		return false
+	}
+	n := recordSize(keyLen, valueLen)
+	if n >= len(b) {
+		return false
+	}
+	_, _, err := decodeRecord(b[n:])
+	return err == nil
 }
 
 // loadHint reads and checks the hint of segment id. ok is false if there
