@@ -24,19 +24,19 @@
 // wrapping ErrUnsupportedSync) a policy the engine cannot express rather than
 // substituting another one silently.
 //
-//	policy      bbolt                                 pebble
-//	----------  ------------------------------------  ------------------------------------
-//	always      one Update tx per write (2 fdatasync:  one pebble.Sync write at a time
-//	            pages, then meta), serialized by       (adapter mutex), so each write gets
-//	            bbolt's single writer lock             its own WAL fdatasync
-//	group       DB.Batch: concurrent writes share one  concurrent pebble.Sync writes; the
-//	            tx and its commit (waits up to         WAL LogWriter's flusher makes one
-//	            MaxBatchDelay = 10ms to fill)           fdatasync cover every waiting write
-//	batch:N     N writes per held-open tx; commit      every Nth write is pebble.Sync, the
-//	            (and fdatasync) on the Nth             rest pebble.NoSync
-//	periodic:D  error: not expressible                 pebble.NoSync writes + a timer that
-//	                                                  appends a synced empty WAL record
-//	none        NoSync (THIS IS UNSAFE)                pebble.NoSync
+//	policy      bbolt                                       pebble
+//	----------  ------------------------------------------  --------------------------------------
+//	always      one Update tx per write, serialized by      pebble.Sync writes one at a time (an
+//	            bbolt's writer lock; each commit does 2     adapter mutex), so each write gets its
+//	            fdatasyncs (pages, then meta page)          own WAL fdatasync
+//	group       DB.Batch: concurrent writes share one tx    concurrent pebble.Sync writes; the WAL
+//	            and its commit (a batch waits up to         flusher makes one fdatasync cover every
+//	            MaxBatchDelay = 10 ms to fill)              write waiting on it
+//	batch:N     N writes per held-open tx; the Nth          every Nth write is pebble.Sync, the rest
+//	            commits it (and fdatasyncs)                 pebble.NoSync
+//	periodic:D  error: bbolt cannot express it              pebble.NoSync writes + a timer appending
+//	                                                        an empty pebble.Sync record to the WAL
+//	none        NoSync (THIS IS UNSAFE)                     pebble.NoSync
 //
 // The per-engine files spell out where each mapping differs from kv's
 // meaning, for example how far a write has travelled when Put returns.
