@@ -111,6 +111,7 @@ type worker struct {
 	uput, uget, udel *recorder
 
 	base       time.Time // the run's clock origin (run.base), set by loop
+	warming    bool      // running the warmup: closed loop, results discarded
 	units, ops int64
 	gets, hits int64
 	err        error
@@ -197,6 +198,7 @@ func runOne(ctx context.Context, cfg runConfig) (*BenchResult, error) {
 			if int64(w.id) < cfg.warmup%int64(cfg.threads) {
 				n++
 			}
+			w.warming = true
 			wg.Go(func() { w.loop(r, keys, int64(len(w.plan.order)/2), n, 0) })
 		}
 		wg.Wait()
@@ -204,7 +206,7 @@ func runOne(ctx context.Context, cfg runConfig) (*BenchResult, error) {
 			if w.err != nil {
 				return nil, fmt.Errorf("warmup: %w", w.err)
 			}
-			w.units, w.ops, w.gets, w.hits = 0, 0, 0, 0
+			w.units, w.ops, w.gets, w.hits, w.warming = 0, 0, 0, 0, false
 			w.live.done.Store(0)
 		}
 		if ctx.Err() != nil {
@@ -336,7 +338,7 @@ func (w *worker) loop(r *run, keys keyTable, from, n int64, deadline time.Durati
 	var interval time.Duration
 	var timer *time.Timer
 	var t0 time.Duration
-	if cfg.rate > 0 {
+	if cfg.rate > 0 && !w.warming { // warmup is never paced
 		interval = time.Duration(float64(cfg.threads) * 1e9 / cfg.rate)
 		timer = time.NewTimer(time.Hour)
 		defer timer.Stop()

@@ -72,7 +72,7 @@ var flagDefs = []flagDef{
 	{name: "value-size", cmds: "bench sweep probe", usage: "value bytes (default 128; probe: bytes per write)"},
 	{name: "keys", cmds: "bench sweep", usage: "distinct keys (default: -ops, or 100000 with -duration)"},
 	{name: "dist", cmds: "bench sweep", usage: "key distribution: uniform | zipfian (default uniform)"},
-	{name: "warmup", cmds: "bench sweep", usage: "units run and discarded before measuring (default 10% of -ops, at most 1000)"},
+	{name: "warmup", cmds: "bench sweep", usage: "units run and discarded before measuring, closed loop (default 10% of -ops, at most 1000; 100 with -duration)"},
 	{name: "rate", cmds: "bench sweep", usage: "open loop: start units at this many per second; latency from the intended start"},
 	{name: "repeat", cmds: "bench sweep", usage: "run N times, report each and the medians"},
 	{name: "seed", cmds: "bench sweep crash", usage: "random seed for keys, values and crash points (default 1)"},
@@ -252,7 +252,7 @@ func (s *Spec) fill(raw map[string]string, lim Limits) error {
 		s.Keys = int(intFlag("keys", min(keysDef, maxKeys), 1, maxKeys))
 		s.Warmup = intFlag("warmup", min(max(s.Ops/10, 1), 1000), 0, maxOps)
 		if s.Duration > 0 && !s.set["warmup"] {
-			s.Warmup = 1000
+			s.Warmup = 100
 		}
 		s.Repeat = int(intFlag("repeat", 1, 1, int64(max(lim.MaxRepeat, 1))))
 		s.Seed = intFlag("seed", 1, math.MinInt64, math.MaxInt64)

@@ -93,7 +93,7 @@ func TestParseValid(t *testing.T) {
 			"bench -engine kv -sync batch:64 -workload fillrandom -ops 8000 -threads 1 -value-size 128 -keys 8000 -dist uniform -warmup 800"},
 		{"bench --ops=50000 -warmup=0", "bench -engine kv -sync always -workload fillrandom -ops 50000 -threads 1 -value-size 128 -keys 50000 -dist uniform -warmup 0"},
 		{"sweep -engine kv -sync group -threads 1,2,4,8,16 -duration 3s",
-			"sweep -engine kv -sync group -workload fillrandom -duration 3s -threads 1,2,4,8,16 -value-size 128 -keys 100000 -dist uniform -warmup 1000"},
+			"sweep -engine kv -sync group -workload fillrandom -duration 3s -threads 1,2,4,8,16 -value-size 128 -keys 100000 -dist uniform -warmup 100"},
 		{"bench -engine kv,null -sync periodic:10ms -rate 500 -dishonest-no-warmup",
 			"bench -engine kv,null -sync periodic:10ms -workload fillrandom -ops 1000 -threads 1 -value-size 128 -keys 1000 -dist uniform -warmup 100 -rate 500 -dishonest-no-warmup"},
 		{"probe", "probe -ops 2000 -duration 1s -value-size 128"},
