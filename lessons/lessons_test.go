@@ -193,7 +193,7 @@ func execLines(t *testing.T, lines []string, f float64, lim harness.Limits) ([]a
 			return nil, fmt.Errorf("line %d %q: %v", i, scaled, err)
 		}
 		out = append(out, v)
-		t.Logf("line %d: %s", i, scaled)
+		t.Logf("line %d: %s\n%s", i, scaled, summary(v))
 	}
 	return out, nil
 }
@@ -260,4 +260,49 @@ func checkQuiz(t *testing.T, q *quiz.Quiz, rs []any) {
 		t.Errorf("answering the measured value %s: got incorrect (want %s, range %s)", answer, fb.Want, fb.Range)
 	}
 	t.Logf("%s: answer %s %s; %s", q.ID, answer, q.Unit, fb.Shown)
+}
+
+// summary is one log line per result with the figures a reader of the
+// test log wants: throughput and latency for bench, costs for probe,
+// counts for crash, the prediction for model.
+func summary(v any) string {
+	if a, ok := v.([]any); ok {
+		var b strings.Builder
+		for _, e := range a {
+			b.WriteString(summary(e))
+		}
+		return b.String()
+	}
+	m, _ := v.(map[string]any)
+	num := func(path ...string) float64 {
+		var cur any = m
+		for _, k := range path {
+			o, _ := cur.(map[string]any)
+			cur = o[k]
+		}
+		f, _ := cur.(float64)
+		return f
+	}
+	switch m["kind"] {
+	case "bench":
+		s := fmt.Sprintf("\t%v %v %v threads=%v: %.0f ops/s", m["engine"], m["sync"], m["workload"], m["threads"], num("ops_per_sec"))
+		lat, _ := m["latency"].(map[string]any)
+		for _, op := range []string{"put", "get", "delete"} {
+			if _, ok := lat[op]; ok {
+				s += fmt.Sprintf("; %s p50=%.0fns p99=%.0fns max=%.0fns", op,
+					num("latency", op, "p50_ns"), num("latency", op, "p99_ns"), num("latency", op, "max_ns"))
+			}
+		}
+		return s + "\n"
+	case "probe":
+		return fmt.Sprintf("\t%v on %v: write mean=%.0fns, write+fdatasync mean=%.0fns p99=%.0fns\n",
+			m["fs"], m["device"], num("write", "mean_ns"), num("write_fdatasync", "mean_ns"), num("write_fdatasync", "p99_ns"))
+	case "crash":
+		return fmt.Sprintf("\t%v power=%v: writes=%.0f durable_acked=%.0f recovered=%.0f lost=%.0f lost_acked=%.0f corrupt=%.0f\n",
+			m["sync"], m["power"], num("writes"), num("durable_acked"), num("recovered"), num("lost"), num("lost_acked"), num("corrupt"))
+	case "model":
+		return fmt.Sprintf("\t%v: predicted %.0f ops/s, p99 %v, loss window %.1f ms\n",
+			m["sync"], num("predicted_ops_per_sec"), m["p99_path"], num("loss_window_ms"))
+	}
+	return fmt.Sprintf("\t%v\n", m["kind"])
 }
