@@ -159,17 +159,36 @@ func writeCompareTable(w io.Writer, rs []*BenchResult) error {
 		return nil
 	}
 	fmt.Fprintf(w, "%s  (%d runs)\n", rs[0].Workload, len(rs))
+	// With several thread counts the ratio column is the speed-up against
+	// each engine's first count (the saturation curve); with one thread
+	// count and several engines, the throughput against the first engine.
+	threads, engines := map[int]bool{}, []string{}
+	for _, r := range rs {
+		threads[r.Threads] = true
+		if !slices.Contains(engines, r.Engine) {
+			engines = append(engines, r.Engine)
+		}
+	}
+	bySweep := len(threads) > 1
+	ratioHead := "speed-up"
+	if !bySweep && len(engines) > 1 {
+		ratioHead = "vs " + engines[0]
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "engine\tsync\tthreads\trun\tops/s\tspeed-up\top\tp50\tp95\tp99\tp99.9\tmax\t")
-	base := map[string]float64{} // engine -> median ops/s at its first thread count
+	fmt.Fprintf(tw, "engine\tsync\tthreads\trun\tops/s\t%s\top\tp50\tp95\tp99\tp99.9\tmax\t\n", ratioHead)
+	base := map[string]float64{} // engine (or "" across engines) -> median ops/s of the baseline
 	groups := groupRuns(rs)
 	for _, g := range groups {
 		med := medianRun(g)
-		if _, ok := base[g[0].Engine]; !ok {
-			base[g[0].Engine] = med.OpsPerSec
+		key := g[0].Engine
+		if !bySweep {
+			key = ""
+		}
+		if _, ok := base[key]; !ok {
+			base[key] = med.OpsPerSec
 		}
 		speed := "-"
-		if b := base[g[0].Engine]; b > 0 {
+		if b := base[key]; b > 0 {
 			speed = fmt.Sprintf("%.2fx", med.OpsPerSec/b)
 		}
 		rows := g
@@ -205,7 +224,9 @@ func writeCompareTable(w io.Writer, rs []*BenchResult) error {
 			break
 		}
 	}
-	fmt.Fprintln(w, conditions(rs[0]))
+	c := *rs[0]
+	c.Engine = strings.Join(engines, ",")
+	fmt.Fprintln(w, conditions(&c))
 	return nil
 }
 
