@@ -10,7 +10,9 @@
 //        {type: "missing", what}                    the wasm was not built (HTTP 404)
 //        {type: "fatal", message}                   anything else that stops it loading
 //        {type: "started", id}                      a run begins (the page's time limit starts here)
-//        {type: "result", id, result, run_ms}       a run ended
+//        {type: "result", id, result, run_ms, dead} a run ended; dead: the Go
+//                                                   program itself stopped (a
+//                                                   fatal error), start a new worker
 //
 // A run is synchronous inside the wasm: a loop that never ends never
 // returns, so the page enforces the time limit by terminating this worker
@@ -19,7 +21,22 @@
 
 const base = new URL("wasm/", self.location.href);
 let grader = null;
+let go = null;
 const pending = [];
+
+// wasm_exec.js prints the Go program's stdout and stderr with console.log.
+// Keep the tail, to explain a fatal error ("all goroutines are asleep").
+let logTail = "";
+const consoleLog = console.log.bind(console);
+console.log = (...args) => {
+	logTail = (logTail + args.join(" ") + "\n").slice(-4096);
+	consoleLog(...args);
+};
+
+function fatalText() {
+	const m = /fatal error: ([^\n]*)/.exec(logTail);
+	return m ? m[1] : "the Go program exited";
+}
 
 self.onmessage = (e) => {
 	if (grader) {
@@ -36,15 +53,22 @@ function handle(msg) {
 	self.postMessage({ type: "started", id: msg.id });
 	const t0 = performance.now();
 	let result;
+	let problem = "";
 	try {
-		result = grader.run(String(msg.name), String(msg.src));
+		result = go.exited ? undefined : grader.run(String(msg.name), String(msg.src));
 	} catch (err) {
+		problem = String(err);
+	}
+	const dead = go.exited || result === undefined;
+	if (dead) {
+		problem = problem || fatalText();
+		const text = "Your code stopped the Go interpreter (" + problem + "). A receive from a channel nobody sends on does this. A fresh interpreter is starting; run again when you have changed the code.";
 		result = {
-			exercise: msg.name, passed: false, cases: [], mutants: [], notes: [], output: "",
-			error: { line: 0, col: 0, msg: "the interpreter stopped: " + err, text: "the interpreter stopped: " + err },
+			exercise: msg.name, passed: false, summary: text, cases: [], mutants: [], notes: [], output: "",
+			error: { line: 0, col: 0, msg: text, text },
 		};
 	}
-	self.postMessage({ type: "result", id: msg.id, result, run_ms: performance.now() - t0 });
+	self.postMessage({ type: "result", id: msg.id, result, run_ms: performance.now() - t0, dead });
 }
 
 async function boot() {
@@ -65,7 +89,7 @@ async function boot() {
 	if (!resp.ok) {
 		throw new Error("loading yaegi.wasm: HTTP " + resp.status);
 	}
-	const go = new Go();
+	go = new Go();
 	const ready = new Promise((resolve) => {
 		self.kvlabGraderReady = resolve;
 	});

@@ -119,6 +119,12 @@
 					const c = this.current;
 					clearTimeout(c.timer);
 					this.current = null;
+					if (m.dead) {
+						// The Go program itself stopped: replace the worker.
+						w.terminate();
+						this.worker = null;
+						this.start();
+					}
 					c.resolve({ result: m.result, ms: performance.now() - c.t0 });
 				}
 				break;
@@ -449,7 +455,7 @@
 		if (r.error) {
 			const where = r.error.line > 0 ? "line " + r.error.line + ", column " + r.error.col + ": " : "";
 			const box = el("div", { class: "ex-error ex-compile" },
-				el("strong", { text: r.error.line > 0 ? "Your code does not compile" : "Your code cannot be tested yet" }),
+				el("strong", { text: r.error.line > 0 ? "Your code does not compile" : "The tests could not run" }),
 				el("p", {}, el("span", { class: "ex-pos", text: where }), r.error.msg));
 			parts.push(box);
 			if (r.error.line > 0) {

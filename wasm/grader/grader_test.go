@@ -106,6 +106,7 @@ func TestPercentileHints(t *testing.T) {
 	}{
 		{"floor", "rank := int(math.Floor(p * float64(n) / 100))\n\treturn sorted[min(max(rank-1, 0), n-1)]", 8, "9", "rounding the rank down"},
 		{"no clamp", "rank := int(math.Ceil(p * float64(n) / 100))\n\treturn sorted[rank-1]", 7, "panic: index out of range", "clamp the index"},
+		{"nil func", "var f func() int64\n\t_ = math.Ceil\n\treturn f()", 0, "panic: call of a nil func", "your Percentile panicked; the answer is 50"},
 		{"mean", "var s int64\n\tfor _, v := range sorted {\n\t\ts += v\n\t}\n\t_ = math.Ceil\n\treturn s / int64(n)", 2, "50", "mean"},
 	}
 	for _, tt := range tests {

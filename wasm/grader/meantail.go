@@ -117,9 +117,13 @@ func gradeMeanVsTail(p *program) Result {
 		out, err := call(fn, reflect.ValueOf(clone(ts.samples)))
 		if err != nil {
 			c.Got = err.Error()
-			c.Hint = "with no samples return zeros before dividing or indexing"
-			if len(ts.samples) > 0 {
+			switch {
+			case len(ts.samples) == 0:
+				c.Hint = "with no samples return zeros before dividing or indexing"
+			case isIndexPanic(err):
 				c.Hint = "an index is outside the slice: rank = ceil(p/100 × n) is 1-based, read sorted[rank-1]"
+			default:
+				c.Hint = "Summarize panicked"
 			}
 		} else {
 			var got [4]int64

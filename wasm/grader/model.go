@@ -98,7 +98,7 @@ func gradeBatchModel(p *program) Result {
 		out, err := call(tp, reflect.ValueOf(in.n), reflect.ValueOf(in.tWrite), reflect.ValueOf(in.tFsync))
 		if err != nil {
 			c.Got = err.Error()
-			c.Hint = "Throughput panicked; it needs no indexing, only arithmetic"
+			c.Hint = "Throughput panicked; it needs only arithmetic"
 		} else {
 			got := out[0].Float()
 			c.Got = fmtOps(got)
@@ -124,7 +124,9 @@ func gradeBatchModel(p *program) Result {
 			c.Got = strconv.FormatBool(got)
 			c.Pass = got == want
 		}
-		if !c.Pass {
+		if err != nil {
+			c.Hint = "P99OnSlowPath panicked"
+		} else if !c.Pass {
 			c.Hint = fmt.Sprintf("1/%d = %.4g of the Puts wait for an fdatasync; the p99 is on the slow path when that is at least 0.01", n, 1/float64(n))
 		}
 		r.Cases = append(r.Cases, c)

@@ -96,7 +96,10 @@ func clone(in []int64) []int64 {
 // classic mistake gives the same number, or else by working the case.
 func percentileHint(in []int64, p float64, want int64, got string, err error) string {
 	if err != nil {
-		if len(in) == 0 {
+		switch {
+		case !isIndexPanic(err):
+			return "your Percentile panicked; the answer is " + strconv.FormatInt(want, 10)
+		case len(in) == 0:
 			return "an empty slice has nothing to index: return 0 before computing a rank"
 		}
 		return "p=" + fmtP(p) + " gives an index outside the slice: clamp the index to [0, n-1]"

@@ -7,6 +7,7 @@ import (
 	"go/parser"
 	"go/scanner"
 	"go/token"
+	"io"
 	"io/fs"
 	"reflect"
 	"regexp"
@@ -115,7 +116,9 @@ func load(src string) (*program, *CodeError) {
 
 	in := interp.New(interp.Options{
 		Stdout: &output,
-		Stderr: &output,
+		// yaegi writes a trace here when interpreted code panics; the
+		// Result says it better.
+		Stderr: io.Discard,
 		// Nothing is ever loaded from a disk: imports resolve only to the
 		// symbols below.
 		SourcecodeFilesystem: noFS{},
@@ -308,15 +311,29 @@ func typeString(v reflect.Value) string {
 	return v.Type().String()
 }
 
-// call runs fn(args...) and turns a panic into an error that reads like
-// Go's own runtime message.
+// PanicError is a panic in the student's code while a case ran.
+type PanicError struct {
+	Msg string // Go's runtime message, e.g. "index out of range"
+}
+
+func (e *PanicError) Error() string { return "panic: " + e.Msg }
+
+// call runs fn(args...) and turns a panic into a *PanicError that reads
+// like Go's own runtime message. (yaegi's own panic trace names the
+// function's frame, not the statement, so no line is reported.)
 func call(fn reflect.Value, args ...reflect.Value) (out []reflect.Value, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("panic: %s", panicText(r))
+			err = &PanicError{Msg: panicText(r)}
 		}
 	}()
 	return fn.Call(args), nil
+}
+
+// isIndexPanic reports whether err is an index-out-of-range panic.
+func isIndexPanic(err error) bool {
+	var pe *PanicError
+	return errors.As(err, &pe) && pe.Msg == "index out of range"
 }
 
 // panicText cleans up a panic raised inside interpreted code.
@@ -327,6 +344,10 @@ func panicText(r any) string {
 		return "index out of range"
 	case strings.Contains(s, "integer divide by zero"):
 		return "integer divide by zero"
+	case strings.Contains(s, "call of nil function"):
+		return "call of a nil func"
+	case strings.Contains(s, "nil pointer dereference"):
+		return "nil pointer dereference"
 	}
 	return s
 }

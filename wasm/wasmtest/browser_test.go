@@ -266,6 +266,21 @@ func TestBrowserExercise(t *testing.T) {
 		t.Fatalf("solution after the restart: state %q, want passed", state)
 	}
 
+	// Code that blocks every goroutine stops the Go program; the page says
+	// so and replaces the worker.
+	setCode(t, ctx, ex1, deadlock)
+	if state, _ := runAndWait(t, ctx, ex1, 30*time.Second); state != "error" {
+		t.Fatalf("deadlock: state %q, want error", state)
+	}
+	msg, _ = chromedp.Run(ctx, chromedp.Text(chromedp.CSS(ex1+` .ex-error`)))
+	if !strings.Contains(msg, "deadlock") {
+		t.Errorf("deadlock message %q, want it to name the deadlock", msg)
+	}
+	setCode(t, ctx, ex1, solution(t, "percentile"))
+	if state, _ := runAndWait(t, ctx, ex1, 30*time.Second); state != "passed" {
+		t.Fatalf("solution after the deadlock: state %q, want passed", state)
+	}
+
 	// The second block on the page works independently.
 	const ex2 = `.exercise[data-exercise=percentile-tests]`
 	if state, _ := runAndWait(t, ctx, ex2, 30*time.Second); state != "failed" {
@@ -275,6 +290,8 @@ func TestBrowserExercise(t *testing.T) {
 	if survivors == 0 {
 		t.Error("percentile-tests stub: no surviving broken versions shown")
 	}
+
+	loadMs, _ := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`kvlabExercises.runner.loadMs`))
 
 	// The code survives a reload; Reset asks, and discards only on yes.
 	if err := chromedp.Do(ctx, chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(ex1+` .ex-editor`))); err != nil {
@@ -300,8 +317,7 @@ func TestBrowserExercise(t *testing.T) {
 		t.Errorf("after Reset the editor holds %q, want the stub", code)
 	}
 
-	loadMs, _ := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`kvlabExercises.runner.loadMs`))
-	t.Logf("browser: page to editor %v (worker loads, the second after the stop: %.0f ms); Run tests to results: first %v, later %v; stop after %v; fresh worker ready %v after the stop",
+	t.Logf("browser: page to editor %v (worker loads: first, after the 2 s stop, after the deadlock: %.0f ms); Run tests to results: first %v, later %v; stop after %v; fresh worker ready %v after the stop",
 		loadTime.Round(time.Millisecond), loadMs, firstRun.Round(time.Millisecond), laterRun.Round(time.Millisecond),
 		stopTime.Round(time.Millisecond), restart.Round(time.Millisecond))
 }

@@ -17,6 +17,7 @@ type nodeResult struct {
 	Results []struct {
 		Result    *jsResult `json:"result"`
 		TimedOut  bool      `json:"timed_out"`
+		Dead      bool      `json:"dead"`
 		RunMs     float64   `json:"run_ms"`
 		RestartMs float64   `json:"restart_ms"`
 	} `json:"results"`
@@ -77,6 +78,15 @@ func Percentile(sorted []int64, p float64) int64 {
 }
 `
 
+// deadlock blocks every goroutine: the Go runtime itself stops.
+const deadlock = `package main
+
+func Percentile(sorted []int64, p float64) int64 {
+	ch := make(chan int64)
+	return <-ch
+}
+`
+
 const endless = `package main
 
 func Percentile(sorted []int64, p float64) int64 {
@@ -106,6 +116,8 @@ func TestNodeWorker(t *testing.T) {
 		{"mean-vs-tail", solution(t, "mean-vs-tail"), 2000},
 		{"batch-model", solution(t, "batch-model"), 2000},
 		{"percentile", solution(t, "percentile"), 2000}, // a later run, warm
+		{"percentile", deadlock, 2000},
+		{"percentile", solution(t, "percentile"), 2000}, // on the worker after the crash
 	}
 	b, _ := json.Marshal(jobs)
 	jobsFile := filepath.Join(t.TempDir(), "jobs.json")
@@ -128,7 +140,7 @@ func TestNodeWorker(t *testing.T) {
 	}
 	r := res.Results
 
-	for _, i := range []int{0, 4, 5, 6, 7, 8} {
+	for _, i := range []int{0, 4, 5, 6, 7, 8, 10} {
 		if r[i].Result == nil || !r[i].Result.Passed {
 			t.Errorf("job %d (%s solution): got %+v, want passed", i, jobs[i].Name, r[i].Result)
 		}
@@ -151,6 +163,9 @@ func TestNodeWorker(t *testing.T) {
 	}
 	if r[3].RestartMs <= 0 {
 		t.Errorf("endless loop: restart_ms = %v, want the fresh worker's start time", r[3].RestartMs)
+	}
+	if dl := r[9]; !dl.Dead || dl.Result == nil || dl.Result.Error == nil || !strings.Contains(dl.Result.Error.Msg, "deadlock") {
+		t.Errorf("deadlock: got dead=%v result=%+v, want a dead worker and an error naming the deadlock", dl.Dead, dl.Result)
 	}
 	for i, x := range r {
 		t.Logf("job %d %s: %.0f ms", i, jobs[i].Name, x.RunMs)

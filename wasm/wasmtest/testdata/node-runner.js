@@ -6,7 +6,9 @@
 //   node node-runner.js WASM_EXEC_JS YAEGI_WASM JOBS_JSON
 //
 // JOBS_JSON is an array of {name, src, limit_ms}. The output is one JSON
-// object: {ready_ms, results: [{result | timed_out, run_ms, restart_ms}]}.
+// object: {ready_ms, results: [{result | timed_out, dead, run_ms, restart_ms}]}.
+// dead means the Go program itself stopped (a fatal error such as "all
+// goroutines are asleep"); the runner then starts a fresh worker too.
 "use strict";
 
 const { Worker, isMainThread, parentPort, workerData } = require("worker_threads");
@@ -15,27 +17,47 @@ const fs = require("fs");
 if (!isMainThread) {
 	// Worker side: load wasm_exec.js and the wasm, then grade on request.
 	globalThis.require = require;
-	globalThis.fs = fs;
 	globalThis.path = require("path");
 	globalThis.TextEncoder = require("util").TextEncoder;
 	globalThis.TextDecoder = require("util").TextDecoder;
 	globalThis.performance ??= require("perf_hooks").performance;
 	globalThis.crypto ??= require("crypto").webcrypto;
 	require(workerData.wasmExec);
+	// As exercise-worker.js: remember the Go runtime's fatal error, if any.
+	// (Under Node the runtime writes it with fs.writeSync to fd 2; in a
+	// browser wasm_exec.js turns the same write into console.log.)
+	let stderr = "";
+	globalThis.fs = Object.assign(Object.create(fs), {
+		writeSync(fd, buf, ...rest) {
+			if (fd === 2) {
+				stderr = (stderr + new TextDecoder().decode(buf)).slice(-4096);
+			}
+			return fs.writeSync(fd, buf, ...rest);
+		},
+	});
+	const fatal = () => {
+		const m = /fatal error: ([^\n]*)/.exec(stderr);
+		return m ? m[1] : "the Go program exited";
+	};
 	globalThis.kvlabGraderReady = () => parentPort.postMessage({ type: "ready" });
+	const go = new Go();
 	parentPort.on("message", (job) => {
 		parentPort.postMessage({ type: "started" });
-		const result = globalThis.kvlabGrader.run(job.name, job.src);
-		parentPort.postMessage({ type: "result", result });
+		let result = go.exited ? undefined : globalThis.kvlabGrader.run(job.name, job.src);
+		let dead = false;
+		if (go.exited || result === undefined) {
+			dead = true;
+			result = { passed: false, cases: [], error: { line: 0, col: 0, msg: "crashed: " + fatal() } };
+		}
+		parentPort.postMessage({ type: "result", result, dead });
 	});
-	const go = new Go();
 	WebAssembly.instantiate(fs.readFileSync(workerData.wasm), go.importObject)
 		.then((r) => go.run(r.instance))
 		.catch((err) => parentPort.postMessage({ type: "fatal", message: String(err) }));
 	return;
 }
 
-const [wasmExec, wasm, jobsFile] = process.argv.slice(2);
+const [wasmExec, wasm, jobsFile] = process.argv.slice(2).map((p) => require("path").resolve(p));
 const jobs = JSON.parse(fs.readFileSync(jobsFile, "utf8"));
 
 function start() {
@@ -64,7 +86,7 @@ function run(w, job) {
 			}
 			clearTimeout(timer);
 			w.off("message", onMessage);
-			resolve({ result: m.result, run_ms: performance.now() - t0 });
+			resolve({ result: m.result, dead: m.dead, run_ms: performance.now() - t0 });
 		};
 		w.on("message", onMessage);
 		w.postMessage({ name: job.name, src: job.src });
@@ -76,7 +98,7 @@ function run(w, job) {
 	const out = { ready_ms: await cur.ready, results: [] };
 	for (const job of jobs) {
 		const r = await run(cur.w, job);
-		if (r.timed_out) {
+		if (r.timed_out || r.dead) {
 			await cur.w.terminate();
 			cur = start();
 			r.restart_ms = await cur.ready;
