@@ -85,43 +85,116 @@ func TestCellsParse(t *testing.T) {
 	lim := server.DefaultLimits()
 	for _, l := range load(t) {
 		t.Run(l.Slug, func(t *testing.T) {
-			for _, c := range l.Cells {
-				if n := len(c.Lines); n > maxCellLines {
-					t.Errorf("cell %s: %d lines, the server allows %d", c.ID, n, maxCellLines)
-				}
-				for i, line := range c.Lines {
-					if err := harness.Check(line, lim); err != nil {
-						t.Errorf("cell %s line %d %q: %v", c.ID, i, line, err)
-					}
-				}
-			}
-			for _, q := range l.Quizzes {
-				for i, line := range q.Run {
-					if err := harness.Check(line, lim); err != nil {
-						t.Errorf("quiz %s run line %d %q: %v", q.ID, i, line, err)
-					}
-				}
+			for _, p := range lineProblems(l, lim) {
+				t.Error(p)
 			}
 		})
 	}
 }
 
+// lineProblems lists every run-spec line of l that harness.Check rejects
+// under lim, and every cell with more lines than the server runs.
+func lineProblems(l *lesson.Lesson, lim harness.Limits) []string {
+	var ps []string
+	for _, c := range l.Cells {
+		if n := len(c.Lines); n > maxCellLines {
+			ps = append(ps, fmt.Sprintf("cell %s: %d lines, the server allows %d", c.ID, n, maxCellLines))
+		}
+		for i, line := range c.Lines {
+			if err := harness.Check(line, lim); err != nil {
+				ps = append(ps, fmt.Sprintf("cell %s line %d %q: %v", c.ID, i, line, err))
+			}
+		}
+	}
+	for _, q := range l.Quizzes {
+		for i, line := range q.Run {
+			if err := harness.Check(line, lim); err != nil {
+				ps = append(ps, fmt.Sprintf("quiz %s run line %d %q: %v", q.ID, i, line, err))
+			}
+		}
+	}
+	return ps
+}
+
 // TestExercisesExist checks every exercise block names an exercise the
-// grader knows.
+// grader knows, and every exercise is used.
 func TestExercisesExist(t *testing.T) {
-	names := grader.Names()
+	for _, p := range exerciseProblems(load(t), grader.Names()) {
+		t.Error(p)
+	}
+}
+
+func exerciseProblems(ls []*lesson.Lesson, names []string) []string {
+	var ps []string
 	seen := map[string]bool{}
-	for _, l := range load(t) {
+	for _, l := range ls {
 		for _, e := range l.Exercises {
 			seen[e] = true
 			if !slices.Contains(names, e) {
-				t.Errorf("%s: exercise %q: the grader has %v", l.Slug, e, names)
+				ps = append(ps, fmt.Sprintf("%s: exercise %q: the grader has %v", l.Slug, e, names))
 			}
 		}
 	}
 	for _, n := range names {
 		if !seen[n] {
-			t.Errorf("exercise %q is used by no lesson", n)
+			ps = append(ps, fmt.Sprintf("exercise %q is used by no lesson", n))
+		}
+	}
+	return ps
+}
+
+// TestCheckersCatchBadLessons feeds the checkers above a lesson with a
+// mistake of each kind, so that a passing run of the real lessons means
+// something.
+func TestCheckersCatchBadLessons(t *testing.T) {
+	src := "---\ntitle: Bad\nsummary: s\norder: 1\n---\n" +
+		"```lab a\nbench -engine kv -ops 0\nbench -engine kv -ops 2000 -threads 100000\nbench -engine kv -frobnicate\nbench -engine kv -ops 100\n```\n" +
+		"```quiz\nid: q\nquestion: ?\nrun: bench -engine nosuch -ops 10\nanswer: $0.ops_per_sec\ntolerance: 10%\n```\n" +
+		"```exercise percentile\n```\n"
+	l, err := lesson.Parse("01-bad.md", []byte(src))
+	if err != nil {
+		t.Fatalf("parsing the fixture: %v", err)
+	}
+	ps := lineProblems(l, server.DefaultLimits())
+	for _, want := range []string{`line 0 "bench -engine kv -ops 0"`, `line 1 `, `line 2 `, `quiz q run line 0`} {
+		if !slices.ContainsFunc(ps, func(p string) bool { return strings.Contains(p, want) }) {
+			t.Errorf("lineProblems: no problem mentioning %q; got %q", want, ps)
+		}
+	}
+	if got, want := len(ps), 4; got != want {
+		t.Errorf("lineProblems: got %d problems, want %d: %q", got, want, ps)
+	}
+
+	ps = exerciseProblems([]*lesson.Lesson{l}, []string{"percentile-tests", "mean-vs-tail"})
+	if got, want := len(ps), 3; got != want {
+		t.Errorf("exerciseProblems: got %d problems, want %d (one unknown, two unused): %q", got, want, ps)
+	}
+
+	// Quizzes against a made-up result: a field that is not there, a
+	// division by zero, a choice index out of range, and one that works.
+	var res any
+	if err := json.Unmarshal([]byte(`{"kind":"bench","ops_per_sec":100,"fsyncs":0,"latency":{"put":{"p50_ns":10,"p99_ns":30}}}`), &res); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		quiz    string
+		wantErr string
+	}{
+		{"id: a\nquestion: ?\ncell: c\nanswer: $0.latency.get.p99_ns\ntolerance: 1", "get"},
+		{"id: b\nquestion: ?\ncell: c\nanswer: $0.ops_per_sec / $0.fsyncs\ntolerance: 1", "zero"},
+		{"id: c\nquestion: ?\ncell: c\nchoices: x | y\nanswer: 3", "choice index"},
+		{"id: d\nquestion: ?\ncell: c\nanswer: $0.latency.put.p99_ns / $0.latency.put.p50_ns\ntolerance: 5%", ""},
+	} {
+		q, err := quiz.Parse(tc.quiz)
+		if err != nil {
+			t.Fatalf("quiz %q: %v", tc.quiz, err)
+		}
+		_, err = quizAnswer(q, []any{res})
+		switch {
+		case tc.wantErr == "" && err != nil:
+			t.Errorf("quiz %s: got error %v, want none", q.ID, err)
+		case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+			t.Errorf("quiz %s: got error %v, want one mentioning %q", q.ID, err, tc.wantErr)
 		}
 	}
 }
@@ -162,7 +235,11 @@ func TestCellsRunAndQuizzesCheck(t *testing.T) {
 					} else if rs == nil {
 						t.Skipf("cell %s did not run", q.Cell)
 					}
-					checkQuiz(t, q, rs)
+					got, err := quizAnswer(q, rs)
+					if err != nil {
+						t.Fatal(err)
+					}
+					t.Log(got)
 				})
 			}
 		})
@@ -230,36 +307,37 @@ func keys(m map[string]any) []string {
 	return ks
 }
 
-// checkQuiz computes the quiz's answer from rs and answers it with that
-// value: the answer must be finite, a choice quiz's must be a valid index,
-// and the measured answer itself must be accepted.
-func checkQuiz(t *testing.T, q *quiz.Quiz, rs []any) {
-	t.Helper()
+// quizAnswer computes the quiz's answer from rs and answers the quiz with
+// it: the answer must be finite, a choice quiz's must be a valid index, and
+// quiz.Check must accept the measured answer as correct. It returns the
+// feedback's filled-in show text.
+func quizAnswer(q *quiz.Quiz, rs []any) (string, error) {
 	want, err := q.Answer.Eval(rs)
 	if err != nil {
-		t.Fatalf("answer %q: %v", q.Answer, err)
+		return "", fmt.Errorf("answer %q: %v", q.Answer, err)
 	}
 	if want.IsStr {
-		t.Fatalf("answer %q gave the string %q, want a number", q.Answer, want.Str)
+		return "", fmt.Errorf("answer %q gave the string %q, want a number", q.Answer, want.Str)
 	}
 	if math.IsNaN(want.Num) || math.IsInf(want.Num, 0) {
-		t.Fatalf("answer %q gave %v, want a finite number", q.Answer, want.Num)
+		return "", fmt.Errorf("answer %q gave %v, want a finite number", q.Answer, want.Num)
 	}
 	answer := quiz.FormatNumber(want.Num)
 	if q.Choices != nil {
-		if i := int(want.Num); float64(i) != want.Num || i < 1 || i > len(q.Choices) {
-			t.Fatalf("answer %q gave %v, want a choice index 1..%d", q.Answer, want.Num, len(q.Choices))
+		i := int(want.Num)
+		if float64(i) != want.Num || i < 1 || i > len(q.Choices) {
+			return "", fmt.Errorf("answer %q gave %v, want a choice index 1..%d", q.Answer, want.Num, len(q.Choices))
 		}
-		answer = q.Choices[int(want.Num)-1]
+		answer = q.Choices[i-1]
 	}
 	fb, err := quiz.Check(q, rs, answer)
 	if err != nil {
-		t.Fatalf("check: %v", err)
+		return "", fmt.Errorf("check: %v", err)
 	}
 	if !fb.Correct {
-		t.Errorf("answering the measured value %s: got incorrect (want %s, range %s)", answer, fb.Want, fb.Range)
+		return "", fmt.Errorf("answering the measured value %s: got incorrect (want %s, range %s)", answer, fb.Want, fb.Range)
 	}
-	t.Logf("%s: answer %s %s; %s", q.ID, answer, q.Unit, fb.Shown)
+	return fmt.Sprintf("%s: answer %s %s; %s", q.ID, answer, q.Unit, fb.Shown), nil
 }
 
 // summary is one log line per result with the figures a reader of the
