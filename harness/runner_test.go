@@ -265,3 +265,23 @@ var errTest = &testErr{}
 type testErr struct{}
 
 func (*testErr) Error() string { return "test: put refused" }
+
+func TestExecProgressNumbersSubRuns(t *testing.T) {
+	var runs []int
+	var mu = make(chan struct{}, 1)
+	_, err := Exec(context.Background(), "sweep -engine null -threads 1,2 -duration 1100ms", Env{Dir: t.TempDir(), Progress: func(p Progress) {
+		mu <- struct{}{}
+		runs = append(runs, p.Run)
+		<-mu
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	saw := map[int]bool{}
+	for _, r := range runs {
+		saw[r] = true
+	}
+	if !saw[1] || !saw[2] || saw[0] {
+		t.Errorf("progress run numbers %v, want events from runs 1 and 2 only", runs)
+	}
+}

@@ -29,7 +29,7 @@ func TestFlagErrors(t *testing.T) {
 		{"bench -engine nope", "-engine nope: unknown engine; allowed:"},
 		{"bench -engine kv,nope", "-engine nope: unknown engine"},
 		{"bench -sync sometimes", "-sync sometimes: unknown policy; allowed: always, group, batch:N, periodic:D, none"},
-		{"bench -sync batch:0", "-sync batch:0: batch:N needs N between 1 and 1000000"},
+		{"bench -sync batch:0", "-sync batch:0: batch:N needs N between 1 and 1048576"},
 		{"bench -sync batch:x", "-sync batch:x: batch:N needs N between"},
 		{"bench -sync periodic:0s", "-sync periodic:0s: periodic:D needs a duration between 100µs and 1m"},
 		{"bench -workload scan", "-workload scan: unknown workload; allowed: fillseq, fillrandom"},

@@ -123,10 +123,10 @@ func parseSyncName(s string) (string, error) {
 		}
 	case "batch":
 		var n int
-		if _, err := fmt.Sscanf(arg, "%d", &n); err == nil && fmt.Sprint(n) == arg && n >= 1 && n <= 1000000 {
+		if _, err := fmt.Sscanf(arg, "%d", &n); err == nil && fmt.Sprint(n) == arg && n >= 1 && n <= 1<<20 {
 			return kind, nil
 		}
-		return "", fmt.Errorf("-sync %s: batch:N needs N between 1 and 1000000", s)
+		return "", fmt.Errorf("-sync %s: batch:N needs N between 1 and 1048576", s)
 	case "periodic":
 		if d, err := time.ParseDuration(arg); err == nil && d >= 100*time.Microsecond && d <= time.Minute {
 			return kind, nil

@@ -95,26 +95,35 @@ func TestBatch(t *testing.T) {
 }
 
 func TestPeriodic(t *testing.T) {
-	p, err := Periodic(10*time.Millisecond, 1000, 200000)
-	if err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		d          time.Duration
+		wantLossMs float64
+		wantLossW  float64
+	}{
+		{10 * time.Millisecond, 10.2, 10200},
+		{100 * time.Millisecond, 100.2, 100200},
 	}
-	// 2% of the time is spent syncing: 98% of 1M ops/s.
-	if !approx(p.PredictedOpsPerSec, 980000) {
-		t.Errorf("ops/s: got %v, want 980000", p.PredictedOpsPerSec)
-	}
-	if p.P99Path != P99Slow {
-		t.Errorf("p99 path: got %s, want slow (2%% of Puts wait)", p.P99Path)
-	}
-	if !approx(p.LossWindowMs, 10.2) {
-		t.Errorf("loss window ms: got %v, want 10.2", p.LossWindowMs)
-	}
-	if p.LossWindowWrites != 9800 {
-		t.Errorf("loss window writes: got %v, want 9800", p.LossWindowWrites)
-	}
-	p, _ = Periodic(100*time.Millisecond, 1000, 200000)
-	if p.P99Path != P99Fast {
-		t.Errorf("periodic:100ms p99 path: got %s, want fast (0.2%% of Puts wait)", p.P99Path)
+	for _, tt := range tests {
+		p, err := Periodic(tt.d, 1000, 200000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The sync runs beside the writers: full write speed, fast p99.
+		if !approx(p.PredictedOpsPerSec, 1e6) {
+			t.Errorf("%v: ops/s %v, want 1e6", tt.d, p.PredictedOpsPerSec)
+		}
+		if p.P99Path != P99Fast {
+			t.Errorf("%v: p99 path %s, want fast", tt.d, p.P99Path)
+		}
+		if !approx(p.LossWindowMs, tt.wantLossMs) {
+			t.Errorf("%v: loss window %v ms, want %v", tt.d, p.LossWindowMs, tt.wantLossMs)
+		}
+		if p.LossWindowWrites != tt.wantLossW {
+			t.Errorf("%v: loss window %v writes, want %v", tt.d, p.LossWindowWrites, tt.wantLossW)
+		}
+		if p.Sync != "periodic:"+tt.d.String() {
+			t.Errorf("sync %q", p.Sync)
+		}
 	}
 }
 

@@ -1,0 +1,48 @@
+package harness
+
+import (
+	"context"
+	"runtime"
+	"testing"
+	"time"
+)
+
+func TestCostOf(t *testing.T) {
+	c := costOf([]int64{400, 100, 300, 200}, time.Millisecond)
+	if c.Iterations != 4 || c.MeanNs != 250 || c.P50Ns != 200 || c.P99Ns != 400 || c.MaxNs != 400 || c.OpsPerSec != 4000 {
+		t.Errorf("got %+v, want 4 iterations, mean 250, p50 200, p99 400, max 400, 4000 ops/s", c)
+	}
+	if c := costOf(nil, time.Second); c.Iterations != 0 || c.OpsPerSec != 0 {
+		t.Errorf("empty: got %+v", c)
+	}
+}
+
+func TestProbe(t *testing.T) {
+	p, err := Probe(context.Background(), ProbeConfig{Dir: t.TempDir(), Iterations: 30, MaxTime: time.Second, WriteSize: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Write.Iterations != 30 || p.WriteFdatasync.Iterations != 30 {
+		t.Errorf("iterations %d and %d, want 30 and 30", p.Write.Iterations, p.WriteFdatasync.Iterations)
+	}
+	if p.WriteNs != p.Write.MeanNs {
+		t.Errorf("write_ns %v, want write.mean_ns %v", p.WriteNs, p.Write.MeanNs)
+	}
+	if want := max(p.WriteFdatasync.MeanNs-p.Write.MeanNs, 0); p.FdatasyncNs != want {
+		t.Errorf("fdatasync_ns %v, want %v", p.FdatasyncNs, want)
+	}
+	if p.Cores != runtime.NumCPU() || p.Go != runtime.Version() {
+		t.Errorf("cores %d go %s, want %d %s", p.Cores, p.Go, runtime.NumCPU(), runtime.Version())
+	}
+	if runtime.GOOS == "linux" && (p.FS == "" || p.Kernel == "" || p.RAMBytes <= 0 || p.FreeBytes <= 0) {
+		t.Errorf("on Linux want fs, kernel, RAM and free space; got %q %q %d %d", p.FS, p.Kernel, p.RAMBytes, p.FreeBytes)
+	}
+}
+
+func TestProbeCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Probe(ctx, ProbeConfig{Dir: t.TempDir(), Iterations: 1000}); err == nil {
+		t.Error("probe with a cancelled context: got nil error")
+	}
+}
