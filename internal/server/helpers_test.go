@@ -109,7 +109,9 @@ func (c *wsClient) send(v any) {
 	}
 }
 
-func (c *wsClient) run(id, cell string) { c.send(map[string]string{"type": "run", "id": id, "cell": cell}) }
+func (c *wsClient) run(id, cell string) {
+	c.send(map[string]string{"type": "run", "id": id, "cell": cell})
+}
 
 // next reads one message. The deadline only guards against a hang.
 func (c *wsClient) next() msg {

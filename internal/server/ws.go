@@ -82,7 +82,9 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return // Upgrade has replied
 	}
-	ws.SetReadLimit(s.cfg.MaxMessageBytes)
+	// Messages a little over the cap get an error and the connection
+	// stays; far larger ones close it (websocket close 1009).
+	ws.SetReadLimit(4*s.cfg.MaxMessageBytes + 1024)
 	c := &client{s: s, ws: ws, out: make(chan []byte, outBuffer), jobs: map[string]*job{}, token: r.URL.Query().Get("token")}
 	c.ctx, c.cancel = context.WithCancel(s.ctx)
 	s.mu.Lock()
@@ -121,11 +123,11 @@ func (c *client) readLoop() {
 	for {
 		typ, data, err := c.ws.ReadMessage()
 		if err != nil {
-			if strings.Contains(err.Error(), "read limit") {
-				c.send(errorMsg{Type: "error", Message: fmt.Sprintf("message too large: the limit is %d bytes", c.s.cfg.MaxMessageBytes)})
-				time.Sleep(50 * time.Millisecond) // let the writer deliver it
-			}
 			return
+		}
+		if int64(len(data)) > c.s.cfg.MaxMessageBytes {
+			c.send(errorMsg{Type: "error", Message: fmt.Sprintf("message of %d bytes is too large: the limit is %d bytes", len(data), c.s.cfg.MaxMessageBytes)})
+			continue
 		}
 		if typ != websocket.TextMessage {
 			c.send(errorMsg{Type: "error", Message: "binary messages are not understood: send JSON text"})

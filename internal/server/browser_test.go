@@ -1,0 +1,196 @@
+package server
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+)
+
+const chromiumPath = "/usr/bin/chromium"
+
+// browser starts headless Chromium for one test, or skips when it is not
+// installed (CI installs it).
+func browser(t *testing.T, width, height int) context.Context {
+	t.Helper()
+	if _, err := os.Stat(chromiumPath); err != nil {
+		t.Skipf("skipping the browser test: %s is not installed (apt-get install chromium)", chromiumPath)
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromiumPath),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("no-default-browser-check", true),
+		chromedp.WindowSize(width, height),
+		chromedp.UserDataDir(t.TempDir()),
+	}
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelC := chromedp.NewContext(actx)
+	// A guard against a hung browser, not a speed requirement.
+	ctx, cancelT := context.WithTimeout(ctx, 3*time.Minute)
+	t.Cleanup(func() { cancelT(); cancelC(); cancelA() })
+	return ctx
+}
+
+// shot saves a full-page screenshot into the test's temp dir (and into
+// $KVLAB_SCREENSHOTS when set, to look at by hand).
+func shot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	dirs := []string{t.TempDir()}
+	if d := os.Getenv("KVLAB_SCREENSHOTS"); d != "" {
+		dirs = append(dirs, d)
+	}
+	for _, d := range dirs {
+		if err := os.WriteFile(filepath.Join(d, name), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestBrowserRunCell(t *testing.T) {
+	ctx := browser(t, 1280, 900)
+	s := newServer(t, nil)
+	ts := startServer(t, s)
+
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(ts.URL+"/lessons/01-fixture"),
+		chromedp.WaitVisible(chromedp.CSS("#cell-always-run .run")),
+		chromedp.Click(chromedp.CSS("#cell-always-run .run")),
+		chromedp.WaitVisible(chromedp.CSS("#cell-always-run table.nums td.p99")),
+		chromedp.WaitVisible(chromedp.CSS("#cell-always-run.is-done")),
+	); err != nil {
+		t.Fatalf("running the cell: %v", err)
+	}
+	table, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#cell-always-run table.nums")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"p99", "p99.9", "ops/s", "mean", "always", "none"} {
+		if !strings.Contains(strings.ToLower(table), want) {
+			t.Errorf("result table %q lacks %q", table, want)
+		}
+	}
+	p99, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#cell-always-run tbody td.p99")))
+	if !strings.HasSuffix(p99, "ns") && !strings.HasSuffix(p99, "µs") && !strings.HasSuffix(p99, "ms") {
+		t.Errorf("got p99 cell %q, want a latency with a unit", p99)
+	}
+	charts, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#cell-always-run figure.chart svg').length`))
+	if err != nil || charts < 2 {
+		t.Errorf("got %d charts (%v), want the spectrum and the histogram at least", charts, err)
+	}
+	logs, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('[role=log]').length`))
+	if logs < 2 {
+		t.Errorf("got %d role=log regions, want one per cell", logs)
+	}
+
+	// The quiz is checked against the run just made.
+	if err := chromedp.Do(ctx,
+		chromedp.SetValue(chromedp.CSS("#quiz-count input[name=answer]"), "500"),
+		chromedp.Click(chromedp.CSS("#quiz-count .check")),
+		chromedp.WaitVisible(chromedp.CSS("#quiz-count .verdict.ok")),
+	); err != nil {
+		t.Fatalf("checking the quiz: %v", err)
+	}
+	// Nothing was fetched from anywhere but labserver.
+	external, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`performance.getEntriesByType('resource').filter(e => !e.name.startsWith(location.origin)).length`))
+	if external != 0 {
+		t.Errorf("got %d requests to other hosts, want 0", external)
+	}
+	shot(t, ctx, "lesson-light.png")
+
+	// Results survive a reload; the index shows progress.
+	if err := chromedp.Do(ctx,
+		chromedp.Reload(),
+		chromedp.WaitVisible(chromedp.CSS("#cell-always-run td.p99")),
+		chromedp.Navigate(ts.URL+"/"),
+		chromedp.WaitVisible(chromedp.CSS(".lesson-card .progress-text")),
+	); err != nil {
+		t.Fatalf("after reload: %v", err)
+	}
+	prog, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`.lesson-card[data-lesson="01-fixture"] .progress-text`)))
+	if !strings.Contains(prog, "1/2 cells run") || !strings.Contains(prog, "quizzes 1/3 right") {
+		t.Errorf("got index progress %q, want 1/2 cells run and quizzes 1/3 right", prog)
+	}
+	shot(t, ctx, "index.png")
+}
+
+func TestBrowserEditCancelAndTheme(t *testing.T) {
+	ctx := browser(t, 800, 900)
+	s := newServer(t, nil)
+	ts := startServer(t, s)
+	if err := chromedp.Do(ctx,
+		chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile, chromedp.EmulateScale(2)), // a phone
+		chromedp.Navigate(ts.URL+"/lessons/01-fixture"),
+		chromedp.WaitVisible(chromedp.CSS("#cell-cell-2 textarea")),
+		chromedp.SetValue(chromedp.CSS("#cell-cell-2 textarea"), longRun),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('#cell-cell-2 textarea').dispatchEvent(new Event('input'))`),
+		chromedp.Click(chromedp.CSS("#cell-cell-2 .run")),
+		chromedp.WaitVisible(chromedp.CSS("#cell-cell-2.is-running")),
+		chromedp.WaitVisible(chromedp.CSS("#cell-cell-2 .live")),
+	); err != nil {
+		t.Fatalf("starting a long run: %v", err)
+	}
+	shot(t, ctx, "phone-running.png")
+	// Esc cancels.
+	ectx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ectx,
+		chromedp.Focus(chromedp.CSS("#cell-cell-2 textarea")),
+		chromedp.KeyEvent(kb.Escape),
+		chromedp.WaitVisible(chromedp.CSS("#cell-cell-2.is-error")),
+	); err != nil {
+		st, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#cell-cell-2').className + ' / ' + document.querySelector('#cell-cell-2 .cell-state').textContent + ' / ' + document.activeElement.className`))
+		t.Fatalf("Esc did not cancel: %v (cell: %s)", err, st)
+	}
+	state, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#cell-cell-2 .cell-state")))
+	if state != "cancelled" {
+		t.Errorf("got state %q, want cancelled", state)
+	}
+	// The edit survives a reload; Reset restores the lesson's text.
+	if err := chromedp.Do(ctx, chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("#cell-cell-2 textarea"))); err != nil {
+		t.Fatal(err)
+	}
+	v, _ := chromedp.Run(ctx, chromedp.Value(chromedp.CSS("#cell-cell-2 textarea")))
+	if v != longRun {
+		t.Errorf("after reload: got %q, want the edit %q", v, longRun)
+	}
+	chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#cell-cell-2 .reset")))
+	v, _ = chromedp.Run(ctx, chromedp.Value(chromedp.CSS("#cell-cell-2 textarea")))
+	if v != "probe -ops 50\n" {
+		t.Errorf("after reset: got %q, want the lesson's text", v)
+	}
+	// The theme toggle flips and is remembered.
+	before, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.documentElement.dataset.theme`))
+	chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#theme-toggle")))
+	after, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.documentElement.dataset.theme`))
+	if before == after || (after != "dark" && after != "light") {
+		t.Errorf("theme toggle: got %q then %q, want a switch", before, after)
+	}
+	// Shift+Enter runs.
+	if err := chromedp.Do(ctx,
+		chromedp.Focus(chromedp.CSS("#cell-always-run textarea")),
+		chromedp.KeyEvent("\r", chromedp.KeyModifiers(chromedp.ModifierShift)),
+		chromedp.WaitVisible(chromedp.CSS("#cell-always-run td.p99")),
+	); err != nil {
+		t.Fatalf("Shift+Enter: %v", err)
+	}
+	wide, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth`))
+	if wide > 400 {
+		t.Errorf("page is %d px wide on a 390 px phone, want no horizontal scroll", wide)
+	}
+	shot(t, ctx, "phone-dark.png")
+}

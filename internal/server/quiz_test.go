@@ -1,0 +1,160 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+type quizResp struct {
+	Correct  bool              `json:"correct"`
+	Answer   string            `json:"answer"`
+	Want     string            `json:"want"`
+	Range    string            `json:"range"`
+	Shown    string            `json:"shown"`
+	Explain  string            `json:"explain_html"`
+	Measured []json.RawMessage `json:"measured"`
+	Error    string            `json:"error"`
+}
+
+func postQuiz(t *testing.T, ts *httptest.Server, req map[string]any) (int, quizResp) {
+	t.Helper()
+	b, _ := json.Marshal(req)
+	r, err := http.Post(ts.URL+"/api/quiz", "application/json", strings.NewReader(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Body.Close()
+	var out quizResp
+	if err := json.NewDecoder(r.Body).Decode(&out); err != nil {
+		t.Fatalf("decoding the reply: %v", err)
+	}
+	return r.StatusCode, out
+}
+
+// measureCell runs the fixture's always-run cell and returns its results
+// the way the page keeps them.
+func measureCell(t *testing.T, ts *httptest.Server) []json.RawMessage {
+	t.Helper()
+	c := dial(t, ts, "", nil)
+	c.run("m", "bench -engine null -sync always -workload fillrandom -ops 500\nbench -engine null -sync none -workload fillrandom -ops 500")
+	var out []json.RawMessage
+	for _, m := range c.until("m", "done") {
+		if m.str("type") == "result" {
+			b, _ := json.Marshal(m["result"])
+			out = append(out, b)
+		}
+	}
+	if len(out) != 2 {
+		t.Fatalf("got %d results, want 2", len(out))
+	}
+	return out
+}
+
+func TestQuizAgainstCellMeasurement(t *testing.T) {
+	s := newServer(t, nil)
+	ts := startServer(t, s)
+	results := measureCell(t, ts)
+	var line1 struct {
+		Latency struct {
+			Put struct {
+				P50 float64 `json:"p50_ns"`
+				P99 float64 `json:"p99_ns"`
+			} `json:"put"`
+		} `json:"latency"`
+	}
+	json.Unmarshal(results[1], &line1)
+	ratio := line1.Latency.Put.P99 / line1.Latency.Put.P50
+	tests := []struct {
+		name, quiz, answer string
+		correct            bool
+	}{
+		{"count right", "count", "500", true},
+		{"count with unit", "count", "500 puts", true},
+		{"count wrong", "count", "501", false},
+		{"ratio right", "tail", fmt.Sprintf("%.3f", ratio), true},
+		{"ratio within 10%", "tail", fmt.Sprintf("%.3fx", ratio*1.08), true},
+		{"ratio wrong", "tail", fmt.Sprintf("%.3f", ratio*1.5), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, r := postQuiz(t, ts, map[string]any{"lesson": "01-fixture", "quiz": tt.quiz, "answer": tt.answer, "results": results})
+			if code != 200 {
+				t.Fatalf("got status %d (%s), want 200", code, r.Error)
+			}
+			if r.Correct != tt.correct {
+				t.Errorf("answer %s: got correct=%v (measured %s, range %s), want %v", tt.answer, r.Correct, r.Want, r.Range, tt.correct)
+			}
+		})
+	}
+	_, r := postQuiz(t, ts, map[string]any{"lesson": "01-fixture", "quiz": "count", "answer": "500", "results": results})
+	if !strings.HasPrefix(r.Shown, "measured count = 500; ops/s = ") || !strings.Contains(r.Explain, "<em>exactly</em>") {
+		t.Errorf("got shown %q explain %q, want measured values and rendered explanation", r.Shown, r.Explain)
+	}
+}
+
+func TestQuizMeasuresItsOwnRun(t *testing.T) {
+	s := newServer(t, nil)
+	ts := startServer(t, s)
+	// The null engine does no I/O: its p99 is far below a millisecond, so
+	// the rule picks choice 1 ("yes") from the measurement.
+	tests := []struct {
+		answer  string
+		correct bool
+		want    string
+	}{
+		{"1", true, "yes"},
+		{"yes", true, "yes"},
+		{"2", false, "yes"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.answer, func(t *testing.T) {
+			code, r := postQuiz(t, ts, map[string]any{"lesson": "01-fixture", "quiz": "path", "answer": tt.answer})
+			if code != 200 {
+				t.Fatalf("got status %d (%s), want 200", code, r.Error)
+			}
+			if r.Correct != tt.correct || r.Want != tt.want {
+				t.Errorf("got correct=%v want=%q, want correct=%v want=%q", r.Correct, r.Want, tt.correct, tt.want)
+			}
+			if len(r.Measured) != 1 || !strings.Contains(string(r.Measured[0]), `"engine":"null"`) {
+				t.Errorf("got measured %s, want the null engine's result", r.Measured)
+			}
+		})
+	}
+}
+
+func TestQuizErrors(t *testing.T) {
+	s := newServer(t, nil)
+	ts := startServer(t, s)
+	results := measureCell(t, ts)
+	tests := []struct {
+		name string
+		req  map[string]any
+		code int
+		want string
+	}{
+		{"no lesson", map[string]any{"lesson": "nope", "quiz": "count", "answer": "1"}, 404, `no lesson "nope"`},
+		{"no quiz", map[string]any{"lesson": "01-fixture", "quiz": "nope", "answer": "1"}, 404, `no quiz "nope"`},
+		{"not a number", map[string]any{"lesson": "01-fixture", "quiz": "count", "answer": "lots", "results": results}, 400, "is not a number"},
+		{"not a choice", map[string]any{"lesson": "01-fixture", "quiz": "path", "answer": "maybe"}, 400, "not one of the choices"},
+		{"no results", map[string]any{"lesson": "01-fixture", "quiz": "count", "answer": "1"}, 422, "run the cell first"},
+		{"too few results", map[string]any{"lesson": "01-fixture", "quiz": "tail", "answer": "1", "results": results[:1]}, 422, "run the cell first"},
+		{"wrong shape", map[string]any{"lesson": "01-fixture", "quiz": "count", "answer": "1", "results": []any{map[string]any{"kind": "probe"}}}, 422, "has no field"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, r := postQuiz(t, ts, tt.req)
+			if code != tt.code || !strings.Contains(r.Error, tt.want) {
+				t.Errorf("got %d %q, want %d with %q", code, r.Error, tt.code, tt.want)
+			}
+		})
+	}
+	r, _ := http.Post(ts.URL+"/api/quiz", "application/json", strings.NewReader("{"))
+	if r.StatusCode != 400 {
+		t.Errorf("malformed body: got %d, want 400", r.StatusCode)
+	}
+	r.Body.Close()
+}
