@@ -102,7 +102,8 @@ func summary(samples []int64) [4]int64 {
 }
 
 func fmtSummary(v [4]int64) string {
-	return fmt.Sprintf("mean %d, p50 %d, p99 %d, max %d", v[0], v[1], v[2], v[3])
+	// No-break spaces keep each name with its number when a cell wraps.
+	return fmt.Sprintf("mean\u00a0%d, p50\u00a0%d, p99\u00a0%d, max\u00a0%d", v[0], v[1], v[2], v[3])
 }
 
 func gradeMeanVsTail(p *program) Result {

@@ -127,7 +127,11 @@ func gradeBatchModel(p *program) Result {
 		if err != nil {
 			c.Hint = "P99OnSlowPath panicked"
 		} else if !c.Pass {
-			c.Hint = fmt.Sprintf("1/%d = %.4g of the Puts wait for an fdatasync; the p99 is on the slow path when that is at least 0.01", n, 1/float64(n))
+			if want {
+				c.Hint = fmt.Sprintf("1/%d = %.4g ≥ 0.01: at least 1%% of the Puts wait for an fdatasync, so the p99 is one of them", n, 1/float64(n))
+			} else {
+				c.Hint = fmt.Sprintf("1/%d = %.4g < 0.01: fewer than 1%% of the Puts wait for an fdatasync, so the p99 is a fast one", n, 1/float64(n))
+			}
 		}
 		r.Cases = append(r.Cases, c)
 	}
