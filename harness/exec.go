@@ -76,6 +76,9 @@ func execSpec(ctx context.Context, s *Spec, env Env) (any, error) {
 		if err != nil {
 			return nil, err
 		}
+		if len(rs) == 0 {
+			return nil, fmt.Errorf("%s: cancelled before anything was measured: %w", s.Cmd, context.Cause(ctx))
+		}
 		if len(rs) == 1 && s.Cmd == "bench" {
 			return rs[0], nil
 		}

@@ -19,8 +19,8 @@ import (
 //  2. build every key, the order each worker visits them and the values it
 //     writes (workload.go) — no clock is running yet;
 //  3. preload the store if the workload reads, overwrites or deletes;
-//  4. warm up: each worker runs its share of -warmup units, recorded into
-//     recorders that are then thrown away;
+//  4. warm up: each worker runs its share of -warmup units, closed loop even
+//     in a -rate run, recorded into recorders that are then thrown away;
 //  5. read the store's fsync counters, start the one outer wall clock,
 //     release every worker at once;
 //  6. each worker times each op with the monotonic clock and records it;

@@ -135,20 +135,23 @@ func TestWarmupNotInResults(t *testing.T) {
 
 func TestCancellationStopsPromptly(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	var seen atomic.Int64
-	go func() {
-		time.Sleep(300 * time.Millisecond)
-		cancel()
-	}()
-	start := time.Now()
-	raw, err := Exec(ctx, "bench -engine null -duration 60s", Env{Dir: t.TempDir(), Progress: func(Progress) { seen.Add(1) }})
-	elapsed := time.Since(start)
+	var cancelledAt atomic.Int64
+	// Cancel at the first progress event, about a second into measuring.
+	progress := func(Progress) {
+		if cancelledAt.CompareAndSwap(0, time.Now().UnixNano()) {
+			cancel()
+		}
+	}
+	raw, err := Exec(ctx, "bench -engine null -duration 60s", Env{Dir: t.TempDir(), Progress: progress})
 	if err != nil {
 		t.Fatalf("Exec: %v", err)
 	}
+	if cancelledAt.Load() == 0 {
+		t.Fatal("no progress event arrived, so nothing was cancelled")
+	}
 	// A correctness bound on cancellation, with a wide margin for a busy machine.
-	if elapsed > 3*time.Second {
-		t.Errorf("cancelled 60 s run returned after %v, want well under 3 s", elapsed)
+	if took := time.Since(time.Unix(0, cancelledAt.Load())); took > 3*time.Second {
+		t.Errorf("a cancelled 60 s run returned %v after the cancel, want well under 3 s", took)
 	}
 	var r BenchResult
 	if err := json.Unmarshal(raw, &r); err != nil {
@@ -159,6 +162,9 @@ func TestCancellationStopsPromptly(t *testing.T) {
 	}
 	if r.Ops == 0 || r.Latency["put"] == nil || r.Latency["put"].Count != r.Ops {
 		t.Errorf("ops %d; want what was measured before the cancel reported", r.Ops)
+	}
+	if r.WallSeconds >= 60 {
+		t.Errorf("wall_seconds %v: the run went on to its deadline", r.WallSeconds)
 	}
 }
 
@@ -283,5 +289,13 @@ func TestExecProgressNumbersSubRuns(t *testing.T) {
 	}
 	if !saw[1] || !saw[2] || saw[0] {
 		t.Errorf("progress run numbers %v, want events from runs 1 and 2 only", runs)
+	}
+}
+
+func TestCancelledBeforeMeasuring(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if raw, err := Exec(ctx, "bench -engine null -ops 100", Env{Dir: t.TempDir()}); err == nil {
+		t.Errorf("cancelled before starting: got %s and nil error, want an error", raw)
 	}
 }
