@@ -154,6 +154,18 @@ func runOne(ctx context.Context, cfg runConfig) (*BenchResult, error) {
 	keys := newKeyTable(cfg.keys)
 	r := &run{cfg: &cfg, stopCh: make(chan struct{}), base: time.Now()}
 
+	// Cancellation: a watcher turns ctx.Done into the stop flag the workers
+	// poll between ops (during warmup too).
+	unwatch := make(chan struct{})
+	defer close(unwatch)
+	go func() {
+		select {
+		case <-ctx.Done():
+			r.halt()
+		case <-unwatch:
+		}
+	}()
+
 	// Split the budget: worker w does quota units (the first ones one more).
 	workers := make([]*worker, cfg.threads)
 	for w := range workers {
@@ -233,17 +245,6 @@ func runOne(ctx context.Context, cfg runConfig) (*BenchResult, error) {
 
 	before := storeStats(store)
 
-	// Cancellation: a watcher turns ctx.Done into the stop flag the workers
-	// poll between ops.
-	measured := make(chan struct{})
-	go func() {
-		select {
-		case <-ctx.Done():
-			r.halt()
-		case <-measured:
-		}
-	}()
-
 	prog := startProgress(r, all, cfg.tick, cfg.engine)
 
 	var deadline time.Duration // on the workers' clock; 0 = none
@@ -272,9 +273,9 @@ func runOne(ctx context.Context, cfg runConfig) (*BenchResult, error) {
 	close(start)
 	wg.Wait()
 	wall := time.Since(t0)
+	cancelled := r.stop.Load() && ctx.Err() != nil
 	stopWriter.halt()
 	wwg.Wait()
-	close(measured)
 	timeline := prog.end(wall)
 
 	after := storeStats(store)
@@ -284,7 +285,7 @@ func runOne(ctx context.Context, cfg runConfig) (*BenchResult, error) {
 		}
 	}
 	res := summarizeRun(&cfg, all, writer, wall, timeline)
-	res.Cancelled = ctx.Err() != nil
+	res.Cancelled = cancelled
 	res.Fsyncs = after.Fsyncs - before.Fsyncs
 	res.BytesWritten = after.BytesWritten - before.BytesWritten
 	if res.Fsyncs > 0 {
