@@ -345,15 +345,18 @@ func (w *worker) loop(r *run, keys keyTable, from, n int64, deadline time.Durati
 		defer timer.Stop()
 		t0 = time.Since(base)
 	}
-	wl := cfg.workload
+	step := stepOf(cfg.workload)
 	if w.id == cfg.threads { // readwhilewriting's writer
-		wl = "fillrandom"
+		step = stepPut
 	}
-	for i := int64(0); i < n; i++ {
+	pos := int(from % int64(len(order)))
+	for i := int64(0); i < n; i, pos = i+1, pos+1 {
 		if r.stop.Load() {
 			return
 		}
-		pos := int((from + i) % int64(len(order)))
+		if pos == len(order) {
+			pos = 0
+		}
 		key := keys.key(order[pos])
 		val := w.plan.value(int(i), cfg.valueSize)
 
@@ -384,24 +387,24 @@ func (w *worker) loop(r *run, keys keyTable, from, n int64, deadline time.Durati
 		if cfg.dishonest.timeKeygen {
 			key, val = buildKeyValue(order[pos], val)
 		}
-		switch wl {
-		case "fillseq", "fillrandom", "overwrite":
+		switch step {
+		case stepPut:
 			err = s.Put(key, val)
 			end = w.done(w.put, w.uput, start, intended)
-		case "readrandom", "readwhilewriting":
+		case stepGet:
 			err = w.doGet(key)
 			end = w.done(w.get, w.uget, start, intended)
-		case "deleterandom":
+		case stepDelete:
 			err = s.Delete(key)
 			end = w.done(w.del, w.udel, start, intended)
-		case "updaterandom":
+		case stepUpdate:
 			err = w.doGet(key)
 			mid := w.done(w.get, w.uget, start, intended)
 			if err == nil {
 				err = s.Put(key, val)
 				end = w.done(w.put, w.uput, mid, 0)
 			}
-		case "mixed":
+		case stepMixed:
 			if w.plan.isRead[pos%len(w.plan.isRead)] {
 				err = w.doGet(key)
 				end = w.done(w.get, w.uget, start, intended)
@@ -411,7 +414,7 @@ func (w *worker) loop(r *run, keys keyTable, from, n int64, deadline time.Durati
 			}
 		}
 		if err != nil {
-			w.err = fmt.Errorf("%s %s: %w", cfg.engine, wl, err)
+			w.err = fmt.Errorf("%s %s: %w", cfg.engine, cfg.workload, err)
 			r.halt()
 			return
 		}

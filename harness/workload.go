@@ -56,6 +56,32 @@ var workloadInfos = map[string]workloadInfo{
 	"mixed":            {preload: true, reads: true, opsPer: 1},
 }
 
+// step is what one unit of a workload does, decided once per loop so the
+// timed loop switches on a small integer rather than a name.
+type step int
+
+const (
+	stepPut    step = iota // fillseq, fillrandom, overwrite; readwhilewriting's writer
+	stepGet                // readrandom, readwhilewriting's readers
+	stepDelete             // deleterandom
+	stepUpdate             // updaterandom: Get, then Put
+	stepMixed              // mixed: Get or Put by the plan's coin flips
+)
+
+func stepOf(workload string) step {
+	switch workload {
+	case "readrandom", "readwhilewriting":
+		return stepGet
+	case "deleterandom":
+		return stepDelete
+	case "updaterandom":
+		return stepUpdate
+	case "mixed":
+		return stepMixed
+	}
+	return stepPut
+}
+
 // keyTable holds every key of the key space in one allocation, built before
 // any clock starts. Key i is buf[i*keyLen : (i+1)*keyLen].
 type keyTable struct{ buf []byte }
