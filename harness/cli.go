@@ -22,7 +22,8 @@ var commandHelp = map[string]struct{ what, examples string }{
   labserver bench -engine kv,bbolt,pebble -sync always -ops 2000
   labserver bench -engine kv -sync none -workload readrandom -keys 100000 -duration 5s -dist zipfian
   labserver bench -engine kv -sync group -threads 8 -rate 2000 -duration 3s
-  labserver bench -engine kv -sync batch:64 -ops 4000 -repeat 3 -format benchstat`},
+  labserver bench -engine kv -sync batch:64 -ops 4000 -repeat 6 -format benchstat > batch64.txt
+  benchstat batch64.txt batch256.txt   (same -format benchstat lines from another run; or benchstat -col /sync all.txt)`},
 	"sweep": {"run one bench per thread count: the saturation curve", `
   labserver sweep -engine kv -sync group -threads 1,2,4,8,16 -duration 3s
   labserver sweep -engine null -threads 1,2 -ops 100000`},

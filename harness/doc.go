@@ -3,19 +3,26 @@
 //
 // Read it in this order:
 //
-//   - percentile.go: the nearest-rank percentile every number comes from.
+//   - percentile.go: the nearest-rank percentile every number comes from
+//     (the arithmetic itself, its shared test table and the durability
+//     model live in the pure subpackage calc, which the browser
+//     exercises load too).
 //   - latency.go: how per-operation latencies are kept (exact samples up to
 //     a cap, then a per-worker HdrHistogram) and summarized.
 //   - store.go: the seam between the harness and a store (Store, OpenFunc,
-//     RegisterEngine) and the null store that measures the harness itself.
+//     RegisterEngine) and the null store that measures the harness itself;
+//     store_kv.go plugs in the lab's engine, and the subpackage peers
+//     plugs in bbolt and pebble.
 //   - workload.go: the db_bench workloads and key distributions, and how
 //     keys and values are prepared before any clock starts.
 //   - runner.go: the timed loop: warmup, one outer wall clock, per-op
-//     latency, progress once a second, prompt cancellation, open loop.
+//     latency, prompt cancellation, open loop; progress.go watches it once
+//     a second; result.go is what a run reports.
 //   - probe.go and model.go: what this disk costs, and what that predicts.
+//   - crash.go: the engine's crash test as a command.
 //   - spec.go, exec.go, report.go, cli.go: the run-spec grammar shared by
-//     the command line, the lesson cells and the quizzes, and how results
-//     are printed.
+//     the command line, the lesson cells and the quizzes, the entry point
+//     the server calls (Exec), how results are printed, and RunCLI.
 //
 // The timing rules, enforced by construction: keys and values are built
 // before the timer starts; throughput is operations divided by one outer

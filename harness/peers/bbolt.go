@@ -51,7 +51,7 @@ const bboltSupported = "always, group, batch:N and none"
 //     UNSAFE: bbolt's crash safety rests on the order of its two
 //     fdatasyncs, so a power loss can leave a meta page that points at
 //     pages that never reached the disk, a corrupt file rather than a few
-//     lost writes.
+//     lost writes. Unlike kv's none, Close does not fdatasync either.
 //   - periodic:D: an error. bbolt's only durability point is a commit; the
 //     one other tool, DB.Sync under NoSync, gives no ordering between pages
 //     and meta page, so a timer could not promise "everything before the
