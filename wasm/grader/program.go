@@ -106,7 +106,7 @@ func load(src string) (*program, *CodeError) {
 			declared[fd.Name.Name] = true
 		}
 	}
-	full := src
+	full := constantsLast(src, declared)
 	if !declared["min"] {
 		full += preludeMin
 	}
@@ -358,4 +358,65 @@ type noFS struct{}
 
 func (noFS) Open(name string) (fs.File, error) {
 	return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+}
+
+// constantsLast rewrites calls of the prelude's min and max so that an
+// untyped constant is not the first argument: min(100, p) becomes
+// min(p, 100). yaegi infers the type parameter from the first argument, so
+// min(100, p) with p a float64 fails to compile where Go accepts it; min
+// and max do not care about order. Only calls on one line are changed, so
+// line numbers stay the student's.
+func constantsLast(src string, declared map[string]bool) string {
+	for range 100 { // each pass swaps one pair; the bound only guards the loop
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, "student.go", src, parser.SkipObjectResolution)
+		if err != nil {
+			return src
+		}
+		var a, b ast.Expr
+		ast.Inspect(f, func(n ast.Node) bool {
+			if a != nil {
+				return false
+			}
+			call, ok := n.(*ast.CallExpr)
+			if !ok || len(call.Args) < 2 || !isConstant(call.Args[0]) {
+				return true
+			}
+			id, ok := call.Fun.(*ast.Ident)
+			if !ok || (id.Name != "min" && id.Name != "max") || declared[id.Name] {
+				return true
+			}
+			if fset.Position(call.Pos()).Line != fset.Position(call.End()).Line {
+				return true
+			}
+			for _, arg := range call.Args[1:] {
+				if !isConstant(arg) {
+					a, b = call.Args[0], arg
+					return false
+				}
+			}
+			return true
+		})
+		if a == nil {
+			return src
+		}
+		as, ae := fset.Position(a.Pos()).Offset, fset.Position(a.End()).Offset
+		bs, be := fset.Position(b.Pos()).Offset, fset.Position(b.End()).Offset
+		src = src[:as] + src[bs:be] + src[ae:bs] + src[as:ae] + src[be:]
+	}
+	return src
+}
+
+// isConstant reports whether e is an untyped constant literal such as 0,
+// -1, 100.0 or (1).
+func isConstant(e ast.Expr) bool {
+	switch e := e.(type) {
+	case *ast.BasicLit:
+		return true
+	case *ast.ParenExpr:
+		return isConstant(e.X)
+	case *ast.UnaryExpr:
+		return (e.Op == token.SUB || e.Op == token.ADD) && isConstant(e.X)
+	}
+	return false
 }
