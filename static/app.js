@@ -367,11 +367,13 @@
       if (!b.latency || !Object.keys(b.latency).length) rows.push({ label, op: '–', lat: {}, b, k: -1, line: x.line });
     });
     const hasModel = benches.some((x) => x.b.model);
+    const showOp = new Set(rows.map((r) => r.op)).size > 1;
+    const cols = ['run', showOp ? 'op' : null, 'count', 'mean', 'p50', 'p95', 'p99', 'p99.9', 'max', 'ops/s', hasModel ? 'model' : null].filter(Boolean);
     const table = h('table', { class: 'nums' },
-      h('thead', {}, h('tr', {}, ['run', 'op', 'count', 'mean', 'p50', 'p95', 'p99', 'p99.9', 'max', 'ops/s'].map((c) => h('th', { scope: 'col', class: c === 'p99' ? 'p99' : null }, c)), hasModel ? h('th', { scope: 'col' }, 'model ops/s') : null)),
+      h('thead', {}, h('tr', {}, cols.map((c) => h('th', { scope: 'col', class: c === 'p99' ? 'p99' : null, title: c === 'model' ? 'ops/s predicted by 1 / (T_write + T_fsync/N); in brackets measured ÷ predicted' : null }, c)))),
       h('tbody', {}, rows.map((r) => h('tr', {},
         h('th', { scope: 'row' }, r.k >= 0 ? h('span', { class: `swatch c${r.k % 8}` }) : null, r.label),
-        h('td', {}, r.op),
+        showOp ? h('td', { class: 'op' }, r.op) : null,
         h('td', {}, fmtInt(r.lat.count)),
         h('td', {}, fmtNs(r.lat.mean_ns)),
         h('td', {}, fmtNs(r.lat.p50_ns)),
@@ -380,9 +382,8 @@
         h('td', {}, fmtNs(r.lat.p999_ns)),
         h('td', {}, fmtNs(r.lat.max_ns)),
         h('td', {}, h('b', {}, fmtRate(r.b.ops_per_sec))),
-        hasModel ? h('td', { title: r.b.model ? `T_write ${fmtNs(r.b.model.t_write_ns)}, T_fsync ${fmtNs(r.b.model.t_fsync_ns)} (${r.b.model.t_fsync_source || 'probe'}); p99 on the ${r.b.model.p99_path} path` : null },
-          r.b.model ? `${fmtRate(r.b.model.predicted_ops_per_sec)}` : '–',
-          r.b.model && r.b.ops_per_sec ? h('span', { class: 'ratio' }, ` (${(r.b.ops_per_sec / r.b.model.predicted_ops_per_sec).toFixed(2)}×)`) : null) : null))));
+        hasModel ? h('td', { class: 'model', title: r.b.model ? `measured ÷ model = ${(r.b.ops_per_sec / r.b.model.predicted_ops_per_sec).toFixed(2)}; T_write ${fmtNs(r.b.model.t_write_ns)}, T_fsync ${fmtNs(r.b.model.t_fsync_ns)} (${r.b.model.t_fsync_source || 'probe'}); p99 on the ${r.b.model.p99_path} path` : null },
+          r.b.model ? fmtRate(r.b.model.predicted_ops_per_sec) : '–') : null))));
     wrap.append(h('div', { class: 'table-wrap' }, table));
     wrap.append(conditions(benches.map((x) => x.b)));
 
@@ -400,7 +401,7 @@
     const sweepSets = [...sweeps.values()].filter((bs) => bs.length > 1 && new Set(bs.map((b) => b.threads)).size > 1);
     if (sweepSets.length) charts.append(figure('Saturation curve', sweepChart(sweepSets), 'Throughput (line) and p99 latency (dashed, right axis) as threads increase.'));
     const batch = benches.map((x) => x.b).filter((b) => /^batch:\d+$/.test(b.sync || '') && b.model && b.model.predicted_ops_per_sec);
-    if (new Set(batch.map((b) => b.sync)).size >= 2) charts.append(figure('Measured vs model', modelChart(batch), 'Dots: measured ops/s for each batch:N. Line: 1 / (T_write + T_fsync/N) with this run\'s T_write and T_fsync.'));
+    if (new Set(batch.map((b) => b.sync)).size >= 2) charts.append(figure('Measured vs model', modelChart(batch), 'Dots: measured ops/s for each batch:N. Rings and dashes: what the model predicts for that run.'));
     const tl = benches.map((x, k) => ({ b: x.b, k, name: shortLabel(x.b, benches) })).filter((x) => x.b.timeline && x.b.timeline.length > 1);
     if (tl.length) charts.append(figure('Throughput timeline', timelineChart(tl), 'ops/s in each second of the measured run.'));
     if (charts.childElementCount) wrap.append(charts);
@@ -479,7 +480,7 @@
 
   // ---------- charts (SVG, our own)
 
-  const W = 560, H = 260, M = { l: 62, r: 16, t: 14, b: 40 };
+  const W = 440, H = 250, M = { l: 54, r: 22, t: 12, b: 40 };
 
   function scale(d0, d1, r0, r1, log) {
     const f = log ? Math.log10 : (x) => x;
@@ -487,13 +488,25 @@
     return (x) => r0 + (b === a ? 0.5 : (f(x) - a) / (b - a)) * (r1 - r0);
   }
 
-  function logTicks(lo, hi) {
-    const out = [];
-    for (let e = Math.floor(Math.log10(lo)); e <= Math.ceil(Math.log10(hi)); e++) {
-      for (const m of [1, 3]) { const v = m * 10 ** e; if (v >= lo * 0.999 && v <= hi * 1.001) out.push(v); }
-    }
+  // logTicks gives 1-3-10 ticks, or only powers of ten (then every other
+  // one) when the range is wide, so labels never crowd.
+  function logTicks(lo, hi, max = 7) {
+    const decades = (ms) => {
+      const out = [];
+      for (let e = Math.floor(Math.log10(lo)); e <= Math.ceil(Math.log10(hi)); e++) {
+        for (const m of ms) { const v = m * 10 ** e; if (v >= lo * 0.999 && v <= hi * 1.001) out.push(v); }
+      }
+      return out;
+    };
+    let out = decades([1, 3]);
+    if (out.length >= 2 && out.length <= max) return out;
+    out = decades([1]);
+    while (out.length > max) out = out.filter((_, i) => i % 2 === 0);
     return out.length >= 2 ? out : [lo, hi];
   }
+
+  // fmtTick is fmtNs without trailing zeros: 3 µs, 30 µs, 1.5 ms.
+  function fmtTick(ns) { return fmtNs(ns).replace(/\.0+ /, ' ').replace(/(\.\d*?)0+ /, '$1 '); }
 
   function niceTicks(lo, hi, n = 5) {
     const span = hi - lo || 1;
@@ -542,7 +555,7 @@
     if (!isFinite(lo)) { lo = 1; hi = 10; }
     lo = lo / 1.3; hi = hi * 1.3;
     const x = scale(1, 1e4, M.l, W - M.r, true), y = scale(lo, hi, H - M.b, M.t, true);
-    const svg = frame({ x, y, xticks: [1, 2, 10, 100, 1000, 1e4], yticks: logTicks(lo, hi), xfmt: (t) => ({ 1: 'p0', 2: 'p50', 10: 'p90', 100: 'p99', 1000: 'p99.9', 10000: 'p99.99' })[t], yfmt: fmtNs, xlabel: 'percentile', ylabel: 'latency', label: 'Latency percentile spectrum' });
+    const svg = frame({ x, y, xticks: [1, 2, 10, 100, 1000, 1e4], yticks: logTicks(lo, hi), xfmt: (t) => ({ 1: 'p0', 2: 'p50', 10: 'p90', 100: 'p99', 1000: 'p99.9', 10000: 'p99.99' })[t], yfmt: fmtTick, xlabel: 'percentile', ylabel: 'latency', label: 'Latency percentile spectrum' });
     for (const sr of series) {
       const pts = sr.lat.spectrum.filter((pt) => pt.p <= 99.99 && pt.ns > 0).map((pt) => [x(nines(pt.p)), y(pt.ns)]);
       svg.append(s('path', { d: path(pts), class: `line c${sr.k % 8}` }));
@@ -567,13 +580,19 @@
       for (const b of bins) { lo = Math.min(lo, b.from); hi = Math.max(hi, b.to); top = Math.max(top, b.f); }
       return { sr, bins };
     });
-    const x = scale(lo, hi, M.l, W - M.r, true), y = scale(0, top * 1.08 || 1, H - M.b, M.t, false);
-    const svg = frame({ x, y, xticks: logTicks(lo, hi), yticks: niceTicks(0, top * 1.08 || 1, 4), xfmt: fmtNs, yfmt: (t) => `${Math.round(t * 100)}%`, xlabel: 'latency (log scale)', ylabel: 'share of ops', label: 'Latency histogram' });
+    // A log y axis: a slow path taken by 1 op in 100 is still a visible hump.
+    let floor = 1;
+    for (const { bins } of norm) for (const b of bins) if (b.f > 0) floor = Math.min(floor, b.f);
+    floor = Math.max(floor / 2, 1e-5);
+    const x = scale(lo, hi, M.l, W - M.r, true), y = scale(floor, 1, H - M.b, M.t, true);
+    const pct = (t) => (t >= 0.01 ? `${Math.round(t * 100)}%` : `${+(t * 100).toPrecision(1)}%`);
+    const svg = frame({ x, y, xticks: logTicks(lo, hi, 5), yticks: logTicks(floor, 1, 5), xfmt: fmtTick, yfmt: pct, xlabel: 'latency (log scale)', ylabel: 'share of ops (log)', label: 'Latency histogram' });
     for (const { sr, bins } of norm) {
       const pts = [];
-      for (const b of bins) { pts.push([x(b.from), y(b.f)], [x(b.to), y(b.f)]); }
+      for (const b of bins) { const v = y(Math.max(b.f, floor)); pts.push([x(b.from), v], [x(b.to), v]); }
       if (!pts.length) continue;
-      const d = `M${pts[0][0].toFixed(1)},${y(0).toFixed(1)}` + pts.map((p) => `L${p[0].toFixed(1)},${p[1].toFixed(1)}`).join('') + `L${pts[pts.length - 1][0].toFixed(1)},${y(0).toFixed(1)}Z`;
+      const base = y(floor).toFixed(1);
+      const d = `M${pts[0][0].toFixed(1)},${base}` + pts.map((p) => `L${p[0].toFixed(1)},${p[1].toFixed(1)}`).join('') + `L${pts[pts.length - 1][0].toFixed(1)},${base}Z`;
       svg.append(s('path', { d, class: `area c${sr.k % 8}` }));
     }
     return withLegend(svg, series);
@@ -601,7 +620,7 @@
     const y2 = scale(loL / 1.3, hiL * 1.3, H - M.b, M.t, true);
     const ths = [...new Set(sets.flat().map((b) => b.threads))].sort((a, b) => a - b);
     const svg = frame({ x, y, xticks: ths, yticks: niceTicks(0, hiR * 1.1 || 1, 4), xfmt: String, yfmt: fmtRate, xlabel: 'threads', ylabel: 'ops/s', label: 'Saturation curve' });
-    for (const t of logTicks(loL / 1.3, hiL * 1.3)) svg.append(s('text', { x: W - M.r - 40, y: y2(t) + 4, class: 'axis2', text: fmtNs(t) }));
+    for (const t of logTicks(loL / 1.3, hiL * 1.3, 5)) svg.append(s('text', { x: W - M.r - 40, y: y2(t) + 4, class: 'axis2', text: fmtTick(t) }));
     const items = [];
     sets.forEach((bs, k) => {
       const sorted = [...bs].sort((a, b) => a.threads - b.threads);
@@ -618,20 +637,17 @@
     const pts = bs.map((b) => ({ n: +b.sync.split(':')[1], b })).sort((a, b) => a.n - b.n);
     const ns = pts.map((p) => p.n);
     const lo = Math.min(...ns), hiN = Math.max(...ns);
-    const m = pts[pts.length - 1].b.model;
-    const tw = m.t_write_ns || 1, tf = m.t_fsync_ns || 0;
-    const model = (n) => 1e9 / (tw + tf / n);
     let hi = 0;
     for (const p of pts) hi = Math.max(hi, p.b.ops_per_sec, p.b.model.predicted_ops_per_sec);
-    const x = scale(lo / 1.5, hiN * 1.5, M.l, W - M.r, true), y = scale(0, hi * 1.12, H - M.b, M.t, false);
-    const svg = frame({ x, y, xticks: ns, yticks: niceTicks(0, hi * 1.12, 4), xfmt: (t) => `batch:${t}`, yfmt: fmtRate, xlabel: 'N (fdatasync every N puts, log scale)', ylabel: 'ops/s', label: 'Measured vs model' });
-    const curve = [];
-    for (let i = 0; i <= 60; i++) { const n = (lo / 1.5) * ((hiN * 1.5) / (lo / 1.5)) ** (i / 60); curve.push([x(n), y(Math.min(model(n), hi * 1.12))]); }
-    svg.append(s('path', { d: path(curve), class: 'line dashed c1' }));
+    const x = scale(lo / 1.6, hiN * 1.6, M.l, W - M.r, true), y = scale(0, hi * 1.12, H - M.b, M.t, false);
+    const svg = frame({ x, y, xticks: ns, yticks: niceTicks(0, hi * 1.12, 4), xfmt: (t) => `batch:${t}`, yfmt: fmtRate, xlabel: 'N: fdatasync every N puts (log scale)', ylabel: 'ops/s', label: 'Measured vs model' });
+    svg.append(s('path', { d: path(pts.map((p) => [x(p.n), y(p.b.model.predicted_ops_per_sec)])), class: 'line dashed c1' }));
     for (const p of pts) {
-      svg.append(s('circle', { cx: x(p.n), cy: y(p.b.ops_per_sec), r: 4.5, class: 'dot c0' }, s('title', { text: `batch:${p.n}: measured ${fmtRate(p.b.ops_per_sec)}, model ${fmtRate(p.b.model.predicted_ops_per_sec)} ops/s` })));
+      const m = p.b.model;
+      svg.append(s('circle', { cx: x(p.n), cy: y(m.predicted_ops_per_sec), r: 4, class: 'ring c1' }, s('title', { text: `batch:${p.n}: model ${fmtRate(m.predicted_ops_per_sec)} ops/s from T_write ${fmtNs(m.t_write_ns)}, T_fsync ${fmtNs(m.t_fsync_ns)}` })));
+      svg.append(s('circle', { cx: x(p.n), cy: y(p.b.ops_per_sec), r: 4.5, class: 'dot c0' }, s('title', { text: `batch:${p.n}: measured ${fmtRate(p.b.ops_per_sec)} ops/s (${(p.b.ops_per_sec / m.predicted_ops_per_sec).toFixed(2)}× the model)` })));
     }
-    return withLegend(svg, [{ name: 'measured', k: 0 }, { name: 'model 1/(T_write + T_fsync/N)', k: 1, dashed: true }]);
+    return withLegend(svg, [{ name: 'measured', k: 0 }, { name: 'model: 1 / (T_write + T_fsync/N), each run\'s own T_write and T_fsync', k: 1, dashed: true }]);
   }
 
   function sparkline(pts) {
