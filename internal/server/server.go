@@ -113,6 +113,10 @@ type Server struct {
 
 	q *queue
 
+	// sentHook, when set (benchmarks), sees every websocket message as it
+	// is handed to a client's writer. Set before serving.
+	sentHook func(b []byte)
+
 	ctx    context.Context // cancelled by Close; parent of every run
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // runner, websocket readers and writers

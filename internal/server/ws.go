@@ -52,9 +52,6 @@ type client struct {
 	cancel context.CancelFunc
 	token  string // from the URL
 
-	// sent, when set (benchmarks), is called as each message is queued.
-	sent func(b []byte)
-
 	mu   sync.Mutex // guards jobs
 	jobs map[string]*job
 }
@@ -203,8 +200,8 @@ func (c *client) send(v any) {
 	if c.ctx.Err() != nil {
 		return
 	}
-	if c.sent != nil {
-		c.sent(b)
+	if hook := c.s.sentHook; hook != nil {
+		hook(b)
 	}
 	select {
 	case c.out <- b:
