@@ -212,6 +212,9 @@ func (s *Spec) fill(raw map[string]string, lim Limits) error {
 	default:
 		return fmt.Errorf("-format %s: allowed: table, tsv, json, benchstat", s.Format)
 	}
+	if s.Format == "benchstat" && s.Cmd != "bench" && s.Cmd != "sweep" {
+		return fmt.Errorf("-format benchstat: only bench and sweep print benchmark lines; allowed for %s: table, tsv, json", s.Cmd)
+	}
 	s.Dir = str("dir", "")
 	s.Keep = boolean("keep")
 	s.Progress = boolean("progress")
