@@ -18,8 +18,10 @@
 //     the student declares their own;
 //   - range over an int makes the interpreter panic: the panic is caught
 //     and reported at the loop's line:col with the form that works;
-//   - only a few standard packages are available (fmt, math, sort, time);
-//     importing another one is an error naming the ones allowed.
+//   - only a few standard packages are available (fmt, math, slices, sort,
+//     time; slices only for []int64, as generic functions cannot be handed
+//     to the interpreter); importing another one is an error naming the
+//     ones allowed.
 //
 // Nothing here is safe for concurrent use: Run evaluates one program at a
 // time (the worker is single-threaded anyway).

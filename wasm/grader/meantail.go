@@ -19,7 +19,7 @@ Return the mean (sum / count, integer division is fine), the nearest-rank p50 an
 
 The first case is the one from the chapter: 99 requests of 2 ms and one of 300 ms. Look at what each of the four numbers says about it.
 
-Sort a copy before reading positions (` + "`sort.Slice`" + `, import "sort"); ` + "`min`/`max`" + ` are available.`,
+Sort a copy before reading positions: ` + "`slices.Clone`" + ` and ` + "`slices.Sort`" + ` (import "slices"), or ` + "`sort.Slice`" + `. ` + "`min`/`max`" + ` are available.`,
 	Stub: `package main
 
 // Summarize returns the mean, p50, p99 and max of samples (unsorted).

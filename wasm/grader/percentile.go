@@ -22,7 +22,7 @@ Nearest rank: ` + "`rank = ceil(p/100 × n)`" + `, and the answer is ` + "`sorte
 
 The tests are the harness's own table: the course cases (1..100 at p50, p95, p99, p100, an empty slice, one element) and the ones a careful reader checks by hand: p = 0, p just above a rank boundary, 1..10 at p91, p outside 0..100.
 
-Available: ` + "`math`" + ` (import it for ` + "`math.Ceil`" + `), ` + "`sort`, `fmt`, `time`" + `, and ` + "`min`/`max`" + `.`,
+Available: ` + "`math`" + ` (import it for ` + "`math.Ceil`" + `), ` + "`slices`" + ` (on ` + "`[]int64`" + `), ` + "`sort`, `fmt`, `time`" + `, and ` + "`min`/`max`" + `.`,
 	Stub: `package main
 
 // Percentile returns the nearest-rank p-th percentile of sorted.

@@ -106,7 +106,7 @@ func load(src string) (*program, *CodeError) {
 			declared[fd.Name.Name] = true
 		}
 	}
-	full := constantsLast(src, declared)
+	full := constantsLast(aliasImports(src, fset, f), declared)
 	if !declared["min"] {
 		full += preludeMin
 	}
@@ -167,7 +167,7 @@ func interpError(err error, shift int) *CodeError {
 	if i := strings.IndexByte(msg, '\n'); i >= 0 {
 		msg = msg[:i]
 	}
-	msg = yaegiTypeRE.ReplaceAllString(msg, "$1")
+	msg = unalias(yaegiTypeRE.ReplaceAllString(msg, "$1"))
 	m := posRE.FindStringSubmatch(msg)
 	if m == nil {
 		return &CodeError{Msg: msg}
@@ -213,7 +213,7 @@ func checkImports(fset *token.FileSet, f *ast.File, shift int) *CodeError {
 		if err != nil {
 			continue
 		}
-		if _, ok := symbols[path+"/"+lastElem(path)]; ok {
+		if importable(path) {
 			continue
 		}
 		p := fset.Position(imp.Path.Pos())
@@ -419,4 +419,58 @@ func isConstant(e ast.Expr) bool {
 		return (e.Op == token.SUB || e.Op == token.ADD) && isConstant(e.X)
 	}
 	return false
+}
+
+// aliasImports renames the packages listed in importAliases: the import
+// path and, where the import has no name of its own, every use of the
+// package name. Each alias has the length of the name it replaces, so no
+// position moves.
+func aliasImports(src string, fset *token.FileSet, f *ast.File) string {
+	b := []byte(src)
+	put := func(pos token.Pos, text string) {
+		off := fset.Position(pos).Offset
+		copy(b[off:off+len(text)], text)
+	}
+	renamed := map[string]string{}
+	for _, imp := range f.Imports {
+		path, err := strconv.Unquote(imp.Path.Value)
+		if err != nil {
+			continue
+		}
+		alias, ok := importAliases[path]
+		if !ok || len(alias) != len(path) {
+			continue
+		}
+		put(imp.Path.Pos()+1, alias)
+		switch {
+		case imp.Name == nil:
+			renamed[path] = alias
+		case imp.Name.Name == path:
+			put(imp.Name.Pos(), alias)
+			renamed[path] = alias
+		}
+	}
+	if len(renamed) == 0 {
+		return src
+	}
+	ast.Inspect(f, func(n ast.Node) bool {
+		if sel, ok := n.(*ast.SelectorExpr); ok {
+			if id, ok := sel.X.(*ast.Ident); ok {
+				if alias, ok := renamed[id.Name]; ok {
+					put(id.Pos(), alias)
+				}
+			}
+		}
+		return true
+	})
+	return string(b)
+}
+
+// unalias turns the aliases of importAliases in a message back into the
+// names the student wrote.
+func unalias(msg string) string {
+	for path, alias := range importAliases {
+		msg = strings.ReplaceAll(msg, alias, path)
+	}
+	return msg
 }
