@@ -31,7 +31,7 @@ func Summarize(samples []int64) (mean, p50, p99, max int64) {
 
 import (
 	"math"
-	"sort"
+	"slices"
 )
 
 // Summarize returns the mean, p50, p99 and max of samples (unsorted).
@@ -40,8 +40,8 @@ func Summarize(samples []int64) (mean, p50, p99, max int64) {
 	if n == 0 {
 		return 0, 0, 0, 0
 	}
-	sorted := append([]int64(nil), samples...)
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i] < sorted[j] })
+	sorted := slices.Clone(samples) // the caller's order is left alone
+	slices.Sort(sorted)
 	var sum int64
 	for _, v := range sorted {
 		sum += v
