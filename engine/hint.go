@@ -98,34 +98,46 @@ func (db *DB) writeHint(seg *segment) error {
 
 var errBadHint = errors.New("bad hint file")
 
-// parseHint decodes a hint file. It returns the entries, the segment
-// length they cover, or errBadHint (wrapped with the reason). It never
-// panics, whatever data holds.
-func parseHint(data []byte) ([]hintEntry, int64, error) {
+// parseHint checks a hint file and calls fn for each entry (key aliases
+// data). It returns the segment length the entries cover, or errBadHint
+// (wrapped with the reason) before calling fn at all if the file is
+// damaged. It never panics, whatever data holds.
+func parseHint(data []byte, fn func(e hintEntry)) (covered int64, err error) {
 	if len(data) < len(hintMagic)+hintTrailer || string(data[:len(hintMagic)]) != hintMagic {
-		return nil, 0, fmt.Errorf("%w: too short or wrong magic", errBadHint)
+		return 0, fmt.Errorf("%w: too short or wrong magic", errBadHint)
 	}
 	body := data[:len(data)-4]
 	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(data[len(data)-4:]) {
-		return nil, 0, fmt.Errorf("%w: checksum mismatch", errBadHint)
+		return 0, fmt.Errorf("%w: checksum mismatch", errBadHint)
 	}
 	t := data[len(data)-hintTrailer:]
-	covered := int64(binary.LittleEndian.Uint64(t[0:8]))
+	covered = int64(binary.LittleEndian.Uint64(t[0:8]))
 	count := int(binary.LittleEndian.Uint32(t[8:12]))
-	b := data[len(hintMagic) : len(data)-hintTrailer]
-	if count > len(b)/hintEntryHeader {
-		return nil, 0, fmt.Errorf("%w: count %d does not fit in %d bytes", errBadHint, count, len(b))
-	}
-	entries := make([]hintEntry, 0, count)
-	for len(b) > 0 {
+	entries := data[len(hintMagic) : len(data)-hintTrailer]
+	// First pass: check the framing, so a bad file applies nothing.
+	n := 0
+	for b := entries; len(b) > 0; n++ {
 		if len(b) < hintEntryHeader {
-			return nil, 0, fmt.Errorf("%w: truncated entry", errBadHint)
+			return 0, fmt.Errorf("%w: truncated entry", errBadHint)
 		}
+		e := hintEntryHeader + int(binary.LittleEndian.Uint16(b[9:11]))
+		if len(b) < e {
+			return 0, fmt.Errorf("%w: truncated key", errBadHint)
+		}
+		if off, size := binary.LittleEndian.Uint32(b[11:15]), binary.LittleEndian.Uint32(b[15:19]); int64(off)+int64(size) > covered {
+			return 0, fmt.Errorf("%w: record at %d+%d past the covered %d bytes", errBadHint, off, size, covered)
+		}
+		b = b[e:]
+	}
+	if n != count {
+		return 0, fmt.Errorf("%w: %d entries, trailer says %d", errBadHint, n, count)
+	}
+	if fn == nil {
+		return covered, nil
+	}
+	for b := entries; len(b) > 0; {
 		klen := int(binary.LittleEndian.Uint16(b[9:11]))
-		if len(b) < hintEntryHeader+klen {
-			return nil, 0, fmt.Errorf("%w: truncated key", errBadHint)
-		}
-		entries = append(entries, hintEntry{
+		fn(hintEntry{
 			seq:  binary.LittleEndian.Uint64(b[0:8]),
 			kind: b[8],
 			key:  b[hintEntryHeader : hintEntryHeader+klen],
@@ -134,8 +146,13 @@ func parseHint(data []byte) ([]hintEntry, int64, error) {
 		})
 		b = b[hintEntryHeader+klen:]
 	}
-	if len(entries) != count {
-		return nil, 0, fmt.Errorf("%w: %d entries, trailer says %d", errBadHint, len(entries), count)
+	return covered, nil
+}
+
+// hintCount returns the entry count in a hint file's trailer, or 0.
+func hintCount(data []byte) int {
+	if len(data) < len(hintMagic)+hintTrailer {
+		return 0
 	}
-	return entries, covered, nil
+	return int(binary.LittleEndian.Uint32(data[len(data)-8 : len(data)-4]))
 }

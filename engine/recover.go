@@ -49,11 +49,30 @@ func (db *DB) recover() error {
 		}
 	}
 	slices.Sort(ids)
+	// Read the hints first: their entry counts size the index, which
+	// saves the map from growing (and rehashing) a dozen times.
+	hintData := map[uint32][]byte{}
+	total := 0
+	for _, id := range ids {
+		if hints[id] && !db.noHints {
+			if b, ok := db.readHint(id); ok {
+				if _, err := parseHint(b, nil); err != nil {
+					continue // damaged: scan the segment instead
+				}
+				hintData[id] = b
+				total += hintCount(b)
+			}
+		}
+	}
+	if total > 0 {
+		db.index = make(map[string]entry, total)
+	}
 	for i, id := range ids {
 		newest := i == len(ids)-1
-		if err := db.recoverSegment(id, hints[id] && !db.noHints, newest); err != nil {
+		if err := db.recoverSegment(id, hintData[id], newest); err != nil {
 			return err
 		}
+		delete(hintData, id)
 	}
 	if len(ids) == 0 {
 		seg, err := db.createSegment(1, segmentName(1))
@@ -79,8 +98,9 @@ func (db *DB) recover() error {
 	return nil
 }
 
-// recoverSegment replays one segment into the index.
-func (db *DB) recoverSegment(id uint32, useHint, newest bool) error {
+// recoverSegment replays one segment into the index, using its hint file's
+// contents if hint is not nil and valid.
+func (db *DB) recoverSegment(id uint32, hint []byte, newest bool) error {
 	name := segmentName(id)
 	path := filepath.Join(db.dir, name)
 	f, err := db.fs.OpenFile(path, os.O_RDWR, 0)
@@ -95,11 +115,13 @@ func (db *DB) recoverSegment(id uint32, useHint, newest bool) error {
 	}
 
 	var from int64
-	if useHint {
-		if entries, covered, ok := db.loadHint(id, fileSize); ok {
-			for _, e := range entries {
+	if hint != nil {
+		// The hint was checked by recover; one that covers more than the
+		// file holds is stale and ignored.
+		if covered, _ := parseHint(hint, nil); covered <= fileSize {
+			parseHint(hint, func(e hintEntry) {
 				db.apply(seg, e.seq, e.kind, e.key, e.off, e.size, newest)
-			}
+			})
 			from = covered
 		}
 	}
@@ -161,32 +183,23 @@ func validAfter(b []byte) bool {
 	return err == nil
 }
 
-// loadHint reads and checks the hint of segment id. ok is false if there
-// is none usable; the segment is then scanned instead.
-func (db *DB) loadHint(id uint32, segSize int64) (entries []hintEntry, covered int64, ok bool) {
+// readHint returns the contents of segment id's hint file, if it can be
+// read. recoverSegment checks them.
+func (db *DB) readHint(id uint32) ([]byte, bool) {
 	f, err := db.fs.OpenFile(filepath.Join(db.dir, hintName(id)), os.O_RDONLY, 0)
 	if err != nil {
-		return nil, 0, false
+		return nil, false
 	}
 	defer f.Close()
 	size, err := f.Size()
 	if err != nil {
-		return nil, 0, false
+		return nil, false
 	}
 	data := make([]byte, size)
 	if _, err := f.ReadAt(data, 0); err != nil && !errors.Is(err, io.EOF) {
-		return nil, 0, false
+		return nil, false
 	}
-	entries, covered, err = parseHint(data)
-	if err != nil || covered > segSize {
-		return nil, 0, false
-	}
-	for _, e := range entries {
-		if int64(e.off)+int64(e.size) > covered {
-			return nil, 0, false
-		}
-	}
-	return entries, covered, true
+	return data, true
 }
 
 // apply replays one record (from a scan or a hint) into the index.

@@ -1,0 +1,323 @@
+package engine
+
+// Benchmarks for the engine's speed claims. Run them all in one go, on one
+// directory, so their ratios compare like with like:
+//
+//	go test -run '^$' -bench . ./engine/
+//
+// Keys are 16 bytes and values 128 bytes (163-byte records). The fsync
+// benchmarks measure the disk under b.TempDir(): note the filesystem and
+// device with the numbers, and that a shared machine makes them noisy.
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+const benchValueSize = 128
+
+func benchKey(i int) []byte { return fmt.Appendf(nil, "key-%012d", i) }
+
+var benchValue = func() []byte {
+	v := make([]byte, benchValueSize)
+	for i := range v {
+		v[i] = byte('a' + i%26)
+	}
+	return v
+}()
+
+func openBench(b *testing.B, dir string, sync string) *DB {
+	b.Helper()
+	pol, err := ParseSync(sync)
+	if err != nil {
+		b.Fatal(err)
+	}
+	db, err := Open(dir, Options{Sync: pol})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return db
+}
+
+// rawLoop is the baseline: append a record-sized buffer to a file and
+// fdatasync it, n times, the way the harness probe measures the disk.
+type rawLoop struct {
+	f   *os.File
+	off int64
+	buf []byte
+}
+
+func newRawLoop(b *testing.B, dir string) *rawLoop {
+	f, err := os.OpenFile(filepath.Join(dir, "raw"), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { f.Close() })
+	return &rawLoop{f: f, buf: make([]byte, recordSize(16, benchValueSize))}
+}
+
+func (r *rawLoop) one(b *testing.B) {
+	if _, err := r.f.WriteAt(r.buf, r.off); err != nil {
+		b.Fatal(err)
+	}
+	r.off += int64(len(r.buf))
+	if err := unix.Fdatasync(int(r.f.Fd())); err != nil {
+		b.Fatal(err)
+	}
+}
+
+func BenchmarkRawWriteFdatasync(b *testing.B) {
+	r := newRawLoop(b, b.TempDir())
+	for b.Loop() {
+		r.one(b)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
+}
+
+// BenchmarkPut is one Put per op under each policy, with one writer
+// except group-16 (16 concurrent writers).
+func BenchmarkPut(b *testing.B) {
+	for _, sync := range []string{"always", "batch:16", "periodic:10ms", "none"} {
+		b.Run(sync, func(b *testing.B) {
+			db := openBench(b, b.TempDir(), sync)
+			defer db.Close()
+			i := 0
+			for b.Loop() {
+				if err := db.Put(benchKey(i), benchValue); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
+		})
+	}
+	b.Run("group-16", func(b *testing.B) {
+		db := openBench(b, b.TempDir(), "group")
+		defer db.Close()
+		b.SetParallelism((16 + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
+		var mu sync.Mutex
+		next := 0
+		b.RunParallel(func(pb *testing.PB) {
+			mu.Lock()
+			base := next
+			next += 1 << 30
+			mu.Unlock()
+			for i := 0; pb.Next(); i++ {
+				if err := db.Put(benchKey(base+i), benchValue); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+		s := db.Stats()
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
+		b.ReportMetric(float64(s.Puts)/float64(max(s.Fsyncs, 1)), "puts/fdatasync")
+	})
+}
+
+// BenchmarkAlwaysVsRaw alternates chunks of "always" Puts and of the raw
+// write+fdatasync loop on the same disk, and reports the store's
+// throughput as a fraction of the raw loop's (target: >= 0.9).
+func BenchmarkAlwaysVsRaw(b *testing.B) {
+	dir := b.TempDir()
+	db := openBench(b, filepath.Join(dir, "db"), "always")
+	defer db.Close()
+	raw := newRawLoop(b, dir)
+	const chunk = 100
+	var tStore, tRaw time.Duration
+	i := 0
+	for b.Loop() {
+		start := time.Now()
+		for range chunk {
+			raw.one(b)
+		}
+		tRaw += time.Since(start)
+		start = time.Now()
+		for range chunk {
+			if err := db.Put(benchKey(i), benchValue); err != nil {
+				b.Fatal(err)
+			}
+			i++
+		}
+		tStore += time.Since(start)
+	}
+	b.ReportMetric(tRaw.Seconds()/tStore.Seconds(), "store/raw")
+	b.ReportMetric(float64(b.N*chunk)/tStore.Seconds(), "store-ops/s")
+	b.ReportMetric(float64(b.N*chunk)/tRaw.Seconds(), "raw-ops/s")
+}
+
+// BenchmarkGroup16VsAlways1 alternates a chunk of 1-writer "always" Puts
+// with a chunk of 16-writer "group" Puts and reports the throughput ratio
+// (target: >= 8).
+func BenchmarkGroup16VsAlways1(b *testing.B) {
+	dir := b.TempDir()
+	always := openBench(b, filepath.Join(dir, "always"), "always")
+	defer always.Close()
+	group := openBench(b, filepath.Join(dir, "group"), "group")
+	defer group.Close()
+	const chunk = 100 // per writer
+	var tAlways, tGroup time.Duration
+	i := 0
+	for b.Loop() {
+		start := time.Now()
+		for range chunk {
+			if err := always.Put(benchKey(i), benchValue); err != nil {
+				b.Fatal(err)
+			}
+			i++
+		}
+		tAlways += time.Since(start)
+		start = time.Now()
+		var wg sync.WaitGroup
+		for w := range 16 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for j := range chunk {
+					if err := group.Put(benchKey(w<<20+j), benchValue); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		tGroup += time.Since(start)
+	}
+	alwaysRate := float64(b.N*chunk) / tAlways.Seconds()
+	groupRate := float64(b.N*chunk*16) / tGroup.Seconds()
+	s := group.Stats()
+	b.ReportMetric(groupRate/alwaysRate, "group16/always1")
+	b.ReportMetric(alwaysRate, "always-ops/s")
+	b.ReportMetric(groupRate, "group16-ops/s")
+	b.ReportMetric(float64(s.Puts)/float64(max(s.Fsyncs, 1)), "puts/fdatasync")
+}
+
+// BenchmarkBatchModel runs batch:N and compares its throughput with the
+// model 1/(T_write + T_fsync/N), where T_fsync is the mean fdatasync time
+// the store measured during this very run and T_write is the mean Put
+// time under "none" measured just before on the same disk. Reports
+// measured/model (target: within 0.8..1.2).
+func BenchmarkBatchModel(b *testing.B) {
+	for _, n := range []int{1, 16, 64, 256} {
+		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
+			dir := b.TempDir()
+			none := openBench(b, filepath.Join(dir, "none"), "none")
+			const probe = 5000
+			start := time.Now()
+			for i := range probe {
+				if err := none.Put(benchKey(i), benchValue); err != nil {
+					b.Fatal(err)
+				}
+			}
+			tWrite := time.Since(start) / probe
+			none.Close()
+
+			db := openBench(b, filepath.Join(dir, "batch"), fmt.Sprintf("batch:%d", n))
+			defer db.Close()
+			i := 0
+			for b.Loop() {
+				if err := db.Put(benchKey(i), benchValue); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+			elapsed := b.Elapsed()
+			s := db.Stats()
+			if s.Fsyncs == 0 {
+				b.Skipf("no fdatasync in %d Puts", b.N)
+			}
+			tFsync := s.FsyncTime / time.Duration(s.Fsyncs)
+			model := 1 / (tWrite.Seconds() + tFsync.Seconds()/float64(n))
+			measured := float64(b.N) / elapsed.Seconds()
+			b.ReportMetric(measured, "ops/s")
+			b.ReportMetric(model, "model-ops/s")
+			b.ReportMetric(measured/model, "measured/model")
+			b.ReportMetric(float64(tFsync.Nanoseconds()), "fsync-ns")
+			b.ReportMetric(float64(tWrite.Nanoseconds()), "write-ns")
+		})
+	}
+}
+
+// BenchmarkGet reads present keys at random from a 100k-key store whose
+// segments are in the page cache (target: >= 500k ops/s on one goroutine).
+func BenchmarkGet(b *testing.B) {
+	const keys = 100_000
+	db := openBench(b, b.TempDir(), "none")
+	defer db.Close()
+	for i := range keys {
+		if err := db.Put(benchKey(i), benchValue); err != nil {
+			b.Fatal(err)
+		}
+	}
+	order := make([][]byte, 1<<16)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range order {
+		order[i] = benchKey(rng.IntN(keys))
+	}
+	for _, k := range order { // warm
+		db.Get(k)
+	}
+	i := 0
+	for b.Loop() {
+		if _, err := db.Get(order[i&(len(order)-1)]); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
+}
+
+// BenchmarkReopen1M opens a store of 1M records (163 MB in three 64 MiB
+// segments), with and without hint files (target with hints: < 1 s), and
+// reports the heap the reopened index takes per key beyond the 16 key
+// bytes themselves (index-B/key).
+func BenchmarkReopen1M(b *testing.B) {
+	const records = 1_000_000
+	dir := b.TempDir()
+	db := openBench(b, dir, "none")
+	for i := range records {
+		if err := db.Put(benchKey(i), benchValue); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		b.Fatal(err)
+	}
+	for _, hints := range []bool{true, false} {
+		b.Run(fmt.Sprintf("hints=%v", hints), func(b *testing.B) {
+			var perKey float64
+			for b.Loop() {
+				var before, after runtime.MemStats
+				runtime.GC()
+				runtime.ReadMemStats(&before)
+				db, err := Open(dir, Options{Sync: SyncPolicy{Mode: SyncNone}, NoHints: !hints})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if got := db.Stats().Keys; got != records {
+					b.Fatalf("reopened with %d keys, want %d", got, records)
+				}
+				if !hints {
+					b.StopTimer()
+					runtime.GC()
+					runtime.ReadMemStats(&after)
+					perKey = float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/records - 16
+					b.StartTimer()
+				}
+				db.Close()
+			}
+			if !hints {
+				b.ReportMetric(perKey, "index-B/key")
+			}
+		})
+	}
+}
