@@ -327,10 +327,12 @@
       for (const b of benchObjs(l.result)) benches.push({ line: i, b });
     });
     if (benches.length) frag.append(benchView(benches));
+    const crashes = lines.flatMap((l) => (l.result ? (Array.isArray(l.result) ? l.result : [l.result]) : [])).filter((r) => r && r.kind === 'crash');
+    if (crashes.length) frag.append(h('div', { class: 'result result-crash' }, crashView(crashes)));
     lines.forEach((l, i) => {
       if (!l.result) return;
       for (const r of (Array.isArray(l.result) ? l.result : [l.result])) {
-        if (!r || r.kind === 'bench') continue;
+        if (!r || r.kind === 'bench' || r.kind === 'crash') continue;
         const v = r.kind === 'probe' ? probeView(r) : r.kind === 'model' ? modelView(r) : r.kind === 'crash' ? crashView(r) : null;
         frag.append(h('div', { class: `result result-${r.kind || 'other'}` }, h('h4', { class: 'result-title' }, `line ${i + 1}: `, h('code', {}, l.spec)), v || rawView(r)));
       }
@@ -458,24 +460,33 @@
     ]);
   }
 
-  function crashView(r) {
-    const lostDurable = Math.max(0, (r.durable_acked || 0) - (r.recovered || 0));
-    const ok = !r.corrupt && (r.per_trial || []).every((t) => (t.recovered || 0) >= (t.durable_acked || 0));
-    const v = h('div', {},
-      h('p', { class: `verdict ${ok ? 'ok' : 'bad'}` }, ok
-        ? `Every trial recovered at least every write acknowledged as durable (recovered ≥ durable_acked), no corruption.`
-        : `A trial lost writes that were acknowledged as durable, or found corruption: recovered < durable_acked by ${fmtInt(lostDurable)}.`),
-      kvTable([
-        ['sync', r.sync], ['power loss simulated', r.power ? 'yes (in-memory crashable FS)' : 'no (SIGKILL: the page cache survives)'],
-        ['trials', fmtInt(r.trials)], ['acknowledged durable', fmtInt(r.durable_acked)], ['recovered', fmtInt(r.recovered)],
-        ['lost (not durable yet)', fmtInt(r.lost)], ['corrupt', fmtInt(r.corrupt)]]));
-    if (r.per_trial && r.per_trial.length) {
-      const cols = Object.keys(r.per_trial[0]);
-      v.append(h('details', {}, h('summary', {}, `per trial (${r.per_trial.length})`), h('div', { class: 'table-wrap' }, h('table', { class: 'nums' },
-        h('thead', {}, h('tr', {}, cols.map((c) => h('th', { scope: 'col' }, c)))),
-        h('tbody', {}, r.per_trial.map((t) => h('tr', {}, cols.map((c) => h('td', {}, typeof t[c] === 'number' ? fmtInt(t[c]) : String(t[c]))))))))));
+  // crashView shows the crash lines of a cell side by side: one row per line.
+  function crashView(rs) {
+    const okOf = (r) => (r.ok != null ? r.ok : !r.lost && !r.corrupt);
+    const bad = rs.filter((r) => !okOf(r));
+    const out = h('div', {},
+      h('p', { class: `verdict ${bad.length ? 'bad' : 'ok'}` }, bad.length
+        ? `The invariant broke for ${bad.map((r) => r.sync).join(', ')}: writes acknowledged as durable were missing after recovery, or data was corrupt.`
+        : 'The invariant held in every trial: every write acknowledged as durable was recovered (durable lost = 0), nothing corrupt.'),
+      h('div', { class: 'table-wrap' }, h('table', { class: 'nums' },
+        h('thead', {}, h('tr', {}, ['sync', 'trials', 'acked', 'durable', 'recovered', 'durable lost', 'acked lost', 'corrupt'].map((c) => h('th', { scope: 'col', class: c === 'durable lost' ? 'p99' : null, title: {
+          acked: 'writes acknowledged before the crash', durable: 'of those, acknowledged as durable', 'durable lost': 'durable-acknowledged writes missing after recovery: must be 0',
+          'acked lost': 'acknowledged writes missing, durable or not: the loss window of the policy' }[c] || null }, c)))),
+        h('tbody', {}, rs.map((r, k) => h('tr', { class: okOf(r) ? null : 'bad' },
+          h('th', { scope: 'row' }, h('span', { class: `swatch c${k % 8}` }), r.sync),
+          h('td', {}, fmtInt(r.trials)), h('td', {}, fmtInt(r.writes)), h('td', {}, fmtInt(r.durable_acked)), h('td', {}, fmtInt(r.recovered)),
+          h('td', { class: 'p99' }, h('b', {}, fmtInt(r.lost))), h('td', {}, fmtInt(r.lost_acked)), h('td', {}, fmtInt(r.corrupt))))))),
+      h('p', { class: 'conditions' }, h('span', { class: 'cond-label' }, 'Crash: '), rs.some((r) => r.power)
+        ? 'power loss is simulated on a crashable in-memory filesystem that forgets everything not yet synced.'
+        : 'SIGKILL of a child process; the page cache survives a process kill, so a missing fsync does not show here.'));
+    for (const r of rs) {
+      if (!r.per_trial || !r.per_trial.length) continue;
+      const cols = ['n', 'writes', 'durable_acked', 'recovered', 'lost', 'lost_acked', 'corrupt', 'crash_after_ms'].filter((c) => c in r.per_trial[0]);
+      out.append(h('details', {}, h('summary', {}, `${r.sync}: per trial (${r.per_trial.length})`), h('div', { class: 'table-wrap' }, h('table', { class: 'nums' },
+        h('thead', {}, h('tr', {}, cols.map((c) => h('th', { scope: 'col' }, c.replace(/_/g, ' '))), h('th', { scope: 'col' }, 'error'))),
+        h('tbody', {}, r.per_trial.map((t) => h('tr', { class: t.lost ? 'bad' : null }, cols.map((c) => h('td', {}, c === 'crash_after_ms' ? `${sig(t[c] || 0)} ms` : fmtInt(t[c]))), h('td', {}, t.error || ''))))))));
     }
-    return v;
+    return out;
   }
 
   // ---------- charts (SVG, our own)
