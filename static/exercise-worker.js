@@ -5,8 +5,11 @@
 // by `make wasm` from ./wasm/worker), waits until the Go side publishes
 // kvlabGrader, and then answers the page:
 //
-//   in:  {type: "run", id, name, src}
-//   out: {type: "ready", exercises, load_ms}       once, when it can grade
+//   in:  {type: "init", module}                    first; module is a compiled
+//                                                   yaegi.wasm from an earlier worker, or null
+//        {type: "run", id, name, src}
+//   out: {type: "module", module}                   the compiled wasm, for the next worker
+//        {type: "ready", exercises, load_ms}       once, when it can grade
 //        {type: "missing", what}                    the wasm was not built (HTTP 404)
 //        {type: "fatal", message}                   anything else that stops it loading
 //        {type: "started", id}                      a run begins (the page's time limit starts here)
@@ -38,11 +41,21 @@ function fatalText() {
 	return m ? m[1] : "the Go program exited";
 }
 
+let booting = false;
+
 self.onmessage = (e) => {
-	if (grader) {
-		handle(e.data);
+	const msg = e.data;
+	if (msg && msg.type === "init") {
+		if (!booting) {
+			booting = true;
+			boot(msg.module || null).catch((err) => {
+				self.postMessage({ type: "fatal", message: String(err && err.message ? err.message : err) });
+			});
+		}
+	} else if (grader) {
+		handle(msg);
 	} else {
-		pending.push(e.data);
+		pending.push(msg);
 	}
 };
 
@@ -71,7 +84,9 @@ function handle(msg) {
 	self.postMessage({ type: "result", id: msg.id, result, run_ms: performance.now() - t0, dead });
 }
 
-async function boot() {
+// boot loads the Go program. Given a module compiled by an earlier worker
+// (the page keeps it), a restart skips the download and the compile.
+async function boot(module) {
 	const t0 = performance.now();
 	const wasmExecURL = new URL("wasm_exec.js", base).href;
 	const head = await fetch(wasmExecURL, { method: "HEAD" }).catch(() => null);
@@ -81,25 +96,32 @@ async function boot() {
 	}
 	importScripts(wasmExecURL);
 
-	const resp = await fetch(new URL("yaegi.wasm", base).href);
-	if (resp.status === 404) {
-		self.postMessage({ type: "missing", what: "yaegi.wasm" });
-		return;
-	}
-	if (!resp.ok) {
-		throw new Error("loading yaegi.wasm: HTTP " + resp.status);
+	if (!module) {
+		const resp = await fetch(new URL("yaegi.wasm", base).href);
+		if (resp.status === 404) {
+			self.postMessage({ type: "missing", what: "yaegi.wasm" });
+			return;
+		}
+		if (!resp.ok) {
+			throw new Error("loading yaegi.wasm: HTTP " + resp.status);
+		}
+		const type = resp.headers.get("Content-Type") || "";
+		if (WebAssembly.compileStreaming && type.startsWith("application/wasm")) {
+			module = await WebAssembly.compileStreaming(resp);
+		} else {
+			module = await WebAssembly.compile(await resp.arrayBuffer());
+		}
+		try {
+			self.postMessage({ type: "module", module });
+		} catch (err) {
+			// A browser that cannot pass modules between threads downloads again.
+		}
 	}
 	go = new Go();
 	const ready = new Promise((resolve) => {
 		self.kvlabGraderReady = resolve;
 	});
-	let instance;
-	const type = resp.headers.get("Content-Type") || "";
-	if (WebAssembly.instantiateStreaming && type.startsWith("application/wasm")) {
-		instance = (await WebAssembly.instantiateStreaming(resp, go.importObject)).instance;
-	} else {
-		instance = (await WebAssembly.instantiate(await resp.arrayBuffer(), go.importObject)).instance;
-	}
+	const instance = await WebAssembly.instantiate(module, go.importObject);
 	const exited = go.run(instance).then(() => {
 		throw new Error("the Go interpreter exited");
 	});
@@ -110,7 +132,3 @@ async function boot() {
 		handle(pending.shift());
 	}
 }
-
-boot().catch((err) => {
-	self.postMessage({ type: "fatal", message: String(err && err.message ? err.message : err) });
-});

@@ -57,6 +57,7 @@
 		worker: null,
 		state: "idle", // idle | loading | ready | missing | failed
 		exercises: null, // name -> exercise, from the first worker that loaded
+		module: null, // the compiled yaegi.wasm, handed to every later worker
 		listeners: [], // called on every state change
 		current: null, // {id, resolve, reject, timer, t0}
 		chain: Promise.resolve(),
@@ -79,6 +80,7 @@
 			}
 			this.worker = w;
 			w.onmessage = (e) => this.onMessage(w, e.data);
+			w.postMessage({ type: "init", module: this.module });
 			w.onerror = (e) => {
 				e.preventDefault();
 				if (w === this.worker) {
@@ -92,6 +94,9 @@
 				return;
 			}
 			switch (m.type) {
+			case "module":
+				this.module = m.module;
+				break;
 			case "ready":
 				this.loadMs.push(performance.now() - this.startedAt);
 				if (!this.exercises) {
