@@ -281,6 +281,12 @@ func summarize(recs []*recorder, unsorted bool) LatencySummary {
 // the exact min and max. (HdrHistogram's own ValueAtPercentile rounds the
 // rank differently; see calc.Percentile.)
 func histPercentile(bars []hdrhistogram.Bar, total int64, p float64, minNs, maxNs int64) int64 {
+	if p <= 0 {
+		return minNs // the ends are known exactly
+	}
+	if p >= 100 {
+		return maxNs
+	}
 	rank := int64(math.Ceil(p * float64(total) / 100))
 	rank = max(rank, 1)
 	var seen int64

@@ -48,6 +48,9 @@ func TestHistogramWithinPrecisionOfExact(t *testing.T) {
 			t.Errorf("histogram p%v = %d, exact %d: off by %.4f%%, want within %.1f%%", sp.P, got, want, rel*100, HistPrecision*100)
 		}
 	}
+	if first, last := hist.Spectrum[0], hist.Spectrum[len(hist.Spectrum)-1]; first.Ns != sorted[0] || last.Ns != sorted[len(sorted)-1] {
+		t.Errorf("histogram p0 %d and p100 %d, want the exact min %d and max %d", first.Ns, last.Ns, sorted[0], sorted[len(sorted)-1])
+	}
 	if exact.Count != hist.Count || exact.MeanNs != hist.MeanNs || exact.MaxNs != hist.MaxNs || exact.MinNs != hist.MinNs {
 		t.Errorf("count/mean/min/max differ: exact %d %v %d %d, hist %d %v %d %d; want identical (always exact)",
 			exact.Count, exact.MeanNs, exact.MinNs, exact.MaxNs, hist.Count, hist.MeanNs, hist.MinNs, hist.MaxNs)
