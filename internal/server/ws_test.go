@@ -17,7 +17,7 @@ func TestWSNullRunMessageOrder(t *testing.T) {
 	s := newServer(t, nil)
 	ts := startServer(t, s)
 	c := dial(t, ts, "", nil)
-	c.run("c1", "# a comment line is not a run\nbench -engine null -duration 1500ms -keys 1000\n\nbench -engine null -ops 300")
+	c.run("c1", "# a comment line is not a run\nbench -engine null -duration 1500ms -rate 5000 -keys 1000\n\nbench -engine null -ops 300")
 	ms := c.until("c1", "done")
 	if got, want := types(ms), "queued started progress result started result done"; got != want {
 		t.Fatalf("got messages %q, want %q", got, want)
@@ -30,7 +30,7 @@ func TestWSNullRunMessageOrder(t *testing.T) {
 	if ms[0].num("position") != 0 {
 		t.Errorf("queued: got position %v, want 0", ms[0]["position"])
 	}
-	if got := ms[1].str("spec"); got != "bench -engine null -duration 1500ms -keys 1000" {
+	if got := ms[1].str("spec"); got != "bench -engine null -duration 1500ms -rate 5000 -keys 1000" {
 		t.Errorf("started: got spec %q", got)
 	}
 	var prog msg
@@ -273,7 +273,7 @@ func TestWSTwoClientsServedInOrder(t *testing.T) {
 			events = append(events, who+":"+m.str("type"))
 		}
 	}
-	a.run("first", "bench -engine null -duration 1200ms -keys 1000")
+	a.run("first", "bench -engine null -duration 1200ms -rate 5000 -keys 1000")
 	record("a", a.until("first", "started"))
 	b.run("second", "bench -engine null -ops 200")
 	q := b.next()
