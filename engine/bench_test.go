@@ -321,3 +321,31 @@ func BenchmarkReopen1M(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPreallocate compares "always" Puts into zero-filled space (the
+// default) with plain appends (Preallocate < 0): the measurement behind
+// ensureSpace's choice.
+func BenchmarkPreallocate(b *testing.B) {
+	for _, c := range []struct {
+		name     string
+		prealloc int64
+	}{{"zero-filled", 0}, {"append", -1}} {
+		b.Run(c.name, func(b *testing.B) {
+			db, err := Open(b.TempDir(), Options{Preallocate: c.prealloc})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer db.Close()
+			i := 0
+			for b.Loop() {
+				if err := db.Put(benchKey(i), benchValue); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+			s := db.Stats()
+			b.ReportMetric(float64(s.FsyncTime.Nanoseconds())/float64(max(s.Fsyncs, 1)), "fsync-ns")
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
+		})
+	}
+}
