@@ -317,7 +317,27 @@ func (s *Server) reload() error {
 		return fmt.Errorf("lessons: %w", err)
 	}
 	s.lessons, s.loadErr = ls, nil
+	s.warnLines(ls)
 	return nil
+}
+
+// warnLines logs every cell or quiz line that would be refused under the
+// server's caps, so an author sees it before a student does.
+func (s *Server) warnLines(ls []*lesson.Lesson) {
+	for _, l := range ls {
+		for _, c := range l.Cells {
+			if _, _, err := CheckCell(c.Text, s.cfg.Limits, s.cfg.MaxLinesPerCell); err != nil {
+				s.log.Printf("%s: cell %s: %v", l.File, c.ID, err)
+			}
+		}
+		for _, q := range l.Quizzes {
+			for _, line := range q.Run {
+				if _, _, err := CheckCell(line, s.cfg.Limits, 1); err != nil {
+					s.log.Printf("%s: quiz %s: run: %v", l.File, q.ID, err)
+				}
+			}
+		}
+	}
 }
 
 var slugRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
