@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -38,7 +39,15 @@ func buildWasm(t *testing.T) (wasm, wasmExec string) {
 			return
 		}
 		built.wasm = filepath.Join(built.dir, "yaegi.wasm")
-		goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+		goBin, err := exec.LookPath("go")
+		if err != nil {
+			goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+		}
+		var goroot []byte
+		goroot, built.err = exec.Command(goBin, "env", "GOROOT").Output()
+		if built.err != nil {
+			return
+		}
 		cmd := exec.Command(goBin, "build", "-trimpath", "-ldflags=-s -w", "-o", built.wasm, "kvlab/wasm/worker")
 		cmd.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm")
 		built.out, built.err = cmd.CombinedOutput()
@@ -47,7 +56,7 @@ func buildWasm(t *testing.T) (wasm, wasmExec string) {
 		}
 		built.wasmExec = filepath.Join(built.dir, "wasm_exec.js")
 		var b []byte
-		b, built.err = os.ReadFile(filepath.Join(runtime.GOROOT(), "lib", "wasm", "wasm_exec.js"))
+		b, built.err = os.ReadFile(filepath.Join(strings.TrimSpace(string(goroot)), "lib", "wasm", "wasm_exec.js"))
 		if built.err == nil {
 			built.err = os.WriteFile(built.wasmExec, b, 0o644)
 		}
