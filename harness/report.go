@@ -104,6 +104,9 @@ func writeBenchTable(w io.Writer, r *BenchResult) error {
 			m.P99Path, m.MeasuredP99Path, m.LossWindowWrites, m.LossWindowMs)
 	}
 	fmt.Fprintln(w, conditions(r))
+	if r.Dir != "" {
+		fmt.Fprintf(w, "data kept in %s (-keep)\n", r.Dir)
+	}
 	return nil
 }
 
