@@ -29,9 +29,11 @@ const (
 	// returns when its bytes are written to the OS; up to Interval of
 	// acknowledged writes can be lost in a power cut.
 	SyncPeriodic
-	// SyncNone: never fdatasync, except in Close. THIS IS UNSAFE: a power
-	// cut can lose every write since Open (a process crash loses nothing,
-	// the kernel still has the pages).
+	// SyncNone: never fdatasync, except when a full segment is sealed
+	// (every SegmentSize bytes, so that its hint file never describes
+	// records a power cut could take) and in Close. THIS IS UNSAFE: a
+	// power cut can lose every write in the active segment (a process
+	// crash loses nothing, the kernel still has the pages).
 	SyncNone
 )
 

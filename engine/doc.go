@@ -13,6 +13,8 @@
 //	err = db.Close()
 //
 // A *DB is safe for concurrent use; db.go explains who holds which lock.
+// A store directory must be opened by one process at a time; nothing
+// enforces it.
 //
 // # Record format
 //
