@@ -20,12 +20,26 @@ type mapStore struct {
 
 var lastMapStore atomic.Pointer[mapStore]
 
+// mapData keeps each directory's map across a Close and reopen, as a real
+// store's files would.
+var (
+	mapDataMu sync.Mutex // guards mapData
+	mapData   = map[string]map[string][]byte{}
+)
+
 func init() {
 	RegisterEngine("testmap", func(dir, sync string) (Store, error) {
 		if _, err := parseSyncName(sync); err != nil {
 			return nil, err
 		}
-		s := &mapStore{m: map[string][]byte{}}
+		mapDataMu.Lock()
+		m := mapData[dir]
+		if m == nil {
+			m = map[string][]byte{}
+			mapData[dir] = m
+		}
+		mapDataMu.Unlock()
+		s := &mapStore{m: m}
 		lastMapStore.Store(s)
 		return s, nil
 	})

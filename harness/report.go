@@ -71,6 +71,9 @@ func writeBenchTable(w io.Writer, r *BenchResult) error {
 	if r.Cancelled {
 		fmt.Fprintln(w, "CANCELLED: the figures cover only what ran before the stop")
 	}
+	if r.Capped {
+		fmt.Fprintln(w, "CAPPED: the run reached the total-bytes limit before its -duration was up")
+	}
 	// The db_bench line: time per op, ops per second, payload throughput.
 	microsPerOp := 0.0
 	if r.OpsPerSec > 0 {

@@ -41,6 +41,7 @@ type BenchResult struct {
 	Probe    *ProbeBrief     `json:"probe,omitempty"`
 
 	Cancelled bool     `json:"cancelled,omitempty"` // stopped early; figures cover what ran
+	Capped    bool     `json:"capped,omitempty"`    // a -duration run stopped at the byte cap before its time was up
 	Dishonest []string `json:"dishonest,omitempty"` // timing rules this run broke on purpose
 	Run       int      `json:"run,omitempty"`       // 1-based index within a -repeat
 	Dir       string   `json:"dir,omitempty"`       // with -keep: where the data stayed

@@ -18,7 +18,8 @@ import (
 //  1. open the store in a fresh directory;
 //  2. build every key, the order each worker visits them and the values it
 //     writes (workload.go) — no clock is running yet;
-//  3. preload the store if the workload reads, overwrites or deletes;
+//  3. preload the store if the workload reads, overwrites or deletes
+//     (written without per-key syncs, then reopened with the policy);
 //  4. warm up: each worker runs its share of -warmup units, closed loop even
 //     in a -rate run, recorded into recorders that are then thrown away;
 //  5. read the store's fsync counters, start the one outer wall clock,
@@ -144,14 +145,18 @@ func runOne(ctx context.Context, cfg runConfig) (*BenchResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	info := workloadInfos[cfg.workload]
+	keys := newKeyTable(cfg.keys)
+	if info.preload {
+		if err := preload(ctx, open, &cfg, keys); err != nil {
+			return nil, err
+		}
+	}
 	store, err := open(cfg.dir, cfg.sync)
 	if err != nil {
 		return nil, fmt.Errorf("open %s in %s: %w", cfg.engine, cfg.dir, err)
 	}
 	defer store.Close()
-
-	info := workloadInfos[cfg.workload]
-	keys := newKeyTable(cfg.keys)
 	r := &run{cfg: &cfg, stopCh: make(chan struct{}), base: time.Now()}
 
 	// Cancellation: a watcher turns ctx.Done into the stop flag the workers
@@ -191,12 +196,6 @@ func runOne(ctx context.Context, cfg runConfig) (*BenchResult, error) {
 		writer = &worker{
 			id: cfg.threads, cfg: &cfg, store: store, quota: math.MaxInt64, live: new(liveView),
 			plan: planWorker("fillrandom", cfg.dist, cfg.threads, cfg.threads+1, cfg.keys, 1<<16, cfg.valueSize, cfg.seed),
-		}
-	}
-
-	if info.preload {
-		if err := preload(ctx, store, keys, workers[0], cfg.valueSize); err != nil {
-			return nil, err
 		}
 	}
 
@@ -286,6 +285,7 @@ func runOne(ctx context.Context, cfg runConfig) (*BenchResult, error) {
 	}
 	res := summarizeRun(&cfg, all, writer, wall, timeline)
 	res.Cancelled = cancelled
+	res.Capped = cfg.duration > 0 && wall < cfg.duration && !cancelled
 	res.Fsyncs = after.Fsyncs - before.Fsyncs
 	res.BytesWritten = after.BytesWritten - before.BytesWritten
 	if res.Fsyncs > 0 {
@@ -303,15 +303,30 @@ func (w *worker) setRecorders(b *sampleBudget) {
 }
 
 // preload puts every key once, untimed, so reads hit and deletes delete.
-func preload(ctx context.Context, s Store, keys keyTable, w *worker, valueSize int) error {
+// It writes with -sync none when the store allows it (one fdatasync at
+// Close instead of one per key under "always"), closes the store, and the
+// run then reopens it with the policy being measured.
+func preload(ctx context.Context, open OpenFunc, cfg *runConfig, keys keyTable) error {
+	s, err := open(cfg.dir, "none")
+	if err != nil {
+		if s, err = open(cfg.dir, cfg.sync); err != nil {
+			return fmt.Errorf("open %s in %s: %w", cfg.engine, cfg.dir, err)
+		}
+	}
+	plan := planWorker("fillseq", "uniform", 0, 1, 1, 1, cfg.valueSize, cfg.seed)
 	n := len(keys.buf) / keyLen
 	for i := range n {
 		if i%1024 == 0 && ctx.Err() != nil {
+			s.Close()
 			return ctx.Err()
 		}
-		if err := s.Put(keys.key(uint32(i)), w.plan.value(i, valueSize)); err != nil {
+		if err := s.Put(keys.key(uint32(i)), plan.value(i, cfg.valueSize)); err != nil {
+			s.Close()
 			return fmt.Errorf("preload key %d: %w", i, err)
 		}
+	}
+	if err := s.Close(); err != nil {
+		return fmt.Errorf("preload: close: %w", err)
 	}
 	return nil
 }

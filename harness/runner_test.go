@@ -171,14 +171,14 @@ func TestCancellationStopsPromptly(t *testing.T) {
 func TestProgressEvents(t *testing.T) {
 	var events []Progress
 	cfg := runConfig{engine: "null", sync: "none", workload: "fillrandom", dist: "uniform", threads: 2,
-		duration: 120 * time.Millisecond, maxUnits: 1 << 30, valueSize: 8, keys: 1000, dir: t.TempDir(),
-		tick: 20 * time.Millisecond, progress: func(p Progress) { events = append(events, p) }}
+		duration: 400 * time.Millisecond, maxUnits: 1 << 30, valueSize: 8, keys: 1000, dir: t.TempDir(),
+		tick: 10 * time.Millisecond, progress: func(p Progress) { events = append(events, p) }}
 	r, err := runOne(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(events) < 2 {
-		t.Fatalf("got %d progress events in 120 ms at a 20 ms tick, want at least 2", len(events))
+		t.Fatalf("got %d progress events in 400 ms at a 10 ms tick, want at least 2", len(events))
 	}
 	for i := 1; i < len(events); i++ {
 		if events[i].Ops < events[i-1].Ops {
@@ -297,5 +297,21 @@ func TestCancelledBeforeMeasuring(t *testing.T) {
 	cancel()
 	if raw, err := Exec(ctx, "bench -engine null -ops 100", Env{Dir: t.TempDir()}); err == nil {
 		t.Errorf("cancelled before starting: got %s and nil error, want an error", raw)
+	}
+}
+
+func TestDurationRunStopsAtByteCap(t *testing.T) {
+	lim := DefaultLimits()
+	lim.MaxTotalBytes = 1000 * (keyLen + 128) // room for 1000 units, warmup aside
+	raw, err := Exec(context.Background(), "bench -engine null -duration 30s -warmup 0", Env{Dir: t.TempDir(), Limits: lim})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r BenchResult
+	if err := json.Unmarshal(raw, &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Units != 1000 || !r.Capped {
+		t.Errorf("units %d capped %v, want 1000 and true", r.Units, r.Capped)
 	}
 }

@@ -347,13 +347,13 @@ func (s *Spec) checkBytes(lim Limits) error {
 }
 
 // maxUnits is how many units a -duration run may do before it stops
-// anyway: the ops cap and the byte cap.
+// anyway: as many as the byte cap allows (-ops caps only -ops runs; a
+// -duration run is bounded by its duration).
 func (s *Spec) maxUnits(lim Limits) int64 {
-	n := max(lim.MaxOps, 1)
-	if lim.MaxTotalBytes > 0 {
-		n = min(n, max(lim.MaxTotalBytes/int64(keyLen+s.ValueSize), 1))
+	if lim.MaxTotalBytes <= 0 {
+		return 0 // no cap
 	}
-	return n
+	return max(lim.MaxTotalBytes/int64(keyLen+s.ValueSize), 1)
 }
 
 // String writes the spec back as a canonical line, every choice explicit.
