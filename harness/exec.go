@@ -11,8 +11,7 @@ import (
 // Limits are the caps a line must fit in. The command line uses
 // DefaultLimits; the server passes its own, smaller ones.
 type Limits struct {
-	MaxOps int64 // units per -ops run
-
+	MaxOps        int64         // units per -ops run
 	MaxDuration   time.Duration // per run
 	MaxValueSize  int           // bytes
 	MaxTotalBytes int64         // bytes a run may write, preload included (also stops a -duration run)
