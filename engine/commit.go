@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -139,6 +138,9 @@ type committer struct {
 	closing bool
 	// lastGroup is how many writes the previous group fdatasync covered.
 	lastGroup uint64
+	// round numbers the flusher's commit delays; timedOut is the last
+	// round whose delay expired.
+	round, timedOut uint64
 
 	work *sync.Cond     // signalled when written advances or closing is set
 	done *sync.Cond     // broadcast when durable advances or err is set
@@ -237,26 +239,29 @@ func (db *DB) runFlusher() {
 			c.mu.Unlock()
 			return
 		}
-		want := c.lastGroup
-		c.mu.Unlock()
-
 		// Commit delay: with 16 closed-loop writers, the 16 Puts the last
 		// fdatasync released need a few microseconds each to come back
 		// with their next record. Syncing at once would catch only the
-		// first few and leave the rest for the next round.
-		if want > 1 && db.groupDelay > 0 {
-			deadline := time.Now().Add(db.groupDelay)
-			for time.Now().Before(deadline) {
+		// first few and leave the rest for the next round. So wait, on
+		// the cond (every write signals it) rather than spinning, until
+		// as many writes are pending as the last group had, or until
+		// groupDelay has passed.
+		if want := c.lastGroup; want > 1 && db.groupDelay > 0 {
+			c.round++
+			round := c.round
+			t := time.AfterFunc(db.groupDelay, func() {
 				c.mu.Lock()
-				n := c.written - c.durable
-				closing := c.closing
+				c.timedOut = round
 				c.mu.Unlock()
-				if n >= want || closing {
-					break
-				}
-				runtime.Gosched()
+				c.work.Broadcast()
+			})
+			for c.written-c.durable < want && c.timedOut != round && !c.closing && c.err == nil {
+				c.work.Wait()
 			}
+			t.Stop()
 		}
+		c.mu.Unlock()
+
 		before := c.durableSeq()
 		target, err := db.syncActive()
 		c.mu.Lock()
