@@ -37,6 +37,7 @@ import (
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/text"
 
 	"kvlab/internal/quiz"
@@ -180,10 +181,11 @@ func (l *Lesson) frontMatter(src []byte) ([]byte, error) {
 	return rest, nil
 }
 
-// NewMarkdown returns the goldmark instance lessons are parsed with, so that
-// Parse sees the same blocks the renderer does.
+// NewMarkdown returns a goldmark instance with the extensions lessons are
+// written for (GitHub-flavoured tables, strikethrough, autolinks), so that
+// Parse sees the same blocks the server's renderer does. opts are added.
 func NewMarkdown(opts ...goldmark.Option) goldmark.Markdown {
-	return goldmark.New(opts...)
+	return goldmark.New(append([]goldmark.Option{goldmark.WithExtensions(extension.GFM)}, opts...)...)
 }
 
 // blocks walks the fenced code blocks.

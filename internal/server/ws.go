@@ -26,7 +26,10 @@ import (
 //	out {"type":"done","id":"c1"}
 //	out {"type":"error","id":"c1","line":0,"message":"..."}
 //
-// Each non-empty line of a cell that does not start with '#' is one run.
+// "position" is the number of runs ahead of this one, the running one
+// included: 0 means it starts now. A new queued message arrives each time
+// the line moves. Each non-empty line of a cell that does not start with
+// '#' is one run.
 // Every line is checked before anything is queued: a bad line gets an
 // error naming the line and the problem, then done, and nothing runs.
 // Extensions: a run may carry "token" (else the ?token= query parameter
