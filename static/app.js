@@ -516,6 +516,13 @@
     return out.length >= 2 ? out : [lo, hi];
   }
 
+  // fmtRateTick writes axis rates compactly: 800, 12k, 1.5M.
+  function fmtRateTick(x) {
+    if (x >= 1e6) return `${+(x / 1e6).toPrecision(3)}M`;
+    if (x >= 1e3) return `${+(x / 1e3).toPrecision(3)}k`;
+    return `${+x.toPrecision(3)}`;
+  }
+
   // fmtTick is fmtNs without trailing zeros: 3 µs, 30 µs, 1.5 ms.
   function fmtTick(ns) { return fmtNs(ns).replace(/\.0+ /, ' ').replace(/(\.\d*?)0+ /, '$1 '); }
 
@@ -613,7 +620,7 @@
     let hi = 0, last = 1;
     for (const t of tl) for (const p of t.b.timeline) { hi = Math.max(hi, p.ops_per_sec); last = Math.max(last, p.second); }
     const x = scale(0, last, M.l, W - M.r, false), y = scale(0, hi * 1.1 || 1, H - M.b, M.t, false);
-    const svg = frame({ x, y, xticks: niceTicks(0, last, Math.min(last, 8)), yticks: niceTicks(0, hi * 1.1 || 1, 4), xfmt: (t) => `${t}s`, yfmt: fmtRate, xlabel: 'second of the run', ylabel: 'ops/s', label: 'Throughput timeline' });
+    const svg = frame({ x, y, xticks: niceTicks(0, last, Math.min(last, 8)), yticks: niceTicks(0, hi * 1.1 || 1, 4), xfmt: (t) => `${t}s`, yfmt: fmtRateTick, xlabel: 'second of the run', ylabel: 'ops/s', label: 'Throughput timeline' });
     for (const t of tl) {
       const pts = [];
       for (const p of t.b.timeline) { pts.push([x(p.second - 1), y(p.ops_per_sec)], [x(p.second), y(p.ops_per_sec)]); }
@@ -630,7 +637,7 @@
     const x = scale(1, maxT, M.l, W - M.r - 46, maxT > 2), y = scale(0, hiR * 1.1 || 1, H - M.b, M.t, false);
     const y2 = scale(loL / 1.3, hiL * 1.3, H - M.b, M.t, true);
     const ths = [...new Set(sets.flat().map((b) => b.threads))].sort((a, b) => a - b);
-    const svg = frame({ x, y, xticks: ths, yticks: niceTicks(0, hiR * 1.1 || 1, 4), xfmt: String, yfmt: fmtRate, xlabel: 'threads', ylabel: 'ops/s', label: 'Saturation curve' });
+    const svg = frame({ x, y, xticks: ths, yticks: niceTicks(0, hiR * 1.1 || 1, 4), xfmt: String, yfmt: fmtRateTick, xlabel: 'threads', ylabel: 'ops/s', label: 'Saturation curve' });
     for (const t of logTicks(loL / 1.3, hiL * 1.3, 5)) svg.append(s('text', { x: W - M.r - 40, y: y2(t) + 4, class: 'axis2', text: fmtTick(t) }));
     const items = [];
     sets.forEach((bs, k) => {
@@ -651,7 +658,7 @@
     let hi = 0;
     for (const p of pts) hi = Math.max(hi, p.b.ops_per_sec, p.b.model.predicted_ops_per_sec);
     const x = scale(lo / 1.6, hiN * 1.6, M.l, W - M.r, true), y = scale(0, hi * 1.12, H - M.b, M.t, false);
-    const svg = frame({ x, y, xticks: ns, yticks: niceTicks(0, hi * 1.12, 4), xfmt: (t) => `batch:${t}`, yfmt: fmtRate, xlabel: 'N: fdatasync every N puts (log scale)', ylabel: 'ops/s', label: 'Measured vs model' });
+    const svg = frame({ x, y, xticks: ns, yticks: niceTicks(0, hi * 1.12, 4), xfmt: (t) => `batch:${t}`, yfmt: fmtRateTick, xlabel: 'N: fdatasync every N puts (log scale)', ylabel: 'ops/s', label: 'Measured vs model' });
     svg.append(s('path', { d: path(pts.map((p) => [x(p.n), y(p.b.model.predicted_ops_per_sec)])), class: 'line dashed c1' }));
     for (const p of pts) {
       const m = p.b.model;
