@@ -182,8 +182,11 @@ func (s *Server) runLoop() {
 				continue
 			}
 		}
-		s.runJob(j)
+		cancelled := s.runJob(j)
+		// The disk is free before anyone hears the job is done, so a
+		// client that reacts to done by queueing again is told position 0.
 		s.q.finish()
+		finishJob(j, cancelled)
 	}
 }
 
@@ -197,11 +200,11 @@ func finishJob(j *job, cancelled bool) {
 }
 
 // runJob runs a job's lines in order, each in a fresh directory that is
-// removed afterwards. The first failing line ends the job.
-func (s *Server) runJob(j *job) {
+// removed afterwards. The first failing line ends the job. It reports
+// whether the job was cancelled; the caller sends done.
+func (s *Server) runJob(j *job) (cancelled bool) {
 	if j.ctx.Err() != nil {
-		finishJob(j, true)
-		return
+		return true
 	}
 	dir := filepath.Join(s.cfg.DataDir, "runs", fmt.Sprintf("run-%d-%d", os.Getpid(), runSeq.Add(1)))
 	defer os.RemoveAll(dir)
@@ -224,8 +227,7 @@ func (s *Server) runJob(j *job) {
 		res, err := s.exec(j.ctx, j.lines[i], env)
 		os.RemoveAll(dir)
 		if j.ctx.Err() != nil {
-			finishJob(j, true)
-			return
+			return true
 		}
 		if err != nil {
 			j.err = fmt.Errorf("line %d: %v", i, err)
@@ -240,5 +242,5 @@ func (s *Server) runJob(j *job) {
 		j.results = append(j.results, json.RawMessage(res))
 		j.out.send(resultMsg{Type: "result", ID: j.id, Line: i, Result: res})
 	}
-	finishJob(j, false)
+	return false
 }
