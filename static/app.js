@@ -221,6 +221,7 @@
       const lines = this.src.value.split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
       this.lines = lines.map((spec) => ({ spec, result: null, progress: [], error: null }));
       this.errors = [];
+      this.current = null;
       this.runBtn.disabled = true; this.cancelBtn.hidden = false;
       this.setState('is-queued', 'sending…');
       this.render(false);
@@ -302,7 +303,9 @@
       const out = [];
       for (const msg of this.errors || []) out.push(h('div', { class: 'error', role: 'alert' }, msg));
       if (!final && this.runId) {
-        out.push(h('div', { class: 'live' }, h('div', { class: 'live-text' }, h('span', { class: 'spinner', 'aria-hidden': 'true' }), 'waiting for the disk…'), h('div', { class: 'live-chart' })));
+        const cur = this.current != null && this.lines[this.current];
+        const what = cur ? [h('span', { class: 'live-spec' }, `line ${this.current + 1}`), h('span', {}, `${cur.spec} — measuring…`)] : ['waiting for the disk…'];
+        out.push(h('div', { class: 'live' }, h('div', { class: 'live-text' }, h('span', { class: 'spinner', 'aria-hidden': 'true' }), ...what), h('div', { class: 'live-chart' })));
       }
       out.push(renderLines(this.lines || []));
       if (final && at) out.push(h('p', { class: 'stamp' }, `Last run ${new Date(at).toLocaleString()} — kept in this browser.`));

@@ -42,11 +42,15 @@ func browser(t *testing.T, width, height int) context.Context {
 	return ctx
 }
 
-// shot saves a full-page screenshot into the test's temp dir (and into
-// $KVLAB_SCREENSHOTS when set, to look at by hand).
-func shot(t *testing.T, ctx context.Context, name string) {
+// shot scrolls sel into view and saves a screenshot of the window into
+// the test's temp dir (and into $KVLAB_SCREENSHOTS when set, to look at
+// by hand).
+func shot(t *testing.T, ctx context.Context, sel, name string) {
 	t.Helper()
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if sel != "" {
+		chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector(`+"`"+sel+"`"+`).scrollIntoView({block: "start"}); window.scrollBy(0, -70)`))
+	}
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 	if err != nil {
 		t.Fatalf("screenshot: %v", err)
 	}
@@ -110,7 +114,7 @@ func TestBrowserRunCell(t *testing.T) {
 	if external != 0 {
 		t.Errorf("got %d requests to other hosts, want 0", external)
 	}
-	shot(t, ctx, "lesson-light.png")
+	shot(t, ctx, "#cell-always-run", "lesson-light.png")
 
 	// Results survive a reload; the index shows progress.
 	if err := chromedp.Do(ctx,
@@ -125,7 +129,7 @@ func TestBrowserRunCell(t *testing.T) {
 	if !strings.Contains(prog, "1/2 cells run") || !strings.Contains(prog, "quizzes 1/3 right") {
 		t.Errorf("got index progress %q, want 1/2 cells run and quizzes 1/3 right", prog)
 	}
-	shot(t, ctx, "index.png")
+	shot(t, ctx, "", "index.png")
 }
 
 func TestBrowserEditCancelAndTheme(t *testing.T) {
@@ -141,10 +145,12 @@ func TestBrowserEditCancelAndTheme(t *testing.T) {
 		chromedp.Click(chromedp.CSS("#cell-cell-2 .run")),
 		chromedp.WaitVisible(chromedp.CSS("#cell-cell-2.is-running")),
 		chromedp.WaitVisible(chromedp.CSS("#cell-cell-2 .live")),
+		// A progress message draws the live ops/s line.
+		chromedp.WaitReady(chromedp.CSS("#cell-cell-2 .live-chart svg path")),
 	); err != nil {
 		t.Fatalf("starting a long run: %v", err)
 	}
-	shot(t, ctx, "phone-running.png")
+	shot(t, ctx, "#cell-cell-2", "phone-running.png")
 	// Esc cancels.
 	ectx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -192,5 +198,5 @@ func TestBrowserEditCancelAndTheme(t *testing.T) {
 	if wide > 400 {
 		t.Errorf("page is %d px wide on a 390 px phone, want no horizontal scroll", wide)
 	}
-	shot(t, ctx, "phone-dark.png")
+	shot(t, ctx, "#cell-always-run", "phone-dark.png")
 }
