@@ -127,7 +127,8 @@ func (p SyncPolicy) validate() error {
 // It is safe for concurrent use.
 type committer struct {
 	mu sync.Mutex // guards the fields below
-	// written is the highest seq whose bytes are written to the OS.
+	// written is the highest seq appended: written to the OS or, under
+	// group commit, queued for the flusher's next write.
 	written uint64
 	// durable is the highest seq covered by a returned fdatasync.
 	// Invariant: durable <= written.
@@ -295,15 +296,19 @@ func (db *DB) runPeriodic(d time.Duration) {
 	}
 }
 
-// syncActive fdatasyncs the active segment and marks everything written to
-// it durable. It returns the seq it covered. It holds db.flushMu so that
+// syncActive writes the queued group-commit records, fdatasyncs the active
+// segment and marks everything written to it durable. It returns the seq it covered. It holds db.flushMu so that
 // Compact, which also holds it, never closes a file under it.
 func (db *DB) syncActive() (uint64, error) {
 	db.flushMu.Lock()
 	defer db.flushMu.Unlock()
 	db.writeMu.Lock()
+	err := db.flushGroupLocked()
 	seg, target := db.active, db.lastSeq
 	db.writeMu.Unlock()
+	if err != nil {
+		return target, err
+	}
 	return target, db.syncSegment(seg, target)
 }
 

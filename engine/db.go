@@ -81,16 +81,20 @@ type DB struct {
 	// and Close, so that no file is closed under a running fdatasync.
 	flushMu sync.Mutex
 
-	writeMu  sync.Mutex // guards active, lastSeq, unsynced, buf, nextID, writeClosed
+	writeMu  sync.Mutex // guards active, lastSeq, unsynced, buf, group, groupIdx, nextID, writeClosed
 	active   *segment   // the segment being appended to
 	lastSeq  uint64     // seq of the last record written
 	unsynced int        // batch:N: writes since the last fdatasync
 	buf      []byte     // record encoding buffer
-	nextID   uint32     // id for the next segment to create
+	// group holds the encoded records queued for group commit, which
+	// end at active.size; groupIdx their index updates, in seq order.
+	group    []byte
+	groupIdx []groupEntry
+	nextID   uint32 // id for the next segment to create
 
 	writeClosed bool
 
-	mu     sync.RWMutex        // guards index, segs and readClosed
+	mu     sync.RWMutex        // guards index and segs; closed is set while holding it
 	index  map[string]entry    // key -> its live record
 	segs   map[uint32]*segment // every segment, by id
 	closed atomic.Bool         // set by Close before files are closed
@@ -230,14 +234,26 @@ func (db *DB) appendLocked(kind byte, key, value []byte, n int64) (uint64, error
 		return 0, db.commit.failure()
 	}
 	seq := db.lastSeq + 1
-	db.buf = appendRecord(db.buf[:0], record{seq: seq, kind: kind, key: key, value: value})
 	off := seg.size
-	if _, err := seg.f.WriteAt(db.buf, off); err != nil {
-		// The file may now hold part of the record. Nothing after it can
-		// be trusted to land in the right place, so the store stops
-		// writing; reopening truncates the partial record.
-		db.commit.fail(fmt.Errorf("write %s at offset %d: %w", seg.name, off, err))
-		return 0, db.commit.failure()
+	rec := record{seq: seq, kind: kind, key: key, value: value}
+	if db.policy.Mode == SyncGroup {
+		// Group commit: queue the record; the flusher writes the whole
+		// group with one write(2) before its fdatasync (flushGroupLocked).
+		// The index learns about it only once it is in the file.
+		db.group = appendRecord(db.group, rec)
+		db.groupIdx = append(db.groupIdx, groupEntry{key: string(key), kind: kind, e: entry{seg: seg.id, off: uint32(off), size: uint32(n)}})
+	} else {
+		db.buf = appendRecord(db.buf[:0], rec)
+		if _, err := seg.f.WriteAt(db.buf, off); err != nil {
+			// The file may now hold part of the record. Nothing after it
+			// can be trusted to land in the right place, so the store
+			// stops writing; reopening truncates the partial record.
+			db.commit.fail(fmt.Errorf("write %s at offset %d: %w", seg.name, off, err))
+			return 0, db.commit.failure()
+		}
+		db.mu.Lock()
+		db.setIndex(string(key), kind, entry{seg: seg.id, off: uint32(off), size: uint32(n)})
+		db.mu.Unlock()
 	}
 	seg.size += n
 	if seg.size > seg.filled {
@@ -247,13 +263,6 @@ func (db *DB) appendLocked(kind byte, key, value []byte, n int64) (uint64, error
 	if !db.noHints {
 		seg.hint = appendHintEntry(seg.hint, seq, kind, key, uint32(off), uint32(n))
 	}
-	db.mu.Lock()
-	if kind == kindPut {
-		db.index[string(key)] = entry{seg: seg.id, off: uint32(off), size: uint32(n)}
-	} else {
-		delete(db.index, string(key))
-	}
-	db.mu.Unlock()
 	db.commit.wrote(seq, db.policy.Mode == SyncGroup)
 	if kind == kindPut {
 		db.stats.puts.Add(1)
@@ -264,6 +273,50 @@ func (db *DB) appendLocked(kind byte, key, value []byte, n int64) (uint64, error
 	return seq, nil
 }
 
+// setIndex points key at e, or removes it for a tombstone.
+//
+// REQUIRES: db.mu held for writing.
+func (db *DB) setIndex(key string, kind byte, e entry) {
+	if kind == kindPut {
+		db.index[key] = e
+	} else {
+		delete(db.index, key)
+	}
+}
+
+// groupEntry is the index update of a record queued for group commit.
+type groupEntry struct {
+	key  string
+	kind byte
+	e    entry
+}
+
+// flushGroupLocked writes the queued group-commit records to the active
+// segment with one positioned write and then applies their index updates,
+// in order. After it returns (without error) every record up to
+// db.lastSeq is in the file.
+//
+// REQUIRES: db.writeMu held.
+func (db *DB) flushGroupLocked() error {
+	if len(db.group) == 0 {
+		return nil
+	}
+	seg := db.active
+	off := seg.size - int64(len(db.group))
+	if _, err := seg.f.WriteAt(db.group, off); err != nil {
+		db.commit.fail(fmt.Errorf("write %s at offset %d: %w", seg.name, off, err))
+		db.group, db.groupIdx = db.group[:0], db.groupIdx[:0]
+		return db.commit.failure()
+	}
+	db.mu.Lock()
+	for _, g := range db.groupIdx {
+		db.setIndex(g.key, g.kind, g.e)
+	}
+	db.mu.Unlock()
+	db.group, db.groupIdx = db.group[:0], db.groupIdx[:0]
+	return nil
+}
+
 // rotateLocked seals the active segment (fdatasync, hint file) and starts
 // a new one. The fdatasync happens under every policy, "none" included:
 // the hint written next must never describe records a power cut could
@@ -272,6 +325,9 @@ func (db *DB) appendLocked(kind byte, key, value []byte, n int64) (uint64, error
 // REQUIRES: db.writeMu held.
 func (db *DB) rotateLocked() error {
 	old := db.active
+	if err := db.flushGroupLocked(); err != nil {
+		return err
+	}
 	if err := db.syncSegment(old, db.lastSeq); err != nil {
 		return err
 	}
@@ -338,6 +394,9 @@ func (db *DB) Close() error {
 	db.flushMu.Lock()
 	db.writeMu.Lock()
 	err := db.commit.failure()
+	if err == nil {
+		err = db.flushGroupLocked()
+	}
 	if err == nil {
 		err = db.syncSegment(db.active, db.lastSeq)
 	}
