@@ -16,9 +16,10 @@ const (
 	// SyncAlways: one write and one fdatasync per Put, serialized. Put
 	// returns after its own fdatasync returned.
 	SyncAlways SyncMode = iota
-	// SyncGroup: group commit. Concurrent Puts write their records, then
-	// wait; one flusher goroutine fdatasyncs once for all of them. Put
-	// returns after an fdatasync that covers its bytes returned.
+	// SyncGroup: group commit. Concurrent Puts queue their records, then
+	// wait; one flusher goroutine writes the whole group with one
+	// write(2) and fdatasyncs once for all of them. Put returns after an
+	// fdatasync that covers its bytes returned.
 	SyncGroup
 	// SyncBatch: fdatasync after every N Puts (and Deletes). Put returns
 	// when its bytes are written to the OS; up to N-1 acknowledged writes

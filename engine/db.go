@@ -57,8 +57,10 @@ type entry struct {
 // Concurrency model. Writers (Put, Delete) are serialized by writeMu: each
 // takes it, appends one record to the active segment with a positioned
 // write, updates the index, and, under "always" or "batch:N", fdatasyncs
-// while still holding it. Under "group" the writer releases writeMu and
-// waits for the flusher goroutine. Readers (Get) take mu for reading and
+// while still holding it. Under "group" the writer only queues its record
+// (db.group), releases writeMu and waits; the flusher goroutine takes
+// writeMu briefly to write the queued group and update the index, then
+// fdatasyncs without it, so the next group queues meanwhile. Readers (Get) take mu for reading and
 // read the record with a positioned read; they never wait for fdatasync.
 // A Get can see a value as soon as it is written to the OS, before it is
 // durable, exactly as a read of the page cache would. Compact holds
