@@ -267,21 +267,25 @@ func (s *Server) renderLesson(l *lesson.Lesson, i int, all []*lesson.Lesson) ([]
 	if i+1 < len(all) {
 		p.Next = &navLink{Slug: all[i+1].Slug, Title: all[i+1].Title, Order: i + 2}
 	}
-	var ids []string
-	for _, c := range l.Cells {
-		ids = append(ids, c.ID)
-	}
-	p.CellIDs = strings.Join(ids, " ")
-	ids = nil
-	for _, q := range l.Quizzes {
-		ids = append(ids, q.ID)
-	}
-	p.QuizIDs = strings.Join(ids, " ")
+	p.CellIDs, p.QuizIDs = blockIDs(l)
 	var b bytes.Buffer
 	if err := pageTmpl.ExecuteTemplate(&b, "lesson.html", p); err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil
+}
+
+// blockIDs lists a lesson's cell IDs and quiz IDs, space separated, for
+// the page script that shows progress.
+func blockIDs(l *lesson.Lesson) (cells, quizzes string) {
+	var c, q []string
+	for _, cell := range l.Cells {
+		c = append(c, cell.ID)
+	}
+	for _, quiz := range l.Quizzes {
+		q = append(q, quiz.ID)
+	}
+	return strings.Join(c, " "), strings.Join(q, " ")
 }
 
 type indexEntry struct {
@@ -295,16 +299,7 @@ func (s *Server) renderIndex(all []*lesson.Lesson) ([]byte, error) {
 	var entries []indexEntry
 	for i, l := range all {
 		e := indexEntry{Lesson: l, Number: i + 1}
-		var ids []string
-		for _, c := range l.Cells {
-			ids = append(ids, c.ID)
-		}
-		e.CellIDs = strings.Join(ids, " ")
-		ids = nil
-		for _, q := range l.Quizzes {
-			ids = append(ids, q.ID)
-		}
-		e.QuizIDs = strings.Join(ids, " ")
+		e.CellIDs, e.QuizIDs = blockIDs(l)
 		entries = append(entries, e)
 	}
 	var b bytes.Buffer
