@@ -96,8 +96,10 @@ func writeBenchTable(w io.Writer, r *BenchResult) error {
 	}
 	if r.Fsyncs > 0 {
 		extra = append(extra, fmt.Sprintf("fsyncs %d (mean %s, %.1f ops per fsync)", r.Fsyncs, fmtNs(r.FsyncMeanNs), float64(r.Ops)/float64(r.Fsyncs)))
-	} else {
+	} else if r.FsyncsCounted {
 		extra = append(extra, "fsyncs 0")
+	} else {
+		extra = append(extra, fmt.Sprintf("fsyncs not counted (the %s engine does not report them)", r.Engine))
 	}
 	fmt.Fprintln(w, strings.Join(extra, "   "))
 	if m := r.Model; m != nil {

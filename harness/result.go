@@ -32,9 +32,13 @@ type BenchResult struct {
 
 	HitRate *float64 `json:"hit_rate,omitempty"` // found / Gets, for workloads that read
 
-	Fsyncs       int64   `json:"fsyncs"` // during the timed region
-	FsyncMeanNs  float64 `json:"fsync_mean_ns"`
-	BytesWritten int64   `json:"bytes_written"`
+	Fsyncs int64 `json:"fsyncs"` // during the timed region; 0 when not counted
+	// FsyncsCounted is false for an engine that cannot report its syncs
+	// (bbolt syncs inside its own commit): then Fsyncs 0 means "unknown",
+	// not "none".
+	FsyncsCounted bool    `json:"fsyncs_counted"`
+	FsyncMeanNs   float64 `json:"fsync_mean_ns"`
+	BytesWritten  int64   `json:"bytes_written"`
 
 	Model    *BenchModel     `json:"model,omitempty"` // for batch:N and periodic:D
 	Timeline []TimelinePoint `json:"timeline"`

@@ -286,6 +286,7 @@ func runOne(ctx context.Context, cfg runConfig) (*BenchResult, error) {
 	res := summarizeRun(&cfg, all, writer, wall, timeline)
 	res.Cancelled = cancelled
 	res.Capped = cfg.duration > 0 && wall < cfg.duration && !cancelled
+	_, res.FsyncsCounted = store.(StatsReporter)
 	res.Fsyncs = after.Fsyncs - before.Fsyncs
 	res.BytesWritten = after.BytesWritten - before.BytesWritten
 	if res.Fsyncs > 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -313,5 +314,37 @@ func TestDurationRunStopsAtByteCap(t *testing.T) {
 	}
 	if r.Units != 1000 || !r.Capped {
 		t.Errorf("units %d capped %v, want 1000 and true", r.Units, r.Capped)
+	}
+}
+
+// TestFsyncsCounted checks that a result tells "no fsyncs" apart from "this
+// engine cannot count them": kv reports its syncs, the test map store does
+// not.
+func TestFsyncsCounted(t *testing.T) {
+	for _, tc := range []struct {
+		line        string
+		wantCounted bool
+		wantSyncs   bool
+	}{
+		{"bench -engine kv -sync always -workload fillrandom -ops 50", true, true},
+		{"bench -engine kv -sync none -workload fillrandom -ops 50", true, false},
+		{"bench -engine testmap -sync always -workload fillrandom -ops 50", false, false},
+	} {
+		t.Run(tc.line, func(t *testing.T) {
+			r := bench(t, tc.line)
+			if r.FsyncsCounted != tc.wantCounted {
+				t.Errorf("fsyncs_counted: got %v, want %v", r.FsyncsCounted, tc.wantCounted)
+			}
+			if got := r.Fsyncs > 0; got != tc.wantSyncs {
+				t.Errorf("fsyncs > 0: got %v (%d), want %v", got, r.Fsyncs, tc.wantSyncs)
+			}
+			var b strings.Builder
+			if err := Write(&b, "table", r); err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Contains(b.String(), "fsyncs not counted"); got == tc.wantCounted {
+				t.Errorf("table says \"fsyncs not counted\": %v, want %v\n%s", got, !tc.wantCounted, b.String())
+			}
+		})
 	}
 }

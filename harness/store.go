@@ -75,6 +75,17 @@ func Engines() []string {
 	return names
 }
 
+// OpenEngine opens the registered engine name in dir with the sync policy
+// text, exactly as a run does. Tests that drive every engine through the
+// Store seam use it.
+func OpenEngine(name, dir, sync string) (Store, error) {
+	open, err := lookupEngine(name)
+	if err != nil {
+		return nil, err
+	}
+	return open(dir, sync)
+}
+
 // lookupEngine returns the OpenFunc for name, or an error listing the
 // engines that exist.
 func lookupEngine(name string) (OpenFunc, error) {
