@@ -17,7 +17,7 @@ import (
 // lines, so `benchstat old.txt new.txt` compares two configurations).
 
 // opOrder is the order op kinds are printed in.
-var opOrder = []string{"put", "get", "delete"}
+var opOrder = []string{"put", "get", "delete", "scan"}
 
 // Write prints v, a result of Exec's execSpec, in format.
 func Write(w io.Writer, format string, v any) error {

@@ -24,7 +24,7 @@ type BenchResult struct {
 	Warmup      int64   `json:"warmup"`         // units run and discarded before measuring
 	Rate        float64 `json:"rate,omitempty"` // intended units/s of an open-loop run
 
-	// Latency by op kind: "put", "get", "delete". In a -rate run it is
+	// Latency by op kind: "put", "get", "delete", "scan". In a -rate run it is
 	// measured from each unit's intended start; LatencyUncorrected from
 	// the actual start, beside it.
 	Latency            map[string]*LatencySummary `json:"latency"`
@@ -96,6 +96,7 @@ func summarizeRun(cfg *runConfig, all []*worker, writer *worker, wall time.Durat
 		{"put", func(w *worker) (*recorder, *recorder) { return w.put, w.uput }},
 		{"get", func(w *worker) (*recorder, *recorder) { return w.get, w.uget }},
 		{"delete", func(w *worker) (*recorder, *recorder) { return w.del, w.udel }},
+		{"scan", func(w *worker) (*recorder, *recorder) { return w.scan, w.uscan }},
 	}
 	res.Latency = map[string]*LatencySummary{}
 	var sumNs float64

@@ -108,8 +108,10 @@ type worker struct {
 
 	// Recorders by op kind; in a -rate run unc* hold the uncorrected
 	// latencies (from the actual start, not the intended one).
-	put, get, del    *recorder
-	uput, uget, udel *recorder
+	put, get, del, scan     *recorder
+	uput, uget, udel, uscan *recorder
+	scanner                 Scanner                      // the store, for seekrandom; nil otherwise
+	visit                   func(key, value []byte) bool // Scan's callback, made once outside the timed loop
 
 	base       time.Time // the run's clock origin (run.base), set by loop
 	warming    bool      // running the warmup: closed loop, results discarded
@@ -157,6 +159,13 @@ func runOne(ctx context.Context, cfg runConfig) (*BenchResult, error) {
 		return nil, fmt.Errorf("open %s in %s: %w", cfg.engine, cfg.dir, err)
 	}
 	defer store.Close()
+	var scanner Scanner
+	if info.scans {
+		var ok bool
+		if scanner, ok = store.(Scanner); !ok {
+			return nil, fmt.Errorf("-workload %s: engine %s cannot scan keys in order; ordered engines (bbolt, pebble) can, while kv's hash index keeps no key order", cfg.workload, cfg.engine)
+		}
+	}
 	r := &run{cfg: &cfg, stopCh: make(chan struct{}), base: time.Now()}
 
 	// Cancellation: a watcher turns ctx.Done into the stop flag the workers
@@ -189,6 +198,10 @@ func runOne(ctx context.Context, cfg runConfig) (*BenchResult, error) {
 		workers[w] = &worker{
 			id: w, cfg: &cfg, store: store, quota: quota, live: new(liveView),
 			plan: planWorker(cfg.workload, cfg.dist, w, cfg.threads, cfg.keys, int(table), cfg.valueSize, cfg.seed),
+		}
+		if scanner != nil {
+			workers[w].scanner = scanner
+			workers[w].visit = func(key, value []byte) bool { return true }
 		}
 	}
 	var writer *worker // readwhilewriting's background writer
@@ -225,9 +238,9 @@ func runOne(ctx context.Context, cfg runConfig) (*BenchResult, error) {
 		}
 	}
 
-	recorders := 3 * len(workers)
+	recorders := 4 * len(workers)
 	if writer != nil {
-		recorders += 3
+		recorders += 4
 	}
 	if cfg.rate > 0 {
 		recorders *= 2
@@ -297,9 +310,9 @@ func runOne(ctx context.Context, cfg runConfig) (*BenchResult, error) {
 
 // setRecorders gives w fresh recorders drawing on budget b.
 func (w *worker) setRecorders(b *sampleBudget) {
-	w.put, w.get, w.del = newRecorder(b), newRecorder(b), newRecorder(b)
+	w.put, w.get, w.del, w.scan = newRecorder(b), newRecorder(b), newRecorder(b), newRecorder(b)
 	if w.cfg.rate > 0 {
-		w.uput, w.uget, w.udel = newRecorder(b), newRecorder(b), newRecorder(b)
+		w.uput, w.uget, w.udel, w.uscan = newRecorder(b), newRecorder(b), newRecorder(b), newRecorder(b)
 	}
 }
 
@@ -420,6 +433,9 @@ func (w *worker) loop(r *run, keys keyTable, from, n int64, deadline time.Durati
 				err = s.Put(key, val)
 				end = w.done(w.put, w.uput, mid, 0)
 			}
+		case stepScan:
+			err = w.scanner.Scan(key, scanLen, w.visit)
+			end = w.done(w.scan, w.uscan, start, intended)
 		case stepMixed:
 			if w.plan.isRead[pos%len(w.plan.isRead)] {
 				err = w.doGet(key)

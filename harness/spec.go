@@ -239,6 +239,13 @@ func (s *Spec) fill(raw map[string]string, lim Limits) error {
 		if e := checkWorkload(s.Workload, s.Dist); e != nil {
 			return e
 		}
+		if workloadInfos[s.Workload].scans {
+			for _, e := range s.Engines {
+				if why, ok := unordered[e]; ok {
+					return fmt.Errorf("-workload %s: engine %s cannot scan keys in order: %s; ordered engines (bbolt, pebble) can", s.Workload, e, why)
+				}
+			}
+		}
 		if s.set["ops"] && s.set["duration"] {
 			return fmt.Errorf("-ops and -duration: give one or the other, not both")
 		}

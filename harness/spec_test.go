@@ -33,6 +33,8 @@ func TestFlagErrors(t *testing.T) {
 		{"bench -sync batch:x", "-sync batch:x: batch:N needs N between"},
 		{"bench -sync periodic:0s", "-sync periodic:0s: periodic:D needs a duration between 100µs and 1m"},
 		{"bench -workload scan", "-workload scan: unknown workload; allowed: fillseq, fillrandom"},
+		{"bench -workload seekrandom", "-workload seekrandom: engine kv cannot scan keys in order: its index is a hash table"},
+		{"bench -engine null,kv -workload seekrandom", "engine kv cannot scan keys in order"},
 		{"bench -dist pareto", "-dist pareto: unknown distribution; allowed: uniform, zipfian"},
 		{"bench -format xml", "-format xml: allowed: table, tsv, json, benchstat"},
 		{"bench -rate 0", "-rate 0: must be between 1 and 10000000"},

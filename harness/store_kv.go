@@ -12,6 +12,7 @@ import (
 
 func init() {
 	RegisterEngine("kv", openKV)
+	unordered["kv"] = "its index is a hash table, which keeps no key order"
 }
 
 // kvStore adapts *engine.DB to Store and StatsReporter. Safe for

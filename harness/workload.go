@@ -22,6 +22,9 @@ import (
 //	updaterandom      read-modify-write: Get a random key, then Put it
 //	deleterandom      Delete random keys from a full store
 //	mixed             half Gets, half Puts, of random keys in a full store
+//	seekrandom        range scans: seek to a random key and read the next
+//	                  scanLen keys in order (ordered engines only: the kv
+//	                  engine's hash index keeps no key order, so it cannot)
 //
 // Keys are 16 bytes, a zero-padded decimal index ("0000000000001234"), as
 // db_bench writes them. -keys sets how many distinct keys there are; -dist
@@ -30,10 +33,11 @@ const (
 	keyLen      = 16
 	zipfS       = 1.1 // Zipf exponent; Go's rand.Zipf needs s > 1
 	valueWindow = 4096
+	scanLen     = 10 // keys read per seekrandom unit, after the seek, as db_bench's default
 )
 
 // Workloads lists the -workload names.
-var Workloads = []string{"fillseq", "fillrandom", "overwrite", "readrandom", "readwhilewriting", "updaterandom", "deleterandom", "mixed"}
+var Workloads = []string{"fillseq", "fillrandom", "overwrite", "readrandom", "readwhilewriting", "updaterandom", "deleterandom", "mixed", "seekrandom"}
 
 // Dists lists the -dist names.
 var Dists = []string{"uniform", "zipfian"}
@@ -43,6 +47,7 @@ type workloadInfo struct {
 	preload bool // the store holds every key before warmup and measuring
 	reads   bool // the workload does Gets, so a hit rate is reported
 	opsPer  int  // primitive ops per unit for the measured workers
+	scans   bool // the store must be a Scanner (ordered)
 }
 
 var workloadInfos = map[string]workloadInfo{
@@ -54,6 +59,7 @@ var workloadInfos = map[string]workloadInfo{
 	"updaterandom":     {preload: true, reads: true, opsPer: 2},
 	"deleterandom":     {preload: true, opsPer: 1},
 	"mixed":            {preload: true, reads: true, opsPer: 1},
+	"seekrandom":       {preload: true, opsPer: 1, scans: true},
 }
 
 // step is what one unit of a workload does, decided once per loop so the
@@ -66,6 +72,7 @@ const (
 	stepDelete             // deleterandom
 	stepUpdate             // updaterandom: Get, then Put
 	stepMixed              // mixed: Get or Put by the plan's coin flips
+	stepScan               // seekrandom: Scan scanLen keys from a random key
 )
 
 func stepOf(workload string) step {
@@ -78,6 +85,8 @@ func stepOf(workload string) step {
 		return stepUpdate
 	case "mixed":
 		return stepMixed
+	case "seekrandom":
+		return stepScan
 	}
 	return stepPut
 }
