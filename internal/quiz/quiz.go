@@ -35,6 +35,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // Quiz is one parsed quiz block. It is immutable after Parse and safe for
@@ -242,11 +243,19 @@ func parseShow(s string) ([]showPart, error) {
 	return parts, nil
 }
 
-// ShowText renders the show template against results.
+// ShowText renders the show template against results. A value written
+// in nanoseconds ("$0.latency.put.p99_ns ns") is shown the way the
+// result table shows it ("6.68 ms"), so the student can find it there.
 func (q *Quiz) ShowText(results []any) (string, error) {
 	var b strings.Builder
-	for _, p := range q.show {
+	skipNs := false
+	for i, p := range q.show {
 		if p.expr == nil {
+			if skipNs {
+				b.WriteString(p.text[len(" ns"):])
+				skipNs = false
+				continue
+			}
 			b.WriteString(p.text)
 			continue
 		}
@@ -254,9 +263,55 @@ func (q *Quiz) ShowText(results []any) (string, error) {
 		if err != nil {
 			return "", err
 		}
+		if !v.IsStr && i+1 < len(q.show) && nsSuffix(q.show[i+1]) {
+			b.WriteString(FormatDuration(v.Num))
+			skipNs = true
+			continue
+		}
 		b.WriteString(v.String())
 	}
 	return b.String(), nil
+}
+
+// nsSuffix reports whether p is literal text that starts with the unit
+// " ns" as a whole word.
+func nsSuffix(p showPart) bool {
+	if p.expr != nil || !strings.HasPrefix(p.text, " ns") {
+		return false
+	}
+	rest := p.text[len(" ns"):]
+	return rest == "" || !unicode.IsLetter(rune(rest[0])) && rest[0] != '_'
+}
+
+// FormatDuration prints a latency given in nanoseconds with the unit the
+// page's result table uses for it and three significant digits:
+// 850 ns, 2.60 µs, 224 µs, 6.68 ms, 1.81 s.
+func FormatDuration(ns float64) string {
+	a := math.Abs(ns)
+	switch {
+	case math.IsNaN(ns) || math.IsInf(ns, 0):
+		return FormatNumber(ns) + " ns"
+	case a < 1e3:
+		return strconv.FormatFloat(math.Round(ns), 'f', 0, 64) + " ns"
+	case a < 1e6:
+		return sig3(ns/1e3) + " µs"
+	case a < 1e9:
+		return sig3(ns/1e6) + " ms"
+	default:
+		return sig3(ns/1e9) + " s"
+	}
+}
+
+// sig3 matches the page's sig(): three significant digits for 1 <= |x| < 1000.
+func sig3(x float64) string {
+	switch a := math.Abs(x); {
+	case a >= 100:
+		return strconv.FormatFloat(x, 'f', 0, 64)
+	case a >= 10:
+		return strconv.FormatFloat(x, 'f', 1, 64)
+	default:
+		return strconv.FormatFloat(x, 'f', 2, 64)
+	}
 }
 
 // Feedback is the outcome of checking one answer.

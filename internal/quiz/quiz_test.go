@@ -190,7 +190,7 @@ tolerance: 10`
 	}
 	q, _ := Parse(numeric)
 	fb, _ := Check(q, res, "75")
-	if want := "p50 = 2000 ns; p99 = 150000 ns; ratio 75"; fb.Shown != want {
+	if want := "p50 = 2.00 µs; p99 = 150 µs; ratio 75"; fb.Shown != want {
 		t.Errorf("got shown %q, want %q", fb.Shown, want)
 	}
 	if fb.Range != "60 to 90" {
@@ -212,5 +212,54 @@ func TestCheckBadInput(t *testing.T) {
 	}
 	if _, err := Check(q, decode(t, benchJSON, benchJSON), "lots"); !errors.Is(err, ErrBadAnswer) {
 		t.Errorf("non-numeric answer: got %v, want ErrBadAnswer", err)
+	}
+}
+
+func TestFormatDuration(t *testing.T) {
+	tests := []struct {
+		ns   float64
+		want string
+	}{
+		{0, "0 ns"},
+		{850.4, "850 ns"},
+		{999, "999 ns"},
+		{1000, "1.00 µs"},
+		{2595, "2.60 µs"},
+		{223697, "224 µs"},
+		{6677921, "6.68 ms"},
+		{32530253, "32.5 ms"},
+		{1810449644, "1.81 s"},
+	}
+	for _, tt := range tests {
+		if got := FormatDuration(tt.ns); got != tt.want {
+			t.Errorf("FormatDuration(%v): got %q, want %q", tt.ns, got, tt.want)
+		}
+	}
+}
+
+func TestShowTextUnits(t *testing.T) {
+	res := []any{map[string]any{"a_ns": 6677921.0, "n": 5000.0}}
+	tests := []struct {
+		show, want string
+	}{
+		{"p99 = $0.a_ns ns", "p99 = 6.68 ms"},
+		{"p99 = $0.a_ns ns, n = $0.n", "p99 = 6.68 ms, n = 5000"},
+		{"{$0.a_ns / 1000} ns.", "6.68 µs."},
+		{"$0.a_ns nsec", "6677921 nsec"},
+		{"$0.n samples", "5000 samples"},
+		{"$0.a_ns", "6677921"},
+	}
+	for _, tt := range tests {
+		q, err := Parse("id: u\nquestion: q\ncell: c\nanswer: 1\ntolerance: 1\nshow: " + tt.show + "\n")
+		if err != nil {
+			t.Fatalf("%q: %v", tt.show, err)
+		}
+		got, err := q.ShowText(res)
+		if err != nil {
+			t.Fatalf("%q: %v", tt.show, err)
+		}
+		if got != tt.want {
+			t.Errorf("show %q: got %q, want %q", tt.show, got, tt.want)
+		}
 	}
 }
