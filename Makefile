@@ -12,7 +12,7 @@ help:
 	@echo "  make wasm    build the in-browser Go interpreter into $(WASMDIR)/"
 	@echo "  make build   build $(BIN)"
 	@echo "  make e2e     only the headless-Chromium tests"
-	@echo "  make bench   engine and harness benchmarks (ratios measured in one run)"
+	@echo "  make bench   Go benchmarks and kv vs bbolt vs pebble (ratios measured in one run)"
 	@echo "  make crash   hundreds of SIGKILL and power-loss crash trials"
 	@echo "  make fuzz    fuzz the record decoder and recovery for a while"
 	@echo "  make lint    gofmt and go vet"
@@ -42,8 +42,15 @@ e2e: wasm
 	$(GO) test -count=1 -run 'Browser' ./...
 
 bench: build
-	$(GO) test -run '^$$' -bench . -benchmem -count 3 ./engine/ ./harness/
-	./$(BIN) bench -engine kv -sync always -workload fillrandom -ops 4000
+	@mkdir -p bench-results
+	$(GO) test -run '^$$' -bench . -benchmem -count 3 ./engine/ ./harness/... ./internal/server/ ./wasm/grader/ | tee bench-results/go-bench.txt
+	./$(BIN) probe | tee bench-results/engines.txt
+	./$(BIN) bench -engine kv,bbolt,pebble -sync always -workload fillrandom -ops 3000 -repeat 3 | tee -a bench-results/engines.txt
+	./$(BIN) bench -engine kv,bbolt,pebble -sync always -threads 16 -workload fillrandom -ops 3000 -repeat 3 | tee -a bench-results/engines.txt
+	./$(BIN) bench -engine kv,bbolt,pebble -sync group -threads 16 -workload fillrandom -ops 10000 -repeat 3 | tee -a bench-results/engines.txt
+	./$(BIN) bench -engine kv,bbolt,pebble -sync none -workload fillrandom -ops 100000 -repeat 3 | tee -a bench-results/engines.txt
+	./$(BIN) bench -engine kv,bbolt,pebble -sync none -workload readrandom -keys 100000 -ops 200000 -repeat 3 | tee -a bench-results/engines.txt
+	@echo "results in bench-results/ (medians of 3; quote them with the probe line)"
 
 crash:
 	KVLAB_CRASH_TRIALS=300 $(GO) test -count=1 -timeout 60m -run 'Crash|PowerLoss' -v ./engine/...
