@@ -315,7 +315,16 @@ func (db *DB) syncActive() (uint64, error) {
 
 // syncSegment fdatasyncs seg, records the time it took, and marks target
 // durable (or makes the error sticky).
+//
+// It holds db.syncMu from before the fdatasync until its outcome is
+// recorded, so two fdatasyncs of a file never overlap: when writeback
+// fails, Linux reports the error to only one of the fdatasyncs running on
+// the file, and the other returns success for pages that never reached
+// the disk. Serialized, a failure is sticky before the next fdatasync
+// starts, and that one's success no longer moves DurableSeq.
 func (db *DB) syncSegment(seg *segment, target uint64) error {
+	db.syncMu.Lock()
+	defer db.syncMu.Unlock()
 	start := time.Now()
 	err := seg.f.Sync()
 	db.stats.fsyncs.Add(1)

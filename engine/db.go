@@ -67,8 +67,8 @@ type entry struct {
 // flushMu and writeMu for its whole run (writers wait; readers go on) and
 // mu for the moment it swaps in the new segments.
 //
-// Lock order: flushMu, then writeMu, then mu; committer.mu is taken last
-// and alone.
+// Lock order: flushMu, then writeMu, then mu or syncMu; committer.mu is
+// taken last and alone.
 type DB struct {
 	dir        string
 	fs         FS
@@ -82,6 +82,12 @@ type DB struct {
 	// holding writeMu (the flusher, the periodic timer) and by Compact
 	// and Close, so that no file is closed under a running fdatasync.
 	flushMu sync.Mutex
+
+	// syncMu serializes every fdatasync of a segment with the recording
+	// of its outcome in commit (syncSegment, ensureSpace), so that a
+	// success can never be counted while a failing fdatasync of the same
+	// file is still running.
+	syncMu sync.Mutex
 
 	writeMu  sync.Mutex // guards active, lastSeq, unsynced, buf, group, groupIdx, nextID, writeClosed
 	active   *segment   // the segment being appended to

@@ -3,10 +3,13 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestStickySyncError: after one failed fdatasync every write fails with
@@ -110,4 +113,103 @@ func TestENOSPC(t *testing.T) {
 			checkGet(t, db, "after", "space")
 		})
 	}
+}
+
+// syncHookFS wraps an FS so a test can run code just before each file's
+// fdatasync, without holding MemFS's lock (which MemFS.Fault does hold).
+type syncHookFS struct {
+	FS
+	hook func(name string) error
+}
+
+func (h syncHookFS) OpenFile(name string, flag int, perm os.FileMode) (File, error) {
+	f, err := h.FS.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return syncHookFile{File: f, name: name, hook: h.hook}, nil
+}
+
+type syncHookFile struct {
+	File
+	name string
+	hook func(name string) error
+}
+
+func (f syncHookFile) Sync() error {
+	if err := f.hook(f.name); err != nil {
+		return &os.PathError{Op: "sync", Path: f.name, Err: err}
+	}
+	return f.File.Sync()
+}
+
+// TestFailedSyncNotOvertaken: while the group flusher's fdatasync of the
+// active segment is running and about to fail, a writer that rotates the
+// segment fdatasyncs the same file. On Linux the error of a failed
+// writeback is reported to only one of two concurrent fdatasyncs of a
+// file, so the other one's success proves nothing: DurableSeq must not
+// move, and the Put the failing fdatasync covered must not be
+// acknowledged.
+func TestFailedSyncNotOvertaken(t *testing.T) {
+	mem := NewMemFS()
+	var db *DB
+	var mu sync.Mutex
+	calls := 0
+	inFlight := make(chan struct{})
+	hook := func(name string) error {
+		if !strings.HasSuffix(name, segmentExt) {
+			return nil
+		}
+		mu.Lock()
+		calls++
+		n := calls
+		mu.Unlock()
+		if n != 1 {
+			return nil
+		}
+		// The first fdatasync fails, but only after any other that can
+		// overlap it had the chance to return and be counted.
+		close(inFlight)
+		deadline := time.Now().Add(300 * time.Millisecond)
+		for db.commit.durableSeq() == 1 && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+		return syscall.EIO
+	}
+	var armed atomic.Bool
+	fs := syncHookFS{FS: mem, hook: func(name string) error {
+		if !armed.Load() {
+			return nil
+		}
+		return hook(name)
+	}}
+	var err error
+	db, err = Open("/db", Options{FS: fs, Sync: SyncPolicy{Mode: SyncGroup}, SegmentSize: MinSegmentSize, Preallocate: -1, GroupDelay: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustPut(t, db, "first", "ok") // seq 1, durable
+	armed.Store(true)
+
+	covered := make(chan error, 1)
+	go func() { covered <- db.Put([]byte("covered"), []byte("by the failing fdatasync")) }()
+	<-inFlight
+	// Enough concurrent Puts to fill the 4 KiB segment: one of them
+	// rotates, which fdatasyncs the segment the flusher is syncing.
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			db.Put(fmt.Appendf(nil, "big%d", i), make([]byte, 1000))
+		}()
+	}
+	if err := <-covered; !errors.Is(err, syscall.EIO) {
+		t.Errorf("Put covered by a failed fdatasync: got %v, want the EIO", err)
+	}
+	wg.Wait()
+	if got := db.Stats().DurableSeq; got != 1 {
+		t.Errorf("DurableSeq after the failed fdatasync: got %d, want 1 (nothing after it is durable)", got)
+	}
+	db.Close()
 }

@@ -90,8 +90,16 @@ func (db *DB) ensureSpace(seg *segment, n int64) error {
 		}
 		off += chunk
 	}
-	if err := seg.f.Sync(); err != nil {
-		return fmt.Errorf("fdatasync %s after preallocating: %w", seg.name, err)
+	// Under db.syncMu, like every fdatasync of the active segment, and the
+	// failure is made sticky before the lock is released (see syncSegment).
+	db.syncMu.Lock()
+	err := seg.f.Sync()
+	if err != nil {
+		db.commit.fail(fmt.Errorf("fdatasync %s after preallocating: %w", seg.name, err))
+	}
+	db.syncMu.Unlock()
+	if err != nil {
+		return db.commit.failure()
 	}
 	seg.filled += grow
 	return nil
