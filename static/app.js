@@ -688,7 +688,7 @@
     const form = $('.quiz-form', el);
     const fb = $('.quiz-feedback', el);
     const prev = progress(lessonSlug()).quizzes[id];
-    if (prev) fb.replaceChildren(h('p', { class: `quiz-last ${prev.correct ? 'ok' : 'bad'}` }, `Last time you answered ${prev.answer}: ${prev.correct ? 'right' : 'not within range'}.`));
+    if (prev) fb.replaceChildren(h('p', { class: `quiz-last ${prev.correct ? 'ok' : 'bad'}` }, `Last time you answered ${prev.answer}: ${prev.correct ? 'right' : el.querySelector('fieldset') ? 'wrong' : 'not within range'}.`));
     form.addEventListener('submit', async (e) => {
       e.preventDefault();
       const data = new FormData(form);
@@ -712,7 +712,7 @@
         if (!resp.ok) { fb.replaceChildren(h('p', { class: 'error' }, r.error || `HTTP ${resp.status}`)); return; }
         const unit = r.unit ? ` ${r.unit}` : '';
         fb.replaceChildren(h('div', { class: `verdict ${r.correct ? 'ok' : 'bad'}` },
-          h('p', { class: 'verdict-head' }, r.correct ? '✓ Right.' : '✗ Not within range.'),
+          h('p', { class: 'verdict-head' }, r.correct ? '✓ Right.' : el.querySelector('fieldset') ? '✗ Not what your run shows.' : '✗ Not within range.'),
           h('table', { class: 'kv' }, h('tbody', {},
             h('tr', {}, h('th', { scope: 'row' }, 'your answer'), h('td', {}, `${r.answer}${el.querySelector('fieldset') ? '' : unit}`)),
             h('tr', {}, h('th', { scope: 'row' }, 'measured'), h('td', {}, h('b', {}, `${r.want}${el.querySelector('fieldset') ? '' : unit}`), r.range ? ` (accepted ${r.range}${unit})` : '')),
