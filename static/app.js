@@ -407,7 +407,7 @@
     if (sweepSets.length) charts.append(figure('Saturation curve', sweepChart(sweepSets), 'Throughput (line) and p99 latency (dashed, right axis) as threads increase.'));
     const batch = benches.map((x) => x.b).filter((b) => /^batch:\d+$/.test(b.sync || '') && b.model && b.model.predicted_ops_per_sec);
     if (new Set(batch.map((b) => b.sync)).size >= 2) charts.append(figure('Measured vs model', modelChart(batch), 'Dots: measured ops/s for each batch:N. Rings and dashes: what the model predicts for that run.'));
-    const tl = benches.map((x, k) => ({ b: x.b, k, name: shortLabel(x.b, benches) })).filter((x) => x.b.timeline && x.b.timeline.length > 1);
+    const tl = benches.map((x, k) => ({ b: x.b, k, name: shortLabel(x.b, benches), pts: fullSeconds(x.b) })).filter((x) => x.pts.length > 1);
     if (tl.length) charts.append(figure('Throughput timeline', timelineChart(tl), 'ops/s in each second of the measured run.'));
     if (charts.childElementCount) wrap.append(charts);
     return wrap;
@@ -619,14 +619,24 @@
     return withLegend(svg, series);
   }
 
+  // fullSeconds is the run's timeline without a last bucket that covers
+  // under a quarter of a second: the few ops that finished just after the
+  // deadline, whose rate would draw a cliff that never happened.
+  function fullSeconds(b) {
+    const tl = b.timeline || [];
+    const p = tl[tl.length - 1];
+    if (p && b.wall_seconds > 0 && b.wall_seconds - (p.second - 1) < 0.25) return tl.slice(0, -1);
+    return tl;
+  }
+
   function timelineChart(tl) {
     let hi = 0, last = 1;
-    for (const t of tl) for (const p of t.b.timeline) { hi = Math.max(hi, p.ops_per_sec); last = Math.max(last, p.second); }
+    for (const t of tl) for (const p of t.pts) { hi = Math.max(hi, p.ops_per_sec); last = Math.max(last, p.second); }
     const x = scale(0, last, M.l, W - M.r, false), y = scale(0, hi * 1.1 || 1, H - M.b, M.t, false);
     const svg = frame({ x, y, xticks: niceTicks(0, last, Math.min(last, 8)), yticks: niceTicks(0, hi * 1.1 || 1, 4), xfmt: (t) => `${t}s`, yfmt: fmtRateTick, xlabel: 'second of the run', ylabel: 'ops/s', label: 'Throughput timeline' });
     for (const t of tl) {
       const pts = [];
-      for (const p of t.b.timeline) { pts.push([x(p.second - 1), y(p.ops_per_sec)], [x(p.second), y(p.ops_per_sec)]); }
+      for (const p of t.pts) { pts.push([x(p.second - 1), y(p.ops_per_sec)], [x(p.second), y(p.ops_per_sec)]); }
       svg.append(s('path', { d: path(pts), class: `line c${t.k % 8}` }));
     }
     return withLegend(svg, tl);
