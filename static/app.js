@@ -352,9 +352,9 @@
 
   function shortLabel(b, all) {
     // Name a run by what differs between the runs shown together.
-    const keys = ['engine', 'sync', 'workload', 'threads', 'value_size', 'dist', 'keys'];
-    const diff = keys.filter((k) => new Set(all.map((x) => String(x.b[k]))).size > 1);
-    const parts = (diff.length ? diff : ['engine', 'sync']).map((k) => (k === 'threads' ? `${b[k]} thr` : k === 'value_size' ? `${b[k]} B` : k === 'keys' ? `${b[k]} keys` : b[k]));
+    const keys = ['engine', 'sync', 'workload', 'threads', 'value_size', 'dist', 'keys', 'rate'];
+    const diff = keys.filter((k) => new Set(all.map((x) => String(x.b[k] || ''))).size > 1);
+    const parts = (diff.length ? diff : ['engine', 'sync']).map((k) => (k === 'threads' ? `${b[k]} thr` : k === 'value_size' ? `${b[k]} B` : k === 'keys' ? `${b[k]} keys` : k === 'rate' ? (b.rate ? `${fmtInt(b.rate)}/s open loop` : 'closed loop') : b[k]));
     return parts.join(' · ') + (b.cancelled ? ' (cancelled)' : '');
   }
 
@@ -365,9 +365,13 @@
     benches.forEach((x, k) => {
       const b = x.b;
       const label = shortLabel(b, benches);
+      const unc = b.latency_uncorrected || {};
       for (const [op, lat] of Object.entries(b.latency || {})) {
         series.push({ name: `${label}${Object.keys(b.latency).length > 1 ? ` ${op}` : ''}`, lat, b, k: series.length });
-        rows.push({ label, op, lat, b, k: series.length - 1, line: x.line });
+        rows.push({ label: unc[op] ? `${label} · corrected` : label, op, lat, b, k: series.length - 1, line: x.line });
+        // An open-loop run also reports latency from each request's actual
+        // start; the lesson on coordinated omission compares the two rows.
+        if (unc[op]) rows.push({ label: `${label} · uncorrected`, op, lat: unc[op], b, k: -1, line: x.line, unc: true });
       }
       if (!b.latency || !Object.keys(b.latency).length) rows.push({ label, op: '–', lat: {}, b, k: -1, line: x.line });
     });
@@ -386,7 +390,7 @@
         h('td', { class: 'p99' }, fmtNs(r.lat.p99_ns)),
         h('td', {}, fmtNs(r.lat.p999_ns)),
         h('td', {}, fmtNs(r.lat.max_ns)),
-        h('td', {}, h('b', {}, fmtRate(r.b.ops_per_sec))),
+        h('td', {}, r.unc ? '' : h('b', {}, fmtRate(r.b.ops_per_sec))),
         hasModel ? h('td', { class: 'model', title: r.b.model ? `measured ÷ model = ${(r.b.ops_per_sec / r.b.model.predicted_ops_per_sec).toFixed(2)}; T_write ${fmtNs(r.b.model.t_write_ns)}, T_fsync ${fmtNs(r.b.model.t_fsync_ns)} (${r.b.model.t_fsync_source || 'probe'}); p99 on the ${r.b.model.p99_path} path` : null },
           r.b.model ? fmtRate(r.b.model.predicted_ops_per_sec) : '–') : null))));
     wrap.append(h('div', { class: 'table-wrap' }, table));
