@@ -325,7 +325,8 @@
     const frag = h('div', { class: 'results' });
     const benches = [];
     lines.forEach((l, i) => {
-      if (l.error) frag.append(h('div', { class: 'error', role: 'alert' }, h('b', {}, `line ${i + 1}: `), l.error));
+      // Errors about a line from the server already start with "line N (spec):".
+      if (l.error) frag.append(h('div', { class: 'error', role: 'alert' }, /^line \d/.test(l.error) ? null : h('b', {}, `line ${i + 1}: `), l.error));
       if (!l.result) return;
       for (const b of benchObjs(l.result)) benches.push({ line: i, b });
     });
