@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -111,7 +112,8 @@ type DB struct {
 	stats  counters
 }
 
-// Open opens the store in dir, creating dir if needed, and recovers it:
+// Open opens the store in dir, creating dir if needed (and syncing its
+// parent, so the new directory survives a power cut), and recovers it:
 // every segment is replayed (from its hint file where one is valid) to
 // rebuild the index; a torn or corrupt tail of the newest segment is
 // truncated so the next write lands right after the good prefix;
@@ -148,8 +150,18 @@ func Open(dir string, opts Options) (*DB, error) {
 	if db.groupDelay == 0 {
 		db.groupDelay = DefaultGroupDelay
 	}
+	_, err := db.fs.List(dir)
+	created := err != nil
 	if err := db.fs.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("engine: open %s: %w", dir, err)
+	}
+	if created {
+		// The new directory is an entry in its parent: sync the parent,
+		// or a power cut can take the whole store with it. (Ancestors
+		// that MkdirAll also created are not synced.)
+		if err := db.fs.SyncDir(filepath.Dir(filepath.Clean(dir))); err != nil {
+			return nil, fmt.Errorf("engine: sync the parent of %s: %w", dir, err)
+		}
 	}
 	if err := db.recover(); err != nil {
 		db.closeFiles()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -379,4 +380,35 @@ func TestConcurrentReadWrite(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// TestOpenSyncsNewDirectory: a store directory that Open creates is an
+// entry in its parent, which is not durable until the parent is synced;
+// without that a power cut can take the whole store, DurableSeq or not.
+// A directory that already exists needs no parent sync.
+func TestOpenSyncsNewDirectory(t *testing.T) {
+	for _, exists := range []bool{false, true} {
+		t.Run(fmt.Sprintf("exists=%v", exists), func(t *testing.T) {
+			mem := NewMemFS()
+			if exists {
+				mem.MkdirAll("/data/db", 0o755)
+			}
+			var synced []string
+			mem.Fault = func(op, name string) error {
+				if op == "syncdir" {
+					synced = append(synced, name)
+				}
+				return nil
+			}
+			db, err := Open("/data/db", Options{FS: mem})
+			if err != nil {
+				t.Fatal(err)
+			}
+			db.Close()
+			got := slices.Contains(synced, "/data")
+			if got != !exists {
+				t.Errorf("parent /data synced: got %v, want %v (directories synced: %q)", got, !exists, synced)
+			}
+		})
+	}
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -15,9 +16,9 @@ import (
 // MemFS is an in-memory FS that can lose power. It remembers, for every
 // file, what was written and what was made durable by Sync, and for the
 // directory, which names were made durable by SyncDir. Crash throws away
-// everything that was not durable, as a power cut would; a SIGKILL test
-// cannot show a missing fdatasync (the kernel's page cache survives the
-// process), this can.
+// everything that was not durable, as a power cut would, and returns the
+// MemFS as it is after the reboot; a SIGKILL test cannot show a missing
+// fdatasync (the kernel's page cache survives the process), this can.
 //
 // Fault, when set, is called before every operation and can fail it: that
 // is how tests inject an fdatasync error or a full disk.
@@ -33,8 +34,9 @@ type MemFS struct {
 	durable map[string]*memNode
 	// dirs is the set of directories that exist.
 	dirs map[string]bool
-	// gen counts crashes; files opened before a crash fail afterwards.
-	gen int
+	// down is set by Crash: the machine this MemFS belonged to lost
+	// power, so every operation fails with ErrPowerLost.
+	down bool
 	// limit, when > 0, is the total number of bytes all files may hold;
 	// a write beyond it writes what fits and fails with ENOSPC.
 	limit int64
@@ -59,9 +61,9 @@ func NewMemFS() *MemFS {
 	return &MemFS{live: map[string]*memNode{}, durable: map[string]*memNode{}, dirs: map[string]bool{"/": true}}
 }
 
-// ErrPowerLost is returned by every operation on a file opened before the
-// last MemFS.Crash.
-var ErrPowerLost = errors.New("engine: memfs: file was open during a simulated power loss")
+// ErrPowerLost is returned by every operation on a MemFS after its Crash,
+// and on the files opened from it.
+var ErrPowerLost = errors.New("engine: memfs: the simulated machine lost power")
 
 // SetLimit caps the total size of all files at n bytes (0 = no cap).
 func (m *MemFS) SetLimit(n int64) {
@@ -70,17 +72,22 @@ func (m *MemFS) SetLimit(n int64) {
 	m.mu.Unlock()
 }
 
-// Crash simulates a power loss. Every file keeps only the bytes that were
-// synced, and the directory keeps only the names that were synced. When
-// tear is true, each file also keeps a random-length prefix of the bytes
-// written after its last sync: the bytes from the first unsynced one up to
-// a random point before the end of the last write (writes reaching the
-// disk in order, the last of them torn at a random byte). Files open before the crash fail with
-// ErrPowerLost afterwards.
-func (m *MemFS) Crash(tear bool, rng *rand.Rand) {
+// Crash simulates a power loss and returns the filesystem as a reboot
+// finds it. Every file keeps only the bytes that were synced, and the
+// directory keeps only the names that were synced. When tear is true,
+// each file also keeps a random-length prefix of the bytes written after
+// its last sync: the bytes from the first unsynced one up to a random
+// point before the end of the last write (writes reaching the disk in
+// order, the last of them torn at a random byte).
+//
+// m itself, and every file opened from it, fails every operation with
+// ErrPowerLost from then on: the process that was using it died with the
+// power, and nothing it would have done next may reach the disk. Reopen
+// the store on the returned MemFS.
+func (m *MemFS) Crash(tear bool, rng *rand.Rand) *MemFS {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.gen++
+	m.down = true
 	next := make(map[string]*memNode, len(m.durable))
 	seen := map[*memNode]*memNode{}
 	for name, n := range m.durable {
@@ -102,11 +109,21 @@ func (m *MemFS) Crash(tear bool, rng *rand.Rand) {
 		seen[n] = c
 		next[name] = c
 	}
-	m.live = next
-	m.durable = make(map[string]*memNode, len(next))
+	after := &MemFS{live: next, durable: make(map[string]*memNode, len(next)), dirs: maps.Clone(m.dirs), limit: m.limit}
 	for k, v := range next {
-		m.durable[k] = v
+		after.durable[k] = v
 	}
+	return after
+}
+
+// check fails every operation once the power is lost.
+//
+// REQUIRES: m.mu held.
+func (m *MemFS) check(op, name string) error {
+	if m.down {
+		return &os.PathError{Op: op, Path: name, Err: ErrPowerLost}
+	}
+	return nil
 }
 
 func (m *MemFS) fault(op, name string) error {
@@ -132,6 +149,9 @@ func (m *MemFS) OpenFile(name string, flag int, perm os.FileMode) (File, error) 
 	name = filepath.Clean(name)
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if err := m.check("open", name); err != nil {
+		return nil, err
+	}
 	if !m.dirs[filepath.Dir(name)] {
 		return nil, &os.PathError{Op: "open", Path: name, Err: os.ErrNotExist}
 	}
@@ -152,7 +172,7 @@ func (m *MemFS) OpenFile(name string, flag int, perm os.FileMode) (File, error) 
 		n.data = n.data[:0]
 		n.dirtyLo, n.dirtyHi = 0, 0
 	}
-	return &memFile{fs: m, node: n, name: name, gen: m.gen}, nil
+	return &memFile{fs: m, node: n, name: name}, nil
 }
 
 // Remove implements FS.
@@ -160,6 +180,9 @@ func (m *MemFS) Remove(name string) error {
 	name = filepath.Clean(name)
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if err := m.check("remove", name); err != nil {
+		return err
+	}
 	if _, ok := m.live[name]; !ok {
 		return &os.PathError{Op: "remove", Path: name, Err: os.ErrNotExist}
 	}
@@ -175,6 +198,9 @@ func (m *MemFS) Rename(oldname, newname string) error {
 	oldname, newname = filepath.Clean(oldname), filepath.Clean(newname)
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if err := m.check("rename", oldname); err != nil {
+		return err
+	}
 	n, ok := m.live[oldname]
 	if !ok {
 		return &os.LinkError{Op: "rename", Old: oldname, New: newname, Err: os.ErrNotExist}
@@ -192,6 +218,9 @@ func (m *MemFS) List(dir string) ([]string, error) {
 	dir = filepath.Clean(dir)
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if err := m.check("open", dir); err != nil {
+		return nil, err
+	}
 	if !m.dirs[dir] {
 		return nil, &os.PathError{Op: "open", Path: dir, Err: os.ErrNotExist}
 	}
@@ -209,6 +238,9 @@ func (m *MemFS) List(dir string) ([]string, error) {
 func (m *MemFS) MkdirAll(dir string, perm os.FileMode) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if err := m.check("mkdir", dir); err != nil {
+		return err
+	}
 	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
 		m.dirs[d] = true
 		if d == "/" || d == "." {
@@ -222,6 +254,9 @@ func (m *MemFS) SyncDir(dir string) error {
 	dir = filepath.Clean(dir)
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if err := m.check("syncdir", dir); err != nil {
+		return err
+	}
 	if err := m.fault("syncdir", dir); err != nil {
 		return err
 	}
@@ -243,15 +278,12 @@ type memFile struct {
 	fs   *MemFS
 	node *memNode
 	name string
-	gen  int // the MemFS crash generation it was opened in
 }
 
-func (f *memFile) check(op string) error {
-	if f.gen != f.fs.gen {
-		return &os.PathError{Op: op, Path: f.name, Err: ErrPowerLost}
-	}
-	return nil
-}
+// check fails every operation once the MemFS lost power.
+//
+// REQUIRES: f.fs.mu held.
+func (f *memFile) check(op string) error { return f.fs.check(op, f.name) }
 
 func (f *memFile) ReadAt(p []byte, off int64) (int, error) {
 	f.fs.mu.Lock()

@@ -61,6 +61,12 @@ func TestRecoverNewestSegment(t *testing.T) {
 		{"cut to the records only", func(b []byte, end int) []byte { return b[:end] }, 3, ""},
 		{"garbage after", func(b []byte, end int) []byte { copy(b[end:], "garbage!"); return b }, 3, ""},
 		{"flip in last record", func(b []byte, end int) []byte { b[end-2] ^= 1; return b }, 2, ""},
+		// A power cut can keep a block holding a record's header but not
+		// the next one holding its payload, which then reads as the
+		// zero-filled space: the CRC covers the payload, so the record is
+		// a torn tail, never a value of zeros.
+		{"last header kept, payload zeros", func(b []byte, end int) []byte { clear(b[end-recLen+headerSize : end]); return b }, 2, ""},
+		{"last header zeros, payload kept", func(b []byte, end int) []byte { clear(b[end-recLen : end-recLen+headerSize]); return b }, 2, ""},
 		{"flip in first record", func(b []byte, end int) []byte { b[headerSize] ^= 1; return b }, 0, "offset 0"},
 		{"flip in middle record", func(b []byte, end int) []byte { b[recLen+headerSize+3] ^= 1; return b }, 0, fmt.Sprintf("offset %d", recLen)},
 	}

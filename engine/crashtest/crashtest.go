@@ -375,11 +375,11 @@ func powerTrial(cfg Config, rng *rand.Rand) (Trial, error) {
 		}()
 	}
 	time.Sleep(after)
-	mem.Crash(!cfg.NoTear, rand.New(rand.NewPCG(rng.Uint64(), 1)))
+	rebooted := mem.Crash(!cfg.NoTear, rand.New(rand.NewPCG(rng.Uint64(), 1)))
 	stop.Store(true)
 	wg.Wait()
-	db.Close() // fails: the files are gone with the power
-	t := verify(w, a, mem, false)
+	db.Close() // fails: the old MemFS is down, as the process would be
+	t := verify(w, a, rebooted, false)
 	t.CrashAfterMs = float64(after) / 1e6
 	return t, nil
 }
