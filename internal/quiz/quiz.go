@@ -404,7 +404,7 @@ func (q *Quiz) choiceIndex(answer string) (int, error) {
 
 // ParseNumber reads a student's numeric answer: an optional sign, digits
 // with optional ',' or '_' separators, a fraction or exponent, and
-// optionally the quiz unit (or a trailing x, %, or "ns") after it.
+// optionally the quiz unit (or a trailing x or ×) after it.
 func ParseNumber(s, unit string) (float64, error) {
 	t := strings.TrimSpace(s)
 	if unit != "" {

@@ -138,7 +138,7 @@ func TestQuizErrors(t *testing.T) {
 	}{
 		{"no lesson", map[string]any{"lesson": "nope", "quiz": "count", "answer": "1"}, 404, `no lesson "nope"`},
 		{"no quiz", map[string]any{"lesson": "01-fixture", "quiz": "nope", "answer": "1"}, 404, `no quiz "nope"`},
-		{"not a number", map[string]any{"lesson": "01-fixture", "quiz": "count", "answer": "lots", "results": results}, 400, "is not a number"},
+		{"not a number", map[string]any{"lesson": "01-fixture", "quiz": "count", "answer": "lots", "results": results}, 400, `Your answer "lots" is not a number`},
 		{"not a choice", map[string]any{"lesson": "01-fixture", "quiz": "path", "answer": "maybe"}, 400, "not one of the choices"},
 		{"no results", map[string]any{"lesson": "01-fixture", "quiz": "count", "answer": "1"}, 422, "run the cell first"},
 		{"too few results", map[string]any{"lesson": "01-fixture", "quiz": "tail", "answer": "1", "results": results[:1]}, 422, "run the cell first"},

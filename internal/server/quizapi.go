@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"kvlab/internal/quiz"
 )
@@ -79,7 +80,7 @@ func (s *Server) handleQuiz(w http.ResponseWriter, r *http.Request) {
 	// Check the answer's form before measuring anything.
 	if q.Choices == nil {
 		if _, err := quiz.ParseNumber(req.Answer, q.Unit); err != nil {
-			jsonError(w, http.StatusBadRequest, err.Error())
+			jsonError(w, http.StatusBadRequest, answerError(err))
 			return
 		}
 	} else if req.Answer == "" {
@@ -112,11 +113,11 @@ func (s *Server) handleQuiz(w http.ResponseWriter, r *http.Request) {
 	}
 	fb, err := quiz.Check(q, results, req.Answer)
 	if err != nil {
-		code := http.StatusUnprocessableEntity
+		code, msg := http.StatusUnprocessableEntity, err.Error()
 		if errors.Is(err, quiz.ErrBadAnswer) {
-			code = http.StatusBadRequest
+			code, msg = http.StatusBadRequest, answerError(err)
 		}
-		jsonError(w, code, err.Error())
+		jsonError(w, code, msg)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -154,4 +155,11 @@ func (s *Server) measure(ctx context.Context, id string, lines []string) ([]json
 		return nil, errors.New("the run was cancelled")
 	}
 	return j.results, nil
+}
+
+// answerError is the message for an answer that is not a number or not a
+// choice. The student reads it under the quiz, so it says what to fix
+// without the package's prefix.
+func answerError(err error) string {
+	return "Your answer " + strings.TrimPrefix(err.Error(), quiz.ErrBadAnswer.Error()+": ")
 }
