@@ -221,6 +221,7 @@
       const lines = this.src.value.split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
       this.lines = lines.map((spec) => ({ spec, result: null, progress: [], error: null }));
       this.errors = [];
+      this.notice = null;
       this.current = null;
       this.runBtn.disabled = true; this.cancelBtn.hidden = false;
       this.setState('is-queued', 'sending…');
@@ -272,6 +273,7 @@
             updateProgress(lessonSlug(), (p) => { p.cells[this.id] = true; });
           }
           const failed = L.some((l) => l.error) || this.errors.length;
+          if (m.cancelled && !ok) this.notice = cancelNotice(L, this.current);
           this.finish(m.cancelled ? 'is-error' : failed ? 'is-error' : 'is-done', m.cancelled ? 'cancelled' : failed ? 'failed' : 'done');
           this.render(true);
           break;
@@ -302,6 +304,7 @@
     render(final, at) {
       const out = [];
       for (const msg of this.errors || []) out.push(h('div', { class: 'error', role: 'alert' }, msg));
+      if (this.notice) out.push(h('p', { class: 'notice' }, this.notice));
       if (!final && this.runId) {
         const cur = this.current != null && this.lines[this.current];
         const what = cur ? [h('span', { class: 'live-spec' }, `line ${this.current + 1}`), h('span', {}, `${cur.spec} — measuring…`)] : ['waiting for the disk…'];
@@ -315,6 +318,18 @@
         if (L && L.progress.length && !L.result) this.renderLive(L.progress[L.progress.length - 1]);
       }
     }
+  }
+
+  // cancelNotice says what a cancelled run left behind, so the output is
+  // not just an empty box.
+  function cancelNotice(lines, cur) {
+    const l = cur != null && lines[cur];
+    const p = l && !l.result && l.progress[l.progress.length - 1];
+    const kept = lines.filter((x) => x.result).length;
+    let s = p ? `Cancelled ${(p.elapsed_seconds || 0).toFixed(1)} s into line ${cur + 1}, after ${fmtInt(p.ops)} ops.` : l && !l.result ? `Cancelled during line ${cur + 1}.` : 'Cancelled before the run started.';
+    s += ' A cancelled line records no result: a partial run is not a measurement.';
+    if (kept) s += ` The ${kept === 1 ? 'line' : `${kept} lines`} that finished ${kept === 1 ? 'is' : 'are'} shown below but not saved; run the cell again to keep a result.`;
+    return s;
   }
 
   // ---------- result rendering
