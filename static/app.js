@@ -636,6 +636,8 @@
       const d = `M${pts[0][0].toFixed(1)},${base}` + pts.map((p) => `L${p[0].toFixed(1)},${p[1].toFixed(1)}`).join('') + `L${pts[pts.length - 1][0].toFixed(1)},${base}Z`;
       svg.append(s('path', { d, class: `area c${sr.k % 8}` }));
     }
+    // Beyond three runs the tinted areas stack into one dark block: draw outlines only.
+    if (norm.length > 3) svg.classList.add('outlines');
     return withLegend(svg, series);
   }
 
@@ -745,7 +747,7 @@
           h('p', { class: 'verdict-head' }, r.correct ? '✓ Right.' : el.querySelector('fieldset') ? '✗ Not what your run shows.' : '✗ Not within range.'),
           h('table', { class: 'kv' }, h('tbody', {},
             h('tr', {}, h('th', { scope: 'row' }, 'your answer'), h('td', {}, `${r.answer}${el.querySelector('fieldset') ? '' : unit}`)),
-            h('tr', {}, h('th', { scope: 'row' }, 'measured'), h('td', {}, h('b', {}, `${r.want}${el.querySelector('fieldset') ? '' : unit}`), r.range ? ` (accepted ${r.range}${unit})` : '')),
+            h('tr', {}, h('th', { scope: 'row' }, 'measured'), h('td', {}, h('b', {}, `${r.want}${el.querySelector('fieldset') ? '' : unit}`), r.range && r.low !== r.high ? ` (accepted ${r.range}${unit})` : '')),
             r.shown ? h('tr', {}, h('th', { scope: 'row' }, 'from'), h('td', {}, r.shown)) : null)),
           r.explain_html ? h('p', { class: 'explain', html: r.explain_html }) : null));
         updateProgress(lessonSlug(), (p) => { p.quizzes[id] = { correct: r.correct, answer: `${r.answer}`, at: Date.now() }; });
