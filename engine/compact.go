@@ -9,7 +9,9 @@ import (
 )
 
 // Compact rewrites the live records of every segment into new segments and
-// deletes the old ones, dropping overwritten records and all tombstones.
+// deletes the old ones, dropping overwritten records and the tombstones
+// (all but one: when the last write was a Delete, its tombstone is kept,
+// because it carries the highest sequence number).
 //
 // It is an explicit call that blocks writers (Put and Delete wait) for its
 // whole run; Get keeps working until the short moment the new segments are
@@ -99,27 +101,21 @@ func (db *DB) Compact() error {
 		return nil
 	}
 	nextID := db.nextID
-	for _, l := range lives {
-		src := db.segs[l.e.seg]
-		rec := make([]byte, l.e.size)
-		if _, err := src.f.ReadAt(rec, int64(l.e.off)); err != nil {
-			return abandon(fmt.Errorf("read %s at offset %d: %w", src.name, l.e.off, err))
-		}
-		r, _, err := decodeRecord(rec)
-		if err != nil || r.kind != kindPut || string(r.key) != l.key {
-			return abandon(fmt.Errorf("%w: %s at offset %d: %v", ErrCorrupt, src.name, l.e.off, err))
-		}
+	// emit appends one encoded record to the output, starting a new
+	// output segment when the current one is full, and returns where the
+	// record landed.
+	emit := func(rec []byte, r record) (entry, error) {
 		n := int64(len(rec))
 		if cur == nil || (cur.size+int64(len(buf)) > 0 && cur.size+int64(len(buf))+n > db.segSize) {
 			if cur != nil {
 				if err := flush(); err != nil {
-					return abandon(err)
+					return entry{}, err
 				}
 			}
 			name := segmentName(nextID)
 			f, err := db.fs.OpenFile(filepath.Join(db.dir, name+tmpExt), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 			if err != nil {
-				return abandon(err)
+				return entry{}, err
 			}
 			cur = &segment{id: nextID, name: name, f: f}
 			outs = append(outs, cur)
@@ -130,11 +126,36 @@ func (db *DB) Compact() error {
 		if !db.noHints {
 			cur.hint = appendHintEntry(cur.hint, r.seq, r.kind, r.key, uint32(off), uint32(n))
 		}
-		newIndex[l.key] = entry{seg: cur.id, off: uint32(off), size: uint32(n)}
 		if len(buf) >= 1<<20 {
 			if err := flush(); err != nil {
-				return abandon(err)
+				return entry{}, err
 			}
+		}
+		return entry{seg: cur.id, off: uint32(off), size: uint32(n)}, nil
+	}
+	for _, l := range lives {
+		src := db.segs[l.e.seg]
+		rec := make([]byte, l.e.size)
+		if _, err := src.f.ReadAt(rec, int64(l.e.off)); err != nil {
+			return abandon(fmt.Errorf("read %s at offset %d: %w", src.name, l.e.off, err))
+		}
+		r, _, err := decodeRecord(rec)
+		if err != nil || r.kind != kindPut || string(r.key) != l.key {
+			return abandon(fmt.Errorf("%w: %s at offset %d: %v", ErrCorrupt, src.name, l.e.off, err))
+		}
+		e, err := emit(rec, r)
+		if err != nil {
+			return abandon(err)
+		}
+		newIndex[l.key] = e
+	}
+	if db.lastDel != nil {
+		// The last write was a Delete: its tombstone is the only record
+		// with seq lastSeq. Keep it (deleting an absent key is harmless)
+		// so that a reopen resumes numbering after lastSeq.
+		r := record{seq: db.lastSeq, kind: kindDelete, key: db.lastDel}
+		if _, err := emit(appendRecord(nil, r), r); err != nil {
+			return abandon(err)
 		}
 	}
 	if cur != nil {

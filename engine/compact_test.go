@@ -253,3 +253,54 @@ func TestCompactPowerCutMidway(t *testing.T) {
 	defer db.Close()
 	m.check(t, db)
 }
+
+// TestCompactKeepsLastSeq: sequence numbers count writes in the order they
+// happened, across reopens. When the last write was a Delete, Compact
+// drops every record that carried the highest seq unless it keeps that
+// tombstone; a reopen would then start numbering again from an older seq.
+func TestCompactKeepsLastSeq(t *testing.T) {
+	cases := []struct {
+		name string
+		ops  []string // "put k" or "del k"
+	}{
+		{"last write a delete", []string{"put a", "put b", "del a"}},
+		{"only deletes", []string{"del a", "del b"}},
+		{"overwrite then delete", []string{"put a", "put a", "del a"}},
+		{"last write a put", []string{"put a", "del a", "put b"}},
+	}
+	for _, c := range cases {
+		for _, noHints := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/nohints=%v", c.name, noHints), func(t *testing.T) {
+				opts := Options{NoHints: noHints}
+				db, mem := openMem(t, opts)
+				for _, op := range c.ops {
+					kind, k, _ := strings.Cut(op, " ")
+					if kind == "put" {
+						mustPut(t, db, k, "v")
+					} else if err := db.Delete([]byte(k)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				want := uint64(len(c.ops))
+				if err := db.Compact(); err != nil {
+					t.Fatal(err)
+				}
+				db.Close()
+				opts.FS = mem
+				db, err := Open("/db", opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer db.Close()
+				if got := db.Stats().LastSeq; got != want {
+					t.Errorf("LastSeq after Compact and reopen: got %d, want %d", got, want)
+				}
+				checkGet(t, db, "a", "") // every case ends with a deleted
+				mustPut(t, db, "next", "v")
+				if got := db.Stats().LastSeq; got != want+1 {
+					t.Errorf("LastSeq of the next write: got %d, want %d", got, want+1)
+				}
+			})
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -90,11 +91,15 @@ type DB struct {
 	// file is still running.
 	syncMu sync.Mutex
 
-	writeMu  sync.Mutex // guards active, lastSeq, unsynced, buf, group, groupIdx, nextID, writeClosed
-	active   *segment   // the segment being appended to
-	lastSeq  uint64     // seq of the last record written
-	unsynced int        // batch:N: writes since the last fdatasync
-	buf      []byte     // record encoding buffer
+	writeMu sync.Mutex // guards active, lastSeq, lastDel, unsynced, buf, group, groupIdx, nextID, writeClosed
+	active  *segment   // the segment being appended to
+	lastSeq uint64     // seq of the last record written
+	// lastDel is the key of the last record when that record is a
+	// tombstone, else nil. Compact keeps that one tombstone, the only
+	// record that carries lastSeq, so a reopen resumes numbering after it.
+	lastDel  []byte
+	unsynced int    // batch:N: writes since the last fdatasync
+	buf      []byte // record encoding buffer
 	// group holds the encoded records queued for group commit, which
 	// end at active.size; groupIdx their index updates, in seq order.
 	group    []byte
@@ -280,6 +285,10 @@ func (db *DB) appendLocked(kind byte, key, value []byte, n int64) (uint64, error
 		seg.filled = seg.size
 	}
 	db.lastSeq = seq
+	db.lastDel = nil
+	if kind == kindDelete {
+		db.lastDel = bytes.Clone(key)
+	}
 	if !db.noHints {
 		seg.hint = appendHintEntry(seg.hint, seq, kind, key, uint32(off), uint32(n))
 	}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -209,7 +210,13 @@ func (db *DB) apply(seg *segment, seq uint64, kind byte, key []byte, off, size u
 	} else {
 		delete(db.index, string(key))
 	}
-	db.lastSeq = max(db.lastSeq, seq)
+	if seq > db.lastSeq {
+		db.lastSeq = seq
+		db.lastDel = nil
+		if kind == kindDelete {
+			db.lastDel = bytes.Clone(key)
+		}
+	}
 	if newest && !db.noHints {
 		seg.hint = appendHintEntry(seg.hint, seq, kind, key, off, size)
 	}
