@@ -298,8 +298,9 @@ func (db *DB) runPeriodic(d time.Duration) {
 }
 
 // syncActive writes the queued group-commit records, fdatasyncs the active
-// segment and marks everything written to it durable. It returns the seq it covered. It holds db.flushMu so that
-// Compact, which also holds it, never closes a file under it.
+// segment and marks everything written to it durable. It returns the seq
+// it covered. It holds db.flushMu so that Compact and Close, which also
+// hold it, never close a file under it.
 func (db *DB) syncActive() (uint64, error) {
 	db.flushMu.Lock()
 	defer db.flushMu.Unlock()

@@ -62,8 +62,10 @@ type entry struct {
 // while still holding it. Under "group" the writer only queues its record
 // (db.group), releases writeMu and waits; the flusher goroutine takes
 // writeMu briefly to write the queued group and update the index, then
-// fdatasyncs without it, so the next group queues meanwhile. Readers (Get) take mu for reading and
-// read the record with a positioned read; they never wait for fdatasync.
+// fdatasyncs without it, so the next group queues meanwhile. Every
+// fdatasync of a segment runs under syncMu (see syncSegment). Readers
+// (Get) take mu for reading and read the record with a positioned read;
+// they never wait for fdatasync.
 // A Get can see a value as soon as it is written to the OS, before it is
 // durable, exactly as a read of the page cache would. Compact holds
 // flushMu and writeMu for its whole run (writers wait; readers go on) and

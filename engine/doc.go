@@ -62,6 +62,34 @@
 // Compaction (compact.go) installs its output only after it is durable and
 // deletes old segments in an order that cannot resurrect a deleted key.
 //
+// # Reading the source: the life of a Put
+//
+// Follow one Put from the API to the disk:
+//
+//  1. Put (db.go) checks the value size and calls write, which checks the
+//     key size, takes writeMu and calls appendLocked.
+//  2. appendLocked rotates to a new segment if this record would not fit
+//     (rotateLocked: fdatasync and hint file for the old one), makes sure
+//     zero-filled space is ready (ensureSpace, segment.go), gives the
+//     record the next sequence number and encodes it (appendRecord,
+//     record.go). Under every policy but "group" it writes the record
+//     with one WriteAt and points the index at it; under "group" it only
+//     queues the encoded record in db.group.
+//  3. Back in write, the policy decides (SyncMode, commit.go): "always"
+//     calls syncSegment while still holding writeMu, "batch:N" does so on
+//     every Nth write; "periodic:D" and "none" return at once (the
+//     periodic timer, runPeriodic, syncs on its own).
+//  4. Under "group", write releases writeMu and blocks in
+//     committer.waitDurable. The flusher goroutine (runFlusher) wakes,
+//     waits a moment for more writers to queue, then syncActive writes the
+//     whole queue with one WriteAt (flushGroupLocked) and calls
+//     syncSegment.
+//  5. syncSegment calls File.Sync, which in OSFS (fs.go) is
+//     unix.Fdatasync, and then committer.synced: DurableSeq moves up to the
+//     last seq the fdatasync covered, or the error becomes sticky. Either
+//     way every waiting Put wakes; a Put returns nil only if its seq is
+//     at or below DurableSeq.
+//
 // All file access goes through the FS interface (fs.go). MemFS (memfs.go)
 // is an in-memory FS that can simulate a power loss by forgetting
 // everything not synced; the tests and package crashtest use it.

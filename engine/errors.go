@@ -36,4 +36,9 @@ var (
 	// dirty pages, so retrying and then reporting success would lie. Close
 	// and reopen the store to continue; recovery keeps what reached the disk.
 	ErrFailed = errors.New("engine: store failed; reopen it to continue")
+
+	// ErrPowerLost is returned by every operation on a MemFS after its
+	// Crash, and on the files opened from it: the simulated machine lost
+	// power. A store on that MemFS fails with ErrFailed wrapping it.
+	ErrPowerLost = errors.New("engine: memfs: the simulated machine lost power")
 )

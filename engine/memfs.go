@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"errors"
 	"io"
 	"maps"
 	"math/rand/v2"
@@ -60,10 +59,6 @@ type memNode struct {
 func NewMemFS() *MemFS {
 	return &MemFS{live: map[string]*memNode{}, durable: map[string]*memNode{}, dirs: map[string]bool{"/": true}}
 }
-
-// ErrPowerLost is returned by every operation on a MemFS after its Crash,
-// and on the files opened from it.
-var ErrPowerLost = errors.New("engine: memfs: the simulated machine lost power")
 
 // SetLimit caps the total size of all files at n bytes (0 = no cap).
 func (m *MemFS) SetLimit(n int64) {
