@@ -27,11 +27,13 @@ import (
 //     their hints written, and the directory fdatasynced. A crash before
 //     this point leaves only .tmp files, which Open deletes.
 //  3. A new, empty active segment is created after them.
-//  4. The old segments are deleted oldest first. A crash in the middle
-//     leaves a suffix of them: a tombstone's segment is never older than
-//     the segments holding the records it deleted, so if any record of a
-//     deleted key survives, so does its tombstone, and replaying the old
-//     segments before the new ones still ends with the key deleted.
+//  4. The old segments are deleted oldest first, with a directory sync
+//     after each removal, so that the disk sees them go in that order too.
+//     A crash in the middle leaves a suffix of them: a tombstone's
+//     segment is never older than the segments holding the records it
+//     deleted, so if any record of a deleted key survives, so does its
+//     tombstone, and replaying the old segments before the new ones
+//     still ends with the key deleted.
 //
 // An error before step 2 completes leaves the store as it was. An error
 // after it makes the store fail (ErrFailed) until it is reopened.
@@ -220,9 +222,12 @@ func (db *DB) Compact() error {
 		if err := db.fs.Remove(filepath.Join(db.dir, s.name)); err != nil {
 			return fail(err)
 		}
-	}
-	if err := db.fs.SyncDir(db.dir); err != nil {
-		return fail(err)
+		// Sync before the next removal: unsynced removals may reach the
+		// disk in any order, and only oldest-first keeps a tombstone
+		// alive as long as the records it deleted.
+		if err := db.fs.SyncDir(db.dir); err != nil {
+			return fail(err)
+		}
 	}
 	db.stats.compactions.Add(1)
 	return errors.Join(errs...)

@@ -304,3 +304,38 @@ func TestCompactKeepsLastSeq(t *testing.T) {
 		}
 	}
 }
+
+// TestCompactRemovesInOrder: the old segments must disappear oldest first
+// on disk, not only in the order Compact asks for it. Without a directory
+// sync between two removals a filesystem may persist the second and not
+// the first after a power cut, leaving an old put without the newer
+// tombstone that deleted it.
+func TestCompactRemovesInOrder(t *testing.T) {
+	db, mem := openMem(t, Options{SegmentSize: MinSegmentSize})
+	defer db.Close()
+	fillOps(t, db, 300)
+	var ops []string
+	mem.Fault = func(op, name string) error {
+		if op == "syncdir" || (op == "remove" && strings.HasSuffix(name, segmentExt)) {
+			ops = append(ops, op)
+		}
+		return nil
+	}
+	if err := db.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	mem.Fault = nil
+	removes := 0
+	for i, op := range ops {
+		if op != "remove" {
+			continue
+		}
+		removes++
+		if i+1 == len(ops) || ops[i+1] != "syncdir" {
+			t.Errorf("segment removal %d is not followed by a directory sync (operations: %q)", removes, ops)
+		}
+	}
+	if removes < 2 {
+		t.Fatalf("Compact removed %d old segments, want at least 2 for the test to mean anything", removes)
+	}
+}
