@@ -28,6 +28,15 @@ import (
 //     and Open fails with ErrCorrupt naming the file and offset. A bad
 //     record in the newest segment that is followed by a good one is
 //     corruption too: a torn write leaves nothing good after it.
+//
+// That last rule assumes the unsynced tail reaches the disk in order, as
+// MemFS's torn crash does. A real disk may write back the pages of an
+// unsynced tail in any order; a power cut under "batch", "periodic" or
+// "none" can then leave a hole followed by a whole record, and Open
+// reports ErrCorrupt for a tail it could have truncated. It never
+// truncates a bad record that a good one follows, because that record
+// may be durable data damaged later, and truncating would silently drop
+// the durable records after it.
 func (db *DB) recover() error {
 	names, err := db.fs.List(db.dir)
 	if err != nil {

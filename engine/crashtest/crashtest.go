@@ -238,8 +238,8 @@ func Run(ctx context.Context, cfg Config, progress func(Trial)) (Report, error) 
 // acks records what the workload acknowledged: for each writer the
 // highest j whose Put returned nil, and the highest DurableSeq seen.
 type acks struct {
-	mu         sync.Mutex
-	acked      []int64 // per writer; -1 = none
+	mu         sync.Mutex // guards acked and durableSeq
+	acked      []int64    // per writer; -1 = none
 	durableSeq uint64
 }
 
