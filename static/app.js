@@ -514,7 +514,7 @@
 
   // ---------- charts (SVG, our own)
 
-  const W = 440, H = 250, M = { l: 54, r: 22, t: 12, b: 40 };
+  const W = 440, H = 250, M = { l: 62, r: 22, t: 12, b: 40 };
 
   function scale(d0, d1, r0, r1, log) {
     const f = log ? Math.log10 : (x) => x;
