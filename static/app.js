@@ -467,7 +467,9 @@
       h('tbody', {}, row('write (128 B)', r.write), row('write + fdatasync', r.write_fdatasync)));
     const ratio = r.write && r.write_fdatasync && r.write.mean_ns ? r.write_fdatasync.mean_ns / r.write.mean_ns : null;
     return h('div', {}, h('div', { class: 'table-wrap' }, t),
-      ratio ? h('p', { class: 'callout' }, 'A durable write costs ', h('b', {}, `${ratio >= 10 ? Math.round(ratio).toLocaleString('en-US') : ratio.toFixed(1)}×`), ' a plain write on this disk (fdatasync ≈ ', fmtNs(r.fdatasync_ns), ').') : null,
+      ratio ? h('p', { class: 'callout' }, 'A durable write costs ', h('b', {}, `${ratio >= 10 ? Math.round(ratio).toLocaleString('en-US') : ratio.toFixed(1)}×`), ' a plain write on this disk (compare the means).') : null,
+      // The two figures the batch model and lesson 5's quizzes use, by their JSON names.
+      r.write_ns != null && r.fdatasync_ns != null ? h('p', { class: 'callout' }, 'Model inputs: ', h('code', {}, 'write_ns'), ' = ', h('b', {}, fmtNs(r.write_ns)), ' (T_write, the mean write) · ', h('code', {}, 'fdatasync_ns'), ' = ', h('b', {}, fmtNs(r.fdatasync_ns)), ' (T_fsync, the mean write + fdatasync minus the mean write).') : null,
       h('p', { class: 'conditions' }, h('span', { class: 'cond-label' }, 'Conditions: '),
         [r.fs && `${r.fs} on ${r.device}${r.rotational ? ' (rotational)' : ' (non-rotational)'}`, r.cpu, r.cores && `${r.cores} cores`, r.ram_bytes && `${fmtBytes(r.ram_bytes)} RAM`, r.kernel, r.go, r.free_bytes && `${fmtBytes(r.free_bytes)} free`, r.dir && `dir ${r.dir}`].filter(Boolean).join(' · ')));
   }
