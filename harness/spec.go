@@ -65,7 +65,7 @@ type flagDef struct {
 var flagDefs = []flagDef{
 	{name: "engine", cmds: "bench sweep", usage: "store to measure, or a comma list to compare (default kv)"},
 	{name: "sync", cmds: "bench sweep model crash", usage: "sync policy: always | group | batch:N | periodic:D | none (default always)"},
-	{name: "workload", cmds: "bench sweep", usage: "fillseq | fillrandom | overwrite | readrandom | readwhilewriting | updaterandom | deleterandom | mixed (default fillrandom)"},
+	{name: "workload", cmds: "bench sweep", usage: "fillseq | fillrandom | overwrite | readrandom | readwhilewriting | updaterandom | deleterandom | mixed | seekrandom (ordered engines) (default fillrandom)"},
 	{name: "ops", cmds: "bench sweep probe", usage: "units to run per run (default 1000; probe: iterations, default 2000)"},
 	{name: "duration", cmds: "bench sweep probe", usage: "run for this long instead of -ops, e.g. 3s (probe: at most this long per measurement, default 1s)"},
 	{name: "threads", cmds: "bench sweep", usage: "concurrent clients (sweep: a comma list, default 1,2,4,8)"},
