@@ -223,7 +223,11 @@
       this.errors = [];
       this.notice = null;
       this.current = null;
+      // Keep focus inside the cell (a disabled Run button drops it to the
+      // page), so that Esc, handled on the cell, still cancels.
+      const refocus = document.activeElement === this.runBtn;
       this.runBtn.disabled = true; this.cancelBtn.hidden = false;
+      if (refocus) this.cancelBtn.focus();
       this.setState('is-queued', 'sending…');
       this.render(false);
       this.sock.on(this.runId, (m) => this.onMessage(m));
@@ -239,7 +243,9 @@
     finish(cls, text) {
       this.sock.off(this.runId);
       this.runId = null;
+      const refocus = document.activeElement === this.cancelBtn;
       this.runBtn.disabled = false; this.cancelBtn.hidden = true;
+      if (refocus) this.runBtn.focus();
       this.setState(cls, text);
     }
     onMessage(m) {
