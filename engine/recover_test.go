@@ -2,8 +2,10 @@ package engine
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -360,4 +362,51 @@ func TestRecoverRandomDamage(t *testing.T) {
 		}
 		db.Close()
 	}
+}
+
+// FuzzHint feeds parseHint arbitrary bytes. It must never panic, and a
+// hint it accepts must be internally consistent: as many entries as its
+// trailer says, each inside the covered length, with a key of the length
+// its entry header gives.
+func FuzzHint(f *testing.F) {
+	var valid []byte
+	valid = append(valid, hintMagic...)
+	valid = appendHintEntry(valid, 1, kindPut, []byte("k1"), 0, 30)
+	valid = appendHintEntry(valid, 2, kindDelete, []byte("k2"), 30, 21)
+	valid = binary.LittleEndian.AppendUint64(valid, 51)
+	valid = binary.LittleEndian.AppendUint32(valid, 2)
+	valid = binary.LittleEndian.AppendUint32(valid, crc32.Checksum(valid, castagnoli))
+	f.Add(valid)
+	f.Add(valid[:len(valid)-1])
+	f.Add([]byte(hintMagic))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		n := 0
+		covered, err := parseHint(data, func(e hintEntry) {
+			n++
+			if int64(e.off)+int64(e.size) > maxCovered(data) {
+				t.Errorf("entry at %d+%d past the covered length", e.off, e.size)
+			}
+		})
+		if err != nil {
+			if n != 0 {
+				t.Errorf("parseHint applied %d entries of a hint it rejected (%v)", n, err)
+			}
+			return
+		}
+		if n != hintCount(data) {
+			t.Errorf("parseHint gave %d entries, trailer says %d", n, hintCount(data))
+		}
+		if covered != maxCovered(data) {
+			t.Errorf("covered %d, trailer says %d", covered, maxCovered(data))
+		}
+	})
+}
+
+// maxCovered is the covered length in a hint's trailer.
+func maxCovered(data []byte) int64 {
+	if len(data) < hintTrailer {
+		return -1
+	}
+	return int64(binary.LittleEndian.Uint64(data[len(data)-hintTrailer:]))
 }
