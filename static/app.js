@@ -398,11 +398,10 @@
       if (!b.latency || !Object.keys(b.latency).length) rows.push({ label, op: '–', lat: {}, b, k: -1, line: x.line });
     });
     const hasModel = benches.some((x) => x.b.model);
-    const hasHits = benches.some((x) => x.b.hit_rate != null);
     const showOp = new Set(rows.map((r) => r.op)).size > 1;
-    const cols = ['run', showOp ? 'op' : null, 'count', 'mean', 'p50', 'p95', 'p99', 'p99.9', 'max', 'ops/s', hasHits ? 'hits' : null, hasModel ? 'model' : null].filter(Boolean);
+    const cols = ['run', showOp ? 'op' : null, 'count', 'mean', 'p50', 'p95', 'p99', 'p99.9', 'max', 'ops/s', hasModel ? 'model' : null].filter(Boolean);
     const table = h('table', { class: 'nums' },
-      h('thead', {}, h('tr', {}, cols.map((c) => h('th', { scope: 'col', class: c === 'p99' ? 'p99' : null, title: c === 'model' ? 'ops/s predicted by 1 / (T_write + T_fsync/N); in brackets measured ÷ predicted' : c === 'hits' ? 'share of reads that found their key (hit_rate in the JSON)' : null }, c)))),
+      h('thead', {}, h('tr', {}, cols.map((c) => h('th', { scope: 'col', class: c === 'p99' ? 'p99' : null, title: c === 'model' ? 'ops/s predicted by 1 / (T_write + T_fsync/N); in brackets measured ÷ predicted' : null }, c)))),
       h('tbody', {}, rows.map((r) => h('tr', {},
         h('th', { scope: 'row' }, r.k >= 0 ? h('span', { class: `swatch c${r.k % 8}` }) : null, r.label),
         showOp ? h('td', { class: 'op' }, r.op) : null,
@@ -414,11 +413,17 @@
         h('td', {}, fmtNs(r.lat.p999_ns)),
         h('td', {}, fmtNs(r.lat.max_ns)),
         h('td', {}, r.unc ? '' : h('b', {}, fmtRate(r.b.ops_per_sec))),
-        hasHits ? h('td', {}, r.b.hit_rate != null && !r.unc ? `${+(r.b.hit_rate * 100).toFixed(1)}%` : '–') : null,
         hasModel ? h('td', { class: 'model', title: r.b.model ? `measured ÷ model = ${(r.b.ops_per_sec / r.b.model.predicted_ops_per_sec).toFixed(2)}; T_write ${fmtNs(r.b.model.t_write_ns)}, T_fsync ${fmtNs(r.b.model.t_fsync_ns)} (${r.b.model.t_fsync_source || 'probe'}); p99 on the ${r.b.model.p99_path} path` : null },
           r.b.model ? fmtRate(r.b.model.predicted_ops_per_sec) : '–') : null))));
     wrap.append(h('div', { class: 'table-wrap' }, table));
     wrap.append(conditions(benches.map((x) => x.b)));
+    // Reads say how many found their key (hit_rate in the JSON).
+    const hits = benches.filter((x) => x.b.hit_rate != null);
+    if (hits.length) {
+      wrap.append(h('p', { class: 'conditions' }, h('span', { class: 'cond-label' }, 'Hits: '),
+        hits.map((x) => `${shortLabel(x.b, benches)} ${+(x.b.hit_rate * 100).toFixed(1)}%`).join(' · '),
+        ' of reads found their key.'));
+    }
 
     const charts = h('div', { class: 'charts' });
     const spec = series.filter((x) => x.lat && x.lat.spectrum && x.lat.spectrum.length);
