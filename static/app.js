@@ -389,7 +389,8 @@
       const label = shortLabel(b, benches);
       const unc = b.latency_uncorrected || {};
       for (const [op, lat] of Object.entries(b.latency || {})) {
-        series.push({ name: `${label}${Object.keys(b.latency).length > 1 ? ` ${op}` : ''}`, lat, b, k: series.length });
+        // Eight colours: the ninth run on reuses them, dashed.
+        series.push({ name: `${label}${Object.keys(b.latency).length > 1 ? ` ${op}` : ''}`, lat, b, k: series.length, dashed: series.length >= 8 });
         rows.push({ label: unc[op] ? `${label} · corrected` : label, op, lat, b, k: series.length - 1, line: x.line });
         // An open-loop run also reports latency from each request's actual
         // start; the lesson on coordinated omission compares the two rows.
@@ -403,7 +404,7 @@
     const table = h('table', { class: 'nums' },
       h('thead', {}, h('tr', {}, cols.map((c) => h('th', { scope: 'col', class: c === 'p99' ? 'p99' : null, title: c === 'model' ? 'ops/s predicted by 1 / (T_write + T_fsync/N); in brackets measured ÷ predicted' : null }, c)))),
       h('tbody', {}, rows.map((r) => h('tr', {},
-        h('th', { scope: 'row' }, r.k >= 0 ? h('span', { class: `swatch c${r.k % 8}` }) : null, r.label),
+        h('th', { scope: 'row' }, r.k >= 0 ? h('span', { class: `swatch c${r.k % 8}${r.k >= 8 ? ' dashed' : ''}` }) : null, r.label),
         showOp ? h('td', { class: 'op' }, r.op) : null,
         h('td', {}, fmtInt(r.lat.count)),
         h('td', {}, fmtNs(r.lat.mean_ns)),
@@ -614,7 +615,7 @@
     const svg = frame({ x, y, xticks: [1, 2, 10, 100, 1000, 1e4], yticks: logTicks(lo, hi), xfmt: (t) => ({ 1: 'p0', 2: 'p50', 10: 'p90', 100: 'p99', 1000: 'p99.9', 10000: 'p99.99' })[t], yfmt: fmtTick, xlabel: 'percentile', ylabel: 'latency', label: 'Latency percentile spectrum' });
     for (const sr of series) {
       const pts = sr.lat.spectrum.filter((pt) => pt.p <= 99.99 && pt.ns > 0).map((pt) => [x(nines(pt.p)), y(pt.ns)]);
-      svg.append(s('path', { d: path(pts), class: `line c${sr.k % 8}` }));
+      svg.append(s('path', { d: path(pts), class: `line c${sr.k % 8}${sr.dashed ? ' dashed' : ''}` }));
       for (const pt of sr.lat.spectrum) {
         if (pt.p === 99 || pt.p === 50) svg.append(s('circle', { cx: x(nines(pt.p)), cy: y(Math.max(pt.ns, lo)), r: 3.2, class: `dot c${sr.k % 8}` }, s('title', { text: `${sr.name}: p${pt.p} = ${fmtNs(pt.ns)}` })));
       }
@@ -649,7 +650,7 @@
       if (!pts.length) continue;
       const base = y(floor).toFixed(1);
       const d = `M${pts[0][0].toFixed(1)},${base}` + pts.map((p) => `L${p[0].toFixed(1)},${p[1].toFixed(1)}`).join('') + `L${pts[pts.length - 1][0].toFixed(1)},${base}Z`;
-      svg.append(s('path', { d, class: `area c${sr.k % 8}` }));
+      svg.append(s('path', { d, class: `area c${sr.k % 8}${sr.dashed ? ' dashed' : ''}` }));
     }
     // Beyond three runs the tinted areas stack into one dark block: draw outlines only.
     if (norm.length > 3) svg.classList.add('outlines');
