@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -408,6 +409,69 @@ func TestOpenSyncsNewDirectory(t *testing.T) {
 			got := slices.Contains(synced, "/data")
 			if got != !exists {
 				t.Errorf("parent /data synced: got %v, want %v (directories synced: %q)", got, !exists, synced)
+			}
+		})
+	}
+}
+
+// TestCloseRacesWrites closes the store while writers, readers and a
+// compaction are running, under every policy. Each call either succeeds
+// or fails with ErrClosed; Close returns, so the background goroutine
+// stopped; and every Put that returned nil is there after a reopen.
+func TestCloseRacesWrites(t *testing.T) {
+	for _, p := range []string{"always", "group", "batch:4", "periodic:1ms", "none"} {
+		t.Run(p, func(t *testing.T) {
+			pol, _ := ParseSync(p)
+			opts := Options{Sync: pol, SegmentSize: MinSegmentSize}
+			db, mem := openMem(t, opts)
+			var mu sync.Mutex
+			acked := map[string]string{}
+			var wg sync.WaitGroup
+			start := make(chan struct{})
+			for w := range 4 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					<-start
+					for i := 0; ; i++ {
+						k, v := fmt.Sprintf("w%d-k%d", w, i%30), fmt.Sprintf("v%d", i)
+						err := db.Put([]byte(k), []byte(v))
+						if w == 0 && i%40 == 39 && err == nil {
+							err = db.Compact()
+						}
+						if err == nil {
+							if _, gerr := db.Get([]byte(k)); gerr != nil && !errors.Is(gerr, ErrClosed) {
+								t.Errorf("Get(%s) after its Put: got %v, want the value or ErrClosed", k, gerr)
+							}
+						}
+						if err != nil {
+							if !errors.Is(err, ErrClosed) {
+								t.Errorf("write while closing: got %v, want nil or ErrClosed", err)
+							}
+							return
+						}
+						mu.Lock()
+						acked[k] = v
+						mu.Unlock()
+					}
+				}()
+			}
+			close(start)
+			for db.Stats().LastSeq < 200 {
+				runtime.Gosched()
+			}
+			if err := db.Close(); err != nil {
+				t.Fatalf("Close: %v", err)
+			}
+			wg.Wait()
+			opts.FS = mem
+			db, err := Open("/db", opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			for k, v := range acked {
+				checkGet(t, db, k, v)
 			}
 		})
 	}
