@@ -23,9 +23,9 @@ import (
 //
 //  1. The active segment is fdatasynced.
 //  2. Live records are copied into NNN.seg.tmp files with ids above every
-//     existing segment; they are fdatasynced, then renamed to NNN.seg,
-//     their hints written, and the directory fdatasynced. A crash before
-//     this point leaves only .tmp files, which Open deletes.
+//     existing segment; they are fdatasynced, renamed to NNN.seg, the
+//     directory is fdatasynced, and then their hints are written. A crash
+//     before the renames leaves only .tmp files, which Open deletes.
 //  3. A new, empty active segment is created after them.
 //  4. The old segments are deleted oldest first, with a directory sync
 //     after each removal, so that the disk sees them go in that order too.
@@ -182,15 +182,19 @@ func (db *DB) Compact() error {
 			return fail(err)
 		}
 	}
+	// The new segment names must be durable before any hint names them:
+	// renames not separated by a directory sync can reach the disk in any
+	// order, and a hint that outlived its segment would later be read as
+	// the hint of a new segment reusing the id.
+	if err := db.fs.SyncDir(db.dir); err != nil {
+		return fail(err)
+	}
 	for _, s := range outs {
 		s.filled = s.size
-		if err := db.writeHint(s); err != nil {
+		if err := db.writeHint(s); err != nil { // syncs the directory too
 			return fail(err)
 		}
 		s.hint = nil
-	}
-	if err := db.fs.SyncDir(db.dir); err != nil {
-		return fail(err)
 	}
 
 	// 3. A fresh active segment after the new ones.

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -337,5 +339,45 @@ func TestCompactRemovesInOrder(t *testing.T) {
 	}
 	if removes < 2 {
 		t.Fatalf("Compact removed %d old segments, want at least 2 for the test to mean anything", removes)
+	}
+}
+
+// TestCompactSegmentsDurableBeforeHints: a hint file must never reach the
+// disk without its segment. Renames that no directory sync separates may
+// persist in any order; a hint that survives a power cut without its
+// segment would later be read as the hint of a new segment that reuses the
+// id, and its entries (tombstones included) applied to the wrong records.
+func TestCompactSegmentsDurableBeforeHints(t *testing.T) {
+	db, mem := openMem(t, Options{SegmentSize: MinSegmentSize})
+	defer db.Close()
+	fillOps(t, db, 300)
+	var ops []string
+	mem.Fault = func(op, name string) error {
+		switch {
+		case op == "syncdir":
+			ops = append(ops, "syncdir")
+		case op == "rename":
+			ops = append(ops, "rename "+filepath.Base(name))
+		}
+		return nil
+	}
+	if err := db.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	mem.Fault = nil
+	lastSeg, firstHint := -1, -1
+	for i, op := range ops {
+		if strings.HasSuffix(op, segmentExt+tmpExt) {
+			lastSeg = i
+		}
+		if strings.HasSuffix(op, hintExt+tmpExt) && firstHint < 0 {
+			firstHint = i
+		}
+	}
+	if lastSeg < 0 || firstHint < 0 {
+		t.Fatalf("Compact renamed no segment or no hint: %q", ops)
+	}
+	if !slices.Contains(ops[lastSeg:max(firstHint, lastSeg)], "syncdir") {
+		t.Errorf("no directory sync between the last segment rename and the first hint rename: %q", ops)
 	}
 }
