@@ -129,6 +129,7 @@ func benchLine(ctx context.Context, s *Spec, dir string, env Env) ([]*BenchResul
 						env.Progress(p)
 					}
 				}
+				load := loadAverage()
 				res, err := runOne(ctx, cfg)
 				if !s.Keep {
 					os.RemoveAll(runDir)
@@ -150,6 +151,7 @@ func benchLine(ctx context.Context, s *Spec, dir string, env Env) ([]*BenchResul
 					res.Dir = runDir
 				}
 				res.Probe = brief
+				res.LoadAvg = load
 				res.Model = benchModel(s.Sync, res, brief)
 				out = append(out, res)
 			}

@@ -269,3 +269,24 @@ func fsAndDevice(dir string) (fs, device string, rotational bool) {
 	}
 	return fs, device, rotational
 }
+
+// loadAverage returns the 1-minute load average from /proc/loadavg, or 0
+// where the file does not exist (not Linux) or does not parse.
+func loadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	return parseLoadAvg(string(b))
+}
+
+// parseLoadAvg reads the first field of /proc/loadavg's
+// "0.52 0.58 0.59 1/467 12345", or returns 0.
+func parseLoadAvg(s string) float64 {
+	f, _, _ := strings.Cut(s, " ")
+	v, err := strconv.ParseFloat(f, 64)
+	if err != nil || v < 0 {
+		return 0
+	}
+	return v
+}

@@ -46,3 +46,20 @@ func TestProbeCancelled(t *testing.T) {
 		t.Error("probe with a cancelled context: got nil error")
 	}
 }
+
+func TestParseLoadAvg(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want float64
+	}{
+		{"0.52 0.58 0.59 1/467 12345\n", 0.52},
+		{"11.25 9.10 6.02 3/500 99", 11.25},
+		{"", 0},
+		{"garbage", 0},
+		{"-1 0 0", 0},
+	} {
+		if got := parseLoadAvg(tc.in); got != tc.want {
+			t.Errorf("parseLoadAvg(%q): got %v, want %v", tc.in, got, tc.want)
+		}
+	}
+}

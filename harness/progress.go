@@ -22,7 +22,10 @@ type Progress struct {
 type TimelinePoint struct {
 	Second    int     `json:"second"` // 1 for the first second
 	Ops       int64   `json:"ops"`
-	OpsPerSec float64 `json:"ops_per_sec"` // Ops over the interval's length (the last one may be short)
+	OpsPerSec float64 `json:"ops_per_sec"` // Ops over the interval's length
+	// Seconds is the interval's length: about 1, except the last one,
+	// which ends with the run and may be much shorter (and so noisier).
+	Seconds float64 `json:"seconds"`
 }
 
 // progress watches the workers of one run from its own goroutine. It reads
@@ -103,7 +106,7 @@ func (p *progress) sample(at time.Duration, live bool) {
 	if !live && delta == 0 {
 		return // nothing happened since the last tick
 	}
-	pt := TimelinePoint{Second: len(p.timeline) + 1, Ops: delta}
+	pt := TimelinePoint{Second: len(p.timeline) + 1, Ops: delta, Seconds: dt.Seconds()}
 	if dt > 0 {
 		pt.OpsPerSec = float64(delta) / dt.Seconds()
 	}

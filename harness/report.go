@@ -148,6 +148,9 @@ func conditions(r *BenchResult) string {
 		}
 		fmt.Fprintf(&b, "; %s on %s (%s), write %s, fdatasync %s; %d cores, %s", p.FS, p.Device, kind, fmtNs(p.WriteNs), fmtNs(p.FdatasyncNs), p.Cores, p.Go)
 	}
+	if r.LoadAvg > 0 {
+		fmt.Fprintf(&b, "; load %.2f before the run", r.LoadAvg)
+	}
 	return b.String()
 }
 

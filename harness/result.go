@@ -43,6 +43,10 @@ type BenchResult struct {
 	Model    *BenchModel     `json:"model,omitempty"` // for batch:N and periodic:D
 	Timeline []TimelinePoint `json:"timeline"`
 	Probe    *ProbeBrief     `json:"probe,omitempty"`
+	// LoadAvg is the machine's 1-minute load average just before the run
+	// (Linux /proc/loadavg; 0 where unknown). Above the core count, other
+	// work was competing for the CPU and the disk: say so with the number.
+	LoadAvg float64 `json:"load_avg,omitempty"`
 
 	Cancelled bool     `json:"cancelled,omitempty"` // stopped early; figures cover what ran
 	Capped    bool     `json:"capped,omitempty"`    // a -duration run stopped at the byte cap before its time was up

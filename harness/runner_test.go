@@ -348,3 +348,25 @@ func TestFsyncsCounted(t *testing.T) {
 		})
 	}
 }
+
+// TestTimelineCoversTheRun checks that the timeline's intervals add up to
+// the run's wall clock and its ops to the run's ops, so a short last
+// interval is visible as short rather than passed off as a whole second.
+func TestTimelineCoversTheRun(t *testing.T) {
+	r := bench(t, "bench -engine null -duration 1300ms -threads 2")
+	var secs float64
+	var ops int64
+	for _, p := range r.Timeline {
+		secs += p.Seconds
+		ops += p.Ops
+	}
+	if math.Abs(secs-r.WallSeconds) > 0.01 {
+		t.Errorf("timeline seconds add up to %.4f, want wall_seconds %.4f", secs, r.WallSeconds)
+	}
+	if ops != r.Ops {
+		t.Errorf("timeline ops add up to %d, want %d", ops, r.Ops)
+	}
+	if n := len(r.Timeline); n < 2 || r.Timeline[n-1].Seconds > 0.9 {
+		t.Errorf("a 1.3 s run: got %d points, last %.3f s long; want at least 2 and a short last one", n, r.Timeline[n-1].Seconds)
+	}
+}
