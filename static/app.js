@@ -459,10 +459,18 @@
     parts.push(`${w}, ${fmtBytes(b.value_size)} values, ${fmtInt(b.keys)} keys ${b.dist || ''}`.trim());
     const thr = [...new Set(bs.map((x) => x.threads))];
     parts.push(`${thr.join(',')} thread${thr.length === 1 && thr[0] === 1 ? '' : 's'}`);
-    if (bs.some((x) => x.fsyncs)) parts.push(`${bs.map((x) => fmtInt(x.fsyncs)).join(' / ')} fsyncs (mean ${bs.filter((x) => x.fsync_mean_ns).map((x) => fmtNs(x.fsync_mean_ns)).join(' / ') || '–'})`);
+    // fsyncs_counted false: the engine cannot report its syncs (bbolt), so 0 means unknown.
+    const fs = (x) => (x.fsyncs_counted === false ? 'n/a' : fmtInt(x.fsyncs));
+    if (bs.some((x) => x.fsyncs)) parts.push(`${bs.map(fs).join(' / ')} fsyncs (mean ${bs.filter((x) => x.fsync_mean_ns).map((x) => fmtNs(x.fsync_mean_ns)).join(' / ') || '–'})`);
     const exact = bs.every((x) => Object.values(x.latency || {}).every((l) => l.exact));
     parts.push(exact ? 'exact percentiles' : 'percentiles from a histogram');
     if (p.go) parts.push(p.go);
+    // The load average before each run: above the core count, something else was competing.
+    const loads = bs.map((x) => x.load_avg).filter((x) => x > 0);
+    if (loads.length) {
+      const hi = Math.max(...loads);
+      parts.push(`load ${loads.length > 1 ? `${Math.min(...loads).toFixed(2)}–` : ''}${hi.toFixed(2)} before the run${hi > (p.cores || 1) ? ' (busy machine: expect noise)' : ''}`);
+    }
     return h('p', { class: 'conditions' }, h('span', { class: 'cond-label' }, 'Conditions: '), parts.join(' · '));
   }
 
