@@ -3,6 +3,7 @@ package quiz
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -24,6 +25,10 @@ import (
 //
 // Comparisons and logical operators give 1 or 0. Strings may only be
 // compared with == and !=. JSON booleans read as 1 and 0.
+//
+// Functions: if(c, a, b); min, max and median of one or more numbers
+// (median of three runs is the usual summary of -repeat 3); abs, log10,
+// sqrt; len($path) of an array.
 type Expr struct {
 	src  string
 	root node
@@ -65,10 +70,13 @@ type node interface {
 	eval(results []any) (Value, error)
 }
 
-// functions lists the callable functions with their argument counts.
+// functions lists the callable functions with their argument counts;
+// variadic (-1) ones take one or more.
 var functions = map[string]int{
-	"if": 3, "min": 2, "max": 2, "abs": 1, "log10": 1, "sqrt": 1, "len": 1,
+	"if": 3, "min": variadic, "max": variadic, "median": variadic, "abs": 1, "log10": 1, "sqrt": 1, "len": 1,
 }
+
+const variadic = -1
 
 // ParseExpr parses an expression. Errors name the offending position.
 func ParseExpr(src string) (*Expr, error) {
@@ -328,7 +336,7 @@ func (p *parser) parsePrimary() (node, error) {
 	case tIdent:
 		want, ok := functions[t.text]
 		if !ok {
-			return nil, p.errorf("unknown name %q (functions: if, min, max, abs, log10, sqrt, len; results are $0, $1, ...)", t.text)
+			return nil, p.errorf("unknown name %q (functions: if, min, max, median, abs, log10, sqrt, len; results are $0, $1, ...)", t.text)
 		}
 		p.next()
 		if !p.is("(") {
@@ -352,7 +360,10 @@ func (p *parser) parsePrimary() (node, error) {
 			}
 			return nil, p.errorf("want , or ) in call to %s, got %q", t.text, p.tok.text)
 		}
-		if len(args) != want {
+		if want == variadic && len(args) == 0 {
+			return nil, fmt.Errorf("expression %q at column %d: %s takes one or more arguments, got none", p.src, t.pos+1, t.text)
+		}
+		if want != variadic && len(args) != want {
 			return nil, fmt.Errorf("expression %q at column %d: %s takes %d arguments, got %d", p.src, t.pos+1, t.text, want, len(args))
 		}
 		return &callNode{fn: t.text, args: args}, nil
@@ -654,9 +665,17 @@ func (n *callNode) eval(results []any) (Value, error) {
 	}
 	switch n.fn {
 	case "min":
-		return Value{Num: math.Min(vals[0], vals[1])}, nil
+		return Value{Num: slices.Min(vals)}, nil
 	case "max":
-		return Value{Num: math.Max(vals[0], vals[1])}, nil
+		return Value{Num: slices.Max(vals)}, nil
+	case "median":
+		// The middle value; of an even count, the mean of the middle two.
+		slices.Sort(vals)
+		m := len(vals) / 2
+		if len(vals)%2 == 1 {
+			return Value{Num: vals[m]}, nil
+		}
+		return Value{Num: (vals[m-1] + vals[m]) / 2}, nil
 	case "abs":
 		return Value{Num: math.Abs(vals[0])}, nil
 	case "log10":
