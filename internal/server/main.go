@@ -35,6 +35,10 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	maxRepeat := fl.Int("max-repeat", def.MaxRepeat, "most -repeat")
 	maxMsg := fl.Int64("max-message-bytes", 64<<10, "largest websocket message accepted")
 	maxQueued := fl.Int("max-queued", 4, "most runs one browser tab may have queued or running")
+	fl.Usage = func() {
+		fmt.Fprintf(stderr, "usage: labserver [serve] [flags]\n\nServe the course on http://ADDR/. Cells run on this machine's disk, one at a time.\nThe measuring commands (bench, sweep, probe, model, crash) are listed by `labserver help`.\n\nflags:\n")
+		fl.PrintDefaults()
+	}
 	if err := fl.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
