@@ -436,12 +436,15 @@ func TestCloseRacesWrites(t *testing.T) {
 					for i := 0; ; i++ {
 						k, v := fmt.Sprintf("w%d-k%d", w, i%30), fmt.Sprintf("v%d", i)
 						err := db.Put([]byte(k), []byte(v))
-						if w == 0 && i%40 == 39 && err == nil {
-							err = db.Compact()
-						}
 						if err == nil {
+							mu.Lock()
+							acked[k] = v
+							mu.Unlock()
 							if _, gerr := db.Get([]byte(k)); gerr != nil && !errors.Is(gerr, ErrClosed) {
 								t.Errorf("Get(%s) after its Put: got %v, want the value or ErrClosed", k, gerr)
+							}
+							if w == 0 && i%40 == 39 {
+								err = db.Compact()
 							}
 						}
 						if err != nil {
@@ -450,9 +453,6 @@ func TestCloseRacesWrites(t *testing.T) {
 							}
 							return
 						}
-						mu.Lock()
-						acked[k] = v
-						mu.Unlock()
 					}
 				}()
 			}
