@@ -58,6 +58,7 @@ crash:
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 60s ./engine/
 	$(GO) test -run '^$$' -fuzz FuzzRecover -fuzztime 60s ./engine/
+	$(GO) test -run '^$$' -fuzz FuzzHint -fuzztime 30s ./engine/
 
 clean:
 	rm -rf bin $(WASMDIR)/*.wasm $(WASMDIR)/*.wasm.gz $(WASMDIR)/wasm_exec.js
