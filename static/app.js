@@ -402,16 +402,16 @@
     const showOp = new Set(rows.map((r) => r.op)).size > 1;
     const cols = ['run', showOp ? 'op' : null, 'count', 'mean', 'p50', 'p95', 'p99', 'p99.9', 'max', 'ops/s', hasModel ? 'model' : null].filter(Boolean);
     const table = h('table', { class: 'nums' },
-      h('thead', {}, h('tr', {}, cols.map((c) => h('th', { scope: 'col', class: c === 'p99' ? 'p99' : null, title: c === 'model' ? 'ops/s predicted by 1 / (T_write + T_fsync/N); in brackets measured ÷ predicted' : null }, c)))),
+      h('thead', {}, h('tr', {}, cols.map((c) => h('th', { scope: 'col', class: c === 'p99' ? 'p99' : MINOR_COLS.has(c) ? 'minor' : null, title: c === 'model' ? 'ops/s predicted by 1 / (T_write + T_fsync/N); in brackets measured ÷ predicted' : null }, c)))),
       h('tbody', {}, rows.map((r) => h('tr', {},
         h('th', { scope: 'row' }, r.k >= 0 ? h('span', { class: `swatch c${r.k % 8}${r.k >= 8 ? ' dashed' : ''}` }) : null, r.label),
         showOp ? h('td', { class: 'op' }, r.op) : null,
-        h('td', {}, fmtInt(r.lat.count)),
+        h('td', { class: 'minor' }, fmtInt(r.lat.count)),
         h('td', {}, fmtNs(r.lat.mean_ns)),
         h('td', {}, fmtNs(r.lat.p50_ns)),
-        h('td', {}, fmtNs(r.lat.p95_ns)),
+        h('td', { class: 'minor' }, fmtNs(r.lat.p95_ns)),
         h('td', { class: 'p99' }, fmtNs(r.lat.p99_ns)),
-        h('td', {}, fmtNs(r.lat.p999_ns)),
+        h('td', { class: 'minor' }, fmtNs(r.lat.p999_ns)),
         h('td', {}, fmtNs(r.lat.max_ns)),
         h('td', {}, r.unc ? '' : h('b', {}, fmtRate(r.b.ops_per_sec))),
         hasModel ? h('td', { class: 'model', title: r.b.model ? `measured ÷ model = ${(r.b.ops_per_sec / r.b.model.predicted_ops_per_sec).toFixed(2)}; T_write ${fmtNs(r.b.model.t_write_ns)}, T_fsync ${fmtNs(r.b.model.t_fsync_ns)} (${r.b.model.t_fsync_source || 'probe'}); p99 on the ${r.b.model.p99_path} path` : null },
@@ -447,6 +447,10 @@
     return wrap;
   }
 
+  // Columns a phone-width page leaves out so p99, max and ops/s fit beside
+  // the run's name (app.css hides .minor below 560px).
+  const MINOR_COLS = new Set(['count', 'p95', 'p99.9']);
+
   function conditions(bs) {
     const b = bs[0];
     const p = b.probe || {};
@@ -468,8 +472,8 @@
     // The load average before each run: above the core count, something else was competing.
     const loads = bs.map((x) => x.load_avg).filter((x) => x > 0);
     if (loads.length) {
-      const hi = Math.max(...loads);
-      parts.push(`load ${loads.length > 1 ? `${Math.min(...loads).toFixed(2)}–` : ''}${hi.toFixed(2)} before the run${hi > (p.cores || 1) ? ' (busy machine: expect noise)' : ''}`);
+      const lo = Math.min(...loads).toFixed(2), hi = Math.max(...loads).toFixed(2);
+      parts.push(`load ${lo === hi ? hi : `${lo}–${hi}`} before the run${loads.length > 1 ? 's' : ''}${Number(hi) > (p.cores || 1) ? ' (busy machine: expect noise)' : ''}`);
     }
     return h('p', { class: 'conditions' }, h('span', { class: 'cond-label' }, 'Conditions: '), parts.join(' · '));
   }
