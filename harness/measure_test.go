@@ -2,6 +2,7 @@ package harness
 
 import (
 	"testing"
+	"time"
 )
 
 // Measurement edge cases: what is counted, and from which clock.
@@ -18,6 +19,31 @@ func TestOpenLoopUpdateRecordsPutUncorrected(t *testing.T) {
 		}
 		if c.Count != u.Count {
 			t.Errorf("%s: got %d uncorrected samples, want %d (as corrected)", k, u.Count, c.Count)
+		}
+	}
+}
+
+// An open loop's schedule is one stream at -rate, dealt round-robin to the
+// threads from the run's one start time: thread w's unit i is the run's
+// unit i*threads+w.
+func TestOpenLoopSchedule(t *testing.T) {
+	tests := []struct {
+		threads, w int
+		i          int64
+		rate       float64
+		want       time.Duration
+	}{
+		{1, 0, 0, 1000, 0},
+		{1, 0, 3, 1000, 3 * time.Millisecond},
+		{2, 0, 1, 1000, 2 * time.Millisecond},
+		{2, 1, 0, 1000, 1 * time.Millisecond},
+		{2, 1, 2, 1000, 5 * time.Millisecond},
+		{4, 3, 1, 4000, 1750 * time.Microsecond},
+		{3, 2, 1_000_000, 3, 1_000_000*time.Second + 666_666_666},
+	}
+	for _, tt := range tests {
+		if got := intendedOffset(tt.threads, tt.w, tt.i, tt.rate); got != tt.want {
+			t.Errorf("intendedOffset(threads %d, w %d, i %d, rate %v) = %v, want %v", tt.threads, tt.w, tt.i, tt.rate, got, tt.want)
 		}
 	}
 }

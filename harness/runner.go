@@ -127,7 +127,11 @@ type run struct {
 	// base is the origin of the workers' clock: they read it as
 	// time.Since(base), a monotonic reading in one call (time.Now reads
 	// the wall clock too, which the timed loop has no use for).
-	base     time.Time
+	base time.Time
+	// start is when the outer wall clock started, on the workers' clock:
+	// an open loop's schedule counts from it, the same for every worker
+	// however late the scheduler gets each one going.
+	start    time.Duration
 	stop     atomic.Bool   // set on cancel, error or deadline
 	stopCh   chan struct{} // closed with stop, for sleepers
 	stopOnce sync.Once
@@ -278,6 +282,7 @@ func runOne(ctx context.Context, cfg runConfig) (*BenchResult, error) {
 
 	// The one outer wall clock.
 	t0 := time.Now()
+	r.start = t0.Sub(r.base)
 	if cfg.duration > 0 {
 		deadline = t0.Sub(r.base) + cfg.duration
 	}
@@ -365,14 +370,14 @@ func (w *worker) loop(r *run, keys keyTable, from, n int64, deadline time.Durati
 	hasDeadline := deadline > 0
 	base := r.base
 	w.base = base
-	var interval time.Duration
+	// An open loop (-rate) paces the threads' units; warmup is never paced,
+	// nor is readwhilewriting's writer, which writes as fast as it can.
+	open := cfg.rate > 0 && !w.warming
+	paced := open && w.id < cfg.threads
 	var timer *time.Timer
-	var t0 time.Duration
-	if cfg.rate > 0 && !w.warming { // warmup is never paced
-		interval = time.Duration(float64(cfg.threads) * 1e9 / cfg.rate)
+	if paced {
 		timer = time.NewTimer(time.Hour)
 		defer timer.Stop()
-		t0 = time.Since(base)
 	}
 	step := stepOf(cfg.workload)
 	if w.id == cfg.threads { // readwhilewriting's writer
@@ -393,8 +398,8 @@ func (w *worker) loop(r *run, keys keyTable, from, n int64, deadline time.Durati
 		// measured from it, so a stall also counts against the units that
 		// should have started during it (coordinated omission).
 		var intended time.Duration // 0 in a closed loop
-		if interval > 0 {
-			intended = t0 + time.Duration(i)*interval // > 0: base is earlier than t0
+		if paced {
+			intended = r.start + intendedOffset(cfg.threads, w.id, i, cfg.rate) // > 0: base is earlier than start
 			if d := intended - time.Since(base); d > spinBelow {
 				timer.Reset(d)
 				select {
@@ -413,6 +418,9 @@ func (w *worker) loop(r *run, keys keyTable, from, n int64, deadline time.Durati
 		var err error
 		var end time.Duration
 		start := time.Since(base)
+		if open && !paced {
+			intended = start // the unpaced writer of a -rate run: both tables, same figure
+		}
 		if cfg.dishonest.timeKeygen {
 			key, val = buildKeyValue(order[pos], val)
 		}
@@ -462,6 +470,16 @@ func (w *worker) loop(r *run, keys keyTable, from, n int64, deadline time.Durati
 			return
 		}
 	}
+}
+
+// intendedOffset is when, after the run's start, an open loop means to
+// start unit i of worker w: the run is one stream of units at rate per
+// second, dealt round-robin to the threads, so thread w's unit i is the
+// stream's unit i*threads+w and the threads' starts interleave instead of
+// arriving together.
+func intendedOffset(threads, w int, i int64, rate float64) time.Duration {
+	n := i*int64(threads) + int64(w)
+	return time.Duration(float64(n) * 1e9 / rate)
 }
 
 // doGet does one Get and counts hits.
