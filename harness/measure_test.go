@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"context"
 	"testing"
 	"time"
 )
@@ -44,6 +45,32 @@ func TestOpenLoopSchedule(t *testing.T) {
 	for _, tt := range tests {
 		if got := intendedOffset(tt.threads, tt.w, tt.i, tt.rate); got != tt.want {
 			t.Errorf("intendedOffset(threads %d, w %d, i %d, rate %v) = %v, want %v", tt.threads, tt.w, tt.i, tt.rate, got, tt.want)
+		}
+	}
+}
+
+// A -duration run stops at its deadline: in an open loop no unit whose
+// intended start is at or past the deadline is started (or counted).
+func TestOpenLoopDurationStopsAtDeadline(t *testing.T) {
+	tests := []struct {
+		threads  int
+		rate     float64
+		duration time.Duration
+		want     int64
+	}{
+		{1, 20, 500 * time.Millisecond, 10},
+		{2, 40, 250 * time.Millisecond, 10},
+	}
+	for _, tt := range tests {
+		cfg := runConfig{engine: "null", sync: "none", workload: "fillrandom", dist: "uniform",
+			threads: tt.threads, rate: tt.rate, duration: tt.duration, maxUnits: 1 << 20,
+			exactCap: DefaultExactCap, valueSize: 8, keys: 100, dir: t.TempDir()}
+		r, err := runOne(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Units != tt.want {
+			t.Errorf("threads %d rate %v duration %v: got %d units, want %d", tt.threads, tt.rate, tt.duration, r.Units, tt.want)
 		}
 	}
 }

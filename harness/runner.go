@@ -400,18 +400,15 @@ func (w *worker) loop(r *run, keys keyTable, from, n int64, deadline time.Durati
 		var intended time.Duration // 0 in a closed loop
 		if paced {
 			intended = r.start + intendedOffset(cfg.threads, w.id, i, cfg.rate) // > 0: base is earlier than start
-			if d := intended - time.Since(base); d > spinBelow {
-				timer.Reset(d)
-				select {
-				case <-timer.C:
-				case <-r.stopCh:
-					return
-				}
-			} else {
-				// Timers are too coarse for short waits: yield until it is time.
-				for time.Since(base) < intended {
-					runtime.Gosched()
-				}
+			if hasDeadline && intended >= deadline {
+				// This unit is scheduled after the run's end: not part of
+				// it. Wait for the deadline itself, not past it, so the
+				// wall clock covers the scheduled time and no more.
+				w.sleepUntil(r, timer, deadline)
+				return
+			}
+			if !w.sleepUntil(r, timer, intended) {
+				return
 			}
 		}
 
@@ -470,6 +467,25 @@ func (w *worker) loop(r *run, keys keyTable, from, n int64, deadline time.Durati
 			return
 		}
 	}
+}
+
+// sleepUntil waits until time at on the run's clock; false if the run was
+// stopped meanwhile.
+func (w *worker) sleepUntil(r *run, timer *time.Timer, at time.Duration) bool {
+	if d := at - time.Since(r.base); d > spinBelow {
+		timer.Reset(d)
+		select {
+		case <-timer.C:
+		case <-r.stopCh:
+			return false
+		}
+	} else {
+		// Timers are too coarse for short waits: yield until it is time.
+		for time.Since(r.base) < at {
+			runtime.Gosched()
+		}
+	}
+	return true
 }
 
 // intendedOffset is when, after the run's start, an open loop means to
