@@ -74,3 +74,20 @@ func TestOpenLoopDurationStopsAtDeadline(t *testing.T) {
 		}
 	}
 }
+
+// The byte cap of a -duration run is split among the threads without
+// losing the remainder.
+func TestDurationCapSplitKeepsRemainder(t *testing.T) {
+	for _, threads := range []int{1, 2, 3, 7} {
+		cfg := runConfig{engine: "null", sync: "none", workload: "fillrandom", dist: "uniform",
+			threads: threads, duration: time.Minute, maxUnits: 100,
+			exactCap: DefaultExactCap, valueSize: 8, keys: 100, dir: t.TempDir()}
+		r, err := runOne(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Units != 100 {
+			t.Errorf("threads %d: got %d units, want the cap 100", threads, r.Units)
+		}
+	}
+}

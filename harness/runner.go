@@ -196,7 +196,10 @@ func runOne(ctx context.Context, cfg runConfig) (*BenchResult, error) {
 			}
 			table = max(quota, 1)
 		} else if cfg.maxUnits > 0 {
-			quota = max(cfg.maxUnits/int64(cfg.threads), 1)
+			quota = cfg.maxUnits / int64(cfg.threads)
+			if int64(w) < cfg.maxUnits%int64(cfg.threads) {
+				quota++
+			}
 		}
 		table = min(table, 1<<22)
 		workers[w] = &worker{
