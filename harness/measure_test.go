@@ -91,3 +91,47 @@ func TestDurationCapSplitKeepsRemainder(t *testing.T) {
 		}
 	}
 }
+
+// slowStore takes 2 ms per Put: slower than any rate above 500/s.
+type slowStore struct{ nullStoreForTest }
+
+type nullStoreForTest struct{}
+
+func (nullStoreForTest) Put(k, v []byte) error              { return nil }
+func (nullStoreForTest) Get(k []byte) ([]byte, bool, error) { return nil, false, nil }
+func (nullStoreForTest) Delete(k []byte) error              { return nil }
+func (nullStoreForTest) Close() error                       { return nil }
+func (slowStore) Put(k, v []byte) error                     { time.Sleep(2 * time.Millisecond); return nil }
+
+func init() {
+	RegisterEngine("testslow", func(dir, sync string) (Store, error) { return slowStore{}, nil })
+}
+
+// When the store is slower than -rate, a -duration run ends at its
+// deadline with units still due; it reports how many, so every unit
+// scheduled before the deadline is either measured or counted as backlog.
+func TestOpenLoopBacklogReported(t *testing.T) {
+	tests := []struct {
+		threads int
+		rate    float64
+		due     int64 // units scheduled before the deadline
+	}{
+		{1, 2000, 200},
+		{2, 4000, 400},
+	}
+	for _, tt := range tests {
+		cfg := runConfig{engine: "testslow", sync: "none", workload: "fillrandom", dist: "uniform",
+			threads: tt.threads, rate: tt.rate, duration: 100 * time.Millisecond, maxUnits: 1 << 20,
+			exactCap: DefaultExactCap, valueSize: 8, keys: 100, dir: t.TempDir()}
+		r, err := runOne(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.BacklogUnits == 0 {
+			t.Errorf("threads %d: got backlog 0 with a 2 ms store at %v/s, want some", tt.threads, tt.rate)
+		}
+		if got := r.Units + r.BacklogUnits; got != tt.due {
+			t.Errorf("threads %d: got units %d + backlog %d = %d, want the %d due before the deadline", tt.threads, r.Units, r.BacklogUnits, got, tt.due)
+		}
+	}
+}

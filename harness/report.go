@@ -74,6 +74,9 @@ func writeBenchTable(w io.Writer, r *BenchResult) error {
 	if r.Capped {
 		fmt.Fprintln(w, "CAPPED: the run reached the total-bytes limit before its -duration was up")
 	}
+	if r.BacklogUnits > 0 {
+		fmt.Fprintf(w, "BEHIND: the store fell behind -rate; %d units due before the deadline never started, and their latency is in no table below\n", r.BacklogUnits)
+	}
 	// The db_bench line: time per op, ops per second, payload throughput.
 	microsPerOp := 0.0
 	if r.OpsPerSec > 0 {

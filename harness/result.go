@@ -50,6 +50,11 @@ type BenchResult struct {
 
 	Cancelled bool     `json:"cancelled,omitempty"` // stopped early; figures cover what ran
 	Capped    bool     `json:"capped,omitempty"`    // a -duration run stopped at the byte cap before its time was up
+	// BacklogUnits, in an open-loop -duration run, is how many units were
+	// due to start before the deadline but never started because the
+	// store fell behind the rate. Their latency (the worst of the run) is
+	// in no table: non-zero means the tables understate the tail.
+	BacklogUnits int64 `json:"backlog_units,omitempty"`
 	Dishonest []string `json:"dishonest,omitempty"` // timing rules this run broke on purpose
 	Run       int      `json:"run,omitempty"`       // 1-based index within a -repeat
 	Dir       string   `json:"dir,omitempty"`       // with -keep: where the data stayed
@@ -132,6 +137,7 @@ func summarizeRun(cfg *runConfig, all []*worker, writer *worker, wall time.Durat
 	for _, w := range all {
 		if w != writer {
 			res.Units += w.units
+			res.BacklogUnits += w.backlog
 		}
 		gets += w.gets
 		hits += w.hits

@@ -6,6 +6,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -116,6 +117,7 @@ type worker struct {
 	base       time.Time // the run's clock origin (run.base), set by loop
 	warming    bool      // running the warmup: closed loop, results discarded
 	units, ops int64
+	backlog    int64 // open loop: units due before the deadline, never started
 	gets, hits int64
 	err        error
 	live       *liveView
@@ -467,6 +469,14 @@ func (w *worker) loop(r *run, keys keyTable, from, n int64, deadline time.Durati
 		}
 		w.units++
 		if hasDeadline && end > deadline {
+			if paced {
+				// Units scheduled before the deadline that the store was too
+				// slow to start: not measured, so counted and reported.
+				next := i + 1
+				w.backlog = int64(sort.Search(int(n-next), func(k int) bool {
+					return r.start+intendedOffset(cfg.threads, w.id, next+int64(k), cfg.rate) >= deadline
+				}))
+			}
 			return
 		}
 	}
