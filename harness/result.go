@@ -48,16 +48,16 @@ type BenchResult struct {
 	// work was competing for the CPU and the disk: say so with the number.
 	LoadAvg float64 `json:"load_avg,omitempty"`
 
-	Cancelled bool     `json:"cancelled,omitempty"` // stopped early; figures cover what ran
-	Capped    bool     `json:"capped,omitempty"`    // a -duration run stopped at the byte cap before its time was up
+	Cancelled bool `json:"cancelled,omitempty"` // stopped early; figures cover what ran
+	Capped    bool `json:"capped,omitempty"`    // a -duration run stopped at the byte cap before its time was up
 	// BacklogUnits, in an open-loop -duration run, is how many units were
 	// due to start before the deadline but never started because the
 	// store fell behind the rate. Their latency (the worst of the run) is
 	// in no table: non-zero means the tables understate the tail.
-	BacklogUnits int64 `json:"backlog_units,omitempty"`
-	Dishonest []string `json:"dishonest,omitempty"` // timing rules this run broke on purpose
-	Run       int      `json:"run,omitempty"`       // 1-based index within a -repeat
-	Dir       string   `json:"dir,omitempty"`       // with -keep: where the data stayed
+	BacklogUnits int64    `json:"backlog_units,omitempty"`
+	Dishonest    []string `json:"dishonest,omitempty"` // timing rules this run broke on purpose
+	Run          int      `json:"run,omitempty"`       // 1-based index within a -repeat
+	Dir          string   `json:"dir,omitempty"`       // with -keep: where the data stayed
 }
 
 // BenchModel is the model's prediction printed next to a measurement.
