@@ -417,6 +417,8 @@ func (w *worker) loop(r *run, keys keyTable, from, n int64, deadline time.Durati
 			}
 		}
 
+		isRead := step == stepMixed && w.plan.isRead[pos%len(w.plan.isRead)]
+
 		var err error
 		var end time.Duration
 		start := time.Since(base)
@@ -438,23 +440,26 @@ func (w *worker) loop(r *run, keys keyTable, from, n int64, deadline time.Durati
 			end = w.done(w.del, w.udel, start, intended)
 		case stepUpdate:
 			err = w.doGet(key)
-			mid := w.done(w.get, w.uget, start, intended)
+			w.done(w.get, w.uget, start, intended)
 			if err == nil {
-				// The Put is meant to start when the Get ends: in an open
-				// loop its corrected and uncorrected latencies are the
-				// same, and both tables count it.
+				// The Put's clock starts after the Get is recorded, so the
+				// recording is in neither op's time. It is meant to start
+				// as soon as it does: in an open loop its corrected and
+				// uncorrected latencies are the same, and both tables
+				// count it.
+				putStart := time.Since(base)
 				var putIntended time.Duration
 				if intended != 0 {
-					putIntended = mid
+					putIntended = putStart
 				}
 				err = s.Put(key, val)
-				end = w.done(w.put, w.uput, mid, putIntended)
+				end = w.done(w.put, w.uput, putStart, putIntended)
 			}
 		case stepScan:
 			err = w.scanner.Scan(key, scanLen, w.visit)
 			end = w.done(w.scan, w.uscan, start, intended)
 		case stepMixed:
-			if w.plan.isRead[pos%len(w.plan.isRead)] {
+			if isRead {
 				err = w.doGet(key)
 				end = w.done(w.get, w.uget, start, intended)
 			} else {
