@@ -101,6 +101,9 @@ func Probe(ctx context.Context, cfg ProbeConfig) (*ProbeResult, error) {
 }
 
 // measureDisk times write and write+fdatasync in a scratch file under dir.
+// The file is fresh and opened for appending, as pg_test_fsync's
+// write-then-sync tests grow theirs: every flush also commits the file's
+// new size (lesson 5, "File growth").
 func measureDisk(ctx context.Context, dir string, cfg ProbeConfig) (w, wf ProbeCost, err error) {
 	tmp, err := os.MkdirTemp(dir, "kvlab-probe-")
 	if err != nil {
@@ -112,30 +115,66 @@ func measureDisk(ctx context.Context, dir string, cfg ProbeConfig) (w, wf ProbeC
 		return w, wf, fmt.Errorf("probe: %w", err)
 	}
 	defer f.Close()
+	base := time.Now()
+	return timeDisk(ctx, osProbeFile{fd: int(f.Fd()), dir: dir}, func() time.Duration { return time.Since(base) }, cfg)
+}
+
+// probeFile is what the probe times: one write, one fdatasync.
+type probeFile interface {
+	write(b []byte) error
+	fdatasync() error
+}
+
+type osProbeFile struct {
+	fd  int
+	dir string
+}
+
+func (f osProbeFile) write(b []byte) error {
+	if _, err := unix.Write(f.fd, b); err != nil {
+		return fmt.Errorf("probe: write in %s: %w", f.dir, err)
+	}
+	return nil
+}
+
+func (f osProbeFile) fdatasync() error {
+	if err := unix.Fdatasync(f.fd); err != nil {
+		fs, _, _ := fsAndDevice(f.dir)
+		return fmt.Errorf("probe: fdatasync in %s (filesystem %q) failed: %w; durability cannot be measured there, use -dir on a disk filesystem such as ext4 or xfs", f.dir, fs, err)
+	}
+	return nil
+}
+
+// timeDisk times cfg.Iterations writes (or cfg.MaxTime's worth), then as
+// many write+fdatasync pairs, on clock. Between the two it flushes once,
+// untimed: otherwise the first timed fdatasync would also carry every
+// write of the first measurement and inflate the fdatasync figure.
+func timeDisk(ctx context.Context, f probeFile, clock func() time.Duration, cfg ProbeConfig) (w, wf ProbeCost, err error) {
 	buf := make([]byte, cfg.WriteSize)
 	for i := range buf {
 		buf[i] = byte(i)
 	}
-	fd := int(f.Fd())
 	run := func(sync bool) (ProbeCost, error) {
 		lat := make([]int64, 0, cfg.Iterations)
-		t0 := time.Now()
-		for len(lat) < cfg.Iterations && time.Since(t0) < cfg.MaxTime && ctx.Err() == nil {
-			start := time.Now()
-			if _, err := unix.Write(fd, buf); err != nil {
-				return ProbeCost{}, fmt.Errorf("probe: write: %w", err)
+		t0 := clock()
+		for len(lat) < cfg.Iterations && clock()-t0 < cfg.MaxTime && ctx.Err() == nil {
+			start := clock()
+			if err := f.write(buf); err != nil {
+				return ProbeCost{}, err
 			}
 			if sync {
-				if err := unix.Fdatasync(fd); err != nil {
-					return ProbeCost{}, fmt.Errorf("probe: fdatasync: %w", err)
+				if err := f.fdatasync(); err != nil {
+					return ProbeCost{}, err
 				}
 			}
-			lat = append(lat, int64(time.Since(start)))
+			lat = append(lat, int64(clock()-start))
 		}
-		wall := time.Since(t0)
-		return costOf(lat, wall), ctx.Err()
+		return costOf(lat, clock()-t0), ctx.Err()
 	}
 	if w, err = run(false); err != nil {
+		return
+	}
+	if err = f.fdatasync(); err != nil {
 		return
 	}
 	wf, err = run(true)

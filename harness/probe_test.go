@@ -63,3 +63,42 @@ func TestParseLoadAvg(t *testing.T) {
 		}
 	}
 }
+
+// fakeDisk is a probeFile on a fake clock: a write costs writeNs, an
+// fdatasync syncNs per byte written since the last one.
+type fakeDisk struct {
+	now             time.Duration
+	dirty           int64
+	writeNs, syncNs time.Duration
+}
+
+func (d *fakeDisk) write(b []byte) error {
+	d.now += d.writeNs
+	d.dirty += int64(len(b))
+	return nil
+}
+
+func (d *fakeDisk) fdatasync() error {
+	d.now += time.Duration(d.dirty) * d.syncNs
+	d.dirty = 0
+	return nil
+}
+
+// Each timed write+fdatasync flushes its own write only: the writes of the
+// write-only measurement before it are flushed outside the timing.
+func TestProbeTimesOneWritePerFlush(t *testing.T) {
+	for _, n := range []int{1, 10, 200} {
+		d := &fakeDisk{writeNs: 1000, syncNs: 100}
+		w, wf, err := timeDisk(context.Background(), d, func() time.Duration { return d.now },
+			ProbeConfig{Iterations: n, MaxTime: time.Hour, WriteSize: 128})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w.MeanNs != 1000 || w.MaxNs != 1000 {
+			t.Errorf("%d iterations: write mean %v max %d, want 1000 and 1000", n, w.MeanNs, w.MaxNs)
+		}
+		if want := int64(1000 + 128*100); wf.MeanNs != float64(want) || wf.MaxNs != want {
+			t.Errorf("%d iterations: write+fdatasync mean %v max %d, want %d and %d", n, wf.MeanNs, wf.MaxNs, want, want)
+		}
+	}
+}
