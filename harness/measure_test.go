@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"math"
 	"testing"
 	"time"
 )
@@ -133,5 +134,40 @@ func TestOpenLoopBacklogReported(t *testing.T) {
 		if got := r.Units + r.BacklogUnits; got != tt.due {
 			t.Errorf("threads %d: got units %d + backlog %d = %d, want the %d due before the deadline", tt.threads, r.Units, r.BacklogUnits, got, tt.due)
 		}
+	}
+}
+
+// Samples kept exactly before a recorder's budget ran out are summarized
+// with the ones recorded into its histogram after, rank for rank.
+func TestSwitchKeepsEarlierSamples(t *testing.T) {
+	r := newRecorder(newSampleBudget(firstChunk))
+	for range firstChunk {
+		r.record(1_000_000) // slow, exact
+	}
+	for range 3 * firstChunk {
+		r.record(100) // fast, after the switch
+	}
+	if r.hist == nil {
+		t.Fatal("recorder did not switch to a histogram")
+	}
+	s := summarize([]*recorder{r}, false)
+	tests := []struct {
+		name string
+		got  int64
+		want int64
+	}{
+		{"p50", s.P50Ns, 100},
+		{"p75", s.Spectrum[4].Ns, 100},
+		{"p90", s.Spectrum[5].Ns, 1_000_000},
+		{"p99", s.P99Ns, 1_000_000},
+		{"max", s.MaxNs, 1_000_000},
+	}
+	for _, tt := range tests {
+		if rel := math.Abs(float64(tt.got-tt.want)) / float64(tt.want); rel > HistPrecision {
+			t.Errorf("%s = %d, want %d within %v", tt.name, tt.got, tt.want, HistPrecision)
+		}
+	}
+	if s.Count != 4*firstChunk || s.Exact {
+		t.Errorf("count %d exact %v, want %d and false", s.Count, s.Exact, 4*firstChunk)
 	}
 }
