@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 )
@@ -365,6 +366,9 @@ func writeBenchstat(w io.Writer, v any) error {
 	fmt.Fprintln(w, "pkg: kvlab/harness")
 	for _, r := range rs {
 		name := fmt.Sprintf("BenchmarkKV/engine=%s/sync=%s/workload=%s/threads=%d/value=%d/dist=%s", r.Engine, r.Sync, r.Workload, r.Threads, r.ValueSize, r.Dist)
+		if r.Rate > 0 {
+			name += "/rate=" + strconv.FormatFloat(r.Rate, 'g', -1, 64)
+		}
 		if len(r.Dishonest) > 0 {
 			name += "/dishonest=" + strings.Join(r.Dishonest, "+")
 		}

@@ -164,3 +164,23 @@ func TestRunCLIProgressFlag(t *testing.T) {
 		t.Errorf("without -progress and with stderr not a terminal, stderr = %q, want nothing", errb.String())
 	}
 }
+
+// Benchmark names keep apart runs that measured different things: an
+// open-loop run at -rate R is not a sample of the closed-loop one.
+func TestBenchstatNameHasRate(t *testing.T) {
+	closed, open := fixedBench("kv", 1, 0, 30000), fixedBench("kv", 1, 0, 30000)
+	open.Rate = 5000
+	name := func(r *BenchResult) string {
+		var b strings.Builder
+		if err := writeBenchstat(&b, r); err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(b.String(), "\n")
+		return strings.Fields(lines[1])[0]
+	}
+	if a, b := name(closed), name(open); a == b {
+		t.Errorf("closed and -rate 5000 runs both named %s, want different names", a)
+	} else if !strings.Contains(b, "/rate=5000") {
+		t.Errorf("open-loop name %s, want /rate=5000 in it", b)
+	}
+}
