@@ -1,0 +1,286 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+)
+
+// Tests that a hostile or broken client cannot crash or hang the server,
+// and always gets an error that says what was wrong.
+
+func postRaw(t *testing.T, ts *httptest.Server, body string) (int, map[string]any) {
+	t.Helper()
+	r, err := http.Post(ts.URL+"/api/quiz", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Body.Close()
+	var out map[string]any
+	if err := json.NewDecoder(r.Body).Decode(&out); err != nil {
+		t.Fatalf("HTTP %d: decoding the reply: %v", r.StatusCode, err)
+	}
+	return r.StatusCode, out
+}
+
+func TestQuizHostileBodies(t *testing.T) {
+	s := newServer(t, func(c *Config) { c.MaxMessageBytes = 1024 })
+	ts := startServer(t, s)
+	res := func(p50, p99 string) string {
+		one := `{"latency":{"put":{"count":500,"p50_ns":` + p50 + `,"p99_ns":` + p99 + `}},"ops_per_sec":1}`
+		return "[" + one + "," + one + "]"
+	}
+	tests := []struct {
+		name, body string
+		code       int
+		want       string
+	}{
+		{"empty body", ``, 400, "malformed request"},
+		{"not json", `{"lesson":`, 400, "malformed request"},
+		{"array body", `[]`, 400, "malformed request"},
+		{"results is an object", `{"lesson":"01-fixture","quiz":"tail","answer":"2","results":{}}`, 400, "malformed request"},
+		{"results of numbers", `{"lesson":"01-fixture","quiz":"tail","answer":"2","results":[1,2]}`, 422, "tail"},
+		{"results of strings", `{"lesson":"01-fixture","quiz":"tail","answer":"2","results":["a","b"]}`, 422, "tail"},
+		{"too few results", `{"lesson":"01-fixture","quiz":"tail","answer":"2","results":[]}`, 422, "needs the results of 2"},
+		{"number too big for float64", `{"lesson":"01-fixture","quiz":"tail","answer":"2","results":` + res("1", "1e400") + `}`, 400, "results[0]: json: cannot unmarshal number 1e400"},
+		{"divide by zero", `{"lesson":"01-fixture","quiz":"tail","answer":"2","results":` + res("0", "5") + `}`, 422, "division by zero"},
+		{"answer NaN", `{"lesson":"01-fixture","quiz":"tail","answer":"NaN","results":` + res("1", "5") + `}`, 400, "not a number"},
+		{"answer Inf", `{"lesson":"01-fixture","quiz":"tail","answer":"+Inf","results":` + res("1", "5") + `}`, 400, "not a number"},
+		{"answer huge", `{"lesson":"01-fixture","quiz":"tail","answer":"1e999","results":` + res("1", "5") + `}`, 400, "not a number"},
+		{"unknown lesson", `{"lesson":"99-nope","quiz":"tail","answer":"2"}`, 404, `no lesson "99-nope"`},
+		{"traversal lesson", `{"lesson":"../../etc/passwd","quiz":"tail","answer":"2"}`, 404, "no lesson"},
+		{"unknown quiz", `{"lesson":"01-fixture","quiz":"nope","answer":"2"}`, 404, `no quiz "nope"`},
+		{"oversized", `{"lesson":"01-fixture","quiz":"tail","answer":"` + strings.Repeat("9", 20000) + `"}`, 413, "larger than"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out := postRaw(t, ts, tt.body)
+			msg, _ := out["error"].(string)
+			if code != tt.code || !strings.Contains(msg, tt.want) {
+				t.Errorf("got %d %q, want %d with an error containing %q", code, msg, tt.code, tt.want)
+			}
+		})
+	}
+}
+
+// A run: quiz whose asker gives up while it waits for a busy queue leaves
+// nothing behind in the queue.
+func TestQuizRunGivesUpWhileQueued(t *testing.T) {
+	s := newServer(t, nil)
+	ts := startServer(t, s)
+	c := dial(t, ts, "", nil)
+	c.run("long", longRun)
+	c.until("long", "started")
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "POST", ts.URL+"/api/quiz", strings.NewReader(`{"lesson":"01-fixture","quiz":"path","answer":"yes"}`))
+	errc := make(chan error, 1)
+	go func() {
+		r, err := http.DefaultClient.Do(req)
+		if err == nil {
+			r.Body.Close()
+		}
+		errc <- err
+	}()
+	waitFor(t, "the quiz run to queue", func() bool { return queueLen(s) == 1 })
+	cancel()
+	if err := <-errc; err == nil {
+		t.Fatal("got a reply, want the request cancelled")
+	}
+	waitFor(t, "the quiz run to leave the queue", func() bool { return queueLen(s) == 0 })
+	c.send(map[string]string{"type": "cancel", "id": "long"})
+	if d := c.until("long", "done")[0]; d.str("type") == "done" && d["cancelled"] != true {
+		t.Errorf("got %v, want a cancelled done", d)
+	}
+}
+
+func queueLen(s *Server) int {
+	s.q.mu.Lock()
+	defer s.q.mu.Unlock()
+	return len(s.q.waiting)
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for i := 0; i < 3000; i++ {
+		if cond() {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("gave up waiting for %s", what)
+}
+
+func TestWSHostileMessages(t *testing.T) {
+	s := newServer(t, func(c *Config) { c.MaxMessageBytes = 1024 })
+	ts := startServer(t, s)
+	c := dial(t, ts, "", nil)
+	tests := []struct {
+		name string
+		typ  int
+		send string
+		want string
+	}{
+		{"binary frame", websocket.BinaryMessage, `{"type":"run","id":"x","cell":"probe"}`, "binary messages"},
+		{"json array", websocket.TextMessage, `[1,2]`, "malformed message"},
+		{"json string", websocket.TextMessage, `"run"`, "malformed message"},
+		{"null", websocket.TextMessage, `null`, "unknown message type"},
+		{"wrong field type", websocket.TextMessage, `{"type":"run","id":7,"cell":"probe"}`, "malformed message"},
+		{"empty type", websocket.TextMessage, `{}`, `unknown message type ""`},
+		{"over the message cap", websocket.TextMessage, `{"type":"run","id":"x","cell":"` + strings.Repeat("#", 2000) + `"}`, "the limit is 1024 bytes"},
+		{"cancel unknown", websocket.TextMessage, `{"type":"cancel","id":"ghost"}`, `no run "ghost"`},
+		{"cancel no id", websocket.TextMessage, `{"type":"cancel"}`, `no run ""`},
+		{"id too long", websocket.TextMessage, `{"type":"run","id":"` + strings.Repeat("i", 200) + `","cell":"probe"}`, "1 to 128 characters"},
+		{"invalid utf-8", websocket.TextMessage, "{\"type\":\"run\",\"id\":\"\xff\",\"cell\":\"probe\"}", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := c.conn.WriteMessage(tt.typ, []byte(tt.send)); err != nil {
+				t.Fatal(err)
+			}
+			if tt.want == "" {
+				return // only must not kill the connection: checked by the next case
+			}
+			m := c.next()
+			if m.str("type") != "error" || !strings.Contains(m.str("message"), tt.want) {
+				t.Fatalf("got %v, want an error containing %q", m, tt.want)
+			}
+		})
+	}
+	// A duplicate id is refused while the first run is live, and the first run is unharmed.
+	c2 := dial(t, ts, "", nil)
+	c2.run("d", longRun)
+	c2.until("d", "started")
+	c2.run("d", "bench -engine null -ops 10")
+	if m := c2.next(); m.str("type") != "error" || !strings.Contains(m.str("message"), "already queued or running") {
+		t.Fatalf("duplicate id: got %v, want an error", m)
+	}
+	c2.send(map[string]string{"type": "cancel", "id": "d"})
+	if ms := c2.until("d", "done"); ms[len(ms)-1]["cancelled"] != true {
+		t.Errorf("got %v, want the first run cancelled", ms[len(ms)-1])
+	}
+	// A message far over the cap closes the connection with "message too big".
+	c3 := dial(t, ts, "", nil)
+	c3.conn.WriteMessage(websocket.TextMessage, []byte(strings.Repeat("x", 1<<20)))
+	c3.conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	_, _, err := c3.conn.ReadMessage()
+	if !websocket.IsCloseError(err, websocket.CloseMessageTooBig) {
+		t.Errorf("got %v, want close 1009 (message too big)", err)
+	}
+}
+
+// Origin variants on the websocket.
+func TestWSOriginVariants(t *testing.T) {
+	s := newServer(t, nil)
+	ts := startServer(t, s)
+	host := strings.TrimPrefix(ts.URL, "http://")
+	_, port, _ := strings.Cut(host, ":")
+	tests := []struct {
+		origin string
+		ok     bool
+	}{
+		{"", true},
+		{ts.URL, true},
+		{"HTTP://" + strings.ToUpper(host), true},
+		{"null", false},
+		{"http://evil.example", false},
+		{"http://127.0.0.1:1", false},
+		{"http://localhost:" + port, false}, // same machine, but not the Host this page came from
+		{"http://" + host + ".evil.example", false},
+		{"http://evil.example@" + host, false},
+		{"file://", false},
+	}
+	u := "ws" + strings.TrimPrefix(ts.URL, "http") + "/ws"
+	for _, tt := range tests {
+		hdr := http.Header{}
+		if tt.origin != "" {
+			hdr.Set("Origin", tt.origin)
+		}
+		c, resp, err := websocket.DefaultDialer.Dial(u, hdr)
+		if c != nil {
+			c.Close()
+		}
+		if got := err == nil; got != tt.ok {
+			code := 0
+			if resp != nil {
+				code = resp.StatusCode
+			}
+			t.Errorf("Origin %q: got connected=%v (HTTP %d), want %v", tt.origin, got, code, tt.ok)
+		}
+	}
+}
+
+// Closing the socket in the middle of a run or while queued cancels that
+// client's runs, removes their directories and lets the queue move on.
+func TestWSAbruptDisconnect(t *testing.T) {
+	s := newServer(t, nil)
+	ts := startServer(t, s)
+	a := dial(t, ts, "", nil)
+	a.run("a", longRun)
+	a.until("a", "started")
+	b := dial(t, ts, "", nil)
+	b.run("b", longRun)
+	b.until("b", "queued")
+	c := dial(t, ts, "", nil)
+	c.run("c", "bench -engine null -ops 100")
+	if m := c.until("c", "queued"); m[len(m)-1].num("position") != 2 {
+		t.Fatalf("got %v, want position 2", m[len(m)-1])
+	}
+	b.conn.UnderlyingConn().Close() // queued, gone without a close frame
+	if m := c.next(); m.str("type") != "queued" || m.num("position") != 1 {
+		t.Fatalf("got %v, want queued at position 1", m)
+	}
+	a.conn.UnderlyingConn().Close() // running, gone
+	ms := c.until("c", "done")
+	if !strings.Contains(types(ms), "result") {
+		t.Fatalf("got %q, want c to run", types(ms))
+	}
+	ents, _ := os.ReadDir(filepath.Join(s.cfg.DataDir, "runs"))
+	if len(ents) != 0 {
+		t.Errorf("got %d run directories left, want 0", len(ents))
+	}
+}
+
+// Close cancels everything and waits for every goroutine it started.
+func TestCloseLeavesNoGoroutines(t *testing.T) {
+	before := runtime.NumGoroutine()
+	cfg := Config{Lessons: os.DirFS("testdata/lessons"), DataDir: t.TempDir(), Limits: testLimits()}
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s)
+	var cs []*websocket.Conn
+	for i := 0; i < 3; i++ {
+		u := "ws" + strings.TrimPrefix(ts.URL, "http") + "/ws"
+		c, _, err := websocket.DefaultDialer.Dial(u, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.WriteJSON(map[string]string{"type": "run", "id": fmt.Sprint(i), "cell": longRun})
+		cs = append(cs, c)
+	}
+	waitFor(t, "two runs to queue", func() bool { return queueLen(s) == 2 })
+	s.Close()
+	for _, c := range cs {
+		c.Close()
+	}
+	ts.Close()
+	waitFor(t, "goroutines to end", func() bool { return runtime.NumGoroutine() <= before })
+	ents, _ := os.ReadDir(filepath.Join(cfg.DataDir, "runs"))
+	if len(ents) != 0 {
+		t.Errorf("got %d run directories left, want 0", len(ents))
+	}
+}
+
+
