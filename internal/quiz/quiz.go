@@ -352,6 +352,9 @@ func Check(q *Quiz, results []any, answer string) (Feedback, error) {
 	if want.IsStr {
 		return fb, fmt.Errorf("quiz %s: the answer expression gave the string %q, want a number", q.ID, want.Str)
 	}
+	if math.IsNaN(want.Num) || math.IsInf(want.Num, 0) {
+		return fb, fmt.Errorf("quiz %s: the answer expression gave %s, not a finite number: the results hold values too large to compute with", q.ID, FormatNumber(want.Num))
+	}
 	if fb.Shown, err = q.ShowText(results); err != nil {
 		return fb, fmt.Errorf("quiz %s: show: %v", q.ID, err)
 	}
@@ -382,6 +385,9 @@ func Check(q *Quiz, results []any, answer string) (Feedback, error) {
 		d = math.Abs(want.Num) * q.Tol.Value
 	}
 	fb.Low, fb.High = want.Num-d, want.Num+d
+	if math.IsInf(fb.Low, 0) || math.IsInf(fb.High, 0) {
+		return fb, fmt.Errorf("quiz %s: the accepted range around %s is not a finite number: the results hold values too large to compute with", q.ID, FormatNumber(want.Num))
+	}
 	fb.Range = FormatNumber(fb.Low) + " to " + FormatNumber(fb.High)
 	fb.Correct = got >= fb.Low && got <= fb.High
 	return fb, nil

@@ -3,6 +3,7 @@ package quiz
 import (
 	"encoding/json"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 )
@@ -265,6 +266,29 @@ func TestShowTextUnits(t *testing.T) {
 		}
 		if got != tt.want {
 			t.Errorf("show %q: got %q, want %q", tt.show, got, tt.want)
+		}
+	}
+}
+
+// Results near the float64 limit must give an error, never an infinite
+// answer that JSON cannot carry.
+func TestCheckNonFinite(t *testing.T) {
+	res := []any{map[string]any{"big": 1e300, "tiny": 1e-300, "max": math.MaxFloat64}}
+	tests := []struct {
+		answer, tol string
+	}{
+		{"$0.big / $0.tiny", "1"},
+		{"$0.big * $0.big", "1"},
+		{"$0.max", "50%"},
+	}
+	for _, tt := range tests {
+		q, err := Parse("id: inf\nquestion: q\ncell: c\nanswer: " + tt.answer + "\ntolerance: " + tt.tol + "\n")
+		if err != nil {
+			t.Fatal(err)
+		}
+		fb, err := Check(q, res, "1")
+		if err == nil || !strings.Contains(err.Error(), "not a finite number") {
+			t.Errorf("%s ± %s: got %+v, %v, want an error saying it is not a finite number", tt.answer, tt.tol, fb, err)
 		}
 	}
 }

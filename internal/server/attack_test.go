@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
-
 )
 
 // Tests that a hostile or broken client cannot crash or hang the server,
@@ -55,6 +54,7 @@ func TestQuizHostileBodies(t *testing.T) {
 		{"too few results", `{"lesson":"01-fixture","quiz":"tail","answer":"2","results":[]}`, 422, "needs the results of 2"},
 		{"number too big for float64", `{"lesson":"01-fixture","quiz":"tail","answer":"2","results":` + res("1", "1e400") + `}`, 400, "results[0]: json: cannot unmarshal number 1e400"},
 		{"divide by zero", `{"lesson":"01-fixture","quiz":"tail","answer":"2","results":` + res("0", "5") + `}`, 422, "division by zero"},
+		{"overflow to infinity", `{"lesson":"01-fixture","quiz":"tail","answer":"2","results":` + res("1e-300", "1e300") + `}`, 422, "not a finite number"},
 		{"answer NaN", `{"lesson":"01-fixture","quiz":"tail","answer":"NaN","results":` + res("1", "5") + `}`, 400, "not a number"},
 		{"answer Inf", `{"lesson":"01-fixture","quiz":"tail","answer":"+Inf","results":` + res("1", "5") + `}`, 400, "not a number"},
 		{"answer huge", `{"lesson":"01-fixture","quiz":"tail","answer":"1e999","results":` + res("1", "5") + `}`, 400, "not a number"},
@@ -282,5 +282,3 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 		t.Errorf("got %d run directories left, want 0", len(ents))
 	}
 }
-
-

@@ -120,8 +120,13 @@ func (s *Server) handleQuiz(w http.ResponseWriter, r *http.Request) {
 		jsonError(w, code, msg)
 		return
 	}
+	b, err := json.Marshal(quizReply{Feedback: fb, ExplainHTML: inlineMarkdown(q.Explain), Measured: measured})
+	if err != nil {
+		jsonError(w, http.StatusInternalServerError, "quiz "+q.ID+": the feedback does not encode as JSON: "+err.Error())
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(quizReply{Feedback: fb, ExplainHTML: inlineMarkdown(q.Explain), Measured: measured})
+	w.Write(append(b, '\n'))
 }
 
 // collector is the sink of a quiz's own run: it keeps nothing but lets the
