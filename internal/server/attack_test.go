@@ -282,3 +282,24 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 		t.Errorf("got %d run directories left, want 0", len(ents))
 	}
 }
+
+// After Close, a run: quiz gets an error instead of waiting forever for a
+// runner that has stopped.
+func TestQuizRunAfterClose(t *testing.T) {
+	s := newServer(t, nil)
+	ts := startServer(t, s)
+	s.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // guards a hang only
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "POST", ts.URL+"/api/quiz", strings.NewReader(`{"lesson":"01-fixture","quiz":"path","answer":"yes"}`))
+	r, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("got %v, want an error reply", err)
+	}
+	defer r.Body.Close()
+	var out map[string]any
+	json.NewDecoder(r.Body).Decode(&out)
+	if r.StatusCode != http.StatusServiceUnavailable || !strings.Contains(fmt.Sprint(out["error"]), "shutting down") {
+		t.Errorf("got %d %v, want 503 saying the server is shutting down", r.StatusCode, out)
+	}
+}

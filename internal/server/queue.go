@@ -40,6 +40,7 @@ type queue struct {
 	mu      sync.Mutex // guards waiting and running
 	waiting []*job
 	running *job
+	closed  bool          // set by drain: the runner has stopped
 	wake    chan struct{} // has room for one pending wake-up
 }
 
@@ -90,9 +91,14 @@ type errorMsg struct {
 func lineP(i int) *int { return &i }
 
 // enqueue adds j and tells it its position: the number of runs ahead of
-// it, the running one included (0 = it starts now).
-func (q *queue) enqueue(j *job) {
+// it, the running one included (0 = it starts now). It reports false,
+// and adds nothing, once the runner has stopped (Close).
+func (q *queue) enqueue(j *job) bool {
 	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		return false
+	}
 	q.waiting = append(q.waiting, j)
 	pos := len(q.waiting) - 1
 	if q.running != nil {
@@ -104,6 +110,7 @@ func (q *queue) enqueue(j *job) {
 	case q.wake <- struct{}{}:
 	default:
 	}
+	return true
 }
 
 // remove takes a job out of the waiting line. It reports whether the job
@@ -154,10 +161,11 @@ func (q *queue) finish() {
 	q.mu.Unlock()
 }
 
-// cancelWaiting cancels every waiting job (Close).
+// drain closes the queue to new jobs and returns the waiting ones (Close).
 func (q *queue) drain() []*job {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	q.closed = true
 	w := q.waiting
 	q.waiting = nil
 	return w

@@ -24,7 +24,8 @@ import (
 // its turn, and needs the token when one is set). Reply: quiz.Feedback
 // as JSON plus "explain_html", or {"error":"..."} with status 400 (bad
 // request or answer), 403 (origin or token), 404 (no such quiz), 422 (the
-// results cannot answer the quiz) or 500 (the measurement failed).
+// results cannot answer the quiz), 500 (the measurement failed) or 503
+// (the server is shutting down).
 
 type quizRequest struct {
 	Lesson  string            `json:"lesson"`
@@ -95,6 +96,10 @@ func (s *Server) handleQuiz(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		raw, err = s.measure(r.Context(), q.ID, q.Run)
+		if errors.Is(err, errShuttingDown) {
+			jsonError(w, http.StatusServiceUnavailable, "measuring for quiz "+q.ID+": "+err.Error())
+			return
+		}
 		if err != nil {
 			jsonError(w, http.StatusInternalServerError, "measuring for quiz "+q.ID+": "+err.Error())
 			return
@@ -145,7 +150,9 @@ func (s *Server) measure(ctx context.Context, id string, lines []string) ([]json
 	jctx, cancel := context.WithCancel(s.ctx)
 	defer cancel()
 	j := &job{id: "quiz:" + id, lines: lines, out: collector{}, ctx: jctx, cancel: cancel, done: make(chan struct{})}
-	s.q.enqueue(j)
+	if !s.q.enqueue(j) {
+		return nil, errShuttingDown
+	}
 	select {
 	case <-j.done:
 	case <-ctx.Done():
@@ -161,6 +168,8 @@ func (s *Server) measure(ctx context.Context, id string, lines []string) ([]json
 	}
 	return j.results, nil
 }
+
+var errShuttingDown = errors.New("the server is shutting down and runs nothing more: start it again and retry")
 
 // answerError is the message for an answer that is not a number or not a
 // choice. The student reads it under the quiz, so it says what to fix

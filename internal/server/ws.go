@@ -63,6 +63,7 @@ const (
 	writeWait  = 10 * time.Second
 	outBuffer  = 512
 	pingPeriod = 30 * time.Second
+	pongWait   = 2 * pingPeriod
 )
 
 func (s *Server) upgrader() *websocket.Upgrader {
@@ -288,7 +289,10 @@ func (c *client) run(m inMsg) {
 	j := &job{id: m.ID, lines: lines, out: c, ctx: ctx, cancel: cancel, owner: c, done: make(chan struct{})}
 	c.jobs[m.ID] = j
 	c.mu.Unlock()
-	c.s.q.enqueue(j)
+	if !c.s.q.enqueue(j) {
+		c.send(errorMsg{Type: "error", ID: m.ID, Message: errShuttingDown.Error()})
+		finishJob(j, true)
+	}
 }
 
 func (c *client) cancelRun(id string) {
