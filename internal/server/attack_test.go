@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"kvlab/harness"
 )
 
 // Tests that a hostile or broken client cannot crash or hang the server,
@@ -301,5 +303,28 @@ func TestQuizRunAfterClose(t *testing.T) {
 	json.NewDecoder(r.Body).Decode(&out)
 	if r.StatusCode != http.StatusServiceUnavailable || !strings.Contains(fmt.Sprint(out["error"]), "shutting down") {
 		t.Errorf("got %d %v, want 503 saying the server is shutting down", r.StatusCode, out)
+	}
+}
+
+// A client that never reads must not hold up other clients or the queue.
+func TestWSSlowConsumer(t *testing.T) {
+	s := newServer(t, nil)
+	s.exec = func(ctx context.Context, line string, env harness.Env) ([]byte, error) {
+		for i := 0; i < 200_000 && ctx.Err() == nil; i++ {
+			env.Progress(harness.Progress{Ops: int64(i)})
+		}
+		return []byte(`{"kind":"bench"}`), nil
+	}
+	ts := startServer(t, s)
+	slow := dial(t, ts, "", nil) // never reads
+	slow.run("s", "bench -engine null -ops 10\nbench -engine null -ops 10")
+	fast := dial(t, ts, "", nil)
+	fast.run("f", "bench -engine null -ops 10")
+	ms := fast.until("f", "done")
+	if ms[len(ms)-1]["cancelled"] == true {
+		t.Errorf("the fast client's run was cancelled")
+	}
+	if !strings.Contains(types(ms), "result") {
+		t.Errorf("got %q, want a result for the fast client", types(ms))
 	}
 }

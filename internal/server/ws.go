@@ -193,9 +193,11 @@ func (c *client) writeLoop() {
 	}
 }
 
-// send queues v for the writer without blocking. A client so slow that
-// its buffer fills loses progress messages; if even a result or done does
-// not fit, the client is disconnected (which cancels its runs).
+// send queues v for the writer without blocking. Progress messages only
+// take the first half of the buffer, so a burst of them never crowds out a
+// result or done; past that they are dropped (the next one says the same,
+// newer). If even a result or done does not fit, the client is not reading:
+// it is disconnected, which cancels its runs.
 func (c *client) send(v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -207,12 +209,15 @@ func (c *client) send(v any) {
 	if hook := c.s.sentHook; hook != nil {
 		hook(b)
 	}
+	if _, progress := v.(progressMsg); progress {
+		if len(c.out) >= cap(c.out)/2 {
+			return
+		}
+	}
 	select {
 	case c.out <- b:
 	default:
-		if _, progress := v.(progressMsg); !progress {
-			c.cancel()
-		}
+		c.cancel()
 	}
 }
 
