@@ -328,3 +328,61 @@ func TestWSSlowConsumer(t *testing.T) {
 		t.Errorf("got %q, want a result for the fast client", types(ms))
 	}
 }
+
+// A peer that vanishes without closing (no FIN, no pong) is dropped after
+// the pong wait, which cancels its run.
+func TestWSDeadPeerDropped(t *testing.T) {
+	s := newServer(t, nil)
+	s.pongWait = 300 * time.Millisecond
+	ts := startServer(t, s)
+	c := dial(t, ts, "", nil)
+	c.run("x", longRun)
+	c.until("x", "started")
+	// Stop reading: the client library answers pings only while reading.
+	waitFor(t, "the server to drop the silent client", func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return len(s.clients) == 0
+	})
+	waitFor(t, "the queue to be idle", func() bool {
+		s.q.mu.Lock()
+		defer s.q.mu.Unlock()
+		return s.q.running == nil
+	})
+}
+
+// A client that answers pings stays connected while idle.
+func TestWSIdleClientStays(t *testing.T) {
+	s := newServer(t, nil)
+	s.pongWait = 300 * time.Millisecond
+	ts := startServer(t, s)
+	c := dial(t, ts, "", nil)
+	pings := make(chan struct{}, 16)
+	c.conn.SetPingHandler(func(data string) error {
+		select {
+		case pings <- struct{}{}:
+		default:
+		}
+		return c.conn.WriteControl(websocket.PongMessage, []byte(data), time.Now().Add(time.Second))
+	})
+	go func() {
+		for {
+			if _, _, err := c.conn.ReadMessage(); err != nil {
+				return
+			}
+		}
+	}()
+	for i := 0; i < 4; i++ {
+		select {
+		case <-pings:
+		case <-time.After(60 * time.Second):
+			t.Fatal("no ping")
+		}
+	}
+	s.mu.Lock()
+	n := len(s.clients)
+	s.mu.Unlock()
+	if n != 1 {
+		t.Errorf("got %d clients, want the idle one still connected", n)
+	}
+}

@@ -113,6 +113,10 @@ type Server struct {
 
 	q *queue
 
+	// pongWait is how long a websocket may stay silent (no message, no
+	// pong) before it is dropped; pings go out at half of it.
+	pongWait time.Duration
+
 	// sentHook, when set (benchmarks), sees every websocket message as it
 	// is handed to a client's writer. Set before serving.
 	sentHook func(b []byte)
@@ -162,6 +166,7 @@ func New(cfg Config) (*Server, error) {
 		pages:      map[string][]byte{},
 		clients:    map[*client]struct{}{},
 		staticTags: map[string]string{},
+		pongWait:   pongWait,
 	}
 	if !IsLoopback(cfg.Addr) {
 		if cfg.Token == "" {

@@ -60,10 +60,13 @@ type client struct {
 }
 
 const (
-	writeWait  = 10 * time.Second
-	outBuffer  = 512
-	pingPeriod = 30 * time.Second
-	pongWait   = 2 * pingPeriod
+	writeWait = 10 * time.Second
+	outBuffer = 512
+	// pongWait is the default Server.pongWait: a connection that sends
+	// nothing, not even a pong, for this long is dropped (a laptop that
+	// slept, a peer that vanished without closing). Pings go out every
+	// half of it; browsers answer them without any script.
+	pongWait = 60 * time.Second
 )
 
 func (s *Server) upgrader() *websocket.Upgrader {
@@ -86,6 +89,10 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 	// Messages a little over the cap get an error and the connection
 	// stays; far larger ones close it (websocket close 1009).
 	ws.SetReadLimit(4*s.cfg.MaxMessageBytes + 1024)
+	ws.SetReadDeadline(time.Now().Add(s.pongWait))
+	ws.SetPongHandler(func(string) error {
+		return ws.SetReadDeadline(time.Now().Add(s.pongWait))
+	})
 	c := &client{s: s, ws: ws, out: make(chan []byte, outBuffer), jobs: map[string]*job{}, token: r.URL.Query().Get("token")}
 	c.ctx, c.cancel = context.WithCancel(s.ctx)
 	s.mu.Lock()
@@ -126,6 +133,7 @@ func (c *client) readLoop() {
 		if err != nil {
 			return
 		}
+		c.ws.SetReadDeadline(time.Now().Add(c.s.pongWait))
 		if int64(len(data)) > c.s.cfg.MaxMessageBytes {
 			c.send(errorMsg{Type: "error", Message: fmt.Sprintf("message of %d bytes is too large: the limit is %d bytes", len(data), c.s.cfg.MaxMessageBytes)})
 			continue
@@ -154,7 +162,7 @@ func (c *client) readLoop() {
 
 func (c *client) writeLoop() {
 	defer c.s.wg.Done()
-	ping := time.NewTicker(pingPeriod)
+	ping := time.NewTicker(c.s.pongWait / 2)
 	defer ping.Stop()
 	for {
 		select {
