@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"kvlab/harness/calc"
 )
 
 // How latencies are kept.
@@ -287,8 +289,7 @@ func histPercentile(bars []hdrhistogram.Bar, total int64, p float64, minNs, maxN
 	if p >= 100 {
 		return maxNs
 	}
-	rank := int64(math.Ceil(p * float64(total) / 100))
-	rank = max(rank, 1)
+	rank := max(calc.Rank(p, total), 1)
 	var seen int64
 	for _, b := range bars {
 		seen += b.Count

@@ -157,3 +157,33 @@ func ExampleBatch() {
 		p.PredictedOpsPerSec, p.P99Path, p.LossWindowWrites)
 	// Output: 242424 ops/s, p99 on the slow path, up to 63 writes lost
 }
+
+// Decimal percentiles whose exact rank is whole: the float product lands a
+// hair above it for some n, and the plain ceiling would take the next rank.
+func TestPercentileDecimalRanks(t *testing.T) {
+	tests := []struct {
+		p    float64
+		n    int
+		want int64 // the 1-based rank, = the value in 1..n
+	}{
+		{99.9, 41000, 40959},
+		{99.9, 82000, 81918},
+		{99.9, 1000, 999},
+		{99.5, 200, 199},
+		{99.99, 10000, 9999},
+		{90.0001, 10, 10},
+		{99.9, 1001, 1000},
+	}
+	for _, tt := range tests {
+		s := make([]int64, tt.n)
+		for i := range s {
+			s[i] = int64(i + 1)
+		}
+		if got := Percentile(s, tt.p); got != tt.want {
+			t.Errorf("Percentile(1..%d, %v) = %d, want %d", tt.n, tt.p, got, tt.want)
+		}
+		if got := Rank(tt.p, int64(tt.n)); got != tt.want {
+			t.Errorf("Rank(%v, %d) = %d, want %d", tt.p, tt.n, got, tt.want)
+		}
+	}
+}

@@ -25,10 +25,7 @@ func Percentile(sorted []int64, p float64) int64 {
 	if p > 100 {
 		p = 100
 	}
-	// p*n/100 rather than p/100*n: for whole-number p the product is exact,
-	// while p/100 is not (0.07*100 is 7.000000000000001, whose ceiling is 8).
-	rank := int(math.Ceil(p * float64(n) / 100))
-	i := rank - 1
+	i := int(Rank(p, int64(n))) - 1
 	if i < 0 {
 		i = 0
 	}
@@ -36,4 +33,21 @@ func Percentile(sorted []int64, p float64) int64 {
 		i = n - 1
 	}
 	return sorted[i]
+}
+
+// Rank is the nearest rank, ceil(p/100 * n), of the p-th percentile of n
+// values, for p in [0, 100], read as the decimal the caller wrote: p99.9
+// of 41000 values is rank 40959 (99.9% of 41000 is exactly 40959), even
+// though the float product 99.9*41000/100 comes out a hair above it and
+// its plain ceiling would be 40960. A product within a relative 1e-12 of
+// a whole number is taken as that number; float rounding errs by about
+// 1e-16, and a p given to even ten decimal places moves the product more.
+func Rank(p float64, n int64) int64 {
+	// p*n/100 rather than p/100*n: for whole-number p the product is exact,
+	// while p/100 is not (0.07*100 is 7.000000000000001, whose ceiling is 8).
+	r := p * float64(n) / 100
+	if w := math.Round(r); math.Abs(r-w) <= 1e-12*math.Max(w, 1) {
+		return int64(w)
+	}
+	return int64(math.Ceil(r))
 }
