@@ -386,3 +386,43 @@ func TestWSIdleClientStays(t *testing.T) {
 		t.Errorf("got %d clients, want the idle one still connected", n)
 	}
 }
+
+// A page served under another name that resolves to this machine (DNS
+// rebinding) must not run anything on a loopback server without a token.
+func TestWSForeignHostRejected(t *testing.T) {
+	s := newServer(t, func(c *Config) { c.Addr = "127.0.0.1:8080" })
+	ts := startServer(t, s)
+	u := "ws" + strings.TrimPrefix(ts.URL, "http") + "/ws"
+	_, port, _ := strings.Cut(strings.TrimPrefix(ts.URL, "http://"), ":")
+	for _, host := range []string{"rebind.evil.example:" + port, "rebind.evil.example"} {
+		hdr := http.Header{"Origin": {"http://" + host}, "Host": {host}}
+		c, resp, err := websocket.DefaultDialer.Dial(u, hdr)
+		if c != nil {
+			c.Close()
+		}
+		if err == nil || resp == nil || resp.StatusCode != http.StatusForbidden {
+			t.Errorf("Host %s: got err=%v resp=%v, want HTTP 403", host, err, resp)
+		}
+		r, _ := http.NewRequest("POST", ts.URL+"/api/quiz", strings.NewReader(`{}`))
+		r.Host = host
+		r.Header.Set("Origin", "http://"+host)
+		resp2, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp2.Body.Close()
+		if resp2.StatusCode != http.StatusForbidden {
+			t.Errorf("quiz with Host %s: got %d, want 403", host, resp2.StatusCode)
+		}
+	}
+	// localhost names pass.
+	for _, host := range []string{"localhost", "127.0.0.1", "[::1]"} {
+		hdr := http.Header{"Host": {host + ":" + port}}
+		c, resp, err := websocket.DefaultDialer.Dial(u, hdr)
+		if err != nil {
+			t.Errorf("Host %s: got %v (%v), want a connection", host, err, resp)
+			continue
+		}
+		c.Close()
+	}
+}

@@ -52,6 +52,10 @@ func (s *Server) handleQuiz(w http.ResponseWriter, r *http.Request) {
 		jsonError(w, http.StatusForbidden, "origin "+r.Header.Get("Origin")+" is not this server")
 		return
 	}
+	if !s.hostOK(r) {
+		jsonError(w, http.StatusForbidden, s.hostError(r))
+		return
+	}
 	limit := 16 * s.cfg.MaxMessageBytes
 	body := http.MaxBytesReader(w, r.Body, limit)
 	var req quizRequest

@@ -19,7 +19,9 @@
 // the lessons change (author mode checks file sizes and times on every
 // request); a server on a non-loopback address refuses to start without a
 // token, and then every run (cells and run: quizzes) must present it;
-// requests with an Origin header from another host are refused.
+// requests with an Origin header from another host are refused; without a
+// token, runs are refused unless the Host header is localhost or a
+// loopback address (DNS rebinding).
 package server
 
 import (
@@ -542,6 +544,33 @@ func sameOrigin(r *http.Request) bool {
 		return false
 	}
 	return strings.EqualFold(origin[i+3:], r.Host)
+}
+
+// hostOK reports whether a request that can start runs names this machine
+// in its Host header. A server without a token relies on listening on
+// loopback; a page from another site can still reach it by renaming
+// itself to 127.0.0.1 (DNS rebinding), and then its Origin and Host agree.
+// Such a request arrives with the attacker's name as Host, so runs are
+// refused unless Host is localhost or a loopback address. With a token
+// the token is the check.
+func (s *Server) hostOK(r *http.Request) bool {
+	if s.needToken {
+		return true
+	}
+	host, _, err := net.SplitHostPort(r.Host)
+	if err != nil {
+		host = r.Host
+	}
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}
+
+func (s *Server) hostError(r *http.Request) string {
+	return fmt.Sprintf("Host %q is not this machine: without -token, labserver runs cells only for pages opened as localhost, 127.0.0.1 or [::1]; to serve other names, start it with -addr and -token", r.Host)
 }
 
 var errTokenRequired = errors.New("this server needs the instructor token to run anything: ask the instructor and enter it when the page asks")

@@ -82,6 +82,10 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "websocket: origin "+r.Header.Get("Origin")+" is not this server ("+r.Host+")", http.StatusForbidden)
 		return
 	}
+	if !s.hostOK(r) {
+		http.Error(w, "websocket: "+s.hostError(r), http.StatusForbidden)
+		return
+	}
 	ws, err := s.upgrader().Upgrade(w, r, nil)
 	if err != nil {
 		return // Upgrade has replied
