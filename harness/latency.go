@@ -252,7 +252,9 @@ func summarize(recs []*recorder, unsorted bool) LatencySummary {
 		bars := h.Distribution()
 		for _, b := range bars {
 			if b.Count > 0 {
-				counts[bucketOf(b.From+(b.To-b.From)/2)] += b.Count
+				// The value the percentiles report for a sample in this
+				// bar (histPercentile), so the chart and the numbers agree.
+				counts[bucketOf(min(max(b.To, s.MinNs), s.MaxNs))] += b.Count
 			}
 		}
 		pick = func(p float64) int64 { return histPercentile(bars, h.TotalCount(), p, s.MinNs, s.MaxNs) }

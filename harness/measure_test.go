@@ -3,8 +3,11 @@ package harness
 import (
 	"context"
 	"math"
+	"slices"
 	"testing"
 	"time"
+
+	"kvlab/harness/calc"
 )
 
 // Measurement edge cases: what is counted, and from which clock.
@@ -169,5 +172,37 @@ func TestSwitchKeepsEarlierSamples(t *testing.T) {
 	}
 	if s.Count != 4*firstChunk || s.Exact {
 		t.Errorf("count %d exact %v, want %d and false", s.Count, s.Exact, 4*firstChunk)
+	}
+}
+
+// The histogram chart and the percentiles of a summary agree: each sample
+// is counted in the bucket of the value the percentiles report for it,
+// from exact samples and from an HdrHistogram alike.
+func TestHistogramBucketsMatchPercentiles(t *testing.T) {
+	// 63090 ns is in the bucket up to 63096; the HdrHistogram bar holding
+	// it, 63072 to 63103, straddles that edge.
+	edge, v0 := bucketEdges[19], int64(63090)
+	for _, budget := range []int64{1 << 20, 0} {
+		samples := []int64{v0, v0, v0, 3 * v0}
+		s := summarize(recordAll(samples, budget, 1), false)
+		for _, p := range []float64{25, 50, 75, 100} {
+			v := s.Spectrum[slices.Index(SpectrumPoints, p)].Ns
+			var below, upTo int64
+			for _, b := range s.Histogram {
+				if b.LeNs < v {
+					below += b.Count
+				}
+				if bucketOf(v) >= bucketOf(b.LeNs) {
+					upTo += b.Count
+				}
+			}
+			if rank := calc.Rank(p, s.Count); below >= rank || upTo < rank {
+				t.Errorf("budget %d: p%v = %d, but the buckets below it hold %d samples and those up to its bucket %d; want fewer than and at least rank %d; histogram %v",
+					budget, p, v, below, upTo, rank, s.Histogram)
+			}
+		}
+		if budget > 0 && (s.Histogram[0].LeNs != edge || s.Histogram[0].Count != 3) {
+			t.Errorf("exact: first bucket %+v, want le %d holding 3", s.Histogram[0], edge)
+		}
 	}
 }
