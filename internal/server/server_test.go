@@ -80,6 +80,13 @@ func TestPathTraversal(t *testing.T) {
 		"/lessons/%2e%2e",
 		"/lessons/01-fixture.md",
 		"/lessons/testdata%2flessons%2f01-fixture",
+		"/static/%252e%252e%252fgo.mod",
+		"/static/%5c..%5cstatic.go",
+		"/static/wasm%2f..%2f..%2fgo.mod",
+		"/static/..%5c..%5cgo.mod",
+		"/lessons/%5c..%5cgo.mod",
+		"/lessons/%252e%252e%252fgo.mod",
+		"/lessons/01-fixture%00.md",
 	}
 	for _, p := range paths {
 		t.Run(p, func(t *testing.T) {
