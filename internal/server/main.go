@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -73,7 +74,12 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "labserver serve: -lessons %s: not a directory\n", *lessonsDir)
 			return 2
 		}
-		cfg.Lessons = os.DirFS(*lessonsDir)
+		fsys, err := lessonsFS(*lessonsDir)
+		if err != nil {
+			fmt.Fprintf(stderr, "labserver serve: -lessons %s: %v\n", *lessonsDir, err)
+			return 2
+		}
+		cfg.Lessons = fsys
 		cfg.Reload = true
 	}
 	if !IsLoopback(cfg.Addr) {
@@ -139,4 +145,15 @@ func openBrowser(url string, stderr io.Writer) {
 		return
 	}
 	go cmd.Wait()
+}
+
+// lessonsFS is the -lessons folder as seen by the server: an os.Root, so a
+// symlink that leads out of the folder fails to open instead of serving
+// (or quoting in an error page) a file from elsewhere.
+func lessonsFS(dir string) (fs.FS, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	return root.FS(), nil
 }

@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"kvlab/internal/lesson"
 )
 
 // syncBuffer is a bytes.Buffer safe for the server goroutine and the test.
@@ -83,5 +87,37 @@ func TestMainServes(t *testing.T) {
 	cancel()
 	if code := <-done; code != 0 {
 		t.Errorf("got exit %d after cancel, want 0; stderr %q", code, errb.String())
+	}
+}
+
+// In author mode a lesson that is a symlink out of the -lessons folder is
+// not read: its text could be any file the server's user can read, and a
+// parse error would show a line of it on the page.
+func TestAuthorLessonsStayInDir(t *testing.T) {
+	dir, outside := t.TempDir(), t.TempDir()
+	secret := filepath.Join(outside, "secret.txt")
+	os.WriteFile(secret, []byte("---\nsecret password\n---\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "01-ok.md"), []byte("---\ntitle: Fine\norder: 1\n---\nhello\n"), 0o644)
+	if err := os.Symlink(secret, filepath.Join(dir, "02-leak.md")); err != nil {
+		t.Skip(err)
+	}
+	fsys, err := lessonsFS(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = lesson.Load(fsys)
+	if err == nil || !strings.Contains(err.Error(), "02-leak.md") {
+		t.Fatalf("got %v, want an error naming 02-leak.md", err)
+	}
+	if strings.Contains(err.Error(), "secret") {
+		t.Errorf("the error shows text from outside the folder: %v", err)
+	}
+	// A symlink that stays inside the folder is fine.
+	os.Remove(filepath.Join(dir, "02-leak.md"))
+	os.WriteFile(filepath.Join(dir, "real.txt"), []byte("---\ntitle: Two\norder: 2\n---\nhi\n"), 0o644)
+	os.Symlink("real.txt", filepath.Join(dir, "02-inside.md"))
+	ls, err := lesson.Load(fsys)
+	if err != nil || len(ls) != 2 {
+		t.Errorf("got %d lessons, %v; want 2 and no error", len(ls), err)
 	}
 }
