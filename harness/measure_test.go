@@ -107,8 +107,19 @@ func (nullStoreForTest) Delete(k []byte) error              { return nil }
 func (nullStoreForTest) Close() error                       { return nil }
 func (slowStore) Put(k, v []byte) error                     { time.Sleep(2 * time.Millisecond); return nil }
 
+// slowBothStore takes 50 ms per Put and 200 µs per Get.
+type slowBothStore struct{ nullStoreForTest }
+
+func (slowBothStore) Put(k, v []byte) error { time.Sleep(50 * time.Millisecond); return nil }
+
+func (slowBothStore) Get(k []byte) ([]byte, bool, error) {
+	time.Sleep(200 * time.Microsecond)
+	return nil, false, nil
+}
+
 func init() {
 	RegisterEngine("testslow", func(dir, sync string) (Store, error) { return slowStore{}, nil })
+	RegisterEngine("testslowboth", func(dir, sync string) (Store, error) { return slowBothStore{}, nil })
 }
 
 // When the store is slower than -rate, a -duration run ends at its
@@ -204,5 +215,23 @@ func TestHistogramBucketsMatchPercentiles(t *testing.T) {
 		if budget > 0 && (s.Histogram[0].LeNs != edge || s.Histogram[0].Count != 3) {
 			t.Errorf("exact: first bucket %+v, want le %d holding 3", s.Histogram[0], edge)
 		}
+	}
+}
+
+// Every op a run counts ends inside its wall clock: readwhilewriting's
+// writer is stopped, and its last Put finished, before the clock stops.
+func TestWriterOpsInsideWallClock(t *testing.T) {
+	cfg := runConfig{engine: "testslowboth", sync: "none", workload: "readwhilewriting", dist: "uniform",
+		threads: 1, ops: 20, exactCap: DefaultExactCap, valueSize: 8, keys: 1, dir: t.TempDir()}
+	r, err := runOne(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	put := r.Latency["put"]
+	if put == nil {
+		t.Skip("the writer was not scheduled before the readers finished")
+	}
+	if wall := int64(r.WallSeconds * 1e9); put.MaxNs > wall {
+		t.Errorf("a writer Put took %d ns, longer than the whole run's wall clock %d ns: it was counted outside it", put.MaxNs, wall)
 	}
 }

@@ -294,10 +294,12 @@ func runOne(ctx context.Context, cfg runConfig) (*BenchResult, error) {
 	prog.begin(t0)
 	close(start)
 	wg.Wait()
-	wall := time.Since(t0)
-	cancelled := r.stop.Load() && ctx.Err() != nil
+	// readwhilewriting's writer stops with the readers, and the clock
+	// waits for its last Put: every op counted ends inside the wall clock.
 	stopWriter.halt()
 	wwg.Wait()
+	wall := time.Since(t0)
+	cancelled := r.stop.Load() && ctx.Err() != nil
 	timeline := prog.end(wall)
 
 	after := storeStats(store)
