@@ -206,6 +206,10 @@ func (l *Lesson) blocks() error {
 		kind, name := Info(info)
 		body := BlockText(fb, l.Body)
 		line := lineOf(l.Body, fb) + l.BodyLine - 1
+		if (kind == "lab" || kind == "quiz" || kind == "exercise") && !closed(fb, l.Body) {
+			err = fmt.Errorf("line %d: the ```%s block is never closed: add a ``` line after its last line (without one, the rest of the file is part of the block)", line, info)
+			return ast.WalkStop, nil
+		}
 		switch kind {
 		case "lab":
 			if len(strings.Fields(info)) > 2 {
@@ -288,6 +292,25 @@ func BlockText(fb *ast.FencedCodeBlock, src []byte) string {
 		b.Write(seg.Value(src))
 	}
 	return b.String()
+}
+
+// closed reports whether a fenced block has its closing fence. Markdown
+// lets an unclosed fence run to the end of the document, which would turn
+// the prose after a cell into run lines.
+func closed(fb *ast.FencedCodeBlock, src []byte) bool {
+	end := 0
+	if n := fb.Lines().Len(); n > 0 {
+		end = fb.Lines().At(n - 1).Stop
+	} else if fb.Info != nil {
+		end = fb.Info.Segment.Stop
+	}
+	rest := src[end:]
+	if i := bytes.IndexByte(rest, '\n'); i >= 0 && (end == 0 || src[end-1] != '\n') {
+		rest = rest[i+1:] // the rest of the info line
+	}
+	next, _, _ := bytes.Cut(rest, []byte("\n"))
+	next = bytes.TrimLeft(next, " \t")
+	return bytes.HasPrefix(next, []byte("```")) || bytes.HasPrefix(next, []byte("~~~"))
 }
 
 func lineOf(src []byte, fb *ast.FencedCodeBlock) int {
