@@ -426,3 +426,36 @@ func TestWSForeignHostRejected(t *testing.T) {
 		c.Close()
 	}
 }
+
+// run: quizzes cannot flood the queue: past maxQuizRuns waiting, the next
+// is refused with 429 and the reason.
+func TestQuizRunFloodCapped(t *testing.T) {
+	s := newServer(t, nil)
+	ts := startServer(t, s)
+	c := dial(t, ts, "", nil)
+	c.run("long", longRun)
+	c.until("long", "started")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	body := `{"lesson":"01-fixture","quiz":"path","answer":"yes"}`
+	done := make(chan struct{}, maxQuizRuns)
+	for i := 0; i < maxQuizRuns; i++ {
+		req, _ := http.NewRequestWithContext(ctx, "POST", ts.URL+"/api/quiz", strings.NewReader(body))
+		go func() {
+			if r, err := http.DefaultClient.Do(req); err == nil {
+				r.Body.Close()
+			}
+			done <- struct{}{}
+		}()
+	}
+	waitFor(t, "the quiz runs to queue", func() bool { return queueLen(s) == maxQuizRuns })
+	code, out := postRaw(t, ts, body)
+	if msg, _ := out["error"].(string); code != http.StatusTooManyRequests || !strings.Contains(msg, "the most allowed") {
+		t.Errorf("got %d %q, want 429 saying the limit is reached", code, msg)
+	}
+	cancel()
+	for i := 0; i < maxQuizRuns; i++ {
+		<-done
+	}
+	waitFor(t, "the queue to empty", func() bool { return queueLen(s) == 0 })
+}

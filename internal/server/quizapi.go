@@ -25,7 +25,8 @@ import (
 // as JSON plus "explain_html", or {"error":"..."} with status 400 (bad
 // request or answer), 403 (origin or token), 404 (no such quiz), 422 (the
 // results cannot answer the quiz), 500 (the measurement failed) or 503
-// (the server is shutting down).
+// (the server is shutting down); 429 when maxQuizRuns quiz measurements
+// are already waiting.
 
 type quizRequest struct {
 	Lesson  string            `json:"lesson"`
@@ -104,6 +105,10 @@ func (s *Server) handleQuiz(w http.ResponseWriter, r *http.Request) {
 			jsonError(w, http.StatusServiceUnavailable, "measuring for quiz "+q.ID+": "+err.Error())
 			return
 		}
+		if errors.Is(err, errQuizBusy) {
+			jsonError(w, http.StatusTooManyRequests, "measuring for quiz "+q.ID+": "+err.Error())
+			return
+		}
 		if err != nil {
 			jsonError(w, http.StatusInternalServerError, "measuring for quiz "+q.ID+": "+err.Error())
 			return
@@ -151,6 +156,11 @@ func (s *Server) measure(ctx context.Context, id string, lines []string) ([]json
 			return nil, fmt.Errorf("run: line %d: %v", i+1, err)
 		}
 	}
+	if s.quizRuns.Add(1) > maxQuizRuns {
+		s.quizRuns.Add(-1)
+		return nil, errQuizBusy
+	}
+	defer s.quizRuns.Add(-1)
 	jctx, cancel := context.WithCancel(s.ctx)
 	defer cancel()
 	j := &job{id: "quiz:" + id, lines: lines, out: collector{}, ctx: jctx, cancel: cancel, done: make(chan struct{})}
@@ -172,6 +182,13 @@ func (s *Server) measure(ctx context.Context, id string, lines []string) ([]json
 	}
 	return j.results, nil
 }
+
+// maxQuizRuns caps the run: quizzes queued or running at once, over all
+// askers: websocket clients have a per-client cap, and this is the one
+// for requests, which have no identity to count by.
+const maxQuizRuns = 8
+
+var errQuizBusy = fmt.Errorf("%d quiz measurements are already queued or running, the most allowed: try again when they have finished", maxQuizRuns)
 
 var errShuttingDown = errors.New("the server is shutting down and runs nothing more: start it again and retry")
 

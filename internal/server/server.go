@@ -43,6 +43,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"kvlab/harness"
@@ -113,7 +114,8 @@ type Server struct {
 	// controllable runner.
 	exec func(ctx context.Context, line string, env harness.Env) ([]byte, error)
 
-	q *queue
+	q        *queue
+	quizRuns atomic.Int32 // run: quizzes queued or running
 
 	// pongWait is how long a websocket may stay silent (no message, no
 	// pong) before it is dropped; pings go out at half of it.
