@@ -235,3 +235,34 @@ func TestWriterOpsInsideWallClock(t *testing.T) {
 		t.Errorf("a writer Put took %d ns, longer than the whole run's wall clock %d ns: it was counted outside it", put.MaxNs, wall)
 	}
 }
+
+// A -ops run reserves its exact-sample slots before the clock starts: the
+// timed loop then records without allocating (no chunk to allocate, no
+// fresh page to fault in, inside the wall clock). A loop of many units
+// allocates no more than a loop of a few (an open loop's one timer).
+func TestReservedLoopDoesNotAllocate(t *testing.T) {
+	const n = 20000
+	for _, wl := range []string{"fillrandom", "readrandom", "deleterandom", "updaterandom", "mixed"} {
+		for _, rate := range []float64{0, 1e9} {
+			cfg := runConfig{engine: "null", workload: wl, dist: "uniform", threads: 1, ops: n + 20, rate: rate, valueSize: 8, keys: 1000}
+			w := &worker{cfg: &cfg, store: nullStoreForTest{}, quota: n + 20, live: new(liveView),
+				plan: planWorker(wl, "uniform", 0, 1, 1000, n+20, 8, 1)}
+			w.setRecorders(newExactBudget(DefaultExactCap, 8))
+			w.reserve()
+			keys := newKeyTable(1000)
+			r := &run{cfg: &cfg, stopCh: make(chan struct{}), base: time.Now(), start: time.Millisecond}
+			from := int64(0)
+			loop := func(units int64) float64 {
+				// AllocsPerRun runs the loop twice (once to warm up).
+				return testing.AllocsPerRun(1, func() {
+					w.loop(r, keys, from, units, 0)
+					from += units
+				})
+			}
+			few := loop(5)
+			if many := loop(n / 2); many != few {
+				t.Errorf("%s rate %v: %v allocations in a loop of %d units, want %v as in a loop of 5", wl, rate, many, n/2, few)
+			}
+		}
+	}
+}

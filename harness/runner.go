@@ -257,6 +257,9 @@ func runOne(ctx context.Context, cfg runConfig) (*BenchResult, error) {
 	budget := newExactBudget(cfg.exactCap, recorders)
 	for _, w := range workers {
 		w.setRecorders(budget)
+		if cfg.ops > 0 {
+			w.reserve()
+		}
 	}
 	all := slices.Clone(workers)
 	if writer != nil {
@@ -325,6 +328,41 @@ func (w *worker) setRecorders(b *sampleBudget) {
 	w.put, w.get, w.del, w.scan = newRecorder(b), newRecorder(b), newRecorder(b), newRecorder(b)
 	if w.cfg.rate > 0 {
 		w.uput, w.uget, w.udel, w.uscan = newRecorder(b), newRecorder(b), newRecorder(b), newRecorder(b)
+	}
+}
+
+// reserve sets aside, before the clock starts, the exact-sample slots a
+// -ops run's worker will fill: one per op of each kind its quota does.
+func (w *worker) reserve() {
+	var puts, gets, dels, scans int64
+	switch stepOf(w.cfg.workload) {
+	case stepPut:
+		puts = w.quota
+	case stepGet:
+		gets = w.quota
+	case stepDelete:
+		dels = w.quota
+	case stepScan:
+		scans = w.quota
+	case stepUpdate:
+		gets, puts = w.quota, w.quota
+	case stepMixed:
+		order, isRead := len(w.plan.order), w.plan.isRead
+		for i := range w.quota {
+			if isRead[int(i%int64(order))%len(isRead)] {
+				gets++
+			}
+		}
+		puts = w.quota - gets
+	}
+	for _, k := range []struct {
+		n         int64
+		rec, uncR *recorder
+	}{{puts, w.put, w.uput}, {gets, w.get, w.uget}, {dels, w.del, w.udel}, {scans, w.scan, w.uscan}} {
+		k.rec.reserve(k.n)
+		if k.uncR != nil {
+			k.uncR.reserve(k.n)
+		}
 	}
 }
 
