@@ -23,10 +23,18 @@ import (
 //     (written without per-key syncs, then reopened with the policy);
 //  4. warm up: each worker runs its share of -warmup units, closed loop even
 //     in a -rate run, recorded into recorders that are then thrown away;
-//  5. read the store's fsync counters, start the one outer wall clock,
+//  5. in a -ops run, reserve (and touch) every exact-sample slot the run
+//     will fill, so no chunk is allocated inside the wall clock;
+//  6. read the store's fsync counters, start the one outer wall clock,
 //     release every worker at once;
-//  6. each worker times each op with the monotonic clock and records it;
-//  7. stop the clock when the last worker finishes; read the counters.
+//  7. each worker times each op with the monotonic clock and records it;
+//     in a -rate run, unit k of the run's one stream is due at start +
+//     k/rate, dealt round-robin to the threads, and its latency counts
+//     from then;
+//  8. stop the clock when the last worker (and readwhilewriting's writer)
+//     finishes; read the counters. A -duration run stops at its deadline:
+//     an open loop starts no unit due after it, and counts the units due
+//     before it that the store was too slow to start (backlog_units).
 //
 // Throughput is ops divided by that one wall clock. A progress goroutine
 // looks at the workers about once a second to build the timeline and the
