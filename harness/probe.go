@@ -101,9 +101,10 @@ func Probe(ctx context.Context, cfg ProbeConfig) (*ProbeResult, error) {
 }
 
 // measureDisk times write and write+fdatasync in a scratch file under dir.
-// The file is fresh and opened for appending, as pg_test_fsync's
-// write-then-sync tests grow theirs: every flush also commits the file's
-// new size (lesson 5, "File growth").
+// The file is fresh and opened for appending, so every flush also commits
+// the file's new size (lesson 5, "File growth"): the probe measures the
+// dearer kind of fdatasync, the one an appending log without
+// preallocation pays.
 func measureDisk(ctx context.Context, dir string, cfg ProbeConfig) (w, wf ProbeCost, err error) {
 	tmp, err := os.MkdirTemp(dir, "kvlab-probe-")
 	if err != nil {
