@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -50,6 +51,7 @@ func TestQuizHostileBodies(t *testing.T) {
 		{"empty body", ``, 400, "malformed request"},
 		{"not json", `{"lesson":`, 400, "malformed request"},
 		{"array body", `[]`, 400, "malformed request"},
+		{"two values", `{"lesson":"01-fixture"} {"lesson":"x"}`, 400, "more than one JSON value"},
 		{"results is an object", `{"lesson":"01-fixture","quiz":"tail","answer":"2","results":{}}`, 400, "malformed request"},
 		{"results of numbers", `{"lesson":"01-fixture","quiz":"tail","answer":"2","results":[1,2]}`, 422, "tail"},
 		{"results of strings", `{"lesson":"01-fixture","quiz":"tail","answer":"2","results":["a","b"]}`, 422, "tail"},
@@ -458,4 +460,26 @@ func TestQuizRunFloodCapped(t *testing.T) {
 		<-done
 	}
 	waitFor(t, "the queue to empty", func() bool { return queueLen(s) == 0 })
+}
+
+// A quiz body that trickles in is cut off with 408 instead of holding a
+// handler forever.
+func TestQuizSlowBody(t *testing.T) {
+	s := newServer(t, nil)
+	s.bodyWait = 200 * time.Millisecond
+	ts := startServer(t, s)
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	go pw.Write([]byte(`{"lesson":`)) // and then nothing more
+	req, _ := http.NewRequest("POST", ts.URL+"/api/quiz", pr)
+	req.ContentLength = 1000
+	r, err := (&http.Client{Timeout: 60 * time.Second}).Do(req) // the timeout guards a hang only
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Body.Close()
+	b, _ := io.ReadAll(r.Body)
+	if r.StatusCode != http.StatusRequestTimeout || !strings.Contains(string(b), "took longer than") {
+		t.Errorf("got %d %s, want 408 saying the body was too slow", r.StatusCode, b)
+	}
 }

@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"strings"
+	"time"
 
 	"kvlab/internal/quiz"
 )
@@ -59,16 +61,31 @@ func (s *Server) handleQuiz(w http.ResponseWriter, r *http.Request) {
 	}
 	limit := 16 * s.cfg.MaxMessageBytes
 	body := http.MaxBytesReader(w, r.Body, limit)
+	// A body that trickles in must not hold a goroutine forever; the
+	// deadline is lifted once it is read, since measuring may wait long.
+	rc := http.NewResponseController(w)
+	rc.SetReadDeadline(time.Now().Add(s.bodyWait))
 	var req quizRequest
-	if err := json.NewDecoder(body).Decode(&req); err != nil {
+	dec := json.NewDecoder(body)
+	err := dec.Decode(&req)
+	if err == nil && dec.More() {
+		err = errors.New("more than one JSON value in the body")
+	}
+	if err != nil {
+		w.Header().Set("Connection", "close") // do not wait for the rest of the body
 		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
+		var ne net.Error
+		switch {
+		case errors.As(err, &tooBig):
 			jsonError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request larger than %d bytes", limit))
-			return
+		case errors.As(err, &ne) && ne.Timeout():
+			jsonError(w, http.StatusRequestTimeout, fmt.Sprintf("the request body took longer than %v to arrive", s.bodyWait))
+		default:
+			jsonError(w, http.StatusBadRequest, "malformed request: "+err.Error()+` (want {"lesson":"...","quiz":"...","answer":"...","results":[...]})`)
 		}
-		jsonError(w, http.StatusBadRequest, "malformed request: "+err.Error())
 		return
 	}
+	rc.SetReadDeadline(time.Time{})
 	l, _, _, err := s.findLesson(req.Lesson)
 	if err != nil {
 		jsonError(w, http.StatusInternalServerError, err.Error())

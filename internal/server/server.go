@@ -120,6 +120,8 @@ type Server struct {
 	// pongWait is how long a websocket may stay silent (no message, no
 	// pong) before it is dropped; pings go out at half of it.
 	pongWait time.Duration
+	// bodyWait bounds the time to read a quiz request's body.
+	bodyWait time.Duration
 
 	// sentHook, when set (benchmarks), sees every websocket message as it
 	// is handed to a client's writer. Set before serving.
@@ -171,6 +173,7 @@ func New(cfg Config) (*Server, error) {
 		clients:    map[*client]struct{}{},
 		staticTags: map[string]string{},
 		pongWait:   pongWait,
+		bodyWait:   30 * time.Second,
 	}
 	if !IsLoopback(cfg.Addr) {
 		if cfg.Token == "" {
