@@ -101,7 +101,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *open {
 		openBrowser(url, stderr)
 	}
-	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
