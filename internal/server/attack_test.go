@@ -137,6 +137,7 @@ func TestWSHostileMessages(t *testing.T) {
 	}{
 		{"binary frame", websocket.BinaryMessage, `{"type":"run","id":"x","cell":"probe"}`, "binary messages"},
 		{"json array", websocket.TextMessage, `[1,2]`, "malformed message"},
+		{"two values in one message", websocket.TextMessage, `{"type":"cancel","id":"a"}{"type":"run","id":"b","cell":"probe"}`, "more than one JSON value"},
 		{"json string", websocket.TextMessage, `"run"`, "malformed message"},
 		{"null", websocket.TextMessage, `null`, "unknown message type"},
 		{"wrong field type", websocket.TextMessage, `{"type":"run","id":7,"cell":"probe"}`, "malformed message"},

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -149,7 +150,11 @@ func (c *client) readLoop() {
 		var m inMsg
 		dec := json.NewDecoder(strings.NewReader(string(data)))
 		dec.DisallowUnknownFields()
-		if err := dec.Decode(&m); err != nil {
+		err = dec.Decode(&m)
+		if err == nil && dec.More() {
+			err = errors.New("more than one JSON value in one message")
+		}
+		if err != nil {
 			c.send(errorMsg{Type: "error", ID: m.ID, Message: "malformed message: " + err.Error() + ` (want {"type":"run","id":"c1","cell":"..."} or {"type":"cancel","id":"c1"})`})
 			continue
 		}
