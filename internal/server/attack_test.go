@@ -277,6 +277,15 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 	}
 	waitFor(t, "two runs to queue", func() bool { return queueLen(s) == 2 })
 	s.Close()
+	// Close has returned: the runner, the writers and the run's own
+	// goroutines are gone now, not eventually.
+	buf := make([]byte, 1<<20)
+	stacks := string(buf[:runtime.Stack(buf, true)])
+	for _, fn := range []string{"(*Server).runLoop", "(*client).writeLoop", "kvlab/harness."} {
+		if strings.Contains(stacks, fn) {
+			t.Errorf("after Close, a goroutine is still in %s", fn)
+		}
+	}
 	for _, c := range cs {
 		c.Close()
 	}
