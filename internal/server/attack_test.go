@@ -96,22 +96,16 @@ func TestQuizRunGivesUpWhileQueued(t *testing.T) {
 		}
 		errc <- err
 	}()
-	waitFor(t, "the quiz run to queue", func() bool { return queueLen(s) == 1 })
+	waitFor(t, "the quiz run to queue", func() bool { return queueLen(s.q) == 1 })
 	cancel()
 	if err := <-errc; err == nil {
 		t.Fatal("got a reply, want the request cancelled")
 	}
-	waitFor(t, "the quiz run to leave the queue", func() bool { return queueLen(s) == 0 })
+	waitFor(t, "the quiz run to leave the queue", func() bool { return queueLen(s.q) == 0 })
 	c.send(map[string]string{"type": "cancel", "id": "long"})
 	if d := c.until("long", "done")[0]; d.str("type") == "done" && d["cancelled"] != true {
 		t.Errorf("got %v, want a cancelled done", d)
 	}
-}
-
-func queueLen(s *Server) int {
-	s.q.mu.Lock()
-	defer s.q.mu.Unlock()
-	return len(s.q.waiting)
 }
 
 func waitFor(t *testing.T, what string, cond func() bool) {
@@ -275,7 +269,7 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 		c.WriteJSON(map[string]string{"type": "run", "id": fmt.Sprint(i), "cell": longRun})
 		cs = append(cs, c)
 	}
-	waitFor(t, "two runs to queue", func() bool { return queueLen(s) == 2 })
+	waitFor(t, "two runs to queue", func() bool { return queueLen(s.q) == 2 })
 	s.Close()
 	// Close has returned: the runner, the writers and the run's own
 	// goroutines are gone now, not eventually.
@@ -460,7 +454,7 @@ func TestQuizRunFloodCapped(t *testing.T) {
 			done <- struct{}{}
 		}()
 	}
-	waitFor(t, "the quiz runs to queue", func() bool { return queueLen(s) == maxQuizRuns })
+	waitFor(t, "the quiz runs to queue", func() bool { return queueLen(s.q) == maxQuizRuns })
 	code, out := postRaw(t, ts, body)
 	if msg, _ := out["error"].(string); code != http.StatusTooManyRequests || !strings.Contains(msg, "the most allowed") {
 		t.Errorf("got %d %q, want 429 saying the limit is reached", code, msg)
@@ -469,7 +463,7 @@ func TestQuizRunFloodCapped(t *testing.T) {
 	for i := 0; i < maxQuizRuns; i++ {
 		<-done
 	}
-	waitFor(t, "the queue to empty", func() bool { return queueLen(s) == 0 })
+	waitFor(t, "the queue to empty", func() bool { return queueLen(s.q) == 0 })
 }
 
 // A quiz body that trickles in is cut off with 408 instead of holding a
@@ -491,5 +485,29 @@ func TestQuizSlowBody(t *testing.T) {
 	b, _ := io.ReadAll(r.Body)
 	if r.StatusCode != http.StatusRequestTimeout || !strings.Contains(string(b), "took longer than") {
 		t.Errorf("got %d %s, want 408 saying the body was too slow", r.StatusCode, b)
+	}
+}
+
+// Many sockets from one page cannot grow the queue without bound.
+func TestWSQueueCapAcrossClients(t *testing.T) {
+	s := newServer(t, nil)
+	s.maxWaiting = 3
+	ts := startServer(t, s)
+	first := dial(t, ts, "", nil)
+	first.run("r", longRun)
+	first.until("r", "started")
+	for i := 0; i < 3; i++ {
+		c := dial(t, ts, "", nil)
+		c.run("w", longRun)
+		c.until("w", "queued")
+	}
+	c := dial(t, ts, "", nil)
+	c.run("over", longRun)
+	ms := c.until("over", "done")
+	if ms[0].str("type") != "error" || !strings.Contains(ms[0].str("message"), "queue is full (3 runs waiting") {
+		t.Errorf("got %v, want an error saying the queue is full", ms[0])
+	}
+	if got := queueLen(s.q); got != 3 {
+		t.Errorf("got %d waiting, want 3", got)
 	}
 }

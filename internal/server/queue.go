@@ -252,3 +252,10 @@ func (s *Server) runJob(j *job) (cancelled bool) {
 	}
 	return false
 }
+
+// queueLen is the number of waiting jobs.
+func queueLen(q *queue) int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.waiting)
+}

@@ -120,6 +120,9 @@ type Server struct {
 	// pongWait is how long a websocket may stay silent (no message, no
 	// pong) before it is dropped; pings go out at half of it.
 	pongWait time.Duration
+	// maxWaiting caps the waiting runs over all clients: the per-client
+	// cap alone does not stop one page opening many sockets.
+	maxWaiting int
 	// bodyWait bounds the time to read a quiz request's body.
 	bodyWait time.Duration
 
@@ -174,6 +177,7 @@ func New(cfg Config) (*Server, error) {
 		staticTags: map[string]string{},
 		pongWait:   pongWait,
 		bodyWait:   30 * time.Second,
+		maxWaiting: 64,
 	}
 	if !IsLoopback(cfg.Addr) {
 		if cfg.Token == "" {
