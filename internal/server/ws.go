@@ -39,6 +39,12 @@ import (
 //
 // Per connection there is one reader (the handler goroutine), one writer,
 // and the server's single runner; a disconnect cancels the client's runs.
+// Robustness: a connection silent for pongWait (no message, no pong to the
+// pings sent every half of it) is dropped; the writer has a bounded
+// buffer, and a client that stops reading loses progress messages first
+// and is disconnected when even a result does not fit, so it never holds
+// up the runner or other clients; a client may have MaxQueuedPerClient
+// runs, and all clients together 64 waiting runs.
 
 type inMsg struct {
 	Type  string `json:"type"`
