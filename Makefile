@@ -1,5 +1,8 @@
 # kvlab — see README.md. `make` alone lists the targets.
 GO      ?= go
+# bash with pipefail, so `make bench`'s `go test | tee` fails when the tests do.
+SHELL       := /bin/bash
+.SHELLFLAGS := -o pipefail -c
 BIN     := bin/labserver
 WASMDIR := static/wasm
 
