@@ -116,6 +116,27 @@ func lineProblems(l *lesson.Lesson, lim harness.Limits) []string {
 	return ps
 }
 
+// TestAnswersAreMeasured checks every quiz answer reads at least one
+// result ($N): an answer with no reference is a number typed into the
+// lesson, right on one disk and wrong on the next.
+func TestAnswersAreMeasured(t *testing.T) {
+	for _, l := range load(t) {
+		for _, p := range answerProblems(l) {
+			t.Error(p)
+		}
+	}
+}
+
+func answerProblems(l *lesson.Lesson) []string {
+	var ps []string
+	for _, q := range l.Quizzes {
+		if !strings.Contains(q.Answer.String(), "$") {
+			ps = append(ps, fmt.Sprintf("%s: quiz %s: answer %q reads no result; write it over $0, $1, ...", l.Slug, q.ID, q.Answer))
+		}
+	}
+	return ps
+}
+
 // TestExercisesExist checks every exercise block names an exercise the
 // grader knows, and every exercise is used.
 func TestExercisesExist(t *testing.T) {
@@ -150,6 +171,7 @@ func TestCheckersCatchBadLessons(t *testing.T) {
 	src := "---\ntitle: Bad\nsummary: s\norder: 1\n---\n" +
 		"```lab a\nbench -engine kv -ops 0\nbench -engine kv -ops 2000 -threads 100000\nbench -engine kv -frobnicate\nbench -engine kv -ops 100\n```\n" +
 		"```quiz\nid: q\nquestion: ?\nrun: bench -engine nosuch -ops 10\nanswer: $0.ops_per_sec\ntolerance: 10%\n```\n" +
+		"```quiz\nid: typed\nquestion: ?\ncell: a\nanswer: 42 * 2\ntolerance: 10%\n```\n" +
 		"```exercise percentile\n```\n"
 	l, err := lesson.Parse("01-bad.md", []byte(src))
 	if err != nil {
@@ -163,6 +185,11 @@ func TestCheckersCatchBadLessons(t *testing.T) {
 	}
 	if got, want := len(ps), 4; got != want {
 		t.Errorf("lineProblems: got %d problems, want %d: %q", got, want, ps)
+	}
+
+	ps = answerProblems(l)
+	if len(ps) != 1 || !strings.Contains(ps[0], "quiz typed") {
+		t.Errorf("answerProblems: got %q, want one problem naming quiz typed", ps)
 	}
 
 	ps = exerciseProblems([]*lesson.Lesson{l}, []string{"percentile-tests", "mean-vs-tail"})
