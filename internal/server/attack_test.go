@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -81,11 +80,7 @@ func TestQuizHostileBodies(t *testing.T) {
 // A run: quiz whose asker gives up while it waits for a busy queue leaves
 // nothing behind in the queue.
 func TestQuizRunGivesUpWhileQueued(t *testing.T) {
-	s := newServer(t, nil)
-	ts := startServer(t, s)
-	c := dial(t, ts, "", nil)
-	c.run("long", longRun)
-	c.until("long", "started")
+	s, ts, c := busyServer(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, "POST", ts.URL+"/api/quiz", strings.NewReader(`{"lesson":"01-fixture","quiz":"path","answer":"yes"}`))
 	errc := make(chan error, 1)
@@ -244,10 +239,7 @@ func TestWSAbruptDisconnect(t *testing.T) {
 	if !strings.Contains(types(ms), "result") {
 		t.Fatalf("got %q, want c to run", types(ms))
 	}
-	ents, _ := os.ReadDir(filepath.Join(s.cfg.DataDir, "runs"))
-	if len(ents) != 0 {
-		t.Errorf("got %d run directories left, want 0", len(ents))
-	}
+	checkNoRunDirs(t, s.cfg.DataDir)
 }
 
 // Close cancels everything and waits for every goroutine it started.
@@ -285,10 +277,7 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 	}
 	ts.Close()
 	waitFor(t, "goroutines to end", func() bool { return runtime.NumGoroutine() <= before })
-	ents, _ := os.ReadDir(filepath.Join(cfg.DataDir, "runs"))
-	if len(ents) != 0 {
-		t.Errorf("got %d run directories left, want 0", len(ents))
-	}
+	checkNoRunDirs(t, cfg.DataDir)
 }
 
 // After Close, a run: quiz gets an error instead of waiting forever for a
@@ -436,11 +425,7 @@ func TestWSForeignHostRejected(t *testing.T) {
 // run: quizzes cannot flood the queue: past maxQuizRuns waiting, the next
 // is refused with 429 and the reason.
 func TestQuizRunFloodCapped(t *testing.T) {
-	s := newServer(t, nil)
-	ts := startServer(t, s)
-	c := dial(t, ts, "", nil)
-	c.run("long", longRun)
-	c.until("long", "started")
+	s, ts, _ := busyServer(t) // the held connection is closed at cleanup
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	body := `{"lesson":"01-fixture","quiz":"path","answer":"yes"}`

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -138,6 +139,27 @@ func (c *wsClient) until(id, typ string) []msg {
 		if m.str("id") == id && m.str("type") == typ {
 			return out
 		}
+	}
+}
+
+// busyServer starts a server whose disk is held by one client's run
+// "long" (already started), so whatever is asked for next has to queue.
+func busyServer(t *testing.T) (*Server, *httptest.Server, *wsClient) {
+	t.Helper()
+	s := newServer(t, nil)
+	ts := startServer(t, s)
+	c := dial(t, ts, "", nil)
+	c.run("long", longRun)
+	c.until("long", "started")
+	return s, ts, c
+}
+
+// checkNoRunDirs fails the test when a run directory is left in dataDir.
+func checkNoRunDirs(t *testing.T, dataDir string) {
+	t.Helper()
+	ents, _ := os.ReadDir(filepath.Join(dataDir, "runs"))
+	if len(ents) != 0 {
+		t.Errorf("got %d leftover run directories, want 0", len(ents))
 	}
 }
 

@@ -2,8 +2,6 @@ package server
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -60,10 +58,7 @@ func TestWSNullRunMessageOrder(t *testing.T) {
 		t.Errorf("line 1: got count %v, want 300", lat["count"])
 	}
 	// Each run's directory is removed afterwards.
-	ents, _ := os.ReadDir(filepath.Join(s.cfg.DataDir, "runs"))
-	if len(ents) != 0 {
-		t.Errorf("got %d leftover run directories, want 0", len(ents))
-	}
+	checkNoRunDirs(t, s.cfg.DataDir)
 }
 
 func TestWSKVRun(t *testing.T) {
@@ -98,10 +93,7 @@ func TestWSKVRun(t *testing.T) {
 	if res.Fsyncs < 200/16 {
 		t.Errorf("got %d fsyncs, want at least %d for 200 puts with batch:16", res.Fsyncs, 200/16)
 	}
-	ents, _ := os.ReadDir(filepath.Join(s.cfg.DataDir, "runs"))
-	if len(ents) != 0 {
-		t.Errorf("got %d leftover run directories, want 0", len(ents))
-	}
+	checkNoRunDirs(t, s.cfg.DataDir)
 }
 
 func TestWSCancel(t *testing.T) {
@@ -145,11 +137,7 @@ func TestWSCancel(t *testing.T) {
 }
 
 func TestWSDisconnectCancels(t *testing.T) {
-	s := newServer(t, nil)
-	ts := startServer(t, s)
-	a := dial(t, ts, "", nil)
-	a.run("long", longRun)
-	a.until("long", "started")
+	s, ts, a := busyServer(t)
 	b := dial(t, ts, "", nil)
 	b.run("next", "bench -engine null -ops 100")
 	if m := b.next(); m.num("position") != 1 {
