@@ -346,7 +346,7 @@ func killTrial(ctx context.Context, cfg Config, dir string, rng *rand.Rand) (Tri
 	if ctx.Err() != nil {
 		return Trial{}, ctx.Err()
 	}
-	t := verify(w, a, engine.OSFS{}, true)
+	t := verify(w, a, engine.OSFS{})
 	t.CrashAfterMs = float64(after) / 1e6
 	return t, nil
 }
@@ -379,7 +379,7 @@ func powerTrial(cfg Config, rng *rand.Rand) (Trial, error) {
 	stop.Store(true)
 	wg.Wait()
 	db.Close() // fails: the old MemFS is down, as the process would be
-	t := verify(w, a, rebooted, false)
+	t := verify(w, a, rebooted)
 	t.CrashAfterMs = float64(after) / 1e6
 	return t, nil
 }
@@ -425,9 +425,9 @@ func valueFor(w workload, wr int, j int64) []byte {
 }
 
 // verify reopens the crashed store and checks every key against what was
-// acknowledged. durableByAck says that an acknowledged Put was durable
-// when it returned (always, group); otherwise DurableSeq decides.
-func verify(w workload, a *acks, fs engine.FS, sigkill bool) Trial {
+// acknowledged. Under always and group an acknowledged Put was durable
+// when it returned; otherwise DurableSeq decides.
+func verify(w workload, a *acks, fs engine.FS) Trial {
 	var t Trial
 	t.DurableSeq = a.durableSeq
 	pol, _ := engine.ParseSync(w.Sync)
