@@ -46,20 +46,19 @@ var Dists = []string{"uniform", "zipfian"}
 type workloadInfo struct {
 	preload bool // the store holds every key before warmup and measuring
 	reads   bool // the workload does Gets, so a hit rate is reported
-	opsPer  int  // primitive ops per unit for the measured workers
 	scans   bool // the store must be a Scanner (ordered)
 }
 
 var workloadInfos = map[string]workloadInfo{
-	"fillseq":          {opsPer: 1},
-	"fillrandom":       {opsPer: 1},
-	"overwrite":        {preload: true, opsPer: 1},
-	"readrandom":       {preload: true, reads: true, opsPer: 1},
-	"readwhilewriting": {preload: true, reads: true, opsPer: 1},
-	"updaterandom":     {preload: true, reads: true, opsPer: 2},
-	"deleterandom":     {preload: true, opsPer: 1},
-	"mixed":            {preload: true, reads: true, opsPer: 1},
-	"seekrandom":       {preload: true, opsPer: 1, scans: true},
+	"fillseq":          {},
+	"fillrandom":       {},
+	"overwrite":        {preload: true},
+	"readrandom":       {preload: true, reads: true},
+	"readwhilewriting": {preload: true, reads: true},
+	"updaterandom":     {preload: true, reads: true},
+	"deleterandom":     {preload: true},
+	"mixed":            {preload: true, reads: true},
+	"seekrandom":       {preload: true, scans: true},
 }
 
 // step is what one unit of a workload does, decided once per loop so the
