@@ -118,16 +118,15 @@ func (s *Server) handleQuiz(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		raw, err = s.measure(r.Context(), q.ID, q.Run)
-		if errors.Is(err, errShuttingDown) {
-			jsonError(w, http.StatusServiceUnavailable, "measuring for quiz "+q.ID+": "+err.Error())
-			return
-		}
-		if errors.Is(err, errQuizBusy) {
-			jsonError(w, http.StatusTooManyRequests, "measuring for quiz "+q.ID+": "+err.Error())
-			return
-		}
 		if err != nil {
-			jsonError(w, http.StatusInternalServerError, "measuring for quiz "+q.ID+": "+err.Error())
+			code := http.StatusInternalServerError
+			switch {
+			case errors.Is(err, errShuttingDown):
+				code = http.StatusServiceUnavailable
+			case errors.Is(err, errQuizBusy):
+				code = http.StatusTooManyRequests
+			}
+			jsonError(w, code, "measuring for quiz "+q.ID+": "+err.Error())
 			return
 		}
 		measured = raw
