@@ -1,6 +1,7 @@
 package peers
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -174,7 +175,7 @@ func (s *bboltStore) Put(key, value []byte) error {
 	if s.mode == engine.SyncBatch {
 		// bbolt keeps the slices until the transaction commits, which in
 		// batch mode is after Put returns and the caller may reuse them.
-		key, value = clone(key), clone(value)
+		key, value = bytes.Clone(key), bytes.Clone(value)
 	}
 	return s.update(func(b *bolt.Bucket) error { return b.Put(key, value) })
 }
@@ -186,7 +187,7 @@ func (s *bboltStore) Get(key []byte) ([]byte, bool, error) {
 	err := s.view(func(b *bolt.Bucket) error {
 		// bbolt's slice points into the mmap and is valid only inside the tx.
 		if v := b.Get(key); v != nil {
-			value, found = clone(v), true
+			value, found = bytes.Clone(v), true
 		}
 		return nil
 	})
@@ -196,7 +197,7 @@ func (s *bboltStore) Get(key []byte) ([]byte, bool, error) {
 // Delete removes key; deleting a missing key is not an error.
 func (s *bboltStore) Delete(key []byte) error {
 	if s.mode == engine.SyncBatch {
-		key = clone(key)
+		key = bytes.Clone(key)
 	}
 	return s.update(func(b *bolt.Bucket) error { return b.Delete(key) })
 }
@@ -210,7 +211,7 @@ func (s *bboltStore) Scan(start []byte, limit int, fn func(key, value []byte) bo
 		n := 0
 		for k, v := c.Seek(start); k != nil && (limit <= 0 || n < limit); k, v = c.Next() {
 			n++
-			if !fn(clone(k), clone(v)) {
+			if !fn(bytes.Clone(k), bytes.Clone(v)) {
 				break
 			}
 		}
@@ -232,12 +233,4 @@ func (s *bboltStore) Close() error {
 		err = cerr
 	}
 	return err
-}
-
-// clone returns a copy of b that does not alias it (nil stays nil).
-func clone(b []byte) []byte {
-	if b == nil {
-		return nil
-	}
-	return append(make([]byte, 0, len(b)), b...)
 }

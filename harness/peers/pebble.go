@@ -1,6 +1,7 @@
 package peers
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"sync"
@@ -169,7 +170,7 @@ func (s *pebbleStore) Get(key []byte) ([]byte, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	value := clone(v) // v is valid only until closer.Close
+	value := bytes.Clone(v) // v is valid only until closer.Close
 	return value, true, closer.Close()
 }
 
@@ -199,7 +200,7 @@ func (s *pebbleStore) Scan(start []byte, limit int, fn func(key, value []byte) b
 			return err
 		}
 		n++
-		if !fn(clone(it.Key()), clone(v)) {
+		if !fn(bytes.Clone(it.Key()), bytes.Clone(v)) {
 			break
 		}
 	}
