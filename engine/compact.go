@@ -198,7 +198,7 @@ func (db *DB) Compact() error {
 	}
 
 	// 3. A fresh active segment after the new ones.
-	active, err := db.createSegment(nextID, segmentName(nextID))
+	active, err := db.createSegment(nextID)
 	if err != nil {
 		return fail(err)
 	}

@@ -365,7 +365,7 @@ func (db *DB) rotateLocked() error {
 	if err := db.writeHint(old); err != nil {
 		return err
 	}
-	seg, err := db.createSegment(db.nextID, segmentName(db.nextID))
+	seg, err := db.createSegment(db.nextID)
 	if err != nil {
 		return err
 	}

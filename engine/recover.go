@@ -85,7 +85,7 @@ func (db *DB) recover() error {
 		delete(hintData, id)
 	}
 	if len(ids) == 0 {
-		seg, err := db.createSegment(1, segmentName(1))
+		seg, err := db.createSegment(1)
 		if err != nil {
 			return fmt.Errorf("engine: %w", err)
 		}

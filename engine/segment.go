@@ -105,11 +105,13 @@ func (db *DB) ensureSpace(seg *segment, n int64) error {
 	return nil
 }
 
-// createSegment creates the segment file for id, syncs the directory so
-// the new name survives a power cut, and zero-fills its first chunk.
+// createSegment creates the segment file for id and syncs the directory so
+// the new name survives a power cut. The file starts empty; ensureSpace
+// zero-fills it ahead of the writes.
 //
 // REQUIRES: db.writeMu held (or Open/Compact running alone).
-func (db *DB) createSegment(id uint32, name string) (*segment, error) {
+func (db *DB) createSegment(id uint32) (*segment, error) {
+	name := segmentName(id)
 	path := filepath.Join(db.dir, name)
 	f, err := db.fs.OpenFile(path, osCreate, 0o644)
 	if err != nil {
