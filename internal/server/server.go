@@ -199,7 +199,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.chromaCSS = css
-	if err := s.reload(); err != nil {
+	if err := s.reload(s.stampNow()); err != nil {
 		return nil, err
 	}
 	s.exec = func(ctx context.Context, line string, env harness.Env) ([]byte, error) {
@@ -279,7 +279,7 @@ func (s *Server) Close() error {
 func (s *Server) lessonsNow() ([]*lesson.Lesson, error) {
 	if s.cfg.Reload {
 		if st := s.stampNow(); st != s.currentStamp() {
-			if err := s.reload(); err != nil {
+			if err := s.reload(st); err != nil {
 				return nil, err
 			}
 		}
@@ -315,10 +315,10 @@ func (s *Server) stampNow() string {
 	return b.String()
 }
 
-// reload parses the lessons and drops the page cache. In author mode a
-// broken lesson is shown as an error page instead of stopping the server.
-func (s *Server) reload() error {
-	stamp := s.stampNow()
+// reload parses the lessons and drops the page cache; stamp is the
+// stampNow taken before the files are read. In author mode a broken lesson
+// is shown as an error page instead of stopping the server.
+func (s *Server) reload(stamp string) error {
 	ls, err := lesson.Load(s.cfg.Lessons)
 	s.mu.Lock()
 	defer s.mu.Unlock()
