@@ -106,11 +106,12 @@ func RunCLI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	env := Env{Limits: lim}
-	if s.Progress || isTerminal(stderr) {
-		env.Progress = progressPrinter(stderr, isTerminal(stderr))
+	tty := isTerminal(stderr)
+	if s.Progress || tty {
+		env.Progress = progressPrinter(stderr, tty)
 	}
 	v, err := execSpec(ctx, s, env)
-	if env.Progress != nil && isTerminal(stderr) {
+	if tty {
 		fmt.Fprint(stderr, "\r\033[K") // clear the live line
 	}
 	if err != nil {
