@@ -94,9 +94,6 @@ func (db *DB) recover() error {
 	}
 	db.active = db.segs[ids[len(ids)-1]]
 	db.nextID = db.active.id + 1
-	if db.noHints {
-		db.active.hint = nil
-	}
 	// After a process crash the kernel may still hold recovered records
 	// that never reached the disk; sync so DurableSeq can start at
 	// LastSeq honestly.
