@@ -156,9 +156,11 @@ type quizView struct {
 	QuestionHTML template.HTML
 }
 
+// newMarkdown is lesson.NewMarkdown, which lesson.Parse walks, plus what
+// only the page needs: typography, heading IDs and raw HTML.
 func newMarkdown(extra ...renderer.Option) goldmark.Markdown {
-	return goldmark.New(
-		goldmark.WithExtensions(extension.GFM, extension.Typographer),
+	return lesson.NewMarkdown(
+		goldmark.WithExtensions(extension.Typographer),
 		goldmark.WithParserOptions(parser.WithAutoHeadingID()),
 		goldmark.WithRendererOptions(append([]renderer.Option{gmhtml.WithUnsafe()}, extra...)...),
 	)
