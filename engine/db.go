@@ -365,6 +365,7 @@ func (db *DB) rotateLocked() error {
 	if err := db.writeHint(old); err != nil {
 		return err
 	}
+	old.hint = nil // written to disk; a sealed segment never needs it again
 	seg, err := db.createSegment(db.nextID)
 	if err != nil {
 		return err

@@ -154,6 +154,11 @@ func TestRotation(t *testing.T) {
 			if min := (40*(vsize+headerSize+5))/segSize - 1; segs < min {
 				t.Errorf("got %d segments, want at least %d", segs, min)
 			}
+			for id, s := range db.segs {
+				if s != db.active && len(s.hint) != 0 {
+					t.Errorf("sealed segment %d keeps %d bytes of hint entries in memory, want 0", id, len(s.hint))
+				}
+			}
 			db.Close()
 			db, err := Open("/db", Options{FS: mem, SegmentSize: segSize})
 			if err != nil {
