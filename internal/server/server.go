@@ -377,24 +377,31 @@ func (s *Server) handleIndex(w http.ResponseWriter, r *http.Request) {
 		s.errorPage(w, http.StatusInternalServerError, "The lessons do not parse", err.Error())
 		return
 	}
-	s.mu.Lock()
-	page, ok := s.pages[""]
-	s.mu.Unlock()
-	if !ok {
-		page, err = s.renderIndex(ls)
-		if err != nil {
-			s.errorPage(w, http.StatusInternalServerError, "Rendering the index failed", err.Error())
-			return
-		}
-		s.cache("", page)
+	page, err := s.cachedPage("", func() ([]byte, error) { return s.renderIndex(ls) })
+	if err != nil {
+		s.errorPage(w, http.StatusInternalServerError, "Rendering the index failed", err.Error())
+		return
 	}
 	writeHTML(w, page)
 }
 
-func (s *Server) cache(key string, page []byte) {
+// cachedPage returns the page cached under key ("" for the index, else the
+// lesson's slug), rendering and caching it first when reload dropped it.
+func (s *Server) cachedPage(key string, render func() ([]byte, error)) ([]byte, error) {
+	s.mu.Lock()
+	page, ok := s.pages[key]
+	s.mu.Unlock()
+	if ok {
+		return page, nil
+	}
+	page, err := render()
+	if err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	s.pages[key] = page
 	s.mu.Unlock()
+	return page, nil
 }
 
 func (s *Server) handleLesson(w http.ResponseWriter, r *http.Request) {
@@ -412,16 +419,10 @@ func (s *Server) handleLesson(w http.ResponseWriter, r *http.Request) {
 		s.errorPage(w, http.StatusNotFound, "No such lesson", fmt.Sprintf("There is no lesson %q.", slug))
 		return
 	}
-	s.mu.Lock()
-	page, ok := s.pages[slug]
-	s.mu.Unlock()
-	if !ok {
-		page, err = s.renderLesson(l, i, ls)
-		if err != nil {
-			s.errorPage(w, http.StatusInternalServerError, "Rendering the lesson failed", err.Error())
-			return
-		}
-		s.cache(slug, page)
+	page, err := s.cachedPage(slug, func() ([]byte, error) { return s.renderLesson(l, i, ls) })
+	if err != nil {
+		s.errorPage(w, http.StatusInternalServerError, "Rendering the lesson failed", err.Error())
+		return
 	}
 	writeHTML(w, page)
 }
