@@ -98,44 +98,53 @@ func (db *DB) writeHint(seg *segment) error {
 
 var errBadHint = errors.New("bad hint file")
 
-// parseHint checks a hint file and calls fn for each entry (key aliases
-// data). It returns the segment length the entries cover, or errBadHint
-// (wrapped with the reason) before calling fn at all if the file is
-// damaged. It never panics, whatever data holds.
-func parseHint(data []byte, fn func(e hintEntry)) (covered int64, err error) {
+// hintFile is a hint file that parseHint checked.
+type hintFile struct {
+	covered int64  // the segment length the entries describe
+	count   int    // the number of entries
+	entries []byte // the entries, their framing checked
+}
+
+// parseHint checks a hint file. It returns errBadHint (wrapped with the
+// reason) if the file is damaged, so a bad file applies nothing. It never
+// panics, whatever data holds. The entries alias data.
+func parseHint(data []byte) (hintFile, error) {
 	if len(data) < len(hintMagic)+hintTrailer || string(data[:len(hintMagic)]) != hintMagic {
-		return 0, fmt.Errorf("%w: too short or wrong magic", errBadHint)
+		return hintFile{}, fmt.Errorf("%w: too short or wrong magic", errBadHint)
 	}
 	body := data[:len(data)-4]
 	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(data[len(data)-4:]) {
-		return 0, fmt.Errorf("%w: checksum mismatch", errBadHint)
+		return hintFile{}, fmt.Errorf("%w: checksum mismatch", errBadHint)
 	}
 	t := data[len(data)-hintTrailer:]
-	covered = int64(binary.LittleEndian.Uint64(t[0:8]))
-	count := int(binary.LittleEndian.Uint32(t[8:12]))
-	entries := data[len(hintMagic) : len(data)-hintTrailer]
-	// First pass: check the framing, so a bad file applies nothing.
+	h := hintFile{
+		covered: int64(binary.LittleEndian.Uint64(t[0:8])),
+		count:   int(binary.LittleEndian.Uint32(t[8:12])),
+		entries: data[len(hintMagic) : len(data)-hintTrailer],
+	}
 	n := 0
-	for b := entries; len(b) > 0; n++ {
+	for b := h.entries; len(b) > 0; n++ {
 		if len(b) < hintEntryHeader {
-			return 0, fmt.Errorf("%w: truncated entry", errBadHint)
+			return hintFile{}, fmt.Errorf("%w: truncated entry", errBadHint)
 		}
 		e := hintEntryHeader + int(binary.LittleEndian.Uint16(b[9:11]))
 		if len(b) < e {
-			return 0, fmt.Errorf("%w: truncated key", errBadHint)
+			return hintFile{}, fmt.Errorf("%w: truncated key", errBadHint)
 		}
-		if off, size := binary.LittleEndian.Uint32(b[11:15]), binary.LittleEndian.Uint32(b[15:19]); int64(off)+int64(size) > covered {
-			return 0, fmt.Errorf("%w: record at %d+%d past the covered %d bytes", errBadHint, off, size, covered)
+		if off, size := binary.LittleEndian.Uint32(b[11:15]), binary.LittleEndian.Uint32(b[15:19]); int64(off)+int64(size) > h.covered {
+			return hintFile{}, fmt.Errorf("%w: record at %d+%d past the covered %d bytes", errBadHint, off, size, h.covered)
 		}
 		b = b[e:]
 	}
-	if n != count {
-		return 0, fmt.Errorf("%w: %d entries, trailer says %d", errBadHint, n, count)
+	if n != h.count {
+		return hintFile{}, fmt.Errorf("%w: %d entries, trailer says %d", errBadHint, n, h.count)
 	}
-	if fn == nil {
-		return covered, nil
-	}
-	for b := entries; len(b) > 0; {
+	return h, nil
+}
+
+// each calls fn for every entry, in file order (key aliases the entries).
+func (h hintFile) each(fn func(e hintEntry)) {
+	for b := h.entries; len(b) > 0; {
 		klen := int(binary.LittleEndian.Uint16(b[9:11]))
 		fn(hintEntry{
 			seq:  binary.LittleEndian.Uint64(b[0:8]),
@@ -146,13 +155,4 @@ func parseHint(data []byte, fn func(e hintEntry)) (covered int64, err error) {
 		})
 		b = b[hintEntryHeader+klen:]
 	}
-	return covered, nil
-}
-
-// hintCount returns the entry count in a hint file's trailer, or 0.
-func hintCount(data []byte) int {
-	if len(data) < len(hintMagic)+hintTrailer {
-		return 0
-	}
-	return int(binary.LittleEndian.Uint32(data[len(data)-8 : len(data)-4]))
 }

@@ -61,16 +61,17 @@ func (db *DB) recover() error {
 	slices.Sort(ids)
 	// Read the hints first: their entry counts size the index, which
 	// saves the map from growing (and rehashing) a dozen times.
-	hintData := map[uint32][]byte{}
+	hintData := map[uint32]*hintFile{}
 	total := 0
 	for _, id := range ids {
 		if hints[id] && !db.noHints {
 			if b, ok := db.readHint(id); ok {
-				if _, err := parseHint(b, nil); err != nil {
+				h, err := parseHint(b)
+				if err != nil {
 					continue // damaged: scan the segment instead
 				}
-				hintData[id] = b
-				total += hintCount(b)
+				hintData[id] = &h
+				total += h.count
 			}
 		}
 	}
@@ -105,9 +106,9 @@ func (db *DB) recover() error {
 	return nil
 }
 
-// recoverSegment replays one segment into the index, using its hint file's
-// contents if hint is not nil and valid.
-func (db *DB) recoverSegment(id uint32, hint []byte, newest bool) error {
+// recoverSegment replays one segment into the index, using its checked
+// hint file if hint is not nil.
+func (db *DB) recoverSegment(id uint32, hint *hintFile, newest bool) error {
 	name := segmentName(id)
 	path := filepath.Join(db.dir, name)
 	f, err := db.fs.OpenFile(path, os.O_RDWR, 0)
@@ -123,13 +124,13 @@ func (db *DB) recoverSegment(id uint32, hint []byte, newest bool) error {
 
 	var from int64
 	if hint != nil {
-		// The hint was checked by recover; one that covers more than the
-		// file holds is stale and ignored.
-		if covered, _ := parseHint(hint, nil); covered <= fileSize {
-			parseHint(hint, func(e hintEntry) {
+		// A hint that covers more than the file holds is stale and
+		// ignored.
+		if hint.covered <= fileSize {
+			hint.each(func(e hintEntry) {
 				db.apply(seg, e.seq, e.kind, e.key, e.off, e.size, newest)
 			})
-			from = covered
+			from = hint.covered
 		}
 	}
 
@@ -191,7 +192,7 @@ func validAfter(b []byte) bool {
 }
 
 // readHint returns the contents of segment id's hint file, if it can be
-// read. recoverSegment checks them.
+// read. recover checks them with parseHint.
 func (db *DB) readHint(id uint32) ([]byte, bool) {
 	f, err := db.fs.OpenFile(filepath.Join(db.dir, hintName(id)), os.O_RDONLY, 0)
 	if err != nil {
