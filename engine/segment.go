@@ -70,11 +70,11 @@ var zeros = make([]byte, 1<<20)
 // Measured on the project's development machine (ext4 on a virtual disk,
 // 163-byte records, sync "always", chunks of the two alternated so both
 // see the same noise; BenchmarkPreallocate): zero-filled 193-216 µs per
-// fdatasync, append 269-280 µs; Puts 1.27-1.35x faster zero-filled. A
-// standalone loop gave append 259-334 µs, zero-filled 212-236 µs,
-// fallocate'd (unwritten extents) 193-206 µs. Zero-filling is kept: it
-// wins over appends and, unlike fallocate, works on every filesystem and
-// on MemFS. Its cost is one 1 MiB write and fdatasync per MiB of records,
+// fdatasync, append 269-280 µs; Puts 1.27-1.35x faster zero-filled. Run
+// BenchmarkPreallocate to see the ratio on your own disk. Zero-filling is
+// kept: it wins over appends and, unlike fallocate (which leaves unwritten
+// extents whose conversion the journal must still record), works on every
+// filesystem and on MemFS. Its cost is one 1 MiB write and fdatasync per MiB of records,
 // not counted in Stats.Fsyncs.
 //
 // REQUIRES: db.writeMu held; seg is the active segment.
