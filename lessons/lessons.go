@@ -28,8 +28,9 @@
 //
 // The tests in this package parse every cell with the harness's own
 // parser under the server's caps, run every cell at reduced size against
-// the real engine, check every quiz against those results, and check
-// that every exercise block names an exercise that exists.
+// the real engine, check every quiz against those results, check that
+// every quiz answer reads at least one result, and check that every
+// exercise block names an exercise that exists.
 package lessons
 
 import "embed"
