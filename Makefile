@@ -14,7 +14,7 @@ help:
 	@echo "  make test    vet, unit, crash, wasm (node) and browser tests"
 	@echo "  make wasm    build the in-browser Go interpreter into $(WASMDIR)/"
 	@echo "  make build   build $(BIN)"
-	@echo "  make e2e     only the headless-Chromium tests"
+	@echo "  make e2e     only the headless-Chromium tests; refreshes the README's screenshots in docs/"
 	@echo "  make bench   Go benchmarks and kv vs bbolt vs pebble (ratios measured in one run)"
 	@echo "  make crash   hundreds of SIGKILL and power-loss crash trials"
 	@echo "  make fuzz    fuzz the record decoder and recovery for a while"
@@ -42,7 +42,9 @@ test: wasm lint
 	$(GO) test -count=1 -timeout 40m ./...
 
 e2e: wasm
-	$(GO) test -count=1 -run 'Browser' ./...
+	$(GO) test -count=1 -run 'Browser' ./e2e/ -args -docs=$(CURDIR)/docs
+	$(GO) test -count=1 -run 'Browser' $$($(GO) list ./... | grep -v /e2e$$)
+	@echo "screenshots for the README saved in docs/ (screenshot.png, screenshot-dark.png)"
 
 bench: build
 	@mkdir -p bench-results

@@ -3,66 +3,27 @@ package server
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
-)
 
-const chromiumPath = "/usr/bin/chromium"
+	"kvlab/internal/browsertest"
+)
 
 // browser starts headless Chromium for one test, or skips when it is not
 // installed (CI installs it).
 func browser(t *testing.T, width, height int) context.Context {
-	t.Helper()
-	if _, err := os.Stat(chromiumPath); err != nil {
-		t.Skipf("skipping the browser test: %s is not installed (apt-get install chromium)", chromiumPath)
-	}
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromiumPath),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("no-default-browser-check", true),
-		chromedp.WindowSize(width, height),
-		chromedp.UserDataDir(t.TempDir()),
-	}
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelC := chromedp.NewContext(actx)
-	// A guard against a hung browser, not a speed requirement.
-	ctx, cancelT := context.WithTimeout(ctx, 3*time.Minute)
-	t.Cleanup(func() { cancelT(); cancelC(); cancelA() })
-	return ctx
+	return browsertest.Start(t, width, height, 3*time.Minute)
 }
 
-// shot scrolls sel into view and saves a screenshot of the window into
-// the test's temp dir (and into $KVLAB_SCREENSHOTS when set, to look at
-// by hand).
+// shot saves a screenshot of the window, scrolled to sel, into the test's
+// temp dir (and into $KVLAB_SCREENSHOTS when set, to look at by hand).
 func shot(t *testing.T, ctx context.Context, sel, name string) {
 	t.Helper()
-	if sel != "" {
-		chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector(`+"`"+sel+"`"+`).scrollIntoView({block: "start"}); window.scrollBy(0, -70)`))
-	}
-	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
-	if err != nil {
-		t.Fatalf("screenshot: %v", err)
-	}
-	dirs := []string{t.TempDir()}
-	if d := os.Getenv("KVLAB_SCREENSHOTS"); d != "" {
-		dirs = append(dirs, d)
-	}
-	for _, d := range dirs {
-		if err := os.WriteFile(filepath.Join(d, name), png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	browsertest.Shot(t, ctx, sel, name, t.TempDir(), os.Getenv("KVLAB_SCREENSHOTS"))
 }
 
 func TestBrowserRunCell(t *testing.T) {

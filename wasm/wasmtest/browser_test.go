@@ -16,10 +16,9 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"kvlab/harness/calc"
+	"kvlab/internal/browsertest"
 	"kvlab/internal/server"
 )
-
-const chromiumPath = "/usr/bin/chromium"
 
 // fixtureLesson has two exercise blocks, as a lesson would.
 const fixtureLesson = "---\ntitle: Exercise fixture\nsummary: Two in-browser exercises.\norder: 1\n---\n\n# Exercise fixture\n\n" +
@@ -111,28 +110,7 @@ func startServer(t *testing.T, static string) string {
 
 // browser starts headless Chromium, or skips when it is not installed.
 func browser(t *testing.T) context.Context {
-	t.Helper()
-	if _, err := os.Stat(chromiumPath); err != nil {
-		t.Skipf("%s is missing: %v", chromiumPath, err)
-	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromiumPath),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.NoFirstRun,
-	)
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelCtx := chromedp.NewContext(actx)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 3*time.Minute)
-	t.Cleanup(func() {
-		cancelTimeout()
-		cancelCtx()
-		cancelAlloc()
-	})
-	return ctx
+	return browsertest.Start(t, 1280, 900, 3*time.Minute)
 }
 
 // tableRow is one row of a results table as the page shows it.
@@ -192,9 +170,6 @@ func TestBrowserExercise(t *testing.T) {
 	ctx := browser(t)
 	url := startServer(t, staticDir(t, true))
 
-	if err := chromedp.Do(ctx); err != nil { // start the browser outside the timings
-		t.Fatalf("starting %s: %v", chromiumPath, err)
-	}
 	loadStart := time.Now()
 	if err := chromedp.Do(ctx, chromedp.Navigate(url),
 		chromedp.WaitVisible(chromedp.CSS(ex1+` .ex-editor`))); err != nil {

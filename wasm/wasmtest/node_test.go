@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"kvlab/internal/browsertest"
 	"kvlab/wasm/grader"
 )
 
@@ -98,7 +99,7 @@ func Percentile(sorted []int64, p float64) int64 {
 func TestNodeWorker(t *testing.T) {
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("node is not installed; the CI entry installs it (apt nodejs)")
+		browsertest.Missing(t, "node is not installed (apt-get install nodejs)")
 	}
 	wasm, wasmExec := buildWasm(t)
 	jobs := []job{

@@ -1,0 +1,362 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
+
+	"kvlab/internal/browsertest"
+	"kvlab/internal/lesson"
+	"kvlab/lessons"
+	"kvlab/wasm/grader"
+)
+
+var docsDir = flag.String("docs", "", "also save the README's screenshots (screenshot.png, screenshot-dark.png) into this directory")
+
+// smallRun is the spec the test types into the first lesson's cell: big
+// enough for a real tail, small enough to finish in a second on a slow disk.
+const smallRun = "bench -engine kv -sync always -workload fillrandom -ops 500"
+
+// offByOne is a Percentile that forgets the -1 on the rank, as a student
+// might write it.
+const offByOne = `package main
+
+import "math"
+
+func Percentile(sorted []int64, p float64) int64 {
+	n := len(sorted)
+	if n == 0 {
+		return 0
+	}
+	rank := int(math.Ceil(p * float64(n) / 100))
+	return sorted[min(max(rank, 0), n-1)]
+}
+`
+
+func TestBrowserEndToEnd(t *testing.T) {
+	ctx := browsertest.Start(t, 1280, 900, 5*time.Minute)
+	base := startLabserver(t)
+	shots := []string{t.TempDir(), *docsDir}
+
+	// Light first, whatever the machine prefers; the toggle makes it dark.
+	if _, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+		Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "light"}},
+	}); err != nil {
+		t.Fatalf("emulating a light-theme system: %v", err)
+	}
+	watch := browsertest.NewWatch(t, ctx, base)
+
+	// The index lists every lesson of the course, in order.
+	want, err := lesson.Load(lessons.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(base), chromedp.WaitVisible(chromedp.CSS(".lesson-card"))); err != nil {
+		t.Fatalf("opening the index: %v", err)
+	}
+	type card struct {
+		Slug string `json:"slug"`
+		Href string `json:"href"`
+	}
+	cards, err := chromedp.Run(ctx, chromedp.Evaluate[[]card](`Array.from(document.querySelectorAll('.lesson-card')).map(c => ({slug: c.dataset.lesson, href: c.querySelector('a').href}))`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cards) != len(want) {
+		t.Fatalf("the index lists %d lessons, want %d", len(cards), len(want))
+	}
+	for i, l := range want {
+		if cards[i].Slug != l.Slug || cards[i].Href != base+"lessons/"+l.Slug {
+			t.Errorf("index card %d: %+v, want %s linking to %slessons/%s", i+1, cards[i], l.Slug, base, l.Slug)
+		}
+	}
+	watch.Check(t, "index")
+
+	// Every lesson opens, with its cells, quizzes and exercises live.
+	for _, l := range want {
+		start := time.Now()
+		if err := chromedp.Do(ctx, chromedp.Navigate(base+"lessons/"+l.Slug)); err != nil {
+			t.Fatalf("opening lesson %s: %v", l.Slug, err)
+		}
+		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`!!window.kvlab && window.kvlab.cells.length === document.querySelectorAll('.cell').length`,
+			chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+			t.Fatalf("lesson %s: its cells never came alive: %v", l.Slug, err)
+		}
+		type counts struct {
+			Title     string `json:"title"`
+			Cells     int    `json:"cells"`
+			Runnable  int    `json:"runnable"`
+			Quizzes   int    `json:"quizzes"`
+			Exercises int    `json:"exercises"`
+		}
+		got, err := chromedp.Run(ctx, chromedp.Evaluate[counts](`({title: document.title, cells: document.querySelectorAll('.cell').length,
+			runnable: document.querySelectorAll('.cell .run:not([disabled])').length,
+			quizzes: document.querySelectorAll('.quiz form').length, exercises: document.querySelectorAll('.exercise').length})`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(got.Title, l.Title) || got.Cells != len(l.Cells) || got.Runnable != len(l.Cells) ||
+			got.Quizzes != len(l.Quizzes) || got.Exercises != len(l.Exercises) {
+			t.Errorf("lesson %s shows %+v, want title %q, %d cells all runnable, %d quizzes, %d exercises",
+				l.Slug, got, l.Title, len(l.Cells), len(l.Quizzes), len(l.Exercises))
+		}
+		if len(l.Exercises) > 0 {
+			// The interpreter loads in a worker once an exercise scrolls
+			// into view; wait for it so that a failure to load shows up
+			// here, on the lesson that has it.
+			if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector('.exercise').scrollIntoView(), window.kvlabExercises && kvlabExercises.runner.state === 'ready'`,
+				chromedp.WithPollingTimeout(60*time.Second))); err != nil {
+				t.Errorf("lesson %s: the exercise interpreter never became ready: %v", l.Slug, err)
+			}
+		}
+		watch.Check(t, "lesson "+l.Slug)
+		t.Logf("lesson %s: %+v (%v)", l.Slug, got, time.Since(start).Round(time.Millisecond))
+	}
+
+	runCellAndQuiz(t, ctx, base+"lessons/"+want[0].Slug, shots)
+	watch.Check(t, "the run and the quiz")
+
+	percentileExercise(t, ctx, base+"lessons/"+want[1].Slug)
+	watch.Check(t, "the percentile exercise")
+
+	if n := watch.Requests(); n < len(want) {
+		t.Errorf("the watch saw %d requests for %d pages: it is not watching the page", n, len(want))
+	}
+}
+
+// runCellAndQuiz edits the first lesson's cell to a small run, runs it on
+// the server's disk, answers its p99/p50 quiz wrong and then right from
+// the numbers on the page, and takes the README's screenshots.
+func runCellAndQuiz(t *testing.T, ctx context.Context, url string, shots []string) {
+	const cell, quiz = "#cell-always-run", "#quiz-tail-ratio"
+	if err := chromedp.Do(ctx, chromedp.Navigate(url),
+		chromedp.WaitVisible(chromedp.CSS(cell+" textarea")),
+		chromedp.SetValue(chromedp.CSS(cell+" textarea"), smallRun),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('`+cell+` textarea').dispatchEvent(new Event('input'))`),
+		chromedp.Click(chromedp.CSS(cell+" .run")),
+	); err != nil {
+		t.Fatalf("starting the run: %v", err)
+	}
+	rctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	if err := chromedp.Do(rctx, chromedp.WaitVisible(chromedp.CSS(cell+".is-done "+"table.nums td.p99"))); err != nil {
+		state, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(cell+" .cell-state")))
+		t.Fatalf("waiting for the result table (cell state %q): %v", state, err)
+	}
+	type row struct {
+		P50 string `json:"p50"`
+		P99 string `json:"p99"`
+	}
+	// The columns are found by their headings, as a student reads them.
+	rows, err := chromedp.Run(ctx, chromedp.Evaluate[[]row](`(() => {
+		const t = document.querySelector('`+cell+` table.nums');
+		const col = Object.fromEntries(Array.from(t.tHead.rows[0].cells).map((th, i) => [th.textContent.trim(), i]));
+		return Array.from(t.tBodies[0].rows).map(tr => ({p50: tr.cells[col.p50].textContent, p99: tr.cells[col.p99].textContent}));
+	})()`))
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("reading the result table: %d rows, %v; want 1 row", len(rows), err)
+	}
+	p50, err1 := parseLatency(rows[0].P50)
+	p99, err2 := parseLatency(rows[0].P99)
+	if err1 != nil || err2 != nil || p50 <= 0 || p99 < p50 {
+		t.Fatalf("result table shows p50 %q and p99 %q (%v, %v): want two latencies with p50 <= p99", rows[0].P50, rows[0].P99, err1, err2)
+	}
+	ratio := float64(p99) / float64(p50)
+
+	// p99/p50 is at least 1, so half is wrong on any disk.
+	answer := func(v string) string {
+		t.Helper()
+		if err := chromedp.Do(ctx,
+			chromedp.Evaluate[chromedp.Void](`document.querySelector('`+quiz+` .quiz-feedback').replaceChildren()`),
+			chromedp.SetValue(chromedp.CSS(quiz+" input[name=answer]"), v),
+			chromedp.Click(chromedp.CSS(quiz+" .check")),
+			chromedp.WaitVisible(chromedp.CSS(quiz+" .verdict")),
+		); err != nil {
+			t.Fatalf("answering the quiz with %s: %v", v, err)
+		}
+		cls, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('`+quiz+` .verdict').className`))
+		return cls
+	}
+	if cls := answer("0.5"); !strings.Contains(cls, "bad") {
+		t.Errorf("answer 0.5 for p99/p50: verdict %q, want it marked wrong", cls)
+	}
+	right := fmt.Sprintf("%.2f", ratio)
+	if cls := answer(right); !strings.Contains(cls, "ok") {
+		measured, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(quiz+" .verdict")))
+		t.Errorf("answer %s (p99 %s / p50 %s from the table): verdict %q (%s), want right", right, rows[0].P99, rows[0].P50, cls, measured)
+	}
+
+	browsertest.Shot(t, ctx, cell, "screenshot.png", shots...)
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#theme-toggle"))); err != nil {
+		t.Fatal(err)
+	}
+	if theme, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.documentElement.dataset.theme`)); theme != "dark" {
+		t.Errorf("after the theme toggle the page is %q, want dark", theme)
+	}
+	browsertest.Shot(t, ctx, cell, "screenshot-dark.png", shots...)
+	t.Logf("run %q: p50 %s, p99 %s; quiz answered %s", smallRun, rows[0].P50, rows[0].P99, right)
+}
+
+// percentileExercise runs the percentile exercise in the browser with an
+// off-by-one rank, which must fail, and then with the reference solution.
+func percentileExercise(t *testing.T, ctx context.Context, url string) {
+	const ex = `.exercise[data-exercise=percentile]`
+	nctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	// The editor is built once the interpreter has loaded, which starts
+	// when the exercise scrolls near the window.
+	if err := chromedp.Do(nctx, chromedp.Navigate(url), chromedp.ScrollIntoView(chromedp.CSS(ex)),
+		chromedp.WaitVisible(chromedp.CSS(ex+" .ex-editor"))); err != nil {
+		t.Fatalf("opening the exercise: %v", err)
+	}
+	ref, err := grader.Lookup("percentile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, try := range []struct{ name, code, want string }{
+		{"an off-by-one rank", offByOne, "failed"},
+		{"the reference solution", ref.Solution, "passed"},
+	} {
+		code, _ := json.Marshal(try.code)
+		if err := chromedp.Do(ctx,
+			chromedp.Evaluate[chromedp.Void](`{ const el = document.querySelector('`+ex+`'); delete el.dataset.state;
+				const ed = el.querySelector('.ex-editor'); ed.value = `+string(code)+`; ed.dispatchEvent(new Event('input')); }`),
+			chromedp.Click(chromedp.CSS(ex+" .ex-run")),
+		); err != nil {
+			t.Fatal(err)
+		}
+		state, err := chromedp.Run(ctx, chromedp.Poll[string](`document.querySelector('`+ex+`').dataset.state`,
+			chromedp.WithPollingTimeout(60*time.Second)))
+		if err != nil {
+			t.Fatalf("%s: waiting for the results: %v", try.name, err)
+		}
+		if state != try.want {
+			t.Errorf("%s: state %q, want %q", try.name, state, try.want)
+		}
+		passed, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('`+ex+` .ex-table:not(.ex-mutants) tbody tr.ex-pass').length`))
+		rows, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('`+ex+` .ex-table:not(.ex-mutants) tbody tr').length`))
+		if rows == 0 || (try.want == "passed") != (passed == rows) {
+			t.Errorf("%s: %d of %d cases pass, want all to pass only for the solution", try.name, passed, rows)
+		}
+	}
+}
+
+var durationText = regexp.MustCompile(`^([0-9.,]+)\s*(ns|µs|us|ms|s)$`)
+
+// parseLatency reads a latency as the page prints it ("812 ns", "1.23 ms").
+func parseLatency(s string) (time.Duration, error) {
+	m := durationText.FindStringSubmatch(strings.TrimSpace(s))
+	if m == nil {
+		return 0, fmt.Errorf("%q is not a latency", s)
+	}
+	return time.ParseDuration(strings.ReplaceAll(m[1], ",", "") + m[2])
+}
+
+// startLabserver builds labserver and starts it as its own process with a
+// fresh data directory on a free loopback port, and returns the URL it
+// prints. The process is interrupted when the test ends and must exit
+// cleanly.
+func startLabserver(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "static", "wasm", "yaegi.wasm.gz")); err != nil {
+		t.Fatalf("the in-browser interpreter is not built (%v): run `make wasm` first (`make test` and `make e2e` do)", err)
+	}
+	bin := filepath.Join(t.TempDir(), "labserver")
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("building labserver needs the go command: %v", err)
+	}
+	build := exec.Command(gobin, "build", "-o", bin, "./labserver")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./labserver: %v\n%s", err, out)
+	}
+
+	cmd := exec.Command(bin, "serve", "-addr", "127.0.0.1:0", "-data", t.TempDir())
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting labserver: %v", err)
+	}
+	exited := make(chan error, 1)
+	urls := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		re := regexp.MustCompile(`serving the course on (http://127\.0\.0\.1:[0-9]+/)`)
+		for sc.Scan() {
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				select {
+				case urls <- m[1]:
+				default:
+				}
+			}
+		}
+		exited <- cmd.Wait()
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGINT)
+		select {
+		case err := <-exited:
+			if err != nil {
+				t.Errorf("labserver exited with %v after an interrupt, want 0; its stderr:\n%s", err, stderr)
+			}
+		case <-time.After(15 * time.Second):
+			cmd.Process.Kill()
+			t.Errorf("labserver was still running 15 s after an interrupt; its stderr:\n%s", stderr)
+		}
+		if strings.Contains(stderr.String(), "panic") {
+			t.Errorf("labserver's stderr shows a panic:\n%s", stderr)
+		}
+	})
+	select {
+	case u := <-urls:
+		return u
+	case err := <-exited:
+		t.Fatalf("labserver exited before serving (%v); its stderr:\n%s", err, stderr)
+	case <-time.After(30 * time.Second):
+		t.Fatalf("labserver printed no URL within 30 s; its stderr:\n%s", stderr)
+	}
+	return ""
+}
+
+// syncBuffer is a bytes.Buffer the child's stderr copier and the test can
+// share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
