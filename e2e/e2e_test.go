@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -12,7 +11,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -292,7 +290,7 @@ func startLabserver(t *testing.T) string {
 	}
 
 	cmd := exec.Command(bin, "serve", "-addr", "127.0.0.1:0", "-data", t.TempDir())
-	stderr := &syncBuffer{}
+	stderr := &browsertest.Buffer{}
 	cmd.Stderr = stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -340,23 +338,4 @@ func startLabserver(t *testing.T) string {
 		t.Fatalf("labserver printed no URL within 30 s; its stderr:\n%s", stderr)
 	}
 	return ""
-}
-
-// syncBuffer is a bytes.Buffer the child's stderr copier and the test can
-// share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -10,6 +10,7 @@
 package browsertest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -226,4 +227,23 @@ func Shot(t testing.TB, ctx context.Context, sel, name string, dirs ...string) {
 			t.Fatalf("screenshot %s: %v", name, err)
 		}
 	}
+}
+
+// Buffer is a bytes.Buffer that a server under test (a goroutine, or a
+// child process's output copier) and the test can share.
+type Buffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *Buffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *Buffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

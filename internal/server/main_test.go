@@ -8,30 +8,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"kvlab/internal/browsertest"
 	"kvlab/internal/lesson"
 )
-
-// syncBuffer is a bytes.Buffer safe for the server goroutine and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func TestMainFlagErrors(t *testing.T) {
 	tests := []struct {
@@ -59,7 +41,7 @@ func TestMainFlagErrors(t *testing.T) {
 
 func TestMainServes(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	var out, errb syncBuffer
+	var out, errb browsertest.Buffer
 	done := make(chan int)
 	go func() {
 		done <- Main(ctx, []string{"-addr", "127.0.0.1:0", "-data", t.TempDir(), "-lessons", "testdata/lessons"}, &out, &errb)
