@@ -17,7 +17,7 @@ help:
 	@echo "  make e2e     only the headless-Chromium tests; refreshes the README's screenshots in docs/"
 	@echo "  make bench   Go benchmarks and kv vs bbolt vs pebble (ratios measured in one run)"
 	@echo "  make crash   hundreds of SIGKILL and power-loss crash trials"
-	@echo "  make fuzz    fuzz the record decoder and recovery for a while"
+	@echo "  make fuzz    fuzz every Fuzz target (record decoder, recovery, hints, quiz expressions) for FUZZTIME=20s each"
 	@echo "  make lint    gofmt and go vet"
 	@echo "  make clean   remove build output"
 
@@ -60,10 +60,16 @@ bench: build
 crash:
 	KVLAB_CRASH_TRIALS=300 $(GO) test -count=1 -timeout 60m -run 'Crash|PowerLoss' -v ./engine/...
 
+# Every Fuzz function in the module, found with go test -list, so a new one
+# is fuzzed without editing this file. FUZZTIME=5m make fuzz for a long run.
+FUZZTIME ?= 20s
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 60s ./engine/
-	$(GO) test -run '^$$' -fuzz FuzzRecover -fuzztime 60s ./engine/
-	$(GO) test -run '^$$' -fuzz FuzzHint -fuzztime 30s ./engine/
+	@set -e; for pkg in $$($(GO) list ./...); do \
+		for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+			echo "== $$f ($$pkg, $(FUZZTIME))"; \
+			$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
+		done; \
+	done
 
 clean:
 	rm -rf bin $(WASMDIR)/*.wasm $(WASMDIR)/*.wasm.gz $(WASMDIR)/wasm_exec.js
