@@ -91,13 +91,20 @@ type errorMsg struct {
 func lineP(i int) *int { return &i }
 
 // enqueue adds j and tells it its position: the number of runs ahead of
-// it, the running one included (0 = it starts now). It reports false,
-// and adds nothing, once the runner has stopped (Close).
-func (q *queue) enqueue(j *job) bool {
+// it, the running one included (0 = it starts now). It adds nothing and
+// returns errShuttingDown once the runner has stopped (Close), or a
+// *queueFullError when maxWaiting jobs are already waiting. The check and
+// the append happen under one lock, so however many clients submit at
+// once, no more than maxWaiting ever wait.
+func (q *queue) enqueue(j *job, maxWaiting int) error {
 	q.mu.Lock()
 	if q.closed {
 		q.mu.Unlock()
-		return false
+		return errShuttingDown
+	}
+	if n := len(q.waiting); n >= maxWaiting {
+		q.mu.Unlock()
+		return &queueFullError{waiting: n}
 	}
 	q.waiting = append(q.waiting, j)
 	pos := len(q.waiting) - 1
@@ -110,7 +117,16 @@ func (q *queue) enqueue(j *job) bool {
 	case q.wake <- struct{}{}:
 	default:
 	}
-	return true
+	return nil
+}
+
+// queueFullError is enqueue's refusal when the waiting line is at its cap.
+type queueFullError struct {
+	waiting int // jobs waiting when the new one was refused
+}
+
+func (e *queueFullError) Error() string {
+	return fmt.Sprintf("the run queue is full (%d runs waiting, the most the server keeps): try again when some have finished", e.waiting)
 }
 
 // remove takes a job out of the waiting line. It reports whether the job

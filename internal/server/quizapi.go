@@ -28,7 +28,8 @@ import (
 // request or answer), 403 (origin or token), 404 (no such quiz), 422 (the
 // results cannot answer the quiz), 500 (the measurement failed) or 503
 // (the server is shutting down); 429 when maxQuizRuns quiz measurements
-// are already waiting.
+// are already waiting, or when the run queue holds its most waiting runs
+// (Server.maxWaiting, shared with the websocket's cells).
 
 type quizRequest struct {
 	Lesson  string            `json:"lesson"`
@@ -123,7 +124,7 @@ func (s *Server) handleQuiz(w http.ResponseWriter, r *http.Request) {
 			switch {
 			case errors.Is(err, errShuttingDown):
 				code = http.StatusServiceUnavailable
-			case errors.Is(err, errQuizBusy):
+			case errors.Is(err, errQuizBusy), errors.As(err, new(*queueFullError)):
 				code = http.StatusTooManyRequests
 			}
 			jsonError(w, code, "measuring for quiz "+q.ID+": "+err.Error())
@@ -180,8 +181,8 @@ func (s *Server) measure(ctx context.Context, id string, lines []string) ([]json
 	jctx, cancel := context.WithCancel(s.ctx)
 	defer cancel()
 	j := &job{id: "quiz:" + id, lines: lines, out: collector{}, ctx: jctx, cancel: cancel, done: make(chan struct{})}
-	if !s.q.enqueue(j) {
-		return nil, errShuttingDown
+	if err := s.q.enqueue(j, s.maxWaiting); err != nil {
+		return nil, err
 	}
 	select {
 	case <-j.done:

@@ -313,19 +313,15 @@ func (c *client) run(m inMsg) {
 		c.send(doneMsg{Type: "done", ID: m.ID})
 		return
 	}
-	if n := queueLen(c.s.q); n >= c.s.maxWaiting {
-		c.mu.Unlock()
-		c.send(errorMsg{Type: "error", ID: m.ID, Message: fmt.Sprintf("the run queue is full (%d runs waiting, the most the server keeps): try again when some have finished", n)})
-		c.send(doneMsg{Type: "done", ID: m.ID})
-		return
-	}
 	ctx, cancel := context.WithCancel(c.ctx)
 	j := &job{id: m.ID, lines: lines, out: c, ctx: ctx, cancel: cancel, owner: c, done: make(chan struct{})}
 	c.jobs[m.ID] = j
 	c.mu.Unlock()
-	if !c.s.q.enqueue(j) {
-		c.send(errorMsg{Type: "error", ID: m.ID, Message: errShuttingDown.Error()})
-		finishJob(j, true)
+	// enqueue checks the queue's cap and adds the job under one lock.
+	if err := c.s.q.enqueue(j, c.s.maxWaiting); err != nil {
+		c.send(errorMsg{Type: "error", ID: m.ID, Message: err.Error()})
+		cancel()
+		finishJob(j, errors.Is(err, errShuttingDown))
 	}
 }
 
