@@ -158,3 +158,26 @@ func TestQuizErrors(t *testing.T) {
 	}
 	r.Body.Close()
 }
+
+// A run: line over the server's caps is named once: which line, its text,
+// what is wrong and what is allowed. The author's log says the same.
+func TestQuizRunLineOverCap(t *testing.T) {
+	var logb strings.Builder
+	s := newServer(t, func(c *Config) {
+		c.Limits.MaxOps = 200
+		c.Log = &logb
+	})
+	ts := startServer(t, s)
+	code, r := postQuiz(t, ts, map[string]any{"lesson": "01-fixture", "quiz": "path", "answer": "yes"})
+	want := "measuring for quiz path: run: line 1 (bench -engine null -ops 300): -ops 300: must be between 1 and 200"
+	if code != http.StatusInternalServerError || r.Error != want {
+		t.Errorf("got %d %q, want 500 %q", code, r.Error, want)
+	}
+	if n := strings.Count(r.Error, "line 1"); n != 1 {
+		t.Errorf("the error names the line %d times, want once: %q", n, r.Error)
+	}
+	_, log, _ := strings.Cut(logb.String(), "quiz path: ")
+	if want := "run: line 1 (bench -engine null -ops 300): -ops 300: must be between 1 and 200\n"; log != want {
+		t.Errorf("the log says %q, want %q", log, want)
+	}
+}

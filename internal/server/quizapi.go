@@ -169,8 +169,8 @@ func (collector) send(any) {}
 // measure runs lines through the queue and waits for the results.
 func (s *Server) measure(ctx context.Context, id string, lines []string) ([]json.RawMessage, error) {
 	for i, l := range lines {
-		if _, _, err := CheckCell(l, s.cfg.Limits, 1); err != nil {
-			return nil, fmt.Errorf("run: line %d: %v", i+1, err)
+		if err := checkLine(l, s.cfg.Limits); err != nil {
+			return nil, runLineError(i, l, err)
 		}
 	}
 	if s.quizRuns.Add(1) > maxQuizRuns {
@@ -198,6 +198,12 @@ func (s *Server) measure(ctx context.Context, id string, lines []string) ([]json
 		return nil, errors.New("the run was cancelled")
 	}
 	return j.results, nil
+}
+
+// runLineError names a quiz's run: line (1-based i+1) and its text once,
+// then says what is wrong with it.
+func runLineError(i int, line string, err error) error {
+	return fmt.Errorf("run: line %d (%s): %v", i+1, line, err)
 }
 
 // maxQuizRuns caps the run: quizzes queued or running at once, over all

@@ -347,9 +347,9 @@ func (s *Server) warnLines(ls []*lesson.Lesson) {
 			}
 		}
 		for _, q := range l.Quizzes {
-			for _, line := range q.Run {
-				if _, _, err := CheckCell(line, s.cfg.Limits, 1); err != nil {
-					s.log.Printf("%s: quiz %s: run: %v", l.File, q.ID, err)
+			for i, line := range q.Run {
+				if err := checkLine(line, s.cfg.Limits); err != nil {
+					s.log.Printf("%s: quiz %s: %v", l.File, q.ID, runLineError(i, line, err))
 				}
 			}
 		}

@@ -263,18 +263,28 @@ func CheckCell(cell string, lim harness.Limits, maxLines int) ([]string, int, er
 		return nil, -1, fmt.Errorf("the cell has %d run-spec lines; the limit is %d", len(lines), maxLines)
 	}
 	for i, l := range lines {
-		spec, err := harness.ParseSpec(l, lim)
-		if err != nil {
+		if err := checkLine(l, lim); err != nil {
 			return nil, i, fmt.Errorf("line %d (%s): %v", i+1, l, err)
-		}
-		if spec.Dir != "" {
-			return nil, i, fmt.Errorf("line %d (%s): -dir is not allowed here: the server runs every line in a fresh directory under its -data folder", i+1, l)
-		}
-		if spec.Keep {
-			return nil, i, fmt.Errorf("line %d (%s): -keep is not allowed here: the server removes every run's directory", i+1, l)
 		}
 	}
 	return lines, -1, nil
+}
+
+// checkLine checks one run line against the limits, as a run would. The
+// error says what is wrong and what is allowed, but not which line: the
+// caller names it, as a cell's line or a quiz's run: line.
+func checkLine(line string, lim harness.Limits) error {
+	spec, err := harness.ParseSpec(line, lim)
+	if err != nil {
+		return err
+	}
+	if spec.Dir != "" {
+		return errors.New("-dir is not allowed here: the server runs every line in a fresh directory under its -data folder")
+	}
+	if spec.Keep {
+		return errors.New("-keep is not allowed here: the server removes every run's directory")
+	}
+	return nil
 }
 
 func (c *client) run(m inMsg) {
