@@ -44,41 +44,51 @@ type SyncPolicy struct {
 	Interval time.Duration // SyncPeriodic: time between fdatasyncs, > 0
 }
 
-// Limits on policy parameters accepted by ParseSync.
+// Limits on policy parameters accepted by ParseSync. Its error messages
+// quote them; change both together.
 const (
 	maxBatch    = 1 << 20
 	minInterval = 100 * time.Microsecond
 	maxInterval = time.Minute
 )
 
+// syncAllowed lists the policy names of the text form, for error messages.
+const syncAllowed = "always, group, batch:N, periodic:D, none"
+
 // ParseSync parses a policy's text form: "always", "group", "batch:N"
-// (1 <= N <= 1048576), "periodic:D" (a Go duration, 100µs <= D <= 1m) or
-// "none". It is the inverse of SyncPolicy.String.
+// (1 <= N <= 1048576, written without sign or leading zeros), "periodic:D"
+// (a Go duration, 100µs <= D <= 1m) or "none". It is the inverse of
+// SyncPolicy.String, and the one parser of the policy text: a program that
+// takes a policy from its user (the lab's -sync flag) calls it rather than
+// checking the text itself.
+//
+// Text that is not a policy gets a *SyncError wrapping ErrBadSync, whose
+// Reason says what was wrong and what is allowed.
 func ParseSync(s string) (SyncPolicy, error) {
 	name, arg, hasArg := strings.Cut(s, ":")
-	bad := func(why string) (SyncPolicy, error) {
-		return SyncPolicy{}, fmt.Errorf("%w %q: %s", ErrBadSync, s, why)
+	bad := func(reason string) (SyncPolicy, error) {
+		return SyncPolicy{}, &SyncError{Text: s, Reason: reason}
 	}
 	switch name {
 	case "always", "group", "none":
 		if hasArg {
-			return bad(name + " takes no parameter")
+			return bad(name + " takes no parameter; allowed: " + syncAllowed)
 		}
 		return SyncPolicy{Mode: map[string]SyncMode{"always": SyncAlways, "group": SyncGroup, "none": SyncNone}[name]}, nil
 	case "batch":
 		n, err := strconv.Atoi(arg)
-		if !hasArg || err != nil || n < 1 || n > maxBatch {
-			return bad(fmt.Sprintf("want batch:N with N an integer between 1 and %d", maxBatch))
+		if !hasArg || err != nil || strconv.Itoa(n) != arg || n < 1 || n > maxBatch {
+			return bad(fmt.Sprintf("batch:N needs N between 1 and %d", maxBatch))
 		}
 		return SyncPolicy{Mode: SyncBatch, N: n}, nil
 	case "periodic":
 		d, err := time.ParseDuration(arg)
 		if !hasArg || err != nil || d < minInterval || d > maxInterval {
-			return bad(fmt.Sprintf("want periodic:D with D a duration between %v and %v, e.g. periodic:10ms", minInterval, maxInterval))
+			return bad("periodic:D needs a duration between 100µs and 1m, e.g. periodic:10ms") // quotes minInterval, maxInterval
 		}
 		return SyncPolicy{Mode: SyncPeriodic, Interval: d}, nil
 	}
-	return bad("want always, group, batch:N, periodic:D or none")
+	return bad("unknown policy; allowed: " + syncAllowed)
 }
 
 // String returns the policy's text form, which ParseSync accepts.

@@ -1,6 +1,9 @@
 package engine
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Sentinel errors. Errors returned by the store wrap these with %w and add
 // what was wrong (the file and offset, the size and the limit), so test them
@@ -27,7 +30,8 @@ var (
 	// names the file and the byte offset.
 	ErrCorrupt = errors.New("engine: corrupt data")
 
-	// ErrBadSync is returned by ParseSync for text that is not a sync policy.
+	// ErrBadSync is returned by ParseSync for text that is not a sync policy
+	// (wrapped in a *SyncError), and by Open for Options.Sync out of range.
 	ErrBadSync = errors.New("engine: bad sync policy")
 
 	// ErrFailed wraps the first fdatasync or write error. Once it happened
@@ -42,3 +46,17 @@ var (
 	// power. A store on that MemFS fails with ErrFailed wrapping it.
 	ErrPowerLost = errors.New("engine: memfs: the simulated machine lost power")
 )
+
+// SyncError is the error ParseSync returns for text that is not a sync
+// policy. It wraps ErrBadSync. Reason is worded to follow the text on a
+// command line, so a caller that names the flag can show
+// "-sync batch:0: " + Reason.
+type SyncError struct {
+	Text   string // the text given to ParseSync
+	Reason string // what was wrong and what is allowed, e.g. "batch:N needs N between 1 and 1048576"
+}
+
+func (e *SyncError) Error() string { return fmt.Sprintf("%v %q: %s", ErrBadSync, e.Text, e.Reason) }
+
+// Unwrap returns ErrBadSync, so errors.Is(err, ErrBadSync) holds.
+func (e *SyncError) Unwrap() error { return ErrBadSync }

@@ -52,6 +52,6 @@ func ExampleParseSync() {
 	// Output:
 	// batch:64
 	// periodic:10ms
-	// engine: bad sync policy "batch:0": want batch:N with N an integer between 1 and 1048576
-	// engine: bad sync policy "sometimes": want always, group, batch:N, periodic:D or none
+	// engine: bad sync policy "batch:0": batch:N needs N between 1 and 1048576
+	// engine: bad sync policy "sometimes": unknown policy; allowed: always, group, batch:N, periodic:D, none
 }

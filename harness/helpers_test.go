@@ -29,7 +29,7 @@ var (
 
 func init() {
 	RegisterEngine("testmap", func(dir, sync string) (Store, error) {
-		if _, err := parseSyncName(sync); err != nil {
+		if _, err := parseSync(sync); err != nil {
 			return nil, err
 		}
 		mapDataMu.Lock()

@@ -2,10 +2,8 @@ package harness
 
 import (
 	"context"
-	"strconv"
-	"strings"
-	"time"
 
+	"kvlab/engine"
 	"kvlab/harness/calc"
 )
 
@@ -24,27 +22,23 @@ type ModelResult struct {
 }
 
 // Predict runs the model for a -sync policy text (batch:N or periodic:D).
-// ok is false for policies the model does not cover.
+// ok is false for policies the model does not cover; text that is not a
+// policy is an error.
 func Predict(sync string, tWriteNs, tFsyncNs float64) (p calc.Prediction, ok bool, err error) {
-	kind, arg, _ := strings.Cut(sync, ":")
-	switch kind {
-	case "batch":
-		n, err := strconv.Atoi(arg)
-		if err != nil {
-			return p, false, err
-		}
-		p, err = calc.Batch(n, tWriteNs, tFsyncNs)
-		return p, err == nil, err
-	case "periodic":
-		d, err := time.ParseDuration(arg)
-		if err != nil {
-			return p, false, err
-		}
-		p, err = calc.Periodic(d, tWriteNs, tFsyncNs)
-		p.Sync = sync
-		return p, err == nil, err
+	policy, err := parseSync(sync)
+	if err != nil {
+		return p, false, err
 	}
-	return p, false, nil
+	switch policy.Mode {
+	case engine.SyncBatch:
+		p, err = calc.Batch(policy.N, tWriteNs, tFsyncNs)
+	case engine.SyncPeriodic:
+		p, err = calc.Periodic(policy.Interval, tWriteNs, tFsyncNs)
+		p.Sync = sync
+	default:
+		return p, false, nil
+	}
+	return p, err == nil, err
 }
 
 // modelLine answers a model line, probing dir for whichever cost was not

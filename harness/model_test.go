@@ -25,8 +25,14 @@ func TestPredictPolicies(t *testing.T) {
 			t.Errorf("Predict(%s): ok %v err %v, want no model and no error", sync, ok, err)
 		}
 	}
-	if _, ok, err := Predict("batch:x", 1000, 200000); ok || err == nil {
-		t.Errorf("Predict(batch:x): ok %v err %v, want an error", ok, err)
+	for _, tt := range []struct{ sync, want string }{
+		{"batch:x", "-sync batch:x: batch:N needs N between 1 and 1048576"},
+		{"periodic:0s", "-sync periodic:0s: periodic:D needs a duration between 100µs and 1m, e.g. periodic:10ms"},
+		{"sometimes", "-sync sometimes: unknown policy; allowed: always, group, batch:N, periodic:D, none"},
+	} {
+		if _, ok, err := Predict(tt.sync, 1000, 200000); ok || err == nil || err.Error() != tt.want {
+			t.Errorf("Predict(%s): ok %v err %v, want the error %q", tt.sync, ok, err, tt.want)
+		}
 	}
 }
 

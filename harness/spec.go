@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"kvlab/engine"
 )
 
 // The run-spec grammar. One parser serves the command line, the lesson
@@ -220,7 +222,7 @@ func (s *Spec) fill(raw map[string]string, lim Limits) error {
 	s.Progress = boolean("progress")
 	s.Sync = str("sync", "always")
 	if s.set["sync"] || s.Cmd != "probe" {
-		if _, e := parseSyncName(s.Sync); e != nil {
+		if _, e := parseSync(s.Sync); e != nil {
 			return e
 		}
 	}
@@ -296,7 +298,7 @@ func (s *Spec) fill(raw map[string]string, lim Limits) error {
 		if !s.set["sync"] {
 			return fmt.Errorf("model: -sync is required: batch:N or periodic:D, e.g. model -sync batch:64")
 		}
-		if k, _ := parseSyncName(s.Sync); k != "batch" && k != "periodic" {
+		if p, _ := parseSync(s.Sync); p.Mode != engine.SyncBatch && p.Mode != engine.SyncPeriodic {
 			return fmt.Errorf("-sync %s: the model covers batch:N and periodic:D only", s.Sync)
 		}
 		s.TWrite = durFlag("t-write", 0, time.Nanosecond, time.Second)

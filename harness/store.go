@@ -1,11 +1,14 @@
 package harness
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
 	"sync"
 	"time"
+
+	"kvlab/engine"
 )
 
 // Store is what the runner drives: one key-value store, open on one
@@ -113,7 +116,7 @@ func init() {
 type nullStore struct{}
 
 func openNull(dir, sync string) (Store, error) {
-	if _, err := parseSyncName(sync); err != nil {
+	if _, err := parseSync(sync); err != nil {
 		return nil, err
 	}
 	return nullStore{}, nil
@@ -127,30 +130,14 @@ func (nullStore) Close() error                         { return nil }
 // Scan visits nothing, so seekrandom on null measures the harness alone.
 func (nullStore) Scan(start []byte, limit int, fn func(key, value []byte) bool) error { return nil }
 
-// syncNames are the policy names of the -sync grammar.
-var syncNames = []string{"always", "group", "batch:N", "periodic:D", "none"}
-
-// parseSyncName checks the shape of a -sync value without depending on an
-// engine: always | group | batch:N (N>=1) | periodic:D (D>0) | none. It
-// returns the kind ("batch", ...).
-func parseSyncName(s string) (string, error) {
-	kind, arg, hasArg := strings.Cut(s, ":")
-	switch kind {
-	case "always", "group", "none":
-		if !hasArg {
-			return kind, nil
-		}
-	case "batch":
-		var n int
-		if _, err := fmt.Sscanf(arg, "%d", &n); err == nil && fmt.Sprint(n) == arg && n >= 1 && n <= 1<<20 {
-			return kind, nil
-		}
-		return "", fmt.Errorf("-sync %s: batch:N needs N between 1 and 1048576", s)
-	case "periodic":
-		if d, err := time.ParseDuration(arg); err == nil && d >= 100*time.Microsecond && d <= time.Minute {
-			return kind, nil
-		}
-		return "", fmt.Errorf("-sync %s: periodic:D needs a duration between 100µs and 1m, e.g. periodic:10ms", s)
+// parseSync reads a -sync value with engine.ParseSync, the one parser of
+// the policy grammar, and words a bad value for the command line: the flag,
+// the value, what was wrong and what is allowed, as in
+// "-sync batch:0: batch:N needs N between 1 and 1048576".
+func parseSync(s string) (engine.SyncPolicy, error) {
+	p, err := engine.ParseSync(s)
+	if se, ok := errors.AsType[*engine.SyncError](err); ok {
+		return p, fmt.Errorf("-sync %s: %s", s, se.Reason)
 	}
-	return "", fmt.Errorf("-sync %s: unknown policy; allowed: %s", s, strings.Join(syncNames, ", "))
+	return p, err
 }

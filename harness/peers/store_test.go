@@ -222,9 +222,11 @@ func TestUnsupportedSync(t *testing.T) {
 		mention        []string // substrings the message must contain
 	}{
 		{"bbolt", "periodic:10ms", true, []string{"bbolt", "periodic:10ms", "always, group, batch:N and none"}},
-		{"bbolt", "sometimes", false, []string{"bbolt", "sometimes"}},
-		{"pebble", "sometimes", false, []string{"pebble", "sometimes"}},
-		{"pebble", "batch:0", false, []string{"pebble", "batch:0"}},
+		{"bbolt", "periodic:0s", false, []string{"bbolt", "periodic:0s", "periodic:D needs a duration"}},
+		{"bbolt", "sometimes", false, []string{"bbolt", "sometimes", "allowed: always, group, batch:N, periodic:D, none"}},
+		{"pebble", "sometimes", false, []string{"pebble", "sometimes", "allowed: always, group, batch:N, periodic:D, none"}},
+		{"pebble", "batch:0", false, []string{"pebble", "batch:0", "batch:N needs N between 1 and 1048576"}},
+		{"pebble", "always:1", false, []string{"pebble", "always:1", "always takes no parameter"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.engine+"/"+tt.policy, func(t *testing.T) {
