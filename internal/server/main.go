@@ -18,6 +18,11 @@ import (
 
 // Main is `labserver [serve]`: it parses flags, listens, prints the URL
 // and serves until ctx is cancelled. It returns the process exit code.
+//
+// The first stdout line is always "kvlab: serving the course on URL (run
+// data in DIR)"; scripts and the README read it. On every interface
+// (-addr 0.0.0.0:PORT or [::]:PORT) that URL says localhost, so a line
+// "  students: URL" follows for each address the room can use.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fl := flag.NewFlagSet("labserver serve", flag.ContinueOnError)
 	fl.SetOutput(stderr)
@@ -82,13 +87,15 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		cfg.Lessons = fsys
 		cfg.Reload = true
 	}
-	if !IsLoopback(cfg.Addr) {
-		fmt.Fprintf(stderr, "labserver: WARNING: %s is reachable from other machines; runs need the token\n", cfg.Addr)
-	}
+	// New refuses a non-loopback address without a token; the warning is
+	// for a server that does start.
 	s, err := New(cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "labserver serve: %v\n", err)
 		return 1
+	}
+	if !IsLoopback(cfg.Addr) {
+		fmt.Fprintf(stderr, "labserver: WARNING: %s is reachable from other machines; runs need the token\n", cfg.Addr)
 	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -98,6 +105,11 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	url := "http://" + displayAddr(ln.Addr().String()) + "/"
 	fmt.Fprintf(stdout, "kvlab: serving the course on %s (run data in %s)\n", url, cfg.DataDir)
+	if addrs, err := net.InterfaceAddrs(); err == nil {
+		for _, u := range roomURLs(ln.Addr().String(), addrs) {
+			fmt.Fprintf(stdout, "  students: %s\n", u)
+		}
+	}
 	if *open {
 		openBrowser(url, stderr)
 	}
@@ -128,6 +140,36 @@ func displayAddr(a string) string {
 		host = "localhost"
 	}
 	return net.JoinHostPort(host, port)
+}
+
+// roomURLs lists, for a server listening on every interface (0.0.0.0 or
+// [::]), a URL per interface address other machines can use: not
+// loopback, not link-local (an fe80:: address needs a zone, which
+// browsers do not take). A server on one address, or on loopback, gets
+// none: the first URL is already the one to give out.
+func roomURLs(listen string, addrs []net.Addr) []string {
+	host, port, err := net.SplitHostPort(listen)
+	if err != nil {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsUnspecified() {
+		return nil
+	}
+	var urls []string
+	for _, a := range addrs {
+		var ip net.IP
+		switch a := a.(type) {
+		case *net.IPNet:
+			ip = a.IP
+		case *net.IPAddr:
+			ip = a.IP
+		}
+		if ip == nil || ip.IsLoopback() || ip.IsUnspecified() || ip.IsLinkLocalUnicast() || ip.IsMulticast() {
+			continue
+		}
+		urls = append(urls, "http://"+net.JoinHostPort(ip.String(), port)+"/")
+	}
+	return urls
 }
 
 func openBrowser(url string, stderr io.Writer) {

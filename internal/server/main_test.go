@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -34,6 +35,10 @@ func TestMainFlagErrors(t *testing.T) {
 			code := Main(context.Background(), tt.args, &out, &errb)
 			if code != tt.code || !strings.Contains(errb.String(), tt.want) {
 				t.Errorf("got exit %d, stderr %q; want exit %d and %q", code, errb.String(), tt.code, tt.want)
+			}
+			// A server that refuses to start says why, and nothing else.
+			if code != 0 && strings.Contains(errb.String(), "WARNING") {
+				t.Errorf("got stderr %q, want the error without a warning", errb.String())
 			}
 		})
 	}
@@ -101,5 +106,98 @@ func TestAuthorLessonsStayInDir(t *testing.T) {
 	ls, err := lesson.Load(fsys)
 	if err != nil || len(ls) != 2 {
 		t.Errorf("got %d lessons, %v; want 2 and no error", len(ls), err)
+	}
+}
+
+// On every interface with a token, the first line keeps its format (the
+// README and scripts parse it) and each address the room can use follows.
+func TestMainServesRoom(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errb browsertest.Buffer
+	done := make(chan int)
+	go func() {
+		done <- Main(ctx, []string{"-addr", "0.0.0.0:0", "-token", "s3cret", "-data", t.TempDir(), "-lessons", "testdata/lessons"}, &out, &errb)
+	}()
+	first := regexp.MustCompile(`^kvlab: serving the course on http://localhost:(\d+)/ \(run data in .+\)$`)
+	var port string
+	waitFor(t, "the URL", func() bool {
+		line, _, ok := strings.Cut(out.String(), "\n")
+		if m := first.FindStringSubmatch(line); ok && m != nil {
+			port = m[1]
+		}
+		return port != "" || strings.Contains(errb.String(), "labserver serve:")
+	})
+	if port == "" {
+		cancel()
+		t.Fatalf("Main printed no URL; stdout %q stderr %q", out.String(), errb.String())
+	}
+	// The server answers only once everything above is printed.
+	waitFor(t, "the server to answer", func() bool {
+		r, err := http.Get("http://localhost:" + port + "/")
+		if err == nil {
+			r.Body.Close()
+		}
+		return err == nil
+	})
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")[1:]
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Skip(err)
+	}
+	want := 0
+	for _, a := range addrs {
+		if ipn, ok := a.(*net.IPNet); ok && !ipn.IP.IsLoopback() && !ipn.IP.IsLinkLocalUnicast() {
+			want++
+		}
+	}
+	if len(lines) != want {
+		t.Errorf("got %d student lines %q, want %d (one per non-loopback address)", len(lines), lines, want)
+	}
+	for _, l := range lines {
+		u, ok := strings.CutPrefix(l, "  students: ")
+		if !ok || !strings.HasSuffix(u, ":"+port+"/") {
+			t.Errorf("got line %q, want \"  students: http://ADDR:%s/\"", l, port)
+			continue
+		}
+		r, err := http.Get(u + "lessons/01-fixture")
+		if err != nil {
+			t.Errorf("%s: %v", u, err)
+			continue
+		}
+		r.Body.Close()
+		if r.StatusCode != 200 {
+			t.Errorf("%s: got %d, want 200", u, r.StatusCode)
+		}
+	}
+	if !strings.Contains(errb.String(), "WARNING: 0.0.0.0:0 is reachable from other machines") {
+		t.Errorf("got stderr %q, want the warning", errb.String())
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Errorf("got exit %d after cancel, want 0; stderr %q", code, errb.String())
+	}
+}
+
+func TestRoomURLs(t *testing.T) {
+	addrs := []net.Addr{
+		&net.IPNet{IP: net.ParseIP("127.0.0.1"), Mask: net.CIDRMask(8, 32)},
+		&net.IPNet{IP: net.ParseIP("::1"), Mask: net.CIDRMask(128, 128)},
+		&net.IPNet{IP: net.ParseIP("10.0.0.5"), Mask: net.CIDRMask(24, 32)},
+		&net.IPNet{IP: net.ParseIP("fe80::1"), Mask: net.CIDRMask(64, 128)},
+		&net.IPNet{IP: net.ParseIP("fd00::2"), Mask: net.CIDRMask(64, 128)},
+	}
+	tests := []struct {
+		listen string
+		want   string
+	}{
+		{"0.0.0.0:8080", "http://10.0.0.5:8080/ http://[fd00::2]:8080/"},
+		{"[::]:8080", "http://10.0.0.5:8080/ http://[fd00::2]:8080/"},
+		{"10.0.0.5:8080", ""},
+		{"127.0.0.1:8080", ""},
+	}
+	for _, tt := range tests {
+		if got := strings.Join(roomURLs(tt.listen, addrs), " "); got != tt.want {
+			t.Errorf("roomURLs(%s): got %q, want %q", tt.listen, got, tt.want)
+		}
 	}
 }
