@@ -455,6 +455,10 @@ func (s *Server) handleStatic(w http.ResponseWriter, r *http.Request) {
 	s.serveFile(w, r, p, "")
 }
 
+// serveFile streams one static file with http.ServeContent, which answers
+// Range and If-None-Match requests; the file is never read whole into
+// memory (the gzipped wasm is megabytes). Files that cannot seek (not the
+// case for embed.FS or os.DirFS) are read into memory as a fallback.
 func (s *Server) serveFile(w http.ResponseWriter, r *http.Request, p, encoding string) {
 	f, err := s.cfg.Static.Open(p)
 	if err != nil {
@@ -467,7 +471,16 @@ func (s *Server) serveFile(w http.ResponseWriter, r *http.Request, p, encoding s
 		http.NotFound(w, r)
 		return
 	}
-	data, err := io.ReadAll(f)
+	content, ok := f.(io.ReadSeeker)
+	if !ok {
+		data, err := io.ReadAll(f)
+		if err != nil {
+			http.Error(w, "reading "+p+": "+err.Error(), http.StatusInternalServerError)
+			return
+		}
+		content = bytes.NewReader(data)
+	}
+	tag, err := s.etag(p, content)
 	if err != nil {
 		http.Error(w, "reading "+p+": "+err.Error(), http.StatusInternalServerError)
 		return
@@ -492,24 +505,36 @@ func (s *Server) serveFile(w http.ResponseWriter, r *http.Request, p, encoding s
 	}
 	w.Header().Set("Content-Type", ctype)
 	w.Header().Set("Cache-Control", "no-cache")
-	w.Header().Set("ETag", s.etag(p, data))
-	http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(data))
+	w.Header().Set("ETag", tag)
+	http.ServeContent(w, r, name, time.Time{}, content)
 }
 
-func (s *Server) etag(p string, data []byte) string {
-	if s.cfg.Reload {
-		sum := sha256.Sum256(data)
-		return `"` + hex.EncodeToString(sum[:8]) + `"`
+// etag is a hash of the file's bytes, computed once per path (the
+// embedded files never change) or on every request in author mode. It
+// reads content through and leaves it at its start.
+func (s *Server) etag(p string, content io.ReadSeeker) (string, error) {
+	if !s.cfg.Reload {
+		s.staticMu.Lock()
+		t, ok := s.staticTags[p]
+		s.staticMu.Unlock()
+		if ok {
+			return t, nil
+		}
 	}
-	s.staticMu.Lock()
-	defer s.staticMu.Unlock()
-	if t, ok := s.staticTags[p]; ok {
-		return t
+	h := sha256.New()
+	if _, err := io.Copy(h, content); err != nil {
+		return "", err
 	}
-	sum := sha256.Sum256(data)
-	t := `"` + hex.EncodeToString(sum[:8]) + `"`
-	s.staticTags[p] = t
-	return t
+	if _, err := content.Seek(0, io.SeekStart); err != nil {
+		return "", err
+	}
+	t := `"` + hex.EncodeToString(h.Sum(nil)[:8]) + `"`
+	if !s.cfg.Reload {
+		s.staticMu.Lock()
+		s.staticTags[p] = t
+		s.staticMu.Unlock()
+	}
+	return t, nil
 }
 
 // serveWasm serves wasm/yaegi.wasm.gz with Content-Encoding: gzip when the
