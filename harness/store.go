@@ -24,6 +24,11 @@ type Store interface {
 
 // Scanner is implemented by ordered stores that can iterate keys from start.
 // fn returning false stops the scan.
+//
+// key and value are valid only until fn returns: they may be the store's
+// own memory, which the next step of the scan reuses or releases. fn copies
+// what it keeps. (So a scan need not allocate per key: the seekrandom
+// workload runs it inside the timed loop, and its fn only counts.)
 type Scanner interface {
 	Scan(start []byte, limit int, fn func(key, value []byte) bool) error
 }

@@ -203,15 +203,19 @@ func (s *bboltStore) Delete(key []byte) error {
 }
 
 // Scan calls fn for up to limit keys >= start in byte order (limit <= 0
-// means no limit), stopping early when fn returns false. fn gets copies it
-// may keep.
+// means no limit), stopping early when fn returns false.
+//
+// fn gets bbolt's own slices, not copies: they point into the memory map
+// (or, in batch:N, into the open transaction's pages) and stay valid for
+// the whole transaction, which lasts until Scan returns, so they are valid
+// while fn runs, as harness.Scanner promises. fn must copy what it keeps.
 func (s *bboltStore) Scan(start []byte, limit int, fn func(key, value []byte) bool) error {
 	return s.view(func(b *bolt.Bucket) error {
 		c := b.Cursor()
 		n := 0
 		for k, v := c.Seek(start); k != nil && (limit <= 0 || n < limit); k, v = c.Next() {
 			n++
-			if !fn(bytes.Clone(k), bytes.Clone(v)) {
+			if !fn(k, v) {
 				break
 			}
 		}

@@ -3,6 +3,8 @@ package peers
 import (
 	"fmt"
 	"testing"
+
+	"kvlab/harness"
 )
 
 // BenchmarkPut measures one 128-byte Put on each peer under a durable and
@@ -57,6 +59,43 @@ func BenchmarkGet(b *testing.B) {
 					b.Fatalf("Get: found %v, err %v", found, err)
 				}
 				i += 7919 // a prime stride, so reads hop around the key space
+			}
+		})
+	}
+}
+
+// BenchmarkScan measures one seekrandom unit on each peer: a seek to a
+// present key among 10,000, then 10 keys in order, with a callback that
+// keeps nothing, as the harness's own is. allocs/op is the figure to watch:
+// the harness runs Scan inside its timed loop.
+func BenchmarkScan(b *testing.B) {
+	for _, engineName := range []string{"bbolt", "pebble"} {
+		b.Run(engineName, func(b *testing.B) {
+			s, err := open(engineName)(b.TempDir(), "none")
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			keys := make([][]byte, 10000)
+			value := make([]byte, 128)
+			for i := range keys {
+				keys[i] = fmt.Appendf(nil, "key%016d", i)
+				if err := s.Put(keys[i], value); err != nil {
+					b.Fatal(err)
+				}
+			}
+			sc := s.(harness.Scanner)
+			n := 0
+			visit := func(key, value []byte) bool { n++; return true }
+			i := 0
+			for b.Loop() {
+				if err := sc.Scan(keys[i%len(keys)], 10, visit); err != nil {
+					b.Fatal(err)
+				}
+				i += 7919 // a prime stride, so seeks hop around the key space
+			}
+			if n == 0 {
+				b.Fatal("Scan visited no keys")
 			}
 		})
 	}

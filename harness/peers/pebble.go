@@ -180,8 +180,12 @@ func (s *pebbleStore) Delete(key []byte) error {
 }
 
 // Scan calls fn for up to limit keys >= start in byte order (limit <= 0
-// means no limit), stopping early when fn returns false. fn gets copies it
-// may keep.
+// means no limit), stopping early when fn returns false.
+//
+// fn gets the iterator's own slices, not copies: Pebble keeps them valid
+// until the iterator next moves (it.Next) or closes, and both happen only
+// after fn has returned, so they are valid while fn runs, as
+// harness.Scanner promises. fn must copy what it keeps.
 func (s *pebbleStore) Scan(start []byte, limit int, fn func(key, value []byte) bool) error {
 	if len(start) == 0 {
 		// No bound: an empty but non-nil bound trips an index check in
@@ -200,7 +204,7 @@ func (s *pebbleStore) Scan(start []byte, limit int, fn func(key, value []byte) b
 			return err
 		}
 		n++
-		if !fn(bytes.Clone(it.Key()), bytes.Clone(v)) {
+		if !fn(it.Key(), v) {
 			break
 		}
 	}

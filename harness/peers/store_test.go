@@ -203,7 +203,7 @@ func checkScan(t *testing.T, sc harness.Scanner) {
 		if prev != nil && bytes.Compare(prev, k) >= 0 {
 			t.Errorf("scan order: %q came after %q", k, prev)
 		}
-		prev = k // the adapters hand out copies the caller may keep
+		prev = bytes.Clone(k) // k is valid only until fn returns
 		n++
 		return true
 	})
