@@ -764,10 +764,27 @@
       } else {
         if (needToken() && !token(true)) { fb.replaceChildren(h('p', { class: 'error' }, 'This server needs the instructor token to measure.')); return; }
         req.token = token(false);
-        fb.replaceChildren(h('p', { class: 'measuring' }, h('span', { class: 'spinner', 'aria-hidden': 'true' }), ' Measuring on this server\'s disk (waits its turn in the queue)…'));
+        req.ticket = quizTicket();
+        fb.replaceChildren(measuringNote(' Measuring on this server\'s disk (waits its turn in the queue)…'));
       }
       const btn = $('.check', el);
       btn.disabled = true;
+      // The reply comes when the measurement is done; meanwhile the page
+      // asks for the run's place in the queue by the request's ticket.
+      let polling = null;
+      if (req.ticket) {
+        polling = setInterval(async () => {
+          try {
+            const pr = await fetch(`/api/quiz/queue?ticket=${encodeURIComponent(req.ticket)}`);
+            if (!pr.ok || !polling) return;
+            const p = await pr.json();
+            if (!polling) return; // the verdict is already shown
+            fb.replaceChildren(measuringNote(p.running || p.position === 0
+              ? ' Measuring on this server\'s disk…'
+              : ` Waiting to measure on this server's disk · ${p.position} run${p.position === 1 ? '' : 's'} ahead in the queue…`));
+          } catch (_) { /* the POST reports a lost server */ }
+        }, 1000);
+      }
       try {
         const resp = await fetch('/api/quiz', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(req) });
         const r = await resp.json();
@@ -784,9 +801,21 @@
       } catch (err) {
         fb.replaceChildren(h('p', { class: 'error' }, `Could not reach labserver: ${err.message}`));
       } finally {
+        if (polling) clearInterval(polling);
+        polling = null;
         btn.disabled = false;
       }
     });
+  }
+
+  function measuringNote(text) {
+    return h('p', { class: 'measuring' }, h('span', { class: 'spinner', 'aria-hidden': 'true' }), text);
+  }
+
+  // quizTicket names one quiz request for GET /api/quiz/queue.
+  function quizTicket() {
+    if (window.crypto && crypto.randomUUID) return crypto.randomUUID();
+    return `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
   }
 
   // ---------- TOC highlight

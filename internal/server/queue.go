@@ -27,6 +27,7 @@ type job struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	owner  *client // nil for quiz runs
+	ticket string  // a quiz request's ticket, for GET /api/quiz/queue; "" for cells
 
 	// results is written by the runner only; read after done is closed.
 	results []json.RawMessage
@@ -267,6 +268,27 @@ func (s *Server) runJob(j *job) (cancelled bool) {
 		j.out.send(resultMsg{Type: "result", ID: j.id, Line: i, Result: res})
 	}
 	return false
+}
+
+// placeOf finds the job holding ticket and tells its place as the queued
+// message would: the runs ahead of it, the running one included; 0 and
+// running when it holds the disk. ok is false when no job has the ticket.
+func (q *queue) placeOf(ticket string) (pos int, running, ok bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.running != nil && q.running.ticket == ticket {
+		return 0, true, true
+	}
+	ahead := 0
+	if q.running != nil {
+		ahead = 1
+	}
+	for i, j := range q.waiting {
+		if j.ticket == ticket {
+			return i + ahead, false, true
+		}
+	}
+	return 0, false, false
 }
 
 // queueLen is the number of waiting jobs.

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -93,4 +94,66 @@ func TestQueueCapUnderConcurrentSubmit(t *testing.T) {
 	if msg, _ := out["error"].(string); code != http.StatusTooManyRequests || !strings.Contains(msg, "the run queue is full") {
 		t.Errorf("quiz with the line full: got %d %q, want 429 saying the queue is full", code, msg)
 	}
+}
+
+// A run: quiz's page can ask for its place in the queue by the ticket it
+// sent with the request; the place counts like the websocket's queued.
+func TestQuizQueuePlace(t *testing.T) {
+	s := newServer(t, nil)
+	holdDisk(s)
+	ts := startServer(t, s)
+	cell := dial(t, ts, "", nil)
+	cell.run("hold", "bench -engine null -ops 100")
+	cell.until("hold", "started")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan struct{}, 2)
+	for _, ticket := range []string{"t1", "t2"} {
+		body := `{"lesson":"01-fixture","quiz":"path","answer":"yes","ticket":"` + ticket + `"}`
+		req, _ := http.NewRequestWithContext(ctx, "POST", ts.URL+"/api/quiz", strings.NewReader(body))
+		go func() {
+			if r, err := http.DefaultClient.Do(req); err == nil {
+				r.Body.Close()
+			}
+			done <- struct{}{}
+		}()
+		waitFor(t, ticket+" to queue", func() bool { _, _, ok := s.q.placeOf(ticket); return ok })
+	}
+	place := func(ticket string) (int, string) {
+		t.Helper()
+		r, err := http.Get(ts.URL + "/api/quiz/queue?ticket=" + ticket)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Body.Close()
+		b, _ := io.ReadAll(r.Body)
+		return r.StatusCode, strings.TrimSpace(string(b))
+	}
+	tests := []struct {
+		ticket string
+		code   int
+		body   string
+	}{
+		{"t1", 200, `{"position":1}`},
+		{"t2", 200, `{"position":2}`},
+		{"nope", 404, `{"error":"no quiz measurement with this ticket is queued or running"}`},
+		{"", 400, `{"error":"ticket: must be 1 to 128 characters"}`},
+	}
+	for _, tt := range tests {
+		if code, body := place(tt.ticket); code != tt.code || body != tt.body {
+			t.Errorf("ticket %q: got %d %s, want %d %s", tt.ticket, code, body, tt.code, tt.body)
+		}
+	}
+	cell.send(map[string]string{"type": "cancel", "id": "hold"})
+	waitFor(t, "t1 to hold the disk", func() bool { _, running, _ := s.q.placeOf("t1"); return running })
+	if code, body := place("t1"); code != 200 || body != `{"position":0,"running":true}` {
+		t.Errorf("t1 running: got %d %s, want 200 {\"position\":0,\"running\":true}", code, body)
+	}
+	if code, body := place("t2"); code != 200 || body != `{"position":1}` {
+		t.Errorf("t2 after the line moved: got %d %s, want 200 {\"position\":1}", code, body)
+	}
+	cancel()
+	<-done
+	<-done
 }

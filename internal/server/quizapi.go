@@ -18,7 +18,7 @@ import (
 //
 //	{"lesson":"04-the-fsync-tax","quiz":"flush-vs-write","answer":"120",
 //	 "results":[{...result of line 0 of the quiz's cell...}, ...],
-//	 "token":"..."}
+//	 "token":"...", "ticket":"..."}
 //
 // results are the student's latest results of the quiz's cell, as the
 // page received them over the websocket; a quiz with run: lines ignores
@@ -30,6 +30,18 @@ import (
 // (the server is shutting down); 429 when maxQuizRuns quiz measurements
 // are already waiting, or when the run queue holds its most waiting runs
 // (Server.maxWaiting, shared with the websocket's cells).
+//
+// A reply cannot stream, so a run: quiz's place in the queue is asked for
+// beside it: the page picks a random "ticket" (1 to 128 characters) for
+// the request and, while it waits, polls
+//
+//	GET /api/quiz/queue?ticket=...
+//
+// which answers {"position":2} (runs ahead, the running one included, as
+// the websocket's queued message counts them), {"position":0,"running":true}
+// once the quiz's run holds the disk, or 404 when no run has the ticket
+// (not yet queued, or finished). The ticket is only a name for the
+// request: knowing one tells its place in the queue and nothing more.
 
 type quizRequest struct {
 	Lesson  string            `json:"lesson"`
@@ -37,6 +49,7 @@ type quizRequest struct {
 	Answer  string            `json:"answer"`
 	Results []json.RawMessage `json:"results"`
 	Token   string            `json:"token,omitempty"`
+	Ticket  string            `json:"ticket,omitempty"` // names the request for GET /api/quiz/queue
 }
 
 type quizReply struct {
@@ -118,7 +131,11 @@ func (s *Server) handleQuiz(w http.ResponseWriter, r *http.Request) {
 			jsonError(w, http.StatusForbidden, errTokenRequired.Error())
 			return
 		}
-		raw, err = s.measure(r.Context(), q.ID, q.Run)
+		if len(req.Ticket) > 128 {
+			jsonError(w, http.StatusBadRequest, "ticket: must be 1 to 128 characters")
+			return
+		}
+		raw, err = s.measure(r.Context(), q.ID, req.Ticket, q.Run)
 		if err != nil {
 			code := http.StatusInternalServerError
 			switch {
@@ -160,6 +177,29 @@ func (s *Server) handleQuiz(w http.ResponseWriter, r *http.Request) {
 	w.Write(append(b, '\n'))
 }
 
+type placeReply struct {
+	Position int  `json:"position"`
+	Running  bool `json:"running,omitempty"`
+}
+
+// handleQuizQueue answers GET /api/quiz/queue?ticket=...: the place of the
+// run: quiz measurement holding that ticket.
+func (s *Server) handleQuizQueue(w http.ResponseWriter, r *http.Request) {
+	ticket := r.URL.Query().Get("ticket")
+	if ticket == "" || len(ticket) > 128 {
+		jsonError(w, http.StatusBadRequest, "ticket: must be 1 to 128 characters")
+		return
+	}
+	pos, running, ok := s.q.placeOf(ticket)
+	if !ok {
+		jsonError(w, http.StatusNotFound, "no quiz measurement with this ticket is queued or running")
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	json.NewEncoder(w).Encode(placeReply{Position: pos, Running: running})
+}
+
 // collector is the sink of a quiz's own run: it keeps nothing but lets the
 // runner's results land in the job.
 type collector struct{}
@@ -167,7 +207,8 @@ type collector struct{}
 func (collector) send(any) {}
 
 // measure runs lines through the queue and waits for the results.
-func (s *Server) measure(ctx context.Context, id string, lines []string) ([]json.RawMessage, error) {
+// ticket, when not "", lets GET /api/quiz/queue find the job.
+func (s *Server) measure(ctx context.Context, id, ticket string, lines []string) ([]json.RawMessage, error) {
 	for i, l := range lines {
 		if err := checkLine(l, s.cfg.Limits); err != nil {
 			return nil, runLineError(i, l, err)
@@ -180,7 +221,7 @@ func (s *Server) measure(ctx context.Context, id string, lines []string) ([]json
 	defer s.quizRuns.Add(-1)
 	jctx, cancel := context.WithCancel(s.ctx)
 	defer cancel()
-	j := &job{id: "quiz:" + id, lines: lines, out: collector{}, ctx: jctx, cancel: cancel, done: make(chan struct{})}
+	j := &job{id: "quiz:" + id, ticket: ticket, lines: lines, out: collector{}, ctx: jctx, cancel: cancel, done: make(chan struct{})}
 	if err := s.q.enqueue(j, s.maxWaiting); err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@
 //	GET  /static/chroma.css code highlighting, light and dark
 //	GET  /ws                the run websocket (see ws.go for the messages)
 //	POST /api/quiz          check a quiz answer (see quizapi.go)
+//	GET  /api/quiz/queue    a run: quiz's place in the queue (see quizapi.go)
 //
 // Runs are serialized: one at a time per server (which owns one data
 // directory), others wait in a FIFO queue and are told their position.
@@ -216,6 +217,7 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("GET /static/{path...}", s.handleStatic)
 	s.mux.HandleFunc("GET /ws", s.handleWS)
 	s.mux.HandleFunc("POST /api/quiz", s.handleQuiz)
+	s.mux.HandleFunc("GET /api/quiz/queue", s.handleQuizQueue)
 	s.mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/static/favicon.svg", http.StatusMovedPermanently)
 	})
