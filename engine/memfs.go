@@ -121,6 +121,9 @@ func (m *MemFS) check(op, name string) error {
 	return nil
 }
 
+// fault returns the error the Fault hook injects into op on name, if any.
+//
+// REQUIRES: m.mu held.
 func (m *MemFS) fault(op, name string) error {
 	if m.Fault == nil {
 		return nil
@@ -129,6 +132,18 @@ func (m *MemFS) fault(op, name string) error {
 		return &os.PathError{Op: op, Path: name, Err: err}
 	}
 	return nil
+}
+
+// admit lets op on name go ahead or fails it: first check (the power is
+// lost), then fault (the hook injects an error). Operations that find out
+// first whether the file exists, Remove and Rename, call the two apart.
+//
+// REQUIRES: m.mu held.
+func (m *MemFS) admit(op, name string) error {
+	if err := m.check(op, name); err != nil {
+		return err
+	}
+	return m.fault(op, name)
 }
 
 func (m *MemFS) used() int64 {
@@ -249,10 +264,7 @@ func (m *MemFS) SyncDir(dir string) error {
 	dir = filepath.Clean(dir)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if err := m.check("syncdir", dir); err != nil {
-		return err
-	}
-	if err := m.fault("syncdir", dir); err != nil {
+	if err := m.admit("syncdir", dir); err != nil {
 		return err
 	}
 	for name := range m.durable {
@@ -299,10 +311,7 @@ func (f *memFile) ReadAt(p []byte, off int64) (int, error) {
 func (f *memFile) WriteAt(p []byte, off int64) (int, error) {
 	f.fs.mu.Lock()
 	defer f.fs.mu.Unlock()
-	if err := f.check("write"); err != nil {
-		return 0, err
-	}
-	if err := f.fs.fault("write", f.name); err != nil {
+	if err := f.fs.admit("write", f.name); err != nil {
 		return 0, err
 	}
 	n := f.node
@@ -336,10 +345,7 @@ func (f *memFile) WriteAt(p []byte, off int64) (int, error) {
 func (f *memFile) Sync() error {
 	f.fs.mu.Lock()
 	defer f.fs.mu.Unlock()
-	if err := f.check("sync"); err != nil {
-		return err
-	}
-	if err := f.fs.fault("sync", f.name); err != nil {
+	if err := f.fs.admit("sync", f.name); err != nil {
 		return err
 	}
 	n := f.node
@@ -352,10 +358,7 @@ func (f *memFile) Sync() error {
 func (f *memFile) Truncate(size int64) error {
 	f.fs.mu.Lock()
 	defer f.fs.mu.Unlock()
-	if err := f.check("truncate"); err != nil {
-		return err
-	}
-	if err := f.fs.fault("truncate", f.name); err != nil {
+	if err := f.fs.admit("truncate", f.name); err != nil {
 		return err
 	}
 	n := f.node
