@@ -75,13 +75,21 @@ func (s *mapStore) Close() error { return nil }
 // bench result.
 func bench(t *testing.T, line string) *BenchResult {
 	t.Helper()
+	r := execAs[BenchResult](t, line)
+	return &r
+}
+
+// execAs runs a line through Exec with a temp dir and decodes its JSON
+// output as a T.
+func execAs[T any](t *testing.T, line string) T {
+	t.Helper()
 	raw, err := Exec(context.Background(), line, Env{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatalf("Exec(%q): %v", line, err)
 	}
-	var r BenchResult
-	if err := json.Unmarshal(raw, &r); err != nil {
-		t.Fatalf("Exec(%q) result does not decode as one bench result: %v\n%s", line, err, raw)
+	var v T
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatalf("Exec(%q) does not decode as %T: %v\n%s", line, &v, err, raw)
 	}
-	return &r
+	return v
 }

@@ -1,8 +1,6 @@
 package harness
 
 import (
-	"context"
-	"encoding/json"
 	"os"
 	"strings"
 	"testing"
@@ -68,17 +66,11 @@ func requireFields(t *testing.T, what string, v any, fields []string) {
 	}
 }
 
+// execJSON runs a line and returns its JSON output as generic values, for
+// checking field names.
 func execJSON(t *testing.T, line string) any {
 	t.Helper()
-	raw, err := Exec(context.Background(), line, Env{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatalf("Exec(%q): %v", line, err)
-	}
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		t.Fatalf("Exec(%q) is not JSON: %v", line, err)
-	}
-	return v
+	return execAs[any](t, line)
 }
 
 func TestJSONBenchHasContractFields(t *testing.T) {

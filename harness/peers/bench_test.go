@@ -40,19 +40,7 @@ func BenchmarkPut(b *testing.B) {
 func BenchmarkGet(b *testing.B) {
 	for _, engineName := range []string{"bbolt", "pebble"} {
 		b.Run(engineName, func(b *testing.B) {
-			s, err := open(engineName)(b.TempDir(), "none")
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer s.Close()
-			keys := make([][]byte, 10000)
-			value := make([]byte, 128)
-			for i := range keys {
-				keys[i] = fmt.Appendf(nil, "key%016d", i)
-				if err := s.Put(keys[i], value); err != nil {
-					b.Fatal(err)
-				}
-			}
+			s, keys := filled(b, engineName, 10000)
 			i := 0
 			for b.Loop() {
 				if _, found, err := s.Get(keys[i%len(keys)]); err != nil || !found {
@@ -71,19 +59,7 @@ func BenchmarkGet(b *testing.B) {
 func BenchmarkScan(b *testing.B) {
 	for _, engineName := range []string{"bbolt", "pebble"} {
 		b.Run(engineName, func(b *testing.B) {
-			s, err := open(engineName)(b.TempDir(), "none")
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer s.Close()
-			keys := make([][]byte, 10000)
-			value := make([]byte, 128)
-			for i := range keys {
-				keys[i] = fmt.Appendf(nil, "key%016d", i)
-				if err := s.Put(keys[i], value); err != nil {
-					b.Fatal(err)
-				}
-			}
+			s, keys := filled(b, engineName, 10000)
 			sc := s.(harness.Scanner)
 			n := 0
 			visit := func(key, value []byte) bool { n++; return true }
@@ -99,4 +75,25 @@ func BenchmarkScan(b *testing.B) {
 			}
 		})
 	}
+}
+
+// filled opens engineName under -sync none in a fresh directory, puts n
+// keys with 128-byte values, and returns the store and its keys in order.
+// The store is closed when the benchmark ends.
+func filled(b *testing.B, engineName string, n int) (harness.Store, [][]byte) {
+	b.Helper()
+	s, err := open(engineName)(b.TempDir(), "none")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	keys := make([][]byte, n)
+	value := make([]byte, 128)
+	for i := range keys {
+		keys[i] = fmt.Appendf(nil, "key%016d", i)
+		if err := s.Put(keys[i], value); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return s, keys
 }
