@@ -449,6 +449,10 @@
     return wrap;
   }
 
+  // The crash tables' columns a phone-width page leaves out: the summary
+  // keeps acked, durable and both losses; corrupt stays in the summary.
+  const CRASH_MINOR_COLS = new Set(['trials', 'recovered', 'corrupt']);
+
   // Columns a phone-width page leaves out so p99, max and ops/s fit beside
   // the run's name (app.css hides .minor below 560px).
   const MINOR_COLS = new Set(['count', 'p95', 'p99.9']);
@@ -522,22 +526,25 @@
         ? `The invariant broke for ${bad.map((r) => r.sync).join(', ')}: writes acknowledged as durable were missing after recovery, or data was corrupt.`
         : 'The invariant held in every trial: every write acknowledged as durable was recovered (durable lost = 0), nothing corrupt.'),
       h('div', { class: 'table-wrap' }, h('table', { class: 'nums' },
-        h('thead', {}, h('tr', {}, ['sync', 'trials', 'acked', 'durable', 'recovered', 'durable lost', 'acked lost', 'corrupt'].map((c) => h('th', { scope: 'col', class: c === 'durable lost' ? 'p99' : null, title: {
+        h('thead', {}, h('tr', {}, ['sync', 'trials', 'acked', 'durable', 'recovered', 'durable lost', 'acked lost', 'corrupt'].map((c) => h('th', { scope: 'col', class: c === 'durable lost' ? 'p99' : CRASH_MINOR_COLS.has(c) ? 'minor' : null, title: {
           acked: 'writes acknowledged before the crash', durable: 'of those, acknowledged as durable', 'durable lost': 'durable-acknowledged writes missing after recovery: must be 0',
           'acked lost': 'acknowledged writes missing, durable or not: the loss window of the policy' }[c] || null }, c)))),
         h('tbody', {}, rs.map((r, k) => h('tr', { class: okOf(r) ? null : 'bad' },
           h('th', { scope: 'row' }, h('span', { class: `swatch c${k % 8}` }), r.sync),
-          h('td', {}, fmtInt(r.trials)), h('td', {}, fmtInt(r.writes)), h('td', {}, fmtInt(r.durable_acked)), h('td', {}, fmtInt(r.recovered)),
-          h('td', { class: 'p99' }, h('b', {}, fmtInt(r.lost))), h('td', {}, fmtInt(r.lost_acked)), h('td', {}, fmtInt(r.corrupt))))))),
+          h('td', { class: 'minor' }, fmtInt(r.trials)), h('td', {}, fmtInt(r.writes)), h('td', {}, fmtInt(r.durable_acked)), h('td', { class: 'minor' }, fmtInt(r.recovered)),
+          h('td', { class: 'p99' }, h('b', {}, fmtInt(r.lost))), h('td', {}, fmtInt(r.lost_acked)), h('td', { class: 'minor' }, fmtInt(r.corrupt))))))),
       h('p', { class: 'conditions' }, h('span', { class: 'cond-label' }, 'Crash: '), rs.some((r) => r.power)
         ? 'power loss is simulated on a crashable in-memory filesystem that forgets everything not yet synced.'
         : 'SIGKILL of a child process; the page cache survives a process kill, so a missing fsync does not show here.'));
     for (const r of rs) {
       if (!r.per_trial || !r.per_trial.length) continue;
       const cols = ['n', 'writes', 'durable_acked', 'recovered', 'lost', 'lost_acked', 'corrupt', 'crash_after_ms'].filter((c) => c in r.per_trial[0]);
+      // The error column only when a trial has one: it is the widest.
+      const errors = r.per_trial.some((t) => t.error);
+      const minor = (c) => (CRASH_MINOR_COLS.has(c.replace(/_/g, ' ')) ? 'minor' : null);
       out.append(h('details', {}, h('summary', {}, `${r.sync}: per trial (${r.per_trial.length})`), h('div', { class: 'table-wrap' }, h('table', { class: 'nums' },
-        h('thead', {}, h('tr', {}, cols.map((c) => h('th', { scope: 'col' }, c.replace(/_/g, ' '))), h('th', { scope: 'col' }, 'error'))),
-        h('tbody', {}, r.per_trial.map((t) => h('tr', { class: t.lost ? 'bad' : null }, cols.map((c) => h('td', {}, c === 'crash_after_ms' ? `${sig(t[c] || 0)} ms` : fmtInt(t[c]))), h('td', {}, t.error || ''))))))));
+        h('thead', {}, h('tr', {}, cols.map((c) => h('th', { scope: 'col', class: minor(c) }, c === 'crash_after_ms' ? 'crash after' : c.replace(/_/g, ' '))), errors ? h('th', { scope: 'col' }, 'error') : null)),
+        h('tbody', {}, r.per_trial.map((t) => h('tr', { class: t.lost ? 'bad' : null }, cols.map((c) => h('td', { class: minor(c) }, c === 'crash_after_ms' ? `${sig(t[c] || 0)} ms` : fmtInt(t[c]))), errors ? h('td', { class: 'error-cell' }, t.error || '') : null)))))));
     }
     return out;
   }

@@ -160,4 +160,30 @@ func TestBrowserEditCancelAndTheme(t *testing.T) {
 		t.Errorf("page is %d px wide on a 390 px phone, want no horizontal scroll", wide)
 	}
 	shot(t, ctx, "#cell-always-run", "phone-dark.png")
+	// Crash and sweep results fit the phone too: no table scrolls sideways,
+	// the per-trial table included.
+	if err := chromedp.Do(ctx,
+		chromedp.SetValue(chromedp.CSS("#cell-cell-2 textarea"), phoneCell),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('#cell-cell-2 textarea').dispatchEvent(new Event('input'))`),
+		chromedp.Click(chromedp.CSS("#cell-cell-2 .run")),
+		chromedp.WaitVisible(chromedp.CSS("#cell-cell-2 .result-crash table")),
+		chromedp.WaitVisible(chromedp.CSS("#cell-cell-2 .result-bench table")),
+		chromedp.Evaluate[chromedp.Void](`document.querySelectorAll('#cell-cell-2 .result-crash details').forEach((d) => { d.open = true; })`),
+	); err != nil {
+		t.Fatalf("running a crash and a sweep: %v", err)
+	}
+	over, _ := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#cell-cell-2 .table-wrap')].filter((w) => w.scrollWidth > w.clientWidth + 1).map((w) => w.closest('.result').className + ': ' + w.scrollWidth + ' px in ' + w.clientWidth)`))
+	if len(over) > 0 {
+		t.Errorf("tables scroll sideways on a 390 px phone: %q", over)
+	}
+	wide, _ = chromedp.Run(ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth`))
+	if wide > 400 {
+		t.Errorf("with a crash and a sweep the page is %d px wide on a 390 px phone, want no horizontal scroll", wide)
+	}
+	shot(t, ctx, "#cell-cell-2 .result-crash", "phone-crash.png")
+	shot(t, ctx, "#cell-cell-2 .result-bench", "phone-sweep.png")
 }
+
+// phoneCell is a crash (power loss simulated in memory, so it is quick)
+// and a sweep, whose tables are the widest a cell shows.
+const phoneCell = "crash -sync batch:100 -trials 2 -power\nsweep -engine null -sync none -threads 1,2,4,8,16 -ops 2000"
