@@ -18,8 +18,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 const benchValueSize = 128
@@ -69,7 +67,7 @@ func (r *rawLoop) one(b *testing.B) {
 		b.Fatal(err)
 	}
 	r.off += int64(len(r.buf))
-	if err := unix.Fdatasync(int(r.f.Fd())); err != nil {
+	if err := Datasync(r.f.Fd()); err != nil {
 		b.Fatal(err)
 	}
 }

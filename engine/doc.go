@@ -57,6 +57,10 @@
 // first failed fdatasync (or write) is sticky: the store fails every later
 // write with it and never acknowledges anything after it.
 //
+// "fdatasync" throughout means Datasync (sync_*.go): fdatasync(2) on
+// Linux; on macOS fcntl(F_FULLFSYNC), because a plain fsync there leaves
+// the data in the drive's volatile cache.
+//
 // Recovery (recover.go) truncates a torn tail of the newest segment and
 // reports corruption anywhere else as ErrCorrupt with the file and offset.
 // Compaction (compact.go) installs its output only after it is durable and

@@ -5,8 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-
-	"golang.org/x/sys/unix"
 )
 
 // FS is the small filesystem the store uses for every file access. OSFS is
@@ -34,9 +32,9 @@ type File interface {
 	io.ReaderAt
 	io.WriterAt
 	io.Closer
-	// Sync makes the file's written data durable. On Linux OSFS uses
-	// fdatasync(2): it flushes the data and only the metadata needed to read
-	// it back (the size, if it changed), not timestamps.
+	// Sync makes the file's written data durable. OSFS uses Datasync:
+	// fdatasync(2) on Linux, which flushes the data and only the metadata
+	// needed to read it back (the size, if it changed), not timestamps.
 	Sync() error
 	// Truncate changes the file's size.
 	Truncate(size int64) error
@@ -101,18 +99,12 @@ func (o osFile) WriteAt(p []byte, off int64) (int, error) { return o.f.WriteAt(p
 func (o osFile) Close() error                             { return o.f.Close() }
 func (o osFile) Truncate(size int64) error                { return o.f.Truncate(size) }
 
-// Sync calls fdatasync(2), retrying only on EINTR (the call was interrupted
-// before it did anything).
+// Sync calls Datasync: fdatasync(2) on Linux.
 func (o osFile) Sync() error {
-	for {
-		err := unix.Fdatasync(int(o.f.Fd()))
-		if err != unix.EINTR {
-			if err != nil {
-				return &os.PathError{Op: "fdatasync", Path: o.f.Name(), Err: err}
-			}
-			return nil
-		}
+	if err := Datasync(o.f.Fd()); err != nil {
+		return &os.PathError{Op: SyncCall, Path: o.f.Name(), Err: err}
 	}
+	return nil
 }
 
 func (o osFile) Size() (int64, error) {

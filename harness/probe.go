@@ -1,8 +1,8 @@
 package harness
 
 import (
-	"bufio"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"kvlab/engine"
 )
 
 // Probe describes the machine and measures what its disk charges, in the
@@ -50,6 +52,9 @@ type ProbeResult struct {
 	WriteFdatasync ProbeCost `json:"write_fdatasync"` // the same write, then fdatasync
 	WriteNs        float64   `json:"write_ns"`        // Write.MeanNs
 	FdatasyncNs    float64   `json:"fdatasync_ns"`    // WriteFdatasync.MeanNs - Write.MeanNs
+	// SyncCall is the call timed as "fdatasync": fdatasync on Linux,
+	// fcntl(F_FULLFSYNC) on macOS (engine.Datasync says why).
+	SyncCall string `json:"sync_call,omitempty"`
 }
 
 // ProbeCost summarizes one repeated system call sequence.
@@ -87,9 +92,10 @@ func Probe(ctx context.Context, cfg ProbeConfig) (*ProbeResult, error) {
 	r.RAMBytes = memTotal()
 	r.Kernel = kernel()
 	r.FS, r.Device, r.Rotational = fsAndDevice(abs)
+	r.SyncCall = engine.SyncCall
 	var st unix.Statfs_t
 	if unix.Statfs(abs, &st) == nil {
-		r.FreeBytes = int64(st.Bavail) * st.Bsize
+		r.FreeBytes = int64(st.Bavail) * int64(st.Bsize)
 	}
 	r.Write, r.WriteFdatasync, err = measureDisk(ctx, abs, cfg)
 	if err != nil {
@@ -139,9 +145,9 @@ func (f osProbeFile) write(b []byte) error {
 }
 
 func (f osProbeFile) fdatasync() error {
-	if err := unix.Fdatasync(f.fd); err != nil {
+	if err := engine.Datasync(uintptr(f.fd)); err != nil {
 		fs, _, _ := fsAndDevice(f.dir)
-		return fmt.Errorf("probe: fdatasync in %s (filesystem %q) failed: %w; durability cannot be measured there, use -dir on a disk filesystem such as ext4 or xfs", f.dir, fs, err)
+		return fmt.Errorf("probe: %s in %s (filesystem %q) failed: %w; durability cannot be measured there, use -dir on a disk filesystem such as ext4, xfs or apfs", engine.SyncCall, f.dir, fs, err)
 	}
 	return nil
 }
@@ -224,42 +230,11 @@ func quickProbe(ctx context.Context, dir string) (*ProbeBrief, error) {
 		return nil, err
 	}
 	b := &ProbeBrief{FS: p.FS, Device: p.Device, Rotational: p.Rotational, WriteNs: p.WriteNs,
-		FdatasyncNs: p.FdatasyncNs, Cores: p.Cores, Go: p.Go}
+		FdatasyncNs: p.FdatasyncNs, SyncCall: p.SyncCall, Cores: p.Cores, Go: p.Go}
 	briefMu.Lock()
 	briefCache[dir] = briefEntry{time.Now(), b}
 	briefMu.Unlock()
 	return b, nil
-}
-
-// cpuModel reads the first "model name" of /proc/cpuinfo.
-func cpuModel() string {
-	f, err := os.Open("/proc/cpuinfo")
-	if err != nil {
-		return runtime.GOARCH
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return runtime.GOARCH
-}
-
-// memTotal reads MemTotal from /proc/meminfo, in bytes.
-func memTotal() int64 {
-	b, err := os.ReadFile("/proc/meminfo")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "MemTotal:" {
-			kb, _ := strconv.ParseInt(f[1], 10, 64)
-			return kb * 1024
-		}
-	}
-	return 0
 }
 
 func kernel() string {
@@ -268,56 +243,6 @@ func kernel() string {
 		return ""
 	}
 	return unix.ByteSliceToString(u.Sysname[:]) + " " + unix.ByteSliceToString(u.Release[:])
-}
-
-// fsAndDevice finds the mount that holds dir in /proc/self/mountinfo (the
-// longest mount point that is a prefix of dir) for the filesystem type,
-// and the block device from the dir's st_dev through /sys/dev/block.
-func fsAndDevice(dir string) (fs, device string, rotational bool) {
-	if real, err := filepath.EvalSymlinks(dir); err == nil {
-		dir = real
-	}
-	if b, err := os.ReadFile("/proc/self/mountinfo"); err == nil {
-		best := -1
-		for _, line := range strings.Split(string(b), "\n") {
-			// id parent major:minor root mountpoint opts ... - fstype source superopts
-			pre, post, ok := strings.Cut(line, " - ")
-			f, g := strings.Fields(pre), strings.Fields(post)
-			if !ok || len(f) < 5 || len(g) < 2 {
-				continue
-			}
-			mp := f[4]
-			if (dir == mp || strings.HasPrefix(dir, strings.TrimSuffix(mp, "/")+"/")) && len(mp) > best {
-				best, fs = len(mp), g[0]
-				device = strings.TrimPrefix(g[1], "/dev/")
-			}
-		}
-	}
-	var st unix.Stat_t
-	if unix.Stat(dir, &st) == nil {
-		sys := fmt.Sprintf("/sys/dev/block/%d:%d", unix.Major(uint64(st.Dev)), unix.Minor(uint64(st.Dev)))
-		if real, err := filepath.EvalSymlinks(sys); err == nil {
-			device = filepath.Base(real)
-			// A partition's queue/ is its parent disk's.
-			for _, q := range []string{filepath.Join(real, "queue", "rotational"), filepath.Join(real, "..", "queue", "rotational")} {
-				if b, err := os.ReadFile(q); err == nil {
-					rotational = strings.TrimSpace(string(b)) == "1"
-					break
-				}
-			}
-		}
-	}
-	return fs, device, rotational
-}
-
-// loadAverage returns the 1-minute load average from /proc/loadavg, or 0
-// where the file does not exist (not Linux) or does not parse.
-func loadAverage() float64 {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return 0
-	}
-	return parseLoadAvg(string(b))
 }
 
 // parseLoadAvg reads the first field of /proc/loadavg's
@@ -329,4 +254,24 @@ func parseLoadAvg(s string) float64 {
 		return 0
 	}
 	return v
+}
+
+// parseLoadavgStruct reads the 1-minute load average from the bytes of
+// the BSD struct loadavg { uint32 ldavg[3]; long fscale; } that the
+// vm.loadavg sysctl returns (macOS, FreeBSD), with a long of longSize
+// bytes (4 or 8) in the machine's byte order; the load is
+// ldavg[0]/fscale. It returns 0 for anything it cannot read.
+func parseLoadavgStruct(b []byte, longSize int) float64 {
+	off := (12 + longSize - 1) / longSize * longSize // fscale is aligned as a long
+	if (longSize != 4 && longSize != 8) || len(b) < off+longSize {
+		return 0
+	}
+	scale := uint64(binary.NativeEndian.Uint32(b[off:]))
+	if longSize == 8 {
+		scale = binary.NativeEndian.Uint64(b[off:])
+	}
+	if scale == 0 {
+		return 0
+	}
+	return float64(binary.NativeEndian.Uint32(b)) / float64(scale)
 }

@@ -150,7 +150,7 @@ func conditions(r *BenchResult) string {
 		if p.Rotational {
 			kind = "rotational"
 		}
-		fmt.Fprintf(&b, "; %s on %s (%s), write %s, fdatasync %s; %d cores, %s", p.FS, p.Device, kind, fmtNs(p.WriteNs), fmtNs(p.FdatasyncNs), p.Cores, p.Go)
+		fmt.Fprintf(&b, "; %s on %s (%s), write %s, %s %s; %d cores, %s", p.FS, p.Device, kind, fmtNs(p.WriteNs), syncCallName(p.SyncCall), fmtNs(p.FdatasyncNs), p.Cores, p.Go)
 	}
 	if r.LoadAvg > 0 {
 		fmt.Fprintf(&b, "; load %.2f before the run", r.LoadAvg)
@@ -399,13 +399,23 @@ func writeProbeTable(w io.Writer, p *ProbeResult) error {
 	for _, c := range []struct {
 		name string
 		c    ProbeCost
-	}{{fmt.Sprintf("write %d B", p.WriteSize), p.Write}, {fmt.Sprintf("write %d B + fdatasync", p.WriteSize), p.WriteFdatasync}} {
+	}{{fmt.Sprintf("write %d B", p.WriteSize), p.Write}, {fmt.Sprintf("write %d B + %s", p.WriteSize, syncCallName(p.SyncCall)), p.WriteFdatasync}} {
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%.0f\t\n", c.name, c.c.Iterations, fmtNs(c.c.MeanNs), fmtNs(float64(c.c.P50Ns)),
 			fmtNs(float64(c.c.P99Ns)), fmtNs(float64(c.c.MaxNs)), c.c.OpsPerSec)
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "fdatasync alone costs about %s (mean of write+fdatasync minus mean of write)\n", fmtNs(p.FdatasyncNs))
+	call := syncCallName(p.SyncCall)
+	fmt.Fprintf(w, "%s alone costs about %s (mean of write+%s minus mean of write)\n", call, fmtNs(p.FdatasyncNs), call)
 	return nil
+}
+
+// syncCallName is the call a probe timed; results from before the field
+// existed were all fdatasync.
+func syncCallName(call string) string {
+	if call == "" {
+		return "fdatasync"
+	}
+	return call
 }
 
 func writeModelTable(w io.Writer, m *ModelResult) error {

@@ -65,6 +65,17 @@ func TestGolden(t *testing.T) {
 		{"repeat_table", "table", []*BenchResult{fixedBench("kv", 1, 1, 30000), fixedBench("kv", 1, 2, 32000), fixedBench("kv", 1, 3, 29000),
 			fixedBench("bbolt", 1, 1, 9000), fixedBench("bbolt", 1, 2, 9500), fixedBench("bbolt", 1, 3, 8000)}},
 		{"probe_table", "table", fixedProbe()},
+		// A Mac's probe names the call it timed (engine.Datasync).
+		{"probe_macos_table", "table", func() *ProbeResult {
+			p := fixedProbe()
+			p.OS, p.Kernel, p.FS, p.Device, p.SyncCall = "darwin/arm64", "Darwin 24.1.0", "apfs", "disk3s1", "F_FULLFSYNC"
+			return p
+		}()},
+		{"bench_macos_table", "table", func() *BenchResult {
+			b := fixedBench("kv", 1, 0, 30000)
+			b.Probe.FS, b.Probe.Device, b.Probe.SyncCall = "apfs", "disk3s1", "F_FULLFSYNC"
+			return b
+		}()},
 		{"model_table", "table", mr},
 		{"crash_table", "table", &CrashResult{Kind: "crash", Spec: "crash -sync batch:100 -trials 2 -power", Sync: "batch:100", Power: true, Trials: 2,
 			Writes: 500, DurableAcked: 400, Recovered: 450, LostAcked: 50, OK: true,

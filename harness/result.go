@@ -80,6 +80,7 @@ type ProbeBrief struct {
 	Rotational  bool    `json:"rotational"`
 	WriteNs     float64 `json:"write_ns"`
 	FdatasyncNs float64 `json:"fdatasync_ns"`
+	SyncCall    string  `json:"sync_call,omitempty"` // as in ProbeResult
 	Cores       int     `json:"cores"`
 	Go          string  `json:"go"`
 }

@@ -463,7 +463,7 @@
     const parts = [];
     if (p.fs || p.device) parts.push(`${p.fs || '?'} on ${p.device || '?'}${p.rotational === true ? ' (rotational)' : p.rotational === false ? ' (non-rotational)' : ''}`);
     if (p.write_ns) parts.push(`write ≈ ${fmtNs(p.write_ns)}`);
-    if (p.fdatasync_ns) parts.push(`fdatasync ≈ ${fmtNs(p.fdatasync_ns)}`);
+    if (p.fdatasync_ns) parts.push(`${p.sync_call || 'fdatasync'} ≈ ${fmtNs(p.fdatasync_ns)}`);
     if (p.cores) parts.push(`${p.cores} cores`);
     const w = [...new Set(bs.map((x) => x.workload))].join('/');
     parts.push(`${w}, ${fmtBytes(b.value_size)} values, ${fmtInt(b.keys)} keys ${b.dist || ''}`.trim());
@@ -496,7 +496,7 @@
     const row = (name, x) => x ? h('tr', {}, h('th', { scope: 'row' }, name), h('td', {}, fmtInt(x.iterations)), h('td', {}, fmtNs(x.mean_ns)), h('td', {}, fmtNs(x.p50_ns)), h('td', { class: 'p99' }, fmtNs(x.p99_ns)), h('td', {}, fmtNs(x.max_ns)), h('td', {}, h('b', {}, fmtRate(x.ops_per_sec)))) : null;
     const t = h('table', { class: 'nums' },
       h('thead', {}, h('tr', {}, ['', 'count', 'mean', 'p50', 'p99', 'max', 'ops/s'].map((c) => h('th', { scope: 'col', class: c === 'p99' ? 'p99' : null }, c)))),
-      h('tbody', {}, row('write (128 B)', r.write), row('write + fdatasync', r.write_fdatasync)));
+      h('tbody', {}, row('write (128 B)', r.write), row(`write + ${r.sync_call || 'fdatasync'}`, r.write_fdatasync)));
     const ratio = r.write && r.write_fdatasync && r.write.mean_ns ? r.write_fdatasync.mean_ns / r.write.mean_ns : null;
     return h('div', {}, h('div', { class: 'table-wrap' }, t),
       ratio ? h('p', { class: 'callout' }, 'A durable write costs ', h('b', {}, `${ratio >= 10 ? Math.round(ratio).toLocaleString('en-US') : ratio.toFixed(1)}×`), ' a plain write on this disk (compare the means).') : null,
