@@ -187,3 +187,37 @@ func TestBrowserEditCancelAndTheme(t *testing.T) {
 // phoneCell is a crash (power loss simulated in memory, so it is quick)
 // and a sweep, whose tables are the widest a cell shows.
 const phoneCell = "crash -sync batch:100 -trials 2 -power\nsweep -engine null -sync none -threads 1,2,4,8,16 -ops 2000"
+
+// TestBrowserQuizWaitsInQueue: a run: quiz checked while a cell holds the
+// disk says how many runs are ahead of it, and gets its verdict once the
+// cell is cancelled and its own run is done.
+func TestBrowserQuizWaitsInQueue(t *testing.T) {
+	ctx := browser(t, 1280, 900)
+	s := newServer(t, nil)
+	ts := startServer(t, s)
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(ts.URL+"/lessons/01-fixture"),
+		chromedp.WaitVisible(chromedp.CSS("#cell-cell-2 textarea")),
+		chromedp.SetValue(chromedp.CSS("#cell-cell-2 textarea"), longRun),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('#cell-cell-2 textarea').dispatchEvent(new Event('input'))`),
+		chromedp.Click(chromedp.CSS("#cell-cell-2 .run")),
+		chromedp.WaitVisible(chromedp.CSS("#cell-cell-2.is-running")),
+		chromedp.Click(chromedp.CSS(`#quiz-path input[name=answer][value="1"]`)),
+		chromedp.Click(chromedp.CSS("#quiz-path .check")),
+	); err != nil {
+		t.Fatalf("starting a long run and checking the quiz: %v", err)
+	}
+	const note = `(document.querySelector('#quiz-path .measuring') || {}).textContent || ''`
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`(`+note+`).includes('1 run ahead')`,
+		chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+		got, _ := chromedp.Run(ctx, chromedp.Evaluate[string](note))
+		t.Fatalf("the quiz's note says %q (%v), want it to say 1 run ahead in the queue", got, err)
+	}
+	shot(t, ctx, "#quiz-path", "quiz-queued.png")
+	if err := chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS("#cell-cell-2 .cancel")),
+		chromedp.WaitVisible(chromedp.CSS("#quiz-path .verdict.ok")),
+	); err != nil {
+		t.Fatalf("after cancelling the cell, waiting for the quiz's verdict: %v", err)
+	}
+}
