@@ -13,6 +13,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
+	"syscall"
 	"time"
 )
 
@@ -101,6 +103,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		s.Close()
 		fmt.Fprintf(stderr, "labserver serve: %v\n", err)
+		if errors.Is(err, syscall.EADDRINUSE) {
+			fmt.Fprintf(stderr, "something (another labserver?) already listens on %s; pick a free port with -addr, e.g. -addr %s\n", cfg.Addr, nextPort(cfg.Addr))
+		}
 		return 1
 	}
 	url := "http://" + displayAddr(ln.Addr().String()) + "/"
@@ -128,6 +133,17 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	defer cancel()
 	hs.Shutdown(sctx)
 	return 0
+}
+
+// nextPort suggests the address one port above addr, or addr itself when
+// it has no numeric port.
+func nextPort(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	n, perr := strconv.Atoi(port)
+	if err != nil || perr != nil || n <= 0 || n >= 65535 {
+		return addr
+	}
+	return net.JoinHostPort(host, strconv.Itoa(n+1))
 }
 
 // displayAddr turns a listen address into one a browser can open.

@@ -17,6 +17,11 @@ import (
 )
 
 func TestMainFlagErrors(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
 	tests := []struct {
 		name string
 		args []string
@@ -28,6 +33,7 @@ func TestMainFlagErrors(t *testing.T) {
 		{"zero cap", []string{"-max-ops", "0"}, 2, "-max-ops must be positive"},
 		{"public without token", []string{"-addr", "0.0.0.0:0", "-data", t.TempDir()}, 1, "pass -token"},
 		{"lessons not a dir", []string{"-lessons", "/nonexistent/kvlab"}, 2, "not a directory"},
+		{"port in use", []string{"-addr", busy.Addr().String(), "-data", t.TempDir()}, 1, "pick a free port with -addr, e.g. -addr 127.0.0.1:"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
