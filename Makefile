@@ -10,7 +10,7 @@ WASMDIR := static/wasm
 
 help:
 	@echo "kvlab targets:"
-	@echo "  make run     build everything and serve the course on http://127.0.0.1:8080"
+	@echo "  make run     build everything and serve the course on http://127.0.0.1:8080 (ARGS=\"-addr ...\" for serve's flags)"
 	@echo "  make test    vet, unit, crash, wasm (node) and browser tests"
 	@echo "  make wasm    build the in-browser Go interpreter into $(WASMDIR)/"
 	@echo "  make build   build $(BIN)"
@@ -30,8 +30,10 @@ wasm:
 build: wasm
 	$(GO) build -o $(BIN) ./labserver
 
+# ARGS go to labserver serve: make run ARGS="-addr 127.0.0.1:8081".
+ARGS ?=
 run: build
-	./$(BIN) serve
+	./$(BIN) serve $(ARGS)
 
 lint:
 	@out="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \
