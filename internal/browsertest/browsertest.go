@@ -85,11 +85,12 @@ func Start(t testing.TB, width, height int, limit time.Duration) context.Context
 // uncaught exception or promise rejection, an error in the browser's log
 // (a failed load, a 404, a blocked script), and a request to any origin
 // but origin (data: and blob: URLs stay on the page and are allowed).
+// It is safe for concurrent use.
 type Watch struct {
-	origin string
-	mu     sync.Mutex
-	probs  []string
-	reqs   int
+	origin string     // host:port of the server under test
+	mu     sync.Mutex // guards probs and reqs
+	probs  []string   // problems not yet reported
+	reqs   int        // requests seen
 }
 
 // NewWatch starts watching the page in ctx. origin is scheme://host:port
