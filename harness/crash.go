@@ -34,7 +34,7 @@ type CrashResult struct {
 	Corrupt       int64             `json:"corrupt"`
 	Unwritten     int64             `json:"unwritten"`
 	FailedReopens int64             `json:"failed_reopens"`
-	OK            bool              `json:"ok"` // the invariant held in every trial
+	OK            bool              `json:"ok"` // every trial reopened and lost, corrupt and unwritten are all 0
 	PerTrial      []crashtest.Trial `json:"per_trial"`
 	Cancelled     bool              `json:"cancelled,omitempty"`
 }

@@ -76,7 +76,7 @@ var flagDefs = []flagDef{
 	{name: "dist", cmds: "bench sweep", usage: "key distribution: uniform | zipfian (default uniform)"},
 	{name: "warmup", cmds: "bench sweep", usage: "units run and discarded before measuring, closed loop (default 10% of -ops, at most 1000; 100 with -duration)"},
 	{name: "rate", cmds: "bench sweep", usage: "open loop: start units at this many per second; latency from the intended start"},
-	{name: "repeat", cmds: "bench sweep", usage: "run N times, report each and the medians"},
+	{name: "repeat", cmds: "bench sweep", usage: "run N times and report each (the table adds the medians)"},
 	{name: "seed", cmds: "bench sweep crash", usage: "random seed for keys, values and crash points (default 1)"},
 	{name: "trials", cmds: "crash", usage: "crash trials (default 10)"},
 	{name: "power", cmds: "crash", bool: true, usage: "simulate power loss on the crashable in-memory filesystem instead of SIGKILL"},

@@ -316,17 +316,17 @@ func sig3(x float64) string {
 
 // Feedback is the outcome of checking one answer.
 type Feedback struct {
-	ID      string  `json:"id"`
-	Correct bool    `json:"correct"`
-	Answer  string  `json:"answer"`         // the student's answer as given (choice quizzes: the choice text)
-	Want    string  `json:"want"`           // the measured answer, formatted (choice quizzes: the right choice)
-	WantNum float64 `json:"want_value"`     // the measured answer as a number (choice quizzes: 1-based index)
-	Low     float64 `json:"low,omitempty"`  // accepted range for numeric quizzes
-	High    float64 `json:"high,omitempty"` //
-	Range   string  `json:"range,omitempty"`
-	Unit    string  `json:"unit,omitempty"`
-	Shown   string  `json:"shown,omitempty"` // the show template filled with measured values
-	Explain string  `json:"explain,omitempty"`
+	ID      string   `json:"id"`
+	Correct bool     `json:"correct"`
+	Answer  string   `json:"answer"`         // the student's answer as given (choice quizzes: the choice text)
+	Want    string   `json:"want"`           // the measured answer, formatted (choice quizzes: the right choice)
+	WantNum float64  `json:"want_value"`     // the measured answer as a number (choice quizzes: 1-based index)
+	Low     *float64 `json:"low,omitempty"`  // accepted range for numeric quizzes; absent for choices
+	High    *float64 `json:"high,omitempty"` //
+	Range   string   `json:"range,omitempty"`
+	Unit    string   `json:"unit,omitempty"`
+	Shown   string   `json:"shown,omitempty"` // the show template filled with measured values
+	Explain string   `json:"explain,omitempty"`
 }
 
 // ErrBadAnswer wraps errors about the student's answer itself (not a
@@ -384,12 +384,13 @@ func Check(q *Quiz, results []any, answer string) (Feedback, error) {
 	if q.Tol.Relative {
 		d = math.Abs(want.Num) * q.Tol.Value
 	}
-	fb.Low, fb.High = want.Num-d, want.Num+d
-	if math.IsInf(fb.Low, 0) || math.IsInf(fb.High, 0) {
+	low, high := want.Num-d, want.Num+d
+	if math.IsInf(low, 0) || math.IsInf(high, 0) {
 		return fb, fmt.Errorf("quiz %s: the accepted range around %s is not a finite number: the results hold values too large to compute with", q.ID, FormatNumber(want.Num))
 	}
-	fb.Range = FormatNumber(fb.Low) + " to " + FormatNumber(fb.High)
-	fb.Correct = got >= fb.Low && got <= fb.High
+	fb.Low, fb.High = &low, &high
+	fb.Range = FormatNumber(low) + " to " + FormatNumber(high)
+	fb.Correct = got >= low && got <= high
 	return fb, nil
 }
 

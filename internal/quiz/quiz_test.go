@@ -204,6 +204,42 @@ tolerance: 10`
 	}
 }
 
+// TestFeedbackRangeJSON: a numeric quiz's reply always carries its
+// accepted range, even when an end of it is 0 (a script reads low and
+// high); a choice quiz's reply has none.
+func TestFeedbackRangeJSON(t *testing.T) {
+	res := decode(t, benchJSON)
+	for _, tt := range []struct {
+		quiz string
+		want []string
+		not  []string
+	}{
+		{"id: zero\nquestion: q?\ncell: c\nanswer: $0.ops - $0.ops\ntolerance: 5", []string{`"low":-5`, `"high":5`}, nil},
+		{"id: from-zero\nquestion: q?\ncell: c\nanswer: $0.ops / $0.ops\ntolerance: 100%", []string{`"low":0`, `"high":2`}, nil},
+		{"id: pick\nquestion: q?\ncell: c\nchoices: a | b\nanswer: 2", nil, []string{`"low"`, `"high"`}},
+	} {
+		q, err := Parse(tt.quiz)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fb, err := Check(q, res, "1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(fb)
+		for _, w := range tt.want {
+			if !strings.Contains(string(b), w) {
+				t.Errorf("%s: got %s, want it to contain %s", q.ID, b, w)
+			}
+		}
+		for _, w := range tt.not {
+			if strings.Contains(string(b), w) {
+				t.Errorf("%s: got %s, want no %s", q.ID, b, w)
+			}
+		}
+	}
+}
+
 func TestCheckBadInput(t *testing.T) {
 	q, err := Parse("id: a\nquestion: q\ncell: c\nanswer: $1.ops\ntolerance: 1\nchoices:")
 	if err == nil {

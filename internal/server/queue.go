@@ -47,8 +47,11 @@ type queue struct {
 
 func newQueue() *queue { return &queue{wake: make(chan struct{}, 1)} }
 
-// Messages, exactly as DESIGN.md's table. Extensions: done carries
-// "cancelled" when the run was stopped.
+// Messages, as DESIGN.md's table, with additions only (docs/api.md lists
+// them all): done carries "cancelled" when the run was stopped; progress
+// carries the harness's progress fields, engine and run among them; error
+// has "line" only when a line of the cell is at fault (a full queue or a
+// bad message has none).
 type queuedMsg struct {
 	Type     string `json:"type"`
 	ID       string `json:"id"`

@@ -25,8 +25,9 @@ import (
 // them and measures its lines through the run queue instead (so it waits
 // its turn, and needs the token when one is set). Reply: quiz.Feedback
 // as JSON plus "explain_html", or {"error":"..."} with status 400 (bad
-// request or answer), 403 (origin or token), 404 (no such quiz), 422 (the
-// results cannot answer the quiz), 500 (the measurement failed) or 503
+// request or answer), 403 (origin or token), 404 (no such quiz), 408 (the
+// body came too slowly), 413 (the body is too large), 422 (the results
+// cannot answer the quiz), 500 (the measurement failed) or 503
 // (the server is shutting down); 429 when maxQuizRuns quiz measurements
 // are already waiting, or when the run queue holds its most waiting runs
 // (Server.maxWaiting, shared with the websocket's cells).
