@@ -196,8 +196,10 @@ func (c *client) writeLoop() {
 				return
 			}
 		case <-c.ctx.Done():
-			// Deliver what is already queued (the final done messages),
-			// then close.
+			// Deliver what is already queued, then close. Messages sent
+			// after the cancel (a cancelled run's done) are dropped by
+			// send; the page treats the closed socket as the end of its
+			// runs and says the connection was lost.
 			for {
 				select {
 				case b := <-c.out:
