@@ -144,8 +144,7 @@ func runCellAndQuiz(t *testing.T, ctx context.Context, url string, shots []strin
 	const cell, quiz = "#cell-always-run", "#quiz-tail-ratio"
 	if err := chromedp.Do(ctx, chromedp.Navigate(url),
 		chromedp.WaitVisible(chromedp.CSS(cell+" textarea")),
-		chromedp.SetValue(chromedp.CSS(cell+" textarea"), smallRun),
-		chromedp.Evaluate[chromedp.Void](`document.querySelector('`+cell+` textarea').dispatchEvent(new Event('input'))`),
+		browsertest.Type(cell+" textarea", smallRun),
 		chromedp.Click(chromedp.CSS(cell+" .run")),
 	); err != nil {
 		t.Fatalf("starting the run: %v", err)

@@ -211,8 +211,7 @@ func (w *Watch) Check(t testing.TB, where string) {
 func Shot(t testing.TB, ctx context.Context, sel, name string, dirs ...string) {
 	t.Helper()
 	if sel != "" {
-		q := strings.ReplaceAll(sel, "'", `\'`)
-		if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector('`+q+`').scrollIntoView({block: "start"}); window.scrollBy(0, -70)`)); err != nil {
+		if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector(`+jsQuote(sel)+`).scrollIntoView({block: "start"}); window.scrollBy(0, -70)`)); err != nil {
 			t.Fatalf("screenshot %s: scrolling to %s: %v", name, sel, err)
 		}
 	}
@@ -247,4 +246,20 @@ func (s *Buffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// Type replaces the text of the textarea or input sel with text and tells
+// the page, as typing would (an input event), so edits are noticed and
+// kept.
+func Type(sel, text string) chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(
+		chromedp.SetValue(chromedp.CSS(sel), text),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector(`+jsQuote(sel)+`).dispatchEvent(new Event('input'))`),
+	)
+}
+
+// jsQuote is s as a JavaScript string literal.
+func jsQuote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }
