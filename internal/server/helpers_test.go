@@ -174,3 +174,10 @@ func types(ms []msg) string {
 	}
 	return strings.Join(out, " ")
 }
+
+// queueLen is the number of waiting jobs.
+func queueLen(q *queue) int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.waiting)
+}

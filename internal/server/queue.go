@@ -293,10 +293,3 @@ func (q *queue) placeOf(ticket string) (pos int, running, ok bool) {
 	}
 	return 0, false, false
 }
-
-// queueLen is the number of waiting jobs.
-func queueLen(q *queue) int {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return len(q.waiting)
-}

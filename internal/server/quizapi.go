@@ -132,8 +132,8 @@ func (s *Server) handleQuiz(w http.ResponseWriter, r *http.Request) {
 			jsonError(w, http.StatusForbidden, errTokenRequired.Error())
 			return
 		}
-		if len(req.Ticket) > 128 {
-			jsonError(w, http.StatusBadRequest, "ticket: must be 1 to 128 characters")
+		if len(req.Ticket) > maxTicket {
+			jsonError(w, http.StatusBadRequest, badTicket)
 			return
 		}
 		raw, err = s.measure(r.Context(), q.ID, req.Ticket, q.Run)
@@ -178,6 +178,12 @@ func (s *Server) handleQuiz(w http.ResponseWriter, r *http.Request) {
 	w.Write(append(b, '\n'))
 }
 
+// A ticket is 1 to maxTicket bytes; badTicket is the reply to any other.
+const (
+	maxTicket = 128
+	badTicket = "ticket: must be 1 to 128 characters"
+)
+
 type placeReply struct {
 	Position int  `json:"position"`
 	Running  bool `json:"running,omitempty"`
@@ -187,8 +193,8 @@ type placeReply struct {
 // run: quiz measurement holding that ticket.
 func (s *Server) handleQuizQueue(w http.ResponseWriter, r *http.Request) {
 	ticket := r.URL.Query().Get("ticket")
-	if ticket == "" || len(ticket) > 128 {
-		jsonError(w, http.StatusBadRequest, "ticket: must be 1 to 128 characters")
+	if ticket == "" || len(ticket) > maxTicket {
+		jsonError(w, http.StatusBadRequest, badTicket)
 		return
 	}
 	pos, running, ok := s.q.placeOf(ticket)
