@@ -97,6 +97,12 @@ type Trial struct {
 	Unwritten    int64   `json:"unwritten"`     // keys recovered that were never written
 	DurableSeq   uint64  `json:"durable_seq"`   // the last DurableSeq the store reported
 	CrashAfterMs float64 `json:"crash_after_ms"`
+	// Resurrected counts keys that came back after a Delete the store
+	// had acknowledged as durable (also counted in Lost).
+	Resurrected int64 `json:"resurrected"`
+	// Detail says which keys broke the invariant and how; empty when
+	// none did.
+	Detail string `json:"detail,omitempty"`
 	// Error is set when the store failed to reopen: always a finding.
 	Error string `json:"error,omitempty"`
 }

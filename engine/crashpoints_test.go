@@ -1,0 +1,79 @@
+package engine_test
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"kvlab/engine"
+	"kvlab/engine/crashtest"
+)
+
+// pointPolicies are the policies the crash-point tests enumerate. The
+// periodic timer must not fire during a run for its operations to repeat
+// exactly, so periodic syncs here only where every policy does (rotation,
+// compaction, Close).
+var pointPolicies = []string{"always", "group", "batch:4", "periodic:1m", "none"}
+
+// fullPoints reports whether make crash asked for the full enumeration.
+func fullPoints() bool { return os.Getenv("KVLAB_CRASH_TRIALS") != "" }
+
+func runPoints(t *testing.T, cfg crashtest.PointsConfig) crashtest.PointsReport {
+	t.Helper()
+	rep, err := crashtest.RunPoints(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range rep.Findings {
+		t.Error(f)
+	}
+	if !rep.OK() {
+		t.Errorf("%d of %d crash points broke the invariant: lost %d durable writes (%d resurrected deletes), %d corrupt, %d unwritten, %d failed reopens",
+			len(rep.Findings), rep.Points, rep.Lost, rep.Resurrected, rep.Corrupt, rep.Unwritten, rep.Failed)
+	}
+	if rep.Writes == 0 || rep.Ops < 20 {
+		t.Errorf("the workload did %d filesystem ops and acknowledged %d writes: too small to test anything", rep.Ops, rep.Writes)
+	}
+	return rep
+}
+
+// TestCrashPointsPower cuts the power after every filesystem operation of
+// a workload that rotates segments, writes hints and compacts, under every
+// policy and every power mode, and checks the invariant after each cut.
+func TestCrashPointsPower(t *testing.T) {
+	modes := []engine.PowerMode{engine.PowerPrefix, engine.PowerReorder, engine.PowerPages, engine.PowerDirent}
+	for _, p := range pointPolicies {
+		for _, mode := range modes {
+			t.Run(p+"/"+mode.String(), func(t *testing.T) {
+				pol, _ := engine.ParseSync(p)
+				cfg := crashtest.PointsConfig{Sync: pol, Mode: mode, Seed: 11}
+				if fullPoints() {
+					cfg.Steps, cfg.Cuts = 300, 4
+				}
+				rep := runPoints(t, cfg)
+				t.Logf("%s %s: %d ops, %d crash points, %d acked, %d durable, %d lost_acked", p, mode, rep.Ops, rep.Points, rep.Writes, rep.DurableAcked, rep.LostAcked)
+			})
+		}
+	}
+}
+
+// TestCrashPointsKill kills the process after every filesystem operation:
+// everything handed to the filesystem survives, synced or not, so nothing
+// acknowledged may be lost under any policy. Each kill is followed by a
+// reopen, more writes and a power cut after each of their operations
+// (Open's own included): the second crash finds what the first recovery
+// left undurable, such as a segment whose directory entry was never
+// synced.
+func TestCrashPointsKill(t *testing.T) {
+	for _, p := range pointPolicies {
+		t.Run(p, func(t *testing.T) {
+			pol, _ := engine.ParseSync(p)
+			cfg := crashtest.PointsConfig{Sync: pol, Kill: true, Seed: 12, Second: 6, SecondStride: 3}
+			if fullPoints() {
+				cfg.Steps, cfg.Second, cfg.SecondStride = 300, 20, 1
+			}
+			rep := runPoints(t, cfg)
+			t.Logf("%s kill: %d ops, %d crash points, %d acked, %d durable, %d lost_acked", p, rep.Ops, rep.Points, rep.Writes, rep.DurableAcked, rep.LostAcked)
+		})
+	}
+}
