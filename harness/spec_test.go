@@ -52,6 +52,8 @@ func TestFlagErrors(t *testing.T) {
 		{"model -sync always", "-sync always: the model covers batch:N and periodic:D only"},
 		{"model -sync batch:8 -t-write 0s", "-t-write 0s: must be a duration between 1ns and 1s"},
 		{"crash -trials 0", "-trials 0: must be between 1 and 1000"},
+		{"crash -power -power-mode torn", "-power-mode torn: allowed: prefix, reorder, pages, dirent"},
+		{"crash -power-mode pages", "-power-mode pages: needs -power"},
 		{"crash -sync nope", "-sync nope: unknown policy"},
 	}
 	for _, tt := range tests {
@@ -105,6 +107,7 @@ func TestParseValid(t *testing.T) {
 		{"probe", "probe -ops 2000 -duration 1s -value-size 128"},
 		{"model -sync batch:64", "model -sync batch:64"},
 		{"crash -sync batch:100 -trials 20 -power", "crash -sync batch:100 -trials 20 -power"},
+		{"crash -sync none -power -power-mode dirent", "crash -sync none -trials 10 -power -power-mode dirent"},
 	}
 	for _, tt := range tests {
 		s, err := ParseSpec(tt.line, DefaultLimits())
