@@ -40,15 +40,17 @@ func runPoints(t *testing.T, cfg crashtest.PointsConfig) crashtest.PointsReport 
 // TestCrashPointsPower cuts the power after every filesystem operation of
 // a workload that rotates segments, writes hints and compacts, under every
 // policy and every power mode, and checks the invariant after each cut.
+// After some of the cuts (every one in make crash) the store is reopened,
+// written to and cut again after each operation of that second run.
 func TestCrashPointsPower(t *testing.T) {
 	modes := []engine.PowerMode{engine.PowerPrefix, engine.PowerReorder, engine.PowerPages, engine.PowerDirent}
 	for _, p := range pointPolicies {
 		for _, mode := range modes {
 			t.Run(p+"/"+mode.String(), func(t *testing.T) {
 				pol, _ := engine.ParseSync(p)
-				cfg := crashtest.PointsConfig{Sync: pol, Mode: mode, Seed: 11}
+				cfg := crashtest.PointsConfig{Sync: pol, Mode: mode, Seed: 11, Second: 6, SecondStride: 16}
 				if fullPoints() {
-					cfg.Steps, cfg.Cuts = 300, 4
+					cfg.Steps, cfg.Cuts, cfg.Second, cfg.SecondStride = 300, 4, 20, 4
 				}
 				rep := runPoints(t, cfg)
 				t.Logf("%s %s: %d ops, %d crash points, %d acked, %d durable, %d lost_acked", p, mode, rep.Ops, rep.Points, rep.Writes, rep.DurableAcked, rep.LostAcked)
