@@ -63,6 +63,13 @@
 //
 // Recovery (recover.go) truncates a torn tail of the newest segment and
 // reports corruption anywhere else as ErrCorrupt with the file and offset.
+// A bad record in the newest segment is a torn tail only if no later
+// record decodes: after it, recovery tries every offset in turn for a
+// record whose checksum matches, without trusting the bad record's length
+// fields (they may be what was damaged), and refuses to open with
+// ErrCorrupt if it finds one. Open also syncs the store directory, so the
+// name of the segment it goes on writing into is durable before any write
+// there is acknowledged.
 // Compaction (compact.go) installs its output only after it is durable and
 // deletes old segments in an order that cannot resurrect a deleted key.
 //
