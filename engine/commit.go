@@ -22,18 +22,22 @@ const (
 	// fdatasync that covers its bytes returned.
 	SyncGroup
 	// SyncBatch: fdatasync after every N Puts (and Deletes). Put returns
-	// when its bytes are written to the OS; up to N-1 acknowledged writes
-	// can be lost in a power cut.
+	// when its record is in the store's write buffer (wbuf.go), which
+	// goes to the OS before each fdatasync; up to N-1 acknowledged writes
+	// can be lost in a power cut, or in a process kill.
 	SyncBatch
 	// SyncPeriodic: a timer goroutine fdatasyncs every Interval. Put
-	// returns when its bytes are written to the OS; up to Interval of
-	// acknowledged writes can be lost in a power cut.
+	// returns when its record is in the store's write buffer, which goes
+	// to the OS before each fdatasync and whenever it is full; up to
+	// Interval of acknowledged writes can be lost in a power cut, and up
+	// to Options.WriteBuffer bytes of them in a process kill.
 	SyncPeriodic
 	// SyncNone: never fdatasync, except when a full segment is sealed
 	// (every SegmentSize bytes, so that its hint file never describes
-	// records a power cut could take) and in Close. THIS IS UNSAFE: a
-	// power cut can lose every write in the active segment (a process
-	// crash loses nothing, the kernel still has the pages).
+	// records a power cut could take) and in Close. Put returns when its
+	// record is in the store's write buffer. THIS IS UNSAFE: a power cut
+	// can lose every write in the active segment, and a process kill
+	// every write still in the buffer (up to Options.WriteBuffer bytes).
 	SyncNone
 )
 
@@ -138,8 +142,9 @@ func (p SyncPolicy) validate() error {
 // It is safe for concurrent use.
 type committer struct {
 	mu sync.Mutex // guards the fields below
-	// written is the highest seq appended: written to the OS or, under
-	// group commit, queued for the flusher's next write.
+	// written is the highest seq appended: written to the OS, or
+	// waiting in the write buffer or, under group commit, queued for the
+	// flusher's next write.
 	written uint64
 	// toOS is the highest seq handed to the OS: its write(2) returned,
 	// so it is in the page cache and survives a process kill. It lags

@@ -34,8 +34,9 @@ type Options struct {
 	// FS is the filesystem; nil means OSFS.
 	FS FS
 	// Preallocate is how much of the active segment is zero-filled ahead
-	// of the writes (see ensureSpace): 0 means DefaultPreallocate, a
-	// negative value turns preallocation off (plain appends).
+	// of the writes (see ensureSpace): 0 means DefaultPreallocate, except
+	// under "none", where it means off; a negative value turns
+	// preallocation off (plain appends).
 	Preallocate int64
 	// GroupDelay bounds how long the group-commit flusher waits for the
 	// writers it just released to rejoin before it fdatasyncs: 0 means
@@ -66,16 +67,18 @@ type entry struct {
 //
 // Concurrency model. Writers (Put, Delete) are serialized by writeMu: each
 // takes it, appends one record to the active segment with a positioned
-// write, updates the index, and, under "always" or "batch:N", fdatasyncs
-// while still holding it. Under "group" the writer only queues its record
+// write (under "none", "batch:N" and "periodic:D" into the write buffer,
+// wbuf.go), updates the index, and, under "always" or "batch:N",
+// fdatasyncs while still holding it. Under "group" the writer only queues its record
 // (db.group), releases writeMu and waits; the flusher goroutine takes
 // writeMu briefly to write the queued group and update the index, then
 // fdatasyncs without it, so the next group queues meanwhile. Every
 // fdatasync of a segment runs under syncMu (see syncSegment). Readers
 // (Get) take mu for reading and read the record with a positioned read;
 // they never wait for fdatasync.
-// A Get can see a value as soon as it is written to the OS, before it is
-// durable, exactly as a read of the page cache would. Compact holds
+// A Get can see a value as soon as its Put appended it, before it is
+// durable, exactly as a read of the page cache would; a record still in
+// the write buffer is copied from there. Compact holds
 // flushMu and writeMu for its whole run (writers wait; readers go on) and
 // mu for the moment it swaps in the new segments.
 //
@@ -170,7 +173,13 @@ func Open(dir string, opts Options) (*DB, error) {
 	case db.segSize < MinSegmentSize || db.segSize > MaxSegmentSize:
 		return nil, fmt.Errorf("engine: SegmentSize %d: must be 0 (default) or between %d and %d", db.segSize, MinSegmentSize, MaxSegmentSize)
 	}
-	if db.prealloc == 0 {
+	switch {
+	case db.prealloc == 0 && db.policy.Mode == SyncNone:
+		// Zero-filling makes the fdatasyncs that follow it cheaper, and
+		// costs one of its own per chunk; "none" has no fdatasyncs to make
+		// cheaper (see ensureSpace).
+		db.prealloc = -1
+	case db.prealloc == 0:
 		db.prealloc = DefaultPreallocate
 	}
 	if db.groupDelay == 0 {
