@@ -43,6 +43,11 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	maxRepeat := fl.Int("max-repeat", def.MaxRepeat, "most -repeat")
 	maxMsg := fl.Int64("max-message-bytes", 64<<10, "largest websocket message accepted")
 	maxQueued := fl.Int("max-queued", 4, "most runs one browser tab may have queued or running")
+	bud := DefaultBudget()
+	maxLineRuns := fl.Int("max-line-runs", bud.MaxRunsPerLine, "most runs one line may make (engines x thread counts x repeats)")
+	maxCellRuns := fl.Int("max-cell-runs", bud.MaxRunsPerCell, "most runs all the lines of one cell may make")
+	maxCellTime := fl.Duration("max-cell-time", bud.MaxCellTime, "longest one cell may hold the disk, preload and every run included; a cell whose -duration (or -ops / -rate) adds up to more is refused")
+	maxMemory := fl.Int64("max-memory", bud.MaxMemory, "most bytes of memory one run may need, estimated from its -keys, -value-size, -engine and the latency samples it keeps")
 	fl.Usage = func() {
 		fmt.Fprintf(stderr, "usage: labserver [serve] [flags]\n\nServe the course on http://ADDR/. Cells run on this machine's disk, one at a time.\nThe measuring commands (bench, sweep, probe, model, crash) are listed by `labserver help`.\n\nflags:\n")
 		fl.PrintDefaults()
@@ -61,9 +66,11 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cfg.Limits = def
 	cfg.Limits.MaxOps, cfg.Limits.MaxDuration, cfg.Limits.MaxValueSize = *maxOps, *maxDur, *maxVal
 	cfg.Limits.MaxTotalBytes, cfg.Limits.MaxThreads, cfg.Limits.MaxTrials, cfg.Limits.MaxRepeat = *maxBytes, *maxThreads, *maxTrials, *maxRepeat
+	cfg.Budget = Budget{MaxRunsPerLine: *maxLineRuns, MaxRunsPerCell: *maxCellRuns, MaxCellTime: *maxCellTime, MaxMemory: *maxMemory}
 	for name, v := range map[string]int64{"-max-ops": *maxOps, "-max-duration": int64(*maxDur), "-max-value-size": int64(*maxVal),
 		"-max-total-bytes": *maxBytes, "-max-threads": int64(*maxThreads), "-max-trials": int64(*maxTrials),
-		"-max-repeat": int64(*maxRepeat), "-max-message-bytes": *maxMsg, "-max-queued": int64(*maxQueued)} {
+		"-max-repeat": int64(*maxRepeat), "-max-message-bytes": *maxMsg, "-max-queued": int64(*maxQueued),
+		"-max-line-runs": int64(*maxLineRuns), "-max-cell-runs": int64(*maxCellRuns), "-max-cell-time": int64(*maxCellTime), "-max-memory": *maxMemory} {
 		if v <= 0 {
 			fmt.Fprintf(stderr, "labserver serve: %s must be positive\n", name)
 			return 2

@@ -221,6 +221,12 @@ func (s *Server) measure(ctx context.Context, id, ticket string, lines []string)
 			return nil, runLineError(i, l, err)
 		}
 	}
+	if bad, err := s.cfg.Budget.check(lines, s.cfg.Limits); err != nil {
+		if bad >= 0 {
+			return nil, runLineError(bad, lines[bad], err)
+		}
+		return nil, fmt.Errorf("run: %v", err)
+	}
 	if s.quizRuns.Add(1) > maxQuizRuns {
 		s.quizRuns.Add(-1)
 		return nil, errQuizBusy

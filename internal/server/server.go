@@ -82,6 +82,9 @@ type Config struct {
 	MaxQueuedPerClient int
 	// MaxLinesPerCell caps the run lines of one cell. 0 = 16.
 	MaxLinesPerCell int
+	// Budget bounds a cell as a whole: its runs, its time and the memory
+	// of each run. Zero fields take DefaultBudget's.
+	Budget Budget
 	// Exe is the binary `crash` re-executes; "" = os.Executable().
 	Exe string
 	// Log receives one line per notable event; nil = io.Discard.
@@ -170,6 +173,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}
+	cfg.Budget = cfg.Budget.withDefaults()
 	s := &Server{
 		cfg:        cfg,
 		log:        log.New(cfg.Log, "labserver: ", log.LstdFlags),
@@ -344,7 +348,11 @@ func (s *Server) reload(stamp string) error {
 func (s *Server) warnLines(ls []*lesson.Lesson) {
 	for _, l := range ls {
 		for _, c := range l.Cells {
-			if _, _, err := CheckCell(c.Text, s.cfg.Limits, s.cfg.MaxLinesPerCell); err != nil {
+			lines, _, err := CheckCell(c.Text, s.cfg.Limits, s.cfg.MaxLinesPerCell)
+			if err == nil {
+				_, err = s.cfg.Budget.check(lines, s.cfg.Limits)
+			}
+			if err != nil {
 				s.log.Printf("%s: cell %s: %v", l.File, c.ID, err)
 			}
 		}
@@ -353,6 +361,9 @@ func (s *Server) warnLines(ls []*lesson.Lesson) {
 				if err := checkLine(line, s.cfg.Limits); err != nil {
 					s.log.Printf("%s: quiz %s: %v", l.File, q.ID, runLineError(i, line, err))
 				}
+			}
+			if _, err := s.cfg.Budget.check(q.Run, s.cfg.Limits); err != nil {
+				s.log.Printf("%s: quiz %s: run: %v", l.File, q.ID, err)
 			}
 		}
 	}

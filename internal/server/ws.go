@@ -304,6 +304,12 @@ func (c *client) run(m inMsg) {
 		return
 	}
 	lines, bad, err := CheckCell(m.Cell, c.s.cfg.Limits, c.s.cfg.MaxLinesPerCell)
+	if err == nil {
+		bad, err = c.s.cfg.Budget.check(lines, c.s.cfg.Limits)
+		if bad >= 0 {
+			err = fmt.Errorf("line %d (%s): %v", bad+1, lines[bad], err)
+		}
+	}
 	if err != nil {
 		e := errorMsg{Type: "error", ID: m.ID, Message: err.Error()}
 		if bad >= 0 {
