@@ -90,3 +90,33 @@ func TestCellTimeBudgetEnforced(t *testing.T) {
 		})
 	}
 }
+
+// POST /api/quiz reads only what the quiz needs: unknown fields are
+// refused as the websocket refuses them, more results than any cell has
+// lines are refused before the rest is read, and once the quiz's results
+// are in, the rest of the body is not even parsed.
+func TestQuizDecodesOnlyWhatItNeeds(t *testing.T) {
+	s := newServer(t, nil)
+	ts := startServer(t, s)
+	one := `{"latency":{"put":{"count":500,"p50_ns":10,"p99_ns":50}},"ops_per_sec":1}`
+	tests := []struct {
+		name, body string
+		code       int
+		want       string
+	}{
+		{"unknown field", `{"lesson":"01-fixture","quiz":"tail","answer":"5","results":[` + one + `,` + one + `],"extra":1}`, 400, `unknown field "extra"`},
+		{"field twice", `{"lesson":"01-fixture","lesson":"01-fixture","quiz":"tail","answer":"5"}`, 400, `"lesson" given twice`},
+		{"more results than any cell has lines", `{"results":[` + strings.TrimSuffix(strings.Repeat(one+",", 17), ",") + `],"lesson":"01-fixture","quiz":"tail","answer":"5"}`, 400, "results: more than 16"},
+		{"the rest after the quiz's results is not read", `{"lesson":"01-fixture","quiz":"tail","answer":"5","results":[` + one + `,` + one + `,{"this is not JSON`, 200, ""},
+		{"results first, trimmed to the quiz's", `{"results":[` + one + `,` + one + `,` + one + `],"lesson":"01-fixture","quiz":"tail","answer":"5"}`, 200, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out := postRaw(t, ts, tt.body)
+			msg, _ := out["error"].(string)
+			if code != tt.code || !strings.Contains(msg, tt.want) {
+				t.Errorf("got %d %q, want %d with an error containing %q", code, msg, tt.code, tt.want)
+			}
+		})
+	}
+}

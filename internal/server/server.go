@@ -75,7 +75,7 @@ type Config struct {
 	// The zero value means DefaultLimits().
 	Limits harness.Limits
 	// MaxMessageBytes caps one incoming websocket message and a quiz
-	// request body. 0 = 64 KiB for websocket messages, 16x that for quiz bodies.
+	// request body. 0 = 64 KiB for websocket messages, 4x that for quiz bodies.
 	MaxMessageBytes int64
 	// MaxQueuedPerClient caps how many runs one websocket client may have
 	// queued or running at once. 0 = 4.
@@ -118,8 +118,9 @@ type Server struct {
 	// controllable runner.
 	exec func(ctx context.Context, line string, env harness.Env) ([]byte, error)
 
-	q        *queue
-	quizRuns atomic.Int32 // run: quizzes queued or running
+	q         *queue
+	quizRuns  atomic.Int32  // run: quizzes queued or running
+	quizSlots chan struct{} // one token per quiz answer being checked
 
 	// pongWait is how long a websocket may stay silent (no message, no
 	// pong) before it is dropped; pings go out at half of it.
@@ -183,6 +184,7 @@ func New(cfg Config) (*Server, error) {
 		pongWait:   pongWait,
 		bodyWait:   30 * time.Second,
 		maxWaiting: 64,
+		quizSlots:  make(chan struct{}, quizCheckSlots),
 	}
 	if !IsLoopback(cfg.Addr) {
 		if cfg.Token == "" {
@@ -357,12 +359,14 @@ func (s *Server) warnLines(ls []*lesson.Lesson) {
 			}
 		}
 		for _, q := range l.Quizzes {
+			ok := true
 			for i, line := range q.Run {
 				if err := checkLine(line, s.cfg.Limits); err != nil {
 					s.log.Printf("%s: quiz %s: %v", l.File, q.ID, runLineError(i, line, err))
+					ok = false
 				}
 			}
-			if _, err := s.cfg.Budget.check(q.Run, s.cfg.Limits); err != nil {
+			if _, err := s.cfg.Budget.check(q.Run, s.cfg.Limits); ok && err != nil {
 				s.log.Printf("%s: quiz %s: run: %v", l.File, q.ID, err)
 			}
 		}
