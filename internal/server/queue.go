@@ -29,6 +29,9 @@ type job struct {
 	owner  *client // nil for quiz runs
 	ticket string  // a quiz request's ticket, for GET /api/quiz/queue; "" for cells
 
+	// release gives back the job's place in its address's count; may be nil.
+	release func()
+
 	// results is written by the runner only; read after done is closed.
 	results []json.RawMessage
 	err     error // the first failure, if any; read after done is closed
@@ -223,6 +226,9 @@ func finishJob(j *job, cancelled bool) {
 	j.out.send(doneMsg{Type: "done", ID: j.id, Cancelled: cancelled})
 	if j.owner != nil {
 		j.owner.forget(j)
+	}
+	if j.release != nil {
+		j.release()
 	}
 	close(j.done)
 }

@@ -130,6 +130,7 @@ func (s *Server) handleQuiz(w http.ResponseWriter, r *http.Request) {
 	var measured []json.RawMessage
 	if q.Run != nil {
 		if !s.tokenOK(req.Token) {
+			s.refused(remoteHost(r), "POST /api/quiz: no or a wrong token")
 			jsonError(w, http.StatusForbidden, errTokenRequired.Error())
 			return
 		}
@@ -137,13 +138,17 @@ func (s *Server) handleQuiz(w http.ResponseWriter, r *http.Request) {
 			jsonError(w, http.StatusBadRequest, badTicket)
 			return
 		}
-		raw, err = s.measure(r.Context(), q.ID, req.Ticket, q.Run)
+		// The measurement waits its turn, maybe for minutes: no write
+		// deadline until it is done.
+		rc.SetWriteDeadline(time.Time{})
+		raw, err = s.measure(r.Context(), remoteHost(r), q.ID, req.Ticket, q.Run)
+		rc.SetWriteDeadline(time.Now().Add(s.room.writeTimeout))
 		if err != nil {
 			code := http.StatusInternalServerError
 			switch {
 			case errors.Is(err, errShuttingDown):
 				code = http.StatusServiceUnavailable
-			case errors.Is(err, errQuizBusy), errors.As(err, new(*queueFullError)):
+			case errors.Is(err, errQuizBusy), errors.As(err, new(*queueFullError)), errors.As(err, new(*addrFullError)):
 				code = http.StatusTooManyRequests
 			}
 			jsonError(w, code, "measuring for quiz "+q.ID+": "+err.Error())
@@ -157,6 +162,7 @@ func (s *Server) handleQuiz(w http.ResponseWriter, r *http.Request) {
 	case s.quizSlots <- struct{}{}:
 		defer func() { <-s.quizSlots }()
 	case <-time.After(quizSlotWait):
+		s.refused(remoteHost(r), "POST /api/quiz: every quiz check slot is taken")
 		jsonError(w, http.StatusTooManyRequests, fmt.Sprintf("%d quiz answers are being checked already, the most at once: try again in a moment", cap(s.quizSlots)))
 		return
 	case <-r.Context().Done():
@@ -264,7 +270,7 @@ func (collector) send(any) {}
 
 // measure runs lines through the queue and waits for the results.
 // ticket, when not "", lets GET /api/quiz/queue find the job.
-func (s *Server) measure(ctx context.Context, id, ticket string, lines []string) ([]json.RawMessage, error) {
+func (s *Server) measure(ctx context.Context, addr, id, ticket string, lines []string) ([]json.RawMessage, error) {
 	for i, l := range lines {
 		if err := checkLine(l, s.cfg.Limits); err != nil {
 			return nil, runLineError(i, l, err)
@@ -281,9 +287,14 @@ func (s *Server) measure(ctx context.Context, id, ticket string, lines []string)
 		return nil, errQuizBusy
 	}
 	defer s.quizRuns.Add(-1)
+	release, err := s.holdAddr(addr)
+	if err != nil {
+		s.refused(addr, err.Error())
+		return nil, err
+	}
 	jctx, cancel := context.WithCancel(s.ctx)
 	defer cancel()
-	j := &job{id: "quiz:" + id, ticket: ticket, lines: lines, out: collector{}, ctx: jctx, cancel: cancel, done: make(chan struct{})}
+	j := &job{id: "quiz:" + id, ticket: ticket, lines: lines, out: collector{}, ctx: jctx, cancel: cancel, release: release, done: make(chan struct{})}
 	if err := s.q.enqueue(j, s.maxWaiting); err != nil {
 		return nil, err
 	}

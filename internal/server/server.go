@@ -80,6 +80,10 @@ type Config struct {
 	// MaxQueuedPerClient caps how many runs one websocket client may have
 	// queued or running at once. 0 = 4.
 	MaxQueuedPerClient int
+	// MaxQueuedPerAddress caps the runs (cells and run: quizzes) queued or
+	// running for one remote address over all its sockets and requests.
+	// 0 = 8.
+	MaxQueuedPerAddress int
 	// MaxLinesPerCell caps the run lines of one cell. 0 = 16.
 	MaxLinesPerCell int
 	// Budget bounds a cell as a whole: its runs, its time and the memory
@@ -147,6 +151,8 @@ type Server struct {
 	clients map[*client]struct{}
 	closed  bool
 
+	room room // per-address counts, connection caps, refusals (room.go)
+
 	staticMu   sync.Mutex        // guards staticTags
 	staticTags map[string]string // ETag by static path
 }
@@ -168,6 +174,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxQueuedPerClient <= 0 {
 		cfg.MaxQueuedPerClient = 4
 	}
+	if cfg.MaxQueuedPerAddress <= 0 {
+		cfg.MaxQueuedPerAddress = 8
+	}
 	if cfg.MaxLinesPerCell <= 0 {
 		cfg.MaxLinesPerCell = 16
 	}
@@ -185,6 +194,7 @@ func New(cfg Config) (*Server, error) {
 		bodyWait:   30 * time.Second,
 		maxWaiting: 64,
 		quizSlots:  make(chan struct{}, quizCheckSlots),
+		room:       newRoom(),
 	}
 	if !IsLoopback(cfg.Addr) {
 		if cfg.Token == "" {
