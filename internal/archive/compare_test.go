@@ -18,7 +18,7 @@ func benchRun(id int64, sync string, opsPerSec float64, p99 int64) Run {
 		OpsPerSec: opsPerSec, ValueSize: 128, Keys: 1000,
 		Latency: map[string]*harness.LatencySummary{"put": {Count: 1000, P50Ns: p99 / 10, P99Ns: p99, P999Ns: p99 * 2, MaxNs: p99 * 3}},
 		Fsyncs:  1000, FsyncsCounted: true, FsyncMeanNs: float64(p99) / 2,
-		Probe:   &harness.ProbeBrief{FS: "ext4", Device: "vda"},
+		Probe: &harness.ProbeBrief{FS: "ext4", Device: "vda"},
 	}
 	b, _ := json.Marshal(res)
 	return Run{ID: id, Kind: "bench", Spec: res.Spec, Result: b, Host: "lab/1", Version: "v1"}
