@@ -145,6 +145,9 @@ func parseArgs(args []string, lim Limits) (*Spec, error) {
 		}
 		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		f, ok := lookupFlag(s.Cmd, name)
+		if !ok && (name == "archive" || name == "data") {
+			return nil, fmt.Errorf("%s: -%s belongs to the labserver command line, not to a run line: a lesson cell or quiz cannot choose where its runs are recorded (the server records every run it executes); allowed: %s", s.Cmd, name, flagsOf(s.Cmd))
+		}
 		if !ok {
 			return nil, fmt.Errorf("%s: unknown flag -%s; allowed: %s", s.Cmd, name, flagsOf(s.Cmd))
 		}

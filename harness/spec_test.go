@@ -56,6 +56,10 @@ func TestFlagErrors(t *testing.T) {
 		{"model -sync batch:8 -t-write 0s", "-t-write 0s: must be a duration between 1ns and 1s"},
 		{"crash -trials 0", "-trials 0: must be between 1 and 1000"},
 		{"crash -sync nope", "-sync nope: unknown policy"},
+		// The archive is the command line's, never a cell's.
+		{"bench -archive=false", "bench: -archive belongs to the labserver command line, not to a run line"},
+		{"probe -archive postgres://x/y", "probe: -archive belongs to the labserver command line"},
+		{"crash -data /tmp", "crash: -data belongs to the labserver command line"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.line, func(t *testing.T) {
