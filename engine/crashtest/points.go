@@ -105,7 +105,13 @@ type PointsReport struct {
 	Corrupt      int64 `json:"corrupt"`
 	Unwritten    int64 `json:"unwritten"`
 	Failed       int64 `json:"failed_reopens"`
-	// Findings describes the first crashes that broke the invariant.
+	// Refused counts the failed reopens (also in Failed) that refused the
+	// crashed store as corrupt (engine.ErrCorrupt) rather than losing or
+	// returning anything wrong; Refusals describes the first of them.
+	Refused  int64    `json:"refused_reopens"`
+	Refusals []string `json:"refusals,omitempty"`
+	// Findings describes the first other crashes that broke the
+	// invariant.
 	Findings []string `json:"findings,omitempty"`
 }
 
@@ -187,7 +193,7 @@ func RunPoints(ctx context.Context, cfg PointsConfig) (PointsReport, error) {
 			_, op := mem.Ops()
 			where := fmt.Sprintf("crash after op %d/%d (%s)", k, rep.Ops, op)
 			t := h.verify(after.Kill(), cfg.Kill) // a copy: verify's reopen changes it
-			rep.add(t, where)
+			rep.add(t, where, h.refused)
 			if cfg.Second == 0 || t.Error != "" || (k-1)/cfg.Stride%cfg.SecondStride != 0 {
 				continue
 			}
@@ -197,7 +203,7 @@ func RunPoints(ctx context.Context, cfg PointsConfig) (PointsReport, error) {
 			count := h.clone()
 			probe := after.Kill() // a copy of the rebooted disk, to count on
 			if err := count.run(probe, more); err != nil {
-				rep.add(Trial{Error: err.Error()}, where+", then reopen and a run without a crash")
+				rep.add(Trial{Error: err.Error()}, where+", then reopen and a run without a crash", false)
 				continue
 			}
 			ops2, _ := probe.Ops()
@@ -209,14 +215,15 @@ func RunPoints(ctx context.Context, cfg PointsConfig) (PointsReport, error) {
 				_, op2 := mem2.Ops()
 				cut2 := rand.New(rand.NewPCG(cfg.Seed, uint64(k)<<24|uint64(k2)<<8|uint64(cut)))
 				t2 := h2.verify(mem2.PowerCut(cfg.Mode, cut2), false)
-				rep.add(t2, fmt.Sprintf("%s, reopen, then power cut after op %d/%d (%s)", where, k2, ops2, op2))
+				rep.add(t2, fmt.Sprintf("%s, reopen, then power cut after op %d/%d (%s)", where, k2, ops2, op2), h2.refused)
 			}
 		}
 	}
 	return rep, nil
 }
 
-func (r *PointsReport) add(t Trial, where string) {
+// add counts one crash; refused says its reopen failed with ErrCorrupt.
+func (r *PointsReport) add(t Trial, where string, refused bool) {
 	r.Points++
 	r.Writes += t.Writes
 	r.DurableAcked += t.DurableAcked
@@ -229,6 +236,13 @@ func (r *PointsReport) add(t Trial, where string) {
 	bad := t.Lost != 0 || t.Corrupt != 0 || t.Unwritten != 0 || t.Error != ""
 	if t.Error != "" {
 		r.Failed++
+	}
+	if refused && t.Lost == 0 && t.Corrupt == 0 && t.Unwritten == 0 {
+		r.Refused++
+		if len(r.Refusals) < maxFindings {
+			r.Refusals = append(r.Refusals, where+": "+t.Error)
+		}
+		return
 	}
 	if bad && len(r.Findings) < maxFindings {
 		r.Findings = append(r.Findings, fmt.Sprintf("%s: lost %d (resurrected %d), corrupt %d, unwritten %d%s %s",
@@ -293,6 +307,8 @@ type history struct {
 	// recovered in; pending, after recovered, the same indexes, to be
 	// marked durable once the next Open returns.
 	state, pending []int
+	// refused: verify's reopen failed with engine.ErrCorrupt.
+	refused bool
 }
 
 func newHistory(cfg PointsConfig) *history {
@@ -366,7 +382,7 @@ func (h *history) run(fs engine.FS, steps []step) error {
 	cerr := db.Close()
 	// What the store promised, after everything it did.
 	st := db.Stats()
-	handed := max(st.DurableSeq, handedToOS(db, h.cfg.Sync))
+	handed := max(st.DurableSeq, handedToOS(db))
 	for k := range h.events {
 		for i := range h.events[k] {
 			e := &h.events[k][i]
@@ -381,16 +397,9 @@ func (h *history) run(fs engine.FS, steps []step) error {
 }
 
 // handedToOS is the highest seq whose bytes the store handed to the
-// filesystem: a process kill keeps them. Under "group" a write is only
-// acknowledged once durable, so DurableSeq is the bound that matters;
-// under the other policies every write is written before its Put returns.
-func handedToOS(db *engine.DB, p engine.SyncPolicy) uint64 {
-	st := db.Stats()
-	if p.Mode == engine.SyncGroup {
-		return st.DurableSeq
-	}
-	return st.LastSeq
-}
+// filesystem (Stats().WrittenSeq): a process kill keeps them. Writes still
+// in the store's write buffer are not among them.
+func handedToOS(db *engine.DB) uint64 { return db.Stats().WrittenSeq }
 
 // recovered makes, after verify, the state each key was recovered in the
 // last event of its history: the events after it were lost. The next run's
@@ -410,6 +419,7 @@ func (h *history) verify(fs engine.FS, kill bool) Trial {
 	db, err := engine.Open("/kv", engine.Options{Sync: h.cfg.Sync, SegmentSize: h.cfg.SegmentSize, Preallocate: h.cfg.SegmentSize, FS: fs})
 	if err != nil {
 		t.Error = err.Error()
+		h.refused = errors.Is(err, engine.ErrCorrupt)
 		return t
 	}
 	defer db.Close()
