@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"os"
+	"strings"
 	"testing"
 
 	"kvlab/engine"
@@ -12,8 +13,23 @@ import (
 // pointPolicies are the policies the crash-point tests enumerate. The
 // periodic timer must not fire during a run for its operations to repeat
 // exactly, so periodic syncs here only where every policy does (rotation,
-// compaction, Close).
-var pointPolicies = []string{"always", "group", "batch:4", "periodic:1m", "none"}
+// compaction, Close); TestPowerLoss covers its timer. "none/wbuf300" runs
+// "none" with a 300-byte write buffer, so the buffer also goes to the OS
+// when full, between sync points.
+var pointPolicies = []string{"always", "group", "batch:4", "periodic:1m", "none", "none/wbuf300"}
+
+// pointConfig is the enumeration of one of pointPolicies.
+func pointConfig(t *testing.T, p string) crashtest.PointsConfig {
+	name, wbuf := p, 0
+	if n, ok := strings.CutSuffix(p, "/wbuf300"); ok {
+		name, wbuf = n, 300
+	}
+	pol, err := engine.ParseSync(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return crashtest.PointsConfig{Sync: pol, WriteBuffer: wbuf}
+}
 
 // fullPoints reports whether make crash asked for the full enumeration.
 func fullPoints() bool { return os.Getenv("KVLAB_CRASH_TRIALS") != "" }
@@ -79,8 +95,8 @@ func TestCrashPointsPower(t *testing.T) {
 	for _, p := range pointPolicies {
 		for _, mode := range modes {
 			t.Run(p+"/"+mode.String(), func(t *testing.T) {
-				pol, _ := engine.ParseSync(p)
-				cfg := crashtest.PointsConfig{Sync: pol, Mode: mode, Seed: 11, Second: 6, SecondStride: 16}
+				cfg := pointConfig(t, p)
+				cfg.Mode, cfg.Seed, cfg.Second, cfg.SecondStride = mode, 11, 6, 16
 				if fullPoints() {
 					cfg.Steps, cfg.Cuts, cfg.Second, cfg.SecondStride = 300, 4, 20, 4
 				}
@@ -101,8 +117,8 @@ func TestCrashPointsPower(t *testing.T) {
 func TestCrashPointsKill(t *testing.T) {
 	for _, p := range pointPolicies {
 		t.Run(p, func(t *testing.T) {
-			pol, _ := engine.ParseSync(p)
-			cfg := crashtest.PointsConfig{Sync: pol, Kill: true, Seed: 12, Second: 6, SecondStride: 3}
+			cfg := pointConfig(t, p)
+			cfg.Kill, cfg.Seed, cfg.Second, cfg.SecondStride = true, 12, 6, 3
 			if fullPoints() {
 				cfg.Steps, cfg.Second, cfg.SecondStride = 300, 20, 1
 			}

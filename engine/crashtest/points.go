@@ -67,6 +67,11 @@ type PointsConfig struct {
 	// CompactEvery calls Compact after every so many steps; 0 = 50,
 	// negative = never.
 	CompactEvery int
+	// WriteBuffer is the store's Options.WriteBuffer (none, batch and
+	// periodic): 0 = the engine's default, which these small workloads
+	// only flush at sync points; a few hundred bytes also flushes it when
+	// full, between them.
+	WriteBuffer int
 	// Seed chooses the workload and the random parts of each power cut.
 	Seed uint64
 	// Stride crashes after every Stride-th operation only; 0 or 1 = every
@@ -341,12 +346,16 @@ func (h *history) pointValue(k, id int) []byte {
 	return v
 }
 
+func (c PointsConfig) options(fs engine.FS) engine.Options {
+	return engine.Options{Sync: c.Sync, SegmentSize: c.SegmentSize, Preallocate: c.SegmentSize, WriteBuffer: c.WriteBuffer, FS: fs}
+}
+
 // run opens the store on fs, runs the steps and closes it, recording every
 // write in h. It stops at the first error (after a crash point every
 // operation fails) and returns it. It marks each write durable or handed
 // to the filesystem by what the store reported once the run was over.
 func (h *history) run(fs engine.FS, steps []step) error {
-	db, err := engine.Open("/kv", engine.Options{Sync: h.cfg.Sync, SegmentSize: h.cfg.SegmentSize, Preallocate: h.cfg.SegmentSize, FS: fs})
+	db, err := engine.Open("/kv", h.cfg.options(fs))
 	if err != nil {
 		return err
 	}
@@ -416,7 +425,7 @@ func (h *history) recovered() {
 // the counts. It records each key's recovered event in h.state.
 func (h *history) verify(fs engine.FS, kill bool) Trial {
 	var t Trial
-	db, err := engine.Open("/kv", engine.Options{Sync: h.cfg.Sync, SegmentSize: h.cfg.SegmentSize, Preallocate: h.cfg.SegmentSize, FS: fs})
+	db, err := engine.Open("/kv", h.cfg.options(fs))
 	if err != nil {
 		t.Error = err.Error()
 		h.refused = errors.Is(err, engine.ErrCorrupt)

@@ -194,7 +194,10 @@ var failLine = regexp.MustCompile(`^--- FAIL: (\S+)`)
 
 // testArgs are the arguments of every test run: -failfast, because one
 // failure is enough to kill a mutant.
-var testArgs = []string{"test", "-count=1", "-failfast", "-timeout", "10m", "./engine/..."}
+// The timeout, 5m, is several times the unmutated run (about a minute on
+// a loaded 2-core machine): a mutant that deadlocks a test is killed by
+// the timeout, which names the test that hung.
+var testArgs = []string{"test", "-count=1", "-failfast", "-timeout", "5m", "./engine/..."}
 
 // Skip, when not empty, is passed to go test -skip: tests to leave out of
 // every run (the baseline's too), e.g. one that fails on the unmutated
@@ -233,8 +236,13 @@ func runTests(ctx context.Context, dir string) (bool, []string, string, error) {
 		}
 	}
 	if len(failed) == 0 {
-		if bytes.Contains(out, []byte("panic: test timed out")) {
-			failed = []string{"(test timeout)"}
+		if _, after, ok := bytes.Cut(out, []byte("panic: test timed out")); ok {
+			// "running tests:" is followed by the tests that hung.
+			hung := "?"
+			if _, list, ok := bytes.Cut(after, []byte("running tests:\n")); ok {
+				hung = strings.Fields(firstLine(list) + " ?")[0]
+			}
+			failed = []string{hung + " (hung: test timeout)"}
 		} else {
 			failed = []string{"(go test failed: " + firstLine(out) + ")"}
 		}
