@@ -25,23 +25,28 @@ const Invariant = "every write acknowledged as durable is present with its value
 
 // CrashResult is the JSON object of kind "crash".
 type CrashResult struct {
-	Kind          string `json:"kind"` // "crash"
-	Spec          string `json:"spec"`
-	Sync          string `json:"sync"`
-	Power         bool   `json:"power"`
-	PowerMode     string `json:"power_mode,omitempty"` // with power: prefix, reorder, pages or dirent
-	Trials        int    `json:"trials"`
-	Writes        int64  `json:"writes"`        // acknowledged writes, all trials
-	DurableAcked  int64  `json:"durable_acked"` // of those, the ones the store called durable
-	Recovered     int64  `json:"recovered"`
-	Lost          int64  `json:"lost"`         // durable-acknowledged writes missing: must be 0
-	LostWritten   int64  `json:"lost_written"` // SIGKILL: writes handed to the OS before the kill, missing: must be 0
-	LostAcked     int64  `json:"lost_acked"`   // acknowledged writes missing, durable or not
-	Corrupt       int64  `json:"corrupt"`
-	Unwritten     int64  `json:"unwritten"`
-	Resurrected   int64  `json:"resurrected"` // deleted keys back after a durable Delete (also in lost)
-	FailedReopens int64  `json:"failed_reopens"`
-	OK            bool   `json:"ok"` // every trial reopened and lost, lost_written, corrupt and unwritten are all 0
+	Kind         string `json:"kind"` // "crash"
+	Spec         string `json:"spec"`
+	Sync         string `json:"sync"`
+	Power        bool   `json:"power"`
+	PowerMode    string `json:"power_mode,omitempty"` // with power: prefix, reorder, pages or dirent
+	Trials       int    `json:"trials"`
+	Writes       int64  `json:"writes"`        // acknowledged writes, all trials
+	DurableAcked int64  `json:"durable_acked"` // of those, the ones the store called durable
+	Recovered    int64  `json:"recovered"`
+	Lost         int64  `json:"lost"`         // durable-acknowledged writes missing: must be 0
+	LostWritten  int64  `json:"lost_written"` // SIGKILL: writes handed to the OS before the kill, missing: must be 0
+	LostAcked    int64  `json:"lost_acked"`   // acknowledged writes missing, durable or not
+	// lost_acked by the layer the write was in at the crash: the
+	// store's write buffer, or the OS's page cache (handed over, not
+	// yet durable).
+	LostBuffered  int64 `json:"lost_buffered"`
+	LostPageCache int64 `json:"lost_page_cache"`
+	Corrupt       int64 `json:"corrupt"`
+	Unwritten     int64 `json:"unwritten"`
+	Resurrected   int64 `json:"resurrected"` // deleted keys back after a durable Delete (also in lost)
+	FailedReopens int64 `json:"failed_reopens"`
+	OK            bool  `json:"ok"` // every trial reopened and lost, lost_written, corrupt and unwritten are all 0
 	// Invariant states what ok checks, in words.
 	Invariant string            `json:"invariant"`
 	PerTrial  []crashtest.Trial `json:"per_trial"`
@@ -61,6 +66,12 @@ func crashLine(ctx context.Context, s *Spec, dir string, env Env) (*CrashResult,
 		return nil, fmt.Errorf("-power-mode %s: allowed: %s", s.PowerMode, engine.PowerModes)
 	}
 	cfg := crashtest.Config{Sync: p, Trials: s.Trials, Power: s.Power, PowerMode: mode, Exe: env.Exe, Seed: s.Seed}
+	switch {
+	case s.WriteBuffer == 0:
+		cfg.WriteBuffer = -1 // engine.Options: negative = no buffer
+	case s.WriteBuffer > 0:
+		cfg.WriteBuffer = s.WriteBuffer
+	}
 	if !s.Power {
 		d, err := os.MkdirTemp(dir, "kvlab-crash-")
 		if err != nil {
@@ -90,7 +101,7 @@ func crashLine(ctx context.Context, s *Spec, dir string, env Env) (*CrashResult,
 	r := &CrashResult{
 		Kind: "crash", Spec: s.line("", nil), Sync: rep.Sync, Power: rep.Power, PowerMode: rep.PowerMode, Trials: len(rep.Trials),
 		Writes: rep.Writes, DurableAcked: rep.DurableAcked, Recovered: rep.Recovered, Lost: rep.Lost, LostWritten: rep.LostWritten,
-		LostAcked: rep.LostAcked, Corrupt: rep.Corrupt, Unwritten: rep.Unwritten, Resurrected: rep.Resurrected,
+		LostAcked: rep.LostAcked, LostBuffered: rep.LostBuffered, LostPageCache: rep.LostPageCache, Corrupt: rep.Corrupt, Unwritten: rep.Unwritten, Resurrected: rep.Resurrected,
 		FailedReopens: rep.Failed, OK: rep.OK(), Invariant: Invariant, PerTrial: rep.Trials, Cancelled: cancelled,
 	}
 	if r.PerTrial == nil {
@@ -119,6 +130,9 @@ func writeCrashTable(w io.Writer, r *CrashResult) error {
 		verdict = "BROKEN: a durable-acknowledged write was lost or a value came back wrong"
 	}
 	fmt.Fprintln(w, "invariant "+verdict)
+	if r.LostAcked > 0 {
+		fmt.Fprintf(w, "lost_acked by layer: %d from the write buffer, %d from the page cache (handed to the OS, not yet durable)\n", r.LostBuffered, r.LostPageCache)
+	}
 	if r.Resurrected > 0 {
 		fmt.Fprintf(w, "%d deleted keys came back after a durable Delete\n", r.Resurrected)
 	}

@@ -96,6 +96,9 @@ type Config struct {
 	// CompactEvery makes writer 0 call Compact after every so many of its
 	// writes; 0 = 700, negative = never.
 	CompactEvery int
+	// WriteBuffer is the store's Options.WriteBuffer: 0 = the engine's
+	// default, negative = no buffer (each Put is its own write(2)).
+	WriteBuffer int
 	// MaxRun bounds the random time the workload runs before the crash;
 	// 0 = 300ms (SIGKILL) or 50ms (power loss).
 	MaxRun time.Duration
@@ -128,6 +131,16 @@ type Trial struct {
 	// none did.
 	Detail string `json:"detail,omitempty"`
 
+	// The acknowledged writes lost (LostAcked) split by the layer they
+	// were in when the crash came: LostBuffered, still in the store's
+	// write buffer (seq above the last WrittenSeq the store reported);
+	// LostPageCache, handed to the OS but not yet durable. A kill may
+	// lose the first, never the second; a power cut may lose both.
+	// (Single-writer policies only: under always and group nothing
+	// acknowledged is lost.)
+	LostBuffered  int64 `json:"lost_buffered"`
+	LostPageCache int64 `json:"lost_page_cache"`
+
 	// SIGKILL only: the last WrittenSeq the store reported, and the
 	// acknowledged writes up to it that did not come back (must be 0).
 	WrittenSeq  uint64 `json:"written_seq,omitempty"`
@@ -151,8 +164,11 @@ type Report struct {
 	LostAcked    int64   `json:"lost_acked"`
 	Corrupt      int64   `json:"corrupt"`
 	Unwritten    int64   `json:"unwritten"`
-	Resurrected  int64   `json:"resurrected"`    // deleted keys back after a durable Delete (also in Lost)
-	Failed       int64   `json:"failed_reopens"` // trials whose store did not reopen
+	Resurrected  int64   `json:"resurrected"` // deleted keys back after a durable Delete (also in Lost)
+	// LostAcked split by layer, as in Trial.
+	LostBuffered  int64 `json:"lost_buffered"`
+	LostPageCache int64 `json:"lost_page_cache"`
+	Failed        int64 `json:"failed_reopens"` // trials whose store did not reopen
 }
 
 // OK reports whether no trial lost a durable write (or, after a kill, a
@@ -173,6 +189,8 @@ func (r *Report) add(t Trial) {
 	r.Corrupt += t.Corrupt
 	r.Unwritten += t.Unwritten
 	r.Resurrected += t.Resurrected
+	r.LostBuffered += t.LostBuffered
+	r.LostPageCache += t.LostPageCache
 	if t.Error != "" {
 		r.Failed++
 	}
@@ -188,6 +206,7 @@ type workload struct {
 	ValueSize    int    `json:"value_size"`
 	SegmentSize  int64  `json:"segment_size"`
 	CompactEvery int    `json:"compact_every"`
+	WriteBuffer  int    `json:"write_buffer"`
 	Seed         uint64 `json:"seed"`
 }
 
@@ -198,7 +217,7 @@ const (
 
 func (c Config) workload(dir string, seed uint64) workload {
 	w := workload{Dir: dir, Sync: c.Sync.String(), Writers: c.Writers, Keys: c.Keys, ValueSize: c.ValueSize,
-		SegmentSize: c.SegmentSize, CompactEvery: c.CompactEvery, Seed: seed}
+		SegmentSize: c.SegmentSize, CompactEvery: c.CompactEvery, WriteBuffer: c.WriteBuffer, Seed: seed}
 	if c.Sync.Mode != engine.SyncAlways && c.Sync.Mode != engine.SyncGroup {
 		w.Writers = 1
 	} else if w.Writers <= 0 {
@@ -444,7 +463,7 @@ func openStore(w workload, fs engine.FS) (*engine.DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	return engine.Open(w.Dir, engine.Options{Sync: pol, SegmentSize: w.SegmentSize, FS: fs})
+	return engine.Open(w.Dir, engine.Options{Sync: pol, SegmentSize: w.SegmentSize, WriteBuffer: w.WriteBuffer, FS: fs})
 }
 
 // runWriter is one writing goroutine: Puts to its keys in order (every
@@ -575,6 +594,13 @@ func verify(w workload, a *acks, fs engine.FS, killed bool) Trial {
 				}
 				if written {
 					t.LostWritten++
+				}
+				switch {
+				case durable:
+				case uint64(j+1) <= a.writtenSeq:
+					t.LostPageCache++
+				default:
+					t.LostBuffered++
 				}
 			}
 			if got < lastDurable {
