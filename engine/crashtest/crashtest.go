@@ -17,11 +17,17 @@
 // The workload deletes as well as writes (one write in seven is a Delete),
 // so every trial also checks that a deleted key does not come back.
 //
-// The invariant, as the checker (verify) applies it after every crash:
-// every write acknowledged as durable is present with its value, or with
-// the value of a later write of the same key (a later Put, or absent after
-// a later Delete); writes not yet synced may be lost; nothing is returned
-// that was never written or is corrupt.
+// The invariant, checked after every crash:
+//
+//	every write acknowledged as durable is present with its value (or its
+//	later durable overwrite/delete); writes not yet synced may be lost;
+//	nothing is returned that was never written or is corrupt.
+//
+// ("Writes not yet synced may be lost" also means they may survive: a
+// later write that was not yet durable may have reached the disk and
+// replaced an earlier durable one. The checker accepts the state of any
+// write issued at or after the key's last durable write, and nothing
+// older.)
 //
 // It counts, over the acknowledged writes: DurableAcked (those the store
 // said were durable), Recovered (those whose value, or a later state of
@@ -517,10 +523,10 @@ func valueFor(w workload, wr int, j int64) []byte {
 // when it returned; otherwise DurableSeq decides. After a kill, WrittenSeq
 // decides which writes were in the OS's hands.
 //
-// The invariant it checks: every write acknowledged as durable is present
-// with its value, or with the value of a later write of the same key (a
-// later Put, or absent after a later Delete); writes not yet synced may be
-// lost; nothing is returned that was never written or is corrupt.
+// The invariant it checks (see the package comment): every write
+// acknowledged as durable is present with its value (or its later durable
+// overwrite/delete); writes not yet synced may be lost; nothing is returned
+// that was never written or is corrupt.
 func verify(w workload, a *acks, fs engine.FS, killed bool) Trial {
 	var t Trial
 	t.DurableSeq = a.durableSeq

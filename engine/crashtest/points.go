@@ -29,13 +29,11 @@ import (
 // window. Under "periodic:D" the timer must not fire during the run for
 // the operations to repeat exactly, so PointsConfig asks for a long D.
 //
-// The check, after every crash (see checkKey):
+// The check, after every crash (see checkKey), is the package's invariant:
 //
-//	Every write acknowledged as durable is present with its value, or
-//	with the value of a later write of the same key that was issued
-//	(a later Put, or absent after a later Delete); writes not yet synced
-//	may be lost; nothing is returned that was never written or is
-//	corrupt.
+//	every write acknowledged as durable is present with its value (or its
+//	later durable overwrite/delete); writes not yet synced may be lost;
+//	nothing is returned that was never written or is corrupt.
 //
 // "Acknowledged as durable" is what the store promised: the write's Put or
 // Delete returned nil and its sequence number is at or below the
