@@ -200,3 +200,47 @@ func TestHintsDurable(t *testing.T) {
 		}
 	}
 }
+
+// TestTornTailTruncated: Open cuts a torn tail off the newest segment, so
+// the file ends right after the last good record (the doc's "truncated"),
+// and the next write lands there.
+func TestTornTailTruncated(t *testing.T) {
+	mem := NewMemFS()
+	opts := Options{FS: mem, Preallocate: -1, NoHints: true}
+	db, err := Open("/db", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"a", "b", "c"} {
+		mustPut(t, db, k, "value of "+k)
+	}
+	end := db.active.size
+	db.Close()
+	f, err := mem.OpenFile(filepath.Join("/db", segmentName(1)), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	torn := appendRecord(nil, record{seq: 4, kind: kindPut, key: []byte("d"), value: []byte("a value torn in two")})
+	if _, err := f.WriteAt(torn[:len(torn)/2], end); err != nil {
+		t.Fatal(err)
+	}
+	db, err = Open("/db", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if size, _ := db.active.f.Size(); size != end {
+		t.Errorf("after recovering a torn tail the segment is %d bytes, want %d (the good prefix)", size, end)
+	}
+	mustPut(t, db, "e", "after the torn tail")
+	db.Close()
+	db, err = Open("/db", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, k := range []string{"a", "b", "c"} {
+		checkGet(t, db, k, "value of "+k)
+	}
+	checkGet(t, db, "d", "")
+	checkGet(t, db, "e", "after the torn tail")
+}
