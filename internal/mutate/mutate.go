@@ -205,11 +205,19 @@ var testArgs = []string{"test", "-count=1", "-failfast", "-timeout", "5m", "./en
 // survives, so a report made with Skip says so.
 var Skip string
 
+// Only, when not empty, is passed to go test -run: run just these tests,
+// to see which mutants they kill on their own.
+var Only string
+
 func goTestArgs() []string {
-	if Skip == "" {
-		return testArgs
+	args := append([]string(nil), testArgs[:len(testArgs)-1]...)
+	if Skip != "" {
+		args = append(args, "-skip", Skip)
 	}
-	return append(append([]string(nil), testArgs[:len(testArgs)-1]...), "-skip", Skip, testArgs[len(testArgs)-1])
+	if Only != "" {
+		args = append(args, "-run", Only)
+	}
+	return append(args, testArgs[len(testArgs)-1])
 }
 
 // runTests runs go test in dir and returns whether it passed, the failing

@@ -1,7 +1,7 @@
 // Command mutate runs the engine's durability mutants (package
 // kvlab/internal/mutate) and prints which tests kill each one.
 //
-//	go run ./internal/mutate/cmd [-run REGEXP] [-skip REGEXP] [-check] [-v]
+//	go run ./internal/mutate/cmd [-run REGEXP] [-tests REGEXP] [-skip REGEXP] [-check] [-v]
 //
 // It must run from the module root (make mutate does). It exits 1 when a
 // mutant survives that is not marked unobservable, or when a mutant marked
@@ -29,6 +29,7 @@ func main() {
 	check := flag.Bool("check", false, "only check that every mutant's snippet occurs exactly once; run nothing")
 	verbose := flag.Bool("v", false, "print the test output of every surviving mutant")
 	flag.StringVar(&mutate.Skip, "skip", "", "leave the tests matching this pattern out of every run (go test -skip)")
+	flag.StringVar(&mutate.Only, "tests", "", "run only the tests matching this pattern (go test -run), to see what they kill on their own")
 	flag.Parse()
 	os.Exit(realMain(*run, *check, *verbose))
 }
@@ -105,6 +106,9 @@ func realMain(run string, check, verbose bool) int {
 	fmt.Printf("%d mutants in %v; %d unexpected\n", len(results), time.Since(start).Round(time.Second), bad)
 	if mutate.Skip != "" {
 		fmt.Printf("tests skipped in every run: %s\n", mutate.Skip)
+	}
+	if mutate.Only != "" {
+		fmt.Printf("only these tests ran: %s\n", mutate.Only)
 	}
 	if bad > 0 {
 		return 1
