@@ -17,9 +17,11 @@
 //     with '#' is one run-spec line, exactly what a student could type
 //     after `labserver` in a terminal (bench, sweep, probe, model, crash).
 //   - quiz: key: value lines (id, question, cell or run, answer,
-//     tolerance, unit, choices, show, explain). The answer is always an
-//     expression over real measurements, never a number typed into the
-//     lesson; package kvlab/internal/quiz evaluates it.
+//     tolerance, unit, choices, show, explain, predict). The answer is
+//     always an expression over real measurements, never a number typed
+//     into the lesson; package kvlab/internal/quiz evaluates it. With
+//     predict: yes the page locks the quiz's cell until the reader has
+//     predicted.
 //   - exercise NAME: a Go exercise that runs in the browser (see
 //     kvlab/wasm/grader for the names).
 //
