@@ -47,6 +47,13 @@ func decodeQuizRequest(r io.Reader, most int, keep func(lesson, quiz string) int
 			dst = &req.Token
 		case "ticket":
 			dst = &req.Ticket
+		case "prediction":
+			// Before "results": once the results the quiz reads are in,
+			// the rest of the body is left unread.
+			if err := dec.Decode(&req.Prediction); err != nil {
+				return req, false, fmt.Errorf("prediction: %w (want true or false)", err)
+			}
+			continue
 		case "results":
 			n := most
 			if seen["lesson"] && seen["quiz"] {
