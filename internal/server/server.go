@@ -151,7 +151,8 @@ type Server struct {
 	clients map[*client]struct{}
 	closed  bool
 
-	room room // per-address counts, connection caps, refusals (room.go)
+	room  room   // per-address counts, connection caps, refusals (room.go)
+	owner *owner // this server's claim on its run directories (owner.go)
 
 	staticMu   sync.Mutex        // guards staticTags
 	staticTags map[string]string // ETag by static path
@@ -211,14 +212,20 @@ func New(cfg Config) (*Server, error) {
 	} else if err := os.MkdirAll(s.cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("-data %s: %w", s.cfg.DataDir, err)
 	}
-	css, err := chromaStylesheet()
+	o, err := claimRuns(s.cfg.DataDir, s.log.Printf)
 	if err != nil {
 		return nil, err
 	}
-	s.chromaCSS = css
-	if err := s.reload(s.stampNow()); err != nil {
+	s.owner = o
+	css, err := chromaStylesheet()
+	if err == nil {
+		err = s.reload(s.stampNow())
+	}
+	if err != nil {
+		o.release()
 		return nil, err
 	}
+	s.chromaCSS = css
 	s.exec = func(ctx context.Context, line string, env harness.Env) ([]byte, error) {
 		return harness.Exec(ctx, line, env)
 	}
@@ -286,6 +293,7 @@ func (s *Server) Close() error {
 		c.close()
 	}
 	s.wg.Wait()
+	s.owner.release()
 	if s.tmpData {
 		return os.RemoveAll(s.cfg.DataDir)
 	}
