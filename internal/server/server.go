@@ -290,7 +290,9 @@ func (s *Server) Close() error {
 	s.mu.Unlock()
 	s.cancel()
 	for _, c := range clients {
-		c.close()
+		// The writer sends close 1001 (going away) and then closes the
+		// socket; closing it here first would cut that frame off (1006).
+		c.stopRuns()
 	}
 	s.wg.Wait()
 	s.owner.release()
