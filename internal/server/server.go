@@ -199,7 +199,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	if !IsLoopback(cfg.Addr) {
 		if cfg.Token == "" {
-			return nil, fmt.Errorf("-addr %s is not a loopback address: pass -token SECRET so that only people given the token can run cells", cfg.Addr)
+			return nil, fmt.Errorf("-addr %s is not a loopback address: pass -token-file FILE (or set $%s, or pass -token SECRET) so that only people given the token can run cells", cfg.Addr, TokenEnv)
 		}
 	}
 	s.needToken = cfg.Token != ""
