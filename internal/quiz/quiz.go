@@ -51,6 +51,10 @@ type Quiz struct {
 	Choices  []string // non-nil makes this a choice quiz
 	Show     string   // template; see ShowText
 	Explain  string
+	// Predict, on a cell: quiz, asks for the student's prediction before
+	// the cell may run; the measurement then grades it. (run: quizzes are
+	// predictions already: they measure when checked.)
+	Predict bool
 
 	show []showPart
 }
@@ -81,7 +85,7 @@ func (q *Quiz) Lines() int {
 
 var idRE = regexp.MustCompile(`^[A-Za-z0-9-]+$`)
 
-var knownKeys = "id, question, cell, run, answer, tolerance, unit, choices, show, explain"
+var knownKeys = "id, question, cell, run, answer, tolerance, unit, choices, show, explain, predict"
 
 // Parse parses the text of one quiz block.
 func Parse(text string) (*Quiz, error) {
@@ -142,6 +146,14 @@ func Parse(text string) (*Quiz, error) {
 			q.Show = val
 		case "explain":
 			q.Explain = val
+		case "predict":
+			switch val {
+			case "yes":
+				q.Predict = true
+			case "no":
+			default:
+				return nil, fmt.Errorf("quiz line %d: predict: %q: want yes or no", n+1, val)
+			}
 		default:
 			return nil, fmt.Errorf("quiz line %d: unknown key %q (keys: %s)", n+1, key, knownKeys)
 		}
@@ -161,6 +173,8 @@ func Parse(text string) (*Quiz, error) {
 		return nil, fmt.Errorf("%s: needs cell: NAME (the student's results of that lab cell) or run: LINE (measured when checked)", name)
 	case q.Cell != "" && q.Run != nil:
 		return nil, fmt.Errorf("%s: has both cell: and run:; use one", name)
+	case q.Predict && q.Cell == "":
+		return nil, fmt.Errorf("%s: predict: yes needs cell: (a run: quiz is a prediction already)", name)
 	}
 	var err error
 	if q.Answer, err = ParseExpr(answer); err != nil {
