@@ -398,8 +398,8 @@ func TestAtLeastOneSlowCallIn100(t *testing.T) {
 	body := string(lessonByPrefix(t, "01-").Body)
 	p := 1 - math.Pow(0.99, 100)
 	for _, want := range []string{
-		fmt.Sprintf("%.0f%%", 100*p),       // 63%
-		fmt.Sprintf("%.0f%%", 100*(1-p)),   // 37%
+		fmt.Sprintf("%.0f%%", 100*p),     // 63%
+		fmt.Sprintf("%.0f%%", 100*(1-p)), // 37%
 		"1 − 0.99^100", "0.99^100",
 	} {
 		if !strings.Contains(body, want) {
