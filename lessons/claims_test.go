@@ -11,7 +11,6 @@ package lessons_test
 import (
 	"fmt"
 	"math"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -538,74 +537,23 @@ func TestChapter9CellsRunLongEnough(t *testing.T) {
 	}
 }
 
-// configFields are result fields a run's own flags decide: an answer that
-// reads nothing else is the same on every machine.
-var configFields = map[string]bool{
-	"count": true, "ops": true, "units": true, "threads": true, "rate": true,
-	"value_size": true, "keys": true, "warmup": true, "trials": true,
-}
-
-var pathRE = regexp.MustCompile(`\$[0-9]+(?:\.[A-Za-z0-9_]+|\[-?[0-9]+\])*`)
-
-// fixedAnswerProblems lists quizzes whose answer reads only fields the
-// run's flags decide.
-func fixedAnswerProblems(l *lesson.Lesson) []string {
-	var ps []string
-	for _, q := range l.Quizzes {
-		measured := false
-		for _, p := range pathRE.FindAllString(q.Answer.String(), -1) {
-			parts := strings.Split(regexp.MustCompile(`\[-?[0-9]+\]`).ReplaceAllString(p, ""), ".")
-			if !configFields[parts[len(parts)-1]] {
-				measured = true
-			}
-		}
-		if !measured {
-			ps = append(ps, fmt.Sprintf("%s: quiz %s: answer %q reads only fields the flags decide; it is the same on every machine", l.Slug, q.ID, q.Answer))
+// Predict, then measure: at least half of every chapter's quizzes are
+// predictions (predict: yes, or run: lines measured when checked), and
+// each prediction explains itself. (TestQuizzesDependOnMeasurement, beside
+// this, refuses a quiz whose answer is the same on every machine.)
+func TestPredictionQuizzes(t *testing.T) {
+	ls := load(t)
+	for _, c := range lesson.CountPredictions(ls) {
+		t.Log(c)
+		if !c.AtLeastHalf() {
+			t.Errorf("%s: %d of %d quizzes are predictions, want at least half", c.Slug, c.Predictions, c.Quizzes)
 		}
 	}
-	return ps
-}
-
-// Predict, then measure: at least half of every chapter's quizzes are
-// predictions (predict: yes, or run: lines measured when checked), each
-// explains itself, and no quiz's answer is fixed by the run's flags.
-func TestPredictionQuizzes(t *testing.T) {
-	for _, l := range load(t) {
-		n := predictions(l)
-		t.Logf("%s: %d of %d quizzes are predictions", l.Slug, n, len(l.Quizzes))
-		if 2*n < len(l.Quizzes) {
-			t.Errorf("%s: %d of %d quizzes are predictions, want at least half", l.Slug, n, len(l.Quizzes))
-		}
+	for _, l := range ls {
 		for _, q := range l.Quizzes {
-			if (q.Predict || q.Run != nil) && q.Explain == "" {
+			if q.IsPrediction() && q.Explain == "" {
 				t.Errorf("%s: prediction quiz %s has no explain: saying why is half of it", l.Slug, q.ID)
 			}
 		}
-		for _, p := range fixedAnswerProblems(l) {
-			t.Error(p)
-		}
 	}
-	bad, err := lesson.Parse("01-bad.md", []byte("---\ntitle: B\n---\n```lab c\nbench -engine kv -ops 1000\n```\n"+
-		"```quiz\nid: rank\nquestion: ?\ncell: c\nanswer: $0.latency.put.count - $0.latency.put.count * 99 / 100\ntolerance: 1\n```\n"+
-		"```quiz\nid: steps\nquestion: ?\ncell: c\nanswer: $0.ops / $0.units\ntolerance: 1\n```\n"+
-		"```quiz\nid: tail\nquestion: ?\ncell: c\npredict: yes\nanswer: $0.latency.put.p99_ns / $0.latency.put.p50_ns\ntolerance: 1\nexplain: e\n```\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := fixedAnswerProblems(bad); len(got) != 2 {
-		t.Errorf("fixedAnswerProblems on quizzes rank, steps (fixed) and tail (measured): got %q, want 2 problems", got)
-	}
-	if got := predictions(bad); got != 1 {
-		t.Errorf("predictions: got %d, want 1", got)
-	}
-}
-
-func predictions(l *lesson.Lesson) int {
-	n := 0
-	for _, q := range l.Quizzes {
-		if q.Predict || q.Run != nil {
-			n++
-		}
-	}
-	return n
 }

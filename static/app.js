@@ -425,6 +425,26 @@
         hits.map((x) => `${shortLabel(x.b, benches)} ${+(x.b.hit_rate * 100).toFixed(1)}%`).join(' · '),
         ' of reads found their key.'));
     }
+    // The fdatasyncs' own distribution (fsync_p50_ns...): the median is
+    // what a slow Put waits for; the mean can be dragged by one flush.
+    const synced = benches.filter((x) => x.b.fsync_samples > 0);
+    if (synced.length) {
+      wrap.append(h('p', { class: 'conditions fsyncs' }, h('span', { class: 'cond-label' }, 'fdatasync: '),
+        synced.map((x) => `${shortLabel(x.b, benches)} p50 ${fmtNs(x.b.fsync_p50_ns)}, p99 ${fmtNs(x.b.fsync_p99_ns)}, max ${fmtNs(x.b.fsync_max_ns)}, mean ${fmtNs(x.b.fsync_mean_ns)} (${fmtInt(x.b.fsync_samples)} timed)${x.b.model && x.b.model.measured_p99_path ? `; put p99 on the ${x.b.model.measured_p99_path} path (threshold ${fmtNs(x.b.model.p99_threshold_ns)})` : ''}`).join(' · ')));
+    }
+    // Open loop: utilization is the check, and units that never started
+    // are censored samples no percentile above includes.
+    const open = benches.filter((x) => x.b.rate);
+    if (open.length) {
+      wrap.append(h('p', { class: 'conditions open-loop' }, h('span', { class: 'cond-label' }, 'Open loop: '),
+        open.map((x) => `${shortLabel(x.b, benches)} utilization ${sig(x.b.utilization || 0)} (rate × mean service time)`).join(' · ')));
+      const behind = open.filter((x) => x.b.backlog_units > 0);
+      if (behind.length) {
+        wrap.append(h('p', { class: 'callout backlog', role: 'note' }, h('b', {}, 'Censored: '),
+          behind.map((x) => `${shortLabel(x.b, benches)}: ${fmtInt(x.b.backlog_units)} of ${fmtInt(x.b.units + x.b.backlog_units)} units due never started`).join(' · '),
+          '. Their latency, the worst of the run, is in no row above: the corrected percentiles are incomplete without them.'));
+      }
+    }
 
     const charts = h('div', { class: 'charts' });
     const spec = series.filter((x) => x.lat && x.lat.spectrum && x.lat.spectrum.length);
@@ -513,7 +533,7 @@
       ['T_write', fmtNs(r.t_write_ns)],
       ['T_fsync', `${fmtNs(r.t_fsync_ns)}${r.source ? ` (from ${r.source})` : ''}`],
       ['p99 lands on', r.p99_path ? `the ${r.p99_path} path` : null],
-      ['loss window', r.loss_window_writes != null ? `${fmtInt(r.loss_window_writes)} writes${r.loss_window_ms ? ` / ${sig(r.loss_window_ms)} ms` : ''}` : null],
+      ['loss window', r.loss_window_writes != null ? `${fmtInt(r.loss_window_writes)} writes${r.loss_window_ms ? ` / ${sig(r.loss_window_ms)} ms` : ''}${r.write_rate ? ` at ${fmtRate(r.write_rate)} writes/s (${r.rate_source === 'run' ? 'the rate a run measured' : 'the model\'s rate: no run measured one'})` : ''}` : null],
     ]);
   }
 
