@@ -193,7 +193,14 @@ func TestPeriodicP99StaysOnTheFastPath(t *testing.T) {
 		t.Fatalf("periodic cell: %d results, want 2 (closed loop, then open loop)", len(rs))
 	}
 	for i, r := range rs {
-		p99, fs := num(t, r, "latency.put.p99_ns"), typicalFsync(t, r)
+		// The open-loop line's Puts, timed from their actual start: the
+		// time they spent in the store, which a blocking flush would
+		// lengthen for every arrival during it.
+		which := "latency.put.p99_ns"
+		if i == 1 {
+			which = "latency_uncorrected.put.p99_ns"
+		}
+		p99, fs := num(t, r, which), typicalFsync(t, r)
 		if fs <= 0 {
 			t.Fatalf("line %d: no fdatasync was timed (fsyncs %v)", i, num(t, r, "fsyncs"))
 		}
@@ -270,15 +277,26 @@ func TestForkGradersIgnoreTheMeanFsync(t *testing.T) {
 		}
 	}
 
-	// The real runs: batch:10 is on the slow path, batch:1000 on the fast.
+	// The real runs, as the lesson describes them: batch:10's p99 is on
+	// the slow path; p50 stays on the fast path and max on the slow path
+	// in every line; p99 is the one that moves. (Whether batch:1000's
+	// p99 is fast depends on what else slows 1% of this machine's writes:
+	// the quiz measures it rather than the test asserting it.)
 	rs := cellResults(t, "05-", "fork")
-	for _, tc := range []struct {
-		quiz string
-		want float64
-	}{{"fork-10", 2}, {"fork-1000", 1}} {
-		if got := answer(t, quizByID(t, l, tc.quiz), rs); got != tc.want {
-			t.Errorf("quiz %s on the fork cell's run: got choice %v, want %v", tc.quiz, got, tc.want)
+	if got := answer(t, quizByID(t, l, "fork-10"), rs); got != 2 {
+		t.Errorf("quiz fork-10 on the fork cell's run: got choice %v, want 2 (slow path)", got)
+	}
+	for i, r := range rs {
+		fs := typicalFsync(t, r)
+		if p50 := num(t, r, "latency.put.p50_ns"); p50*4 > fs {
+			t.Errorf("line %d: p50 %v ns is not far below the median fdatasync %v ns", i, p50, fs)
 		}
+		if mx := num(t, r, "latency.put.max_ns"); mx < fs {
+			t.Errorf("line %d: max %v ns is below the median fdatasync %v ns", i, mx, fs)
+		}
+	}
+	if a, b := num(t, rs[0], "latency.put.p99_ns"), num(t, rs[2], "latency.put.p99_ns"); a < 4*b {
+		t.Errorf("p99 of batch:10 (%v ns) is not well above batch:1000's (%v ns): the lesson says p99 is the figure that moves", a, b)
 	}
 }
 
