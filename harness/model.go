@@ -13,6 +13,15 @@ import (
 // prediction beside the measurement, fed by the run's own mean fdatasync
 // time when the store reports one (t_fsync_source "run") and the probe's
 // otherwise.
+//
+// T_write is the cost of a Put that does not fdatasync. A store with a
+// write buffer (the kv engine under batch:N and periodic:D) does not call
+// write(2) per Put at all, so the probe's raw write(2) is not its T_write:
+// its own per-Put cost is, the cost of a Put under none. A one-writer run
+// of batch:N (N >= 2) or periodic:D has that cost in it: most of its Puts
+// take exactly that path, so its median Put is one of them. benchModel uses
+// that median (t_write_source "run") and the probe's write(2) otherwise
+// ("probe").
 
 // ModelResult is the JSON object of kind "model".
 type ModelResult struct {
@@ -79,7 +88,11 @@ func benchModel(sync string, r *BenchResult, b *ProbeBrief) *BenchModel {
 	if r.Fsyncs > 0 {
 		tf, src = r.FsyncMeanNs, "run"
 	}
-	p, ok, err := Predict(sync, max(b.WriteNs, 1), tf)
+	tw, wsrc := b.WriteNs, "probe"
+	if put := r.Latency["put"]; r.Threads == 1 && put.P50Ns > 0 && medianSkipsSync(sync) {
+		tw, wsrc = float64(put.P50Ns), "run"
+	}
+	p, ok, err := Predict(sync, max(tw, 1), tf)
 	if !ok || err != nil {
 		return nil
 	}
@@ -89,7 +102,7 @@ func benchModel(sync string, r *BenchResult, b *ProbeBrief) *BenchModel {
 	}
 	m := &BenchModel{
 		PredictedOpsPerSec: p.PredictedOpsPerSec, TWriteNs: p.TWriteNs, TFsyncNs: p.TFsyncNs,
-		TFsyncSource: src, P99Path: p.P99Path,
+		TWriteSource: wsrc, TFsyncSource: src, P99Path: p.P99Path,
 		LossWindowWrites: p.LossWindowWrites, LossWindowMs: p.LossWindowMs,
 		RateSource: p.RateSource, WriteRate: p.WriteRate,
 	}
@@ -106,4 +119,12 @@ func benchModel(sync string, r *BenchResult, b *ProbeBrief) *BenchModel {
 	m.P99ThresholdNs = calc.P99Threshold(float64(put.P50Ns), fsyncP50)
 	m.MeasuredP99Path = calc.MeasuredP99Path(float64(put.P99Ns), float64(put.P50Ns), fsyncP50)
 	return m
+}
+
+// medianSkipsSync reports whether most Puts under the policy return without
+// an fdatasync of their own (batch:N with N >= 2, periodic:D), so that a
+// one-writer run's median Put measures T_write.
+func medianSkipsSync(sync string) bool {
+	p, err := parseSync(sync)
+	return err == nil && (p.Mode == engine.SyncPeriodic || (p.Mode == engine.SyncBatch && p.N >= 2))
 }

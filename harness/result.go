@@ -81,6 +81,7 @@ type BenchResult struct {
 type BenchModel struct {
 	PredictedOpsPerSec float64 `json:"predicted_ops_per_sec"`
 	TWriteNs           float64 `json:"t_write_ns"`
+	TWriteSource       string  `json:"t_write_source"` // "run" (this run's median Put) or "probe" (the probe's write(2))
 	TFsyncNs           float64 `json:"t_fsync_ns"`
 	TFsyncSource       string  `json:"t_fsync_source"` // "run" (this run's fsync mean) or "probe"
 	P99Path            string  `json:"p99_path"`       // where the model puts p99: "slow" or "fast"
