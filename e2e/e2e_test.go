@@ -137,13 +137,25 @@ func TestBrowserEndToEnd(t *testing.T) {
 	}
 }
 
-// runCellAndQuiz edits the first lesson's cell to a small run, runs it on
-// the server's disk, answers its p99/p50 quiz wrong and then right from
-// the numbers on the page, and takes the README's screenshots.
+// runCellAndQuiz enters the predictions that unlock the first lesson's
+// cell, edits the cell to a small run, runs it on the server's disk,
+// answers its p99/p50 quiz wrong and then right from the numbers on the
+// page, and takes the README's screenshots.
 func runCellAndQuiz(t *testing.T, ctx context.Context, url string, shots []string) {
 	const cell, quiz = "#cell-always-run", "#quiz-tail-ratio"
+	const choiceQuiz = "#quiz-mean-position"
 	if err := chromedp.Do(ctx, chromedp.Navigate(url),
 		chromedp.WaitVisible(chromedp.CSS(cell+" textarea")),
+		chromedp.SetValue(chromedp.CSS(quiz+" input[name=answer]"), "3"),
+		chromedp.Click(chromedp.CSS(quiz+" .check")),
+		chromedp.WaitVisible(chromedp.CSS(quiz+" .prediction-kept")),
+		chromedp.Click(chromedp.CSS(choiceQuiz+" input[name=answer]")),
+		chromedp.Click(chromedp.CSS(choiceQuiz+" .check")),
+		chromedp.WaitVisible(chromedp.CSS(choiceQuiz+" .prediction-kept")),
+	); err != nil {
+		t.Fatalf("entering the predictions that unlock %s: %v", cell, err)
+	}
+	if err := chromedp.Do(ctx,
 		browsertest.Type(cell+" textarea", smallRun),
 		chromedp.Click(chromedp.CSS(cell+" .run")),
 	); err != nil {
