@@ -15,6 +15,7 @@ import (
 	"sync"
 	"testing"
 
+	"kvlab/engine"
 	"kvlab/internal/lesson"
 	"kvlab/internal/quiz"
 	"kvlab/internal/server"
@@ -506,8 +507,9 @@ func TestFsyncTaxClaims(t *testing.T) {
 // Little's law balances with the mean.
 func TestGroupCommitClaims(t *testing.T) {
 	body := string(lessonByPrefix(t, "06-").Body)
-	if !strings.Contains(body, "**commit delay**") || !strings.Contains(body, "50 µs by\ndefault") {
-		t.Errorf("lesson 6 does not name the commit delay and its 50 µs default")
+	def := fmt.Sprintf("%d µs by\ndefault", engine.DefaultGroupDelay.Microseconds())
+	if !strings.Contains(body, "**commit delay**") || !strings.Contains(body, def) {
+		t.Errorf("lesson 6 does not name the commit delay and the engine's default, %q", def)
 	}
 	rs := cellResults(t, "06-", "curve")
 	for _, r := range rs[0].([]any) {
