@@ -99,19 +99,29 @@ func TestBrowserEndToEnd(t *testing.T) {
 			Title     string `json:"title"`
 			Cells     int    `json:"cells"`
 			Runnable  int    `json:"runnable"`
+			Locked    int    `json:"locked"`
 			Quizzes   int    `json:"quizzes"`
 			Exercises int    `json:"exercises"`
 		}
 		got, err := chromedp.Run(ctx, chromedp.Evaluate[counts](`({title: document.title, cells: document.querySelectorAll('.cell').length,
 			runnable: document.querySelectorAll('.cell .run:not([disabled])').length,
+			locked: Array.from(document.querySelectorAll('.cell')).filter(c => c.querySelector('.run').disabled && !c.querySelector('.predict-lock').hidden).length,
 			quizzes: document.querySelectorAll('.quiz form').length, exercises: document.querySelectorAll('.exercise').length})`))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(got.Title, l.Title) || got.Cells != len(l.Cells) || got.Runnable != len(l.Cells) ||
-			got.Quizzes != len(l.Quizzes) || got.Exercises != len(l.Exercises) {
-			t.Errorf("lesson %s shows %+v, want title %q, %d cells all runnable, %d quizzes, %d exercises",
-				l.Slug, got, l.Title, len(l.Cells), len(l.Quizzes), len(l.Exercises))
+		// A cell with a predict: yes quiz waits, locked, for the
+		// prediction; every other cell can run at once.
+		predicting := map[string]bool{}
+		for _, q := range l.Quizzes {
+			if q.Predict {
+				predicting[q.Cell] = true
+			}
+		}
+		if !strings.Contains(got.Title, l.Title) || got.Cells != len(l.Cells) || got.Locked != len(predicting) ||
+			got.Runnable != len(l.Cells)-len(predicting) || got.Quizzes != len(l.Quizzes) || got.Exercises != len(l.Exercises) {
+			t.Errorf("lesson %s shows %+v, want title %q, %d cells (%d locked for a prediction, the rest runnable), %d quizzes, %d exercises",
+				l.Slug, got, l.Title, len(l.Cells), len(predicting), len(l.Quizzes), len(l.Exercises))
 		}
 		if len(l.Exercises) > 0 {
 			// The interpreter loads in a worker once an exercise scrolls

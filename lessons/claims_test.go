@@ -577,3 +577,70 @@ func TestPredictionQuizzes(t *testing.T) {
 		}
 	}
 }
+
+// The orderings and orders of magnitude the lessons' "What to look for"
+// paragraphs promise, each checked on the cell that shows it.
+func TestWhatToLookFor(t *testing.T) {
+	ratio := func(a, b float64) float64 { return a / math.Max(b, 1) }
+	ops := func(r any) float64 { return num(t, r, "ops_per_sec") }
+
+	// Lesson 2: both lines' percentiles are exact samples.
+	for i, r := range cellResults(t, "02-", "spectrum") {
+		m, _ := r.(map[string]any)["latency"].(map[string]any)["put"].(map[string]any)
+		if exact, _ := m["exact"].(bool); !exact {
+			t.Errorf("lesson 2 spectrum line %d: exact is false; the lesson says both lines are exact", i)
+		}
+	}
+	// Lesson 3: only the ops/s of the sample-sum line differs, and it is
+	// too low with four overlapping threads.
+	wc := cellResults(t, "03-", "wallclock")
+	if x := ratio(ops(wc[0]), ops(wc[1])); x < 1.5 {
+		t.Errorf("lesson 3 wallclock: honest/sample-sum throughput %.2f; with 4 threads the lesson says the sum of samples is several times too low", x)
+	}
+	// Lesson 4: always is the slowest by a wide margin.
+	pol := cellResults(t, "04-", "policies")
+	if x := ratio(ops(pol[1]), ops(pol[0])); x < 5 {
+		t.Errorf("lesson 4 policies: batch:64 is only %.1fx always", x)
+	}
+	// Lesson 5: about one fdatasync per 10 ms, never more.
+	per := cellResults(t, "05-", "periodic")[0]
+	if f, most := num(t, per, "fsyncs"), num(t, per, "wall_seconds")/0.010+2; f > most || f < 1 {
+		t.Errorf("lesson 5 periodic:10ms: %v fdatasyncs in %.2f s; the lesson says at most one per 10 ms", f, num(t, per, "wall_seconds"))
+	}
+	// Lesson 6: group commit rises with writers; always stays flat.
+	curve := cellResults(t, "06-", "curve")[0].([]any)
+	if x := ratio(ops(curve[4]), ops(curve[0])); x < 2 {
+		t.Errorf("lesson 6 curve: 16 writers got only %.2fx one writer under group commit", x)
+	}
+	serial := cellResults(t, "06-", "serial")[0].([]any)
+	for _, r := range serial {
+		n := num(t, r, "threads")
+		if f, o := num(t, r, "fsyncs"), num(t, r, "ops"); f < o {
+			t.Errorf("lesson 6 serial, %v threads: %v fdatasyncs for %v Puts; always makes one per Put", n, f, o)
+		}
+		if busy := ops(r) * num(t, r, "fsync_mean_ns") / 1e9; busy < 0.5 || busy > 1.05 {
+			t.Errorf("lesson 6 serial, %v threads: ops/s × mean fdatasync = %.2f; one flush at a time makes it close to 1", n, busy)
+		}
+	}
+	if a, b := num(t, serial[2], "latency.put.p99_ns"), num(t, serial[0], "latency.put.p99_ns"); a <= b {
+		t.Errorf("lesson 6 serial: p99 with 16 threads %v ns is not above one thread's %v ns", a, b)
+	}
+	// Lesson 7: a kill leaves batch:100's written records in the page cache.
+	kill := cellResults(t, "07-", "kill")[1]
+	if num(t, kill, "recovered") < num(t, kill, "durable_acked") {
+		t.Errorf("lesson 7 kill batch:100: recovered %v below durable_acked %v", num(t, kill, "recovered"), num(t, kill, "durable_acked"))
+	}
+	// Lesson 8: the in-memory reads and the durable writes are orders of
+	// magnitude apart.
+	two := cellResults(t, "08-", "two-numbers")
+	if x := ratio(ops(two[0]), ops(two[1])); x < 10 {
+		t.Errorf("lesson 8 two-numbers: reads are only %.1fx the durable writes", x)
+	}
+	// Lesson 10: overloaded, the corrected p99 is on the order of the
+	// run's length and far above the uncorrected one.
+	o := cellResults(t, "10-", "overload")[0]
+	c, u := num(t, o, "latency.put.p99_ns"), num(t, o, "latency_uncorrected.put.p99_ns")
+	if c < 0.25e9 || c < 10*u {
+		t.Errorf("lesson 10 overload: corrected p99 %.0f ns, uncorrected %.0f ns; the lesson says the corrected one is on the order of the 2 s run and far above", c, u)
+	}
+}

@@ -47,6 +47,11 @@ func decodeQuizRequest(r io.Reader, most int, keep func(lesson, quiz string) int
 			dst = &req.Token
 		case "ticket":
 			dst = &req.Ticket
+		case "prediction":
+			if err := dec.Decode(&req.Prediction); err != nil {
+				return req, false, fmt.Errorf("prediction: %w", err)
+			}
+			continue
 		case "results":
 			n := most
 			if seen["lesson"] && seen["quiz"] {
