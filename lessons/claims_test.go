@@ -321,9 +321,9 @@ func TestCrashInvariantStatedAsChecked(t *testing.T) {
 	if strings.Contains(inv, "```\nrecovered ≥ durable-acknowledged\n```") {
 		t.Errorf("the invariant section still displays the count as the invariant")
 	}
-	for _, cell := range []string{"kill", "power"} {
+	for _, cell := range []string{"kill", "kill-none", "power"} {
 		for i, r := range cellResults(t, "07-", cell) {
-			for _, f := range []string{"lost", "corrupt", "unwritten", "failed_reopens"} {
+			for _, f := range []string{"lost", "lost_written", "corrupt", "unwritten", "failed_reopens"} {
 				if n := num(t, r, f); n != 0 {
 					t.Errorf("cell %s line %d: %s = %v, want 0", cell, i, f, n)
 				}
