@@ -597,10 +597,33 @@ func TestWhatToLookFor(t *testing.T) {
 	if x := ratio(ops(wc[0]), ops(wc[1])); x < 1.5 {
 		t.Errorf("lesson 3 wallclock: honest/sample-sum throughput %.2f; with 4 threads the lesson says the sum of samples is several times too low", x)
 	}
-	// Lesson 4: always is the slowest by a wide margin.
+	// Lesson 3: without warmup the middle percentiles barely change.
+	wu := cellResults(t, "03-", "warmup")
+	if x := ratio(num(t, wu[1], "latency.put.p50_ns"), num(t, wu[0], "latency.put.p50_ns")); x < 0.5 || x > 2 {
+		t.Errorf("lesson 3 warmup: p50 without warmup is %.2fx the p50 with it; the lesson says the middle barely changes", x)
+	}
+	// Lesson 4: always is the slowest by a wide margin; its p50 is about
+	// one fdatasync, the other two lines' far below one.
 	pol := cellResults(t, "04-", "policies")
 	if x := ratio(ops(pol[1]), ops(pol[0])); x < 5 {
 		t.Errorf("lesson 4 policies: batch:64 is only %.1fx always", x)
+	}
+	fs := typicalFsync(t, pol[0])
+	if x := num(t, pol[0], "latency.put.p50_ns") / fs; x < 0.5 || x > 2 {
+		t.Errorf("lesson 4 policies: always's p50 is %.2fx its median fdatasync; the lesson says roughly one fdatasync", x)
+	}
+	for i, r := range pol[1:] {
+		if p50 := num(t, r, "latency.put.p50_ns"); p50*4 > fs {
+			t.Errorf("lesson 4 policies line %d: p50 %v ns is not far below an fdatasync (%v ns)", i+1, p50, fs)
+		}
+	}
+	eng := cellResults(t, "04-", "engines")[0].([]any)
+	lo, hi := math.Inf(1), 0.0
+	for _, r := range eng {
+		lo, hi = math.Min(lo, ops(r)), math.Max(hi, ops(r))
+	}
+	if hi > 10*lo {
+		t.Errorf("lesson 4 engines: fastest %.0f ops/s is %.1fx the slowest; the lesson says within a small factor", hi, hi/lo)
 	}
 	// Lesson 5: about one fdatasync per 10 ms, never more.
 	per := cellResults(t, "05-", "periodic")[0]
