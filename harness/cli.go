@@ -38,7 +38,9 @@ var commandHelp = map[string]struct{ what, examples string }{
   labserver model -sync batch:100 -t-write 900ns -t-fsync 200us`},
 	"crash": {"crash a writing store and check what recovery keeps", `
   labserver crash -sync batch:100 -trials 20
-  labserver crash -sync always -trials 10 -power`},
+  labserver crash -sync always -trials 10 -power
+  labserver crash -sync batch:100 -trials 10 -power -power-mode pages
+  labserver crash -sync none -write-buffer 4096 -trials 5`},
 }
 
 // Usage writes the overview of all commands.
