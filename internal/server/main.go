@@ -43,6 +43,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	maxRepeat := fl.Int("max-repeat", def.MaxRepeat, "most -repeat")
 	maxMsg := fl.Int64("max-message-bytes", 64<<10, "largest websocket message accepted")
 	maxQueued := fl.Int("max-queued", 4, "most runs one browser tab may have queued or running")
+	archiveTarget := fl.String("archive", "", "where every run is recorded: empty = kvlab.db (SQLite) in -data; a postgres:// URL for PostgreSQL, shared by several servers")
 	fl.Usage = func() {
 		fmt.Fprintf(stderr, "usage: labserver [serve] [flags]\n\nServe the course on http://ADDR/. Cells run on this machine's disk, one at a time.\nThe measuring commands (bench, sweep, probe, model, crash) are listed by `labserver help`.\n\nflags:\n")
 		fl.PrintDefaults()
@@ -57,7 +58,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "labserver serve: unexpected argument %q (flags only; see labserver help)\n", fl.Arg(0))
 		return 2
 	}
-	cfg := Config{Addr: *addr, DataDir: *data, Token: *token, Log: stderr, MaxMessageBytes: *maxMsg, MaxQueuedPerClient: *maxQueued}
+	cfg := Config{Addr: *addr, DataDir: *data, Token: *token, Log: stderr, MaxMessageBytes: *maxMsg, MaxQueuedPerClient: *maxQueued, ArchiveTarget: *archiveTarget}
 	cfg.Limits = def
 	cfg.Limits.MaxOps, cfg.Limits.MaxDuration, cfg.Limits.MaxValueSize = *maxOps, *maxDur, *maxVal
 	cfg.Limits.MaxTotalBytes, cfg.Limits.MaxThreads, cfg.Limits.MaxTrials, cfg.Limits.MaxRepeat = *maxBytes, *maxThreads, *maxTrials, *maxRepeat
@@ -115,6 +116,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "  students: %s\n", u)
 		}
 	}
+	fmt.Fprintf(stderr, "labserver: every run is recorded in %s; browse them at %sruns\n", s.arch.Where(), url)
 	if *open {
 		openBrowser(url, stderr)
 	}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"kvlab/harness"
 )
@@ -28,10 +29,13 @@ type job struct {
 	cancel context.CancelFunc
 	owner  *client // nil for quiz runs
 	ticket string  // a quiz request's ticket, for GET /api/quiz/queue; "" for cells
+	from   origin  // where the job came from, for the archive
+	repeat int     // times to run the lines, in rounds (0 or 1: once)
 
 	// results is written by the runner only; read after done is closed.
 	results []json.RawMessage
-	err     error // the first failure, if any; read after done is closed
+	runIDs  []int64 // the archive id of each result (0: not recorded); as results
+	err     error   // the first failure, if any; read after done is closed
 	done    chan struct{}
 }
 
@@ -77,6 +81,8 @@ type resultMsg struct {
 	ID     string          `json:"id"`
 	Line   int             `json:"line"`
 	Result json.RawMessage `json:"result"`
+	RunID  int64           `json:"run_id,omitempty"` // the run's id in the archive, once it is recorded
+	Round  int             `json:"round,omitempty"`  // 1-based round of a repeated run
 }
 
 type doneMsg struct {
@@ -228,49 +234,78 @@ func finishJob(j *job, cancelled bool) {
 }
 
 // runJob runs a job's lines in order, each in a fresh directory that is
-// removed afterwards. The first failing line ends the job. It reports
-// whether the job was cancelled; the caller sends done.
+// removed afterwards, and records each finished line in the archive. A
+// repeated job runs all its lines once per round. The first failing line
+// ends the job. It reports whether the job was cancelled; the caller sends
+// done.
 func (s *Server) runJob(j *job) (cancelled bool) {
 	if j.ctx.Err() != nil {
 		return true
 	}
 	dir := filepath.Join(s.cfg.DataDir, "runs", fmt.Sprintf("run-%d-%d", os.Getpid(), runSeq.Add(1)))
 	defer os.RemoveAll(dir)
-	for i, line := range j.lines {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			j.err = err
-			j.out.send(errorMsg{Type: "error", ID: j.id, Line: lineP(i), Message: "creating the run directory: " + err.Error()})
-			break
+	rounds := max(j.repeat, 1)
+	for round := 1; round <= rounds; round++ {
+		for i := range j.lines {
+			var ok bool
+			if ok, cancelled = s.runLine(j, dir, i, round, rounds); cancelled {
+				return true
+			} else if !ok {
+				return false
+			}
 		}
-		j.out.send(startedMsg{Type: "started", ID: j.id, Line: i, Spec: line})
-		line := i
-		env := harness.Env{
-			Dir:    dir,
-			Limits: s.cfg.Limits,
-			Exe:    s.cfg.Exe,
-			Progress: func(p harness.Progress) {
-				j.out.send(progressMsg{Type: "progress", ID: j.id, Line: line, Progress: p})
-			},
-		}
-		res, err := s.exec(j.ctx, j.lines[i], env)
-		os.RemoveAll(dir)
-		if j.ctx.Err() != nil {
-			return true
-		}
-		if err != nil {
-			j.err = fmt.Errorf("line %d: %v", i, err)
-			j.out.send(errorMsg{Type: "error", ID: j.id, Line: lineP(i), Message: err.Error()})
-			break
-		}
-		if !json.Valid(res) {
-			j.err = fmt.Errorf("line %d: the harness returned invalid JSON", i)
-			j.out.send(errorMsg{Type: "error", ID: j.id, Line: lineP(i), Message: j.err.Error()})
-			break
-		}
-		j.results = append(j.results, json.RawMessage(res))
-		j.out.send(resultMsg{Type: "result", ID: j.id, Line: i, Result: res})
 	}
 	return false
+}
+
+// runLine runs line i of j and sends its result (or error). ok is false
+// when the line failed, which ends the job.
+func (s *Server) runLine(j *job, dir string, i, round, rounds int) (ok, cancelled bool) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		j.err = err
+		j.out.send(errorMsg{Type: "error", ID: j.id, Line: lineP(i), Message: "creating the run directory: " + err.Error()})
+		return false, false
+	}
+	j.out.send(startedMsg{Type: "started", ID: j.id, Line: i, Spec: j.lines[i]})
+	tl := &timeline{}
+	env := harness.Env{
+		Dir:    dir,
+		Limits: s.cfg.Limits,
+		Exe:    s.cfg.Exe,
+		Progress: func(p harness.Progress) {
+			tl.add(p)
+			j.out.send(progressMsg{Type: "progress", ID: j.id, Line: i, Progress: p})
+		},
+	}
+	started := time.Now()
+	res, err := s.exec(j.ctx, j.lines[i], env)
+	ended := time.Now()
+	os.RemoveAll(dir)
+	if j.ctx.Err() != nil {
+		return false, true
+	}
+	if err != nil {
+		j.err = fmt.Errorf("line %d: %v", i, err)
+		j.out.send(errorMsg{Type: "error", ID: j.id, Line: lineP(i), Message: err.Error()})
+		return false, false
+	}
+	if !json.Valid(res) {
+		j.err = fmt.Errorf("line %d: the harness returned invalid JSON", i)
+		j.out.send(errorMsg{Type: "error", ID: j.id, Line: lineP(i), Message: j.err.Error()})
+		return false, false
+	}
+	// The measurement is over: recording it cannot perturb it.
+	id, _ := s.record(j, j.lines[i], res, tl, started, ended)
+	if round == rounds {
+		j.results = append(j.results, json.RawMessage(res))
+		j.runIDs = append(j.runIDs, id)
+	}
+	m := resultMsg{Type: "result", ID: j.id, Line: i, Result: res, RunID: id}
+	if rounds > 1 {
+		m.Round = round
+	}
+	j.out.send(m)
+	return true, false
 }
 
 // placeOf finds the job holding ticket and tells its place as the queued

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"kvlab/harness"
 	"kvlab/internal/quiz"
 )
 
@@ -51,12 +52,17 @@ type quizRequest struct {
 	Results []json.RawMessage `json:"results"`
 	Token   string            `json:"token,omitempty"`
 	Ticket  string            `json:"ticket,omitempty"` // names the request for GET /api/quiz/queue
+	// Browser and RunIDs name the recorded runs a cell quiz is graded
+	// from (see quizrecord.go); Results is refused.
+	Browser string  `json:"browser,omitempty"`
+	RunIDs  []int64 `json:"run_ids,omitempty"`
 }
 
 type quizReply struct {
 	quiz.Feedback
 	ExplainHTML string            `json:"explain_html,omitempty"`
 	Measured    []json.RawMessage `json:"measured,omitempty"` // results of run: lines
+	RunIDs      []int64           `json:"run_ids,omitempty"`  // the archived runs the answer was graded from
 }
 
 func jsonError(w http.ResponseWriter, code int, msg string) {
@@ -125,8 +131,20 @@ func (s *Server) handleQuiz(w http.ResponseWriter, r *http.Request) {
 		jsonError(w, http.StatusBadRequest, "pick one of the choices")
 		return
 	}
-	raw := req.Results
-	var measured []json.RawMessage
+	if len(req.Results) > 0 {
+		jsonError(w, http.StatusBadRequest, errClientNumbers)
+		return
+	}
+	var raw, measured []json.RawMessage
+	var graded []int64
+	if q.Cell != "" {
+		graded = req.RunIDs
+		if raw, err = s.recordedResults(r.Context(), l.Slug, q, req.Browser, req.RunIDs); err != nil {
+			qe := err.(*quizError)
+			jsonError(w, qe.code, qe.msg)
+			return
+		}
+	}
 	if q.Run != nil {
 		if !s.tokenOK(req.Token) {
 			jsonError(w, http.StatusForbidden, errTokenRequired.Error())
@@ -136,7 +154,17 @@ func (s *Server) handleQuiz(w http.ResponseWriter, r *http.Request) {
 			jsonError(w, http.StatusBadRequest, badTicket)
 			return
 		}
-		raw, err = s.measure(r.Context(), q.ID, req.Ticket, q.Run)
+		if err := checkOrigin("", "", req.Browser); err != nil {
+			jsonError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		if err := checkRunLines(q.Run, s.cfg.Limits); err != nil {
+			jsonError(w, http.StatusInternalServerError, "measuring for quiz "+q.ID+": "+err.Error())
+			return
+		}
+		s.notePrediction(r.Context(), l.Slug, q.ID, req.Browser, req.Answer)
+		from := origin{source: "quiz", lesson: l.Slug, quiz: q.ID, browser: req.Browser}
+		raw, graded, err = s.measure(r.Context(), q.ID, req.Ticket, q.Run, from)
 		if err != nil {
 			code := http.StatusInternalServerError
 			switch {
@@ -169,7 +197,7 @@ func (s *Server) handleQuiz(w http.ResponseWriter, r *http.Request) {
 		jsonError(w, code, msg)
 		return
 	}
-	b, err := json.Marshal(quizReply{Feedback: fb, ExplainHTML: inlineMarkdown(q.Explain), Measured: measured})
+	b, err := json.Marshal(quizReply{Feedback: fb, ExplainHTML: inlineMarkdown(q.Explain), Measured: measured, RunIDs: graded})
 	if err != nil {
 		jsonError(w, http.StatusInternalServerError, "quiz "+q.ID+": the feedback does not encode as JSON: "+err.Error())
 		return
@@ -215,37 +243,46 @@ func (collector) send(any) {}
 
 // measure runs lines through the queue and waits for the results.
 // ticket, when not "", lets GET /api/quiz/queue find the job.
-func (s *Server) measure(ctx context.Context, id, ticket string, lines []string) ([]json.RawMessage, error) {
-	for i, l := range lines {
-		if err := checkLine(l, s.cfg.Limits); err != nil {
-			return nil, runLineError(i, l, err)
-		}
+// It returns the results and their archive ids (0 where not recorded).
+func (s *Server) measure(ctx context.Context, id, ticket string, lines []string, from origin) ([]json.RawMessage, []int64, error) {
+	if err := checkRunLines(lines, s.cfg.Limits); err != nil {
+		return nil, nil, err
 	}
 	if s.quizRuns.Add(1) > maxQuizRuns {
 		s.quizRuns.Add(-1)
-		return nil, errQuizBusy
+		return nil, nil, errQuizBusy
 	}
 	defer s.quizRuns.Add(-1)
 	jctx, cancel := context.WithCancel(s.ctx)
 	defer cancel()
-	j := &job{id: "quiz:" + id, ticket: ticket, lines: lines, out: collector{}, ctx: jctx, cancel: cancel, done: make(chan struct{})}
+	j := &job{id: "quiz:" + id, ticket: ticket, lines: lines, out: collector{}, ctx: jctx, cancel: cancel, done: make(chan struct{}), from: from}
 	if err := s.q.enqueue(j, s.maxWaiting); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	select {
 	case <-j.done:
 	case <-ctx.Done():
 		s.cancelJob(j)
 		<-j.done
-		return nil, ctx.Err()
+		return nil, nil, ctx.Err()
 	}
 	if j.err != nil {
-		return nil, j.err
+		return nil, nil, j.err
 	}
 	if len(j.results) != len(lines) {
-		return nil, errors.New("the run was cancelled")
+		return nil, nil, errors.New("the run was cancelled")
 	}
-	return j.results, nil
+	return j.results, j.runIDs, nil
+}
+
+// checkRunLines checks a quiz's run: lines against the limits.
+func checkRunLines(lines []string, lim harness.Limits) error {
+	for i, l := range lines {
+		if err := checkLine(l, lim); err != nil {
+			return runLineError(i, l, err)
+		}
+	}
+	return nil
 }
 
 // runLineError names a quiz's run: line (1-based i+1) and its text once,
