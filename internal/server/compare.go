@@ -28,9 +28,9 @@ func (e *compareError) Error() string { return e.msg }
 type comparePage struct {
 	*archive.Comparison
 	JSONLink template.URL // this comparison as JSON
-	Rows    []compareRow
-	TooFew  bool // some metric had too few runs to tell
-	Problem string
+	Rows     []compareRow
+	TooFew   bool // some metric had too few runs to tell
+	Problem  string
 }
 
 type compareRow struct {

@@ -129,10 +129,10 @@ type Server struct {
 	q        *queue
 	quizRuns atomic.Int32 // run: quizzes queued or running
 
-	arch     archive.Archive // the run archive; see record.go
-	ownArch  bool            // arch was opened by New and is closed by Close
-	version  string          // labserver's version, recorded with each run
-	hostID   string          // this machine's id, recorded with each run
+	arch    archive.Archive // the run archive; see record.go
+	ownArch bool            // arch was opened by New and is closed by Close
+	version string          // labserver's version, recorded with each run
+	hostID  string          // this machine's id, recorded with each run
 
 	// pongWait is how long a websocket may stay silent (no message, no
 	// pong) before it is dropped; pings go out at half of it.
