@@ -11,28 +11,25 @@ import (
 )
 
 // FillFromResult sets the fields a caller can read off the run's Result:
-// Kind (when empty), and Engine, Sync and Workload for filters, from a
-// result object or array (an array's distinct values comma-joined, in
-// order), and Version and Host when empty. A sweep line's Kind is
-// "sweep" when the caller says so; the result alone says "bench".
+// Kind (when empty; a sweep line's result says "bench", so a caller that
+// knows it ran a sweep sets Kind itself), Engine, Sync and Workload for
+// filters (an array's distinct values comma-joined, in order), Probe
+// when empty (the result's "probe" conditions, its first element's for
+// an array, or a probe's whole result), and Version and Host when empty.
 func (r *Run) FillFromResult() {
-	var items []struct {
-		Kind     string `json:"kind"`
-		Engine   string `json:"engine"`
-		Sync     string `json:"sync"`
-		Workload string `json:"workload"`
+	type head struct {
+		Kind     string          `json:"kind"`
+		Engine   string          `json:"engine"`
+		Sync     string          `json:"sync"`
+		Workload string          `json:"workload"`
+		Probe    json.RawMessage `json:"probe"`
 	}
+	var items []head
 	res := bytes.TrimSpace(r.Result)
 	if len(res) > 0 && res[0] == '[' {
 		json.Unmarshal(res, &items)
 	} else if len(res) > 0 {
-		items = items[:0]
-		var one struct {
-			Kind     string `json:"kind"`
-			Engine   string `json:"engine"`
-			Sync     string `json:"sync"`
-			Workload string `json:"workload"`
-		}
+		var one head
 		if json.Unmarshal(res, &one) == nil {
 			items = append(items, one)
 		}
@@ -55,6 +52,14 @@ func (r *Run) FillFromResult() {
 	r.Engine = strings.Join(engines, ",")
 	r.Sync = strings.Join(syncs, ",")
 	r.Workload = strings.Join(workloads, ",")
+	if len(r.Probe) == 0 && len(items) > 0 {
+		switch {
+		case items[0].Kind == "probe":
+			r.Probe = json.RawMessage(res)
+		case len(items[0].Probe) > 0 && string(items[0].Probe) != "null":
+			r.Probe = items[0].Probe
+		}
+	}
 	if r.Version == "" {
 		r.Version = Version()
 	}

@@ -127,12 +127,18 @@ func checkMagic(path string) error {
 		return fmt.Errorf("archive: %w", err)
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return fmt.Errorf("archive: %s is not a regular file", path)
+	}
 	head := make([]byte, len(sqliteMagic))
 	n, err := io.ReadFull(f, head)
-	if n == 0 && (err == io.EOF) {
+	if n == 0 && err == io.EOF {
 		return nil // empty: SQLite makes it a database
 	}
-	if err != nil || !bytes.Equal(head, sqliteMagic) {
+	if err != nil && err != io.ErrUnexpectedEOF {
+		return fmt.Errorf("archive: reading %s: %w", path, err)
+	}
+	if !bytes.Equal(head, sqliteMagic) {
 		return corruptError{fmt.Errorf("not a SQLite database (its first bytes are %q)", head[:n])}
 	}
 	return nil

@@ -32,6 +32,9 @@ type job struct {
 	from   origin  // where the job came from, for the archive
 	repeat int     // times to run the lines, in rounds (0 or 1: once)
 
+	// release gives back the job's place in its address's count; may be nil.
+	release func()
+
 	// results is written by the runner only; read after done is closed.
 	results []json.RawMessage
 	runIDs  []int64 // the archive id of each result (0: not recorded); as results
@@ -230,6 +233,9 @@ func finishJob(j *job, cancelled bool) {
 	if j.owner != nil {
 		j.owner.forget(j)
 	}
+	if j.release != nil {
+		j.release()
+	}
 	close(j.done)
 }
 
@@ -244,11 +250,15 @@ func (s *Server) runJob(j *job) (cancelled bool) {
 	}
 	dir := filepath.Join(s.cfg.DataDir, "runs", fmt.Sprintf("run-%d-%d", os.Getpid(), runSeq.Add(1)))
 	defer os.RemoveAll(dir)
+	// One time budget for the whole job, preload and every run of every
+	// round included.
+	ctx, stop := s.cfg.Budget.withBudget(j.ctx)
+	defer stop()
 	rounds := max(j.repeat, 1)
 	for round := 1; round <= rounds; round++ {
 		for i := range j.lines {
 			var ok bool
-			if ok, cancelled = s.runLine(j, dir, i, round, rounds); cancelled {
+			if ok, cancelled = s.runLine(ctx, j, dir, i, round, rounds); cancelled {
 				return true
 			} else if !ok {
 				return false
@@ -258,9 +268,10 @@ func (s *Server) runJob(j *job) (cancelled bool) {
 	return false
 }
 
-// runLine runs line i of j and sends its result (or error). ok is false
-// when the line failed, which ends the job.
-func (s *Server) runLine(j *job, dir string, i, round, rounds int) (ok, cancelled bool) {
+// runLine runs line i of j under ctx (the job's budget) and sends its
+// result (or error). ok is false when the line failed or the budget ran
+// out, which ends the job.
+func (s *Server) runLine(ctx context.Context, j *job, dir string, i, round, rounds int) (ok, cancelled bool) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		j.err = err
 		j.out.send(errorMsg{Type: "error", ID: j.id, Line: lineP(i), Message: "creating the run directory: " + err.Error()})
@@ -278,11 +289,21 @@ func (s *Server) runLine(j *job, dir string, i, round, rounds int) (ok, cancelle
 		},
 	}
 	started := time.Now()
-	res, err := s.exec(j.ctx, j.lines[i], env)
+	res, err := s.exec(ctx, j.lines[i], env)
 	ended := time.Now()
 	os.RemoveAll(dir)
 	if j.ctx.Err() != nil {
 		return false, true
+	}
+	if spent := context.Cause(ctx); spent != nil {
+		// The budget ran out: what the line measured before it was
+		// stopped is still recorded and shown, marked cancelled, then why.
+		if err == nil && json.Valid(res) {
+			s.sendResult(j, i, round, rounds, res, tl, started, ended)
+		}
+		j.err = fmt.Errorf("line %d: %v", i, spent)
+		j.out.send(errorMsg{Type: "error", ID: j.id, Line: lineP(i), Message: spent.Error()})
+		return false, false
 	}
 	if err != nil {
 		j.err = fmt.Errorf("line %d: %v", i, err)
@@ -294,10 +315,16 @@ func (s *Server) runLine(j *job, dir string, i, round, rounds int) (ok, cancelle
 		j.out.send(errorMsg{Type: "error", ID: j.id, Line: lineP(i), Message: j.err.Error()})
 		return false, false
 	}
-	// The measurement is over: recording it cannot perturb it.
+	s.sendResult(j, i, round, rounds, res, tl, started, ended)
+	return true, false
+}
+
+// sendResult records line i's result and then sends it with its run_id.
+// The measurement is over: recording it cannot perturb it.
+func (s *Server) sendResult(j *job, i, round, rounds int, res json.RawMessage, tl *timeline, started, ended time.Time) {
 	id, _ := s.record(j, j.lines[i], res, tl, started, ended)
 	if round == rounds {
-		j.results = append(j.results, json.RawMessage(res))
+		j.results = append(j.results, res)
 		j.runIDs = append(j.runIDs, id)
 	}
 	m := resultMsg{Type: "result", ID: j.id, Line: i, Result: res, RunID: id}
@@ -305,7 +332,6 @@ func (s *Server) runLine(j *job, dir string, i, round, rounds int) (ok, cancelle
 		m.Round = round
 	}
 	j.out.send(m)
-	return true, false
 }
 
 // placeOf finds the job holding ticket and tells its place as the queued

@@ -67,6 +67,42 @@ func (s *Server) recordedResults(ctx context.Context, lessonSlug string, q *quiz
 	return out, nil
 }
 
+// gradedFrom returns the results a quiz is graded from and their run ids:
+// for a cell quiz, the recorded runs the request names. It refuses numbers
+// sent by the client. ok is false when it has replied with an error.
+func (s *Server) gradedFrom(w http.ResponseWriter, r *http.Request, lessonSlug string, q *quiz.Quiz, req *quizRequest) (raw []json.RawMessage, ids []int64, ok bool) {
+	if len(req.Results) > 0 {
+		jsonError(w, http.StatusBadRequest, errClientNumbers)
+		return nil, nil, false
+	}
+	if q.Cell == "" {
+		return nil, nil, true
+	}
+	raw, err := s.recordedResults(r.Context(), lessonSlug, q, req.Browser, req.RunIDs)
+	if err != nil {
+		qe := err.(*quizError)
+		jsonError(w, qe.code, qe.msg)
+		return nil, nil, false
+	}
+	return raw, req.RunIDs, true
+}
+
+// predictFirst checks a run: quiz request's browser id and lines, then
+// stores its answer as a prediction before the measurement is queued.
+// It returns false when it has replied with an error.
+func (s *Server) predictFirst(w http.ResponseWriter, r *http.Request, lessonSlug string, q *quiz.Quiz, req *quizRequest) bool {
+	if err := checkOrigin("", "", req.Browser); err != nil {
+		jsonError(w, http.StatusBadRequest, err.Error())
+		return false
+	}
+	if err := s.checkRunLines(q.Run); err != nil {
+		jsonError(w, http.StatusInternalServerError, "measuring for quiz "+q.ID+": "+err.Error())
+		return false
+	}
+	s.notePrediction(r.Context(), lessonSlug, q.ID, req.Browser, req.Answer)
+	return true
+}
+
 // notePrediction stores the answer to a run: quiz as a prediction before
 // its measurement starts, so the record shows the prediction came first.
 // A failure is logged, not fatal: the quiz is still graded.

@@ -173,3 +173,16 @@ func (s *Server) openArchive() error {
 	s.arch, s.ownArch = a, true
 	return nil
 }
+
+// repeatLines is lines once per round (rounds 0 or 1: once), for the
+// budget check of a repeated cell.
+func repeatLines(lines []string, rounds int) []string {
+	if rounds <= 1 {
+		return lines
+	}
+	out := make([]string, 0, len(lines)*rounds)
+	for range rounds {
+		out = append(out, lines...)
+	}
+	return out
+}
