@@ -22,12 +22,11 @@ func TestQuizPredictionReply(t *testing.T) {
 	s := newServer(t, func(c *Config) { c.Lessons = os.DirFS("testdata/predict") })
 	ts := startServer(t, s)
 	c := dial(t, ts, "", nil)
-	c.run("g", "bench -engine null -sync none -workload fillrandom -ops 500")
-	var results []json.RawMessage
+	c.runAs("g", "01-predict", "guess", testBrowser, "bench -engine null -sync none -workload fillrandom -ops 500")
+	var ids []int64
 	for _, m := range c.until("g", "done") {
 		if m.str("type") == "result" {
-			b, _ := json.Marshal(m["result"])
-			results = append(results, b)
+			ids = append(ids, int64(m.num("run_id")))
 		}
 	}
 	for _, tt := range []struct {
@@ -42,7 +41,7 @@ func TestQuizPredictionReply(t *testing.T) {
 		{"guess-count", false, "450", false, "10% below the measured value", 0.9},
 		{"after-count", true, "500", false, "exactly the measured value", 1}, // not a predict: yes quiz
 	} {
-		req := map[string]any{"lesson": "01-predict", "quiz": tt.quiz, "answer": tt.answer, "results": results, "prediction": tt.prediction}
+		req := map[string]any{"lesson": "01-predict", "quiz": tt.quiz, "answer": tt.answer, "browser": testBrowser, "run_ids": ids, "prediction": tt.prediction}
 		b, _ := json.Marshal(req)
 		var r predictResp
 		code := postJSON(t, ts.URL+"/api/quiz", b, &r)
