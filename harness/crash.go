@@ -29,12 +29,13 @@ type CrashResult struct {
 	Writes        int64             `json:"writes"`        // acknowledged writes, all trials
 	DurableAcked  int64             `json:"durable_acked"` // of those, the ones the store called durable
 	Recovered     int64             `json:"recovered"`
-	Lost          int64             `json:"lost"`       // durable-acknowledged writes missing: must be 0
-	LostAcked     int64             `json:"lost_acked"` // acknowledged writes missing, durable or not
+	Lost          int64             `json:"lost"`         // durable-acknowledged writes missing: must be 0
+	LostWritten   int64             `json:"lost_written"` // SIGKILL: writes handed to the OS before the kill, missing: must be 0
+	LostAcked     int64             `json:"lost_acked"`   // acknowledged writes missing, durable or not
 	Corrupt       int64             `json:"corrupt"`
 	Unwritten     int64             `json:"unwritten"`
 	FailedReopens int64             `json:"failed_reopens"`
-	OK            bool              `json:"ok"` // every trial reopened and lost, corrupt and unwritten are all 0
+	OK            bool              `json:"ok"` // every trial reopened and lost, lost_written, corrupt and unwritten are all 0
 	PerTrial      []crashtest.Trial `json:"per_trial"`
 	Cancelled     bool              `json:"cancelled,omitempty"`
 }
@@ -73,7 +74,7 @@ func crashLine(ctx context.Context, s *Spec, dir string, env Env) (*CrashResult,
 	}
 	r := &CrashResult{
 		Kind: "crash", Spec: s.line("", nil), Sync: rep.Sync, Power: rep.Power, Trials: len(rep.Trials),
-		Writes: rep.Writes, DurableAcked: rep.DurableAcked, Recovered: rep.Recovered, Lost: rep.Lost,
+		Writes: rep.Writes, DurableAcked: rep.DurableAcked, Recovered: rep.Recovered, Lost: rep.Lost, LostWritten: rep.LostWritten,
 		LostAcked: rep.LostAcked, Corrupt: rep.Corrupt, Unwritten: rep.Unwritten, FailedReopens: rep.Failed,
 		OK: rep.OK(), PerTrial: rep.Trials, Cancelled: cancelled,
 	}

@@ -22,6 +22,12 @@
 // Unwritten (values that were never written). The invariant is
 // recovered >= durable_acked, with lost = corrupt = unwritten = 0.
 //
+// A kill also checks the layer above the disk: LostWritten counts the
+// acknowledged writes the store had handed to the OS before the kill
+// (Stats().WrittenSeq) that did not come back, and must be 0, because the
+// page cache outlives the process. Writes still in the store's write
+// buffer may be lost to a kill (they are in LostAcked only).
+//
 // MaybeRunChild must be called first thing in main() and in TestMain of any
 // test binary that runs SIGKILL trials.
 package crashtest
@@ -97,6 +103,12 @@ type Trial struct {
 	Unwritten    int64   `json:"unwritten"`     // keys recovered that were never written
 	DurableSeq   uint64  `json:"durable_seq"`   // the last DurableSeq the store reported
 	CrashAfterMs float64 `json:"crash_after_ms"`
+
+	// SIGKILL only: the last WrittenSeq the store reported, and the
+	// acknowledged writes up to it that did not come back (must be 0).
+	WrittenSeq  uint64 `json:"written_seq,omitempty"`
+	LostWritten int64  `json:"lost_written"`
+
 	// Error is set when the store failed to reopen: always a finding.
 	Error string `json:"error,omitempty"`
 }
@@ -110,16 +122,18 @@ type Report struct {
 	DurableAcked int64   `json:"durable_acked"`
 	Recovered    int64   `json:"recovered"`
 	Lost         int64   `json:"lost"`
+	LostWritten  int64   `json:"lost_written"`
 	LostAcked    int64   `json:"lost_acked"`
 	Corrupt      int64   `json:"corrupt"`
 	Unwritten    int64   `json:"unwritten"`
 	Failed       int64   `json:"failed_reopens"` // trials whose store did not reopen
 }
 
-// OK reports whether no trial lost a durable write, recovered a wrong or
-// unwritten value, or failed to reopen.
+// OK reports whether no trial lost a durable write (or, after a kill, a
+// write handed to the OS), recovered a wrong or unwritten value, or failed
+// to reopen.
 func (r Report) OK() bool {
-	return r.Lost == 0 && r.Corrupt == 0 && r.Unwritten == 0 && r.Failed == 0
+	return r.Lost == 0 && r.LostWritten == 0 && r.Corrupt == 0 && r.Unwritten == 0 && r.Failed == 0
 }
 
 func (r *Report) add(t Trial) {
@@ -128,6 +142,7 @@ func (r *Report) add(t Trial) {
 	r.DurableAcked += t.DurableAcked
 	r.Recovered += t.Recovered
 	r.Lost += t.Lost
+	r.LostWritten += t.LostWritten
 	r.LostAcked += t.LostAcked
 	r.Corrupt += t.Corrupt
 	r.Unwritten += t.Unwritten
@@ -236,11 +251,13 @@ func Run(ctx context.Context, cfg Config, progress func(Trial)) (Report, error) 
 }
 
 // acks records what the workload acknowledged: for each writer the
-// highest j whose Put returned nil, and the highest DurableSeq seen.
+// highest j whose Put returned nil, and the highest DurableSeq and
+// WrittenSeq seen.
 type acks struct {
-	mu         sync.Mutex // guards acked and durableSeq
+	mu         sync.Mutex // guards acked, durableSeq and writtenSeq
 	acked      []int64    // per writer; -1 = none
 	durableSeq uint64
+	writtenSeq uint64
 }
 
 func newAcks(writers int) *acks {
@@ -251,10 +268,11 @@ func newAcks(writers int) *acks {
 	return a
 }
 
-func (a *acks) ack(w int, j int64, durable uint64) {
+func (a *acks) ack(w int, j int64, durable, written uint64) {
 	a.mu.Lock()
 	a.acked[w] = max(a.acked[w], j)
 	a.durableSeq = max(a.durableSeq, durable)
+	a.writtenSeq = max(a.writtenSeq, written)
 	a.mu.Unlock()
 }
 
@@ -298,9 +316,9 @@ func killTrial(ctx context.Context, cfg Config, dir string, rng *rand.Rand) (Tri
 			}
 			var wr int
 			var j int64
-			var d uint64
-			if _, err := fmt.Sscanf(line, "a %d %d %d", &wr, &j, &d); err == nil && wr >= 0 && wr < w.Writers {
-				a.ack(wr, j, d)
+			var d, ws uint64
+			if _, err := fmt.Sscanf(line, "a %d %d %d %d", &wr, &j, &d, &ws); err == nil && wr >= 0 && wr < w.Writers {
+				a.ack(wr, j, d, ws)
 			}
 		}
 		if !started {
@@ -346,7 +364,7 @@ func killTrial(ctx context.Context, cfg Config, dir string, rng *rand.Rand) (Tri
 	if ctx.Err() != nil {
 		return Trial{}, ctx.Err()
 	}
-	t := verify(w, a, engine.OSFS{})
+	t := verify(w, a, engine.OSFS{}, true)
 	t.CrashAfterMs = float64(after) / 1e6
 	return t, nil
 }
@@ -379,7 +397,7 @@ func powerTrial(cfg Config, rng *rand.Rand) (Trial, error) {
 	stop.Store(true)
 	wg.Wait()
 	db.Close() // fails: the old MemFS is down, as the process would be
-	t := verify(w, a, rebooted)
+	t := verify(w, a, rebooted, false)
 	t.CrashAfterMs = float64(after) / 1e6
 	return t, nil
 }
@@ -394,12 +412,13 @@ func openStore(w workload, fs engine.FS) (*engine.DB, error) {
 
 // runWriter is one writing goroutine: Puts to its keys in order until
 // stop is set or a Put fails, reporting each acknowledged write.
-func runWriter(db *engine.DB, w workload, wr int, stop *atomic.Bool, ack func(w int, j int64, durable uint64)) {
+func runWriter(db *engine.DB, w workload, wr int, stop *atomic.Bool, ack func(w int, j int64, durable, written uint64)) {
 	for j := int64(0); !stop.Load(); j++ {
 		if err := db.Put(keyFor(wr, j, w.Keys), valueFor(w, wr, j)); err != nil {
 			return
 		}
-		ack(wr, j, db.Stats().DurableSeq)
+		s := db.Stats()
+		ack(wr, j, s.DurableSeq, s.WrittenSeq)
 		if wr == 0 && w.CompactEvery > 0 && j > 0 && j%int64(w.CompactEvery) == 0 {
 			if err := db.Compact(); err != nil {
 				return
@@ -426,10 +445,14 @@ func valueFor(w workload, wr int, j int64) []byte {
 
 // verify reopens the crashed store and checks every key against what was
 // acknowledged. Under always and group an acknowledged Put was durable
-// when it returned; otherwise DurableSeq decides.
-func verify(w workload, a *acks, fs engine.FS) Trial {
+// when it returned; otherwise DurableSeq decides. After a kill, WrittenSeq
+// decides which writes were in the OS's hands.
+func verify(w workload, a *acks, fs engine.FS, killed bool) Trial {
 	var t Trial
 	t.DurableSeq = a.durableSeq
+	if killed {
+		t.WrittenSeq = a.writtenSeq
+	}
 	pol, _ := engine.ParseSync(w.Sync)
 	ackDurable := pol.Mode == engine.SyncAlways || pol.Mode == engine.SyncGroup
 	db, err := openStore(w, fs)
@@ -469,6 +492,7 @@ func verify(w workload, a *acks, fs engine.FS) Trial {
 			}
 			for j := slot; j <= acked; j += int64(w.Keys) {
 				durable := ackDurable || uint64(j+1) <= a.durableSeq
+				written := killed && (ackDurable || uint64(j+1) <= a.writtenSeq)
 				if durable {
 					t.DurableAcked++
 				}
@@ -479,6 +503,9 @@ func verify(w workload, a *acks, fs engine.FS) Trial {
 				t.LostAcked++
 				if durable {
 					t.Lost++
+				}
+				if written {
+					t.LostWritten++
 				}
 			}
 		}
@@ -537,8 +564,8 @@ func MaybeRunChild() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			runWriter(db, w, wr, &stop, func(w int, j int64, d uint64) {
-				say(fmt.Sprintf("a %d %d %d\n", w, j, d))
+			runWriter(db, w, wr, &stop, func(w int, j int64, d, ws uint64) {
+				say(fmt.Sprintf("a %d %d %d %d\n", w, j, d, ws))
 			})
 		}()
 	}
