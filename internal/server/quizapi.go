@@ -25,10 +25,12 @@ import (
 // it keeps locked until the reader has predicted; the reply then says
 // "predicted": true (see package quiz, "Predict, then measure").
 //
-// results are the student's latest results of the quiz's cell, as the
-// page received them over the websocket; a quiz with run: lines ignores
-// them and measures its lines through the run queue instead (so it waits
-// its turn, and needs the token when one is set). Reply: quiz.Feedback
+// A cell quiz is graded from the runs the server recorded (quizrecord.go):
+// the request names them by "run_ids" with its "browser"; "results"
+// (numbers sent by the client) are refused. A quiz with run: lines
+// measures its lines through the run queue instead (so it waits its turn,
+// and needs the token when one is set), after storing its answer as a
+// prediction. Reply: quiz.Feedback
 // as JSON plus "explain_html", or {"error":"..."} with status 400 (bad
 // request or answer), 403 (origin or token), 404 (no such quiz), 408 (the
 // body came too slowly), 413 (the body is too large), 422 (the results

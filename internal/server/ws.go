@@ -34,8 +34,10 @@ import (
 // Every line is checked before anything is queued: a bad line gets an
 // error naming the line and the problem, then done, and nothing runs.
 // Extensions: a run may carry "token" (else the ?token= query parameter
-// of the websocket URL is used); done carries "cancelled":true when the
-// run was cancelled.
+// of the websocket URL is used), and "lesson", "cell_id", "browser" and
+// "repeat" for the run archive (record.go); result carries "run_id" once
+// the line is recorded, and "round" in a repeated run; done carries
+// "cancelled":true when the run was cancelled.
 //
 // Per connection there is one reader (the handler goroutine), one writer,
 // and the server's single runner; a disconnect cancels the client's runs.
