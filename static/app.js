@@ -328,7 +328,9 @@
             const prev = store.json(resultsKey(this.id), null);
             // A repeated run keeps its group of run ids per line, and the group before it, for the compare links.
             const groups = (l, i) => (l.group.length > 1 ? { group: l.group, prev_group: (prev && prev.lines && prev.lines[i] && prev.lines[i].spec !== l.spec && prev.lines[i].group) || (prev && prev.lines && prev.lines[i] && prev.lines[i].prev_group) || null } : {});
-            store.setJSON(resultsKey(this.id), { at: Date.now(), lines: L.map((l, i) => ({ spec: l.spec, result: l.result, run_id: l.run_id, ...groups(l, i) })) });
+            const kept = L.map((l, i) => ({ spec: l.spec, result: l.result, run_id: l.run_id, ...groups(l, i) }));
+            kept.forEach((k, i) => { L[i].prev_group = k.prev_group || null; });
+            store.setJSON(resultsKey(this.id), { at: Date.now(), lines: kept });
             updateProgress(lessonSlug(), (p) => { p.cells[this.id] = true; });
             // Predictions waiting for this cell are graded now.
             document.dispatchEvent(new CustomEvent('kvlab:measured', { detail: { cell: this.id } }));
