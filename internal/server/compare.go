@@ -109,6 +109,24 @@ func (s *Server) compareGroups(ctx context.Context, v url.Values) (a, b []archiv
 			return nil, nil, &compareError{fmt.Sprintf("n=%q: want the runs per group, 1 to %d", x, maxGroup)}
 		}
 	}
+	if at := v.Get("at"); at != "" {
+		if v.Get("a") != "" || v.Get("a_upto") != "" || v.Get("b") != "" || v.Get("b_upto") != "" {
+			return nil, nil, &compareError{"at=ID names both groups: give it alone (with n)"}
+		}
+		id, err := strconv.ParseInt(at, 10, 64)
+		if err != nil || id <= 0 {
+			return nil, nil, &compareError{fmt.Sprintf("at=%q: want a run id", at)}
+		}
+		first, err := s.arch.Get(ctx, id)
+		if err != nil {
+			return nil, nil, err
+		}
+		if b, err = s.firstRuns(ctx, first, n); err != nil {
+			return nil, nil, err
+		}
+		a, err = s.groupBefore(ctx, b, n)
+		return a, b, err
+	}
 	if b, err = s.group(ctx, v, "b", n); err != nil {
 		return nil, nil, err
 	}
@@ -177,6 +195,36 @@ func (s *Server) lastRuns(ctx context.Context, last *archive.Run, n int) ([]arch
 	})
 	slices.Reverse(out)
 	return out, err
+}
+
+// firstRuns is first and the runs after it from first's place with
+// first's full spec, the oldest n of them: "the runs after I changed it",
+// when first is the first run after the change.
+func (s *Server) firstRuns(ctx context.Context, first *archive.Run, n int) ([]archive.Run, error) {
+	var after []archive.Run // newest first
+	q := archive.Query{Lesson: first.Lesson, Cell: first.Cell, Browser: first.Browser, Source: first.Source, Limit: 200}
+	for page := 0; page < 20; page++ {
+		runs, err := s.arch.List(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		for i := range runs {
+			if runs[i].ID <= first.ID {
+				page = 20
+				break
+			}
+			if sameCell(&runs[i], first) && runs[i].SpecFull == first.SpecFull {
+				after = append(after, runs[i])
+			}
+		}
+		if len(runs) < q.Limit {
+			break
+		}
+		q.Before = runs[len(runs)-1].ID
+	}
+	slices.Reverse(after)
+	out := append([]archive.Run{*first}, after...)
+	return out[:min(n, len(out))], nil
 }
 
 // groupBefore is "the last n runs before I changed it": the runs from b's

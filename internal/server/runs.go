@@ -29,6 +29,8 @@ import (
 //	                          the same spec, up to and including that run:
 //	                          "the last 5 runs before I changed it" and
 //	                          "the last 5 after"
+//	GET /compare?at=ID&n=5    run ID and the next runs of its spec (B), and the
+//	                          last 5 before the change (A)
 //
 // Pages need no token: they show what ran, never run anything.
 

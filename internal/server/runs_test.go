@@ -180,7 +180,8 @@ func TestComparePage(t *testing.T) {
 	explicit := fmt.Sprintf("/compare?a=%s&b=%s&format=json", join(ids[:5]), join(ids[5:]))
 	auto := fmt.Sprintf("/compare?b=%s&format=json", join(ids[5:]))
 	upto := fmt.Sprintf("/compare?a_upto=%d&b_upto=%d&n=5&format=json", ids[4], ids[9])
-	for _, u := range []string{explicit, auto, upto} {
+	at := fmt.Sprintf("/compare?at=%d&format=json", ids[5])
+	for _, u := range []string{explicit, auto, upto, at} {
 		w := get(t, s, u)
 		var c archive.Comparison
 		if w.Code != 200 || json.Unmarshal(w.Body.Bytes(), &c) != nil {
@@ -215,6 +216,7 @@ func TestComparePage(t *testing.T) {
 		{"a=1&b=x", 400, "is not a run id (want ids separated by commas"},
 		{"b=1&b_upto=2", 400, "give b or b_upto, not both"},
 		{"b=1&n=0", 400, "want the runs per group, 1 to 50"},
+		{"at=1&b=2", 400, "at=ID names both groups"},
 		{"a=1&b=999999", 404, "no such run"},
 		{fmt.Sprintf("b=%d", ids[0]), 400, "no earlier run of the same cell with a different spec"},
 	} {
