@@ -21,14 +21,7 @@ type predictResp struct {
 func TestQuizPredictionReply(t *testing.T) {
 	s := newServer(t, func(c *Config) { c.Lessons = os.DirFS("testdata/predict") })
 	ts := startServer(t, s)
-	c := dial(t, ts, "", nil)
-	c.runAs("g", "01-predict", "guess", testBrowser, "bench -engine null -sync none -workload fillrandom -ops 500")
-	var ids []int64
-	for _, m := range c.until("g", "done") {
-		if m.str("type") == "result" {
-			ids = append(ids, int64(m.num("run_id")))
-		}
-	}
+	ids, _ := runCellAs(t, ts, "01-predict", "guess", testBrowser, "bench -engine null -sync none -workload fillrandom -ops 500", 1)
 	for _, tt := range []struct {
 		quiz       string
 		prediction bool

@@ -53,8 +53,17 @@ func measureCell(t *testing.T, ts *httptest.Server) ([]int64, []json.RawMessage)
 
 func measureCellAs(t *testing.T, ts *httptest.Server, browser, cellID string) ([]int64, []json.RawMessage) {
 	t.Helper()
+	return runCellAs(t, ts, "01-fixture", cellID, browser, "bench -engine null -sync always -workload fillrandom -ops 500\nbench -engine null -sync none -workload fillrandom -ops 500", 2)
+}
+
+// runCellAs runs a cell's text over the websocket the way the page does,
+// naming the lesson, the cell and the browser, and returns the archive
+// id and the result of each line; it fails unless there are lines of
+// them, each recorded.
+func runCellAs(t *testing.T, ts *httptest.Server, lessonSlug, cellID, browser, text string, lines int) ([]int64, []json.RawMessage) {
+	t.Helper()
 	c := dial(t, ts, "", nil)
-	c.runAs("m", "01-fixture", cellID, browser, "bench -engine null -sync always -workload fillrandom -ops 500\nbench -engine null -sync none -workload fillrandom -ops 500")
+	c.runAs("m", lessonSlug, cellID, browser, text)
 	var ids []int64
 	var out []json.RawMessage
 	for _, m := range c.until("m", "done") {
@@ -64,8 +73,8 @@ func measureCellAs(t *testing.T, ts *httptest.Server, browser, cellID string) ([
 			ids = append(ids, int64(m.num("run_id")))
 		}
 	}
-	if len(out) != 2 {
-		t.Fatalf("got %d results, want 2", len(out))
+	if len(out) != lines {
+		t.Fatalf("got %d results, want %d", len(out), lines)
 	}
 	for i, id := range ids {
 		if id <= 0 {
@@ -73,6 +82,14 @@ func measureCellAs(t *testing.T, ts *httptest.Server, browser, cellID string) ([
 		}
 	}
 	return ids, out
+}
+
+// runCell runs a cell's text over the websocket and returns its results,
+// one per line, the way the page shows them.
+func runCell(t *testing.T, ts *httptest.Server, text string, lines int) []json.RawMessage {
+	t.Helper()
+	_, out := runCellAs(t, ts, "", "", "", text, lines)
+	return out
 }
 
 func TestQuizAgainstCellMeasurement(t *testing.T) {
