@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -100,58 +98,34 @@ func (s *Server) record(j *job, line string, res json.RawMessage, tl *timeline, 
 	return id, nil
 }
 
-// describe fills a run's kind, full spec, filter fields and probe from its
-// spec line and its JSON result.
+// describe fills a run's kind and full spec from its spec line, its
+// filter fields from its result (archive.Run.FillFromResult, as the
+// command line does) and its conditions: a bench result's probe (the
+// first one of an array), or a probe run's whole result.
 func describe(r *archive.Run, lim harness.Limits) {
 	if sp, err := harness.ParseSpec(r.Spec, lim); err == nil {
-		r.Kind = sp.Cmd
-		r.SpecFull = sp.String()
+		r.Kind, r.SpecFull = sp.Cmd, sp.String()
 	}
-	var one struct {
-		Kind     string          `json:"kind"`
-		Spec     string          `json:"spec"`
-		Engine   string          `json:"engine"`
-		Sync     string          `json:"sync"`
-		Workload string          `json:"workload"`
-		Probe    json.RawMessage `json:"probe"`
-	}
-	var many []json.RawMessage
-	if json.Unmarshal(r.Result, &many) == nil && len(many) > 0 {
-		// An array (sweep, -repeat, -engine a,b): the filter fields join
-		// the distinct values; the conditions are the first element's.
-		var engines, syncs, workloads []string
-		for i, m := range many {
-			one.Probe = nil
-			if json.Unmarshal(m, &one) != nil {
-				continue
-			}
-			engines, syncs, workloads = addNew(engines, one.Engine), addNew(syncs, one.Sync), addNew(workloads, one.Workload)
-			if i == 0 {
-				r.Probe = one.Probe
-			}
-		}
-		r.Engine, r.Sync, r.Workload = strings.Join(engines, ","), strings.Join(syncs, ","), strings.Join(workloads, ",")
-		return
-	}
-	if json.Unmarshal(r.Result, &one) != nil {
-		return
-	}
-	r.Engine, r.Sync, r.Workload = one.Engine, one.Sync, one.Workload
-	if one.Kind == "bench" && one.Spec != "" {
-		r.SpecFull = one.Spec
-	}
-	if one.Kind == "probe" {
-		r.Probe = r.Result
-	} else {
-		r.Probe = one.Probe
-	}
+	r.FillFromResult()
+	r.Probe = probeOf(r.Result)
 }
 
-func addNew(list []string, v string) []string {
-	if v == "" || slices.Contains(list, v) {
-		return list
+func probeOf(res json.RawMessage) json.RawMessage {
+	var many []json.RawMessage
+	if json.Unmarshal(res, &many) == nil && len(many) > 0 {
+		res = many[0]
 	}
-	return append(list, v)
+	var one struct {
+		Kind  string          `json:"kind"`
+		Probe json.RawMessage `json:"probe"`
+	}
+	if json.Unmarshal(res, &one) != nil {
+		return nil
+	}
+	if one.Kind == "probe" {
+		return res
+	}
+	return one.Probe
 }
 
 // openArchive opens the archive New was asked for and learns the version
