@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"kvlab/internal/archive"
+	"kvlab/internal/quiz"
 )
 
 // maxGroup caps the runs of one compare group.
@@ -272,19 +273,11 @@ func (s *Server) scanBefore(ctx context.Context, last *archive.Run, before int64
 	return nil
 }
 
-// fmtMetric writes a median the way the page writes it: ns as a duration,
-// rates as whole numbers.
+// fmtMetric writes a median the way the page writes it: ns as a duration
+// (quiz.FormatDuration), rates as whole numbers.
 func fmtMetric(v float64, unit string) string {
 	if unit == "ns" {
-		switch {
-		case v < 1e3:
-			return fmt.Sprintf("%.0f ns", v)
-		case v < 1e6:
-			return fmt.Sprintf("%.3g µs", v/1e3)
-		case v < 1e9:
-			return fmt.Sprintf("%.3g ms", v/1e6)
-		}
-		return fmt.Sprintf("%.3g s", v/1e9)
+		return quiz.FormatDuration(v)
 	}
 	return fmt.Sprintf("%.0f %s", v, unit)
 }

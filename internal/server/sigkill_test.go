@@ -30,7 +30,7 @@ func TestSIGKILLKeepsAcknowledgedRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and kills a real labserver")
 	}
-	bin := killTestBinary(t)
+	bin := buildLabserver(t)
 	data := t.TempDir()
 	var acked []int64
 	for round := 1; round <= 3; round++ {
@@ -72,26 +72,6 @@ func TestSIGKILLKeepsAcknowledgedRuns(t *testing.T) {
 	if len(ents) != 0 {
 		t.Errorf("found %v: a database was moved aside as corrupt", ents)
 	}
-}
-
-// killTestBinary builds labserver into a temporary directory, as e2e/ does.
-func killTestBinary(t *testing.T) string {
-	t.Helper()
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		browsertest.Missing(t, "the go command is not on PATH")
-	}
-	bin := filepath.Join(t.TempDir(), "labserver")
-	build := exec.Command(gobin, "build", "-o", bin, "./labserver")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./labserver: %v\n%s", err, out)
-	}
-	return bin
 }
 
 type killTestServer struct {
