@@ -22,18 +22,22 @@ const (
 	// fdatasync that covers its bytes returned.
 	SyncGroup
 	// SyncBatch: fdatasync after every N Puts (and Deletes). Put returns
-	// when its bytes are written to the OS; up to N-1 acknowledged writes
-	// can be lost in a power cut.
+	// when its record is in the store's write buffer (wbuf.go), which
+	// goes to the OS before each fdatasync; up to N-1 acknowledged writes
+	// can be lost in a power cut, or in a process kill.
 	SyncBatch
 	// SyncPeriodic: a timer goroutine fdatasyncs every Interval. Put
-	// returns when its bytes are written to the OS; up to Interval of
-	// acknowledged writes can be lost in a power cut.
+	// returns when its record is in the store's write buffer, which goes
+	// to the OS before each fdatasync and whenever it is full; up to
+	// Interval of acknowledged writes can be lost in a power cut, and up
+	// to Options.WriteBuffer bytes of them in a process kill.
 	SyncPeriodic
 	// SyncNone: never fdatasync, except when a full segment is sealed
 	// (every SegmentSize bytes, so that its hint file never describes
-	// records a power cut could take) and in Close. THIS IS UNSAFE: a
-	// power cut can lose every write in the active segment (a process
-	// crash loses nothing, the kernel still has the pages).
+	// records a power cut could take) and in Close. Put returns when its
+	// record is in the store's write buffer. THIS IS UNSAFE: a power cut
+	// can lose every write in the active segment, and a process kill
+	// every write still in the buffer (up to Options.WriteBuffer bytes).
 	SyncNone
 )
 
@@ -138,11 +142,17 @@ func (p SyncPolicy) validate() error {
 // It is safe for concurrent use.
 type committer struct {
 	mu sync.Mutex // guards the fields below
-	// written is the highest seq appended: written to the OS or, under
-	// group commit, queued for the flusher's next write.
+	// written is the highest seq appended: written to the OS, or
+	// waiting in the write buffer or, under group commit, queued for the
+	// flusher's next write.
 	written uint64
+	// toOS is the highest seq handed to the OS: its write(2) returned,
+	// so it is in the page cache and survives a process kill. It lags
+	// written while a record waits in the write buffer (wbuf.go) or the
+	// group-commit queue.
+	// Invariant: durable <= toOS <= written.
+	toOS uint64
 	// durable is the highest seq covered by a returned fdatasync.
-	// Invariant: durable <= written.
 	durable uint64
 	// err is the first sync or write error; once set, never cleared.
 	err error
@@ -161,20 +171,30 @@ type committer struct {
 }
 
 func newCommitter(seq uint64) *committer {
-	c := &committer{written: seq, durable: seq, quit: make(chan struct{})}
+	c := &committer{written: seq, toOS: seq, durable: seq, quit: make(chan struct{})}
 	c.work = sync.NewCond(&c.mu)
 	c.done = sync.NewCond(&c.mu)
 	return c
 }
 
-// wrote records that the bytes of seq reached the OS.
-func (c *committer) wrote(seq uint64, wakeFlusher bool) {
+// wrote records that seq was appended, and that every seq up to handed
+// (0: none) is now in the OS's hands.
+func (c *committer) wrote(seq, handed uint64, wakeFlusher bool) {
 	c.mu.Lock()
 	c.written = max(c.written, seq)
+	c.toOS = max(c.toOS, handed)
 	c.mu.Unlock()
 	if wakeFlusher {
 		c.work.Signal()
 	}
+}
+
+// handed records that every seq up to seq is in the OS's hands: a write
+// buffer or a commit group was written.
+func (c *committer) handed(seq uint64) {
+	c.mu.Lock()
+	c.toOS = max(c.toOS, seq)
+	c.mu.Unlock()
 }
 
 // synced records the outcome of an fdatasync that covered every seq up to
@@ -315,7 +335,7 @@ func (db *DB) syncActive() (uint64, error) {
 	db.flushMu.Lock()
 	defer db.flushMu.Unlock()
 	db.writeMu.Lock()
-	err := db.flushGroupLocked()
+	err := db.flushLocked()
 	seg, target := db.active, db.lastSeq
 	db.writeMu.Unlock()
 	if err != nil {

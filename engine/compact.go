@@ -49,7 +49,7 @@ func (db *DB) Compact() error {
 		return err
 	}
 	// 1. Everything written so far becomes durable.
-	if err := db.flushGroupLocked(); err != nil {
+	if err := db.flushLocked(); err != nil {
 		return err
 	}
 	if err := db.syncSegment(db.active, db.lastSeq); err != nil {

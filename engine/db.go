@@ -34,8 +34,9 @@ type Options struct {
 	// FS is the filesystem; nil means OSFS.
 	FS FS
 	// Preallocate is how much of the active segment is zero-filled ahead
-	// of the writes (see ensureSpace): 0 means DefaultPreallocate, a
-	// negative value turns preallocation off (plain appends).
+	// of the writes (see ensureSpace): 0 means DefaultPreallocate, except
+	// under "none", where it means off; a negative value turns
+	// preallocation off (plain appends).
 	Preallocate int64
 	// GroupDelay bounds how long the group-commit flusher waits for the
 	// writers it just released to rejoin before it fdatasyncs: 0 means
@@ -44,6 +45,14 @@ type Options struct {
 	// NoHints makes Open ignore hint files and the store write none, so
 	// reopening rescans every segment. For measuring what hints save.
 	NoHints bool
+	// WriteBuffer is the size of the write buffer of "none", "batch:N"
+	// and "periodic:D" (wbuf.go): records collect in the process and go
+	// to the OS in one write(2) at each sync point or when this many
+	// bytes are waiting. 0 means DefaultWriteBuffer; a negative value
+	// turns the buffer off, so every Put is its own write(2); at most
+	// MaxWriteBuffer. "always" and "group" ignore it. A process kill
+	// loses what is in the buffer (doc.go, "Three layers").
+	WriteBuffer int
 }
 
 // entry is where the live value of a key is: 12 bytes per key in the index
@@ -58,16 +67,18 @@ type entry struct {
 //
 // Concurrency model. Writers (Put, Delete) are serialized by writeMu: each
 // takes it, appends one record to the active segment with a positioned
-// write, updates the index, and, under "always" or "batch:N", fdatasyncs
-// while still holding it. Under "group" the writer only queues its record
+// write (under "none", "batch:N" and "periodic:D" into the write buffer,
+// wbuf.go), updates the index, and, under "always" or "batch:N",
+// fdatasyncs while still holding it. Under "group" the writer only queues its record
 // (db.group), releases writeMu and waits; the flusher goroutine takes
 // writeMu briefly to write the queued group and update the index, then
 // fdatasyncs without it, so the next group queues meanwhile. Every
 // fdatasync of a segment runs under syncMu (see syncSegment). Readers
 // (Get) take mu for reading and read the record with a positioned read;
 // they never wait for fdatasync.
-// A Get can see a value as soon as it is written to the OS, before it is
-// durable, exactly as a read of the page cache would. Compact holds
+// A Get can see a value as soon as its Put appended it, before it is
+// durable, exactly as a read of the page cache would; a record still in
+// the write buffer is copied from there. Compact holds
 // flushMu and writeMu for its whole run (writers wait; readers go on) and
 // mu for the moment it swaps in the new segments.
 //
@@ -81,6 +92,7 @@ type DB struct {
 	prealloc   int64
 	groupDelay time.Duration
 	noHints    bool
+	wbufSize   int // the write buffer's flush size; 0 = no buffer (always, group, or turned off)
 
 	// flushMu is held by whoever fdatasyncs the active segment without
 	// holding writeMu (the flusher, the periodic timer) and by Compact
@@ -107,6 +119,16 @@ type DB struct {
 	group    []byte
 	groupIdx []groupEntry
 	nextID   uint32 // id for the next segment to create
+
+	// pending is the write buffer (wbuf.go): encoded records not yet
+	// handed to the OS, which belong at pendingOff of segment
+	// pendingSeg, the active segment. Changed only while holding both
+	// writeMu and mu; read while holding either.
+	// Invariant: pendingOff+len(pending) == active.size when pending is
+	// not empty.
+	pending    []byte
+	pendingSeg uint32
+	pendingOff int64
 
 	writeClosed bool
 
@@ -151,11 +173,27 @@ func Open(dir string, opts Options) (*DB, error) {
 	case db.segSize < MinSegmentSize || db.segSize > MaxSegmentSize:
 		return nil, fmt.Errorf("engine: SegmentSize %d: must be 0 (default) or between %d and %d", db.segSize, MinSegmentSize, MaxSegmentSize)
 	}
-	if db.prealloc == 0 {
+	switch {
+	case db.prealloc == 0 && db.policy.Mode == SyncNone:
+		// Zero-filling makes the fdatasyncs that follow it cheaper, and
+		// costs one of its own per chunk; "none" has no fdatasyncs to make
+		// cheaper (see ensureSpace).
+		db.prealloc = -1
+	case db.prealloc == 0:
 		db.prealloc = DefaultPreallocate
 	}
 	if db.groupDelay == 0 {
 		db.groupDelay = DefaultGroupDelay
+	}
+	switch wb := opts.WriteBuffer; {
+	case wb > MaxWriteBuffer:
+		return nil, fmt.Errorf("engine: WriteBuffer %d: must be at most %d (0 = default %d, negative = off)", wb, MaxWriteBuffer, DefaultWriteBuffer)
+	case db.policy.Mode == SyncAlways || db.policy.Mode == SyncGroup || wb < 0:
+		db.wbufSize = 0
+	case wb == 0:
+		db.wbufSize = DefaultWriteBuffer
+	default:
+		db.wbufSize = wb
 	}
 	_, err := db.fs.List(dir)
 	created := err != nil
@@ -231,7 +269,9 @@ func (db *DB) write(kind byte, key, value []byte) error {
 		db.unsynced++
 		if db.unsynced >= db.policy.N {
 			db.unsynced = 0
-			err = db.syncSegment(db.active, seq)
+			if err = db.flushBufferLocked(); err == nil {
+				err = db.syncSegment(db.active, seq)
+			}
 		}
 	}
 	db.writeMu.Unlock()
@@ -263,13 +303,20 @@ func (db *DB) appendLocked(kind byte, key, value []byte, n int64) (uint64, error
 	seq := db.lastSeq + 1
 	off := seg.size
 	rec := record{seq: seq, kind: kind, key: key, value: value}
-	if db.policy.Mode == SyncGroup {
+	handed := uint64(0) // seq now in the file, if it is
+	switch {
+	case db.policy.Mode == SyncGroup:
 		// Group commit: queue the record; the flusher writes the whole
 		// group with one write(2) before its fdatasync (flushGroupLocked).
 		// The index learns about it only once it is in the file.
 		db.group = appendRecord(db.group, rec)
 		db.groupIdx = append(db.groupIdx, groupEntry{key: string(key), kind: kind, e: entry{seg: seg.id, off: uint32(off), size: uint32(n)}})
-	} else {
+	case db.buffering():
+		// The write buffer (wbuf.go): the record goes to the OS later,
+		// with the others, in one write(2).
+		db.appendBufferedLocked(seg, off, rec, n)
+	default:
+		handed = seq
 		db.buf = appendRecord(db.buf[:0], rec)
 		if _, err := seg.f.WriteAt(db.buf, off); err != nil {
 			// The file may now hold part of the record. Nothing after it
@@ -294,13 +341,18 @@ func (db *DB) appendLocked(kind byte, key, value []byte, n int64) (uint64, error
 	if !db.noHints {
 		seg.hint = appendHintEntry(seg.hint, seq, kind, key, uint32(off), uint32(n))
 	}
-	db.commit.wrote(seq, db.policy.Mode == SyncGroup)
+	db.commit.wrote(seq, handed, db.policy.Mode == SyncGroup)
 	if kind == kindPut {
 		db.stats.puts.Add(1)
 	} else {
 		db.stats.deletes.Add(1)
 	}
 	db.stats.bytesWritten.Add(n)
+	if db.buffering() && len(db.pending) >= db.wbufSize {
+		if err := db.flushBufferLocked(); err != nil {
+			return 0, err
+		}
+	}
 	return seq, nil
 }
 
@@ -345,6 +397,7 @@ func (db *DB) flushGroupLocked() error {
 	}
 	db.mu.Unlock()
 	db.group, db.groupIdx = db.group[:0], db.groupIdx[:0]
+	db.commit.handed(db.lastSeq)
 	return nil
 }
 
@@ -356,7 +409,7 @@ func (db *DB) flushGroupLocked() error {
 // REQUIRES: db.writeMu held.
 func (db *DB) rotateLocked() error {
 	old := db.active
-	if err := db.flushGroupLocked(); err != nil {
+	if err := db.flushLocked(); err != nil {
 		return err
 	}
 	if err := db.syncSegment(old, db.lastSeq); err != nil {
@@ -395,7 +448,10 @@ func (db *DB) Get(key []byte) ([]byte, error) {
 	}
 	seg := db.segs[e.seg]
 	buf := make([]byte, e.size)
-	_, err := seg.f.ReadAt(buf, int64(e.off))
+	var err error
+	if !db.readPending(e, buf) { // not still in the write buffer
+		_, err = seg.f.ReadAt(buf, int64(e.off))
+	}
 	db.mu.RUnlock()
 	db.stats.gets.Add(1)
 	if err != nil {
@@ -427,7 +483,7 @@ func (db *DB) Close() error {
 	db.writeMu.Lock()
 	err := db.commit.failure()
 	if err == nil {
-		err = db.flushGroupLocked()
+		err = db.flushLocked()
 	}
 	if err == nil {
 		err = db.syncSegment(db.active, db.lastSeq)

@@ -204,6 +204,7 @@ func TestOpenBadOptions(t *testing.T) {
 		{"segment too large", Options{SegmentSize: 2 << 30}, "SegmentSize"},
 		{"batch 0", Options{Sync: SyncPolicy{Mode: SyncBatch}}, "batch N = 0"},
 		{"bad mode", Options{Sync: SyncPolicy{Mode: 42}}, "unknown mode 42"},
+		{"write buffer too large", Options{Sync: SyncPolicy{Mode: SyncNone}, WriteBuffer: MaxWriteBuffer + 1}, "WriteBuffer 67108865: must be at most 67108864"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -98,6 +98,13 @@ func (db *DB) writeHint(seg *segment) error {
 
 var errBadHint = errors.New("bad hint file")
 
+// maxSegmentBytes bounds the length of any segment: a segment is sealed
+// once the next record would take it past MaxSegmentSize, unless it is
+// empty, so it holds at most MaxSegmentSize bytes or one record. A hint
+// claiming to cover more (or a negative length: the top bit of its 8-byte
+// field set) is damaged.
+const maxSegmentBytes = MaxSegmentSize + headerSize + MaxKeySize + MaxValueSize
+
 // hintFile is a hint file that parseHint checked.
 type hintFile struct {
 	covered int64  // the segment length the entries describe
@@ -121,6 +128,9 @@ func parseHint(data []byte) (hintFile, error) {
 		covered: int64(binary.LittleEndian.Uint64(t[0:8])),
 		count:   int(binary.LittleEndian.Uint32(t[8:12])),
 		entries: data[len(hintMagic) : len(data)-hintTrailer],
+	}
+	if h.covered < 0 || h.covered > maxSegmentBytes {
+		return hintFile{}, fmt.Errorf("%w: covers %d bytes, a segment holds 0..%d", errBadHint, h.covered, int64(maxSegmentBytes))
 	}
 	n := 0
 	for b := h.entries; len(b) > 0; n++ {

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -20,23 +19,31 @@ import (
 // covers; otherwise the whole segment is scanned. The scan stops at the
 // first record that does not decode:
 //
-//   - zero bytes where a header should be: the end of the log (the
-//     zero-filled space after it). The rest of the file must be zeros too.
-//   - anything else (a short or impossible record, a checksum mismatch):
-//     in the newest segment this is a torn write and the file is truncated
-//     right after the good prefix; in any older segment it is corruption,
-//     and Open fails with ErrCorrupt naming the file and offset. A bad
-//     record in the newest segment that is followed by a good one is
-//     corruption too: a torn write leaves nothing good after it.
+//   - zero bytes where a header should be, and only zero bytes after
+//     them: the end of the log (the zero-filled space after it).
+//   - anything else (a short or impossible record, a checksum mismatch,
+//     a zero header with non-zero bytes after it): in any segment but
+//     the newest this is corruption, and Open fails with ErrCorrupt
+//     naming the file and offset. In the newest segment it may be a torn
+//     write, which leaves nothing decodable after it: recovery looks for
+//     any later record that decodes, trying every offset after the bad
+//     one in turn (nextRecord), and not trusting the bad record's length
+//     fields, which may be the damaged part. If one decodes, the bad
+//     record is damage to data that was written before that later one,
+//     possibly durable data, and Open fails with ErrCorrupt naming the
+//     file and the bad record's offset. Only if none does is the tail
+//     torn, and the file is truncated right after the good prefix.
 //
-// That last rule assumes the unsynced tail reaches the disk in order, as
+// That rule assumes the unsynced tail reaches the disk in order, as
 // MemFS's torn crash does. A real disk may write back the pages of an
 // unsynced tail in any order; a power cut under "batch", "periodic" or
 // "none" can then leave a hole followed by a whole record, and Open
 // reports ErrCorrupt for a tail it could have truncated. It never
 // truncates a bad record that a good one follows, because that record
 // may be durable data damaged later, and truncating would silently drop
-// the durable records after it.
+// the durable records after it. For the same reason a torn record whose
+// value happens to contain the bytes of a whole encoded record (a store
+// holding store files, say) is reported as ErrCorrupt, not truncated.
 func (db *DB) recover() error {
 	names, err := db.fs.List(db.dir)
 	if err != nil {
@@ -95,6 +102,14 @@ func (db *DB) recover() error {
 	}
 	db.active = db.segs[ids[len(ids)-1]]
 	db.nextID = db.active.id + 1
+	// The store writes into the newest segment from now on, so its name
+	// must be durable before any write there is acknowledged. It may not
+	// be: the process that created it may have died (or its directory
+	// sync failed, ErrFailed) before the directory was synced. Removed
+	// leftovers are made durable by the same sync.
+	if err := db.fs.SyncDir(db.dir); err != nil {
+		return fmt.Errorf("engine: sync directory %s: %w", db.dir, err)
+	}
 	// After a process crash the kernel may still hold recovered records
 	// that never reached the disk; sync so DurableSeq can start at
 	// LastSeq honestly.
@@ -150,20 +165,19 @@ func (db *DB) recoverSegment(id uint32, hint *hintFile, newest bool) error {
 			seg.size, seg.filled = from+off, fileSize
 			return nil
 		}
-		if newest && errors.Is(err, errBadRecord) && validAfter(data[off:]) {
-			// A damaged record followed by a good one is not a torn
-			// write (those only happen at the end): truncating here
-			// would silently drop the good records after it.
-			newest = false
+		if errors.Is(err, errEnd) {
+			err = errors.New("a zero header with non-zero bytes after it")
 		}
-		if !newest {
-			reason := err
-			if errors.Is(err, errEnd) {
-				reason = errors.New("non-zero bytes after the end of the log")
+		next := nextRecord(data, off+1)
+		if !newest || next >= 0 {
+			if next >= 0 {
+				return fmt.Errorf("%w: %s at offset %d: %v, and a record decodes at offset %d after it, so this is not a torn tail",
+					ErrCorrupt, path, from+off, err, from+int64(next))
 			}
-			return fmt.Errorf("%w: %s at offset %d: %v", ErrCorrupt, path, from+off, reason)
+			return fmt.Errorf("%w: %s at offset %d: %v", ErrCorrupt, path, from+off, err)
 		}
-		// A torn tail: keep the good prefix, drop the rest.
+		// A torn tail: nothing decodes after it. Keep the good prefix,
+		// drop the rest.
 		seg.size, seg.filled = from+off, from+off
 		if err := f.Truncate(from + off); err != nil {
 			return fmt.Errorf("engine: truncate torn tail of %s at offset %d: %w", path, from+off, err)
@@ -172,23 +186,20 @@ func (db *DB) recoverSegment(id uint32, hint *hintFile, newest bool) error {
 	}
 }
 
-// validAfter reports whether b starts with a record whose header claims a
-// plausible size and is followed by a record that decodes.
-func validAfter(b []byte) bool {
-	if len(b) < headerSize {
-		return false
+// nextRecord returns the first offset at or after from where a record
+// decodes in b (its checksum matches), or -1. It tries every offset in
+// turn, so it finds a record whatever happened to the lengths of the
+// records before it.
+func nextRecord(b []byte, from int64) int64 {
+	for i := from; i+headerSize <= int64(len(b)); i++ {
+		if k := b[i+12]; k != kindPut && k != kindDelete {
+			continue // not a header: the kind byte is wrong (fast path over zeros)
+		}
+		if _, _, err := decodeRecord(b[i:]); err == nil {
+			return i
+		}
 	}
-	keyLen := int(binary.LittleEndian.Uint16(b[13:15]))
-	valueLen := int(binary.LittleEndian.Uint32(b[15:19]))
-	if keyLen == 0 || keyLen > MaxKeySize || valueLen > MaxValueSize {
-		return false
-	}
-	n := recordSize(keyLen, valueLen)
-	if n >= len(b) {
-		return false
-	}
-	_, _, err := decodeRecord(b[n:])
-	return err == nil
+	return -1
 }
 
 // readHint returns the contents of segment id's hint file, if it can be

@@ -71,6 +71,16 @@ func TestRecoverNewestSegment(t *testing.T) {
 		{"last header zeros, payload kept", func(b []byte, end int) []byte { clear(b[end-recLen : end-recLen+headerSize]); return b }, 2, ""},
 		{"flip in first record", func(b []byte, end int) []byte { b[headerSize] ^= 1; return b }, 0, "offset 0"},
 		{"flip in middle record", func(b []byte, end int) []byte { b[recLen+headerSize+3] ^= 1; return b }, 0, fmt.Sprintf("offset %d", recLen)},
+		// Damage to the middle record's length fields or a zeroed header:
+		// the third record still decodes where it is, so this is not a
+		// torn tail, whatever the damaged lengths claim.
+		{"middle key length +1", func(b []byte, end int) []byte { b[recLen+13] ^= 1; return b }, 0, fmt.Sprintf("offset %d", recLen)},
+		{"middle value length -1", func(b []byte, end int) []byte { b[recLen+15] ^= 1; return b }, 0, fmt.Sprintf("offset %d", recLen)},
+		{"middle value length +16", func(b []byte, end int) []byte { b[recLen+15] ^= 0x10; return b }, 0, fmt.Sprintf("offset %d", recLen)},
+		{"middle value length past the data", func(b []byte, end int) []byte { b[recLen+17] ^= 0x01; return b }, 0, fmt.Sprintf("offset %d", recLen)},
+		{"middle value length top bit", func(b []byte, end int) []byte { b[recLen+18] ^= 0x80; return b }, 0, fmt.Sprintf("offset %d", recLen)},
+		{"middle header zeros", func(b []byte, end int) []byte { clear(b[recLen : recLen+headerSize]); return b }, 0, fmt.Sprintf("offset %d", recLen)},
+		{"middle record zeros", func(b []byte, end int) []byte { clear(b[recLen : 2*recLen]); return b }, 0, fmt.Sprintf("offset %d", recLen)},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -223,6 +233,41 @@ func TestLeftoverTmpRemoved(t *testing.T) {
 		t.Errorf("leftover %s: got %v, want it removed", tmp, err)
 	}
 	checkGet(t, db, "k2", "value-2")
+}
+
+// TestHintCoveredTopBit: a hint whose covered length has its top bit set
+// (negative as an int64) is a damaged hint. Open must scan the segment
+// instead, not size a buffer from it.
+func TestHintCoveredTopBit(t *testing.T) {
+	for _, covered := range []uint64{1 << 63, 1<<64 - 1, 1<<63 | 100} {
+		t.Run(fmt.Sprintf("%#x", covered), func(t *testing.T) {
+			dir, segs := writeStore(t, 3, Options{NoHints: true})
+			id, _ := parseID(filepath.Base(segs[0]), segmentExt)
+			if err := os.WriteFile(filepath.Join(dir, hintName(id)), hintBytes(covered), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := parseHint(hintBytes(covered)); !errors.Is(err, errBadHint) {
+				t.Errorf("parseHint: got %v, want errBadHint", err)
+			}
+			db, err := Open(dir, Options{})
+			if err != nil {
+				t.Fatalf("Open: %v", err)
+			}
+			defer db.Close()
+			for i := range 3 {
+				checkGet(t, db, fmt.Sprintf("k%d", i), fmt.Sprintf("value-%d", i))
+			}
+		})
+	}
+}
+
+// hintBytes is a hint file with no entries and the given covered length,
+// its checksum valid.
+func hintBytes(covered uint64) []byte {
+	b := []byte(hintMagic)
+	b = binary.LittleEndian.AppendUint64(b, covered)
+	b = binary.LittleEndian.AppendUint32(b, 0)
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
 }
 
 // fuzzOps is the fixed workload FuzzRecover damages: puts, overwrites and
@@ -380,6 +425,7 @@ func FuzzHint(f *testing.F) {
 	f.Add(valid[:len(valid)-1])
 	f.Add([]byte(hintMagic))
 	f.Add([]byte{})
+	f.Add(hintBytes(1 << 63)) // covered negative as an int64: once panicked Open
 	f.Fuzz(func(t *testing.T, data []byte) {
 		h, err := parseHint(data)
 		if err != nil {
@@ -397,6 +443,9 @@ func FuzzHint(f *testing.F) {
 		}
 		if h.covered != maxCovered(data) {
 			t.Errorf("covered %d, trailer says %d", h.covered, maxCovered(data))
+		}
+		if h.covered < 0 || h.covered > maxSegmentBytes {
+			t.Errorf("accepted covered %d, want 0..%d", h.covered, int64(maxSegmentBytes))
 		}
 	})
 }

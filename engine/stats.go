@@ -20,6 +20,13 @@ type Stats struct {
 	// that returned. Every write with seq <= DurableSeq survives a power
 	// cut. Invariant: DurableSeq <= LastSeq.
 	LastSeq, DurableSeq uint64
+	// WrittenSeq is the highest seq handed to the OS: its write(2)
+	// returned, so a process kill keeps it (the kernel's page cache
+	// survives the process), though a power cut may not. Writes above it
+	// wait in the process, in the write buffer of "none", "batch:N" and
+	// "periodic:D" or the queue of "group", and a kill loses them.
+	// Invariant: DurableSeq <= WrittenSeq <= LastSeq.
+	WrittenSeq uint64
 	// Keys is the number of live keys; Segments the number of segment
 	// files; Compactions the number of completed Compact calls.
 	Keys        int64
@@ -48,7 +55,7 @@ func (db *DB) Stats() Stats {
 		Compactions:  db.stats.compactions.Load(),
 	}
 	db.commit.mu.Lock()
-	s.LastSeq, s.DurableSeq = db.commit.written, db.commit.durable
+	s.LastSeq, s.WrittenSeq, s.DurableSeq = db.commit.written, db.commit.toOS, db.commit.durable
 	db.commit.mu.Unlock()
 	db.mu.RLock()
 	s.Keys = int64(len(db.index))

@@ -14,13 +14,38 @@
 //     power" and keeps only synced bytes (torn at a random byte). This is
 //     the test that catches a missing fdatasync.
 //
-// After every crash the checker counts, over the acknowledged writes:
-// DurableAcked (those the store said were durable), Recovered (those whose
-// value, or a later value of the same key, came back), Lost (durable ones
-// that did not come back: must be 0), LostAcked (acknowledged ones that did
-// not come back, durable or not), Corrupt (values that came back wrong) and
-// Unwritten (values that were never written). The invariant is
-// recovered >= durable_acked, with lost = corrupt = unwritten = 0.
+// The workload deletes as well as writes (one write in seven is a Delete),
+// so every trial also checks that a deleted key does not come back.
+//
+// The invariant, checked after every crash:
+//
+//	every write acknowledged as durable is present with its value (or its
+//	later durable overwrite/delete); writes not yet synced may be lost;
+//	nothing is returned that was never written or is corrupt.
+//
+// ("Writes not yet synced may be lost" also means they may survive: a
+// later write that was not yet durable may have reached the disk and
+// replaced an earlier durable one. The checker accepts the state of any
+// write issued at or after the key's last durable write, and nothing
+// older.)
+//
+// It counts, over the acknowledged writes: DurableAcked (those the store
+// said were durable), Recovered (those whose value, or a later state of
+// the same key, came back), Lost (durable ones that did not come back:
+// must be 0), Resurrected (of those, keys back after a durable Delete),
+// LostAcked (acknowledged ones that did not come back, durable or not),
+// Corrupt (values that came back wrong) and Unwritten (values that were
+// never written). So recovered >= durable_acked, with lost = corrupt =
+// unwritten = 0.
+//
+// points.go crashes a deterministic workload after every filesystem
+// operation instead of at random moments (RunPoints).
+//
+// A kill also checks the layer above the disk: LostWritten counts the
+// acknowledged writes the store had handed to the OS before the kill
+// (Stats().WrittenSeq) that did not come back, and must be 0, because the
+// page cache outlives the process. Writes still in the store's write
+// buffer may be lost to a kill (they are in LostAcked only).
 //
 // MaybeRunChild must be called first thing in main() and in TestMain of any
 // test binary that runs SIGKILL trials.
@@ -77,12 +102,20 @@ type Config struct {
 	// CompactEvery makes writer 0 call Compact after every so many of its
 	// writes; 0 = 700, negative = never.
 	CompactEvery int
+	// WriteBuffer is the store's Options.WriteBuffer: 0 = the engine's
+	// default, negative = no buffer (each Put is its own write(2)).
+	WriteBuffer int
 	// MaxRun bounds the random time the workload runs before the crash;
 	// 0 = 300ms (SIGKILL) or 50ms (power loss).
 	MaxRun time.Duration
 	// NoTear keeps, on power loss, exactly the synced bytes; by default
-	// each file also keeps a random part of its unsynced tail.
+	// each file also keeps a random part of its unsynced data, as
+	// PowerMode says.
 	NoTear bool
+	// PowerMode is what a power cut keeps of the unsynced data and
+	// directory changes (engine.PowerMode); the zero value is
+	// engine.PowerPrefix, an in-order prefix torn at a random byte.
+	PowerMode engine.PowerMode
 }
 
 // Trial is the outcome of one crash and recovery.
@@ -97,6 +130,28 @@ type Trial struct {
 	Unwritten    int64   `json:"unwritten"`     // keys recovered that were never written
 	DurableSeq   uint64  `json:"durable_seq"`   // the last DurableSeq the store reported
 	CrashAfterMs float64 `json:"crash_after_ms"`
+	// Resurrected counts keys that came back after a Delete the store
+	// had acknowledged as durable (also counted in Lost).
+	Resurrected int64 `json:"resurrected"`
+	// Detail says which keys broke the invariant and how; empty when
+	// none did.
+	Detail string `json:"detail,omitempty"`
+
+	// The acknowledged writes lost (LostAcked) split by the layer they
+	// were in when the crash came: LostBuffered, still in the store's
+	// write buffer (seq above the last WrittenSeq the store reported);
+	// LostPageCache, handed to the OS but not yet durable. A kill may
+	// lose the first, never the second; a power cut may lose both.
+	// (Single-writer policies only: under always and group nothing
+	// acknowledged is lost.)
+	LostBuffered  int64 `json:"lost_buffered"`
+	LostPageCache int64 `json:"lost_page_cache"`
+
+	// SIGKILL only: the last WrittenSeq the store reported, and the
+	// acknowledged writes up to it that did not come back (must be 0).
+	WrittenSeq  uint64 `json:"written_seq,omitempty"`
+	LostWritten int64  `json:"lost_written"`
+
 	// Error is set when the store failed to reopen: always a finding.
 	Error string `json:"error,omitempty"`
 }
@@ -105,21 +160,28 @@ type Trial struct {
 type Report struct {
 	Sync         string  `json:"sync"`
 	Power        bool    `json:"power"`
+	PowerMode    string  `json:"power_mode,omitempty"` // with Power: what the cut keeps of unsynced data
 	Trials       []Trial `json:"per_trial"`
 	Writes       int64   `json:"writes"`
 	DurableAcked int64   `json:"durable_acked"`
 	Recovered    int64   `json:"recovered"`
 	Lost         int64   `json:"lost"`
+	LostWritten  int64   `json:"lost_written"`
 	LostAcked    int64   `json:"lost_acked"`
 	Corrupt      int64   `json:"corrupt"`
 	Unwritten    int64   `json:"unwritten"`
-	Failed       int64   `json:"failed_reopens"` // trials whose store did not reopen
+	Resurrected  int64   `json:"resurrected"` // deleted keys back after a durable Delete (also in Lost)
+	// LostAcked split by layer, as in Trial.
+	LostBuffered  int64 `json:"lost_buffered"`
+	LostPageCache int64 `json:"lost_page_cache"`
+	Failed        int64 `json:"failed_reopens"` // trials whose store did not reopen
 }
 
-// OK reports whether no trial lost a durable write, recovered a wrong or
-// unwritten value, or failed to reopen.
+// OK reports whether no trial lost a durable write (or, after a kill, a
+// write handed to the OS), recovered a wrong or unwritten value, or failed
+// to reopen.
 func (r Report) OK() bool {
-	return r.Lost == 0 && r.Corrupt == 0 && r.Unwritten == 0 && r.Failed == 0
+	return r.Lost == 0 && r.LostWritten == 0 && r.Corrupt == 0 && r.Unwritten == 0 && r.Failed == 0
 }
 
 func (r *Report) add(t Trial) {
@@ -128,9 +190,13 @@ func (r *Report) add(t Trial) {
 	r.DurableAcked += t.DurableAcked
 	r.Recovered += t.Recovered
 	r.Lost += t.Lost
+	r.LostWritten += t.LostWritten
 	r.LostAcked += t.LostAcked
 	r.Corrupt += t.Corrupt
 	r.Unwritten += t.Unwritten
+	r.Resurrected += t.Resurrected
+	r.LostBuffered += t.LostBuffered
+	r.LostPageCache += t.LostPageCache
 	if t.Error != "" {
 		r.Failed++
 	}
@@ -146,6 +212,7 @@ type workload struct {
 	ValueSize    int    `json:"value_size"`
 	SegmentSize  int64  `json:"segment_size"`
 	CompactEvery int    `json:"compact_every"`
+	WriteBuffer  int    `json:"write_buffer"`
 	Seed         uint64 `json:"seed"`
 }
 
@@ -156,7 +223,7 @@ const (
 
 func (c Config) workload(dir string, seed uint64) workload {
 	w := workload{Dir: dir, Sync: c.Sync.String(), Writers: c.Writers, Keys: c.Keys, ValueSize: c.ValueSize,
-		SegmentSize: c.SegmentSize, CompactEvery: c.CompactEvery, Seed: seed}
+		SegmentSize: c.SegmentSize, CompactEvery: c.CompactEvery, WriteBuffer: c.WriteBuffer, Seed: seed}
 	if c.Sync.Mode != engine.SyncAlways && c.Sync.Mode != engine.SyncGroup {
 		w.Writers = 1
 	} else if w.Writers <= 0 {
@@ -186,6 +253,12 @@ func (c Config) workload(dir string, seed uint64) workload {
 // the trials found is in the Report (see Report.OK).
 func Run(ctx context.Context, cfg Config, progress func(Trial)) (Report, error) {
 	rep := Report{Sync: cfg.Sync.String(), Power: cfg.Power}
+	if cfg.Power {
+		rep.PowerMode = cfg.PowerMode.String()
+	}
+	if cfg.PowerMode < engine.PowerPrefix || cfg.PowerMode > engine.PowerDirent {
+		return rep, fmt.Errorf("crashtest: power mode %d: allowed: %s", cfg.PowerMode, engine.PowerModes)
+	}
 	if _, err := engine.ParseSync(cfg.Sync.String()); err != nil {
 		return rep, err
 	}
@@ -236,11 +309,13 @@ func Run(ctx context.Context, cfg Config, progress func(Trial)) (Report, error) 
 }
 
 // acks records what the workload acknowledged: for each writer the
-// highest j whose Put returned nil, and the highest DurableSeq seen.
+// highest j whose Put returned nil, and the highest DurableSeq and
+// WrittenSeq seen.
 type acks struct {
-	mu         sync.Mutex // guards acked and durableSeq
+	mu         sync.Mutex // guards acked, durableSeq and writtenSeq
 	acked      []int64    // per writer; -1 = none
 	durableSeq uint64
+	writtenSeq uint64
 }
 
 func newAcks(writers int) *acks {
@@ -251,10 +326,11 @@ func newAcks(writers int) *acks {
 	return a
 }
 
-func (a *acks) ack(w int, j int64, durable uint64) {
+func (a *acks) ack(w int, j int64, durable, written uint64) {
 	a.mu.Lock()
 	a.acked[w] = max(a.acked[w], j)
 	a.durableSeq = max(a.durableSeq, durable)
+	a.writtenSeq = max(a.writtenSeq, written)
 	a.mu.Unlock()
 }
 
@@ -298,9 +374,9 @@ func killTrial(ctx context.Context, cfg Config, dir string, rng *rand.Rand) (Tri
 			}
 			var wr int
 			var j int64
-			var d uint64
-			if _, err := fmt.Sscanf(line, "a %d %d %d", &wr, &j, &d); err == nil && wr >= 0 && wr < w.Writers {
-				a.ack(wr, j, d)
+			var d, ws uint64
+			if _, err := fmt.Sscanf(line, "a %d %d %d %d", &wr, &j, &d, &ws); err == nil && wr >= 0 && wr < w.Writers {
+				a.ack(wr, j, d, ws)
 			}
 		}
 		if !started {
@@ -346,7 +422,7 @@ func killTrial(ctx context.Context, cfg Config, dir string, rng *rand.Rand) (Tri
 	if ctx.Err() != nil {
 		return Trial{}, ctx.Err()
 	}
-	t := verify(w, a, engine.OSFS{})
+	t := verify(w, a, engine.OSFS{}, true)
 	t.CrashAfterMs = float64(after) / 1e6
 	return t, nil
 }
@@ -375,11 +451,15 @@ func powerTrial(cfg Config, rng *rand.Rand) (Trial, error) {
 		}()
 	}
 	time.Sleep(after)
-	rebooted := mem.Crash(!cfg.NoTear, rand.New(rand.NewPCG(rng.Uint64(), 1)))
+	cut := rand.New(rand.NewPCG(rng.Uint64(), 1))
+	if cfg.NoTear {
+		cut = nil
+	}
+	rebooted := mem.PowerCut(cfg.PowerMode, cut)
 	stop.Store(true)
 	wg.Wait()
 	db.Close() // fails: the old MemFS is down, as the process would be
-	t := verify(w, a, rebooted)
+	t := verify(w, a, rebooted, false)
 	t.CrashAfterMs = float64(after) / 1e6
 	return t, nil
 }
@@ -389,17 +469,25 @@ func openStore(w workload, fs engine.FS) (*engine.DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	return engine.Open(w.Dir, engine.Options{Sync: pol, SegmentSize: w.SegmentSize, FS: fs})
+	return engine.Open(w.Dir, engine.Options{Sync: pol, SegmentSize: w.SegmentSize, WriteBuffer: w.WriteBuffer, FS: fs})
 }
 
-// runWriter is one writing goroutine: Puts to its keys in order until
-// stop is set or a Put fails, reporting each acknowledged write.
-func runWriter(db *engine.DB, w workload, wr int, stop *atomic.Bool, ack func(w int, j int64, durable uint64)) {
+// runWriter is one writing goroutine: Puts to its keys in order (every
+// write j with isDelete(j) is a Delete instead) until stop is set or a
+// write fails, reporting each acknowledged write.
+func runWriter(db *engine.DB, w workload, wr int, stop *atomic.Bool, ack func(w int, j int64, durable, written uint64)) {
 	for j := int64(0); !stop.Load(); j++ {
-		if err := db.Put(keyFor(wr, j, w.Keys), valueFor(w, wr, j)); err != nil {
+		var err error
+		if isDelete(j) {
+			err = db.Delete(keyFor(wr, j, w.Keys))
+		} else {
+			err = db.Put(keyFor(wr, j, w.Keys), valueFor(w, wr, j))
+		}
+		if err != nil {
 			return
 		}
-		ack(wr, j, db.Stats().DurableSeq)
+		s := db.Stats()
+		ack(wr, j, s.DurableSeq, s.WrittenSeq)
 		if wr == 0 && w.CompactEvery > 0 && j > 0 && j%int64(w.CompactEvery) == 0 {
 			if err := db.Compact(); err != nil {
 				return
@@ -407,6 +495,12 @@ func runWriter(db *engine.DB, w workload, wr int, stop *atomic.Bool, ack func(w 
 		}
 	}
 }
+
+// isDelete reports whether a writer's j-th write is a Delete: one write in
+// seven, so that every trial checks that a deleted key whose tombstone was
+// durable does not come back. (Seven is prime to the default key count, so
+// each key sees Puts and Deletes in turn.)
+func isDelete(j int64) bool { return j%7 == 6 }
 
 func keyFor(wr int, j int64, keys int) []byte {
 	return fmt.Appendf(nil, "w%d/k%d", wr, j%int64(keys))
@@ -425,11 +519,20 @@ func valueFor(w workload, wr int, j int64) []byte {
 }
 
 // verify reopens the crashed store and checks every key against what was
-// acknowledged. Under always and group an acknowledged Put was durable
-// when it returned; otherwise DurableSeq decides.
-func verify(w workload, a *acks, fs engine.FS) Trial {
+// acknowledged. Under always and group an acknowledged write was durable
+// when it returned; otherwise DurableSeq decides. After a kill, WrittenSeq
+// decides which writes were in the OS's hands.
+//
+// The invariant it checks (see the package comment): every write
+// acknowledged as durable is present with its value (or its later durable
+// overwrite/delete); writes not yet synced may be lost; nothing is returned
+// that was never written or is corrupt.
+func verify(w workload, a *acks, fs engine.FS, killed bool) Trial {
 	var t Trial
 	t.DurableSeq = a.durableSeq
+	if killed {
+		t.WrittenSeq = a.writtenSeq
+	}
 	pol, _ := engine.ParseSync(w.Sync)
 	ackDurable := pol.Mode == engine.SyncAlways || pol.Mode == engine.SyncGroup
 	db, err := openStore(w, fs)
@@ -438,6 +541,7 @@ func verify(w workload, a *acks, fs engine.FS) Trial {
 		return t
 	}
 	defer db.Close()
+	var detail []string
 	for wr := range w.Writers {
 		acked := a.acked[wr]
 		// Every write j of this writer with j <= acked was acknowledged;
@@ -445,32 +549,46 @@ func verify(w workload, a *acks, fs engine.FS) Trial {
 		t.Writes += acked + 1
 		for slot := int64(0); slot < int64(w.Keys); slot++ {
 			key := keyFor(wr, slot, w.Keys)
-			got := int64(-1) // j of the recovered value; -1 = key absent
+			got := int64(-1) // j of the recovered state; -1 = never written
 			v, err := db.Get(key)
 			switch {
 			case errors.Is(err, engine.ErrNotFound):
+				// Absent: the state after the latest Delete of this key
+				// that may have reached the disk, if any.
+				for j := slot; j <= acked+1; j += int64(w.Keys) {
+					if isDelete(j) {
+						got = j
+					}
+				}
 			case err != nil:
 				t.Corrupt++
+				detail = append(detail, fmt.Sprintf("%s: %v", key, err))
 				continue
 			default:
 				j, ok := parseValue(v, wr)
 				switch {
 				case !ok || j%int64(w.Keys) != slot:
 					t.Corrupt++
+					detail = append(detail, fmt.Sprintf("%s: a value that is not this key's", key))
 					continue
-				case j > acked+1:
+				case j > acked+1 || isDelete(j):
 					t.Unwritten++
+					detail = append(detail, fmt.Sprintf("%s: write %d was never issued", key, j))
 					continue
 				case string(v) != string(valueFor(w, wr, j)):
 					t.Corrupt++
+					detail = append(detail, fmt.Sprintf("%s: write %d's value came back wrong", key, j))
 					continue
 				}
 				got = j
 			}
+			lastDurable := int64(-1)
 			for j := slot; j <= acked; j += int64(w.Keys) {
 				durable := ackDurable || uint64(j+1) <= a.durableSeq
+				written := killed && (ackDurable || uint64(j+1) <= a.writtenSeq)
 				if durable {
 					t.DurableAcked++
+					lastDurable = j
 				}
 				if got >= j {
 					t.Recovered++
@@ -480,8 +598,29 @@ func verify(w workload, a *acks, fs engine.FS) Trial {
 				if durable {
 					t.Lost++
 				}
+				if written {
+					t.LostWritten++
+				}
+				switch {
+				case durable:
+				case uint64(j+1) <= a.writtenSeq:
+					t.LostPageCache++
+				default:
+					t.LostBuffered++
+				}
+			}
+			if got < lastDurable {
+				what := "lost"
+				if isDelete(lastDurable) {
+					t.Resurrected++
+					what = "resurrected: its Delete"
+				}
+				detail = append(detail, fmt.Sprintf("%s: %s (write %d was durable, the state is write %d's)", key, what, lastDurable, got))
 			}
 		}
+	}
+	if len(detail) > 0 {
+		t.Detail = strings.Join(detail[:min(len(detail), 5)], "; ")
 	}
 	return t
 }
@@ -537,8 +676,8 @@ func MaybeRunChild() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			runWriter(db, w, wr, &stop, func(w int, j int64, d uint64) {
-				say(fmt.Sprintf("a %d %d %d\n", w, j, d))
+			runWriter(db, w, wr, &stop, func(w int, j int64, d, ws uint64) {
+				say(fmt.Sprintf("a %d %d %d %d\n", w, j, d, ws))
 			})
 		}()
 	}

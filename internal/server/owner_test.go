@@ -78,7 +78,9 @@ func TestKilledServerLeavesNothingBehind(t *testing.T) {
 	runs := filepath.Join(data, "runs")
 	cmd, u, _ := startLabserver(t, bin, data)
 	c := dial(t, &httptest.Server{URL: u}, "", nil)
-	c.run("big", "bench -engine kv -sync none -workload fillrandom -duration 20s -value-size 4096")
+	// -sync always: a steady write rate that stays under the byte cap for
+	// the whole 20 s (under none the write buffer reaches it within a second).
+	c.run("big", "bench -engine kv -sync always -workload fillrandom -duration 20s -value-size 4096")
 	c.until("big", "progress") // writing for a second now
 	ents, _ := os.ReadDir(runs)
 	if len(ents) == 0 {

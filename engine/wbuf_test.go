@@ -1,0 +1,214 @@
+package engine
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+)
+
+// liveContains reports whether any file's current bytes (what the OS
+// holds, synced or not) contain b.
+func (m *MemFS) liveContains(b []byte) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, n := range m.live {
+		if bytes.Contains(n.data, b) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestWriteBufferLayers follows Puts through the three layers under each
+// buffered policy: the process's write buffer, the OS (MemFS's live
+// bytes, the page cache) and the disk (MemFS's synced bytes). A Put is
+// visible to Get at once; it reaches the OS at a sync point, when the
+// buffer is full, or on Close, and Stats().WrittenSeq says how far that
+// got; with the buffer off (WriteBuffer < 0) every Put reaches the OS
+// before it returns.
+func TestWriteBufferLayers(t *testing.T) {
+	cases := []struct {
+		sync   string
+		wbuf   int
+		puts   int
+		toOS   uint64 // WrittenSeq after the puts
+		synced uint64 // DurableSeq after the puts
+	}{
+		{"none", 0, 10, 0, 0},
+		{"none", -1, 10, 10, 0},
+		{"none", 200, 10, 8, 0}, // 8 records of 25 bytes fill 200 bytes
+		{"batch:4", 0, 10, 8, 8},
+		{"batch:4", -1, 10, 10, 8},
+		{"periodic:1m", 0, 10, 0, 0},
+		{"always", 0, 10, 10, 10},
+		{"group", 0, 10, 10, 10},
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("%s/wbuf=%d", c.sync, c.wbuf), func(t *testing.T) {
+			pol, _ := ParseSync(c.sync)
+			db, mem := openMem(t, Options{Sync: pol, WriteBuffer: c.wbuf})
+			for i := range c.puts {
+				mustPut(t, db, fmt.Sprintf("key%d", i), fmt.Sprintf("v%d", i)) // 19+4+2 = 25 bytes
+				checkGet(t, db, fmt.Sprintf("key%d", i), fmt.Sprintf("v%d", i))
+			}
+			s := db.Stats()
+			if s.WrittenSeq != c.toOS || s.DurableSeq != c.synced || s.LastSeq != uint64(c.puts) {
+				t.Errorf("WrittenSeq %d, DurableSeq %d, LastSeq %d; want %d, %d, %d", s.WrittenSeq, s.DurableSeq, s.LastSeq, c.toOS, c.synced, c.puts)
+			}
+			for i := range c.puts {
+				rec := []byte(fmt.Sprintf("key%dv%d", i, i))
+				if got, want := mem.liveContains(rec), uint64(i) < s.WrittenSeq; got != want {
+					t.Errorf("key%d (seq %d) in the OS's bytes: got %v, want %v (WrittenSeq %d)", i, i+1, got, want, s.WrittenSeq)
+				}
+				if got, want := mem.syncedContains(rec), uint64(i) < s.DurableSeq; got != want {
+					t.Errorf("key%d (seq %d) on the disk: got %v, want %v (DurableSeq %d)", i, i+1, got, want, s.DurableSeq)
+				}
+			}
+			if err := db.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if s := db.Stats(); s.WrittenSeq != uint64(c.puts) || s.DurableSeq != uint64(c.puts) {
+				t.Errorf("after Close: WrittenSeq %d, DurableSeq %d, want both %d", s.WrittenSeq, s.DurableSeq, c.puts)
+			}
+		})
+	}
+}
+
+// TestWriteBufferKillAndPowerCut shows what each layer survives. A process
+// kill (the store abandoned without Close, reopened on the same MemFS,
+// whose live bytes play the page cache) loses exactly the writes above
+// WrittenSeq; a power cut (MemFS.Crash) loses exactly those above
+// DurableSeq.
+func TestWriteBufferKillAndPowerCut(t *testing.T) {
+	for _, power := range []bool{false, true} {
+		t.Run(fmt.Sprintf("power=%v", power), func(t *testing.T) {
+			mem := NewMemFS()
+			opts := Options{FS: mem, Sync: SyncPolicy{Mode: SyncBatch, N: 8}, WriteBuffer: 100, NoHints: true}
+			db, err := Open("/db", opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// 30-byte records: the buffer goes to the OS every 4 Puts, the
+			// fdatasync comes every 8.
+			const puts = 30
+			for i := range puts {
+				mustPut(t, db, fmt.Sprintf("k%02d", i), fmt.Sprintf("value-%02d", i))
+			}
+			s := db.Stats()
+			if !(s.DurableSeq < s.WrittenSeq && s.WrittenSeq < s.LastSeq) {
+				t.Fatalf("DurableSeq %d, WrittenSeq %d, LastSeq %d: want each layer to hold some writes", s.DurableSeq, s.WrittenSeq, s.LastSeq)
+			}
+			keep := s.WrittenSeq
+			after := FS(mem)
+			if power {
+				keep = s.DurableSeq
+				after = mem.Crash(false, nil)
+			}
+			// db is abandoned, as a killed process's store is.
+			opts.FS = after
+			db2, err := Open("/db", opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db2.Close()
+			for i := range puts {
+				want := ""
+				if uint64(i) < keep {
+					want = fmt.Sprintf("value-%02d", i)
+				}
+				checkGet(t, db2, fmt.Sprintf("k%02d", i), want)
+			}
+			t.Logf("LastSeq %d, WrittenSeq %d, DurableSeq %d: kept %d", s.LastSeq, s.WrittenSeq, s.DurableSeq, keep)
+		})
+	}
+}
+
+// TestWriteBufferReadersAndWriters runs Gets against Puts, rotations and
+// compactions under "none" with a small buffer (meaningful under -race):
+// every Get sees the latest acknowledged value of its key or a later one.
+func TestWriteBufferReadersAndWriters(t *testing.T) {
+	db, mem := openMem(t, Options{Sync: SyncPolicy{Mode: SyncNone}, WriteBuffer: 512, SegmentSize: MinSegmentSize})
+	const keys = 16
+	var acked [keys]int64 // per key, the highest i acknowledged; guarded by mu
+	var mu sync.Mutex
+	for k := range acked {
+		acked[k] = -1
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for r := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				k := (i + r) % keys
+				mu.Lock()
+				min := acked[k]
+				mu.Unlock()
+				v, err := db.Get(fmt.Appendf(nil, "k%d", k))
+				if errors.Is(err, ErrNotFound) && min < 0 {
+					continue
+				}
+				var got int64
+				if err != nil || func() bool { _, e := fmt.Sscanf(string(v), "v%d", &got); return e != nil }() || got < min {
+					t.Errorf("Get(k%d): got %q, %v; want v<i> with i >= %d", k, v, err, min)
+					return
+				}
+			}
+		}()
+	}
+	for i := range int64(3000) {
+		k := i % keys
+		if err := db.Put(fmt.Appendf(nil, "k%d", k), fmt.Appendf(nil, "v%d", i)); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		acked[k] = i
+		mu.Unlock()
+		if i%1000 == 999 {
+			if err := db.Compact(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	close(stop)
+	wg.Wait()
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := Open("/db", Options{FS: mem, SegmentSize: MinSegmentSize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for k := range keys {
+		checkGet(t, db, fmt.Sprintf("k%d", k), fmt.Sprintf("v%d", acked[k]))
+	}
+}
+
+// TestPeriodicFlushesBuffer: under periodic:D the timer hands the buffer
+// to the OS before its fdatasync, so with no further Puts the writes
+// become durable.
+func TestPeriodicFlushesBuffer(t *testing.T) {
+	db, mem := openMem(t, Options{Sync: SyncPolicy{Mode: SyncPeriodic, Interval: time.Millisecond}})
+	defer db.Close()
+	mustPut(t, db, "k", "periodic")
+	deadline := time.Now().Add(10 * time.Second)
+	for db.Stats().DurableSeq != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("DurableSeq still %d after 10s of a 1ms timer, want 1", db.Stats().DurableSeq)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if !mem.syncedContains([]byte("kperiodic")) {
+		t.Error("DurableSeq covers the Put, but its record is not on the disk")
+	}
+}
