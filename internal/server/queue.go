@@ -292,6 +292,10 @@ func (s *Server) runLine(ctx context.Context, j *job, dir string, i, round, roun
 	res, err := s.exec(ctx, j.lines[i], env)
 	ended := time.Now()
 	os.RemoveAll(dir)
+	if s.roomMode() {
+		// What the room sees is what the archive keeps: its pages are public.
+		res = redactForRoom(res)
+	}
 	if j.ctx.Err() != nil {
 		return false, true
 	}
