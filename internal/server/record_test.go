@@ -303,3 +303,27 @@ func TestPredictEndpoint(t *testing.T) {
 		})
 	}
 }
+
+// In room mode the archive keeps what the room saw: a probe's host name
+// and data path are not recorded either, since /runs/ID is public.
+func TestRoomModeRecordsRedacted(t *testing.T) {
+	s := newServer(t, func(c *Config) { c.Token = "secret" })
+	ts := startServer(t, s)
+	c := dial(t, ts, "?token=secret", nil)
+	c.run("p", "probe -ops 20")
+	var id int64
+	for _, m := range c.until("p", "done") {
+		if m.str("type") == "result" {
+			id = int64(m.num("run_id"))
+		}
+	}
+	r, err := s.arch.Get(context.Background(), id)
+	if err != nil {
+		t.Fatalf("run_id %d: %v", id, err)
+	}
+	var res map[string]any
+	json.Unmarshal(r.Result, &res)
+	if _, ok := res["host"]; ok || res["dir"] != nil || res["fs"] == nil {
+		t.Errorf("recorded probe %s, want its conditions without host and dir", r.Result)
+	}
+}
