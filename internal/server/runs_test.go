@@ -102,12 +102,18 @@ func TestRunsPage(t *testing.T) {
 func TestRunPermalink(t *testing.T) {
 	s := newServer(t, nil)
 	ids := addRuns(t, s, 2, func(i int, r *archive.Run) {
-		r.Lesson, r.Cell = "01-fixture", "always-run"
+		r.Lesson, r.Cell, r.Browser = "01-fixture", "always-run", testBrowser
 		if i == 0 {
 			r.Host = archive.HostID() // recorded here
 		}
 	})
 	here, there := ids[0], ids[1]
+	// The browser id is what cell quizzes trust: no public view shows it.
+	for _, u := range []string{"/runs/%d", "/runs/%d.json", "/runs/%d.tsv", "/runs?x=%d"} {
+		if body := get(t, s, fmt.Sprintf(u, here)).Body.String(); strings.Contains(body, testBrowser) {
+			t.Errorf("GET %s shows the browser id %q", fmt.Sprintf(u, here), testBrowser)
+		}
+	}
 	w := get(t, s, fmt.Sprintf("/runs/%d", here))
 	body := w.Body.String()
 	if w.Code != 200 || !strings.Contains(body, `id="run-data"`) || !strings.Contains(body, "bench -engine kv -sync always") ||
