@@ -374,7 +374,7 @@ func (s *Spec) checkBytes(lim Limits) error {
 	}
 	if total > lim.MaxTotalBytes {
 		return fmt.Errorf("-ops %d with -value-size %d and -keys %d writes %s: must be at most %s in total",
-			s.Ops, s.ValueSize, s.Keys, fmtBytes(total), fmtBytes(lim.MaxTotalBytes))
+			s.Ops, s.ValueSize, s.Keys, FormatBytes(total), FormatBytes(lim.MaxTotalBytes))
 	}
 	return nil
 }
@@ -389,8 +389,16 @@ func (s *Spec) maxUnits(lim Limits) int64 {
 	return max(lim.MaxTotalBytes/int64(keyLen+s.ValueSize), 1)
 }
 
-// String writes the spec back as a canonical line, every choice explicit.
-func (s *Spec) String() string { return s.line(strings.Join(s.Engines, ","), s.Threads) }
+// String writes the spec back as a canonical line, every choice explicit:
+// running it runs the same line again, -repeat included. (Each result's
+// own "spec" leaves -repeat out: it describes one run.)
+func (s *Spec) String() string {
+	line := s.line(strings.Join(s.Engines, ","), s.Threads)
+	if s.Repeat > 1 {
+		line += " -repeat " + strconv.Itoa(s.Repeat)
+	}
+	return line
+}
 
 // line writes the spec with the given engine and threads.
 func (s *Spec) line(engine string, threads []int) string {
@@ -524,7 +532,8 @@ func ScaleLine(line string, f float64) (string, error) {
 	return strings.Join(w, " "), nil
 }
 
-func fmtBytes(n int64) string {
+// FormatBytes prints n in B, KiB, MiB or GiB.
+func FormatBytes(n int64) string {
 	switch {
 	case n >= 1<<30:
 		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
