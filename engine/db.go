@@ -18,7 +18,7 @@ const (
 	MinSegmentSize     = 4 << 10
 	MaxSegmentSize     = 1 << 30
 	DefaultPreallocate = 1 << 20
-	DefaultGroupDelay  = 50 * time.Microsecond
+	DefaultGroupDelay  = 200 * time.Microsecond
 )
 
 // Options configure Open. The zero value is a usable configuration: sync
@@ -40,7 +40,8 @@ type Options struct {
 	Preallocate int64
 	// GroupDelay bounds how long the group-commit flusher waits for the
 	// writers it just released to rejoin before it fdatasyncs: 0 means
-	// DefaultGroupDelay, negative means never wait.
+	// DefaultGroupDelay, negative means never wait. The flusher never
+	// waits longer than its last fdatasync took, either (runFlusher).
 	GroupDelay time.Duration
 	// NoHints makes Open ignore hint files and the store write none, so
 	// reopening rescans every segment. For measuring what hints save.
@@ -53,6 +54,10 @@ type Options struct {
 	// MaxWriteBuffer. "always" and "group" ignore it. A process kill
 	// loses what is in the buffer (doc.go, "Three layers").
 	WriteBuffer int
+
+	// clock, when not nil, replaces the real clock for the commit
+	// delay and the periodic ticker; set only by this package's tests.
+	clock clock
 }
 
 // entry is where the live value of a key is: 12 bytes per key in the index
@@ -92,7 +97,8 @@ type DB struct {
 	prealloc   int64
 	groupDelay time.Duration
 	noHints    bool
-	wbufSize   int // the write buffer's flush size; 0 = no buffer (always, group, or turned off)
+	wbufSize   int   // the write buffer's flush size; 0 = no buffer (always, group, or turned off)
+	clock      clock // timers for the commit delay and periodic:D
 
 	// flushMu is held by whoever fdatasyncs the active segment without
 	// holding writeMu (the flusher, the periodic timer) and by Compact
@@ -161,11 +167,15 @@ func Open(dir string, opts Options) (*DB, error) {
 		prealloc:   opts.Preallocate,
 		groupDelay: opts.GroupDelay,
 		noHints:    opts.NoHints,
+		clock:      opts.clock,
 		index:      map[string]entry{},
 		segs:       map[uint32]*segment{},
 	}
 	if db.fs == nil {
 		db.fs = OSFS{}
+	}
+	if db.clock == nil {
+		db.clock = realClock{}
 	}
 	switch {
 	case db.segSize == 0:
