@@ -76,7 +76,10 @@ func modelLine(ctx context.Context, s *Spec, dir string) (*ModelResult, error) {
 }
 
 // benchModel is the prediction for a finished bench run, or nil when its
-// policy has no model.
+// policy has no model. Throughput is a mean figure, so the model is fed the
+// run's mean fdatasync time; the p99 fork is a tail question, so the
+// measured path compares p99 with medians (calc.MeasuredP99Path); the loss
+// window is counted at the Put rate the run reached.
 func benchModel(sync string, r *BenchResult, b *ProbeBrief) *BenchModel {
 	if b == nil || r.Latency["put"] == nil {
 		return nil
@@ -93,17 +96,28 @@ func benchModel(sync string, r *BenchResult, b *ProbeBrief) *BenchModel {
 	if !ok || err != nil {
 		return nil
 	}
+	put := r.Latency["put"]
+	if r.WallSeconds > 0 {
+		p.AtRate(float64(put.Count) / r.WallSeconds)
+	}
 	m := &BenchModel{
 		PredictedOpsPerSec: p.PredictedOpsPerSec, TWriteNs: p.TWriteNs, TFsyncNs: p.TFsyncNs,
 		TWriteSource: wsrc, TFsyncSource: src, P99Path: p.P99Path,
 		LossWindowWrites: p.LossWindowWrites, LossWindowMs: p.LossWindowMs,
+		RateSource: p.RateSource, WriteRate: p.WriteRate,
 	}
-	// Which path the measured p99 is nearer to.
-	p99 := float64(r.Latency["put"].P99Ns)
-	m.MeasuredP99Path = calc.P99Fast
-	if p99 >= p.TWriteNs+p.TFsyncNs/2 {
-		m.MeasuredP99Path = calc.P99Slow
+	// Which path the measured p99 is on: compared with the run's median
+	// fdatasync when the harness timed them, else with the figure the
+	// model was fed (the probe's, or this run's mean).
+	fsyncP50, fsrc := tf, src
+	if r.FsyncSamples > 0 {
+		fsyncP50, fsrc = float64(r.FsyncP50Ns), "run_p50"
+	} else if r.FsyncsCounted && r.Fsyncs == 0 {
+		fsyncP50, fsrc = 0, "none" // no fdatasync ran: nothing to wait for
 	}
+	m.FsyncP50Source = fsrc
+	m.P99ThresholdNs = calc.P99Threshold(float64(put.P50Ns), fsyncP50)
+	m.MeasuredP99Path = calc.MeasuredP99Path(float64(put.P99Ns), float64(put.P50Ns), fsyncP50)
 	return m
 }
 

@@ -76,7 +76,7 @@ func writeBenchTable(w io.Writer, r *BenchResult) error {
 		fmt.Fprintln(w, "CAPPED: the run reached the total-bytes limit before its -duration was up")
 	}
 	if r.BacklogUnits > 0 {
-		fmt.Fprintf(w, "BEHIND: the store fell behind -rate; %d units due before the deadline never started, and their latency is in no table below\n", r.BacklogUnits)
+		fmt.Fprintf(w, "BEHIND: the store fell behind -rate; %d units due before the deadline never started (censored samples: their latency, the worst of the run, is in no table below, so the corrected percentiles are incomplete without them)\n", r.BacklogUnits)
 	}
 	// The db_bench line: time per op, ops per second, payload throughput.
 	microsPerOp := 0.0
@@ -93,6 +93,11 @@ func writeBenchTable(w io.Writer, r *BenchResult) error {
 	if r.LatencyUncorrected != nil {
 		fmt.Fprintf(w, "open loop at %g units/s: latency above is from each intended start; without that correction:\n", r.Rate)
 		writeLatency(w, r.LatencyUncorrected, " (uncorrected)")
+		fmt.Fprintf(w, "utilization %.2f (rate x mean service time, from the uncorrected latencies)", r.Utilization)
+		if r.BacklogUnits > 0 {
+			fmt.Fprintf(w, "   %d of %d due units never started (censored)", r.BacklogUnits, r.Units+r.BacklogUnits)
+		}
+		fmt.Fprintln(w)
 	}
 	var extra []string
 	if r.HitRate != nil {
@@ -100,6 +105,9 @@ func writeBenchTable(w io.Writer, r *BenchResult) error {
 	}
 	if r.Fsyncs > 0 {
 		extra = append(extra, fmt.Sprintf("fsyncs %d (mean %s, %.1f ops per fsync)", r.Fsyncs, fmtNs(r.FsyncMeanNs), float64(r.Ops)/float64(r.Fsyncs)))
+		if r.FsyncSamples > 0 {
+			extra = append(extra, fmt.Sprintf("fdatasync p50 %s p99 %s max %s (%d timed)", fmtNs(float64(r.FsyncP50Ns)), fmtNs(float64(r.FsyncP99Ns)), fmtNs(float64(r.FsyncMaxNs)), r.FsyncSamples))
+		}
 	} else if r.FsyncsCounted {
 		extra = append(extra, "fsyncs 0")
 	} else {
@@ -109,8 +117,8 @@ func writeBenchTable(w io.Writer, r *BenchResult) error {
 	if m := r.Model; m != nil {
 		fmt.Fprintf(w, "model: %s predicts %.0f ops/s (T_write %s, T_fsync %s: %s); measured %.0f ops/s (%s)\n",
 			r.Sync, m.PredictedOpsPerSec, fmtNs(m.TWriteNs), fmtNs(m.TFsyncNs), map[string]string{"run": "this run's mean fdatasync", "probe": "the probe's"}[m.TFsyncSource], r.OpsPerSec, ratio(r.OpsPerSec, m.PredictedOpsPerSec))
-		fmt.Fprintf(w, "       p99 on the %s path (measured: %s); a crash can lose up to %.0f acknowledged writes (%.2f ms)\n",
-			m.P99Path, m.MeasuredP99Path, m.LossWindowWrites, m.LossWindowMs)
+		fmt.Fprintf(w, "       p99 on the %s path (measured: %s, threshold %s); a crash can lose up to %.0f acknowledged writes (%.2f ms at this run's %.0f Puts/s)\n",
+			m.P99Path, m.MeasuredP99Path, fmtNs(m.P99ThresholdNs), m.LossWindowWrites, m.LossWindowMs, m.WriteRate)
 	}
 	fmt.Fprintln(w, conditions(r))
 	if r.Dir != "" {
@@ -427,6 +435,6 @@ func writeModelTable(w io.Writer, m *ModelResult) error {
 	fmt.Fprintf(w, "predicted throughput  %.0f ops/s\n", m.PredictedOpsPerSec)
 	fmt.Fprintf(w, "slow fraction         %.2f%% of Puts wait for an fdatasync -> p99 on the %s path (about %s)\n",
 		m.SlowFraction*100, m.P99Path, fmtNs(m.PredictedP99Ns))
-	fmt.Fprintf(w, "loss window           up to %.0f acknowledged writes, about %.2f ms\n", m.LossWindowWrites, m.LossWindowMs)
+	fmt.Fprintf(w, "loss window           up to %.0f acknowledged writes, about %.2f ms (at the model's %.0f writes/s: no run measured a rate)\n", m.LossWindowWrites, m.LossWindowMs, m.WriteRate)
 	return nil
 }

@@ -38,7 +38,16 @@ type BenchResult struct {
 	// not "none".
 	FsyncsCounted bool    `json:"fsyncs_counted"`
 	FsyncMeanNs   float64 `json:"fsync_mean_ns"`
-	BytesWritten  int64   `json:"bytes_written"`
+	// The distribution of every data-file sync the harness timed in the
+	// timed region (synctimes.go): nearest-rank percentiles over all the
+	// samples. FsyncSamples 0 means the store's syncs are not timed
+	// (bbolt) or there were none; the three figures are then 0. Unlike the
+	// mean, p50 is not moved by one slow flush.
+	FsyncSamples int64 `json:"fsync_samples"`
+	FsyncP50Ns   int64 `json:"fsync_p50_ns"`
+	FsyncP99Ns   int64 `json:"fsync_p99_ns"`
+	FsyncMaxNs   int64 `json:"fsync_max_ns"`
+	BytesWritten int64 `json:"bytes_written"`
 
 	Model    *BenchModel     `json:"model,omitempty"` // for batch:N and periodic:D
 	Timeline []TimelinePoint `json:"timeline"`
@@ -54,10 +63,18 @@ type BenchResult struct {
 	// due to start before the deadline but never started because the
 	// store fell behind the rate. Their latency (the worst of the run) is
 	// in no table: non-zero means the tables understate the tail.
-	BacklogUnits int64    `json:"backlog_units,omitempty"`
-	Dishonest    []string `json:"dishonest,omitempty"` // timing rules this run broke on purpose
-	Run          int      `json:"run,omitempty"`       // 1-based index within a -repeat
-	Dir          string   `json:"dir,omitempty"`       // with -keep: where the data stayed
+	BacklogUnits int64 `json:"backlog_units,omitempty"`
+	// Utilization, in an open-loop run, is rate x mean service time: the
+	// intended units per second times the mean time a unit took from its
+	// actual start (the uncorrected latencies), i.e. how many units were
+	// being served at once on average if the store kept up. Near or above
+	// 1 with -threads 1 the queue grows without bound and the corrected
+	// latencies (and backlog_units) show it, even when the achieved rate
+	// looks right.
+	Utilization float64  `json:"utilization,omitempty"`
+	Dishonest   []string `json:"dishonest,omitempty"` // timing rules this run broke on purpose
+	Run         int      `json:"run,omitempty"`       // 1-based index within a -repeat
+	Dir         string   `json:"dir,omitempty"`       // with -keep: where the data stayed
 }
 
 // BenchModel is the model's prediction printed next to a measurement.
@@ -68,9 +85,26 @@ type BenchModel struct {
 	TFsyncNs           float64 `json:"t_fsync_ns"`
 	TFsyncSource       string  `json:"t_fsync_source"` // "run" (this run's fsync mean) or "probe"
 	P99Path            string  `json:"p99_path"`       // where the model puts p99: "slow" or "fast"
-	MeasuredP99Path    string  `json:"measured_p99_path,omitempty"`
-	LossWindowWrites   float64 `json:"loss_window_writes"`
-	LossWindowMs       float64 `json:"loss_window_ms"`
+	// MeasuredP99Path is where the run's put p99 landed: "slow" when it is
+	// at least P99ThresholdNs, the geometric mean of the put p50 and the
+	// median fdatasync (calc.MeasuredP99Path; one slow flush cannot move
+	// it), else "fast".
+	MeasuredP99Path string  `json:"measured_p99_path,omitempty"`
+	P99ThresholdNs  float64 `json:"p99_threshold_ns"`
+	// FsyncP50Source names the median fdatasync the threshold used:
+	// "run_p50" (fsync_p50_ns of this run), "run" (this run's mean: its
+	// syncs were counted, not timed), "probe" (the probe's) or "none" (the
+	// run made no fdatasync: every p99 is fast).
+	FsyncP50Source string `json:"fsync_p50_source"`
+	// LossWindowWrites are the acknowledged writes a power cut can lose:
+	// N-1 for batch:N; for periodic:D, WriteRate x (D + T_fsync), the
+	// writes acknowledged since the last completed fdatasync started.
+	LossWindowWrites float64 `json:"loss_window_writes"`
+	LossWindowMs     float64 `json:"loss_window_ms"`
+	// RateSource is "run": WriteRate is this run's Puts per second
+	// (latency.put.count / wall_seconds).
+	RateSource string  `json:"rate_source"`
+	WriteRate  float64 `json:"write_rate"`
 }
 
 // ProbeBrief is the part of a probe a bench result carries: the conditions
@@ -135,11 +169,16 @@ func summarizeRun(cfg *runConfig, all []*worker, writer *worker, wall time.Durat
 			res.LatencyUncorrected[k.name] = &u
 		}
 	}
-	var gets, hits int64
+	var gets, hits, serviceNs int64
 	for _, w := range all {
 		if w != writer {
 			res.Units += w.units
 			res.BacklogUnits += w.backlog
+			if cfg.rate > 0 {
+				for _, u := range []*recorder{w.uput, w.uget, w.udel, w.uscan} {
+					serviceNs += u.sum
+				}
+			}
 		}
 		gets += w.gets
 		hits += w.hits
@@ -147,6 +186,9 @@ func summarizeRun(cfg *runConfig, all []*worker, writer *worker, wall time.Durat
 	if workloadInfos[cfg.workload].reads && gets > 0 {
 		h := float64(hits) / float64(gets)
 		res.HitRate = &h
+	}
+	if cfg.rate > 0 && res.Units > 0 {
+		res.Utilization = cfg.rate * float64(serviceNs) / float64(res.Units) / 1e9
 	}
 	// Throughput from the one outer wall clock...
 	secs := wall.Seconds()

@@ -276,6 +276,10 @@ func runOne(ctx context.Context, cfg runConfig) (*BenchResult, error) {
 	}
 
 	before := storeStats(store)
+	timer, timed := store.(SyncTimer)
+	if timed {
+		timer.SyncTimes().arm()
+	}
 
 	prog := startProgress(r, all, cfg.tick, cfg.engine)
 
@@ -314,6 +318,10 @@ func runOne(ctx context.Context, cfg runConfig) (*BenchResult, error) {
 	timeline := prog.end(wall)
 
 	after := storeStats(store)
+	var syncs LatencySummary
+	if timed {
+		syncs = timer.SyncTimes().disarm()
+	}
 	for _, w := range all {
 		if w.err != nil {
 			return nil, w.err
@@ -328,6 +336,7 @@ func runOne(ctx context.Context, cfg runConfig) (*BenchResult, error) {
 	if res.Fsyncs > 0 {
 		res.FsyncMeanNs = float64(after.FsyncTime-before.FsyncTime) / float64(res.Fsyncs)
 	}
+	res.FsyncSamples, res.FsyncP50Ns, res.FsyncP99Ns, res.FsyncMaxNs = syncs.Count, syncs.P50Ns, syncs.P99Ns, syncs.MaxNs
 	return res, nil
 }
 

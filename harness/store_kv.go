@@ -15,20 +15,24 @@ func init() {
 	unordered["kv"] = "its index is a hash table, which keeps no key order"
 }
 
-// kvStore adapts *engine.DB to Store and StatsReporter. Safe for
-// concurrent use, as the DB is.
-type kvStore struct{ db *engine.DB }
+// kvStore adapts *engine.DB to Store, StatsReporter and SyncTimer. Safe
+// for concurrent use, as the DB is.
+type kvStore struct {
+	db    *engine.DB
+	syncs *SyncTimes // every fdatasync of a segment file, timed by syncTimingFS
+}
 
 func openKV(dir, sync string) (Store, error) {
 	p, err := engine.ParseSync(sync)
 	if err != nil {
 		return nil, err
 	}
-	db, err := engine.Open(dir, engine.Options{Sync: p})
+	syncs := new(SyncTimes)
+	db, err := engine.Open(dir, engine.Options{Sync: p, FS: syncTimingFS{times: syncs}})
 	if err != nil {
 		return nil, err
 	}
-	return kvStore{db}, nil
+	return kvStore{db, syncs}, nil
 }
 
 func (s kvStore) Put(key, value []byte) error { return s.db.Put(key, value) }
@@ -42,6 +46,8 @@ func (s kvStore) Get(key []byte) ([]byte, bool, error) {
 	}
 	return v, err == nil, err
 }
+
+func (s kvStore) SyncTimes() *SyncTimes { return s.syncs }
 
 func (s kvStore) StoreStats() StoreStats {
 	st := s.db.Stats()

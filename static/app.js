@@ -195,6 +195,8 @@
         else if (e.key === 'Escape' && this.runId) { e.preventDefault(); this.cancel(); }
       });
       this.runBtn.addEventListener('click', () => this.run());
+      this.lockNote = h('span', { class: 'predict-lock', hidden: true }, 'Enter your prediction in the quiz below first.');
+      $('.cell-actions', el).insertBefore(this.lockNote, $('.hint', el));
       this.cancelBtn.addEventListener('click', () => this.cancel());
       this.resetBtn.addEventListener('click', () => {
         this.src.value = this.src.defaultValue; store.del(this.editKey); this.el.classList.remove('edited'); this.fit(); this.src.focus();
@@ -214,8 +216,17 @@
       if (cls) this.el.classList.add(cls);
       this.state.textContent = text || '';
     }
+    // locked: a predict: yes quiz on this cell has no prediction yet.
+    locked() { return predictQuizzes(this.id).some((q) => !prediction(q.dataset.quiz)); }
+    applyLock() {
+      const locked = this.locked();
+      this.el.classList.toggle('is-locked', locked);
+      this.lockNote.hidden = !locked;
+      if (!this.runId) this.runBtn.disabled = locked;
+    }
     run() {
       if (this.runId) return;
+      if (this.locked()) { this.applyLock(); return; }
       if (needToken() && !token(true)) { this.showError('This server needs the instructor token to run cells.'); return; }
       this.runId = `${this.id}#${++runCounter}`;
       const lines = this.src.value.split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
@@ -244,7 +255,7 @@
       this.sock.off(this.runId);
       this.runId = null;
       const refocus = document.activeElement === this.cancelBtn;
-      this.runBtn.disabled = false; this.cancelBtn.hidden = true;
+      this.runBtn.disabled = this.locked(); this.cancelBtn.hidden = true;
       if (refocus) this.runBtn.focus();
       this.setState(cls, text);
     }
@@ -277,6 +288,8 @@
           if (ok) {
             store.setJSON(resultsKey(this.id), { at: Date.now(), lines: L.map((l) => ({ spec: l.spec, result: l.result })) });
             updateProgress(lessonSlug(), (p) => { p.cells[this.id] = true; });
+            // Predictions waiting for this cell are graded now.
+            document.dispatchEvent(new CustomEvent('kvlab:measured', { detail: { cell: this.id } }));
           }
           const failed = L.some((l) => l.error) || this.errors.length;
           if (m.cancelled && !ok) this.notice = cancelNotice(L, this.current);
@@ -425,6 +438,26 @@
         hits.map((x) => `${shortLabel(x.b, benches)} ${+(x.b.hit_rate * 100).toFixed(1)}%`).join(' · '),
         ' of reads found their key.'));
     }
+    // The fdatasyncs' own distribution (fsync_p50_ns...): the median is
+    // what a slow Put waits for; the mean can be dragged by one flush.
+    const synced = benches.filter((x) => x.b.fsync_samples > 0);
+    if (synced.length) {
+      wrap.append(h('p', { class: 'conditions fsyncs' }, h('span', { class: 'cond-label' }, 'fdatasync: '),
+        synced.map((x) => `${shortLabel(x.b, benches)} p50 ${fmtNs(x.b.fsync_p50_ns)}, p99 ${fmtNs(x.b.fsync_p99_ns)}, max ${fmtNs(x.b.fsync_max_ns)}, mean ${fmtNs(x.b.fsync_mean_ns)} (${fmtInt(x.b.fsync_samples)} timed)${x.b.model && x.b.model.measured_p99_path ? `; put p99 on the ${x.b.model.measured_p99_path} path (threshold ${fmtNs(x.b.model.p99_threshold_ns)})` : ''}`).join(' · ')));
+    }
+    // Open loop: utilization is the check, and units that never started
+    // are censored samples no percentile above includes.
+    const open = benches.filter((x) => x.b.rate);
+    if (open.length) {
+      wrap.append(h('p', { class: 'conditions open-loop' }, h('span', { class: 'cond-label' }, 'Open loop: '),
+        open.map((x) => `${shortLabel(x.b, benches)} utilization ${sig(x.b.utilization || 0)} (rate × mean service time)`).join(' · ')));
+      const behind = open.filter((x) => x.b.backlog_units > 0);
+      if (behind.length) {
+        wrap.append(h('p', { class: 'callout backlog', role: 'note' }, h('b', {}, 'Censored: '),
+          behind.map((x) => `${shortLabel(x.b, benches)}: ${fmtInt(x.b.backlog_units)} of ${fmtInt(x.b.units + x.b.backlog_units)} units due never started`).join(' · '),
+          '. Their latency, the worst of the run, is in no row above: the corrected percentiles are incomplete without them.'));
+      }
+    }
 
     const charts = h('div', { class: 'charts' });
     const spec = series.filter((x) => x.lat && x.lat.spectrum && x.lat.spectrum.length);
@@ -513,7 +546,7 @@
       ['T_write', fmtNs(r.t_write_ns)],
       ['T_fsync', `${fmtNs(r.t_fsync_ns)}${r.source ? ` (from ${r.source})` : ''}`],
       ['p99 lands on', r.p99_path ? `the ${r.p99_path} path` : null],
-      ['loss window', r.loss_window_writes != null ? `${fmtInt(r.loss_window_writes)} writes${r.loss_window_ms ? ` / ${sig(r.loss_window_ms)} ms` : ''}` : null],
+      ['loss window', r.loss_window_writes != null ? `${fmtInt(r.loss_window_writes)} writes${r.loss_window_ms ? ` / ${sig(r.loss_window_ms)} ms` : ''}${r.write_rate ? ` at ${fmtRate(r.write_rate)} writes/s (${r.rate_source === 'run' ? 'the rate a run measured' : 'the model\'s rate: no run measured one'})` : ''}` : null],
     ]);
   }
 
@@ -752,18 +785,42 @@
 
   // ---------- quizzes
 
+  // Predictions (quizzes with predict: yes) are kept with the progress:
+  // p.predictions[id] = { answer, at }. The quiz's cell stays locked until
+  // every predicting quiz on it has one; the cell's next results grade it.
+  const predictQuizzes = (cell) => $$(`.quiz[data-predict][data-cell="${cell}"]`);
+  function prediction(id) { return (progress(lessonSlug()).predictions || {})[id] || null; }
+  function setPrediction(id, answer) {
+    updateProgress(lessonSlug(), (p) => { p.predictions = p.predictions || {}; p.predictions[id] = { answer, at: Date.now() }; });
+  }
+  function relock(cell) {
+    const c = window.kvlab && window.kvlab.cells.find((x) => x.id === cell);
+    if (c) c.applyLock();
+  }
+
   function setupQuiz(el) {
     const id = el.dataset.quiz;
     const form = $('.quiz-form', el);
     const fb = $('.quiz-feedback', el);
+    const btn = $('.check', el);
+    const choice = !!el.querySelector('fieldset');
+    const predict = el.dataset.predict != null && !!el.dataset.cell;
     const prev = progress(lessonSlug()).quizzes[id];
-    if (prev) fb.replaceChildren(h('p', { class: `quiz-last ${prev.correct ? 'ok' : 'bad'}` }, `Last time you answered ${prev.answer}: ${prev.correct ? 'right' : el.querySelector('fieldset') ? 'wrong' : 'not within range'}.`));
-    form.addEventListener('submit', async (e) => {
-      e.preventDefault();
-      const data = new FormData(form);
-      const answer = String(data.get('answer') || '').trim();
-      if (!answer) { fb.replaceChildren(h('p', { class: 'error' }, el.querySelector('fieldset') ? 'Pick one of the choices.' : 'Type a number first.')); return; }
+    const waiting = (p) => h('p', { class: 'prediction-kept' }, 'Your prediction: ', h('b', {}, choice ? choiceText(el, p.answer) : p.answer), '. Now run the cell ', h('a', { href: `#cell-${el.dataset.cell}` }, el.dataset.cell), ' to measure it.');
+    if (predict) {
+      el.classList.add('is-predict');
+      $('.quiz-source', el).replaceChildren('Predict first: the cell ', h('a', { href: `#cell-${el.dataset.cell}` }, el.dataset.cell), ' stays locked until you do, and your run grades the prediction.');
+      const p = prediction(id);
+      btn.textContent = p ? 'Check' : 'Lock in prediction';
+      if (p && !(prev && prev.prediction)) fb.replaceChildren(waiting(p));
+    }
+    if (prev) fb.replaceChildren(h('p', { class: `quiz-last ${prev.correct ? 'ok' : 'bad'}` }, `Last time you ${prev.prediction ? 'predicted' : 'answered'} ${prev.answer}: ${prev.correct ? 'right' : choice ? 'wrong' : 'not within range'}${prev.off ? ` (${prev.off})` : ''}.`));
+
+    // check sends one answer and shows the verdict; asPrediction says it
+    // was entered before the cell's results existed.
+    async function check(answer, asPrediction) {
       const req = { lesson: lessonSlug(), quiz: id, answer };
+      if (asPrediction) req.prediction = true;
       if (el.dataset.cell) {
         const last = store.json(resultsKey(el.dataset.cell), null);
         if (!last || !last.lines) { fb.replaceChildren(h('p', { class: 'error' }, 'Run the cell ', h('a', { href: `#cell-${el.dataset.cell}` }, el.dataset.cell), ' first: this quiz is checked against your own measurement.')); return; }
@@ -774,7 +831,6 @@
         req.ticket = quizTicket();
         fb.replaceChildren(measuringNote(' Measuring on this server\'s disk (waits its turn in the queue)…'));
       }
-      const btn = $('.check', el);
       btn.disabled = true;
       // The reply comes when the measurement is done; meanwhile the page
       // asks for the run's place in the queue by the request's ticket.
@@ -796,15 +852,8 @@
         const resp = await fetch('/api/quiz', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(req) });
         const r = await resp.json();
         if (!resp.ok) { fb.replaceChildren(h('p', { class: 'error' }, r.error || `HTTP ${resp.status}`)); return; }
-        const unit = r.unit ? ` ${r.unit}` : '';
-        fb.replaceChildren(h('div', { class: `verdict ${r.correct ? 'ok' : 'bad'}` },
-          h('p', { class: 'verdict-head' }, r.correct ? '✓ Right.' : el.querySelector('fieldset') ? '✗ Not what your run shows.' : '✗ Not within range.'),
-          h('table', { class: 'kv' }, h('tbody', {},
-            h('tr', {}, h('th', { scope: 'row' }, 'your answer'), h('td', {}, `${r.answer}${el.querySelector('fieldset') ? '' : unit}`)),
-            h('tr', {}, h('th', { scope: 'row' }, 'measured'), h('td', {}, h('b', {}, `${r.want}${el.querySelector('fieldset') ? '' : unit}`), r.range && r.low !== r.high ? ` (accepted ${r.range}${unit})` : '')),
-            r.shown ? h('tr', {}, h('th', { scope: 'row' }, 'from'), h('td', {}, r.shown)) : null)),
-          r.explain_html ? h('p', { class: 'explain', html: r.explain_html }) : null));
-        updateProgress(lessonSlug(), (p) => { p.quizzes[id] = { correct: r.correct, answer: `${r.answer}`, at: Date.now() }; });
+        fb.replaceChildren(verdict(r, choice));
+        updateProgress(lessonSlug(), (p) => { p.quizzes[id] = { correct: r.correct, answer: `${r.answer}`, at: Date.now(), prediction: !!r.predicted, off: r.off || '' }; });
       } catch (err) {
         fb.replaceChildren(h('p', { class: 'error' }, `Could not reach labserver: ${err.message}`));
       } finally {
@@ -812,7 +861,53 @@
         polling = null;
         btn.disabled = false;
       }
+    }
+
+    form.addEventListener('submit', async (e) => {
+      e.preventDefault();
+      const data = new FormData(form);
+      const answer = String(data.get('answer') || '').trim();
+      if (!answer) { fb.replaceChildren(h('p', { class: 'error' }, choice ? 'Pick one of the choices.' : 'Type a number first.')); return; }
+      if (predict && !prediction(id)) {
+        // The first answer is the prediction: kept, and graded by the
+        // cell's next run, which it unlocks.
+        setPrediction(id, answer);
+        btn.textContent = 'Check';
+        fb.replaceChildren(waiting(prediction(id)));
+        relock(el.dataset.cell);
+        return;
+      }
+      await check(answer, false);
     });
+    if (predict) {
+      document.addEventListener('kvlab:measured', (e) => {
+        const p = prediction(id);
+        if (e.detail.cell === el.dataset.cell && p) check(p.answer, true);
+      });
+    }
+  }
+
+  // choiceText is the text of choice n (1-based) of a choice quiz.
+  function choiceText(el, n) {
+    const input = el.querySelector(`input[name=answer][value="${n}"]`);
+    return input ? input.parentElement.textContent.trim() : n;
+  }
+
+  // verdict renders a quiz reply: the answer or prediction, the measured
+  // value, how far off, where it came from, and the explanation.
+  function verdict(r, choice) {
+    const unit = r.unit && !choice ? ` ${r.unit}` : '';
+    const head = r.predicted
+      ? (r.correct ? '✓ Your prediction holds.' : choice ? '✗ Your prediction was wrong.' : '✗ Your prediction was off.')
+      : (r.correct ? '✓ Right.' : choice ? '✗ Not what your run shows.' : '✗ Not within range.');
+    return h('div', { class: `verdict ${r.correct ? 'ok' : 'bad'}${r.predicted ? ' predicted' : ''}` },
+      h('p', { class: 'verdict-head' }, head),
+      h('table', { class: 'kv' }, h('tbody', {},
+        h('tr', {}, h('th', { scope: 'row' }, r.predicted ? 'your prediction' : 'your answer'), h('td', {}, `${r.answer}${unit}`)),
+        h('tr', {}, h('th', { scope: 'row' }, 'measured'), h('td', {}, h('b', {}, `${r.want}${unit}`), r.range && r.low !== r.high ? ` (accepted ${r.range}${unit})` : '')),
+        r.off && !choice ? h('tr', { class: 'off' }, h('th', { scope: 'row' }, 'off by'), h('td', {}, r.off)) : null,
+        r.shown ? h('tr', {}, h('th', { scope: 'row' }, 'from'), h('td', {}, r.shown)) : null)),
+      r.explain_html ? h('p', { class: 'explain', html: r.explain_html }) : null);
   }
 
   function measuringNote(text) {
@@ -851,6 +946,7 @@
       const sock = new Socket();
       window.kvlab = { cells: $$('.cell').map((el) => new Cell(el, sock)), socket: sock };
       $$('.quiz').forEach(setupQuiz);
+      for (const c of window.kvlab.cells) c.applyLock();
       setupTOC();
     }
   });

@@ -504,7 +504,7 @@
 		r.cases.forEach((c, i) => {
 			tbody.append(el("tr", { class: c.pass ? "ex-pass" : "ex-fail" },
 				el("td", { class: "ex-num", text: String(i + 1) }),
-				el("td", {}, el("code", { text: c.input })),
+				el("td", {}, el("code", { text: c.input }), c.note ? el("div", { class: "ex-note", text: c.note }) : null),
 				el("td", {}, el("code", { text: c.want })),
 				el("td", {}, el("code", { text: c.got })),
 				el("td", { class: "ex-verdict", text: c.pass ? "✓ pass" : "✗ fail" }),

@@ -7,6 +7,10 @@ type PercentileCase struct {
 	P     float64 // percentile, 0..100
 	Want  int64   // the nearest-rank answer
 	Input string  // In written as the course shows it, e.g. "1..100"
+	// Note, when set, says why the case is in the table; the exercise
+	// shows it beside the case whether it passes or not. The float-trap
+	// cases carry one: they are taught, not hidden.
+	Note string
 }
 
 // PercentileCases is the table every Percentile implementation must pass:
@@ -30,6 +34,14 @@ var PercentileCases = []PercentileCase{
 	{Name: "p99 of 1000 samples with 20 slow ones", In: tail(1000, 20, 100, 9000), P: 99, Want: 9000, Input: "980 x 100, 20 x 9000"},
 	{Name: "p99 of 1000 samples with 5 slow ones", In: tail(1000, 5, 100, 9000), P: 99, Want: 100, Input: "995 x 100, 5 x 9000"},
 	{Name: "duplicates", In: []int64{5, 5, 5, 5, 9}, P: 80, Want: 5, Input: "[5 5 5 5 9]"},
+	// The float trap lesson 2 teaches: each naive float formula with a
+	// plain ceiling fails at least one of these three.
+	{Name: "p99.9 of 1..1000: the float trap", In: seq(1, 1000), P: 99.9, Want: 999, Input: "1..1000",
+		Note: "float trap: in float64, 99.9/100*1000 and 99.9*0.01*1000 are 999.0000000000001, whose ceiling is 1000; the exact rank is 999"},
+	{Name: "p14 of 1..50: the float trap", In: seq(1, 50), P: 14, Want: 7, Input: "1..50",
+		Note: "float trap: in float64, 0.14*50 (p/100*n, and p*0.01*n) is 7.000000000000001, whose ceiling is 8; the exact rank is 7"},
+	{Name: "p64.4 of 1..250: the float trap for p*n/100", In: seq(1, 250), P: 64.4, Want: 161, Input: "1..250",
+		Note: "float trap: even p*n/100 is inexact when p has decimals: 64.4*250/100 is 161.00000000000003 in float64, whose ceiling is 162; the exact rank is 161"},
 	{Name: "p above 100 is the max", In: seq(1, 10), P: 150, Want: 10, Input: "1..10"},
 	{Name: "negative p is the min", In: seq(1, 10), P: -5, Want: 1, Input: "1..10"},
 }

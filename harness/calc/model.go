@@ -3,6 +3,7 @@ package calc
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 )
 
@@ -31,9 +32,29 @@ import (
 //	throughput(D) = 1 / T_write
 //
 // with the p99 on the fast path whatever D is: periodic's p99 is stable.
-// The price moves to durability, and it is measured in time, not writes:
-// a crash loses up to D plus the sync in flight, which at full speed is
-// (D + T_fsync) / T_write acknowledged writes.
+// This holds for the engine (package kvlab/engine, commit.go): the timer
+// goroutine calls syncActive, which takes the write lock only to flush
+// queued group records and read the active segment and its last seq,
+// releases it, and then fdatasyncs under syncMu alone, which no Put takes.
+// A closed-loop writer (each Put issued when the previous one returned)
+// therefore never waits for the timer's flush; it can only be slowed by
+// the flush indirectly, by competing for the disk or a core. An open-loop
+// stream (-rate) is different in one way: a Put that is due while the
+// writer is busy waits its turn, so if the flush slows the writes (one
+// core, a busy device), the corrected latencies see it, and a rate close
+// to 1/T_write queues up whatever the policy.
+//
+// The price moves to durability, and it is measured in time, not writes.
+// The writes a power cut can lose are those acknowledged since the last
+// completed fdatasync started: up to D (the timer's wait) plus T_fsync (the
+// sync in flight, which covers only what was written before it started).
+// At a write rate of R per second that is
+//
+//	loss window = R x (D + T_fsync) acknowledged writes
+//
+// A model line has no run, so it takes the fastest rate the writer can
+// reach, R = 1/T_write (RateSource "t_write"); a bench result uses the
+// Put rate it measured (AtRate, RateSource "run").
 
 // P99Slow and P99Fast name the two paths a p99 can land on.
 const (
@@ -55,7 +76,19 @@ type Prediction struct {
 	PredictedP99Ns   float64 `json:"predicted_p99_ns"`
 	LossWindowWrites float64 `json:"loss_window_writes"`
 	LossWindowMs     float64 `json:"loss_window_ms"`
+	// RateSource says which write rate converts the loss window between
+	// writes and time: "t_write" (1/T_write, the fastest a writer goes:
+	// a model line) or "run" (the Puts per second a run measured; AtRate).
+	RateSource string `json:"rate_source"`
+	// WriteRate is that rate, in writes per second.
+	WriteRate float64 `json:"write_rate"`
 }
+
+// Rate sources of a loss window.
+const (
+	RateFromTWrite = "t_write"
+	RateFromRun    = "run"
+)
 
 // Batch predicts batch:n from the cost of one write and one fdatasync, in
 // nanoseconds.
@@ -75,6 +108,8 @@ func Batch(n int, tWriteNs, tFsyncNs float64) (Prediction, error) {
 		SlowFraction:       1 / float64(n),
 		LossWindowWrites:   float64(n - 1),
 		LossWindowMs:       float64(n-1) * perOp / 1e6,
+		RateSource:         RateFromTWrite,
+		WriteRate:          1e9 / perOp,
 	}
 	p.fork()
 	return p, nil
@@ -98,9 +133,28 @@ func Periodic(interval time.Duration, tWriteNs, tFsyncNs float64) (Prediction, e
 		SlowFraction:       0, // the timer's sync is off the write path
 		LossWindowMs:       window / 1e6,
 		LossWindowWrites:   math.Round(window / tWriteNs),
+		RateSource:         RateFromTWrite,
+		WriteRate:          1e9 / tWriteNs,
 	}
 	p.fork()
 	return p, nil
+}
+
+// AtRate restates the loss window at a measured write rate (writes per
+// second): periodic's window is a time, D + T_fsync, holding
+// rate x (D + T_fsync) writes; batch's is a count, N-1 writes, lasting
+// (N-1) / rate. RateSource becomes "run". A rate that is not positive
+// and finite leaves p unchanged.
+func (p *Prediction) AtRate(writesPerSec float64) {
+	if !(writesPerSec > 0) || math.IsInf(writesPerSec, 0) {
+		return
+	}
+	p.RateSource, p.WriteRate = RateFromRun, writesPerSec
+	if strings.HasPrefix(p.Sync, "periodic:") { // the window is a time
+		p.LossWindowWrites = math.Round(writesPerSec * p.LossWindowMs / 1e3)
+		return
+	}
+	p.LossWindowMs = p.LossWindowWrites / writesPerSec * 1e3
 }
 
 // fork sets P99Path and PredictedP99Ns from SlowFraction.

@@ -1,6 +1,9 @@
 package calc
 
-import "math"
+import (
+	"math"
+	"math/big"
+)
 
 // Percentile returns the nearest-rank p-th percentile of sorted, which must
 // be sorted in ascending order.
@@ -36,18 +39,33 @@ func Percentile(sorted []int64, p float64) int64 {
 }
 
 // Rank is the nearest rank, ceil(p/100 * n), of the p-th percentile of n
-// values, for p in [0, 100], read as the decimal the caller wrote: p99.9
-// of 41000 values is rank 40959 (99.9% of 41000 is exactly 40959), even
-// though the float product 99.9*41000/100 comes out a hair above it and
-// its plain ceiling would be 40960. A product within a relative 1e-12 of
-// a whole number is taken as that number; float rounding errs by about
-// 1e-16, and a p given to even ten decimal places moves the product more.
+// values, computed exactly. Floating point cannot compute it: p/100*n,
+// p*n/100 and p*0.01*n each land a hair above a whole rank for some inputs
+// (0.14*50 is 7.000000000000001; 64.4*250/100 is 161.00000000000003), and
+// a plain ceiling then takes the next rank. So p is read as a whole number
+// of millionths of a percent, the decimal the caller wrote (exact for p
+// with up to six decimals; more digits are rounded to six), and the rest is
+// integer arithmetic:
+//
+//	pm   = round(p * 1,000,000)                    // p in millionths
+//	rank = (pm*n + 99,999,999) / 100,000,000        // ceil(pm*n / 1e8), integers
+//
+// p outside [0, 100] is clamped. This is the formula lesson 2 and the
+// percentile exercise state, and the reference Solution uses.
 func Rank(p float64, n int64) int64 {
-	// p*n/100 rather than p/100*n: for whole-number p the product is exact,
-	// while p/100 is not (0.07*100 is 7.000000000000001, whose ceiling is 8).
-	r := p * float64(n) / 100
-	if w := math.Round(r); math.Abs(r-w) <= 1e-12*math.Max(w, 1) {
-		return int64(w)
+	if math.IsNaN(p) || p < 0 {
+		p = 0
 	}
-	return int64(math.Ceil(r))
+	p = math.Min(p, 100)
+	pm := int64(math.Round(p * rankScale)) // at most 1e8
+	if n <= math.MaxInt64/(100*rankScale) {
+		return (pm*n + 100*rankScale - 1) / (100 * rankScale)
+	}
+	// More values than memory holds; exact all the same.
+	num := new(big.Int).Mul(big.NewInt(pm), big.NewInt(n))
+	num.Add(num, big.NewInt(100*rankScale-1))
+	return num.Quo(num, big.NewInt(100*rankScale)).Int64()
 }
+
+// rankScale is the resolution at which Rank reads p: millionths.
+const rankScale = 1_000_000

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"kvlab/harness"
 )
 
 // countingFS wraps a Pebble filesystem and counts what reaches the disk
@@ -17,6 +19,9 @@ type countingFS struct {
 	syncs     atomic.Int64 // Sync, SyncData, and SyncTo calls that did a full sync
 	syncNanos atomic.Int64 // total time in those calls
 	written   atomic.Int64 // bytes passed to Write and WriteAt that were written
+	// times gets each counted sync's latency, for the result's fsync
+	// distribution (harness.SyncTimes: recorded only while a run is timed).
+	times harness.SyncTimes
 }
 
 // Unwrap returns the wrapped filesystem, as Pebble's own wrappers do.
@@ -89,6 +94,8 @@ func (f *countingFile) SyncTo(length int64) (bool, error) {
 }
 
 func (f *countingFile) count(start time.Time) {
-	f.fs.syncNanos.Add(int64(time.Since(start)))
+	d := time.Since(start)
+	f.fs.syncNanos.Add(int64(d))
 	f.fs.syncs.Add(1)
+	f.fs.times.Observe(d)
 }

@@ -215,6 +215,9 @@ func (s *pebbleStore) Scan(start []byte, limit int, fn func(key, value []byte) b
 	return it.Close()
 }
 
+// SyncTimes times the same syncs StoreStats counts.
+func (s *pebbleStore) SyncTimes() *harness.SyncTimes { return &s.fs.times }
+
 // StoreStats reports every sync and every written byte Pebble issued
 // through its filesystem since Open.
 func (s *pebbleStore) StoreStats() harness.StoreStats {

@@ -23,7 +23,35 @@
 // $0, $1, ...), answer (required expression), tolerance (numeric quizzes:
 // "N%" relative or an absolute number), unit, choices ("a | b | c"; the
 // answer then evaluates to a 1-based index), show (text in which each
-// $path and each {expression} is replaced by its measured value), explain.
+// $path and each {expression} is replaced by its measured value), explain,
+// predict (yes or no; default no).
+//
+// # Predict, then measure
+//
+// A quiz is a prediction when the reader answers before the number
+// exists: a run: quiz always is (it measures only when checked), and a
+// cell: quiz is when it says "predict: yes". For such a cell: quiz the page
+// keeps the cell's Run button locked until the reader has entered a
+// prediction in every predicting quiz on that cell; it keeps the
+// prediction with the reader's progress, and when the cell's results
+// arrive it sends the prediction as the answer with "prediction": true.
+//
+// Every reply says how far the answer was from the measurement, so a
+// prediction is graded by distance as well as by tolerance (additions to
+// [Feedback], documented in docs/api.md):
+//
+//	"predicted":   true when the quiz is a prediction (predict: yes or run:)
+//	               and the page says the answer was entered before the
+//	               measurement ("prediction": true in the request; always
+//	               for run: quizzes)
+//	"off":         the distance in words: "2.4× the measured value",
+//	               "15% below the measured value", "exactly the measured
+//	               value"; for a choice quiz "right" or "wrong"
+//	"off_factor":  answer ÷ measured (numeric quizzes, both positive)
+//	"off_percent": (answer − measured) ÷ |measured| × 100 (numeric, measured ≠ 0)
+//
+// The measured value itself is "want" / "want_value", as for every quiz;
+// the explanation follows in "explain".
 //
 // Expressions are described on [Expr].
 package quiz
@@ -51,6 +79,9 @@ type Quiz struct {
 	Choices  []string // non-nil makes this a choice quiz
 	Show     string   // template; see ShowText
 	Explain  string
+	// Predict is "predict: yes": the page locks Cell's Run button until
+	// the reader has entered a prediction here. See IsPrediction.
+	Predict bool
 
 	show []showPart
 }
@@ -81,7 +112,12 @@ func (q *Quiz) Lines() int {
 
 var idRE = regexp.MustCompile(`^[A-Za-z0-9-]+$`)
 
-var knownKeys = "id, question, cell, run, answer, tolerance, unit, choices, show, explain"
+var knownKeys = "id, question, cell, run, answer, tolerance, unit, choices, show, explain, predict"
+
+// IsPrediction reports whether the reader answers before the measurement
+// exists: a run: quiz (it measures when checked) or a cell: quiz with
+// predict: yes (its cell is locked until the prediction is entered).
+func (q *Quiz) IsPrediction() bool { return q.Predict || q.Run != nil }
 
 // Parse parses the text of one quiz block.
 func Parse(text string) (*Quiz, error) {
@@ -142,6 +178,14 @@ func Parse(text string) (*Quiz, error) {
 			q.Show = val
 		case "explain":
 			q.Explain = val
+		case "predict":
+			switch val {
+			case "yes":
+				q.Predict = true
+			case "no":
+			default:
+				return nil, fmt.Errorf("quiz line %d: predict: %q: want yes or no", n+1, val)
+			}
 		default:
 			return nil, fmt.Errorf("quiz line %d: unknown key %q (keys: %s)", n+1, key, knownKeys)
 		}
@@ -327,6 +371,12 @@ type Feedback struct {
 	Unit    string   `json:"unit,omitempty"`
 	Shown   string   `json:"shown,omitempty"` // the show template filled with measured values
 	Explain string   `json:"explain,omitempty"`
+
+	// How far the answer was from the measurement; see the package doc.
+	Predicted  bool     `json:"predicted,omitempty"`
+	Off        string   `json:"off,omitempty"`
+	OffFactor  *float64 `json:"off_factor,omitempty"`
+	OffPercent *float64 `json:"off_percent,omitempty"`
 }
 
 // ErrBadAnswer wraps errors about the student's answer itself (not a
@@ -338,7 +388,7 @@ var ErrBadAnswer = errors.New("quiz: bad answer")
 // where results[N] is the decoded JSON (encoding/json into any) of line N
 // of the cell or of the quiz's run: lines.
 func Check(q *Quiz, results []any, answer string) (Feedback, error) {
-	fb := Feedback{ID: q.ID, Unit: q.Unit, Explain: q.Explain}
+	fb := Feedback{ID: q.ID, Unit: q.Unit, Explain: q.Explain, Predicted: q.Run != nil}
 	if need := q.Lines(); len(results) < need {
 		if q.Cell != "" {
 			return fb, fmt.Errorf("quiz %s needs the results of %d line(s) of cell %s, got %d: run the cell first", q.ID, need, q.Cell, len(results))
@@ -372,6 +422,10 @@ func Check(q *Quiz, results []any, answer string) (Feedback, error) {
 		}
 		fb.Answer = q.Choices[got-1]
 		fb.Correct = got == idx
+		fb.Off = "wrong"
+		if fb.Correct {
+			fb.Off = "right"
+		}
 		return fb, nil
 	}
 	got, err := ParseNumber(answer, q.Unit)
@@ -391,6 +445,7 @@ func Check(q *Quiz, results []any, answer string) (Feedback, error) {
 	fb.Low, fb.High = &low, &high
 	fb.Range = FormatNumber(low) + " to " + FormatNumber(high)
 	fb.Correct = got >= low && got <= high
+	fb.Off, fb.OffFactor, fb.OffPercent = distance(got, want.Num)
 	return fb, nil
 }
 

@@ -18,7 +18,12 @@ import (
 //
 //	{"lesson":"04-the-fsync-tax","quiz":"flush-vs-write","answer":"120",
 //	 "results":[{...result of line 0 of the quiz's cell...}, ...],
-//	 "token":"...", "ticket":"..."}
+//	 "token":"...", "ticket":"...", "prediction":true}
+//
+// "prediction" (optional) says the answer was entered before the cell's
+// results existed: the page sends it for a predict: yes quiz, whose cell
+// it keeps locked until the reader has predicted; the reply then says
+// "predicted": true (see package quiz, "Predict, then measure").
 //
 // results are the student's latest results of the quiz's cell, as the
 // page received them over the websocket; a quiz with run: lines ignores
@@ -51,6 +56,16 @@ type quizRequest struct {
 	Results []json.RawMessage `json:"results"`
 	Token   string            `json:"token,omitempty"`
 	Ticket  string            `json:"ticket,omitempty"` // names the request for GET /api/quiz/queue
+	// Prediction says the answer was entered before the cell's results
+	// existed (the page locks a predict: yes quiz's cell until then).
+	Prediction bool `json:"prediction,omitempty"`
+}
+
+// predicted is the reply's "predicted": a run: quiz's answer always comes
+// before its measurement; a cell: quiz's only when the quiz asks for a
+// prediction and the page says it was entered before the run.
+func predicted(q *quiz.Quiz, req *quizRequest) bool {
+	return q.Run != nil || q.Predict && req.Prediction
 }
 
 type quizReply struct {
@@ -169,6 +184,7 @@ func (s *Server) handleQuiz(w http.ResponseWriter, r *http.Request) {
 		jsonError(w, code, msg)
 		return
 	}
+	fb.Predicted = predicted(q, &req)
 	b, err := json.Marshal(quizReply{Feedback: fb, ExplainHTML: inlineMarkdown(q.Explain), Measured: measured})
 	if err != nil {
 		jsonError(w, http.StatusInternalServerError, "quiz "+q.ID+": the feedback does not encode as JSON: "+err.Error())

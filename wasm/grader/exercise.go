@@ -26,6 +26,7 @@ type Case struct {
 	Got   string `json:"got"`
 	Pass  bool   `json:"pass"`
 	Hint  string `json:"hint,omitempty"` // one line, only on failures
+	Note  string `json:"note,omitempty"` // why the case is in the table, shown always
 }
 
 // Mutant reports how a student's test table fared against one broken

@@ -107,6 +107,7 @@ func TestPercentileHints(t *testing.T) {
 		{"no clamp", "rank := int(math.Ceil(p * float64(n) / 100))\n\treturn sorted[rank-1]", 7, "panic: index out of range", "clamp the index"},
 		{"nil func", "var f func() int64\n\t_ = math.Ceil\n\treturn f()", 0, "panic: call of a nil func", "your Percentile panicked; the answer is 50"},
 		{"mean", "var s int64\n\tfor _, v := range sorted {\n\t\ts += v\n\t}\n\t_ = math.Ceil\n\treturn s / int64(n)", 2, "50", "mean"},
+		{"float trap", "rank := int(math.Ceil(p / 100 * float64(n)))\n\treturn sorted[min(max(rank-1, 0), n-1)]", caseIndex("p14 of 1..50: the float trap"), "8", "float trap"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -160,10 +161,10 @@ func TestCodeErrors(t *testing.T) {
 func TestMinMaxPrelude(t *testing.T) {
 	tests := []struct{ name, src string }{
 		{"builtin-style min and max", percentileExercise.Solution},
-		{"float min", "package main\n\nimport \"math\"\n\nfunc Percentile(sorted []int64, p float64) int64 {\n\tn := len(sorted)\n\tif n == 0 {\n\t\treturn 0\n\t}\n\tp = max(min(p, 100.0), 0)\n\ti := int(math.Ceil(p*float64(n)/100)) - 1\n\treturn sorted[max(i, 0)]\n}\n"},
-		{"untyped constant first", "package main\n\nimport \"math\"\n\nfunc Percentile(sorted []int64, p float64) int64 {\n\tn := len(sorted)\n\tif n == 0 {\n\t\treturn 0\n\t}\n\tp = max(0, min(100, p))\n\tvar lo int64 = 0\n\t_ = max(-1, lo, 2)\n\ti := int(math.Ceil(p*float64(n)/100)) - 1\n\treturn sorted[max(0, i)]\n}\n"},
-		{"slices on []int64", "package main\n\nimport (\n\t\"math\"\n\t\"slices\"\n)\n\nfunc Percentile(sorted []int64, p float64) int64 {\n\tn := len(sorted)\n\tif n == 0 {\n\t\treturn 0\n\t}\n\ts := slices.Clone(sorted)\n\tslices.Sort(s)\n\ti := int(math.Ceil(p*float64(n)/100)) - 1\n\treturn s[min(max(i, 0), n-1)]\n}\n"},
-		{"student's own min", "package main\n\nimport \"math\"\n\nfunc min(a, b int) int {\n\tif a < b {\n\t\treturn a\n\t}\n\treturn b\n}\n\nfunc Percentile(sorted []int64, p float64) int64 {\n\tn := len(sorted)\n\tif n == 0 {\n\t\treturn 0\n\t}\n\ti := int(math.Ceil(p*float64(n)/100)) - 1\n\treturn sorted[min(max(i, 0), n-1)]\n}\n"},
+		{"float min", "package main\n\nimport \"math\"\n\nfunc Percentile(sorted []int64, p float64) int64 {\n\tn := len(sorted)\n\tif n == 0 {\n\t\treturn 0\n\t}\n\tp = max(min(p, 100.0), 0)\n\ti := int((int64(math.Round(p*1000000))*int64(n) + 99999999) / 100000000) - 1\n\treturn sorted[max(i, 0)]\n}\n"},
+		{"untyped constant first", "package main\n\nimport \"math\"\n\nfunc Percentile(sorted []int64, p float64) int64 {\n\tn := len(sorted)\n\tif n == 0 {\n\t\treturn 0\n\t}\n\tp = max(0, min(100, p))\n\tvar lo int64 = 0\n\t_ = max(-1, lo, 2)\n\ti := int((int64(math.Round(p*1000000))*int64(n) + 99999999) / 100000000) - 1\n\treturn sorted[max(0, i)]\n}\n"},
+		{"slices on []int64", "package main\n\nimport (\n\t\"math\"\n\t\"slices\"\n)\n\nfunc Percentile(sorted []int64, p float64) int64 {\n\tn := len(sorted)\n\tif n == 0 {\n\t\treturn 0\n\t}\n\ts := slices.Clone(sorted)\n\tslices.Sort(s)\n\ti := int((int64(math.Round(p*1000000))*int64(n) + 99999999) / 100000000) - 1\n\treturn s[min(max(i, 0), n-1)]\n}\n"},
+		{"student's own min", "package main\n\nimport \"math\"\n\nfunc min(a, b int) int {\n\tif a < b {\n\t\treturn a\n\t}\n\treturn b\n}\n\nfunc Percentile(sorted []int64, p float64) int64 {\n\tn := len(sorted)\n\tif n == 0 {\n\t\treturn 0\n\t}\n\ti := int((int64(math.Round(p*1000000))*int64(n) + 99999999) / 100000000) - 1\n\treturn sorted[min(max(i, 0), n-1)]\n}\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -197,7 +198,7 @@ func TestFullTableCatchesEveryMutant(t *testing.T) {
 			t.Errorf("mutant %s survived the full calc table", m.Name)
 		}
 	}
-	if got, want := len(r.Mutants), 5; got != want {
+	if got, want := len(r.Mutants), 6; got != want {
 		t.Errorf("got %d mutants, want %d", got, want)
 	}
 }

@@ -20,12 +20,24 @@ type mutant struct {
 
 // mutants are the broken versions exercise percentile-tests runs a
 // student's table against. Each differs from calc.Percentile in one way.
+// float-rank comes first: where its answer and another mutant's agree (the
+// float trap's 8 for p14 of 1..50 is also what forgetting the -1 reads
+// there), a student's wrong answer is diagnosed as the float trap.
 var mutants = []mutant{
+	{
+		name:        "float-rank",
+		description: "computes the rank in floating point: ceil(p/100 × n) with a plain ceiling",
+		fn: func(s []int64, p float64) int64 {
+			return pick(s, int(math.Ceil(clampP(p)/100*float64(len(s))))-1, true)
+		},
+		diagnosis: "that is the float trap: in float64, p/100 × n lands a hair above a whole rank here, and the plain ceiling takes the next one; compute the rank exactly (p in millionths, then integers)",
+		catchHint: "add a row where float64 misses a whole rank, e.g. 1..50 at p14: 0.14 × 50 is 7.000000000000001 in float64 (want 7)",
+	},
 	{
 		name:        "floor",
 		description: "rounds the rank down: floor instead of ceil",
 		fn: func(s []int64, p float64) int64 {
-			return pick(s, int(math.Floor(clampP(p)*float64(len(s))/100))-1, true)
+			return pick(s, int(exactFloorRank(clampP(p), len(s)))-1, true)
 		},
 		diagnosis: "that is what rounding the rank down gives: rank = ceil(p/100 × n) rounds up",
 		catchHint: "add a row where p/100 × n is not a whole number, e.g. 1..10 at p91 (want 10)",
@@ -34,7 +46,7 @@ var mutants = []mutant{
 		name:        "no-clamp",
 		description: "does not clamp the index to [0, n-1]",
 		fn: func(s []int64, p float64) int64 {
-			return pick(s, int(math.Ceil(p*float64(len(s))/100))-1, false)
+			return pick(s, int(rawRank(p, len(s)))-1, false)
 		},
 		diagnosis: "the index must be clamped to [0, n-1]",
 		catchHint: "add a row with p = 0: rank 0 would read index -1",
@@ -43,7 +55,7 @@ var mutants = []mutant{
 		name:        "no-minus-one",
 		description: "reads sorted[rank] instead of sorted[rank-1]",
 		fn: func(s []int64, p float64) int64 {
-			return pick(s, int(math.Ceil(clampP(p)*float64(len(s))/100)), true)
+			return pick(s, int(calc.Rank(clampP(p), int64(len(s)))), true)
 		},
 		diagnosis: "one position too high: ranks count from 1 and indexes from 0, so read sorted[rank-1]",
 		catchHint: "add a row whose answer is not the last element, e.g. 1..10 at p50 (want 5)",
@@ -82,6 +94,22 @@ var mutants = []mutant{
 	},
 }
 
+// exactFloorRank is floor(p/100 × n), exactly, the way calc.Rank takes
+// the ceiling.
+func exactFloorRank(p float64, n int) int64 {
+	return int64(math.Round(p*1e6)) * int64(n) / 1e8
+}
+
+// rawRank is ceil(p/100 × n) exactly, as calc.Rank computes it, but
+// without clamping p to [0, 100]: for the no-clamp mutant.
+func rawRank(p float64, n int) int64 {
+	x := int64(math.Round(p*1e6)) * int64(n)
+	if x <= 0 {
+		return x / 1e8 // truncation toward zero is the ceiling here
+	}
+	return (x + 1e8 - 1) / 1e8
+}
+
 func clampP(p float64) float64 {
 	if math.IsNaN(p) || p < 0 {
 		return 0
@@ -107,9 +135,9 @@ var percentileTestsExercise = &Exercise{
 	Title: "Write the tests that catch broken percentiles",
 	Instructions: `Fill ` + "`Cases`" + ` with rows: a sorted input, a percentile p, and the value ` + "`Percentile(sorted, p)`" + ` must return.
 
-Your rows run against the correct nearest-rank Percentile and against five broken ones: one uses floor instead of ceil, one does not clamp the index, one forgets the -1, one interpolates, one returns the mean. You pass when every row holds for the correct version and every broken version fails at least one row.
+Your rows run against the correct nearest-rank Percentile and against six broken ones: one computes the rank in floating point with a plain ceiling (the float trap of lesson 2), one uses floor instead of ceil, one does not clamp the index, one forgets the -1, one interpolates, one returns the mean. You pass when every row holds for the correct version and every broken version fails at least one row.
 
-The results show which broken versions your table let through. Then try the smallest table that still catches all five.`,
+The results show which broken versions your table let through. Then try the smallest table that still catches all six.`,
 	Stub: `package main
 
 // Cases are test rows for Percentile(Sorted, P) == Want.
@@ -135,6 +163,16 @@ var Cases = []struct {
 	{[]int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 50, 5},  // without the -1: 6
 	{[]int64{1, 100}, 50, 1},                          // interpolation: 50
 	{[]int64{1, 2, 3, 4, 100}, 50, 3},                 // the mean: 22
+	{seq(1, 50), 14, 7},                               // float64: 14/100*50 is 7.000000000000001, ceil 8
+}
+
+// seq returns lo, lo+1, ..., hi.
+func seq(lo, hi int64) []int64 {
+	var s []int64
+	for v := lo; v <= hi; v++ {
+		s = append(s, v)
+	}
+	return s
 }
 `,
 	grade: gradePercentileTests,

@@ -20,18 +20,33 @@ var percentileExercise = &Exercise{
 
 Nearest rank: ` + "`rank = ceil(p/100 × n)`" + `, and the answer is ` + "`sorted[rank-1]`" + `, with the index clamped to ` + "`[0, n-1]`" + `. An empty slice gives 0. The input is already sorted ascending.
 
-The tests are the harness's own table: the course cases (1..100 at p50, p95, p99, p100, an empty slice, one element) and the ones a careful reader checks by hand: p = 0, p just above a rank boundary, 1..10 at p91, p outside 0..100.
+Compute the rank exactly. In ` + "`float64`" + ` every way of writing the product lands a hair above a whole rank for some inputs (` + "`14/100*50`" + ` is ` + "`7.000000000000001`" + `, ` + "`64.4*250/100`" + ` is ` + "`161.00000000000003`" + `), and a plain ` + "`math.Ceil`" + ` then takes the next rank. Read p as a whole number of millionths of a percent and finish in integers:
 
-Available: ` + "`math`" + ` (import it for ` + "`math.Ceil`" + `), ` + "`slices`" + ` (on ` + "`[]int64`" + `), ` + "`sort`, `fmt`, `time`" + `, and ` + "`min`/`max`" + `.`,
+` + "```" + `
+pm   := int64(math.Round(p * 1000000))          // p in millionths (clamp p to [0, 100] first)
+rank := (pm*int64(n) + 99999999) / 100000000    // ceil(pm × n / 10^8), exactly
+` + "```" + `
+
+The tests are the harness's own table: the course cases (1..100 at p50, p95, p99, p100, an empty slice, one element), the ones a careful reader checks by hand (p = 0, p just above a rank boundary, 1..10 at p91, p outside 0..100), and three float traps, each with a note that says what float64 gets wrong.
+
+Available: ` + "`math`" + ` (import it for ` + "`math.Round`" + `), ` + "`slices`" + ` (on ` + "`[]int64`" + `), ` + "`sort`, `fmt`, `time`" + `, and ` + "`min`/`max`" + `.`,
 	Stub: `package main
 
 // Percentile returns the nearest-rank p-th percentile of sorted.
 func Percentile(sorted []int64, p float64) int64 {
-	// rank = ceil(p/100 * n); answer sorted[rank-1], index clamped to [0, n-1]
+	// rank = ceil(p/100 * n), computed exactly (see the instructions);
+	// answer sorted[rank-1], index clamped to [0, n-1]
 	return 0
 }
 `,
-	Solution: `package main
+	Solution: percentileSolution,
+	grade:    gradePercentile,
+}
+
+// percentileSolution is the reference Solution: the exact rank of
+// calc.Rank, in the form the instructions give. TestRankAgreesWithExactOracle
+// checks the two against exact rational arithmetic.
+const percentileSolution = `package main
 
 import "math"
 
@@ -41,14 +56,19 @@ func Percentile(sorted []int64, p float64) int64 {
 	if n == 0 {
 		return 0
 	}
-	// p*n/100 rather than p/100*n: exact for whole-number p.
-	rank := int(math.Ceil(p * float64(n) / 100))
+	if p < 0 {
+		p = 0
+	}
+	if p > 100 {
+		p = 100
+	}
+	// rank = ceil(p/100 * n), exactly: p in millionths, then integers.
+	pm := int64(math.Round(p * 1000000))
+	rank := int((pm*int64(n) + 99999999) / 100000000)
 	i := min(max(rank-1, 0), n-1)
 	return sorted[i]
 }
-`,
-	grade: gradePercentile,
-}
+`
 
 func gradePercentile(p *program) Result {
 	fn, ce := p.function("Percentile", (func([]int64, float64) int64)(nil), percentileSig)
@@ -65,6 +85,7 @@ func gradePercentile(p *program) Result {
 			Got:   got,
 		}
 		row.Pass = err == nil && got == row.Want
+		row.Note = c.Note
 		if !row.Pass {
 			row.Hint = percentileHint(c.In, c.P, c.Want, got, err)
 		}
@@ -122,13 +143,13 @@ func workedPercentile(in []int64, p float64, want int64) string {
 		return "an empty slice gives 0"
 	}
 	cp := math.Min(math.Max(p, 0), 100)
-	rank := int(math.Ceil(cp * float64(n) / 100))
+	rank := int(calc.Rank(cp, int64(n)))
 	idx := min(max(rank-1, 0), n-1)
 	s := ""
 	if cp != p {
 		s = fmt.Sprintf("p is clamped to %s; ", fmtP(cp))
 	}
-	return s + fmt.Sprintf("rank = ceil(%s/100 × %d) = %d, index %d (clamped to [0, %d]) holds %d",
+	return s + fmt.Sprintf("rank = ceil(%s/100 × %d) = %d exactly, index %d (clamped to [0, %d]) holds %d",
 		fmtP(cp), n, rank, idx, n-1, want)
 }
 

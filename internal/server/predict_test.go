@@ -1,0 +1,70 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"os"
+	"testing"
+)
+
+type predictResp struct {
+	quizResp
+	Predicted  bool     `json:"predicted"`
+	Off        string   `json:"off"`
+	OffFactor  *float64 `json:"off_factor"`
+	OffPercent *float64 `json:"off_percent"`
+}
+
+// A predict: yes quiz says "predicted" when the page says the answer came
+// before the run, and every reply says how far off the answer was.
+func TestQuizPredictionReply(t *testing.T) {
+	s := newServer(t, func(c *Config) { c.Lessons = os.DirFS("testdata/predict") })
+	ts := startServer(t, s)
+	c := dial(t, ts, "", nil)
+	c.run("g", "bench -engine null -sync none -workload fillrandom -ops 500")
+	var results []json.RawMessage
+	for _, m := range c.until("g", "done") {
+		if m.str("type") == "result" {
+			b, _ := json.Marshal(m["result"])
+			results = append(results, b)
+		}
+	}
+	for _, tt := range []struct {
+		quiz       string
+		prediction bool
+		answer     string
+		predicted  bool
+		off        string
+		factor     float64
+	}{
+		{"guess-count", true, "1000", true, "2× the measured value", 2},
+		{"guess-count", false, "450", false, "10% below the measured value", 0.9},
+		{"after-count", true, "500", false, "exactly the measured value", 1}, // not a predict: yes quiz
+	} {
+		req := map[string]any{"lesson": "01-predict", "quiz": tt.quiz, "answer": tt.answer, "results": results, "prediction": tt.prediction}
+		b, _ := json.Marshal(req)
+		var r predictResp
+		code := postJSON(t, ts.URL+"/api/quiz", b, &r)
+		if code != 200 {
+			t.Fatalf("%s: status %d: %s", tt.quiz, code, r.Error)
+		}
+		if r.Predicted != tt.predicted || r.Off != tt.off || r.OffFactor == nil || *r.OffFactor != tt.factor {
+			t.Errorf("%s answer %s prediction %v: predicted %v off %q factor %v, want %v %q %v", tt.quiz, tt.answer, tt.prediction, r.Predicted, r.Off, r.OffFactor, tt.predicted, tt.off, tt.factor)
+		}
+	}
+}
+
+// postJSON posts body to url and decodes the reply into out.
+func postJSON(t *testing.T, url string, body []byte, out any) int {
+	t.Helper()
+	r, err := http.Post(url, "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Body.Close()
+	if err := json.NewDecoder(r.Body).Decode(out); err != nil {
+		t.Fatalf("decoding the reply: %v", err)
+	}
+	return r.StatusCode
+}
