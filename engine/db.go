@@ -72,18 +72,17 @@ type entry struct {
 //
 // Concurrency model. Writers (Put, Delete) are serialized by writeMu: each
 // takes it, appends one record to the active segment with a positioned
-// write (under "none", "batch:N" and "periodic:D" into the write buffer,
-// wbuf.go), updates the index, and, under "always" or "batch:N",
-// fdatasyncs while still holding it. Under "group" the writer only queues its record
-// (db.group), releases writeMu and waits; the flusher goroutine takes
-// writeMu briefly to write the queued group and update the index, then
-// fdatasyncs without it, so the next group queues meanwhile. Every
+// write (under "none", "batch:N" and "periodic:D" to the write buffer,
+// wbuf.go, instead), updates the index, and, under "always" or "batch:N",
+// fdatasyncs while still holding it. Under "group" the writer only queues
+// its record (db.group), releases writeMu and waits; the flusher goroutine
+// takes writeMu briefly to write the queued group and update the index,
+// then fdatasyncs without it, so the next group queues meanwhile. Every
 // fdatasync of a segment runs under syncMu (see syncSegment). Readers
-// (Get) take mu for reading and read the record with a positioned read;
-// they never wait for fdatasync.
+// (Get) take mu for reading and read the record with a positioned read, or
+// copy it from the write buffer; they never wait for fdatasync.
 // A Get can see a value as soon as its Put appended it, before it is
-// durable, exactly as a read of the page cache would; a record still in
-// the write buffer is copied from there. Compact holds
+// durable, exactly as a read of the page cache would. Compact holds
 // flushMu and writeMu for its whole run (writers wait; readers go on) and
 // mu for the moment it swaps in the new segments.
 //
