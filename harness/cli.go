@@ -2,10 +2,12 @@ package harness
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -80,6 +82,26 @@ func CommandUsage(w io.Writer, cmd string) {
 // returns the process exit code: 0 on success, 1 when a run failed (or a
 // crash test found a broken invariant), 2 for a bad command line.
 func RunCLI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return RunCLIRecorded(ctx, args, stdout, stderr, nil)
+}
+
+// CLIRun is one finished command-line run, as RunCLIRecorded hands it to
+// its record function.
+type CLIRun struct {
+	Args     []string        // the command line as typed (after "labserver")
+	Spec     *Spec           // parsed; Spec.String() is the line with every default filled in
+	Result   json.RawMessage // exactly what -format json prints
+	Progress []Progress      // the progress events, about one a second, in order
+	Started  time.Time       // when the line started (before any probe or warmup)
+	Ended    time.Time       // when its last run ended
+}
+
+// RunCLIRecorded is RunCLI, and then, when record is not nil and the line
+// produced a result, calls record with it. record runs after the line's
+// output is written: outside every timed region, so whatever it does
+// (labserver stores the run in its archive) cannot perturb a
+// measurement. The exit code is the run's.
+func RunCLIRecorded(ctx context.Context, args []string, stdout, stderr io.Writer, record func(CLIRun)) int {
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
 		if len(args) > 1 {
 			CommandUsage(stdout, args[1])
@@ -107,10 +129,24 @@ func RunCLI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	env := Env{Limits: lim}
 	tty := isTerminal(stderr)
+	var show func(Progress)
 	if s.Progress || tty {
-		env.Progress = progressPrinter(stderr, tty)
+		show = progressPrinter(stderr, tty)
 	}
+	var events []Progress // appended by the progress goroutine, read after execSpec returns
+	if record != nil || show != nil {
+		env.Progress = func(p Progress) {
+			if record != nil {
+				events = append(events, p)
+			}
+			if show != nil {
+				show(p)
+			}
+		}
+	}
+	started := time.Now()
 	v, err := execSpec(ctx, s, env)
+	ended := time.Now()
 	if tty {
 		fmt.Fprint(stderr, "\r\033[K") // clear the live line
 	}
@@ -118,14 +154,20 @@ func RunCLI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "labserver %s: %v\n", s.Cmd, err)
 		return 1
 	}
+	code := 0
 	if err := Write(stdout, s.Format, v); err != nil {
 		fmt.Fprintf(stderr, "labserver %s: %v\n", s.Cmd, err)
-		return 1
+		code = 1
 	}
 	if c, ok := v.(*CrashResult); ok && !c.OK {
-		return 1
+		code = 1
 	}
-	return 0
+	if record != nil {
+		if b, err := json.Marshal(v); err == nil {
+			record(CLIRun{Args: args, Spec: s, Result: b, Progress: events, Started: started, Ended: ended})
+		}
+	}
+	return code
 }
 
 // progressPrinter prints progress events: rewriting one line on a

@@ -3,6 +3,7 @@ package harness
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -144,6 +145,9 @@ func parseArgs(args []string, lim Limits) (*Spec, error) {
 		}
 		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		f, ok := lookupFlag(s.Cmd, name)
+		if !ok && (name == "archive" || name == "data") {
+			return nil, fmt.Errorf("%s: -%s belongs to the labserver command line, not to a run line: a lesson cell or quiz cannot choose where its runs are recorded (the server records every run it executes); allowed: %s", s.Cmd, name, flagsOf(s.Cmd))
+		}
 		if !ok {
 			return nil, fmt.Errorf("%s: unknown flag -%s; allowed: %s", s.Cmd, name, flagsOf(s.Cmd))
 		}
@@ -231,9 +235,12 @@ func (s *Spec) fill(raw map[string]string, lim Limits) error {
 	switch s.Cmd {
 	case "bench", "sweep":
 		s.Engines = strings.Split(str("engine", "kv"), ",")
-		for _, e := range s.Engines {
+		for i, e := range s.Engines {
 			if _, e2 := lookupEngine(e); e2 != nil {
 				return e2
+			}
+			if slices.Contains(s.Engines[:i], e) {
+				return fmt.Errorf("-engine %s: %s is named twice; name each engine once (-repeat runs one again)", str("engine", ""), e)
 			}
 		}
 		s.Workload = str("workload", "fillrandom")
@@ -328,6 +335,9 @@ func (s *Spec) parseThreads(v string, lim Limits) error {
 		n, e := strconv.Atoi(p)
 		if e != nil || n < 1 || n > hi {
 			return fmt.Errorf("-threads %s: each count must be between 1 and %d", v, hi)
+		}
+		if slices.Contains(s.Threads, n) {
+			return fmt.Errorf("-threads %s: %d is named twice; name each count once", v, n)
 		}
 		s.Threads = append(s.Threads, n)
 	}

@@ -28,6 +28,9 @@ func TestFlagErrors(t *testing.T) {
 		{"bench -keys 0", "-keys 0: must be between 1 and 10000000"},
 		{"bench -engine nope", "-engine nope: unknown engine; allowed:"},
 		{"bench -engine kv,nope", "-engine nope: unknown engine"},
+		{"bench -engine null,null", "-engine null,null: null is named twice"},
+		{"sweep -engine kv,null,kv", "-engine kv,null,kv: kv is named twice"},
+		{"sweep -threads 1,2,1", "-threads 1,2,1: 1 is named twice"},
 		{"bench -sync sometimes", "-sync sometimes: unknown policy; allowed: always, group, batch:N, periodic:D, none"},
 		{"bench -sync batch:0", "-sync batch:0: batch:N needs N between 1 and 1048576"},
 		{"bench -sync batch:x", "-sync batch:x: batch:N needs N between"},
@@ -53,6 +56,10 @@ func TestFlagErrors(t *testing.T) {
 		{"model -sync batch:8 -t-write 0s", "-t-write 0s: must be a duration between 1ns and 1s"},
 		{"crash -trials 0", "-trials 0: must be between 1 and 1000"},
 		{"crash -sync nope", "-sync nope: unknown policy"},
+		// The archive is the command line's, never a cell's.
+		{"bench -archive=false", "bench: -archive belongs to the labserver command line, not to a run line"},
+		{"probe -archive postgres://x/y", "probe: -archive belongs to the labserver command line"},
+		{"crash -data /tmp", "crash: -data belongs to the labserver command line"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.line, func(t *testing.T) {

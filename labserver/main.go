@@ -1,13 +1,17 @@
 // Command labserver serves the kvlab course and runs its measurements.
 //
 //	labserver [serve] [-addr 127.0.0.1:8080] [-data DIR] [-lessons DIR] [-open] [-token T]
-//	labserver bench | sweep | probe | model | crash [flags]
+//	labserver bench | sweep | probe | model | crash [flags] [-archive V] [-data DIR]
+//	labserver runs [show ID | export] [flags]
+//	labserver compare A B | -last N [flags]
 //	labserver help
 //
 // With no subcommand (or "serve") it starts the lesson server; the other
 // subcommands are the benchmark harness's command line, the same grammar a
-// lesson's runnable cells use. This file only dispatches: the server lives
-// in kvlab/internal/server and the command line in kvlab/harness.
+// lesson's runnable cells use, each run recorded in the run archive, and
+// the archive's runs and compare. This file only dispatches: the server
+// lives in kvlab/internal/server, the command line in kvlab/internal/cli
+// (which runs kvlab/harness).
 package main
 
 import (
@@ -19,8 +23,8 @@ import (
 	"syscall"
 
 	"kvlab/engine/crashtest"
-	"kvlab/harness"
 	_ "kvlab/harness/peers" // registers the bbolt and pebble engines
+	"kvlab/internal/cli"
 	"kvlab/internal/server"
 )
 
@@ -35,7 +39,7 @@ func main() {
 	os.Exit(code)
 }
 
-// run picks the server or the harness command line from the first argument.
+// run picks the server or the command line from the first argument.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		return server.Main(ctx, args, stdout, stderr)
@@ -43,5 +47,5 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if args[0] == "serve" {
 		return server.Main(ctx, args[1:], stdout, stderr)
 	}
-	return harness.RunCLI(ctx, args, stdout, stderr)
+	return cli.Main(ctx, args, stdout, stderr)
 }

@@ -16,6 +16,9 @@ func TestMain(m *testing.M) {
 // TestDispatch checks that each first argument reaches the right side:
 // the harness's command line or the server's flags.
 func TestDispatch(t *testing.T) {
+	// bench records its run in the default data directory: a temporary one.
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv("HOME", t.TempDir())
 	tests := []struct {
 		args     []string
 		wantCode int
@@ -23,7 +26,10 @@ func TestDispatch(t *testing.T) {
 	}{
 		{[]string{"model", "-sync", "batch:64", "-t-write", "1us", "-t-fsync", "200us"}, 0, "predicted throughput  242424 ops/s"},
 		{[]string{"help"}, 0, "sweep"},
+		{[]string{"help"}, 0, "compare"},
+		{[]string{"compare", "1"}, 2, "give two groups of run ids"},
 		{[]string{"bench", "-engine", "null", "-ops", "1000", "-format", "json"}, 0, `"ops_per_sec"`},
+		{[]string{"runs", "-limit", "1"}, 0, "bench -engine null -ops 1000 -format json"},
 		{[]string{"bench", "-ops", "0"}, 2, "-ops 0: must be between 1 and"},
 		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`},
 		{[]string{"-h"}, 0, "-addr"},

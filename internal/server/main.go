@@ -8,7 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,6 +42,14 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	maxRepeat := fl.Int("max-repeat", def.MaxRepeat, "most -repeat")
 	maxMsg := fl.Int64("max-message-bytes", 64<<10, "largest websocket message accepted")
 	maxQueued := fl.Int("max-queued", 4, "most runs one browser tab may have queued or running")
+	maxQueuedAddr := fl.Int("max-queued-per-address", 8, "most runs one remote address may have queued or running, over all its tabs and quiz requests")
+	maxConns := fl.Int("max-conns", 256, "most open connections; more are answered 503 and closed")
+	maxConnsAddr := fl.Int("max-conns-per-address", 64, "most open connections from one remote address")
+	bud := DefaultBudget()
+	maxLineRuns := fl.Int("max-line-runs", bud.MaxRunsPerLine, "most runs one line may make (engines x thread counts x repeats)")
+	maxCellRuns := fl.Int("max-cell-runs", bud.MaxRunsPerCell, "most runs all the lines of one cell may make")
+	maxCellTime := fl.Duration("max-cell-time", bud.MaxCellTime, "longest one cell may hold the disk, preload and every run included; a cell whose -duration (or -ops / -rate) adds up to more is refused")
+	maxMemory := fl.Int64("max-memory", bud.MaxMemory, "most bytes of memory one run may need, estimated from its -keys, -value-size, -engine and the latency samples it keeps")
 	fl.Usage = func() {
 		fmt.Fprintf(stderr, "usage: labserver [serve] [flags]\n\nServe the course on http://ADDR/. Cells run on this machine's disk, one at a time.\nThe measuring commands (bench, sweep, probe, model, crash) are listed by `labserver help`.\n\nflags:\n")
 		fl.PrintDefaults()
@@ -57,13 +64,16 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "labserver serve: unexpected argument %q (flags only; see labserver help)\n", fl.Arg(0))
 		return 2
 	}
-	cfg := Config{Addr: *addr, DataDir: *data, Token: *token, Log: stderr, MaxMessageBytes: *maxMsg, MaxQueuedPerClient: *maxQueued}
+	cfg := Config{Addr: *addr, DataDir: *data, Token: *token, Log: stderr, MaxMessageBytes: *maxMsg, MaxQueuedPerClient: *maxQueued, MaxQueuedPerAddress: *maxQueuedAddr}
 	cfg.Limits = def
 	cfg.Limits.MaxOps, cfg.Limits.MaxDuration, cfg.Limits.MaxValueSize = *maxOps, *maxDur, *maxVal
 	cfg.Limits.MaxTotalBytes, cfg.Limits.MaxThreads, cfg.Limits.MaxTrials, cfg.Limits.MaxRepeat = *maxBytes, *maxThreads, *maxTrials, *maxRepeat
+	cfg.Budget = Budget{MaxRunsPerLine: *maxLineRuns, MaxRunsPerCell: *maxCellRuns, MaxCellTime: *maxCellTime, MaxMemory: *maxMemory}
 	for name, v := range map[string]int64{"-max-ops": *maxOps, "-max-duration": int64(*maxDur), "-max-value-size": int64(*maxVal),
 		"-max-total-bytes": *maxBytes, "-max-threads": int64(*maxThreads), "-max-trials": int64(*maxTrials),
-		"-max-repeat": int64(*maxRepeat), "-max-message-bytes": *maxMsg, "-max-queued": int64(*maxQueued)} {
+		"-max-repeat": int64(*maxRepeat), "-max-message-bytes": *maxMsg, "-max-queued": int64(*maxQueued),
+		"-max-queued-per-address": int64(*maxQueuedAddr), "-max-conns": int64(*maxConns), "-max-conns-per-address": int64(*maxConnsAddr),
+		"-max-line-runs": int64(*maxLineRuns), "-max-cell-runs": int64(*maxCellRuns), "-max-cell-time": int64(*maxCellTime), "-max-memory": *maxMemory} {
 		if v <= 0 {
 			fmt.Fprintf(stderr, "labserver serve: %s must be positive\n", name)
 			return 2
@@ -118,9 +128,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *open {
 		openBrowser(url, stderr)
 	}
-	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	hs := s.HTTPServer()
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	go func() { errc <- hs.Serve(s.LimitListener(ln, *maxConns, *maxConnsAddr)) }()
 	select {
 	case <-ctx.Done():
 	case err := <-errc:

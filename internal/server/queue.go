@@ -29,6 +29,9 @@ type job struct {
 	owner  *client // nil for quiz runs
 	ticket string  // a quiz request's ticket, for GET /api/quiz/queue; "" for cells
 
+	// release gives back the job's place in its address's count; may be nil.
+	release func()
+
 	// results is written by the runner only; read after done is closed.
 	results []json.RawMessage
 	err     error // the first failure, if any; read after done is closed
@@ -224,6 +227,9 @@ func finishJob(j *job, cancelled bool) {
 	if j.owner != nil {
 		j.owner.forget(j)
 	}
+	if j.release != nil {
+		j.release()
+	}
 	close(j.done)
 }
 
@@ -236,6 +242,9 @@ func (s *Server) runJob(j *job) (cancelled bool) {
 	}
 	dir := filepath.Join(s.cfg.DataDir, "runs", fmt.Sprintf("run-%d-%d", os.Getpid(), runSeq.Add(1)))
 	defer os.RemoveAll(dir)
+	// One time budget for the whole job, preload and every run included.
+	ctx, stop := s.cfg.Budget.withBudget(j.ctx)
+	defer stop()
 	for i, line := range j.lines {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			j.err = err
@@ -252,10 +261,21 @@ func (s *Server) runJob(j *job) (cancelled bool) {
 				j.out.send(progressMsg{Type: "progress", ID: j.id, Line: line, Progress: p})
 			},
 		}
-		res, err := s.exec(j.ctx, j.lines[i], env)
+		res, err := s.exec(ctx, j.lines[i], env)
 		os.RemoveAll(dir)
 		if j.ctx.Err() != nil {
 			return true
+		}
+		if spent := context.Cause(ctx); spent != nil {
+			// The budget ran out: what the line measured before it was
+			// stopped is still shown, marked cancelled, then why.
+			if err == nil && json.Valid(res) {
+				j.results = append(j.results, json.RawMessage(res))
+				j.out.send(resultMsg{Type: "result", ID: j.id, Line: i, Result: res})
+			}
+			j.err = fmt.Errorf("line %d: %v", i, spent)
+			j.out.send(errorMsg{Type: "error", ID: j.id, Line: lineP(i), Message: spent.Error()})
+			break
 		}
 		if err != nil {
 			j.err = fmt.Errorf("line %d: %v", i, err)

@@ -89,17 +89,15 @@ func (s *Server) handleQuiz(w http.ResponseWriter, r *http.Request) {
 		jsonError(w, http.StatusForbidden, s.hostError(r))
 		return
 	}
-	limit := 16 * s.cfg.MaxMessageBytes
+	limit := quizBodyLimit(s.cfg.MaxMessageBytes)
 	body := http.MaxBytesReader(w, r.Body, limit)
 	// A body that trickles in must not hold a goroutine forever; the
 	// deadline is lifted once it is read, since measuring may wait long.
 	rc := http.NewResponseController(w)
 	rc.SetReadDeadline(time.Now().Add(s.bodyWait))
-	var req quizRequest
-	dec := json.NewDecoder(body)
-	err := dec.Decode(&req)
-	if err == nil && dec.More() {
-		err = errors.New("more than one JSON value in the body")
+	req, unread, err := decodeQuizRequest(body, s.cfg.MaxLinesPerCell, s.quizResultsWanted)
+	if unread {
+		w.Header().Set("Connection", "close") // the rest of the body is not wanted
 	}
 	if err != nil {
 		w.Header().Set("Connection", "close") // do not wait for the rest of the body
@@ -141,9 +139,13 @@ func (s *Server) handleQuiz(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	raw := req.Results
+	if n := s.quizResultsWanted(req.Lesson, req.Quiz); len(raw) > n {
+		raw = raw[:n] // "results" came before "lesson" and "quiz"
+	}
 	var measured []json.RawMessage
 	if q.Run != nil {
 		if !s.tokenOK(req.Token) {
+			s.refused(remoteHost(r), "POST /api/quiz: no or a wrong token")
 			jsonError(w, http.StatusForbidden, errTokenRequired.Error())
 			return
 		}
@@ -151,19 +153,35 @@ func (s *Server) handleQuiz(w http.ResponseWriter, r *http.Request) {
 			jsonError(w, http.StatusBadRequest, badTicket)
 			return
 		}
-		raw, err = s.measure(r.Context(), q.ID, req.Ticket, q.Run)
+		// The measurement waits its turn, maybe for minutes: no write
+		// deadline until it is done.
+		rc.SetWriteDeadline(time.Time{})
+		raw, err = s.measure(r.Context(), remoteHost(r), q.ID, req.Ticket, q.Run)
+		rc.SetWriteDeadline(time.Now().Add(s.room.writeTimeout))
 		if err != nil {
 			code := http.StatusInternalServerError
 			switch {
 			case errors.Is(err, errShuttingDown):
 				code = http.StatusServiceUnavailable
-			case errors.Is(err, errQuizBusy), errors.As(err, new(*queueFullError)):
+			case errors.Is(err, errQuizBusy), errors.As(err, new(*queueFullError)), errors.As(err, new(*addrFullError)):
 				code = http.StatusTooManyRequests
 			}
 			jsonError(w, code, "measuring for quiz "+q.ID+": "+err.Error())
 			return
 		}
 		measured = raw
+	}
+	// Building the results and checking them is the costly part: only
+	// quizCheckSlots requests do it at once.
+	select {
+	case s.quizSlots <- struct{}{}:
+		defer func() { <-s.quizSlots }()
+	case <-time.After(quizSlotWait):
+		s.refused(remoteHost(r), "POST /api/quiz: every quiz check slot is taken")
+		jsonError(w, http.StatusTooManyRequests, fmt.Sprintf("%d quiz answers are being checked already, the most at once: try again in a moment", cap(s.quizSlots)))
+		return
+	case <-r.Context().Done():
+		return
 	}
 	results := make([]any, len(raw))
 	for i, m := range raw {
@@ -192,6 +210,43 @@ func (s *Server) handleQuiz(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Write(append(b, '\n'))
+}
+
+// quizBodyLimit is the largest POST /api/quiz body: 4 websocket messages
+// (256 KiB by default). A real request carries the results of one cell;
+// the largest single result the server can produce measured 15,030 bytes
+// (bench -workload mixed -duration 30s -rate 1000, the longest run with
+// the most fields: both latency tables and 30 timeline points), so the
+// default fits 16 such lines, the most a cell may have, and the lessons'
+// quiz cells need under 30 KiB.
+func quizBodyLimit(maxMessage int64) int64 { return 4 * maxMessage }
+
+// quizCheckSlots is how many quiz answers are decoded into values and
+// checked at once; a request that finds them all taken waits up to
+// quizSlotWait, then gets 429.
+const (
+	quizCheckSlots = 4
+	quizSlotWait   = 5 * time.Second
+)
+
+// quizResultsWanted is how many results a quiz reads: the lines of its
+// cell (at least as many as its answer names), none for a run: quiz,
+// which measures its own. An unknown lesson or quiz wants none: the
+// request is refused once decoded.
+func (s *Server) quizResultsWanted(lessonSlug, quizID string) int {
+	l, _, _, err := s.findLesson(lessonSlug)
+	if err != nil || l == nil {
+		return 0
+	}
+	q := l.Quiz(quizID)
+	if q == nil || q.Run != nil {
+		return 0
+	}
+	n := q.Lines()
+	if c := l.Cell(q.Cell); c != nil {
+		n = max(n, len(c.Lines))
+	}
+	return n
 }
 
 // A ticket is 1 to maxTicket bytes; badTicket is the reply to any other.
@@ -231,20 +286,31 @@ func (collector) send(any) {}
 
 // measure runs lines through the queue and waits for the results.
 // ticket, when not "", lets GET /api/quiz/queue find the job.
-func (s *Server) measure(ctx context.Context, id, ticket string, lines []string) ([]json.RawMessage, error) {
+func (s *Server) measure(ctx context.Context, addr, id, ticket string, lines []string) ([]json.RawMessage, error) {
 	for i, l := range lines {
 		if err := checkLine(l, s.cfg.Limits); err != nil {
 			return nil, runLineError(i, l, err)
 		}
+	}
+	if bad, err := s.cfg.Budget.check(lines, s.cfg.Limits); err != nil {
+		if bad >= 0 {
+			return nil, runLineError(bad, lines[bad], err)
+		}
+		return nil, fmt.Errorf("run: %v", err)
 	}
 	if s.quizRuns.Add(1) > maxQuizRuns {
 		s.quizRuns.Add(-1)
 		return nil, errQuizBusy
 	}
 	defer s.quizRuns.Add(-1)
+	release, err := s.holdAddr(addr)
+	if err != nil {
+		s.refused(addr, err.Error())
+		return nil, err
+	}
 	jctx, cancel := context.WithCancel(s.ctx)
 	defer cancel()
-	j := &job{id: "quiz:" + id, ticket: ticket, lines: lines, out: collector{}, ctx: jctx, cancel: cancel, done: make(chan struct{})}
+	j := &job{id: "quiz:" + id, ticket: ticket, lines: lines, out: collector{}, ctx: jctx, cancel: cancel, release: release, done: make(chan struct{})}
 	if err := s.q.enqueue(j, s.maxWaiting); err != nil {
 		return nil, err
 	}

@@ -75,13 +75,20 @@ type Config struct {
 	// The zero value means DefaultLimits().
 	Limits harness.Limits
 	// MaxMessageBytes caps one incoming websocket message and a quiz
-	// request body. 0 = 64 KiB for websocket messages, 16x that for quiz bodies.
+	// request body. 0 = 64 KiB for websocket messages, 4x that for quiz bodies.
 	MaxMessageBytes int64
 	// MaxQueuedPerClient caps how many runs one websocket client may have
 	// queued or running at once. 0 = 4.
 	MaxQueuedPerClient int
+	// MaxQueuedPerAddress caps the runs (cells and run: quizzes) queued or
+	// running for one remote address over all its sockets and requests.
+	// 0 = 8.
+	MaxQueuedPerAddress int
 	// MaxLinesPerCell caps the run lines of one cell. 0 = 16.
 	MaxLinesPerCell int
+	// Budget bounds a cell as a whole: its runs, its time and the memory
+	// of each run. Zero fields take DefaultBudget's.
+	Budget Budget
 	// Exe is the binary `crash` re-executes; "" = os.Executable().
 	Exe string
 	// Log receives one line per notable event; nil = io.Discard.
@@ -115,8 +122,9 @@ type Server struct {
 	// controllable runner.
 	exec func(ctx context.Context, line string, env harness.Env) ([]byte, error)
 
-	q        *queue
-	quizRuns atomic.Int32 // run: quizzes queued or running
+	q         *queue
+	quizRuns  atomic.Int32  // run: quizzes queued or running
+	quizSlots chan struct{} // one token per quiz answer being checked
 
 	// pongWait is how long a websocket may stay silent (no message, no
 	// pong) before it is dropped; pings go out at half of it.
@@ -143,6 +151,8 @@ type Server struct {
 	clients map[*client]struct{}
 	closed  bool
 
+	room room // per-address counts, connection caps, refusals (room.go)
+
 	staticMu   sync.Mutex        // guards staticTags
 	staticTags map[string]string // ETag by static path
 }
@@ -164,12 +174,16 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxQueuedPerClient <= 0 {
 		cfg.MaxQueuedPerClient = 4
 	}
+	if cfg.MaxQueuedPerAddress <= 0 {
+		cfg.MaxQueuedPerAddress = 8
+	}
 	if cfg.MaxLinesPerCell <= 0 {
 		cfg.MaxLinesPerCell = 16
 	}
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}
+	cfg.Budget = cfg.Budget.withDefaults()
 	s := &Server{
 		cfg:        cfg,
 		log:        log.New(cfg.Log, "labserver: ", log.LstdFlags),
@@ -179,6 +193,8 @@ func New(cfg Config) (*Server, error) {
 		pongWait:   pongWait,
 		bodyWait:   30 * time.Second,
 		maxWaiting: 64,
+		quizSlots:  make(chan struct{}, quizCheckSlots),
+		room:       newRoom(),
 	}
 	if !IsLoopback(cfg.Addr) {
 		if cfg.Token == "" {
@@ -344,15 +360,24 @@ func (s *Server) reload(stamp string) error {
 func (s *Server) warnLines(ls []*lesson.Lesson) {
 	for _, l := range ls {
 		for _, c := range l.Cells {
-			if _, _, err := CheckCell(c.Text, s.cfg.Limits, s.cfg.MaxLinesPerCell); err != nil {
+			lines, _, err := CheckCell(c.Text, s.cfg.Limits, s.cfg.MaxLinesPerCell)
+			if err == nil {
+				_, err = s.cfg.Budget.check(lines, s.cfg.Limits)
+			}
+			if err != nil {
 				s.log.Printf("%s: cell %s: %v", l.File, c.ID, err)
 			}
 		}
 		for _, q := range l.Quizzes {
+			ok := true
 			for i, line := range q.Run {
 				if err := checkLine(line, s.cfg.Limits); err != nil {
 					s.log.Printf("%s: quiz %s: %v", l.File, q.ID, runLineError(i, line, err))
+					ok = false
 				}
+			}
+			if _, err := s.cfg.Budget.check(q.Run, s.cfg.Limits); ok && err != nil {
+				s.log.Printf("%s: quiz %s: run: %v", l.File, q.ID, err)
 			}
 		}
 	}

@@ -61,6 +61,7 @@ type client struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	token  string // from the URL
+	addr   string // the remote address's host: runs are counted per address too
 
 	mu   sync.Mutex // guards jobs
 	jobs map[string]*job
@@ -104,7 +105,7 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 	ws.SetPongHandler(func(string) error {
 		return ws.SetReadDeadline(time.Now().Add(s.pongWait))
 	})
-	c := &client{s: s, ws: ws, out: make(chan []byte, outBuffer), jobs: map[string]*job{}, token: r.URL.Query().Get("token")}
+	c := &client{s: s, ws: ws, out: make(chan []byte, outBuffer), jobs: map[string]*job{}, token: r.URL.Query().Get("token"), addr: remoteHost(r)}
 	c.ctx, c.cancel = context.WithCancel(s.ctx)
 	s.mu.Lock()
 	if s.closed {
@@ -299,11 +300,18 @@ func (c *client) run(m inMsg) {
 		tok = c.token
 	}
 	if !c.s.tokenOK(tok) {
+		c.s.refused(c.addr, "run: no or a wrong token")
 		c.send(errorMsg{Type: "error", ID: m.ID, Message: errTokenRequired.Error()})
 		c.send(doneMsg{Type: "done", ID: m.ID})
 		return
 	}
 	lines, bad, err := CheckCell(m.Cell, c.s.cfg.Limits, c.s.cfg.MaxLinesPerCell)
+	if err == nil {
+		bad, err = c.s.cfg.Budget.check(lines, c.s.cfg.Limits)
+		if bad >= 0 {
+			err = fmt.Errorf("line %d (%s): %v", bad+1, lines[bad], err)
+		}
+	}
 	if err != nil {
 		e := errorMsg{Type: "error", ID: m.ID, Message: err.Error()}
 		if bad >= 0 {
@@ -321,16 +329,26 @@ func (c *client) run(m inMsg) {
 	}
 	if len(c.jobs) >= c.s.cfg.MaxQueuedPerClient {
 		c.mu.Unlock()
+		c.s.refused(c.addr, fmt.Sprintf("run: the socket already has %d runs queued or running (-max-queued)", len(c.jobs)))
 		c.send(errorMsg{Type: "error", ID: m.ID, Message: fmt.Sprintf("you already have %d runs queued or running; the limit is %d", len(c.jobs), c.s.cfg.MaxQueuedPerClient)})
 		c.send(doneMsg{Type: "done", ID: m.ID})
 		return
 	}
+	release, err := c.s.holdAddr(c.addr)
+	if err != nil {
+		c.mu.Unlock()
+		c.s.refused(c.addr, err.Error())
+		c.send(errorMsg{Type: "error", ID: m.ID, Message: err.Error()})
+		c.send(doneMsg{Type: "done", ID: m.ID})
+		return
+	}
 	ctx, cancel := context.WithCancel(c.ctx)
-	j := &job{id: m.ID, lines: lines, out: c, ctx: ctx, cancel: cancel, owner: c, done: make(chan struct{})}
+	j := &job{id: m.ID, lines: lines, out: c, ctx: ctx, cancel: cancel, owner: c, release: release, done: make(chan struct{})}
 	c.jobs[m.ID] = j
 	c.mu.Unlock()
 	// enqueue checks the queue's cap and adds the job under one lock.
 	if err := c.s.q.enqueue(j, c.s.maxWaiting); err != nil {
+		c.s.refused(c.addr, "run: "+err.Error())
 		c.send(errorMsg{Type: "error", ID: m.ID, Message: err.Error()})
 		cancel()
 		finishJob(j, errors.Is(err, errShuttingDown))

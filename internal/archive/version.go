@@ -1,0 +1,86 @@
+package archive
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"runtime/debug"
+	"strings"
+	"sync"
+)
+
+// Version is this labserver's version, from the build info: the module
+// version when built from a tagged module, else "devel", followed by
+// "+" and the short commit when the build recorded one, and "-dirty"
+// when the tree had uncommitted changes. Two runs with different
+// Versions may have measured different engine code.
+func Version() string {
+	versionOnce.Do(func() { version = versionFrom(debug.ReadBuildInfo()) })
+	return version
+}
+
+var (
+	versionOnce sync.Once
+	version     string
+)
+
+func versionFrom(bi *debug.BuildInfo, ok bool) string {
+	if !ok || bi == nil {
+		return "unknown"
+	}
+	v := bi.Main.Version
+	if v == "" || v == "(devel)" {
+		v = "devel"
+	}
+	var rev string
+	dirty := false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev != "" && !strings.Contains(v, rev[:min(len(rev), 12)]) {
+		v += "+" + rev[:min(len(rev), 12)]
+	}
+	if dirty {
+		v += "-dirty"
+	}
+	return v
+}
+
+// HostID names this machine, stably across restarts: its host name and
+// the first 12 hex digits of a SHA-256 of its machine id (Linux
+// /etc/machine-id; the host name where there is none), e.g.
+// "lab-07/3f9a0c2b1d4e". The hash tells two machines with the same name
+// apart without publishing the machine id itself.
+func HostID() string {
+	hostOnce.Do(func() { hostID = hostIDFrom(os.Hostname, os.ReadFile) })
+	return hostID
+}
+
+var (
+	hostOnce sync.Once
+	hostID   string
+)
+
+func hostIDFrom(hostname func() (string, error), readFile func(string) ([]byte, error)) string {
+	name, err := hostname()
+	if err != nil || name == "" {
+		name = "unknown"
+	}
+	seed := ""
+	for _, p := range []string{"/etc/machine-id", "/var/lib/dbus/machine-id"} {
+		if b, err := readFile(p); err == nil && strings.TrimSpace(string(b)) != "" {
+			seed = strings.TrimSpace(string(b))
+			break
+		}
+	}
+	if seed == "" {
+		seed = name
+	}
+	sum := sha256.Sum256([]byte("kvlab host " + seed))
+	return name + "/" + hex.EncodeToString(sum[:])[:12]
+}

@@ -1,0 +1,224 @@
+// Package cli is labserver's command line apart from serve: the
+// measuring commands of kvlab/harness (bench, sweep, probe, model,
+// crash), each run recorded in the run archive afterwards, and the
+// archive's own commands, runs and compare.
+//
+// Two flags belong to the command line and not to the run-spec grammar,
+// so a lesson cell can use neither (the harness's parser refuses them
+// with a message saying so):
+//
+//	-archive true|false|sqlite|postgres://...   where to record (default: true, kvlab.db in -data)
+//	-data DIR                                    the data directory (default: the server's, archive.DefaultDataDir)
+//
+// Recording happens after the run's output is written (harness
+// RunCLIRecorded), never inside a timed region. A run that could not be
+// recorded says so on stderr and keeps its exit code.
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"kvlab/harness"
+	"kvlab/internal/archive"
+)
+
+// recordTimeout bounds opening the archive and adding one run.
+const recordTimeout = time.Minute
+
+// Main runs one command line (the arguments after "labserver", serve
+// excepted) and returns the exit code: 0 on success, 1 when a run (or
+// recording, for runs and compare) failed, 2 for a bad command line.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
+		if len(args) > 1 {
+			return help(stdout, args[1])
+		}
+		harness.Usage(stdout)
+		archiveUsage(stdout)
+		return 0
+	}
+	switch args[0] {
+	case "runs":
+		return runsMain(ctx, args[1:], stdout, stderr)
+	case "compare":
+		return compareMain(ctx, args[1:], stdout, stderr)
+	}
+	if !slices.Contains(harness.Commands, args[0]) {
+		return harness.RunCLI(ctx, args, stdout, stderr) // says what is wrong
+	}
+	for _, a := range args[1:] {
+		if a == "-h" || a == "-help" || a == "--help" {
+			return help(stdout, args[0])
+		}
+	}
+	line, where, err := splitArchiveFlags(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "labserver %s: %v\n", args[0], err)
+		return 2
+	}
+	var record func(harness.CLIRun)
+	if where.target != "false" {
+		record = func(cr harness.CLIRun) { recordRun(ctx, cr, line, where, stderr) }
+	}
+	return harness.RunCLIRecorded(ctx, line, stdout, stderr, record)
+}
+
+// help prints one command's usage.
+func help(w io.Writer, cmd string) int {
+	switch cmd {
+	case "runs":
+		fmt.Fprint(w, runsUsage)
+	case "compare":
+		fmt.Fprint(w, compareUsage)
+	default:
+		harness.CommandUsage(w, cmd)
+		if slices.Contains(harness.Commands, cmd) {
+			fmt.Fprint(w, archiveFlagsUsage)
+		}
+	}
+	return 0
+}
+
+func archiveUsage(w io.Writer) {
+	fmt.Fprint(w, `
+the run archive (every bench, sweep, probe, model and crash run is recorded; -archive=false to skip):
+  runs     list, show and export recorded runs       labserver runs -h
+  compare  two groups of runs, per metric, with Mann-Whitney U   labserver compare -h
+`)
+}
+
+const archiveFlagsUsage = `
+archive flags (the command line's only; a lesson cell cannot use them):
+  -archive V                             where to record this run: true (default: kvlab.db in -data), false (do not record),
+                                         sqlite, or a postgres:// URL shared by several labservers
+  -data DIR                              data directory holding kvlab.db (default: the server's, ` + "`labserver serve -data`" + `)
+`
+
+// archiveFlags is where a command records or reads runs.
+type archiveFlags struct {
+	target  string // "false", "sqlite" or a PostgreSQL URL
+	dataDir string
+}
+
+func (f archiveFlags) open(ctx context.Context, stderr io.Writer) (archive.Archive, error) {
+	target := f.target
+	if target == "true" {
+		target = "sqlite"
+	}
+	return archive.Open(ctx, target, f.dataDir, func(format string, args ...any) {
+		fmt.Fprintf(stderr, "labserver: "+format+"\n", args...)
+	})
+}
+
+// checkTarget validates an -archive value.
+func checkTarget(v string, allowFalse bool) error {
+	switch {
+	case v == "true" || v == "sqlite":
+		return nil
+	case v == "false" && allowFalse:
+		return nil
+	case strings.HasPrefix(v, "postgres://") || strings.HasPrefix(v, "postgresql://"):
+		return nil
+	}
+	allowed := "true, false, sqlite, or a postgres:// URL"
+	if !allowFalse {
+		allowed = "sqlite (kvlab.db in -data) or a postgres:// URL"
+	}
+	return fmt.Errorf("-archive %s: allowed: %s", v, allowed)
+}
+
+// splitArchiveFlags takes -archive and -data out of a measuring command
+// line and returns the rest, which is the harness's.
+func splitArchiveFlags(args []string) ([]string, archiveFlags, error) {
+	f := archiveFlags{target: "true", dataDir: archive.DefaultDataDir()}
+	seen := map[string]bool{}
+	line := []string{args[0]}
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") || (name != "archive" && name != "data") {
+			line = append(line, a)
+			continue
+		}
+		if seen[name] {
+			return nil, f, fmt.Errorf("-%s: given twice", name)
+		}
+		seen[name] = true
+		switch name {
+		case "archive":
+			if !hasVal {
+				// -archive alone (last, or before another flag) means
+				// true; otherwise the next word is its value.
+				val = "true"
+				if i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+					i++
+					val = args[i]
+				}
+			}
+			if err := checkTarget(val, true); err != nil {
+				return nil, f, err
+			}
+			f.target = val
+		case "data":
+			if !hasVal {
+				if i+1 >= len(args) {
+					return nil, f, fmt.Errorf("-data: needs a directory")
+				}
+				i++
+				val = args[i]
+			}
+			if val == "" {
+				return nil, f, fmt.Errorf("-data: needs a directory")
+			}
+			f.dataDir = val
+		}
+	}
+	return line, f, nil
+}
+
+// recordRun stores one finished command-line run and says where.
+func recordRun(ctx context.Context, cr harness.CLIRun, line []string, where archiveFlags, stderr io.Writer) {
+	r := &archive.Run{
+		Kind: cr.Spec.Cmd, Spec: strings.Join(line, " "), SpecFull: cr.Spec.String(), Result: cr.Result,
+		Source: "cli", Started: cr.Started, Ended: cr.Ended,
+	}
+	if len(cr.Progress) > 0 {
+		r.Timeline, _ = json.Marshal(cr.Progress)
+	}
+	r.FillFromResult()
+	// Record even when the run was interrupted (Ctrl-C): what it
+	// measured is marked cancelled in its result.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
+	a, err := where.open(ctx, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "labserver: this run was not recorded: %v\n", err)
+		return
+	}
+	defer a.Close()
+	id, err := a.Add(ctx, r)
+	if err != nil {
+		fmt.Fprintf(stderr, "labserver: this run was not recorded: %v\n", err)
+		return
+	}
+	fmt.Fprintf(stderr, "labserver: recorded as run %d in %s (labserver runs show %d%s)\n", id, a.Where(), id, where.flags(a.Where()))
+}
+
+// flags are the -archive or -data flag that reaches the same archive
+// again ("" for the default); where is the archive's Where, which hides
+// a password.
+func (f archiveFlags) flags(where string) string {
+	switch {
+	case f.target != "true" && f.target != "sqlite":
+		return " -archive " + where
+	case f.dataDir != archive.DefaultDataDir():
+		return " -data " + f.dataDir
+	}
+	return ""
+}

@@ -1,0 +1,312 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"kvlab/internal/archive"
+)
+
+const compareUsage = `usage: labserver compare [flags] A B                 two groups of runs by id
+       labserver compare [filters] -last N [-at ID]    the last N runs before and after a change
+
+Compares group A (before) with group B (after), metric by metric: ops/s,
+then p50, p99, p99.9 and max of each op kind, then the fsync mean. For
+each it prints both medians (± the half-width of their 95% confidence
+interval, in percent), B's change against A, and whether the difference
+is significant: the Mann-Whitney U test at alpha 0.05, as benchstat does
+it (golang.org/x/perf/benchmath). Below 4 runs a group the test cannot
+reach 0.05 however far apart the groups are: the row says "too few runs"
+instead of a verdict. Runs measured under different conditions (host,
+filesystem, device, value size, key count, labserver version) get a
+warning naming the difference. A bench -repeat N run counts as N runs;
+sweeps over several thread counts and multi-engine lines are refused
+(compare one configuration).
+
+A and B are run ids: comma lists and ranges, e.g. 1,2,3 or 4-9 or 3,5-7.
+
+With -last N, the groups come from the runs the filters select
+(-lesson, -cell, -engine, -sync, -workload, -source, -browser; bench and
+sweep runs only): B is the newest N runs from run ID on (-at ID: the
+first run after the change), A the N runs just before ID. Without -at, B
+is the newest N runs and A the N before them.
+
+flags:
+  -data DIR       data directory holding kvlab.db (default: the server's)
+  -archive V      sqlite (kvlab.db in -data, the default) or a postgres:// URL
+  -format F       table | json (default table)
+
+examples:
+  labserver bench -sync always -ops 4000 -repeat 6      (recorded as run 12)
+  labserver bench -sync batch:64 -ops 4000 -repeat 6    (recorded as run 13)
+  labserver compare 12 13
+  labserver compare 1-6 7-12 -format json
+  labserver compare -lesson 03-group-commit -cell c2 -last 5 -at 240
+`
+
+// compareMain is `labserver compare ...`.
+func compareMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("labserver compare", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	af := archiveFlags{}
+	fs.StringVar(&af.dataDir, "data", archive.DefaultDataDir(), "")
+	fs.StringVar(&af.target, "archive", "sqlite", "")
+	format := fs.String("format", "table", "")
+	var q archive.Query
+	for name, p := range map[string]*string{"lesson": &q.Lesson, "cell": &q.Cell, "engine": &q.Engine, "sync": &q.Sync,
+		"workload": &q.Workload, "source": &q.Source, "browser": &q.Browser} {
+		fs.StringVar(p, name, "", "")
+	}
+	last := fs.Int("last", 0, "")
+	at := fs.Int64("at", 0, "")
+	pos, err := parseInterspersed(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stdout, compareUsage)
+		return 0
+	}
+	filtered := q != archive.Query{}
+	var idsA, idsB []int64
+	if err == nil {
+		err = checkTarget(af.target, false)
+	}
+	if err == nil && *format != "table" && *format != "json" {
+		err = fmt.Errorf("-format %s: allowed: table, json", *format)
+	}
+	if err == nil {
+		switch {
+		case *last == 0 && (filtered || *at != 0):
+			err = fmt.Errorf("filters and -at choose runs with -last N; with run ids give neither")
+		case *last == 0 && len(pos) != 2:
+			err = fmt.Errorf("give two groups of run ids (e.g. compare 1,2,3 4-6), or -last N with filters")
+		case *last == 0:
+			if idsA, err = parseIDs(pos[0]); err == nil {
+				idsB, err = parseIDs(pos[1])
+			}
+		case len(pos) > 0:
+			err = fmt.Errorf("-last N chooses the runs: give no run ids (%q)", pos[0])
+		case *last < 1 || *last > archive.MaxLimit/2:
+			err = fmt.Errorf("-last %d: must be between 1 and %d", *last, archive.MaxLimit/2)
+		case *at < 0:
+			err = fmt.Errorf("-at %d: must be a run id (1 or more)", *at)
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "labserver compare: %v\nrun 'labserver compare -h' for its flags\n", err)
+		return 2
+	}
+	a, err := af.open(ctx, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "labserver compare: %v\n", err)
+		return 1
+	}
+	defer a.Close()
+	var ga, gb []archive.Run
+	if *last > 0 {
+		ga, gb, err = lastGroups(ctx, a, q, *last, *at)
+	} else {
+		if ga, err = getRuns(ctx, a, idsA); err == nil {
+			gb, err = getRuns(ctx, a, idsB)
+		}
+	}
+	var c *archive.Comparison
+	if err == nil {
+		c, err = archive.Compare(ga, gb)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "labserver compare: %v\n", err)
+		return 1
+	}
+	if *format == "json" {
+		if err := writeJSON(stdout, c); err != nil {
+			fmt.Fprintf(stderr, "labserver compare: %v\n", err)
+			return 1
+		}
+		return 0
+	}
+	writeComparison(stdout, c)
+	return 0
+}
+
+// parseIDs reads "1,2,3", "4-9" or "3,5-7".
+func parseIDs(s string) ([]int64, error) {
+	var ids []int64
+	seen := map[int64]bool{}
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err1 := strconv.ParseInt(lo, 10, 64)
+		b, err2 := a, error(nil)
+		if isRange {
+			b, err2 = strconv.ParseInt(hi, 10, 64)
+		}
+		if err1 != nil || err2 != nil || a < 1 || b < a || b-a >= archive.MaxLimit {
+			return nil, fmt.Errorf("run ids %q: write ids from 1 up as a comma list and ranges, e.g. 1,2,3 or 4-9 (a range low to high, at most %d ids)", s, archive.MaxLimit)
+		}
+		for id := a; id <= b; id++ {
+			if !seen[id] {
+				seen[id] = true
+				ids = append(ids, id)
+			}
+		}
+	}
+	if len(ids) > archive.MaxLimit {
+		return nil, fmt.Errorf("run ids %q: at most %d in a group", s, archive.MaxLimit)
+	}
+	return ids, nil
+}
+
+func getRuns(ctx context.Context, a archive.Archive, ids []int64) ([]archive.Run, error) {
+	var out []archive.Run
+	for _, id := range ids {
+		r, err := a.Get(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *r)
+	}
+	return out, nil
+}
+
+// lastGroups picks the -last N groups: B the newest n selected bench or
+// sweep runs at or after at (all, when at is 0), A the n before B.
+func lastGroups(ctx context.Context, a archive.Archive, q archive.Query, n int, at int64) ([]archive.Run, []archive.Run, error) {
+	pick := func(before int64) ([]archive.Run, error) {
+		var out []archive.Run
+		q := q
+		q.Before = before
+		q.Limit = archive.MaxLimit
+		for len(out) < n {
+			page, err := a.List(ctx, q)
+			if err != nil {
+				return nil, err
+			}
+			for _, r := range page {
+				if (r.Kind == "bench" || r.Kind == "sweep") && len(out) < n {
+					out = append(out, r)
+				}
+			}
+			if len(page) < q.Limit {
+				break
+			}
+			q.Before = page[len(page)-1].ID
+		}
+		return out, nil
+	}
+	var gb []archive.Run
+	var err error
+	if at > 0 {
+		all, err := pick(0)
+		if err != nil {
+			return nil, nil, err
+		}
+		// The newest n from at on; the list is newest first.
+		for _, r := range all {
+			if r.ID >= at {
+				gb = append(gb, r)
+			}
+		}
+		if len(gb) == 0 {
+			return nil, nil, fmt.Errorf("-at %d: no selected bench run from id %d on", at, at)
+		}
+	} else {
+		if gb, err = pick(0); err != nil {
+			return nil, nil, err
+		}
+		if len(gb) == 0 {
+			return nil, nil, fmt.Errorf("no bench runs match the filters")
+		}
+		at = gb[len(gb)-1].ID
+	}
+	ga, err := pick(at)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(ga) == 0 {
+		return nil, nil, fmt.Errorf("no selected bench run before id %d to compare with", at)
+	}
+	// Oldest first, as ids are written. Compare reads only what List
+	// keeps (results, host, version), so the summaries serve.
+	slices.Reverse(ga)
+	slices.Reverse(gb)
+	return ga, gb, nil
+}
+
+// writeComparison prints the comparison as a table, benchstat-like.
+func writeComparison(w io.Writer, c *archive.Comparison) {
+	for _, g := range []struct {
+		name string
+		g    archive.Group
+	}{{"A", c.A}, {"B", c.B}} {
+		fmt.Fprintf(w, "%s: runs %s (%d samples)  %s\n", g.name, idList(g.g.RunIDs), g.g.Samples, strings.Join(g.g.Specs, " | "))
+	}
+	if len(c.Changed) > 0 {
+		fmt.Fprintf(w, "changed: %s\n", strings.Join(c.Changed, "; "))
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "metric\tA median\tB median\tchange\tp\tverdict")
+	tooFew := ""
+	for _, m := range c.Metrics {
+		change := "?"
+		if m.ChangePct != nil {
+			change = fmt.Sprintf("%+.1f%%", *m.ChangePct)
+		}
+		verdict := m.Verdict
+		if m.Verdict == "not significant" {
+			verdict = "~ (not significant)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.3f\t%s\n", m.Label, median(m, m.A), median(m, m.B), change, m.P, verdict)
+		if m.TooFew {
+			tooFew = m.Note
+		}
+	}
+	tw.Flush()
+	if tooFew != "" {
+		fmt.Fprintf(w, "\n%s: repeat each configuration (bench -repeat %d) before reading anything into the change.\n", tooFew, c.MinRuns)
+	}
+	if len(c.Warnings) > 0 {
+		fmt.Fprintln(w)
+		for _, warn := range c.Warnings {
+			fmt.Fprintf(w, "WARNING: %s\n", warn)
+		}
+	}
+}
+
+// median prints a median with ± the larger half of its confidence
+// interval in percent (±∞ when there are too few samples for one).
+func median(m archive.MetricComparison, s archive.Summary) string {
+	v := fmt.Sprintf("%.0f", s.Median)
+	if m.Unit == "ns" {
+		v = fmtNs(s.Median)
+	}
+	if s.Lo == nil || s.Hi == nil || s.Median == 0 {
+		return v + " ±∞"
+	}
+	half := math.Max(*s.Hi-s.Median, s.Median-*s.Lo) / math.Abs(s.Median) * 100
+	return fmt.Sprintf("%s ±%.0f%%", v, half)
+}
+
+// idList writes ids back compactly: 1-3,7.
+func idList(ids []int64) string {
+	var parts []string
+	for i := 0; i < len(ids); {
+		j := i
+		for j+1 < len(ids) && ids[j+1] == ids[j]+1 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, fmt.Sprintf("%d-%d", ids[i], ids[j]))
+		} else {
+			parts = append(parts, strconv.FormatInt(ids[i], 10))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ",")
+}

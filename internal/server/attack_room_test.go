@@ -1,0 +1,122 @@
+package server
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// Attacks a student with a script could make on a room's server, each
+// reproduced from issue 14; every test here failed before the limit it
+// pins existed.
+
+// A cell whose spec alone shows it is over the budget is refused before
+// it queues, with the flag, the computed total and the allowed maximum.
+func TestCellBudgetRefusedUpFront(t *testing.T) {
+	s := newServer(t, nil)
+	ts := startServer(t, s)
+	c := dial(t, ts, "", nil)
+	tests := []struct {
+		name, cell string
+		want       []string
+	}{
+		{"duplicate engines", "bench -engine null,null,null,null -repeat 5 -duration 2s -rate 1",
+			[]string{"-engine null,null,null,null: null is named twice"}},
+		{"runs per line", "sweep -engine null,kv -threads 1,2,3,4,5,6,7,8,9,10,11,12 -repeat 2 -ops 10",
+			[]string{"-max-line-runs", "makes 48 runs", "allows 32 per line"}},
+		{"runs per cell", strings.Repeat("sweep -engine null,kv -threads 1,2,4,8 -repeat 3 -ops 10\n", 3),
+			[]string{"-max-cell-runs", "makes 72 runs", "allows 64 per cell"}},
+		{"time per cell", "bench -engine null,kv -repeat 5 -duration 20s",
+			[]string{"-max-cell-time", "at least 3m20s", "allows 3m0s"}},
+		{"time from -rate", "bench -engine null -ops 100000 -rate 100",
+			[]string{"-max-cell-time", "at least 16m40s"}},
+		{"memory", "bench -engine kv -sync none -workload readrandom -keys 10000000 -value-size 0 -ops 1",
+			[]string{"-max-memory", "GiB", "-keys 10000000", "allows 1.0 GiB"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c.run(tt.name, tt.cell)
+			m := c.next()
+			for _, w := range tt.want {
+				if m.str("type") != "error" || !strings.Contains(m.str("message"), w) {
+					t.Fatalf("got %v, want an error containing %q", m, w)
+				}
+			}
+			if d := c.next(); d.str("type") != "done" {
+				t.Fatalf("got %v, want done", d)
+			}
+		})
+	}
+	if n := queueLen(s.q); n != 0 {
+		t.Errorf("got %d runs queued, want none", n)
+	}
+}
+
+// A cell that fits on paper but runs long is stopped when its time
+// budget is spent, and the preload of a read workload counts: before,
+// preload ignored every cap (a 10M-key preload held the runner 34 s
+// for -ops 1).
+func TestCellTimeBudgetEnforced(t *testing.T) {
+	tests := []struct {
+		name, cell string
+	}{
+		{"closed loop", "bench -engine kv -sync always -ops 200000"},
+		{"preload", "bench -engine kv -sync none -workload readrandom -keys 2000000 -value-size 0 -ops 1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newServer(t, func(c *Config) { c.Budget.MaxCellTime = 500 * time.Millisecond })
+			ts := startServer(t, s)
+			c := dial(t, ts, "", nil)
+			c.run("x", tt.cell)
+			c.until("x", "started")
+			t0 := time.Now()
+			ms := c.until("x", "done")
+			held := time.Since(t0)
+			var msgs []string
+			for _, m := range ms {
+				if m.str("type") == "error" {
+					msgs = append(msgs, m.str("message"))
+				}
+			}
+			if len(msgs) != 1 || !strings.Contains(msgs[0], "-max-cell-time 500ms") {
+				t.Errorf("got errors %q, want one saying the -max-cell-time 500ms budget was spent", msgs)
+			}
+			if ms[len(ms)-1]["cancelled"] == true {
+				t.Errorf("got a cancelled done, want a plain one after the error")
+			}
+			t.Logf("%s: the runner was held %v with a 500ms budget", tt.cell, held.Round(time.Millisecond))
+			checkNoRunDirs(t, s.cfg.DataDir)
+		})
+	}
+}
+
+// POST /api/quiz reads only what the quiz needs: unknown fields are
+// refused as the websocket refuses them, more results than any cell has
+// lines are refused before the rest is read, and once the quiz's results
+// are in, the rest of the body is not even parsed.
+func TestQuizDecodesOnlyWhatItNeeds(t *testing.T) {
+	s := newServer(t, nil)
+	ts := startServer(t, s)
+	one := `{"latency":{"put":{"count":500,"p50_ns":10,"p99_ns":50}},"ops_per_sec":1}`
+	tests := []struct {
+		name, body string
+		code       int
+		want       string
+	}{
+		{"unknown field", `{"lesson":"01-fixture","quiz":"tail","answer":"5","results":[` + one + `,` + one + `],"extra":1}`, 400, `unknown field "extra"`},
+		{"field twice", `{"lesson":"01-fixture","lesson":"01-fixture","quiz":"tail","answer":"5"}`, 400, `"lesson" given twice`},
+		{"more results than any cell has lines", `{"results":[` + strings.TrimSuffix(strings.Repeat(one+",", 17), ",") + `],"lesson":"01-fixture","quiz":"tail","answer":"5"}`, 400, "results: more than 16"},
+		{"the rest after the quiz's results is not read", `{"lesson":"01-fixture","quiz":"tail","answer":"5","results":[` + one + `,` + one + `,{"this is not JSON`, 200, ""},
+		{"results first, trimmed to the quiz's", `{"results":[` + one + `,` + one + `,` + one + `],"lesson":"01-fixture","quiz":"tail","answer":"5"}`, 200, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out := postRaw(t, ts, tt.body)
+			msg, _ := out["error"].(string)
+			if code != tt.code || !strings.Contains(msg, tt.want) {
+				t.Errorf("got %d %q, want %d with an error containing %q", code, msg, tt.code, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,109 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"kvlab/harness"
+)
+
+// Budget bounds what one cell (or one quiz's run: lines) may cost as a
+// whole. harness.Limits bound each flag of a line; a line can still ask
+// for many runs (engines x thread counts x repeats), each up to those
+// caps, and a cell holds several lines. The budget counts them together.
+//
+// A cell whose spec alone shows it cannot fit is refused before it is
+// queued, with the flag, the computed total and the allowed maximum; the
+// time budget is also enforced while it runs: it covers the cell from
+// its start to its end, preload and every run included, and a cell still
+// running when it is spent is stopped with an error that says so.
+type Budget struct {
+	MaxRunsPerLine int           // runs one line may make (-max-line-runs)
+	MaxRunsPerCell int           // runs all of a cell's lines may make (-max-cell-runs)
+	MaxCellTime    time.Duration // wall clock for the whole cell (-max-cell-time)
+	MaxMemory      int64         // bytes one run may hold, by harness.Spec.MemoryBytes (-max-memory)
+}
+
+// DefaultBudget is the server's budget: a lesson's largest cell (a
+// six-count sweep of 2 s runs) fits several times over.
+func DefaultBudget() Budget {
+	return Budget{MaxRunsPerLine: 32, MaxRunsPerCell: 64, MaxCellTime: 3 * time.Minute, MaxMemory: 1 << 30}
+}
+
+// withDefaults fills the zero fields of b from DefaultBudget.
+func (b Budget) withDefaults() Budget {
+	d := DefaultBudget()
+	if b.MaxRunsPerLine <= 0 {
+		b.MaxRunsPerLine = d.MaxRunsPerLine
+	}
+	if b.MaxRunsPerCell <= 0 {
+		b.MaxRunsPerCell = d.MaxRunsPerCell
+	}
+	if b.MaxCellTime <= 0 {
+		b.MaxCellTime = d.MaxCellTime
+	}
+	if b.MaxMemory <= 0 {
+		b.MaxMemory = d.MaxMemory
+	}
+	return b
+}
+
+// check refuses lines (already checked one by one against lim) that
+// cannot fit the budget. bad is the 0-based line at fault, or -1 when the
+// cell as a whole is over.
+func (b Budget) check(lines []string, lim harness.Limits) (bad int, err error) {
+	runs := 0
+	var minTime time.Duration
+	for i, line := range lines {
+		spec, err := harness.ParseSpec(line, lim)
+		if err != nil {
+			return i, err
+		}
+		n := spec.SubRuns()
+		if n > b.MaxRunsPerLine {
+			return i, fmt.Errorf("-max-line-runs: this line makes %d runs (%d engines x %d thread counts x %d repeats); the server allows %d per line",
+				n, len(spec.Engines), len(spec.Threads), spec.Repeat, b.MaxRunsPerLine)
+		}
+		if m := spec.MemoryBytes(); m > b.MaxMemory {
+			return i, fmt.Errorf("-max-memory: one run of this line needs about %s (-keys %d, -value-size %d, -engine %s, latency samples kept); the server allows %s",
+				fmtBytes(m), spec.Keys, spec.ValueSize, strings.Join(spec.Engines, ","), fmtBytes(b.MaxMemory))
+		}
+		runs += n
+		minTime += spec.MinTime()
+	}
+	if runs > b.MaxRunsPerCell {
+		return -1, fmt.Errorf("-max-cell-runs: the cell makes %d runs in all; the server allows %d per cell", runs, b.MaxRunsPerCell)
+	}
+	if minTime > b.MaxCellTime {
+		return -1, fmt.Errorf("-max-cell-time: the cell's runs take at least %v in all (their -duration, or -ops / -rate, times their runs); the server allows %v per cell", minTime, b.MaxCellTime)
+	}
+	return -1, nil
+}
+
+// errBudgetSpent is the cause of a cell's context when its time budget
+// runs out.
+type errBudgetSpent struct{ budget time.Duration }
+
+func (e errBudgetSpent) Error() string {
+	return fmt.Sprintf("the cell used its whole time budget (-max-cell-time %v): it was stopped; ask for fewer runs or shorter ones", e.budget)
+}
+
+// withBudget is ctx bounded by the cell's time budget.
+func (b Budget) withBudget(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeoutCause(ctx, b.MaxCellTime, errBudgetSpent{b.MaxCellTime})
+}
+
+// fmtBytes writes n in B, KiB, MiB or GiB.
+func fmtBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
