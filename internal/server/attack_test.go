@@ -426,6 +426,8 @@ func TestWSForeignHostRejected(t *testing.T) {
 // is refused with 429 and the reason.
 func TestQuizRunFloodCapped(t *testing.T) {
 	s, ts, _ := busyServer(t) // the held connection is closed at cleanup
+	// Every request comes from one address: not the cap tested here.
+	s.cfg.MaxQueuedPerAddress = 2 * maxQuizRuns
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	body := `{"lesson":"01-fixture","quiz":"path","answer":"yes"}`

@@ -32,7 +32,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	data := fl.String("data", "", "directory for run data (default: kvlab in the user's cache directory)")
 	lessonsDir := fl.String("lessons", "", "serve the lessons in this directory, re-read on change (author mode); default: the embedded lessons")
 	open := fl.Bool("open", false, "open the course in the browser")
-	token := fl.String("token", "", "instructor token every run must present (required on a non-loopback -addr)")
+	token := fl.String("token", "", "instructor token every run must present (required on a non-loopback -addr); other local users can read it in the process list: prefer -token-file or $"+TokenEnv)
+	tokenFile := fl.String("token-file", "", "read the instructor token from this file (its first line), instead of -token; default: $"+TokenEnv+" when set")
 	maxOps := fl.Int64("max-ops", def.MaxOps, "largest -ops a run may ask for")
 	maxDur := fl.Duration("max-duration", def.MaxDuration, "longest -duration a run may ask for")
 	maxVal := fl.Int("max-value-size", def.MaxValueSize, "largest -value-size in bytes")
@@ -64,7 +65,12 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "labserver serve: unexpected argument %q (flags only; see labserver help)\n", fl.Arg(0))
 		return 2
 	}
-	cfg := Config{Addr: *addr, DataDir: *data, Token: *token, Log: stderr, MaxMessageBytes: *maxMsg, MaxQueuedPerClient: *maxQueued, MaxQueuedPerAddress: *maxQueuedAddr}
+	tok, err := tokenFrom(*token, *tokenFile, os.Getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "labserver serve: %v\n", err)
+		return 2
+	}
+	cfg := Config{Addr: *addr, DataDir: *data, Token: tok, Log: stderr, MaxMessageBytes: *maxMsg, MaxQueuedPerClient: *maxQueued, MaxQueuedPerAddress: *maxQueuedAddr}
 	cfg.Limits = def
 	cfg.Limits.MaxOps, cfg.Limits.MaxDuration, cfg.Limits.MaxValueSize = *maxOps, *maxDur, *maxVal
 	cfg.Limits.MaxTotalBytes, cfg.Limits.MaxThreads, cfg.Limits.MaxTrials, cfg.Limits.MaxRepeat = *maxBytes, *maxThreads, *maxTrials, *maxRepeat

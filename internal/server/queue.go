@@ -240,7 +240,7 @@ func (s *Server) runJob(j *job) (cancelled bool) {
 	if j.ctx.Err() != nil {
 		return true
 	}
-	dir := filepath.Join(s.cfg.DataDir, "runs", fmt.Sprintf("run-%d-%d", os.Getpid(), runSeq.Add(1)))
+	dir := filepath.Join(s.cfg.DataDir, "runs", fmt.Sprintf("run-%s-%d", s.owner.name, runSeq.Add(1)))
 	defer os.RemoveAll(dir)
 	// One time budget for the whole job, preload and every run included.
 	ctx, stop := s.cfg.Budget.withBudget(j.ctx)

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -56,7 +57,8 @@ func TestQueueCapUnderConcurrentSubmit(t *testing.T) {
 	for i := range clients {
 		ctx, cancel := context.WithCancel(s.ctx)
 		t.Cleanup(cancel)
-		c := &client{s: s, out: make(chan []byte, outBuffer), jobs: map[string]*job{}, ctx: &gateCtx{Context: ctx, arrived: &arrived}, cancel: cancel}
+		// Each from its own address: the per-address cap is not what is tested.
+		c := &client{s: s, out: make(chan []byte, outBuffer), jobs: map[string]*job{}, ctx: &gateCtx{Context: ctx, arrived: &arrived}, cancel: cancel, addr: fmt.Sprint("client-", i)}
 		clients[i] = c
 		wg.Add(1)
 		go func() {

@@ -151,7 +151,8 @@ type Server struct {
 	clients map[*client]struct{}
 	closed  bool
 
-	room room // per-address counts, connection caps, refusals (room.go)
+	room  room   // per-address counts, connection caps, refusals (room.go)
+	owner *owner // this server's claim on its run directories (owner.go)
 
 	staticMu   sync.Mutex        // guards staticTags
 	staticTags map[string]string // ETag by static path
@@ -198,7 +199,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	if !IsLoopback(cfg.Addr) {
 		if cfg.Token == "" {
-			return nil, fmt.Errorf("-addr %s is not a loopback address: pass -token SECRET so that only people given the token can run cells", cfg.Addr)
+			return nil, fmt.Errorf("-addr %s is not a loopback address: pass -token-file FILE (or set $%s, or pass -token SECRET) so that only people given the token can run cells", cfg.Addr, TokenEnv)
 		}
 	}
 	s.needToken = cfg.Token != ""
@@ -211,14 +212,20 @@ func New(cfg Config) (*Server, error) {
 	} else if err := os.MkdirAll(s.cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("-data %s: %w", s.cfg.DataDir, err)
 	}
-	css, err := chromaStylesheet()
+	o, err := claimRuns(s.cfg.DataDir, s.log.Printf)
 	if err != nil {
 		return nil, err
 	}
-	s.chromaCSS = css
-	if err := s.reload(s.stampNow()); err != nil {
+	s.owner = o
+	css, err := chromaStylesheet()
+	if err == nil {
+		err = s.reload(s.stampNow())
+	}
+	if err != nil {
+		o.release()
 		return nil, err
 	}
+	s.chromaCSS = css
 	s.exec = func(ctx context.Context, line string, env harness.Env) ([]byte, error) {
 		return harness.Exec(ctx, line, env)
 	}
@@ -283,9 +290,12 @@ func (s *Server) Close() error {
 	s.mu.Unlock()
 	s.cancel()
 	for _, c := range clients {
-		c.close()
+		// The writer sends close 1001 (going away) and then closes the
+		// socket; closing it here first would cut that frame off (1006).
+		c.stopRuns()
 	}
 	s.wg.Wait()
+	s.owner.release()
 	if s.tmpData {
 		return os.RemoveAll(s.cfg.DataDir)
 	}

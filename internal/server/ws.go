@@ -124,8 +124,15 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 }
 
-// close cancels the client's runs and ends its writer, which closes the socket.
+// close cancels the client's runs and ends its writer, and closes the socket.
 func (c *client) close() {
+	c.stopRuns()
+	c.ws.Close()
+}
+
+// stopRuns cancels the client's runs and ends its writer, which sends
+// close 1001 and closes the socket.
+func (c *client) stopRuns() {
 	c.cancel()
 	c.mu.Lock()
 	jobs := make([]*job, 0, len(c.jobs))
@@ -136,7 +143,6 @@ func (c *client) close() {
 	for _, j := range jobs {
 		c.s.cancelJob(j)
 	}
-	c.ws.Close()
 }
 
 func (c *client) readLoop() {

@@ -1,0 +1,138 @@
+package server
+
+import (
+	"bufio"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"kvlab/internal/browsertest"
+)
+
+// buildLabserver builds the labserver binary, as e2e/ does, and returns its path.
+func buildLabserver(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("building labserver needs the go command: %v", err)
+	}
+	bin := filepath.Join(t.TempDir(), "labserver")
+	build := exec.Command(gobin, "build", "-o", bin, "./labserver")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./labserver: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// startLabserver starts `labserver serve` on a free loopback port with
+// -data dir and returns the process, its URL and its stderr.
+func startLabserver(t *testing.T, bin, dir string) (*exec.Cmd, string, *browsertest.Buffer) {
+	t.Helper()
+	cmd := exec.Command(bin, "serve", "-addr", "127.0.0.1:0", "-data", dir)
+	stderr := &browsertest.Buffer{}
+	cmd.Stderr = stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	urls := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		re := regexp.MustCompile(`serving the course on (http://127\.0\.0\.1:[0-9]+)/`)
+		for sc.Scan() {
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				urls <- m[1]
+			}
+		}
+	}()
+	select {
+	case u := <-urls:
+		return cmd, u, stderr
+	case <-time.After(60 * time.Second): // guards a hang only
+		t.Fatalf("labserver printed no URL; its stderr:\n%s", stderr)
+	}
+	return nil, "", nil
+}
+
+// A server killed with SIGKILL in the middle of a run leaves its run
+// directory; the next start removes it and says so. Before, nothing ever
+// removed it.
+func TestKilledServerLeavesNothingBehind(t *testing.T) {
+	bin := buildLabserver(t)
+	data := t.TempDir()
+	runs := filepath.Join(data, "runs")
+	cmd, u, _ := startLabserver(t, bin, data)
+	c := dial(t, &httptest.Server{URL: u}, "", nil)
+	c.run("big", "bench -engine kv -sync none -workload fillrandom -duration 20s -value-size 4096")
+	c.until("big", "progress") // writing for a second now
+	ents, _ := os.ReadDir(runs)
+	if len(ents) == 0 {
+		t.Fatal("no run directory under runs/ while a run is going on")
+	}
+	size := dirSize(runs)
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	if ents, _ := os.ReadDir(runs); len(ents) == 0 {
+		t.Fatal("the run directory vanished with the killed server: the test shows nothing")
+	}
+	_, _, stderr := startLabserver(t, bin, data)
+	if ents, _ := os.ReadDir(runs); len(ents) != 0 {
+		t.Errorf("after the next start, runs/ holds %d entries, want none", len(ents))
+	}
+	if !strings.Contains(stderr.String(), "left by a labserver that is no longer running") {
+		t.Errorf("the next start's log says %q, want it to name the removed directory", stderr.String())
+	}
+	t.Logf("the killed server left %d bytes under runs/; the next start removed them", size)
+}
+
+// Two servers may share a data directory: a server starting removes what
+// dead servers left, never a live one's run directory.
+func TestStartKeepsLiveServersRuns(t *testing.T) {
+	data := t.TempDir()
+	a := newServer(t, func(c *Config) { c.DataDir = data })
+	ts := startServer(t, a)
+	c := dial(t, ts, "", nil)
+	c.run("long", longRun)
+	c.until("long", "started")
+	live, _ := filepath.Glob(filepath.Join(data, "runs", "run-*"))
+	if len(live) != 1 {
+		t.Fatalf("got run directories %v, want the running one", live)
+	}
+	dead := filepath.Join(data, "runs", "run-99999999.1-3") // no lock: its owner is gone
+	if err := os.MkdirAll(filepath.Join(dead, "kvlab-kv-1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var log syncBuffer
+	b := newServer(t, func(c *Config) { c.DataDir = data; c.Log = &log })
+	if _, err := os.Stat(live[0]); err != nil {
+		t.Errorf("the live server's run directory: %v, want it kept", err)
+	}
+	if _, err := os.Stat(dead); !os.IsNotExist(err) {
+		t.Errorf("the dead server's run directory: got %v, want it removed", err)
+	}
+	if !strings.Contains(log.String(), "removed "+dead) {
+		t.Errorf("the log says %q, want it to name %s", log.String(), dead)
+	}
+	c.send(map[string]string{"type": "cancel", "id": "long"})
+	c.until("long", "done")
+	b.Close()
+	a.Close()
+	if ents, _ := os.ReadDir(filepath.Join(data, "locks")); len(ents) != 0 {
+		t.Errorf("after both servers closed, locks/ holds %d files, want none", len(ents))
+	}
+}
