@@ -268,9 +268,11 @@ func (c *committer) stop() {
 // delay, 200µs: with 16 closed-loop writers on 2 busy cores the writers a
 // group releases need up to a few hundred µs to come back, and at 50µs
 // the flusher synced without them (BenchmarkGroup16VsAlways1, ext4 on a
-// virtual disk with fdatasync at 0.2-1 ms, load average 10: 50µs gave
-// 13.5 Puts per fdatasync and 7.2-9.8x "always" with one writer; 200µs
-// gave 14.9-15.7 and 11.6-15.4x).
+// shared virtual disk with fdatasync at 0.2-2 ms, load average 7-11, 6
+// runs each: 50µs gave 13.4-14.5 Puts per fdatasync and 7.2-9.8x "always"
+// with one writer; 200µs, capped as above, 14.4-15.8 Puts per fdatasync
+// and 8.2-17.9x, the ratio swinging with the one-writer rate of the
+// shared disk).
 func (db *DB) runFlusher() {
 	c := db.commit
 	defer c.wg.Done()
