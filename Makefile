@@ -6,7 +6,7 @@ SHELL       := /bin/bash
 BIN     := bin/labserver
 WASMDIR := static/wasm
 
-.PHONY: help run test wasm build e2e bench crash fuzz lint clean
+.PHONY: help run test wasm build e2e bench crash mutate fuzz lint clean
 
 help:
 	@echo "kvlab targets:"
@@ -16,7 +16,8 @@ help:
 	@echo "  make build   build $(BIN)"
 	@echo "  make e2e     only the headless-Chromium tests; refreshes the README's screenshots in docs/"
 	@echo "  make bench   Go benchmarks and kv vs bbolt vs pebble (ratios measured in one run)"
-	@echo "  make crash   hundreds of SIGKILL and power-loss crash trials"
+	@echo "  make crash   hundreds of SIGKILL and power-loss crash trials, and a crash after every filesystem operation of longer workloads"
+	@echo "  make mutate  apply each durability mutant to a copy of the engine and report which test kills it"
 	@echo "  make fuzz    fuzz every Fuzz target (record decoder, recovery, hints, quiz expressions) for FUZZTIME=20s each"
 	@echo "  make lint    gofmt, and go vet for Linux and for macOS"
 	@echo "  make clean   remove build output"
@@ -61,8 +62,16 @@ bench: build
 	./$(BIN) bench -engine kv,bbolt,pebble -sync none -workload readrandom -keys 100000 -ops 200000 -repeat 3 | tee -a bench-results/engines.txt
 	@echo "results in bench-results/ (medians of 3; quote them with the probe line)"
 
+# KVLAB_CRASH_TRIALS also makes the crash-point tests enumerate their long
+# workloads (engine/crashpoints_test.go).
 crash:
 	KVLAB_CRASH_TRIALS=300 $(GO) test -count=1 -timeout 60m -run 'Crash|PowerLoss' -v ./engine/...
+
+# internal/mutate: one durability mutant at a time (internal/mutate/mutants/),
+# go test ./engine/... on each; MUTATE="-run NAME" picks some.
+MUTATE ?=
+mutate:
+	$(GO) run ./internal/mutate/cmd $(MUTATE)
 
 # Every Fuzz function in the module, found with go test -list, so a new one
 # is fuzzed without editing this file. FUZZTIME=5m make fuzz for a long run.

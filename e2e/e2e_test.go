@@ -99,19 +99,29 @@ func TestBrowserEndToEnd(t *testing.T) {
 			Title     string `json:"title"`
 			Cells     int    `json:"cells"`
 			Runnable  int    `json:"runnable"`
+			Locked    int    `json:"locked"`
 			Quizzes   int    `json:"quizzes"`
 			Exercises int    `json:"exercises"`
 		}
 		got, err := chromedp.Run(ctx, chromedp.Evaluate[counts](`({title: document.title, cells: document.querySelectorAll('.cell').length,
 			runnable: document.querySelectorAll('.cell .run:not([disabled])').length,
+			locked: Array.from(document.querySelectorAll('.cell')).filter(c => c.querySelector('.run').disabled && !c.querySelector('.predict-lock').hidden).length,
 			quizzes: document.querySelectorAll('.quiz form').length, exercises: document.querySelectorAll('.exercise').length})`))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(got.Title, l.Title) || got.Cells != len(l.Cells) || got.Runnable != len(l.Cells) ||
-			got.Quizzes != len(l.Quizzes) || got.Exercises != len(l.Exercises) {
-			t.Errorf("lesson %s shows %+v, want title %q, %d cells all runnable, %d quizzes, %d exercises",
-				l.Slug, got, l.Title, len(l.Cells), len(l.Quizzes), len(l.Exercises))
+		// A cell with a predict: yes quiz waits, locked, for the
+		// prediction; every other cell can run at once.
+		predicting := map[string]bool{}
+		for _, q := range l.Quizzes {
+			if q.Predict {
+				predicting[q.Cell] = true
+			}
+		}
+		if !strings.Contains(got.Title, l.Title) || got.Cells != len(l.Cells) || got.Locked != len(predicting) ||
+			got.Runnable != len(l.Cells)-len(predicting) || got.Quizzes != len(l.Quizzes) || got.Exercises != len(l.Exercises) {
+			t.Errorf("lesson %s shows %+v, want title %q, %d cells (%d locked for a prediction, the rest runnable), %d quizzes, %d exercises",
+				l.Slug, got, l.Title, len(l.Cells), len(predicting), len(l.Quizzes), len(l.Exercises))
 		}
 		if len(l.Exercises) > 0 {
 			// The interpreter loads in a worker once an exercise scrolls
@@ -137,13 +147,25 @@ func TestBrowserEndToEnd(t *testing.T) {
 	}
 }
 
-// runCellAndQuiz edits the first lesson's cell to a small run, runs it on
-// the server's disk, answers its p99/p50 quiz wrong and then right from
-// the numbers on the page, and takes the README's screenshots.
+// runCellAndQuiz enters the predictions that unlock the first lesson's
+// cell, edits the cell to a small run, runs it on the server's disk,
+// answers its p99/p50 quiz wrong and then right from the numbers on the
+// page, and takes the README's screenshots.
 func runCellAndQuiz(t *testing.T, ctx context.Context, url string, shots []string) {
 	const cell, quiz = "#cell-always-run", "#quiz-tail-ratio"
+	const choiceQuiz = "#quiz-mean-position"
 	if err := chromedp.Do(ctx, chromedp.Navigate(url),
 		chromedp.WaitVisible(chromedp.CSS(cell+" textarea")),
+		chromedp.SetValue(chromedp.CSS(quiz+" input[name=answer]"), "3"),
+		chromedp.Click(chromedp.CSS(quiz+" .check")),
+		chromedp.WaitVisible(chromedp.CSS(quiz+" .prediction-kept")),
+		chromedp.Click(chromedp.CSS(choiceQuiz+" input[name=answer]")),
+		chromedp.Click(chromedp.CSS(choiceQuiz+" .check")),
+		chromedp.WaitVisible(chromedp.CSS(choiceQuiz+" .prediction-kept")),
+	); err != nil {
+		t.Fatalf("entering the predictions that unlock %s: %v", cell, err)
+	}
+	if err := chromedp.Do(ctx,
 		browsertest.Type(cell+" textarea", smallRun),
 		chromedp.Click(chromedp.CSS(cell+" .run")),
 	); err != nil {

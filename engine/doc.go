@@ -146,5 +146,9 @@
 //
 // All file access goes through the FS interface (fs.go). MemFS (memfs.go)
 // is an in-memory FS that can simulate a power loss by forgetting
-// everything not synced; the tests and package crashtest use it.
+// everything not synced; the tests and package crashtest use it. Its power
+// cuts can also let unsynced sectors or pages reach the disk out of order,
+// or a file name persist without its data, and it can stop after any
+// operation, so crashtest crashes a workload at every point
+// (memfs_power.go).
 package engine

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"io"
-	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -39,6 +38,11 @@ type MemFS struct {
 	// limit, when > 0, is the total number of bytes all files may hold;
 	// a write beyond it writes what fits and fails with ENOSPC.
 	limit int64
+	// ops counts the operations that change the filesystem (see step);
+	// stopAt, when > 0, is the count after which the machine stops;
+	// lastOp describes the last operation counted.
+	ops, stopAt int
+	lastOp      string
 
 	// Fault, when not nil, is called with the operation ("write", "sync",
 	// "syncdir", "create", "rename", "remove", "truncate") and the file
@@ -73,42 +77,18 @@ func (m *MemFS) SetLimit(n int64) {
 // each file also keeps a random-length prefix of the bytes written after
 // its last sync: the bytes from the first unsynced one up to a random
 // point before the end of the last write (writes reaching the disk in
-// order, the last of them torn at a random byte).
+// order, the last of them torn at a random byte). It is PowerCut with
+// PowerPrefix (memfs_power.go has the harsher modes).
 //
 // m itself, and every file opened from it, fails every operation with
 // ErrPowerLost from then on: the process that was using it died with the
 // power, and nothing it would have done next may reach the disk. Reopen
 // the store on the returned MemFS.
 func (m *MemFS) Crash(tear bool, rng *rand.Rand) *MemFS {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.down = true
-	next := make(map[string]*memNode, len(m.durable))
-	seen := map[*memNode]*memNode{}
-	for name, n := range m.durable {
-		if c, ok := seen[n]; ok {
-			next[name] = c
-			continue
-		}
-		kept := append([]byte(nil), n.synced...)
-		hi := min(n.dirtyHi, len(n.data))
-		if tear && rng != nil && n.dirtyLo < hi {
-			lo := min(n.dirtyLo, len(kept))
-			cut := lo + rng.IntN(hi-lo+1)
-			if cut > len(kept) {
-				kept = append(kept, make([]byte, cut-len(kept))...)
-			}
-			copy(kept[lo:cut], n.data[lo:cut])
-		}
-		c := &memNode{data: kept, synced: append([]byte(nil), kept...), dirtyLo: len(kept), dirtyHi: len(kept)}
-		seen[n] = c
-		next[name] = c
+	if !tear {
+		rng = nil
 	}
-	after := &MemFS{live: next, durable: make(map[string]*memNode, len(next)), dirs: maps.Clone(m.dirs), limit: m.limit}
-	for k, v := range next {
-		after.durable[k] = v
-	}
-	return after
+	return m.PowerCut(PowerPrefix, rng)
 }
 
 // check fails every operation once the power is lost.
@@ -143,7 +123,10 @@ func (m *MemFS) admit(op, name string) error {
 	if err := m.check(op, name); err != nil {
 		return err
 	}
-	return m.fault(op, name)
+	if err := m.fault(op, name); err != nil {
+		return err
+	}
+	return m.step(op, name)
 }
 
 func (m *MemFS) used() int64 {
@@ -175,10 +158,18 @@ func (m *MemFS) OpenFile(name string, flag int, perm os.FileMode) (File, error) 
 		if err := m.fault("create", name); err != nil {
 			return nil, err
 		}
+		if err := m.step("create", name); err != nil {
+			return nil, err
+		}
 		n = &memNode{}
 		m.live[name] = n
 	}
 	if flag&os.O_TRUNC != 0 {
+		if ok {
+			if err := m.step("truncate", name); err != nil {
+				return nil, err
+			}
+		}
 		n.data = n.data[:0]
 		n.dirtyLo, n.dirtyHi = 0, 0
 	}
@@ -199,6 +190,9 @@ func (m *MemFS) Remove(name string) error {
 	if err := m.fault("remove", name); err != nil {
 		return err
 	}
+	if err := m.step("remove", name); err != nil {
+		return err
+	}
 	delete(m.live, name)
 	return nil
 }
@@ -216,6 +210,9 @@ func (m *MemFS) Rename(oldname, newname string) error {
 		return &os.LinkError{Op: "rename", Old: oldname, New: newname, Err: os.ErrNotExist}
 	}
 	if err := m.fault("rename", oldname); err != nil {
+		return err
+	}
+	if err := m.step("rename", oldname); err != nil {
 		return err
 	}
 	delete(m.live, oldname)
@@ -249,6 +246,9 @@ func (m *MemFS) MkdirAll(dir string, perm os.FileMode) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err := m.check("mkdir", dir); err != nil {
+		return err
+	}
+	if err := m.step("mkdir", dir); err != nil {
 		return err
 	}
 	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {

@@ -17,7 +17,8 @@
 //     keys and values are prepared before any clock starts.
 //   - runner.go: the timed loop: warmup, one outer wall clock, per-op
 //     latency, prompt cancellation, open loop; progress.go watches it once
-//     a second; result.go is what a run reports.
+//     a second; result.go is what a run reports; synctimes.go times every
+//     fdatasync of the timed region, for the fsync distribution.
 //   - probe.go and model.go: what this disk costs, and what that predicts.
 //   - crash.go: the engine's crash test as a command.
 //   - spec.go, exec.go, report.go, cli.go: the run-spec grammar shared by

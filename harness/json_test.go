@@ -140,5 +140,22 @@ func TestJSONCrash(t *testing.T) {
 		if ok, _ := lookup(v, "ok"); ok != true {
 			t.Errorf("%s: ok = %v, want true", line, ok)
 		}
+		if inv, _ := lookup(v, "invariant"); inv != Invariant {
+			t.Errorf("%s: invariant = %v, want %q", line, inv, Invariant)
+		}
+	}
+	// Each power mode is selectable and named in the result; SIGKILL has none.
+	for _, mode := range []string{"prefix", "reorder", "pages", "dirent"} {
+		line := "crash -sync none -trials 1 -power -power-mode " + mode
+		v := execJSON(t, line)
+		if got, _ := lookup(v, "power_mode"); got != mode {
+			t.Errorf("%s: power_mode = %v, want %s", line, got, mode)
+		}
+		if ok, _ := lookup(v, "ok"); ok != true {
+			t.Errorf("%s: ok = %v, want true", line, ok)
+		}
+	}
+	if got, ok := lookup(execJSON(t, "crash -sync always -trials 1"), "power_mode"); ok {
+		t.Errorf("SIGKILL crash: power_mode = %v, want it absent", got)
 	}
 }

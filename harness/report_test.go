@@ -78,7 +78,7 @@ func TestGolden(t *testing.T) {
 		}()},
 		{"model_table", "table", mr},
 		{"crash_table", "table", &CrashResult{Kind: "crash", Spec: "crash -sync batch:100 -trials 2 -power", Sync: "batch:100", Power: true, Trials: 2,
-			Writes: 500, DurableAcked: 400, Recovered: 450, LostAcked: 50, OK: true,
+			Writes: 500, DurableAcked: 400, Recovered: 450, LostAcked: 50, LostPageCache: 50, OK: true,
 			PerTrial: []crashtest.Trial{{N: 1, Writes: 200, DurableAcked: 200, Recovered: 200}, {N: 2, Writes: 300, DurableAcked: 200, Recovered: 250, LostAcked: 50}}}},
 	}
 	for _, tt := range tests {

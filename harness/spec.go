@@ -46,13 +46,17 @@ type Spec struct {
 	Seed      int64
 	Trials    int
 	Power     bool
-	TWrite    time.Duration // model: T_write given instead of probed
-	TFsync    time.Duration // model: T_fsync given instead of probed
-	Dir       string
-	Keep      bool
-	Format    string
-	Progress  bool
-	Dishonest dishonesty
+	PowerMode string // crash -power-mode: prefix (the default), reorder, pages or dirent
+	// WriteBuffer is crash -write-buffer: -1 when not given (the
+	// engine's default), 0 for no buffer, else its size in bytes.
+	WriteBuffer int
+	TWrite      time.Duration // model: T_write given instead of probed
+	TFsync      time.Duration // model: T_fsync given instead of probed
+	Dir         string
+	Keep        bool
+	Format      string
+	Progress    bool
+	Dishonest   dishonesty
 
 	set map[string]bool // flags given on the line
 }
@@ -81,6 +85,8 @@ var flagDefs = []flagDef{
 	{name: "seed", cmds: "bench sweep crash", usage: "random seed for keys, values and crash points (default 1)"},
 	{name: "trials", cmds: "crash", usage: "crash trials (default 10)"},
 	{name: "power", cmds: "crash", bool: true, usage: "simulate power loss on the crashable in-memory filesystem instead of SIGKILL"},
+	{name: "write-buffer", cmds: "crash", usage: "the store's write buffer in bytes under none, batch:N and periodic:D, 0 = none (default: the engine's, 65536)"},
+	{name: "power-mode", cmds: "crash", usage: "with -power, what the cut keeps of unsynced data: prefix (in order, torn at a byte; default) | reorder (any subset of 512 B sectors) | pages (any subset of 4 KiB pages) | dirent (new file names persist without their data)"},
 	{name: "t-write", cmds: "model", usage: "cost of one write, e.g. 900ns (default: probe the disk)"},
 	{name: "t-fsync", cmds: "model", usage: "cost of one fdatasync, e.g. 200us (default: probe the disk)"},
 	{name: "dir", cmds: "bench sweep probe model crash", usage: "parent of the fresh per-run directory (default: a temporary directory)"},
@@ -314,6 +320,14 @@ func (s *Spec) fill(raw map[string]string, lim Limits) error {
 		s.Trials = int(intFlag("trials", 10, 1, int64(max(lim.MaxTrials, 1))))
 		s.Seed = intFlag("seed", 1, math.MinInt64, math.MaxInt64)
 		s.Power = boolean("power")
+		s.PowerMode = str("power-mode", "prefix")
+		s.WriteBuffer = int(intFlag("write-buffer", -1, 0, engine.MaxWriteBuffer))
+		if _, e := engine.ParsePowerMode(s.PowerMode); e != nil && err == nil {
+			return fmt.Errorf("-power-mode %s: allowed: %s", s.PowerMode, engine.PowerModes)
+		}
+		if s.set["power-mode"] && !s.Power && err == nil {
+			return fmt.Errorf("-power-mode %s: needs -power (a SIGKILL keeps everything the process wrote, so there is nothing for a mode to choose)", s.PowerMode)
+		}
 	}
 	return err
 }
@@ -433,6 +447,12 @@ func (s *Spec) line(engine string, threads []int) string {
 		add("sync", s.Sync)
 		add("trials", s.Trials)
 		flag("power", s.Power)
+		if s.set["power-mode"] {
+			add("power-mode", s.PowerMode)
+		}
+		if s.set["write-buffer"] {
+			add("write-buffer", s.WriteBuffer)
+		}
 		if s.set["seed"] {
 			add("seed", s.Seed)
 		}

@@ -55,6 +55,9 @@ func TestFlagErrors(t *testing.T) {
 		{"model -sync always", "-sync always: the model covers batch:N and periodic:D only"},
 		{"model -sync batch:8 -t-write 0s", "-t-write 0s: must be a duration between 1ns and 1s"},
 		{"crash -trials 0", "-trials 0: must be between 1 and 1000"},
+		{"crash -power -power-mode torn", "-power-mode torn: allowed: prefix, reorder, pages, dirent"},
+		{"crash -power-mode pages", "-power-mode pages: needs -power"},
+		{"crash -write-buffer 67108865", "-write-buffer 67108865: must be between 0 and 67108864"},
 		{"crash -sync nope", "-sync nope: unknown policy"},
 		// The archive is the command line's, never a cell's.
 		{"bench -archive=false", "bench: -archive belongs to the labserver command line, not to a run line"},
@@ -112,6 +115,8 @@ func TestParseValid(t *testing.T) {
 		{"probe", "probe -ops 2000 -duration 1s -value-size 128"},
 		{"model -sync batch:64", "model -sync batch:64"},
 		{"crash -sync batch:100 -trials 20 -power", "crash -sync batch:100 -trials 20 -power"},
+		{"crash -sync none -power -power-mode dirent", "crash -sync none -trials 10 -power -power-mode dirent"},
+		{"crash -sync none -write-buffer 4096", "crash -sync none -trials 10 -write-buffer 4096"},
 	}
 	for _, tt := range tests {
 		s, err := ParseSpec(tt.line, DefaultLimits())

@@ -244,6 +244,10 @@ func TestCellsRunAndQuizzesCheck(t *testing.T) {
 			results := map[string][]any{} // cell ID -> decoded result per line
 			for _, c := range l.Cells {
 				t.Run(c.ID, func(t *testing.T) {
+					if f == 1 {
+						results[c.ID] = cachedRun(t, l.Slug, c)
+						return
+					}
 					rs, err := execLines(t, c.Lines, f, lim)
 					if err != nil {
 						t.Fatal(err)

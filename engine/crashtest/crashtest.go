@@ -14,13 +14,32 @@
 //     power" and keeps only synced bytes (torn at a random byte). This is
 //     the test that catches a missing fdatasync.
 //
-// After every crash the checker counts, over the acknowledged writes:
-// DurableAcked (those the store said were durable), Recovered (those whose
-// value, or a later value of the same key, came back), Lost (durable ones
-// that did not come back: must be 0), LostAcked (acknowledged ones that did
-// not come back, durable or not), Corrupt (values that came back wrong) and
-// Unwritten (values that were never written). The invariant is
-// recovered >= durable_acked, with lost = corrupt = unwritten = 0.
+// The workload deletes as well as writes (one write in seven is a Delete),
+// so every trial also checks that a deleted key does not come back.
+//
+// The invariant, checked after every crash:
+//
+//	every write acknowledged as durable is present with its value (or its
+//	later durable overwrite/delete); writes not yet synced may be lost;
+//	nothing is returned that was never written or is corrupt.
+//
+// ("Writes not yet synced may be lost" also means they may survive: a
+// later write that was not yet durable may have reached the disk and
+// replaced an earlier durable one. The checker accepts the state of any
+// write issued at or after the key's last durable write, and nothing
+// older.)
+//
+// It counts, over the acknowledged writes: DurableAcked (those the store
+// said were durable), Recovered (those whose value, or a later state of
+// the same key, came back), Lost (durable ones that did not come back:
+// must be 0), Resurrected (of those, keys back after a durable Delete),
+// LostAcked (acknowledged ones that did not come back, durable or not),
+// Corrupt (values that came back wrong) and Unwritten (values that were
+// never written). So recovered >= durable_acked, with lost = corrupt =
+// unwritten = 0.
+//
+// points.go crashes a deterministic workload after every filesystem
+// operation instead of at random moments (RunPoints).
 //
 // A kill also checks the layer above the disk: LostWritten counts the
 // acknowledged writes the store had handed to the OS before the kill
@@ -83,12 +102,20 @@ type Config struct {
 	// CompactEvery makes writer 0 call Compact after every so many of its
 	// writes; 0 = 700, negative = never.
 	CompactEvery int
+	// WriteBuffer is the store's Options.WriteBuffer: 0 = the engine's
+	// default, negative = no buffer (each Put is its own write(2)).
+	WriteBuffer int
 	// MaxRun bounds the random time the workload runs before the crash;
 	// 0 = 300ms (SIGKILL) or 50ms (power loss).
 	MaxRun time.Duration
 	// NoTear keeps, on power loss, exactly the synced bytes; by default
-	// each file also keeps a random part of its unsynced tail.
+	// each file also keeps a random part of its unsynced data, as
+	// PowerMode says.
 	NoTear bool
+	// PowerMode is what a power cut keeps of the unsynced data and
+	// directory changes (engine.PowerMode); the zero value is
+	// engine.PowerPrefix, an in-order prefix torn at a random byte.
+	PowerMode engine.PowerMode
 }
 
 // Trial is the outcome of one crash and recovery.
@@ -103,6 +130,22 @@ type Trial struct {
 	Unwritten    int64   `json:"unwritten"`     // keys recovered that were never written
 	DurableSeq   uint64  `json:"durable_seq"`   // the last DurableSeq the store reported
 	CrashAfterMs float64 `json:"crash_after_ms"`
+	// Resurrected counts keys that came back after a Delete the store
+	// had acknowledged as durable (also counted in Lost).
+	Resurrected int64 `json:"resurrected"`
+	// Detail says which keys broke the invariant and how; empty when
+	// none did.
+	Detail string `json:"detail,omitempty"`
+
+	// The acknowledged writes lost (LostAcked) split by the layer they
+	// were in when the crash came: LostBuffered, still in the store's
+	// write buffer (seq above the last WrittenSeq the store reported);
+	// LostPageCache, handed to the OS but not yet durable. A kill may
+	// lose the first, never the second; a power cut may lose both.
+	// (Single-writer policies only: under always and group nothing
+	// acknowledged is lost.)
+	LostBuffered  int64 `json:"lost_buffered"`
+	LostPageCache int64 `json:"lost_page_cache"`
 
 	// SIGKILL only: the last WrittenSeq the store reported, and the
 	// acknowledged writes up to it that did not come back (must be 0).
@@ -117,6 +160,7 @@ type Trial struct {
 type Report struct {
 	Sync         string  `json:"sync"`
 	Power        bool    `json:"power"`
+	PowerMode    string  `json:"power_mode,omitempty"` // with Power: what the cut keeps of unsynced data
 	Trials       []Trial `json:"per_trial"`
 	Writes       int64   `json:"writes"`
 	DurableAcked int64   `json:"durable_acked"`
@@ -126,7 +170,11 @@ type Report struct {
 	LostAcked    int64   `json:"lost_acked"`
 	Corrupt      int64   `json:"corrupt"`
 	Unwritten    int64   `json:"unwritten"`
-	Failed       int64   `json:"failed_reopens"` // trials whose store did not reopen
+	Resurrected  int64   `json:"resurrected"` // deleted keys back after a durable Delete (also in Lost)
+	// LostAcked split by layer, as in Trial.
+	LostBuffered  int64 `json:"lost_buffered"`
+	LostPageCache int64 `json:"lost_page_cache"`
+	Failed        int64 `json:"failed_reopens"` // trials whose store did not reopen
 }
 
 // OK reports whether no trial lost a durable write (or, after a kill, a
@@ -146,6 +194,9 @@ func (r *Report) add(t Trial) {
 	r.LostAcked += t.LostAcked
 	r.Corrupt += t.Corrupt
 	r.Unwritten += t.Unwritten
+	r.Resurrected += t.Resurrected
+	r.LostBuffered += t.LostBuffered
+	r.LostPageCache += t.LostPageCache
 	if t.Error != "" {
 		r.Failed++
 	}
@@ -161,6 +212,7 @@ type workload struct {
 	ValueSize    int    `json:"value_size"`
 	SegmentSize  int64  `json:"segment_size"`
 	CompactEvery int    `json:"compact_every"`
+	WriteBuffer  int    `json:"write_buffer"`
 	Seed         uint64 `json:"seed"`
 }
 
@@ -171,7 +223,7 @@ const (
 
 func (c Config) workload(dir string, seed uint64) workload {
 	w := workload{Dir: dir, Sync: c.Sync.String(), Writers: c.Writers, Keys: c.Keys, ValueSize: c.ValueSize,
-		SegmentSize: c.SegmentSize, CompactEvery: c.CompactEvery, Seed: seed}
+		SegmentSize: c.SegmentSize, CompactEvery: c.CompactEvery, WriteBuffer: c.WriteBuffer, Seed: seed}
 	if c.Sync.Mode != engine.SyncAlways && c.Sync.Mode != engine.SyncGroup {
 		w.Writers = 1
 	} else if w.Writers <= 0 {
@@ -201,6 +253,12 @@ func (c Config) workload(dir string, seed uint64) workload {
 // the trials found is in the Report (see Report.OK).
 func Run(ctx context.Context, cfg Config, progress func(Trial)) (Report, error) {
 	rep := Report{Sync: cfg.Sync.String(), Power: cfg.Power}
+	if cfg.Power {
+		rep.PowerMode = cfg.PowerMode.String()
+	}
+	if cfg.PowerMode < engine.PowerPrefix || cfg.PowerMode > engine.PowerDirent {
+		return rep, fmt.Errorf("crashtest: power mode %d: allowed: %s", cfg.PowerMode, engine.PowerModes)
+	}
 	if _, err := engine.ParseSync(cfg.Sync.String()); err != nil {
 		return rep, err
 	}
@@ -393,7 +451,11 @@ func powerTrial(cfg Config, rng *rand.Rand) (Trial, error) {
 		}()
 	}
 	time.Sleep(after)
-	rebooted := mem.Crash(!cfg.NoTear, rand.New(rand.NewPCG(rng.Uint64(), 1)))
+	cut := rand.New(rand.NewPCG(rng.Uint64(), 1))
+	if cfg.NoTear {
+		cut = nil
+	}
+	rebooted := mem.PowerCut(cfg.PowerMode, cut)
 	stop.Store(true)
 	wg.Wait()
 	db.Close() // fails: the old MemFS is down, as the process would be
@@ -407,14 +469,21 @@ func openStore(w workload, fs engine.FS) (*engine.DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	return engine.Open(w.Dir, engine.Options{Sync: pol, SegmentSize: w.SegmentSize, FS: fs})
+	return engine.Open(w.Dir, engine.Options{Sync: pol, SegmentSize: w.SegmentSize, WriteBuffer: w.WriteBuffer, FS: fs})
 }
 
-// runWriter is one writing goroutine: Puts to its keys in order until
-// stop is set or a Put fails, reporting each acknowledged write.
+// runWriter is one writing goroutine: Puts to its keys in order (every
+// write j with isDelete(j) is a Delete instead) until stop is set or a
+// write fails, reporting each acknowledged write.
 func runWriter(db *engine.DB, w workload, wr int, stop *atomic.Bool, ack func(w int, j int64, durable, written uint64)) {
 	for j := int64(0); !stop.Load(); j++ {
-		if err := db.Put(keyFor(wr, j, w.Keys), valueFor(w, wr, j)); err != nil {
+		var err error
+		if isDelete(j) {
+			err = db.Delete(keyFor(wr, j, w.Keys))
+		} else {
+			err = db.Put(keyFor(wr, j, w.Keys), valueFor(w, wr, j))
+		}
+		if err != nil {
 			return
 		}
 		s := db.Stats()
@@ -426,6 +495,12 @@ func runWriter(db *engine.DB, w workload, wr int, stop *atomic.Bool, ack func(w 
 		}
 	}
 }
+
+// isDelete reports whether a writer's j-th write is a Delete: one write in
+// seven, so that every trial checks that a deleted key whose tombstone was
+// durable does not come back. (Seven is prime to the default key count, so
+// each key sees Puts and Deletes in turn.)
+func isDelete(j int64) bool { return j%7 == 6 }
 
 func keyFor(wr int, j int64, keys int) []byte {
 	return fmt.Appendf(nil, "w%d/k%d", wr, j%int64(keys))
@@ -444,9 +519,14 @@ func valueFor(w workload, wr int, j int64) []byte {
 }
 
 // verify reopens the crashed store and checks every key against what was
-// acknowledged. Under always and group an acknowledged Put was durable
+// acknowledged. Under always and group an acknowledged write was durable
 // when it returned; otherwise DurableSeq decides. After a kill, WrittenSeq
 // decides which writes were in the OS's hands.
+//
+// The invariant it checks (see the package comment): every write
+// acknowledged as durable is present with its value (or its later durable
+// overwrite/delete); writes not yet synced may be lost; nothing is returned
+// that was never written or is corrupt.
 func verify(w workload, a *acks, fs engine.FS, killed bool) Trial {
 	var t Trial
 	t.DurableSeq = a.durableSeq
@@ -461,6 +541,7 @@ func verify(w workload, a *acks, fs engine.FS, killed bool) Trial {
 		return t
 	}
 	defer db.Close()
+	var detail []string
 	for wr := range w.Writers {
 		acked := a.acked[wr]
 		// Every write j of this writer with j <= acked was acknowledged;
@@ -468,33 +549,46 @@ func verify(w workload, a *acks, fs engine.FS, killed bool) Trial {
 		t.Writes += acked + 1
 		for slot := int64(0); slot < int64(w.Keys); slot++ {
 			key := keyFor(wr, slot, w.Keys)
-			got := int64(-1) // j of the recovered value; -1 = key absent
+			got := int64(-1) // j of the recovered state; -1 = never written
 			v, err := db.Get(key)
 			switch {
 			case errors.Is(err, engine.ErrNotFound):
+				// Absent: the state after the latest Delete of this key
+				// that may have reached the disk, if any.
+				for j := slot; j <= acked+1; j += int64(w.Keys) {
+					if isDelete(j) {
+						got = j
+					}
+				}
 			case err != nil:
 				t.Corrupt++
+				detail = append(detail, fmt.Sprintf("%s: %v", key, err))
 				continue
 			default:
 				j, ok := parseValue(v, wr)
 				switch {
 				case !ok || j%int64(w.Keys) != slot:
 					t.Corrupt++
+					detail = append(detail, fmt.Sprintf("%s: a value that is not this key's", key))
 					continue
-				case j > acked+1:
+				case j > acked+1 || isDelete(j):
 					t.Unwritten++
+					detail = append(detail, fmt.Sprintf("%s: write %d was never issued", key, j))
 					continue
 				case string(v) != string(valueFor(w, wr, j)):
 					t.Corrupt++
+					detail = append(detail, fmt.Sprintf("%s: write %d's value came back wrong", key, j))
 					continue
 				}
 				got = j
 			}
+			lastDurable := int64(-1)
 			for j := slot; j <= acked; j += int64(w.Keys) {
 				durable := ackDurable || uint64(j+1) <= a.durableSeq
 				written := killed && (ackDurable || uint64(j+1) <= a.writtenSeq)
 				if durable {
 					t.DurableAcked++
+					lastDurable = j
 				}
 				if got >= j {
 					t.Recovered++
@@ -507,8 +601,26 @@ func verify(w workload, a *acks, fs engine.FS, killed bool) Trial {
 				if written {
 					t.LostWritten++
 				}
+				switch {
+				case durable:
+				case uint64(j+1) <= a.writtenSeq:
+					t.LostPageCache++
+				default:
+					t.LostBuffered++
+				}
+			}
+			if got < lastDurable {
+				what := "lost"
+				if isDelete(lastDurable) {
+					t.Resurrected++
+					what = "resurrected: its Delete"
+				}
+				detail = append(detail, fmt.Sprintf("%s: %s (write %d was durable, the state is write %d's)", key, what, lastDurable, got))
 			}
 		}
+	}
+	if len(detail) > 0 {
+		t.Detail = strings.Join(detail[:min(len(detail), 5)], "; ")
 	}
 	return t
 }

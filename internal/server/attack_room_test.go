@@ -108,6 +108,8 @@ func TestQuizDecodesOnlyWhatItNeeds(t *testing.T) {
 		{"field twice", `{"lesson":"01-fixture","lesson":"01-fixture","quiz":"tail","answer":"5"}`, 400, `"lesson" given twice`},
 		{"more results than any cell has lines", `{"results":[` + strings.TrimSuffix(strings.Repeat(one+",", 17), ",") + `],"lesson":"01-fixture","quiz":"tail","answer":"5"}`, 400, "results: more than 16"},
 		{"the rest after the quiz's results is not read", `{"lesson":"01-fixture","quiz":"tail","answer":"5","results":[` + one + `,` + one + `,{"this is not JSON`, 200, ""},
+		{"a prediction", `{"lesson":"01-fixture","quiz":"tail","answer":"5","prediction":true,"results":[` + one + `,` + one + `]}`, 200, ""},
+		{"a prediction that is not a bool", `{"lesson":"01-fixture","quiz":"tail","answer":"5","prediction":"yes"}`, 400, "prediction:"},
 		{"results first, trimmed to the quiz's", `{"results":[` + one + `,` + one + `,` + one + `],"lesson":"01-fixture","quiz":"tail","answer":"5"}`, 200, ""},
 	}
 	for _, tt := range tests {

@@ -78,9 +78,8 @@ func TestKilledServerLeavesNothingBehind(t *testing.T) {
 	runs := filepath.Join(data, "runs")
 	cmd, u, _ := startLabserver(t, bin, data)
 	c := dial(t, &httptest.Server{URL: u}, "", nil)
-	// "always", not "none": with its write buffer, "none" can write the
-	// server's 512 MiB cap in under a second and finish before the first
-	// progress message.
+	// -sync always: a steady write rate that stays under the byte cap for
+	// the whole 20 s (under none the write buffer reaches it within a second).
 	c.run("big", "bench -engine kv -sync always -workload fillrandom -duration 20s -value-size 4096")
 	c.until("big", "progress") // writing for a second now
 	ents, _ := os.ReadDir(runs)

@@ -45,6 +45,8 @@ func TestQueueCapUnderConcurrentSubmit(t *testing.T) {
 	s := newServer(t, nil)
 	holdDisk(s)
 	s.maxWaiting = 5
+	// Every submitter comes from one address: not the cap tested here.
+	s.cfg.MaxQueuedPerAddress = 2 * 300
 	ts := startServer(t, s)
 	first := dial(t, ts, "", nil)
 	first.run("hold", "bench -engine null -ops 100")

@@ -15,7 +15,8 @@ import (
 // being built, and a body with more than `most` results is refused before
 // the rest of it is read. Once "lesson", "quiz" and "answer" are known and
 // the results the quiz reads are in, decoding stops there (unread is
-// true): the rest of the body is not read. Unknown fields, a second JSON
+// true): the rest of the body is not read, so the page sends
+// "prediction" before "results". Unknown fields, a second JSON
 // value and a "results" that is not an array are errors.
 //
 // Changes to the request's fields belong here and in quizRequest.
@@ -47,6 +48,11 @@ func decodeQuizRequest(r io.Reader, most int, keep func(lesson, quiz string) int
 			dst = &req.Token
 		case "ticket":
 			dst = &req.Ticket
+		case "prediction":
+			if err := dec.Decode(&req.Prediction); err != nil {
+				return req, false, fmt.Errorf("prediction: %w", err)
+			}
+			continue
 		case "results":
 			n := most
 			if seen["lesson"] && seen["quiz"] {

