@@ -264,13 +264,15 @@ func (c *committer) stop() {
 // The moment lasts until as many writes are pending as the last group
 // had, and at most db.groupDelay or the last fdatasync's duration,
 // whichever is shorter: a straggler that waited longer than an fdatasync
-// takes would have been better served by one of its own. The default
-// delay, 200µs: with 16 closed-loop writers on 2 busy cores the writers a
-// group releases need up to a few hundred µs to come back, and at 50µs
-// the flusher synced without them (BenchmarkGroup16VsAlways1, ext4 on a
-// shared virtual disk with fdatasync at 0.2-2 ms, load average 7-11, 6
-// runs each: 50µs gave 13.4-14.5 Puts per fdatasync and 7.2-9.8x "always"
-// with one writer; 200µs, capped as above, 14.4-15.8 Puts per fdatasync
+// takes would have been better served by one of its own.
+//
+// How long is worth waiting depends on the machine: with 16 closed-loop
+// writers on 2 busy cores the writers a group releases can need a few
+// hundred µs to come back, and some miss a 50µs delay
+// (BenchmarkGroup16VsAlways1, ext4 on a shared virtual disk with
+// fdatasync at 0.2-2 ms, load average 7-11, 6 runs each: the 50µs default
+// gave 13.4-14.5 Puts per fdatasync and 7.2-9.8x "always" with one
+// writer; GroupDelay 200µs, capped as above, 14.4-15.8 Puts per fdatasync
 // and 8.2-17.9x, the ratio swinging with the one-writer rate of the
 // shared disk).
 func (db *DB) runFlusher() {
