@@ -62,6 +62,13 @@ func TestCrashSIGKILL(t *testing.T) {
 			if acksDurable := pol.Mode == engine.SyncAlways || pol.Mode == engine.SyncGroup; acksDurable && rep.LostAcked != 0 {
 				t.Errorf("lost %d acknowledged writes to a process kill under %s, want 0 (a Put returns after its fdatasync)", rep.LostAcked, p)
 			}
+			for _, tr := range rep.Trials {
+				// batch:N writes its buffer before every fdatasync: a kill
+				// loses at most the N-1 writes since the last one.
+				if pol.Mode == engine.SyncBatch && tr.LostAcked > int64(pol.N-1) {
+					t.Errorf("trial %d: lost %d acknowledged writes to a kill under %s, want at most %d", tr.N, tr.LostAcked, p, pol.N-1)
+				}
+			}
 			if rep.Writes == 0 {
 				t.Errorf("no writes acknowledged in %d trials: the workload did not run", len(rep.Trials))
 			}

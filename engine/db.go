@@ -40,7 +40,8 @@ type Options struct {
 	Preallocate int64
 	// GroupDelay bounds how long the group-commit flusher waits for the
 	// writers it just released to rejoin before it fdatasyncs: 0 means
-	// DefaultGroupDelay, negative means never wait.
+	// DefaultGroupDelay, negative means never wait. The flusher never
+	// waits longer than its last fdatasync took, either (runFlusher).
 	GroupDelay time.Duration
 	// NoHints makes Open ignore hint files and the store write none, so
 	// reopening rescans every segment. For measuring what hints save.
@@ -53,6 +54,10 @@ type Options struct {
 	// MaxWriteBuffer. "always" and "group" ignore it. A process kill
 	// loses what is in the buffer (doc.go, "Three layers").
 	WriteBuffer int
+
+	// clock, when not nil, replaces the real clock for the commit
+	// delay and the periodic ticker; set only by this package's tests.
+	clock clock
 }
 
 // entry is where the live value of a key is: 12 bytes per key in the index
@@ -67,18 +72,17 @@ type entry struct {
 //
 // Concurrency model. Writers (Put, Delete) are serialized by writeMu: each
 // takes it, appends one record to the active segment with a positioned
-// write (under "none", "batch:N" and "periodic:D" into the write buffer,
-// wbuf.go), updates the index, and, under "always" or "batch:N",
-// fdatasyncs while still holding it. Under "group" the writer only queues its record
-// (db.group), releases writeMu and waits; the flusher goroutine takes
-// writeMu briefly to write the queued group and update the index, then
-// fdatasyncs without it, so the next group queues meanwhile. Every
+// write (under "none", "batch:N" and "periodic:D" to the write buffer,
+// wbuf.go, instead), updates the index, and, under "always" or "batch:N",
+// fdatasyncs while still holding it. Under "group" the writer only queues
+// its record (db.group), releases writeMu and waits; the flusher goroutine
+// takes writeMu briefly to write the queued group and update the index,
+// then fdatasyncs without it, so the next group queues meanwhile. Every
 // fdatasync of a segment runs under syncMu (see syncSegment). Readers
-// (Get) take mu for reading and read the record with a positioned read;
-// they never wait for fdatasync.
+// (Get) take mu for reading and read the record with a positioned read, or
+// copy it from the write buffer; they never wait for fdatasync.
 // A Get can see a value as soon as its Put appended it, before it is
-// durable, exactly as a read of the page cache would; a record still in
-// the write buffer is copied from there. Compact holds
+// durable, exactly as a read of the page cache would. Compact holds
 // flushMu and writeMu for its whole run (writers wait; readers go on) and
 // mu for the moment it swaps in the new segments.
 //
@@ -92,7 +96,8 @@ type DB struct {
 	prealloc   int64
 	groupDelay time.Duration
 	noHints    bool
-	wbufSize   int // the write buffer's flush size; 0 = no buffer (always, group, or turned off)
+	wbufSize   int   // the write buffer's flush size; 0 = no buffer (always, group, or turned off)
+	clock      clock // timers for the commit delay and periodic:D
 
 	// flushMu is held by whoever fdatasyncs the active segment without
 	// holding writeMu (the flusher, the periodic timer) and by Compact
@@ -161,11 +166,15 @@ func Open(dir string, opts Options) (*DB, error) {
 		prealloc:   opts.Preallocate,
 		groupDelay: opts.GroupDelay,
 		noHints:    opts.NoHints,
+		clock:      opts.clock,
 		index:      map[string]entry{},
 		segs:       map[uint32]*segment{},
 	}
 	if db.fs == nil {
 		db.fs = OSFS{}
+	}
+	if db.clock == nil {
+		db.clock = realClock{}
 	}
 	switch {
 	case db.segSize == 0:

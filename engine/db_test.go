@@ -333,19 +333,28 @@ func TestSyncCounts(t *testing.T) {
 }
 
 // TestPeriodicTimer: with no further writes, the timer alone makes the
-// writes durable.
+// writes durable, and nothing else does. The clock is fake: the timer
+// fires when the test advances it.
 func TestPeriodicTimer(t *testing.T) {
-	db, _ := openMem(t, Options{Sync: SyncPolicy{Mode: SyncPeriodic, Interval: time.Millisecond}})
+	clk := newFakeClock()
+	db, mem := openMem(t, Options{Sync: SyncPolicy{Mode: SyncPeriodic, Interval: time.Millisecond}, clock: clk})
 	defer db.Close()
+	clk.waitTicker()
 	for i := range 10 {
 		mustPut(t, db, fmt.Sprint(i), "v")
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for db.Stats().DurableSeq != 10 {
-		if time.Now().After(deadline) {
-			t.Fatalf("DurableSeq still %d after 10s of a 1ms timer, want 10", db.Stats().DurableSeq)
-		}
-		time.Sleep(time.Millisecond)
+	if s := db.Stats(); s.DurableSeq != 0 || s.Fsyncs != 0 {
+		t.Fatalf("before the timer fired: DurableSeq %d after %d fdatasyncs, want 0 and 0", s.DurableSeq, s.Fsyncs)
+	}
+	clk.Advance(time.Millisecond)
+	if err := db.commit.waitDurable(10); err != nil {
+		t.Fatal(err)
+	}
+	if s := db.Stats(); s.Fsyncs != 1 {
+		t.Errorf("one tick: %d fdatasyncs, want 1", s.Fsyncs)
+	}
+	if !mem.syncedContains([]byte("9v")) {
+		t.Error("DurableSeq covers the last Put, but its record is not on the disk")
 	}
 }
 

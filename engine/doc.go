@@ -131,13 +131,14 @@
 //   - these policies already acknowledge writes a power cut can take; the
 //     buffer only moves a process kill's bound. Under "batch:N" the
 //     buffer is written before every fdatasync, so a kill loses at most
-//     the N-1 writes a power cut could; under "periodic:D" and "none" at
-//     most 64 KiB of writes (about 400 163-byte records) beyond that.
+//     the N-1 writes a power cut could; under "periodic:D" and "none" a
+//     kill loses at most what is in the buffer, 64 KiB (about 400
+//     163-byte records), where one write(2) per Put lost nothing.
 //   - above about 4 KiB the buffer's size no longer shows in the Put
-//     rate (a write(2) costs a few µs whatever its size; at 64 KiB that
-//     is a few ns per record), while a larger buffer makes a kill lose
-//     more and the Put that fills it wait longer (copying 1 MiB into the
-//     page cache takes hundreds of µs).
+//     rate (a write(2)'s fixed cost of a few µs, shared by the records
+//     of a 64 KiB buffer, is a few ns each), while a larger buffer makes
+//     a kill lose more and the Put that fills it wait longer (copying
+//     1 MiB into the page cache takes hundreds of µs).
 //
 // Options.WriteBuffer sets the size; a negative value turns the buffer
 // off, which gives back the old bound: a kill loses nothing a Put

@@ -24,10 +24,12 @@ var (
 	// MaxValueSize bytes. Values are never truncated.
 	ErrValueTooLarge = errors.New("engine: value too large")
 
-	// ErrCorrupt is returned by Open when a record or hint fails its checksum
-	// anywhere except the tail of the newest segment, and by Get when a
+	// ErrCorrupt is returned by Open when a record fails its checksum (or
+	// does not decode) anywhere except a torn tail of the newest segment,
+	// a tail after which no record decodes (recover.go), and by Get when a
 	// record on disk no longer matches its checksum. The wrapping error
-	// names the file and the byte offset.
+	// names the file and the byte offset. (A damaged hint file is not an
+	// error: Open scans its segment instead.)
 	ErrCorrupt = errors.New("engine: corrupt data")
 
 	// ErrBadSync is returned by ParseSync for text that is not a sync policy

@@ -19,7 +19,8 @@ func TestStickySyncError(t *testing.T) {
 	for _, p := range []string{"always", "group", "batch:2", "periodic:1ms"} {
 		t.Run(p, func(t *testing.T) {
 			pol, _ := ParseSync(p)
-			db, mem := openMem(t, Options{Sync: pol})
+			clk := newFakeClock()
+			db, mem := openMem(t, Options{Sync: pol, clock: clk})
 			mustPut(t, db, "before", "ok")
 			mustPut(t, db, "before2", "ok")
 			failed := false
@@ -37,9 +38,10 @@ func TestStickySyncError(t *testing.T) {
 			for i := 0; i < 1000 && firstErr == nil; i++ {
 				firstErr = db.Put([]byte(fmt.Sprint(i)), []byte("v"))
 				if firstErr == nil && p == "periodic:1ms" {
-					// let the timer hit the fault
-					for db.commit.failure() == nil && db.Stats().DurableSeq < db.Stats().LastSeq {
-					}
+					// The timer syncs, and hits the fault.
+					clk.waitTicker()
+					clk.Advance(time.Millisecond)
+					db.commit.waitDurable(db.Stats().LastSeq)
 				}
 			}
 			if !errors.Is(firstErr, ErrFailed) || !errors.Is(firstErr, syscall.EIO) {

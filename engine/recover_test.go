@@ -288,7 +288,9 @@ func fuzzOps() []record {
 // FuzzRecover damages a log (cut at a point, a byte xored, garbage in the
 // zero-filled tail) and opens it. Open must not panic, and must give
 // either an error or exactly the state after some prefix of the writes
-// that includes every record before the damage: never a wrong value.
+// that includes every record before the damage: never a wrong value. And
+// when a whole record survives after the xored byte, the damage is not a
+// torn tail: Open must refuse with ErrCorrupt rather than drop that record.
 func FuzzRecover(f *testing.F) {
 	ops := fuzzOps()
 	var log []byte
@@ -325,6 +327,11 @@ func FuzzRecover(f *testing.F) {
 			return
 		}
 		defer db.Close()
+		if damaged < int(cut) {
+			if i := intactAfter(ends, damaged, min(int(cut), len(log))); i >= 0 {
+				t.Fatalf("Open succeeded, but record %d (ending at %d) is intact after the damage at %d: want ErrCorrupt", i, ends[i], damaged)
+			}
+		}
 		// The recovered state must be the state after some prefix of ops
 		// that keeps every record fully before the damage.
 		got := map[string]string{}
@@ -357,6 +364,21 @@ func FuzzRecover(f *testing.F) {
 	})
 }
 
+// intactAfter returns the index of a record that starts after byte
+// damaged and ends by end, or -1. ends[i] is where record i ends.
+func intactAfter(ends []int, damaged, end int) int {
+	for i := range ends {
+		start := 0
+		if i > 0 {
+			start = ends[i-1]
+		}
+		if start > damaged && ends[i] <= end {
+			return i
+		}
+	}
+	return -1
+}
+
 func equalMaps(a, b map[string]string) bool {
 	if len(a) != len(b) {
 		return false
@@ -375,14 +397,18 @@ func TestRecoverRandomDamage(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	ops := fuzzOps()
 	var log []byte
+	var ends []int
 	for _, r := range ops {
 		log = appendRecord(log, r)
+		ends = append(ends, len(log))
 	}
 	for range 300 {
 		cut := rng.IntN(len(log) + 1)
 		b := bytes.Clone(log[:cut])
+		damaged := cut
 		if cut > 0 && rng.IntN(2) == 0 {
-			b[rng.IntN(cut)] ^= byte(1 + rng.IntN(255))
+			damaged = rng.IntN(cut)
+			b[damaged] ^= byte(1 + rng.IntN(255))
 		}
 		b = append(b, make([]byte, 32)...)
 		mem := NewMemFS()
@@ -395,6 +421,9 @@ func TestRecoverRandomDamage(t *testing.T) {
 				t.Fatalf("Open: got %v, want nil or ErrCorrupt", err)
 			}
 			continue
+		}
+		if i := intactAfter(ends, damaged, cut); damaged < cut && i >= 0 {
+			t.Fatalf("Open succeeded, but record %d (ending at %d) is intact after the damage at %d: want ErrCorrupt", i, ends[i], damaged)
 		}
 		for i := range 5 {
 			v, err := db.Get([]byte(fmt.Sprintf("key%d", i)))

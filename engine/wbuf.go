@@ -28,9 +28,9 @@ import "fmt"
 // The buffer's size: BenchmarkWriteBuffer alternates chunks of Puts into
 // stores with the buffer off and at 4 KiB to 1 MiB (same conditions, 3
 // runs): off 185-305k Puts/s; 4 KiB 278-431k, 16 KiB 259-504k, 64 KiB
-// 348-384k, 256 KiB 232-423k, 1 MiB 309-519k. The buffer is worth 1.2-2.7x;
-// which size above 4 KiB is fastest is within the noise. doc.go says why
-// the default is 64 KiB.
+// 348-384k, 256 KiB 232-423k, 1 MiB 309-519k. Against "off" in the same
+// run the buffer is worth 1.1-2.8x; which size above 4 KiB is fastest is
+// within the noise. doc.go says why the default is 64 KiB.
 //
 // "always" and "group" never use it: an "always" Put writes and
 // fdatasyncs its own record, and the group-commit flusher already writes a

@@ -196,19 +196,77 @@ func TestWriteBufferReadersAndWriters(t *testing.T) {
 
 // TestPeriodicFlushesBuffer: under periodic:D the timer hands the buffer
 // to the OS before its fdatasync, so with no further Puts the writes
-// become durable.
+// become durable. The clock is fake.
 func TestPeriodicFlushesBuffer(t *testing.T) {
-	db, mem := openMem(t, Options{Sync: SyncPolicy{Mode: SyncPeriodic, Interval: time.Millisecond}})
+	clk := newFakeClock()
+	db, mem := openMem(t, Options{Sync: SyncPolicy{Mode: SyncPeriodic, Interval: time.Millisecond}, clock: clk})
 	defer db.Close()
+	clk.waitTicker()
 	mustPut(t, db, "k", "periodic")
-	deadline := time.Now().Add(10 * time.Second)
-	for db.Stats().DurableSeq != 1 {
-		if time.Now().After(deadline) {
-			t.Fatalf("DurableSeq still %d after 10s of a 1ms timer, want 1", db.Stats().DurableSeq)
-		}
-		time.Sleep(time.Millisecond)
+	if s := db.Stats(); s.WrittenSeq != 0 {
+		t.Fatalf("WrittenSeq %d before the tick, want 0 (the record waits in the buffer)", s.WrittenSeq)
+	}
+	clk.Advance(time.Millisecond)
+	if err := db.commit.waitDurable(1); err != nil {
+		t.Fatal(err)
 	}
 	if !mem.syncedContains([]byte("kperiodic")) {
 		t.Error("DurableSeq covers the Put, but its record is not on the disk")
+	}
+}
+
+// TestWriteBufferBoundaries sweeps record sizes around the buffer's size
+// (Pebble sweeps blockSize-4 .. blockSize+4 the same way): records that
+// just fit, just fill and just overflow it, and one far larger than it.
+// Every Put is readable at once and after a reopen, and the buffer never
+// keeps more than twice its size of memory after a flush.
+func TestWriteBufferBoundaries(t *testing.T) {
+	const wbuf = 256
+	const keyLen = 4 // "k000"
+	for delta := -4; delta <= 4; delta++ {
+		for _, big := range []bool{false, true} {
+			recLen := wbuf + delta
+			if big {
+				recLen = 10*wbuf + delta
+			}
+			t.Run(fmt.Sprintf("record=%d", recLen), func(t *testing.T) {
+				opts := Options{Sync: SyncPolicy{Mode: SyncNone}, WriteBuffer: wbuf, SegmentSize: MinSegmentSize}
+				db, mem := openMem(t, opts)
+				want := map[string]string{}
+				for i := range 20 {
+					k := fmt.Sprintf("k%03d", i)
+					v := string(bytes.Repeat([]byte{byte('a' + i%26)}, recLen-headerSize-keyLen))
+					mustPut(t, db, k, v)
+					want[k] = v
+					for k, v := range want {
+						checkGet(t, db, k, v)
+					}
+					if c := cap(db.pending); c > 2*wbuf && len(db.pending) == 0 {
+						t.Fatalf("after a flush the buffer keeps %d bytes of capacity, want at most %d", c, 2*wbuf)
+					}
+				}
+				// A record that fills the buffer goes out with its Put;
+				// smaller ones (more than half the buffer here) in pairs.
+				waiting := uint64(1)
+				if recLen >= wbuf {
+					waiting = 0
+				}
+				if s := db.Stats(); s.LastSeq-s.WrittenSeq > waiting {
+					t.Errorf("records of %d bytes, a %d-byte buffer: WrittenSeq %d, LastSeq %d; want at most %d waiting", recLen, wbuf, s.WrittenSeq, s.LastSeq, waiting)
+				}
+				if err := db.Close(); err != nil {
+					t.Fatal(err)
+				}
+				opts.FS = mem
+				db, err := Open("/db", opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer db.Close()
+				for k, v := range want {
+					checkGet(t, db, k, v)
+				}
+			})
+		}
 	}
 }

@@ -111,7 +111,7 @@ func crashLine(ctx context.Context, s *Spec, dir string, env Env) (*CrashResult,
 }
 
 func writeCrashTable(w io.Writer, r *CrashResult) error {
-	kind := "SIGKILL of a writing process (the page cache survives)"
+	kind := "SIGKILL of a writing process (the page cache survives; the store's write buffer does not)"
 	if r.Power {
 		kind = "simulated power loss (" + powerModeText[r.PowerMode] + ")"
 	}
@@ -125,9 +125,12 @@ func writeCrashTable(w io.Writer, r *CrashResult) error {
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "%6s %10d %14d %10d %6d %11d %8d\n", "total", r.Writes, r.DurableAcked, r.Recovered, r.Lost, r.LostAcked, r.Corrupt)
+	if !r.Power {
+		fmt.Fprintf(w, "lost_written %d: acknowledged writes handed to the OS before the kill that did not come back (must be 0)\n", r.LostWritten)
+	}
 	verdict := "HELD: recovered >= durable_acked in every trial, nothing durable lost, nothing corrupt"
 	if !r.OK {
-		verdict = "BROKEN: a durable-acknowledged write was lost or a value came back wrong"
+		verdict = "BROKEN: a durable-acknowledged write (or, after a kill, one handed to the OS) was lost, or a value came back wrong"
 	}
 	fmt.Fprintln(w, "invariant "+verdict)
 	if r.LostAcked > 0 {
