@@ -30,7 +30,9 @@ func fixedBench(engine string, threads, run int, opsPerSec float64) *BenchResult
 		Latency: map[string]*LatencySummary{"get": lat(4000, 2500), "put": lat(4000, 12000)},
 		HitRate: &hit,
 		Fsyncs:  62, FsyncMeanNs: 210000, BytesWritten: 4000 * 160,
-		Model:    &BenchModel{PredictedOpsPerSec: 240000, TWriteNs: 900, TFsyncNs: 210000, TFsyncSource: "run", P99Path: "slow", MeasuredP99Path: "fast", LossWindowWrites: 63, LossWindowMs: 0.26},
+		FsyncSamples: 62, FsyncP50Ns: 180000, FsyncP99Ns: 900000, FsyncMaxNs: 1200000,
+		Model: &BenchModel{PredictedOpsPerSec: 240000, TWriteNs: 900, TFsyncNs: 210000, TFsyncSource: "run", P99Path: "slow", MeasuredP99Path: "slow",
+			P99ThresholdNs: 46476, FsyncP50Source: "run_p50", LossWindowWrites: 63, LossWindowMs: 4.2, RateSource: "run", WriteRate: 15000},
 		Timeline: []TimelinePoint{{Second: 1, Ops: 8000, OpsPerSec: opsPerSec}},
 		Probe:    &ProbeBrief{FS: "ext4", Device: "vda", WriteNs: 900, FdatasyncNs: 190000, Cores: 2, Go: "go1.26.8"},
 		Run:      run,
@@ -77,6 +79,14 @@ func TestGolden(t *testing.T) {
 			return b
 		}()},
 		{"model_table", "table", mr},
+		// An open loop that fell behind: utilization, and the units due
+		// that never started, named as censored samples.
+		{"bench_openloop_table", "table", func() *BenchResult {
+			b := fixedBench("kv", 1, 0, 30000)
+			b.Rate, b.Utilization, b.BacklogUnits = 20000, 1.35, 1234
+			b.LatencyUncorrected = map[string]*LatencySummary{"get": b.Latency["get"], "put": b.Latency["put"]}
+			return b
+		}()},
 		{"crash_table", "table", &CrashResult{Kind: "crash", Spec: "crash -sync batch:100 -trials 2 -power", Sync: "batch:100", Power: true, Trials: 2,
 			Writes: 500, DurableAcked: 400, Recovered: 450, LostAcked: 50, LostPageCache: 50, OK: true,
 			PerTrial: []crashtest.Trial{{N: 1, Writes: 200, DurableAcked: 200, Recovered: 200}, {N: 2, Writes: 300, DurableAcked: 200, Recovered: 250, LostAcked: 50}}}},

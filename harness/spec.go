@@ -389,8 +389,16 @@ func (s *Spec) maxUnits(lim Limits) int64 {
 	return max(lim.MaxTotalBytes/int64(keyLen+s.ValueSize), 1)
 }
 
-// String writes the spec back as a canonical line, every choice explicit.
-func (s *Spec) String() string { return s.line(strings.Join(s.Engines, ","), s.Threads) }
+// String writes the spec back as a canonical line, every choice explicit:
+// running it runs the same line again, -repeat included. (Each result's
+// own "spec" leaves -repeat out: it describes one run.)
+func (s *Spec) String() string {
+	line := s.line(strings.Join(s.Engines, ","), s.Threads)
+	if s.Repeat > 1 {
+		line += " -repeat " + strconv.Itoa(s.Repeat)
+	}
+	return line
+}
 
 // line writes the spec with the given engine and threads.
 func (s *Spec) line(engine string, threads []int) string {

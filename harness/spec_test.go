@@ -112,6 +112,7 @@ func TestParseValid(t *testing.T) {
 			"sweep -engine kv -sync group -workload fillrandom -duration 3s -threads 1,2,4,8,16 -value-size 128 -keys 100000 -dist uniform -warmup 100"},
 		{"bench -engine kv,null -sync periodic:10ms -rate 500 -dishonest-no-warmup",
 			"bench -engine kv,null -sync periodic:10ms -workload fillrandom -ops 1000 -threads 1 -value-size 128 -keys 1000 -dist uniform -warmup 100 -rate 500 -dishonest-no-warmup"},
+		{"bench -ops 500 -repeat 5", "bench -engine kv -sync always -workload fillrandom -ops 500 -threads 1 -value-size 128 -keys 500 -dist uniform -warmup 50 -repeat 5"},
 		{"probe", "probe -ops 2000 -duration 1s -value-size 128"},
 		{"model -sync batch:64", "model -sync batch:64"},
 		{"crash -sync batch:100 -trials 20 -power", "crash -sync batch:100 -trials 20 -power"},

@@ -17,6 +17,7 @@ import (
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	closeBenchArchives()
 	pgtest.StopShared()
 	os.Exit(code)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 )
@@ -141,5 +142,31 @@ func TestVersionAndHost(t *testing.T) {
 	}
 	if HostID() != HostID() {
 		t.Error("HostID is not stable")
+	}
+}
+
+func TestVersionFrom(t *testing.T) {
+	bi := func(v string, settings ...string) *debug.BuildInfo {
+		b := &debug.BuildInfo{Main: debug.Module{Version: v}}
+		for i := 0; i+1 < len(settings); i += 2 {
+			b.Settings = append(b.Settings, debug.BuildSetting{Key: settings[i], Value: settings[i+1]})
+		}
+		return b
+	}
+	for _, tc := range []struct {
+		bi   *debug.BuildInfo
+		want string
+	}{
+		{bi("(devel)", "vcs.revision", "026d61d8a5b3c1e2f0", "vcs.modified", "false"), "devel+026d61d8a5b3"},
+		{bi("", "vcs.revision", "026d61d8a5b3c1e2f0", "vcs.modified", "true"), "devel+026d61d8a5b3-dirty"},
+		{bi("v1.2.0"), "v1.2.0"},
+		{bi("(devel)"), "devel"},
+	} {
+		if got := versionFrom(tc.bi, true); got != tc.want {
+			t.Errorf("versionFrom(%+v): got %q, want %q", tc.bi, got, tc.want)
+		}
+	}
+	if got := versionFrom(nil, false); got != "unknown" {
+		t.Errorf("no build info: got %q, want unknown", got)
 	}
 }

@@ -68,6 +68,7 @@ var migrations = []string{
 		started BIGINT NOT NULL DEFAULT 0,
 		ended BIGINT NOT NULL DEFAULT 0
 	);
+	CREATE INDEX runs_lesson ON runs (lesson, id);
 	CREATE INDEX runs_lesson_cell ON runs (lesson, cell, id);
 	CREATE INDEX runs_browser ON runs (browser, id);
 	CREATE INDEX runs_engine ON runs (engine, id);

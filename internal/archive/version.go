@@ -3,6 +3,7 @@ package archive
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"io"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -12,11 +13,40 @@ import (
 // Version is this labserver's version, from the build info: the module
 // version when built from a tagged module, else "devel", followed by
 // "+" and the short commit when the build recorded one, and "-dirty"
-// when the tree had uncommitted changes. Two runs with different
-// Versions may have measured different engine code.
+// when the tree had uncommitted changes. A build that recorded no commit
+// (go build -buildvcs=false, or outside a repository) gets "+bin." and
+// 12 hex digits of a hash of its executable instead, so two different
+// builds still differ. Two runs with different Versions may have
+// measured different engine code.
 func Version() string {
-	versionOnce.Do(func() { version = versionFrom(debug.ReadBuildInfo()) })
+	versionOnce.Do(func() {
+		version = versionFrom(debug.ReadBuildInfo())
+		if !strings.Contains(version, "+") {
+			if h := exeHash(); h != "" {
+				version += "+bin." + h
+			}
+		}
+	})
 	return version
+}
+
+// exeHash is a short hash of the running executable, "" when it cannot
+// be read.
+func exeHash() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	f, err := os.Open(exe)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return ""
+	}
+	return hex.EncodeToString(h.Sum(nil))[:12]
 }
 
 var (

@@ -88,8 +88,8 @@ func help(w io.Writer, cmd string) int {
 func archiveUsage(w io.Writer) {
 	fmt.Fprint(w, `
 the run archive (every bench, sweep, probe, model and crash run is recorded; -archive=false to skip):
-  runs     list, show and export recorded runs       labserver runs -h
-  compare  two groups of runs, per metric, with Mann-Whitney U   labserver compare -h
+  runs     list, show and export the recorded runs (labserver runs -h)
+  compare  before/after: two groups of runs, per metric, with the Mann-Whitney U test (labserver compare -h)
 `)
 }
 

@@ -381,3 +381,15 @@ func TestHelp(t *testing.T) {
 		}
 	}
 }
+
+// TestNotRecordedSaysSo: a run whose archive cannot be opened still
+// prints its result and exits 0, and stderr says it was not recorded.
+func TestNotRecordedSaysSo(t *testing.T) {
+	noDefaultArchive(t)
+	notADir := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(notADir, []byte("x"), 0o644)
+	code, out, errOut := cmd(t, "bench", "-engine", "null", "-ops", "100", "-data", notADir)
+	if code != 0 || !strings.Contains(out, "ops/sec") || !strings.Contains(errOut, "this run was not recorded") {
+		t.Errorf("exit %d, stdout %q, stderr %q: want 0, the result, and a note that it was not recorded", code, out, errOut)
+	}
+}

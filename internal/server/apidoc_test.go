@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"kvlab/harness"
+	"kvlab/internal/archive"
 )
 
 // apiDoc is docs/api.md, the reference scripts are written against,
@@ -32,6 +33,8 @@ var apiTypes = []any{
 	quizRequest{},
 	quizReply{},
 	placeReply{},
+	archive.Run{},
+	archive.Comparison{},
 }
 
 // TestAPIDoc fails when a JSON field exists in the code but docs/api.md

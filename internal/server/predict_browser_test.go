@@ -67,3 +67,44 @@ func TestBrowserPredictThenMeasure(t *testing.T) {
 	}
 	shot(t, ctx, "#quiz-guess-count", "predict-graded.png")
 }
+
+// The page says what an open-loop result's table leaves out: its
+// utilization, and the units due that never started (censored samples),
+// and shows the run's fdatasync distribution. The result is planted in
+// the browser's store, as a past run of the cell, so the figures are
+// fixed.
+func TestBrowserOpenLoopCensoredAndFsyncs(t *testing.T) {
+	ctx := browser(t, 1280, 900)
+	s := newServer(t, nil)
+	ts := startServer(t, s)
+	const result = `{"kind":"bench","spec":"bench -engine kv -sync periodic:10ms -workload fillrandom -duration 2s -rate 5000","engine":"kv","sync":"periodic:10ms","workload":"fillrandom","threads":1,"ops":3766,"units":3766,"wall_seconds":2,"ops_per_sec":1883,"units_per_sec":1883,"rate":5000,` +
+		`"latency":{"put":{"count":3766,"mean_ns":4e8,"p50_ns":3e8,"p95_ns":9e8,"p99_ns":1e9,"p999_ns":1.1e9,"max_ns":1.2e9,"exact":true}},` +
+		`"latency_uncorrected":{"put":{"count":3766,"mean_ns":270000,"p50_ns":4000,"p95_ns":9000,"p99_ns":80000000,"p999_ns":90000000,"max_ns":95000000,"exact":true}},` +
+		`"fsyncs":150,"fsyncs_counted":true,"fsync_mean_ns":5000000,"fsync_samples":151,"fsync_p50_ns":2450000,"fsync_p99_ns":57000000,"fsync_max_ns":83000000,` +
+		`"backlog_units":6234,"utilization":1.35,"timeline":[]}`
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(ts.URL+"/lessons/01-fixture"),
+		chromedp.WaitVisible(chromedp.CSS("#cell-always-run .run")),
+		chromedp.Evaluate[chromedp.Void](`localStorage.setItem('kvlab:results:01-fixture:always-run', JSON.stringify({at: Date.now(), lines: [{spec: 'bench', result: `+result+`}]}))`),
+		chromedp.Reload(),
+		chromedp.WaitVisible(chromedp.CSS("#cell-always-run .callout.backlog")),
+	); err != nil {
+		t.Fatalf("showing a planted open-loop result: %v", err)
+	}
+	for sel, wants := range map[string][]string{
+		"#cell-always-run .callout.backlog": {"6,234 of 10,000 units due never started", "corrected percentiles are incomplete without them"},
+		"#cell-always-run .open-loop":       {"utilization 1.35", "rate × mean service time"},
+		"#cell-always-run .fsyncs":          {"p50 2.45 ms", "p99 57.0 ms", "151 timed"},
+	} {
+		got, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+		if err != nil {
+			t.Fatalf("%s: %v", sel, err)
+		}
+		for _, w := range wants {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s says %q, want %q in it", sel, got, w)
+			}
+		}
+	}
+	shot(t, ctx, "#cell-always-run .callout.backlog", "open-loop-censored.png")
+}

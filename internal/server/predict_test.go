@@ -21,15 +21,7 @@ type predictResp struct {
 func TestQuizPredictionReply(t *testing.T) {
 	s := newServer(t, func(c *Config) { c.Lessons = os.DirFS("testdata/predict") })
 	ts := startServer(t, s)
-	c := dial(t, ts, "", nil)
-	c.run("g", "bench -engine null -sync none -workload fillrandom -ops 500")
-	var results []json.RawMessage
-	for _, m := range c.until("g", "done") {
-		if m.str("type") == "result" {
-			b, _ := json.Marshal(m["result"])
-			results = append(results, b)
-		}
-	}
+	results := runCell(t, ts, "bench -engine null -sync none -workload fillrandom -ops 500", 1)
 	for _, tt := range []struct {
 		quiz       string
 		prediction bool

@@ -39,8 +39,16 @@ func postQuiz(t *testing.T, ts *httptest.Server, req map[string]any) (int, quizR
 // the way the page keeps them.
 func measureCell(t *testing.T, ts *httptest.Server) []json.RawMessage {
 	t.Helper()
+	return runCell(t, ts, "bench -engine null -sync always -workload fillrandom -ops 500\nbench -engine null -sync none -workload fillrandom -ops 500", 2)
+}
+
+// runCell runs a cell's text over the websocket and returns its results,
+// one per line, the way the page keeps them; it fails unless there are
+// lines of them.
+func runCell(t *testing.T, ts *httptest.Server, text string, lines int) []json.RawMessage {
+	t.Helper()
 	c := dial(t, ts, "", nil)
-	c.run("m", "bench -engine null -sync always -workload fillrandom -ops 500\nbench -engine null -sync none -workload fillrandom -ops 500")
+	c.run("m", text)
 	var out []json.RawMessage
 	for _, m := range c.until("m", "done") {
 		if m.str("type") == "result" {
@@ -48,8 +56,8 @@ func measureCell(t *testing.T, ts *httptest.Server) []json.RawMessage {
 			out = append(out, b)
 		}
 	}
-	if len(out) != 2 {
-		t.Fatalf("got %d results, want 2", len(out))
+	if len(out) != lines {
+		t.Fatalf("got %d results, want %d", len(out), lines)
 	}
 	return out
 }

@@ -15,7 +15,7 @@ var meanVsTailExercise = &Exercise{
 	Title: "Mean vs tail: one slow request in a hundred",
 	Instructions: `Implement ` + "`" + summarizeSig + "`" + `. The samples are latencies in microseconds, in the order they were measured (not sorted).
 
-Return the mean (sum / count, integer division is fine), the nearest-rank p50 and p99 (` + "`rank = ceil(p/100 × n)`, index `rank-1`" + `) and the largest sample. No samples: all zeros.
+Return the mean (sum / count, integer division is fine), the nearest-rank p50 and p99 (` + "`rank = ceil(p/100 × n)`, index `rank-1`" + `; p is a whole number here, so compute the rank in integers, ` + "`(p*n + 99) / 100`" + `, which is that ceiling exactly: lesson 2 shows what a float64 ceiling gets wrong) and the largest sample. No samples: all zeros.
 
 The first case is the one from the chapter: 99 requests of 2 ms and one of 300 ms. Look at what each of the four numbers says about it.
 
@@ -29,10 +29,7 @@ func Summarize(samples []int64) (mean, p50, p99, max int64) {
 `,
 	Solution: `package main
 
-import (
-	"math"
-	"slices"
-)
+import "slices"
 
 // Summarize returns the mean, p50, p99 and max of samples (unsorted).
 func Summarize(samples []int64) (mean, p50, p99, max int64) {
@@ -46,8 +43,8 @@ func Summarize(samples []int64) (mean, p50, p99, max int64) {
 	for _, v := range sorted {
 		sum += v
 	}
-	at := func(p float64) int64 {
-		rank := int(math.Ceil(p * float64(n) / 100))
+	at := func(p int) int64 {
+		rank := (p*n + 99) / 100 // ceil(p/100 × n) in integers: no float trap
 		if rank < 1 {
 			rank = 1
 		}
@@ -163,8 +160,8 @@ func tailHint(samples []int64, got, want [4]int64) string {
 		// calc.Percentile on the unsorted input reads the same positions.
 		return "positions only mean something in sorted order: sort a copy of the samples first"
 	case got[1] != want[1]:
-		return "p50: rank = ceil(50/100 × n), read sorted[rank-1]"
+		return "p50: rank = ceil(50/100 × n) = (50*n + 99) / 100 in integers, read sorted[rank-1]"
 	default:
-		return "p99: rank = ceil(99/100 × n), read sorted[rank-1]"
+		return "p99: rank = ceil(99/100 × n) = (99*n + 99) / 100 in integers, read sorted[rank-1]"
 	}
 }
