@@ -662,4 +662,8 @@ func TestWhatToLookFor(t *testing.T) {
 	if c < 0.25e9 || c < 10*u {
 		t.Errorf("lesson 10 overload: corrected p99 %.0f ns, uncorrected %.0f ns; the lesson says the corrected one is on the order of the 2 s run and far above", c, u)
 	}
+	// Once started, each request takes one fdatasync, as in a closed loop.
+	if x := num(t, o, "latency_uncorrected.put.p50_ns") / typicalFsync(t, o); x < 0.5 || x > 2 {
+		t.Errorf("lesson 10 overload: uncorrected p50 is %.2fx the median fdatasync; the lesson says each started request takes one fdatasync", x)
+	}
 }
