@@ -17,7 +17,6 @@
       if (v == null || v === false) continue;
       if (k === 'class') el.className = v;
       else if (k === 'text') el.textContent = v;
-      else if (k === 'html') el.innerHTML = v;
       else if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
       else el.setAttribute(k, v === true ? '' : v);
     }
@@ -26,6 +25,33 @@
       el.append(kid instanceof Node ? kid : document.createTextNode(String(kid)));
     }
     return el;
+  }
+
+  // Quiz explanations arrive as HTML that the server rendered from the
+  // lesson's Markdown. They never go into innerHTML: the HTML is parsed into
+  // an inert document (nothing in it runs or loads), and only text and a
+  // few inline elements are copied into the page; a link keeps its target
+  // only when it is http(s), relative or a #fragment.
+  const INLINE = new Set(['A', 'CODE', 'EM', 'STRONG', 'SUB', 'SUP', 'BR', 'DEL', 'KBD']);
+  const DROP = new Set(['SCRIPT', 'STYLE', 'TEMPLATE', 'IFRAME', 'OBJECT', 'EMBED', 'svg', 'math']);
+  function safeInline(html) {
+    const doc = new DOMParser().parseFromString(`<!doctype html><body>${html}`, 'text/html');
+    const copy = (from) => {
+      const out = [];
+      for (const n of from.childNodes) {
+        if (n.nodeType === Node.TEXT_NODE) { out.push(document.createTextNode(n.data)); continue; }
+        if (n.nodeType !== Node.ELEMENT_NODE || DROP.has(n.tagName)) continue;
+        const kids = copy(n);
+        if (!INLINE.has(n.tagName)) { out.push(...kids); continue; }
+        const el = document.createElement(n.tagName.toLowerCase());
+        const href = n.tagName === 'A' ? (n.getAttribute('href') || '') : '';
+        if (href && (/^https?:/i.test(href) || !/^[a-z][a-z0-9+.-]*:/i.test(href.trim()))) el.setAttribute('href', href);
+        el.append(...kids);
+        out.push(el);
+      }
+      return out;
+    };
+    return copy(doc.body);
   }
 
   function s(tag, attrs, ...kids) {
@@ -907,7 +933,7 @@
         h('tr', {}, h('th', { scope: 'row' }, 'measured'), h('td', {}, h('b', {}, `${r.want}${unit}`), r.range && r.low !== r.high ? ` (accepted ${r.range}${unit})` : '')),
         r.off && !choice ? h('tr', { class: 'off' }, h('th', { scope: 'row' }, 'off by'), h('td', {}, r.off)) : null,
         r.shown ? h('tr', {}, h('th', { scope: 'row' }, 'from'), h('td', {}, r.shown)) : null)),
-      r.explain_html ? h('p', { class: 'explain', html: r.explain_html }) : null);
+      r.explain_html ? h('p', { class: 'explain' }, safeInline(r.explain_html)) : null);
   }
 
   function measuringNote(text) {

@@ -1,6 +1,9 @@
 package server
 
 import (
+	"encoding/json"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -118,6 +121,46 @@ func TestQuizDecodesOnlyWhatItNeeds(t *testing.T) {
 			msg, _ := out["error"].(string)
 			if code != tt.code || !strings.Contains(msg, tt.want) {
 				t.Errorf("got %d %q, want %d with an error containing %q", code, msg, tt.code, tt.want)
+			}
+		})
+	}
+}
+
+// In room mode a probe result carries no hostname, no absolute path and
+// no PID; on the user's own loopback server it keeps them.
+func TestProbeRedactedInRoom(t *testing.T) {
+	host, _ := os.Hostname()
+	for _, tt := range []struct {
+		name string
+		mod  func(*Config)
+		hide bool
+	}{
+		{"loopback", nil, false},
+		{"room", func(c *Config) { c.Addr = "0.0.0.0:0"; c.Token = "tok" }, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newServer(t, tt.mod)
+			ts := startServer(t, s)
+			c := dial(t, ts, "?token=tok", nil)
+			c.run("p", "probe -ops 20 -duration 50ms")
+			var res map[string]any
+			for _, m := range c.until("p", "done") {
+				if m.str("type") == "result" {
+					res, _ = m["result"].(map[string]any)
+				}
+			}
+			if res == nil || res["fs"] == nil || res["cores"] == nil {
+				t.Fatalf("got result %v, want a probe with the conditions (fs, cores)", res)
+			}
+			raw, _ := json.Marshal(res)
+			leaks := []string{`"host"`, `"dir"`, s.cfg.DataDir, strconv.Itoa(os.Getpid())}
+			if host != "" {
+				leaks = append(leaks, `"`+host+`"`)
+			}
+			for _, leak := range leaks {
+				if got := strings.Contains(string(raw), leak); got == tt.hide {
+					t.Errorf("result contains %q: %v, want %v", leak, got, !tt.hide)
+				}
 			}
 		})
 	}

@@ -28,7 +28,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fl := flag.NewFlagSet("labserver serve", flag.ContinueOnError)
 	fl.SetOutput(stderr)
 	def := DefaultLimits()
-	addr := fl.String("addr", "127.0.0.1:8080", "address to listen on; a non-loopback address requires -token")
+	addr := fl.String("addr", "127.0.0.1:8080", "address to listen on; a non-loopback address requires a token (-token-file, $"+TokenEnv+" or -token)")
 	data := fl.String("data", "", "directory for run data (default: kvlab in the user's cache directory)")
 	lessonsDir := fl.String("lessons", "", "serve the lessons in this directory, re-read on change (author mode); default: the embedded lessons")
 	open := fl.Bool("open", false, "open the course in the browser")

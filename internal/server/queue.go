@@ -263,6 +263,9 @@ func (s *Server) runJob(j *job) (cancelled bool) {
 		}
 		res, err := s.exec(ctx, j.lines[i], env)
 		os.RemoveAll(dir)
+		if s.roomMode() {
+			res = redactForRoom(res)
+		}
 		if j.ctx.Err() != nil {
 			return true
 		}

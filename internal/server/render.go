@@ -18,7 +18,6 @@ import (
 	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/renderer"
-	gmhtml "github.com/yuin/goldmark/renderer/html"
 	"github.com/yuin/goldmark/text"
 	"github.com/yuin/goldmark/util"
 
@@ -157,12 +156,22 @@ type quizView struct {
 }
 
 // newMarkdown is lesson.NewMarkdown, which lesson.Parse walks, plus what
-// only the page needs: typography, heading IDs and raw HTML.
+// only the page needs: typography and heading IDs.
+//
+// The trust model for lesson authors: a lesson is Markdown, not HTML. An
+// -lessons folder may come from anyone (a colleague's course, a pull
+// request), and its pages run on students' machines with the run
+// websocket open, so nothing in a lesson may run script there. Raw HTML
+// in the Markdown is left out of the page (goldmark writes a "raw HTML
+// omitted" comment in its place), links and images to javascript:,
+// vbscript:, file: or data: (other than images) URLs lose their target,
+// and every page is sent with a Content-Security-Policy that forbids
+// inline script and other origins (csp.go), should anything slip through.
 func newMarkdown(extra ...renderer.Option) goldmark.Markdown {
 	return lesson.NewMarkdown(
 		goldmark.WithExtensions(extension.Typographer),
 		goldmark.WithParserOptions(parser.WithAutoHeadingID()),
-		goldmark.WithRendererOptions(append([]renderer.Option{gmhtml.WithUnsafe()}, extra...)...),
+		goldmark.WithRendererOptions(extra...),
 	)
 }
 

@@ -44,7 +44,9 @@ import (
 // buffer, and a client that stops reading loses progress messages first
 // and is disconnected when even a result does not fit, so it never holds
 // up the runner or other clients; a client may have MaxQueuedPerClient
-// runs, and all clients together 64 waiting runs.
+// runs, one remote address MaxQueuedPerAddress over all its sockets, and
+// all clients together 64 waiting runs; a cell as a whole must fit the
+// Budget (budget.go). On shutdown the writer sends close 1001.
 
 type inMsg struct {
 	Type  string `json:"type"`
