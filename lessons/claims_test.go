@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"kvlab/engine"
+	"kvlab/harness"
 	"kvlab/internal/lesson"
 	"kvlab/internal/quiz"
 	"kvlab/internal/server"
@@ -317,6 +318,9 @@ func TestCrashInvariantStatedAsChecked(t *testing.T) {
 		if !strings.Contains(inv, want) {
 			t.Errorf("the invariant section does not say %q", want)
 		}
+	}
+	if !strings.Contains(strings.Join(strings.Fields(inv), " "), `"`+harness.Invariant+`"`) {
+		t.Errorf("the invariant section does not quote the crash result's invariant word for word: %q", harness.Invariant)
 	}
 	if strings.Contains(inv, "```\nrecovered ≥ durable-acknowledged\n```") {
 		t.Errorf("the invariant section still displays the count as the invariant")
