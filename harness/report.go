@@ -50,9 +50,9 @@ func Write(w io.Writer, format string, v any) error {
 	return fmt.Errorf("harness: cannot print %T", v)
 }
 
-// fmtNs prints a duration in nanoseconds with a unit a reader can compare
-// at a glance.
-func fmtNs(ns float64) string {
+// FormatNs prints a duration in nanoseconds with a unit a reader can
+// compare at a glance, as the harness's tables print it.
+func FormatNs(ns float64) string {
 	switch {
 	case ns < 1e3:
 		return fmt.Sprintf("%.0f ns", ns)
@@ -104,9 +104,9 @@ func writeBenchTable(w io.Writer, r *BenchResult) error {
 		extra = append(extra, fmt.Sprintf("hit rate %.1f%%", *r.HitRate*100))
 	}
 	if r.Fsyncs > 0 {
-		extra = append(extra, fmt.Sprintf("fsyncs %d (mean %s, %.1f ops per fsync)", r.Fsyncs, fmtNs(r.FsyncMeanNs), float64(r.Ops)/float64(r.Fsyncs)))
+		extra = append(extra, fmt.Sprintf("fsyncs %d (mean %s, %.1f ops per fsync)", r.Fsyncs, FormatNs(r.FsyncMeanNs), float64(r.Ops)/float64(r.Fsyncs)))
 		if r.FsyncSamples > 0 {
-			extra = append(extra, fmt.Sprintf("fdatasync p50 %s p99 %s max %s (%d timed)", fmtNs(float64(r.FsyncP50Ns)), fmtNs(float64(r.FsyncP99Ns)), fmtNs(float64(r.FsyncMaxNs)), r.FsyncSamples))
+			extra = append(extra, fmt.Sprintf("fdatasync p50 %s p99 %s max %s (%d timed)", FormatNs(float64(r.FsyncP50Ns)), FormatNs(float64(r.FsyncP99Ns)), FormatNs(float64(r.FsyncMaxNs)), r.FsyncSamples))
 		}
 	} else if r.FsyncsCounted {
 		extra = append(extra, "fsyncs 0")
@@ -116,9 +116,9 @@ func writeBenchTable(w io.Writer, r *BenchResult) error {
 	fmt.Fprintln(w, strings.Join(extra, "   "))
 	if m := r.Model; m != nil {
 		fmt.Fprintf(w, "model: %s predicts %.0f ops/s (T_write %s, T_fsync %s: %s); measured %.0f ops/s (%s)\n",
-			r.Sync, m.PredictedOpsPerSec, fmtNs(m.TWriteNs), fmtNs(m.TFsyncNs), map[string]string{"run": "this run's mean fdatasync", "probe": "the probe's"}[m.TFsyncSource], r.OpsPerSec, ratio(r.OpsPerSec, m.PredictedOpsPerSec))
+			r.Sync, m.PredictedOpsPerSec, FormatNs(m.TWriteNs), FormatNs(m.TFsyncNs), map[string]string{"run": "this run's mean fdatasync", "probe": "the probe's"}[m.TFsyncSource], r.OpsPerSec, ratio(r.OpsPerSec, m.PredictedOpsPerSec))
 		fmt.Fprintf(w, "       p99 on the %s path (measured: %s, threshold %s); a crash can lose up to %.0f acknowledged writes (%.2f ms at this run's %.0f Puts/s)\n",
-			m.P99Path, m.MeasuredP99Path, fmtNs(m.P99ThresholdNs), m.LossWindowWrites, m.LossWindowMs, m.WriteRate)
+			m.P99Path, m.MeasuredP99Path, FormatNs(m.P99ThresholdNs), m.LossWindowWrites, m.LossWindowMs, m.WriteRate)
 	}
 	fmt.Fprintln(w, conditions(r))
 	if r.Dir != "" {
@@ -143,8 +143,8 @@ func writeLatency(w io.Writer, lat map[string]*LatencySummary, suffix string) {
 		if s == nil {
 			continue
 		}
-		fmt.Fprintf(tw, "%s%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%v\t\n", op, suffix, s.Count, fmtNs(s.MeanNs),
-			fmtNs(float64(s.P50Ns)), fmtNs(float64(s.P95Ns)), fmtNs(float64(s.P99Ns)), fmtNs(float64(s.P999Ns)), fmtNs(float64(s.MaxNs)), s.Exact)
+		fmt.Fprintf(tw, "%s%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%v\t\n", op, suffix, s.Count, FormatNs(s.MeanNs),
+			FormatNs(float64(s.P50Ns)), FormatNs(float64(s.P95Ns)), FormatNs(float64(s.P99Ns)), FormatNs(float64(s.P999Ns)), FormatNs(float64(s.MaxNs)), s.Exact)
 	}
 	tw.Flush()
 }
@@ -158,7 +158,7 @@ func conditions(r *BenchResult) string {
 		if p.Rotational {
 			kind = "rotational"
 		}
-		fmt.Fprintf(&b, "; %s on %s (%s), write %s, %s %s; %d cores, %s", p.FS, p.Device, kind, fmtNs(p.WriteNs), syncCallName(p.SyncCall), fmtNs(p.FdatasyncNs), p.Cores, p.Go)
+		fmt.Fprintf(&b, "; %s on %s (%s), write %s, %s %s; %d cores, %s", p.FS, p.Device, kind, FormatNs(p.WriteNs), syncCallName(p.SyncCall), FormatNs(p.FdatasyncNs), p.Cores, p.Go)
 	}
 	if r.LoadAvg > 0 {
 		fmt.Fprintf(&b, "; load %.2f before the run", r.LoadAvg)
@@ -236,7 +236,7 @@ func writeCompareTable(w io.Writer, rs []*BenchResult) error {
 					continue
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Engine, r.Sync, r.Threads, run, r.OpsPerSec, sp, op,
-					fmtNs(float64(s.P50Ns)), fmtNs(float64(s.P95Ns)), fmtNs(float64(s.P99Ns)), fmtNs(float64(s.P999Ns)), fmtNs(float64(s.MaxNs)))
+					FormatNs(float64(s.P50Ns)), FormatNs(float64(s.P95Ns)), FormatNs(float64(s.P99Ns)), FormatNs(float64(s.P999Ns)), FormatNs(float64(s.MaxNs)))
 			}
 		}
 	}
@@ -400,20 +400,20 @@ func writeProbeTable(w io.Writer, p *ProbeResult) error {
 	if p.Rotational {
 		kind = "rotational"
 	}
-	fmt.Fprintf(w, "host %s: %s, %d cores, %s RAM, %s, %s %s\n", p.Host, p.CPU, p.Cores, fmtBytes(p.RAMBytes), p.Kernel, p.Go, p.OS)
-	fmt.Fprintf(w, "dir %s: %s on %s (%s), %s free\n", p.Dir, p.FS, p.Device, kind, fmtBytes(p.FreeBytes))
+	fmt.Fprintf(w, "host %s: %s, %d cores, %s RAM, %s, %s %s\n", p.Host, p.CPU, p.Cores, FormatBytes(p.RAMBytes), p.Kernel, p.Go, p.OS)
+	fmt.Fprintf(w, "dir %s: %s on %s (%s), %s free\n", p.Dir, p.FS, p.Device, kind, FormatBytes(p.FreeBytes))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "\titerations\tmean\tp50\tp99\tmax\tops/s\t")
 	for _, c := range []struct {
 		name string
 		c    ProbeCost
 	}{{fmt.Sprintf("write %d B", p.WriteSize), p.Write}, {fmt.Sprintf("write %d B + %s", p.WriteSize, syncCallName(p.SyncCall)), p.WriteFdatasync}} {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%.0f\t\n", c.name, c.c.Iterations, fmtNs(c.c.MeanNs), fmtNs(float64(c.c.P50Ns)),
-			fmtNs(float64(c.c.P99Ns)), fmtNs(float64(c.c.MaxNs)), c.c.OpsPerSec)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%.0f\t\n", c.name, c.c.Iterations, FormatNs(c.c.MeanNs), FormatNs(float64(c.c.P50Ns)),
+			FormatNs(float64(c.c.P99Ns)), FormatNs(float64(c.c.MaxNs)), c.c.OpsPerSec)
 	}
 	tw.Flush()
 	call := syncCallName(p.SyncCall)
-	fmt.Fprintf(w, "%s alone costs about %s (mean of write+%s minus mean of write)\n", call, fmtNs(p.FdatasyncNs), call)
+	fmt.Fprintf(w, "%s alone costs about %s (mean of write+%s minus mean of write)\n", call, FormatNs(p.FdatasyncNs), call)
 	return nil
 }
 
@@ -431,10 +431,10 @@ func writeModelTable(w io.Writer, m *ModelResult) error {
 	if m.Source == "given" {
 		src = "as given on the line"
 	}
-	fmt.Fprintf(w, "model %s with T_write %s and T_fsync %s (%s)\n", m.Sync, fmtNs(m.TWriteNs), fmtNs(m.TFsyncNs), src)
+	fmt.Fprintf(w, "model %s with T_write %s and T_fsync %s (%s)\n", m.Sync, FormatNs(m.TWriteNs), FormatNs(m.TFsyncNs), src)
 	fmt.Fprintf(w, "predicted throughput  %.0f ops/s\n", m.PredictedOpsPerSec)
 	fmt.Fprintf(w, "slow fraction         %.2f%% of Puts wait for an fdatasync -> p99 on the %s path (about %s)\n",
-		m.SlowFraction*100, m.P99Path, fmtNs(m.PredictedP99Ns))
+		m.SlowFraction*100, m.P99Path, FormatNs(m.PredictedP99Ns))
 	fmt.Fprintf(w, "loss window           up to %.0f acknowledged writes, about %.2f ms (at the model's %.0f writes/s: no run measured a rate)\n", m.LossWindowWrites, m.LossWindowMs, m.WriteRate)
 	return nil
 }

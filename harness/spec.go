@@ -374,7 +374,7 @@ func (s *Spec) checkBytes(lim Limits) error {
 	}
 	if total > lim.MaxTotalBytes {
 		return fmt.Errorf("-ops %d with -value-size %d and -keys %d writes %s: must be at most %s in total",
-			s.Ops, s.ValueSize, s.Keys, fmtBytes(total), fmtBytes(lim.MaxTotalBytes))
+			s.Ops, s.ValueSize, s.Keys, FormatBytes(total), FormatBytes(lim.MaxTotalBytes))
 	}
 	return nil
 }
@@ -532,7 +532,8 @@ func ScaleLine(line string, f float64) (string, error) {
 	return strings.Join(w, " "), nil
 }
 
-func fmtBytes(n int64) string {
+// FormatBytes prints n in B, KiB, MiB or GiB.
+func FormatBytes(n int64) string {
 	switch {
 	case n >= 1<<30:
 		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))

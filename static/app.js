@@ -156,6 +156,31 @@
     return t;
   }
 
+  // ---------- browser id
+
+  // browserID is a random id this browser keeps, sent with each run and
+  // quiz so the server can grade quizzes from the runs it recorded for
+  // this browser. It names a browser, not a person.
+  function browserID() {
+    let id = store.get('kvlab:browser');
+    if (!id || !/^[A-Za-z0-9-]{1,64}$/.test(id)) {
+      id = window.crypto && crypto.randomUUID ? crypto.randomUUID() : `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
+      store.set('kvlab:browser', id);
+    }
+    return id;
+  }
+
+  // savePrediction stores a quiz prediction in the server's archive when
+  // the reader enters it, before the cell it predicts runs. It resolves
+  // to the stored prediction ({id, at}) or rejects with the server's message.
+  async function savePrediction(quiz, value) {
+    const resp = await fetch('/api/predict', { method: 'POST', headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ lesson: lessonSlug(), quiz, browser: browserID(), value: String(value) }) });
+    const r = await resp.json();
+    if (!resp.ok) throw new Error(r.error || `HTTP ${resp.status}`);
+    return r;
+  }
+
   // ---------- websocket
 
   class Socket {
@@ -204,7 +229,7 @@
       this.src = $('.cell-src', el);
       this.out = $('.cell-out', el);
       this.state = $('.cell-state', el);
-      this.runBtn = $('.run', el); this.cancelBtn = $('.cancel', el); this.resetBtn = $('.reset', el);
+      this.runBtn = $('.run', el); this.cancelBtn = $('.cancel', el); this.resetBtn = $('.reset', el); this.repeatBtn = $('.repeat', el);
       this.editKey = `kvlab:cell:${lessonSlug()}:${this.id}:${el.dataset.hash}`;
       this.runId = null;
       const saved = store.get(this.editKey);
@@ -221,6 +246,7 @@
         else if (e.key === 'Escape' && this.runId) { e.preventDefault(); this.cancel(); }
       });
       this.runBtn.addEventListener('click', () => this.run());
+      if (this.repeatBtn) this.repeatBtn.addEventListener('click', () => this.run(REPEAT));
       this.lockNote = h('span', { class: 'predict-lock', hidden: true }, 'Enter your prediction in the quiz below first.');
       $('.cell-actions', el).insertBefore(this.lockNote, $('.hint', el));
       this.cancelBtn.addEventListener('click', () => this.cancel());
@@ -248,15 +274,18 @@
       const locked = this.locked();
       this.el.classList.toggle('is-locked', locked);
       this.lockNote.hidden = !locked;
-      if (!this.runId) this.runBtn.disabled = locked;
+      if (!this.runId) { this.runBtn.disabled = locked; if (this.repeatBtn) this.repeatBtn.disabled = locked; }
     }
-    run() {
+    // run sends the cell to the server; rounds > 1 runs its lines that many
+    // times as one group ("repeat 5x"), for the compare page.
+    run(rounds) {
       if (this.runId) return;
       if (this.locked()) { this.applyLock(); return; }
+      this.rounds = rounds > 1 ? rounds : 1;
       if (needToken() && !token(true)) { this.showError('This server needs the instructor token to run cells.'); return; }
       this.runId = `${this.id}#${++runCounter}`;
       const lines = this.src.value.split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
-      this.lines = lines.map((spec) => ({ spec, result: null, progress: [], error: null }));
+      this.lines = lines.map((spec) => ({ spec, result: null, progress: [], error: null, run_id: null, group: [], rounds: [] }));
       this.errors = [];
       this.notice = null;
       this.current = null;
@@ -264,11 +293,13 @@
       // page), so that Esc, handled on the cell, still cancels.
       const refocus = document.activeElement === this.runBtn;
       this.runBtn.disabled = true; this.cancelBtn.hidden = false;
+      if (this.repeatBtn) this.repeatBtn.disabled = true;
       if (refocus) this.cancelBtn.focus();
       this.setState('is-queued', 'sending…');
       this.render(false);
       this.sock.on(this.runId, (m) => this.onMessage(m));
-      const msg = { type: 'run', id: this.runId, cell: this.src.value };
+      const msg = { type: 'run', id: this.runId, cell: this.src.value, lesson: lessonSlug(), cell_id: this.id, browser: browserID() };
+      if (this.rounds > 1) msg.repeat = this.rounds;
       if (token(false)) msg.token = token(false);
       this.sock.send(msg);
     }
@@ -282,6 +313,7 @@
       this.runId = null;
       const refocus = document.activeElement === this.cancelBtn;
       this.runBtn.disabled = this.locked(); this.cancelBtn.hidden = true;
+      if (this.repeatBtn) this.repeatBtn.disabled = this.locked();
       if (refocus) this.runBtn.focus();
       this.setState(cls, text);
     }
@@ -301,7 +333,14 @@
           if (L[m.line]) { L[m.line].progress.push(m); this.renderLive(m); }
           break;
         case 'result':
-          if (L[m.line]) L[m.line].result = m.result;
+          if (L[m.line]) {
+            const l = L[m.line];
+            l.run_id = m.run_id || null;
+            if (m.run_id) l.group.push(m.run_id);
+            // A repeated cell shows its rounds the way a -repeat line does: one array, each run numbered.
+            if (m.round) { l.rounds.push(...(Array.isArray(m.result) ? m.result : [m.result]).map((r) => ({ ...r, run: l.rounds.length + 1 }))); l.result = l.rounds.slice(); }
+            else l.result = m.result;
+          }
           this.render(false);
           break;
         case 'error':
@@ -312,7 +351,12 @@
         case 'done': {
           const ok = L.length > 0 && L.every((l) => l.result);
           if (ok) {
-            store.setJSON(resultsKey(this.id), { at: Date.now(), lines: L.map((l) => ({ spec: l.spec, result: l.result })) });
+            const prev = store.json(resultsKey(this.id), null);
+            // A repeated run keeps its group of run ids per line, and the group before it, for the compare links.
+            const groups = (l, i) => (l.group.length > 1 ? { group: l.group, prev_group: (prev && prev.lines && prev.lines[i] && prev.lines[i].spec !== l.spec && prev.lines[i].group) || (prev && prev.lines && prev.lines[i] && prev.lines[i].prev_group) || null } : {});
+            const kept = L.map((l, i) => ({ spec: l.spec, result: l.result, run_id: l.run_id, ...groups(l, i) }));
+            kept.forEach((k, i) => { L[i].prev_group = k.prev_group || null; });
+            store.setJSON(resultsKey(this.id), { at: Date.now(), lines: kept });
             updateProgress(lessonSlug(), (p) => { p.cells[this.id] = true; });
             // Predictions waiting for this cell are graded now.
             document.dispatchEvent(new CustomEvent('kvlab:measured', { detail: { cell: this.id } }));
@@ -356,13 +400,39 @@
         out.push(h('div', { class: 'live' }, h('div', { class: 'live-text' }, h('span', { class: 'spinner', 'aria-hidden': 'true' }), ...what), h('div', { class: 'live-chart' })));
       }
       out.push(renderLines(this.lines || []));
-      if (final && at) out.push(h('p', { class: 'stamp' }, `Last run ${new Date(at).toLocaleString()} — kept in this browser.`));
+      const links = cellLinks(this.lines || []);
+      if (links) out.push(links);
+      if (final && at) out.push(h('p', { class: 'stamp' }, `Last run ${new Date(at).toLocaleString()} — kept in this browser and in the server's record.`));
       this.out.replaceChildren(...out);
       if (!final && this.current != null) {
         const L = this.lines[this.current];
         if (L && L.progress.length && !L.result) this.renderLive(L.progress[L.progress.length - 1]);
       }
     }
+  }
+
+  // REPEAT is how many rounds the "Repeat 5×" button runs.
+  const REPEAT = 5;
+
+  // cellLinks links each line's result to its permalink, and a repeated
+  // line's group to the compare page: against the group run before the
+  // spec changed when this browser kept it, else against the server's
+  // record of the runs of this cell before the change.
+  function cellLinks(lines) {
+    const items = [];
+    lines.forEach((l, i) => {
+      if (!l.result) return;
+      const pre = lines.length > 1 ? `line ${i + 1}: ` : '';
+      if (l.group && l.group.length > 1) {
+        items.push(h('span', {}, pre, `group of ${l.group.length} runs (`,
+          ...l.group.flatMap((id, k) => [k ? ', ' : null, h('a', { href: `/runs/${id}`, class: 'permalink' }, `#${id}`)]), ') · ',
+          h('a', { href: l.prev_group ? `/compare?a=${l.prev_group.join(',')}&b=${l.group.join(',')}` : `/compare?b=${l.group.join(',')}`, class: 'compare-link' },
+            l.prev_group ? 'compare with the group before the change' : 'compare with the runs before the change')));
+      } else if (l.run_id) {
+        items.push(h('span', {}, pre, h('a', { href: `/runs/${l.run_id}`, class: 'permalink' }, `run #${l.run_id}`)));
+      }
+    });
+    return items.length ? h('p', { class: 'cell-links' }, 'Permalink: ', ...items.flatMap((x, k) => [k ? ' · ' : null, x])) : null;
   }
 
   // cancelNotice says what a cancelled run left behind, so the output is
@@ -849,12 +919,15 @@
       if (asPrediction) req.prediction = true;
       if (el.dataset.cell) {
         const last = store.json(resultsKey(el.dataset.cell), null);
-        if (!last || !last.lines) { fb.replaceChildren(h('p', { class: 'error' }, 'Run the cell ', h('a', { href: `#cell-${el.dataset.cell}` }, el.dataset.cell), ' first: this quiz is checked against your own measurement.')); return; }
-        req.results = last.lines.map((l) => l.result);
+        // The server grades from the runs it recorded: the page sends their ids, never numbers.
+        if (!last || !last.lines || !last.lines.every((l) => l.run_id)) { fb.replaceChildren(h('p', { class: 'error' }, 'Run the cell ', h('a', { href: `#cell-${el.dataset.cell}` }, el.dataset.cell), ' first: this quiz is checked against your own measurement, as this server recorded it.')); return; }
+        req.run_ids = last.lines.map((l) => l.run_id);
+        req.browser = browserID();
       } else {
         if (needToken() && !token(true)) { fb.replaceChildren(h('p', { class: 'error' }, 'This server needs the instructor token to measure.')); return; }
         req.token = token(false);
         req.ticket = quizTicket();
+        req.browser = browserID();
         fb.replaceChildren(measuringNote(' Measuring on this server\'s disk (waits its turn in the queue)…'));
       }
       btn.disabled = true;
@@ -895,8 +968,10 @@
       const answer = String(data.get('answer') || '').trim();
       if (!answer) { fb.replaceChildren(h('p', { class: 'error' }, choice ? 'Pick one of the choices.' : 'Type a number first.')); return; }
       if (predict && !prediction(id)) {
-        // The first answer is the prediction: kept, and graded by the
-        // cell's next run, which it unlocks.
+        // The first answer is the prediction: stored in the server's
+        // record before the cell can run, kept, and graded by the cell's
+        // next run, which it unlocks.
+        try { await savePrediction(id, answer); } catch (err) { fb.replaceChildren(h('p', { class: 'error' }, `Your prediction was not recorded: ${err.message}`)); return; }
         setPrediction(id, answer);
         btn.textContent = 'Check';
         fb.replaceChildren(waiting(prediction(id)));
@@ -962,15 +1037,27 @@
     for (const id of links.keys()) { const el = document.getElementById(id); if (el) io.observe(el); }
   }
 
+  // ---------- a run's permalink page
+
+  function setupRunPage() {
+    const data = $('#run-data');
+    const out = $('.run-result .cell-out');
+    if (!data || !out) return;
+    let run;
+    try { run = JSON.parse(data.textContent); } catch (err) { out.replaceChildren(h('div', { class: 'error' }, `The run's JSON does not parse: ${err.message}`)); return; }
+    out.replaceChildren(renderLines([{ spec: run.spec, result: run.result }]));
+  }
+
   // ---------- start
 
   document.addEventListener('DOMContentLoaded', () => {
     setupTheme();
     if (document.body.classList.contains('index')) setupIndex();
+    if (document.body.classList.contains('run-page')) setupRunPage();
     if (document.body.classList.contains('lesson')) {
       updateProgress(lessonSlug(), (p) => { p.visited = true; });
       const sock = new Socket();
-      window.kvlab = { cells: $$('.cell').map((el) => new Cell(el, sock)), socket: sock };
+      window.kvlab = { cells: $$('.cell').map((el) => new Cell(el, sock)), socket: sock, browser: browserID, savePrediction };
       $$('.quiz').forEach(setupQuiz);
       for (const c of window.kvlab.cells) c.applyLock();
       setupTOC();

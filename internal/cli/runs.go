@@ -220,7 +220,7 @@ func summarize(r archive.Run) summary {
 	case []*harness.BenchResult:
 		return benchSummary(v)
 	case *harness.ProbeResult:
-		return summary{text: fmt.Sprintf("%s: fdatasync %s", v.FS, fmtNs(v.FdatasyncNs))}
+		return summary{text: fmt.Sprintf("%s: fdatasync %s", v.FS, harness.FormatNs(v.FdatasyncNs))}
 	case *harness.ModelResult:
 		return summary{text: fmt.Sprintf("predicts %.0f ops/s", v.PredictedOpsPerSec)}
 	case *harness.CrashResult:
@@ -248,7 +248,7 @@ func benchSummary(rs []*harness.BenchResult) summary {
 	s.text = fmt.Sprintf("%.0f ops/s", r.OpsPerSec)
 	if p99 >= 0 {
 		s.p99TSV = strconv.FormatInt(p99, 10)
-		s.text += ", p99 " + fmtNs(float64(p99))
+		s.text += ", p99 " + harness.FormatNs(float64(p99))
 	}
 	if len(rs) > 1 {
 		s.text = fmt.Sprintf("%d results; first: %s", len(rs), s.text)
@@ -257,20 +257,6 @@ func benchSummary(rs []*harness.BenchResult) summary {
 		s.text += " (cancelled)"
 	}
 	return s
-}
-
-// fmtNs prints nanoseconds with a unit a reader compares at a glance
-// (the harness's tables use the same units).
-func fmtNs(ns float64) string {
-	switch {
-	case ns < 1e3:
-		return fmt.Sprintf("%.0f ns", ns)
-	case ns < 1e6:
-		return fmt.Sprintf("%.1f µs", ns/1e3)
-	case ns < 1e9:
-		return fmt.Sprintf("%.2f ms", ns/1e6)
-	}
-	return fmt.Sprintf("%.2f s", ns/1e9)
 }
 
 // showRun prints one run: as JSON (the whole record), as the harness's

@@ -110,10 +110,14 @@ func TestQuizDecodesOnlyWhatItNeeds(t *testing.T) {
 		{"unknown field", `{"lesson":"01-fixture","quiz":"tail","answer":"5","results":[` + one + `,` + one + `],"extra":1}`, 400, `unknown field "extra"`},
 		{"field twice", `{"lesson":"01-fixture","lesson":"01-fixture","quiz":"tail","answer":"5"}`, 400, `"lesson" given twice`},
 		{"more results than any cell has lines", `{"results":[` + strings.TrimSuffix(strings.Repeat(one+",", 17), ",") + `],"lesson":"01-fixture","quiz":"tail","answer":"5"}`, 400, "results: more than 16"},
-		{"the rest after the quiz's results is not read", `{"lesson":"01-fixture","quiz":"tail","answer":"5","results":[` + one + `,` + one + `,{"this is not JSON`, 200, ""},
-		{"a prediction", `{"lesson":"01-fixture","quiz":"tail","answer":"5","prediction":true,"results":[` + one + `,` + one + `]}`, 200, ""},
+		// Results sent by the client are refused (quizzes are graded from
+		// the server's record), but only after the decoder stopped reading.
+		{"the rest after the quiz's results is not read", `{"lesson":"01-fixture","quiz":"tail","answer":"5","results":[` + one + `,` + one + `,{"this is not JSON`, 400, "not from numbers sent with the answer"},
+		{"a prediction", `{"lesson":"01-fixture","quiz":"tail","answer":"5","prediction":true,"browser":"b1","run_ids":[]}`, 422, "run the cell first"},
 		{"a prediction that is not a bool", `{"lesson":"01-fixture","quiz":"tail","answer":"5","prediction":"yes"}`, 400, "prediction:"},
-		{"results first, trimmed to the quiz's", `{"results":[` + one + `,` + one + `,` + one + `],"lesson":"01-fixture","quiz":"tail","answer":"5"}`, 200, ""},
+		{"results first, trimmed to the quiz's", `{"results":[` + one + `,` + one + `,` + one + `],"lesson":"01-fixture","quiz":"tail","answer":"5"}`, 400, "not from numbers sent with the answer"},
+		{"more run ids than any cell has lines", `{"lesson":"01-fixture","quiz":"tail","answer":"5","run_ids":[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17]}`, 400, "run_ids: 17 ids; a cell has at most 16 lines"},
+		{"run ids not numbers", `{"lesson":"01-fixture","quiz":"tail","answer":"5","run_ids":"1,2"}`, 400, "run_ids: want an array of run ids"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

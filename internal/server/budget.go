@@ -68,7 +68,7 @@ func (b Budget) check(lines []string, lim harness.Limits) (bad int, err error) {
 		}
 		if m := spec.MemoryBytes(); m > b.MaxMemory {
 			return i, fmt.Errorf("-max-memory: one run of this line needs about %s (-keys %d, -value-size %d, -engine %s, latency samples kept); the server allows %s",
-				fmtBytes(m), spec.Keys, spec.ValueSize, strings.Join(spec.Engines, ","), fmtBytes(b.MaxMemory))
+				harness.FormatBytes(m), spec.Keys, spec.ValueSize, strings.Join(spec.Engines, ","), harness.FormatBytes(b.MaxMemory))
 		}
 		runs += n
 		minTime += spec.MinTime()
@@ -93,17 +93,4 @@ func (e errBudgetSpent) Error() string {
 // withBudget is ctx bounded by the cell's time budget.
 func (b Budget) withBudget(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeoutCause(ctx, b.MaxCellTime, errBudgetSpent{b.MaxCellTime})
-}
-
-// fmtBytes writes n in B, KiB, MiB or GiB.
-func fmtBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }

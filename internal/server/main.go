@@ -51,6 +51,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	maxCellRuns := fl.Int("max-cell-runs", bud.MaxRunsPerCell, "most runs all the lines of one cell may make")
 	maxCellTime := fl.Duration("max-cell-time", bud.MaxCellTime, "longest one cell may hold the disk, preload and every run included; a cell whose -duration (or -ops / -rate) adds up to more is refused")
 	maxMemory := fl.Int64("max-memory", bud.MaxMemory, "most bytes of memory one run may need, estimated from its -keys, -value-size, -engine and the latency samples it keeps")
+	archiveTarget := fl.String("archive", "", "where every run is recorded: empty = kvlab.db (SQLite) in -data; a postgres:// URL for PostgreSQL, shared by several servers")
 	fl.Usage = func() {
 		fmt.Fprintf(stderr, "usage: labserver [serve] [flags]\n\nServe the course on http://ADDR/. Cells run on this machine's disk, one at a time.\nThe measuring commands (bench, sweep, probe, model, crash) are listed by `labserver help`.\n\nflags:\n")
 		fl.PrintDefaults()
@@ -70,7 +71,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "labserver serve: %v\n", err)
 		return 2
 	}
-	cfg := Config{Addr: *addr, DataDir: *data, Token: tok, Log: stderr, MaxMessageBytes: *maxMsg, MaxQueuedPerClient: *maxQueued, MaxQueuedPerAddress: *maxQueuedAddr}
+	cfg := Config{Addr: *addr, DataDir: *data, Token: tok, Log: stderr, MaxMessageBytes: *maxMsg, MaxQueuedPerClient: *maxQueued, MaxQueuedPerAddress: *maxQueuedAddr, ArchiveTarget: *archiveTarget}
 	cfg.Limits = def
 	cfg.Limits.MaxOps, cfg.Limits.MaxDuration, cfg.Limits.MaxValueSize = *maxOps, *maxDur, *maxVal
 	cfg.Limits.MaxTotalBytes, cfg.Limits.MaxThreads, cfg.Limits.MaxTrials, cfg.Limits.MaxRepeat = *maxBytes, *maxThreads, *maxTrials, *maxRepeat
@@ -131,6 +132,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "  students: %s\n", u)
 		}
 	}
+	fmt.Fprintf(stderr, "labserver: every run is recorded in %s; browse them at %sruns\n", s.arch.Where(), url)
 	if *open {
 		openBrowser(url, stderr)
 	}

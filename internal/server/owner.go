@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
+
+	"kvlab/harness"
 )
 
 // Who owns a run directory. Each run writes under -data/runs/run-OWNER-N,
@@ -78,7 +80,7 @@ func claimRuns(dataDir string, logf func(format string, args ...any)) (*owner, e
 			logf("leftover run directory %s: removing it: %v", dir, err)
 			continue
 		}
-		logf("removed %s (%s), left by a labserver that is no longer running", dir, fmtBytes(size))
+		logf("removed %s (%s), left by a labserver that is no longer running", dir, harness.FormatBytes(size))
 	}
 	for who, gone := range dead {
 		if gone {

@@ -21,7 +21,7 @@ type predictResp struct {
 func TestQuizPredictionReply(t *testing.T) {
 	s := newServer(t, func(c *Config) { c.Lessons = os.DirFS("testdata/predict") })
 	ts := startServer(t, s)
-	results := runCell(t, ts, "bench -engine null -sync none -workload fillrandom -ops 500", 1)
+	ids, _ := runCellAs(t, ts, "01-predict", "guess", testBrowser, "bench -engine null -sync none -workload fillrandom -ops 500", 1)
 	for _, tt := range []struct {
 		quiz       string
 		prediction bool
@@ -34,7 +34,7 @@ func TestQuizPredictionReply(t *testing.T) {
 		{"guess-count", false, "450", false, "10% below the measured value", 0.9},
 		{"after-count", true, "500", false, "exactly the measured value", 1}, // not a predict: yes quiz
 	} {
-		req := map[string]any{"lesson": "01-predict", "quiz": tt.quiz, "answer": tt.answer, "results": results, "prediction": tt.prediction}
+		req := map[string]any{"lesson": "01-predict", "quiz": tt.quiz, "answer": tt.answer, "browser": testBrowser, "run_ids": ids, "prediction": tt.prediction}
 		b, _ := json.Marshal(req)
 		var r predictResp
 		code := postJSON(t, ts.URL+"/api/quiz", b, &r)

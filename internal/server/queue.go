@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"kvlab/harness"
 )
@@ -28,13 +29,16 @@ type job struct {
 	cancel context.CancelFunc
 	owner  *client // nil for quiz runs
 	ticket string  // a quiz request's ticket, for GET /api/quiz/queue; "" for cells
+	from   origin  // where the job came from, for the archive
+	repeat int     // times to run the lines, in rounds (0 or 1: once)
 
 	// release gives back the job's place in its address's count; may be nil.
 	release func()
 
 	// results is written by the runner only; read after done is closed.
 	results []json.RawMessage
-	err     error // the first failure, if any; read after done is closed
+	runIDs  []int64 // the archive id of each result (0: not recorded); as results
+	err     error   // the first failure, if any; read after done is closed
 	done    chan struct{}
 }
 
@@ -80,6 +84,8 @@ type resultMsg struct {
 	ID     string          `json:"id"`
 	Line   int             `json:"line"`
 	Result json.RawMessage `json:"result"`
+	RunID  int64           `json:"run_id,omitempty"` // the run's id in the archive, once it is recorded
+	Round  int             `json:"round,omitempty"`  // 1-based round of a repeated run
 }
 
 type doneMsg struct {
@@ -234,66 +240,102 @@ func finishJob(j *job, cancelled bool) {
 }
 
 // runJob runs a job's lines in order, each in a fresh directory that is
-// removed afterwards. The first failing line ends the job. It reports
-// whether the job was cancelled; the caller sends done.
+// removed afterwards, and records each finished line in the archive. A
+// repeated job runs all its lines once per round. The first failing line
+// ends the job. It reports whether the job was cancelled; the caller sends
+// done.
 func (s *Server) runJob(j *job) (cancelled bool) {
 	if j.ctx.Err() != nil {
 		return true
 	}
 	dir := filepath.Join(s.cfg.DataDir, "runs", fmt.Sprintf("run-%s-%d", s.owner.name, runSeq.Add(1)))
 	defer os.RemoveAll(dir)
-	// One time budget for the whole job, preload and every run included.
+	// One time budget for the whole job, preload and every run of every
+	// round included.
 	ctx, stop := s.cfg.Budget.withBudget(j.ctx)
 	defer stop()
-	for i, line := range j.lines {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			j.err = err
-			j.out.send(errorMsg{Type: "error", ID: j.id, Line: lineP(i), Message: "creating the run directory: " + err.Error()})
-			break
-		}
-		j.out.send(startedMsg{Type: "started", ID: j.id, Line: i, Spec: line})
-		line := i
-		env := harness.Env{
-			Dir:    dir,
-			Limits: s.cfg.Limits,
-			Exe:    s.cfg.Exe,
-			Progress: func(p harness.Progress) {
-				j.out.send(progressMsg{Type: "progress", ID: j.id, Line: line, Progress: p})
-			},
-		}
-		res, err := s.exec(ctx, j.lines[i], env)
-		os.RemoveAll(dir)
-		if s.roomMode() {
-			res = redactForRoom(res)
-		}
-		if j.ctx.Err() != nil {
-			return true
-		}
-		if spent := context.Cause(ctx); spent != nil {
-			// The budget ran out: what the line measured before it was
-			// stopped is still shown, marked cancelled, then why.
-			if err == nil && json.Valid(res) {
-				j.results = append(j.results, json.RawMessage(res))
-				j.out.send(resultMsg{Type: "result", ID: j.id, Line: i, Result: res})
+	rounds := max(j.repeat, 1)
+	for round := 1; round <= rounds; round++ {
+		for i := range j.lines {
+			var ok bool
+			if ok, cancelled = s.runLine(ctx, j, dir, i, round, rounds); cancelled {
+				return true
+			} else if !ok {
+				return false
 			}
-			j.err = fmt.Errorf("line %d: %v", i, spent)
-			j.out.send(errorMsg{Type: "error", ID: j.id, Line: lineP(i), Message: spent.Error()})
-			break
 		}
-		if err != nil {
-			j.err = fmt.Errorf("line %d: %v", i, err)
-			j.out.send(errorMsg{Type: "error", ID: j.id, Line: lineP(i), Message: err.Error()})
-			break
-		}
-		if !json.Valid(res) {
-			j.err = fmt.Errorf("line %d: the harness returned invalid JSON", i)
-			j.out.send(errorMsg{Type: "error", ID: j.id, Line: lineP(i), Message: j.err.Error()})
-			break
-		}
-		j.results = append(j.results, json.RawMessage(res))
-		j.out.send(resultMsg{Type: "result", ID: j.id, Line: i, Result: res})
 	}
 	return false
+}
+
+// runLine runs line i of j under ctx (the job's budget) and sends its
+// result (or error). ok is false when the line failed or the budget ran
+// out, which ends the job.
+func (s *Server) runLine(ctx context.Context, j *job, dir string, i, round, rounds int) (ok, cancelled bool) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		j.err = err
+		j.out.send(errorMsg{Type: "error", ID: j.id, Line: lineP(i), Message: "creating the run directory: " + err.Error()})
+		return false, false
+	}
+	j.out.send(startedMsg{Type: "started", ID: j.id, Line: i, Spec: j.lines[i]})
+	tl := &timeline{}
+	env := harness.Env{
+		Dir:    dir,
+		Limits: s.cfg.Limits,
+		Exe:    s.cfg.Exe,
+		Progress: func(p harness.Progress) {
+			tl.add(p)
+			j.out.send(progressMsg{Type: "progress", ID: j.id, Line: i, Progress: p})
+		},
+	}
+	started := time.Now()
+	res, err := s.exec(ctx, j.lines[i], env)
+	ended := time.Now()
+	os.RemoveAll(dir)
+	if s.roomMode() {
+		// What the room sees is what the archive keeps: its pages are public.
+		res = redactForRoom(res)
+	}
+	if j.ctx.Err() != nil {
+		return false, true
+	}
+	if spent := context.Cause(ctx); spent != nil {
+		// The budget ran out: what the line measured before it was
+		// stopped is still recorded and shown, marked cancelled, then why.
+		if err == nil && json.Valid(res) {
+			s.sendResult(j, i, round, rounds, res, tl, started, ended)
+		}
+		j.err = fmt.Errorf("line %d: %v", i, spent)
+		j.out.send(errorMsg{Type: "error", ID: j.id, Line: lineP(i), Message: spent.Error()})
+		return false, false
+	}
+	if err != nil {
+		j.err = fmt.Errorf("line %d: %v", i, err)
+		j.out.send(errorMsg{Type: "error", ID: j.id, Line: lineP(i), Message: err.Error()})
+		return false, false
+	}
+	if !json.Valid(res) {
+		j.err = fmt.Errorf("line %d: the harness returned invalid JSON", i)
+		j.out.send(errorMsg{Type: "error", ID: j.id, Line: lineP(i), Message: j.err.Error()})
+		return false, false
+	}
+	s.sendResult(j, i, round, rounds, res, tl, started, ended)
+	return true, false
+}
+
+// sendResult records line i's result and then sends it with its run_id.
+// The measurement is over: recording it cannot perturb it.
+func (s *Server) sendResult(j *job, i, round, rounds int, res json.RawMessage, tl *timeline, started, ended time.Time) {
+	id, _ := s.record(j, j.lines[i], res, tl, started, ended)
+	if round == rounds {
+		j.results = append(j.results, res)
+		j.runIDs = append(j.runIDs, id)
+	}
+	m := resultMsg{Type: "result", ID: j.id, Line: i, Result: res, RunID: id}
+	if rounds > 1 {
+		m.Round = round
+	}
+	j.out.send(m)
 }
 
 // placeOf finds the job holding ticket and tells its place as the queued

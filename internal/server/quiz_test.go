@@ -35,37 +35,67 @@ func postQuiz(t *testing.T, ts *httptest.Server, req map[string]any) (int, quizR
 	return r.StatusCode, out
 }
 
-// measureCell runs the fixture's always-run cell and returns its results
-// the way the page keeps them.
-func measureCell(t *testing.T, ts *httptest.Server) []json.RawMessage {
-	t.Helper()
-	return runCell(t, ts, "bench -engine null -sync always -workload fillrandom -ops 500\nbench -engine null -sync none -workload fillrandom -ops 500", 2)
+// testBrowser is the browser id the tests' runs and quizzes send.
+const testBrowser = "test-browser-1"
+
+// runAs sends a run message the way the page does: with the lesson, the
+// cell's id and the browser id.
+func (c *wsClient) runAs(id, lessonSlug, cellID, browser, cell string) {
+	c.send(map[string]any{"type": "run", "id": id, "cell": cell, "lesson": lessonSlug, "cell_id": cellID, "browser": browser})
 }
 
-// runCell runs a cell's text over the websocket and returns its results,
-// one per line, the way the page keeps them; it fails unless there are
-// lines of them.
-func runCell(t *testing.T, ts *httptest.Server, text string, lines int) []json.RawMessage {
+// measureCell runs the fixture's always-run cell as testBrowser and
+// returns the archive ids of its results and the results themselves.
+func measureCell(t *testing.T, ts *httptest.Server) ([]int64, []json.RawMessage) {
+	t.Helper()
+	return measureCellAs(t, ts, testBrowser, "always-run")
+}
+
+func measureCellAs(t *testing.T, ts *httptest.Server, browser, cellID string) ([]int64, []json.RawMessage) {
+	t.Helper()
+	return runCellAs(t, ts, "01-fixture", cellID, browser, "bench -engine null -sync always -workload fillrandom -ops 500\nbench -engine null -sync none -workload fillrandom -ops 500", 2)
+}
+
+// runCellAs runs a cell's text over the websocket the way the page does,
+// naming the lesson, the cell and the browser, and returns the archive
+// id and the result of each line; it fails unless there are lines of
+// them, each recorded.
+func runCellAs(t *testing.T, ts *httptest.Server, lessonSlug, cellID, browser, text string, lines int) ([]int64, []json.RawMessage) {
 	t.Helper()
 	c := dial(t, ts, "", nil)
-	c.run("m", text)
+	c.runAs("m", lessonSlug, cellID, browser, text)
+	var ids []int64
 	var out []json.RawMessage
 	for _, m := range c.until("m", "done") {
 		if m.str("type") == "result" {
 			b, _ := json.Marshal(m["result"])
 			out = append(out, b)
+			ids = append(ids, int64(m.num("run_id")))
 		}
 	}
 	if len(out) != lines {
 		t.Fatalf("got %d results, want %d", len(out), lines)
 	}
+	for i, id := range ids {
+		if id <= 0 {
+			t.Fatalf("result %d has run_id %d, want the archive's id", i, id)
+		}
+	}
+	return ids, out
+}
+
+// runCell runs a cell's text over the websocket and returns its results,
+// one per line, the way the page shows them.
+func runCell(t *testing.T, ts *httptest.Server, text string, lines int) []json.RawMessage {
+	t.Helper()
+	_, out := runCellAs(t, ts, "", "", "", text, lines)
 	return out
 }
 
 func TestQuizAgainstCellMeasurement(t *testing.T) {
 	s := newServer(t, nil)
 	ts := startServer(t, s)
-	results := measureCell(t, ts)
+	ids, results := measureCell(t, ts)
 	var line1 struct {
 		Latency struct {
 			Put struct {
@@ -89,7 +119,7 @@ func TestQuizAgainstCellMeasurement(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, r := postQuiz(t, ts, map[string]any{"lesson": "01-fixture", "quiz": tt.quiz, "answer": tt.answer, "results": results})
+			code, r := postQuiz(t, ts, map[string]any{"lesson": "01-fixture", "quiz": tt.quiz, "answer": tt.answer, "browser": testBrowser, "run_ids": ids})
 			if code != 200 {
 				t.Fatalf("got status %d (%s), want 200", code, r.Error)
 			}
@@ -98,7 +128,7 @@ func TestQuizAgainstCellMeasurement(t *testing.T) {
 			}
 		})
 	}
-	_, r := postQuiz(t, ts, map[string]any{"lesson": "01-fixture", "quiz": "count", "answer": "500", "results": results})
+	_, r := postQuiz(t, ts, map[string]any{"lesson": "01-fixture", "quiz": "count", "answer": "500", "browser": testBrowser, "run_ids": ids})
 	if !strings.HasPrefix(r.Shown, "measured count = 500; ops/s = ") || !strings.Contains(r.Explain, "<em>exactly</em>") {
 		t.Errorf("got shown %q explain %q, want measured values and rendered explanation", r.Shown, r.Explain)
 	}
@@ -137,7 +167,9 @@ func TestQuizMeasuresItsOwnRun(t *testing.T) {
 func TestQuizErrors(t *testing.T) {
 	s := newServer(t, nil)
 	ts := startServer(t, s)
-	results := measureCell(t, ts)
+	ids, results := measureCell(t, ts)
+	otherIDs, _ := measureCellAs(t, ts, "another-browser", "always-run")
+	cellIDs, _ := measureCellAs(t, ts, testBrowser, "cell-2")
 	tests := []struct {
 		name string
 		req  map[string]any
@@ -146,11 +178,17 @@ func TestQuizErrors(t *testing.T) {
 	}{
 		{"no lesson", map[string]any{"lesson": "nope", "quiz": "count", "answer": "1"}, 404, `no lesson "nope"`},
 		{"no quiz", map[string]any{"lesson": "01-fixture", "quiz": "nope", "answer": "1"}, 404, `no quiz "nope"`},
-		{"not a number", map[string]any{"lesson": "01-fixture", "quiz": "count", "answer": "lots", "results": results}, 400, `Your answer "lots" is not a number`},
+		{"not a number", map[string]any{"lesson": "01-fixture", "quiz": "count", "answer": "lots", "browser": testBrowser, "run_ids": ids}, 400, `Your answer "lots" is not a number`},
 		{"not a choice", map[string]any{"lesson": "01-fixture", "quiz": "path", "answer": "maybe"}, 400, "not one of the choices"},
 		{"no results", map[string]any{"lesson": "01-fixture", "quiz": "count", "answer": "1"}, 422, "run the cell first"},
-		{"too few results", map[string]any{"lesson": "01-fixture", "quiz": "tail", "answer": "1", "results": results[:1]}, 422, "run the cell first"},
-		{"wrong shape", map[string]any{"lesson": "01-fixture", "quiz": "count", "answer": "1", "results": []any{map[string]any{"kind": "probe"}}}, 422, "has no field"},
+		{"too few runs", map[string]any{"lesson": "01-fixture", "quiz": "tail", "answer": "1", "browser": testBrowser, "run_ids": ids[:1]}, 422, "run the cell first"},
+		{"numbers from the client", map[string]any{"lesson": "01-fixture", "quiz": "count", "answer": "500", "results": results}, 400, "grades quizzes from the runs it recorded itself, not from numbers sent with the answer"},
+		{"numbers beside run ids", map[string]any{"lesson": "01-fixture", "quiz": "count", "answer": "500", "browser": testBrowser, "run_ids": ids, "results": results}, 400, "not from numbers sent with the answer"},
+		{"another browser's runs", map[string]any{"lesson": "01-fixture", "quiz": "count", "answer": "500", "browser": testBrowser, "run_ids": otherIDs}, 422, "was not recorded from cell always-run of lesson 01-fixture in this browser"},
+		{"another cell's runs", map[string]any{"lesson": "01-fixture", "quiz": "count", "answer": "500", "browser": testBrowser, "run_ids": cellIDs}, 422, "was not recorded from cell always-run"},
+		{"no browser", map[string]any{"lesson": "01-fixture", "quiz": "count", "answer": "500", "run_ids": ids}, 400, "browser: missing"},
+		{"an id twice", map[string]any{"lesson": "01-fixture", "quiz": "tail", "answer": "1", "browser": testBrowser, "run_ids": []int64{ids[0], ids[0]}}, 400, "given twice"},
+		{"an id never recorded", map[string]any{"lesson": "01-fixture", "quiz": "count", "answer": "500", "browser": testBrowser, "run_ids": []int64{ids[1] + 100}}, 422, "run the cell first"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

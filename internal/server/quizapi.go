@@ -25,10 +25,12 @@ import (
 // it keeps locked until the reader has predicted; the reply then says
 // "predicted": true (see package quiz, "Predict, then measure").
 //
-// results are the student's latest results of the quiz's cell, as the
-// page received them over the websocket; a quiz with run: lines ignores
-// them and measures its lines through the run queue instead (so it waits
-// its turn, and needs the token when one is set). Reply: quiz.Feedback
+// A cell quiz is graded from the runs the server recorded (quizrecord.go):
+// the request names them by "run_ids" with its "browser"; "results"
+// (numbers sent by the client) are refused. A quiz with run: lines
+// measures its lines through the run queue instead (so it waits its turn,
+// and needs the token when one is set), after storing its answer as a
+// prediction. Reply: quiz.Feedback
 // as JSON plus "explain_html", or {"error":"..."} with status 400 (bad
 // request or answer), 403 (origin or token), 404 (no such quiz), 408 (the
 // body came too slowly), 413 (the body is too large), 422 (the results
@@ -59,6 +61,10 @@ type quizRequest struct {
 	// Prediction says the answer was entered before the cell's results
 	// existed (the page locks a predict: yes quiz's cell until then).
 	Prediction bool `json:"prediction,omitempty"`
+	// Browser and RunIDs name the recorded runs a cell quiz is graded
+	// from (see quizrecord.go); Results is refused.
+	Browser string  `json:"browser,omitempty"`
+	RunIDs  []int64 `json:"run_ids,omitempty"`
 }
 
 // predicted is the reply's "predicted": a run: quiz's answer always comes
@@ -72,6 +78,7 @@ type quizReply struct {
 	quiz.Feedback
 	ExplainHTML string            `json:"explain_html,omitempty"`
 	Measured    []json.RawMessage `json:"measured,omitempty"` // results of run: lines
+	RunIDs      []int64           `json:"run_ids,omitempty"`  // the archived runs the answer was graded from
 }
 
 func jsonError(w http.ResponseWriter, code int, msg string) {
@@ -138,9 +145,9 @@ func (s *Server) handleQuiz(w http.ResponseWriter, r *http.Request) {
 		jsonError(w, http.StatusBadRequest, "pick one of the choices")
 		return
 	}
-	raw := req.Results
-	if n := s.quizResultsWanted(req.Lesson, req.Quiz); len(raw) > n {
-		raw = raw[:n] // "results" came before "lesson" and "quiz"
+	raw, graded, ok := s.gradedFrom(w, r, l.Slug, q, &req)
+	if !ok {
+		return
 	}
 	var measured []json.RawMessage
 	if q.Run != nil {
@@ -153,10 +160,14 @@ func (s *Server) handleQuiz(w http.ResponseWriter, r *http.Request) {
 			jsonError(w, http.StatusBadRequest, badTicket)
 			return
 		}
+		if !s.predictFirst(w, r, l.Slug, q, &req) {
+			return
+		}
 		// The measurement waits its turn, maybe for minutes: no write
 		// deadline until it is done.
 		rc.SetWriteDeadline(time.Time{})
-		raw, err = s.measure(r.Context(), remoteHost(r), q.ID, req.Ticket, q.Run)
+		from := origin{source: "quiz", lesson: l.Slug, quiz: q.ID, browser: req.Browser}
+		raw, graded, err = s.measure(r.Context(), remoteHost(r), q.ID, req.Ticket, q.Run, from)
 		rc.SetWriteDeadline(time.Now().Add(s.room.writeTimeout))
 		if err != nil {
 			code := http.StatusInternalServerError
@@ -203,7 +214,7 @@ func (s *Server) handleQuiz(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	fb.Predicted = predicted(q, &req)
-	b, err := json.Marshal(quizReply{Feedback: fb, ExplainHTML: inlineMarkdown(q.Explain), Measured: measured})
+	b, err := json.Marshal(quizReply{Feedback: fb, ExplainHTML: inlineMarkdown(q.Explain), Measured: measured, RunIDs: graded})
 	if err != nil {
 		jsonError(w, http.StatusInternalServerError, "quiz "+q.ID+": the feedback does not encode as JSON: "+err.Error())
 		return
@@ -286,48 +297,58 @@ func (collector) send(any) {}
 
 // measure runs lines through the queue and waits for the results.
 // ticket, when not "", lets GET /api/quiz/queue find the job.
-func (s *Server) measure(ctx context.Context, addr, id, ticket string, lines []string) ([]json.RawMessage, error) {
-	for i, l := range lines {
-		if err := checkLine(l, s.cfg.Limits); err != nil {
-			return nil, runLineError(i, l, err)
-		}
-	}
-	if bad, err := s.cfg.Budget.check(lines, s.cfg.Limits); err != nil {
-		if bad >= 0 {
-			return nil, runLineError(bad, lines[bad], err)
-		}
-		return nil, fmt.Errorf("run: %v", err)
+// It returns the results and their archive ids (0 where not recorded).
+func (s *Server) measure(ctx context.Context, addr, id, ticket string, lines []string, from origin) ([]json.RawMessage, []int64, error) {
+	if err := s.checkRunLines(lines); err != nil {
+		return nil, nil, err
 	}
 	if s.quizRuns.Add(1) > maxQuizRuns {
 		s.quizRuns.Add(-1)
-		return nil, errQuizBusy
+		return nil, nil, errQuizBusy
 	}
 	defer s.quizRuns.Add(-1)
 	release, err := s.holdAddr(addr)
 	if err != nil {
 		s.refused(addr, err.Error())
-		return nil, err
+		return nil, nil, err
 	}
 	jctx, cancel := context.WithCancel(s.ctx)
 	defer cancel()
-	j := &job{id: "quiz:" + id, ticket: ticket, lines: lines, out: collector{}, ctx: jctx, cancel: cancel, release: release, done: make(chan struct{})}
+	j := &job{id: "quiz:" + id, ticket: ticket, lines: lines, out: collector{}, ctx: jctx, cancel: cancel, release: release, done: make(chan struct{}), from: from}
 	if err := s.q.enqueue(j, s.maxWaiting); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	select {
 	case <-j.done:
 	case <-ctx.Done():
 		s.cancelJob(j)
 		<-j.done
-		return nil, ctx.Err()
+		return nil, nil, ctx.Err()
 	}
 	if j.err != nil {
-		return nil, j.err
+		return nil, nil, j.err
 	}
 	if len(j.results) != len(lines) {
-		return nil, errors.New("the run was cancelled")
+		return nil, nil, errors.New("the run was cancelled")
 	}
-	return j.results, nil
+	return j.results, j.runIDs, nil
+}
+
+// checkRunLines checks a quiz's run: lines against the limits and the
+// cell budget, as measure will.
+func (s *Server) checkRunLines(lines []string) error {
+	for i, l := range lines {
+		if err := checkLine(l, s.cfg.Limits); err != nil {
+			return runLineError(i, l, err)
+		}
+	}
+	if bad, err := s.cfg.Budget.check(lines, s.cfg.Limits); err != nil {
+		if bad >= 0 {
+			return runLineError(bad, lines[bad], err)
+		}
+		return fmt.Errorf("run: %v", err)
+	}
+	return nil
 }
 
 // runLineError names a quiz's run: line (1-based i+1) and its text once,

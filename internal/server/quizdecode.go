@@ -48,9 +48,16 @@ func decodeQuizRequest(r io.Reader, most int, keep func(lesson, quiz string) int
 			dst = &req.Token
 		case "ticket":
 			dst = &req.Ticket
+		case "browser":
+			dst = &req.Browser
 		case "prediction":
 			if err := dec.Decode(&req.Prediction); err != nil {
 				return req, false, fmt.Errorf("prediction: %w", err)
+			}
+			continue
+		case "run_ids":
+			if err := decodeRunIDs(dec, most, &req.RunIDs); err != nil {
+				return req, false, err
 			}
 			continue
 		case "results":
@@ -114,6 +121,18 @@ func decodeResults(dec *json.Decoder, n, most int, ready bool) (out []json.RawMe
 		out = append(out, m)
 	}
 	return out, false, expectDelim(dec, ']')
+}
+
+// decodeRunIDs reads "run_ids": an array of at most `most` run ids (one
+// per line of a cell), or null.
+func decodeRunIDs(dec *json.Decoder, most int, out *[]int64) error {
+	if err := dec.Decode(out); err != nil {
+		return fmt.Errorf("run_ids: want an array of run ids (whole numbers), one per line of the cell: %w", err)
+	}
+	if len(*out) > most {
+		return fmt.Errorf("run_ids: %d ids; a cell has at most %d lines", len(*out), most)
+	}
+	return nil
 }
 
 // skipValue is decoded into to pass over a JSON value without keeping it.

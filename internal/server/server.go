@@ -11,6 +11,10 @@
 //	GET  /ws                the run websocket (see ws.go for the messages)
 //	POST /api/quiz          check a quiz answer (see quizapi.go)
 //	GET  /api/quiz/queue    a run: quiz's place in the queue (see quizapi.go)
+//	POST /api/predict       store a prediction before its run (see predict.go)
+//	GET  /runs              the run archive, newest first (see runs.go)
+//	GET  /runs/ID           one run's permalink; ID.json and ID.tsv export it
+//	GET  /compare           two groups of runs compared (see runs.go)
 //
 // Runs are serialized: one at a time per server (which owns one data
 // directory), others wait in a FIFO queue and are told their position.
@@ -48,6 +52,7 @@ import (
 	"time"
 
 	"kvlab/harness"
+	"kvlab/internal/archive"
 	"kvlab/internal/lesson"
 	"kvlab/lessons"
 	"kvlab/static"
@@ -93,6 +98,12 @@ type Config struct {
 	Exe string
 	// Log receives one line per notable event; nil = io.Discard.
 	Log io.Writer
+	// Archive records every run; nil = New opens ArchiveTarget and Close
+	// closes it. An Archive given here is the caller's to close, after Close.
+	Archive archive.Archive
+	// ArchiveTarget is where New opens the archive when Archive is nil:
+	// "" = kvlab.db (SQLite) in DataDir, or a postgres:// URL.
+	ArchiveTarget string
 }
 
 // DefaultLimits are the server's caps: smaller than the command line's,
@@ -125,6 +136,11 @@ type Server struct {
 	q         *queue
 	quizRuns  atomic.Int32  // run: quizzes queued or running
 	quizSlots chan struct{} // one token per quiz answer being checked
+
+	arch    archive.Archive // the run archive; see record.go
+	ownArch bool            // arch was opened by New and is closed by Close
+	version string          // labserver's version, recorded with each run
+	hostID  string          // this machine's id, recorded with each run
 
 	// pongWait is how long a websocket may stay silent (no message, no
 	// pong) before it is dropped; pings go out at half of it.
@@ -229,6 +245,9 @@ func New(cfg Config) (*Server, error) {
 	s.exec = func(ctx context.Context, line string, env harness.Env) ([]byte, error) {
 		return harness.Exec(ctx, line, env)
 	}
+	if err := s.openArchive(); err != nil {
+		return nil, err
+	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.q = newQueue()
 	s.wg.Add(1)
@@ -241,6 +260,7 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("GET /ws", s.handleWS)
 	s.mux.HandleFunc("POST /api/quiz", s.handleQuiz)
 	s.mux.HandleFunc("GET /api/quiz/queue", s.handleQuizQueue)
+	s.routeArchive()
 	s.mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/static/favicon.svg", http.StatusMovedPermanently)
 	})
@@ -296,6 +316,11 @@ func (s *Server) Close() error {
 		c.stopRuns()
 	}
 	s.wg.Wait()
+	if s.ownArch {
+		if err := s.arch.Close(); err != nil {
+			s.log.Printf("archive: closing: %v", err)
+		}
+	}
 	s.owner.release()
 	if s.tmpData {
 		return os.RemoveAll(s.cfg.DataDir)

@@ -34,8 +34,10 @@ import (
 // Every line is checked before anything is queued: a bad line gets an
 // error naming the line and the problem, then done, and nothing runs.
 // Extensions: a run may carry "token" (else the ?token= query parameter
-// of the websocket URL is used); done carries "cancelled":true when the
-// run was cancelled.
+// of the websocket URL is used), and "lesson", "cell_id", "browser" and
+// "repeat" for the run archive (record.go); result carries "run_id" once
+// the line is recorded, and "round" in a repeated run; done carries
+// "cancelled":true when the run was cancelled.
 //
 // Per connection there is one reader (the handler goroutine), one writer,
 // and the server's single runner; a disconnect cancels the client's runs.
@@ -53,7 +55,16 @@ type inMsg struct {
 	ID    string `json:"id"`
 	Cell  string `json:"cell"`
 	Token string `json:"token,omitempty"`
+	// Additions for the run archive (see record.go), all optional: where
+	// the cell is, the browser's id, and how many rounds to run it.
+	Lesson  string `json:"lesson,omitempty"`
+	CellID  string `json:"cell_id,omitempty"`
+	Browser string `json:"browser,omitempty"`
+	Repeat  int    `json:"repeat,omitempty"`
 }
+
+// maxRounds caps a run message's repeat: the page's "repeat 5x" asks for 5.
+const maxRounds = 10
 
 // client is one websocket connection. It is safe for concurrent use.
 type client struct {
@@ -313,10 +324,17 @@ func (c *client) run(m inMsg) {
 		c.send(doneMsg{Type: "done", ID: m.ID})
 		return
 	}
+	if err := checkRunExtras(m); err != nil {
+		c.send(errorMsg{Type: "error", ID: m.ID, Message: err.Error()})
+		c.send(doneMsg{Type: "done", ID: m.ID})
+		return
+	}
 	lines, bad, err := CheckCell(m.Cell, c.s.cfg.Limits, c.s.cfg.MaxLinesPerCell)
 	if err == nil {
-		bad, err = c.s.cfg.Budget.check(lines, c.s.cfg.Limits)
+		// A repeated cell's budget covers every round.
+		bad, err = c.s.cfg.Budget.check(repeatLines(lines, m.Repeat), c.s.cfg.Limits)
 		if bad >= 0 {
+			bad %= len(lines)
 			err = fmt.Errorf("line %d (%s): %v", bad+1, lines[bad], err)
 		}
 	}
@@ -351,7 +369,8 @@ func (c *client) run(m inMsg) {
 		return
 	}
 	ctx, cancel := context.WithCancel(c.ctx)
-	j := &job{id: m.ID, lines: lines, out: c, ctx: ctx, cancel: cancel, owner: c, release: release, done: make(chan struct{})}
+	j := &job{id: m.ID, lines: lines, out: c, ctx: ctx, cancel: cancel, owner: c, release: release, done: make(chan struct{}),
+		from: origin{source: "cell", lesson: m.Lesson, cell: m.CellID, browser: m.Browser}, repeat: m.Repeat}
 	c.jobs[m.ID] = j
 	c.mu.Unlock()
 	// enqueue checks the queue's cap and adds the job under one lock.
@@ -361,6 +380,14 @@ func (c *client) run(m inMsg) {
 		cancel()
 		finishJob(j, errors.Is(err, errShuttingDown))
 	}
+}
+
+// checkRunExtras checks the run message's archive fields.
+func checkRunExtras(m inMsg) error {
+	if m.Repeat < 0 || m.Repeat > maxRounds {
+		return fmt.Errorf("repeat %d: must be between 1 and %d (0 or absent: once)", m.Repeat, maxRounds)
+	}
+	return checkOrigin(m.Lesson, m.CellID, m.Browser)
 }
 
 func (c *client) cancelRun(id string) {

@@ -1,0 +1,97 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"kvlab/internal/archive"
+	"kvlab/internal/quiz"
+)
+
+// POST /api/predict stores a prediction in the run archive when the
+// reader enters it, before the cell it predicts runs, so the record shows
+// the prediction came first. Request:
+//
+//	{"lesson":"04-the-fsync-tax","quiz":"flush-vs-write","browser":"...","value":"120"}
+//
+// Reply: {"id":7,"at":"2026-12-01T03:04:05Z"}, or {"error":"..."} with
+// 400 (bad body or value), 403 (origin or host), 404 (no such quiz) or 500
+// (the archive failed). A run: quiz's answer is its prediction and is
+// stored by POST /api/quiz before it measures.
+
+type predictRequest struct {
+	Lesson  string `json:"lesson"`
+	Quiz    string `json:"quiz"`
+	Browser string `json:"browser"`
+	Value   string `json:"value"`
+}
+
+type predictReply struct {
+	ID int64     `json:"id"`
+	At time.Time `json:"at"`
+}
+
+// maxPrediction caps a prediction's text.
+const maxPrediction = 128
+
+func (s *Server) handlePredict(w http.ResponseWriter, r *http.Request) {
+	if !sameOrigin(r) {
+		jsonError(w, http.StatusForbidden, "origin "+r.Header.Get("Origin")+" is not this server")
+		return
+	}
+	if !s.hostOK(r) {
+		jsonError(w, http.StatusForbidden, s.hostError(r))
+		return
+	}
+	var req predictRequest
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		jsonError(w, http.StatusBadRequest, "malformed request: "+err.Error()+` (want {"lesson":"...","quiz":"...","browser":"...","value":"..."})`)
+		return
+	}
+	if err := checkOrigin("", "", req.Browser); err != nil || req.Browser == "" {
+		jsonError(w, http.StatusBadRequest, `browser: 1 to 64 letters, digits and '-' (the id the page keeps), required`)
+		return
+	}
+	l, _, _, err := s.findLesson(req.Lesson)
+	if err != nil {
+		jsonError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	if l == nil {
+		jsonError(w, http.StatusNotFound, fmt.Sprintf("no lesson %q", req.Lesson))
+		return
+	}
+	q := l.Quiz(req.Quiz)
+	if q == nil {
+		jsonError(w, http.StatusNotFound, fmt.Sprintf("lesson %s has no quiz %q", l.Slug, req.Quiz))
+		return
+	}
+	v := strings.TrimSpace(req.Value)
+	switch {
+	case v == "" || len(v) > maxPrediction:
+		jsonError(w, http.StatusBadRequest, fmt.Sprintf("value: the prediction must be 1 to %d characters", maxPrediction))
+		return
+	case q.Choices == nil:
+		if _, err := quiz.ParseNumber(v, q.Unit); err != nil {
+			jsonError(w, http.StatusBadRequest, answerError(err))
+			return
+		}
+	}
+	p := &archive.Prediction{Browser: req.Browser, Lesson: l.Slug, Quiz: q.ID, Value: v}
+	id, err := s.arch.AddPrediction(r.Context(), p)
+	if err != nil {
+		jsonError(w, http.StatusInternalServerError, "storing the prediction: "+err.Error())
+		return
+	}
+	at := p.At
+	if at.IsZero() {
+		at = time.Now().UTC()
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(predictReply{ID: id, At: at})
+}

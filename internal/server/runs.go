@@ -1,0 +1,240 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"kvlab/internal/archive"
+)
+
+// The archive's pages:
+//
+//	GET /runs                 newest first, 50 a page; filters lesson, cell,
+//	                          engine, sync, workload; before=ID pages on
+//	GET /runs/ID              one run: the cell's result table, charts and
+//	                          conditions, where it came from
+//	GET /runs/ID.json         the run as `labserver runs show -format json` prints it
+//	GET /runs/ID.tsv          one row per measured run, for a spreadsheet
+//	GET /compare?a=1,2&b=3,4  two groups compared (archive.Compare)
+//	GET /compare?a_upto=X&b_upto=Y&n=5
+//	                          each group is the last n runs of one cell with
+//	                          the same spec, up to and including that run:
+//	                          "the last 5 runs before I changed it" and
+//	                          "the last 5 after"
+//	GET /compare?at=ID&n=5    run ID and the next runs of its spec (B), and the
+//	                          last 5 before the change (A)
+//
+// Pages need no token: they show what ran, never run anything.
+
+func (s *Server) routeArchive() {
+	s.mux.HandleFunc("GET /runs", s.handleRuns)
+	s.mux.HandleFunc("GET /runs/{id}", s.handleRun)
+	s.mux.HandleFunc("GET /compare", s.handleCompare)
+	s.mux.HandleFunc("POST /api/predict", s.handlePredict)
+}
+
+// runsPageSize is the runs /runs shows per page.
+const runsPageSize = 50
+
+// runRow is one line of the /runs table.
+type runRow struct {
+	archive.Run
+	Where string // "lesson · cell" or "quiz …" or "command line"
+	Took  string
+}
+
+type runsPage struct {
+	Rows    []runRow
+	Filter  archive.Query
+	Next    string // URL of the next (older) page, "" when this is the last
+	First   string // URL of the first page, "" on the first page
+	Filters bool   // any filter is set
+	Where   string // the archive's location
+}
+
+// filterKeys are /runs's filter parameters, in the form's order.
+var filterKeys = []string{"lesson", "cell", "engine", "sync", "workload"}
+
+func (s *Server) handleRuns(w http.ResponseWriter, r *http.Request) {
+	v := r.URL.Query()
+	q := archive.Query{Lesson: v.Get("lesson"), Cell: v.Get("cell"), Engine: v.Get("engine"), Sync: v.Get("sync"), Workload: v.Get("workload"), Limit: runsPageSize + 1}
+	for _, k := range filterKeys {
+		if len(v.Get(k)) > 128 {
+			s.errorPage(w, http.StatusBadRequest, "Bad filter", fmt.Sprintf("%s: at most 128 characters", k))
+			return
+		}
+	}
+	if b := v.Get("before"); b != "" {
+		n, err := strconv.ParseInt(b, 10, 64)
+		if err != nil || n <= 0 {
+			s.errorPage(w, http.StatusBadRequest, "Bad page", fmt.Sprintf("before=%q: want a run id, a positive whole number", b))
+			return
+		}
+		q.Before = n
+	}
+	runs, err := s.arch.List(r.Context(), q)
+	if err != nil {
+		s.errorPage(w, http.StatusInternalServerError, "Reading the archive failed", err.Error())
+		return
+	}
+	p := runsPage{Filter: q, Where: s.arch.Where()}
+	p.Filters = q.Lesson != "" || q.Cell != "" || q.Engine != "" || q.Sync != "" || q.Workload != ""
+	if len(runs) > runsPageSize {
+		runs = runs[:runsPageSize]
+		next := url.Values{}
+		for _, k := range filterKeys {
+			if x := v.Get(k); x != "" {
+				next.Set(k, x)
+			}
+		}
+		next.Set("before", strconv.FormatInt(runs[len(runs)-1].ID, 10))
+		p.Next = "/runs?" + next.Encode()
+	}
+	if q.Before != 0 {
+		first := url.Values{}
+		for _, k := range filterKeys {
+			if x := v.Get(k); x != "" {
+				first.Set(k, x)
+			}
+		}
+		p.First = "/runs?" + first.Encode()
+	}
+	for _, run := range runs {
+		p.Rows = append(p.Rows, runRow{Run: run, Where: whereFrom(&run), Took: took(&run)})
+	}
+	var b bytes.Buffer
+	if err := pageTmpl.ExecuteTemplate(&b, "runs.html", p); err != nil {
+		s.errorPage(w, http.StatusInternalServerError, "Rendering the runs failed", err.Error())
+		return
+	}
+	writeHTML(w, b.Bytes())
+}
+
+// whereFrom says where a run came from, in a few words.
+func whereFrom(r *archive.Run) string {
+	switch r.Source {
+	case "cell":
+		if r.Lesson == "" {
+			return "a cell"
+		}
+		return r.Lesson + " · " + orDash(r.Cell)
+	case "quiz":
+		return r.Lesson + " · quiz " + r.Quiz
+	case "cli":
+		return "command line"
+	}
+	return r.Source
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "–"
+	}
+	return s
+}
+
+// took is a run's wall time, rounded for the table.
+func took(r *archive.Run) string {
+	if r.Started.IsZero() || r.Ended.IsZero() {
+		return "–"
+	}
+	d := r.Ended.Sub(r.Started)
+	switch {
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	case d < time.Minute:
+		return d.Round(100 * time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
+}
+
+type runPage struct {
+	Run       *archive.Run
+	Where     string
+	Took      string
+	Elsewhere bool   // recorded by another server (Host differs)
+	ThisHost  string // this server's host id
+	Data      template.JS
+	CellLink  string // the lesson's cell, when the run came from one
+	CompareTo string // the compare page for this run's last runs, when it has a cell
+}
+
+// runID parses the {id} of /runs/{id}, with an optional .json or .tsv.
+func runID(p string) (id int64, format string, err error) {
+	format = "html"
+	for _, ext := range []string{".json", ".tsv"} {
+		if strings.HasSuffix(p, ext) {
+			p, format = strings.TrimSuffix(p, ext), ext[1:]
+		}
+	}
+	id, err = strconv.ParseInt(p, 10, 64)
+	if err != nil || id <= 0 {
+		return 0, "", fmt.Errorf("%q is not a run id: want a positive whole number, optionally followed by .json or .tsv", p)
+	}
+	return id, format, nil
+}
+
+func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
+	id, format, err := runID(r.PathValue("id"))
+	if err != nil {
+		s.errorPage(w, http.StatusNotFound, "No such run", err.Error())
+		return
+	}
+	run, err := s.arch.Get(r.Context(), id)
+	if errors.Is(err, archive.ErrNotFound) {
+		s.errorPage(w, http.StatusNotFound, "No such run", fmt.Sprintf("Run %d is not in this server's archive (%s).", id, s.arch.Where()))
+		return
+	}
+	if err != nil {
+		s.errorPage(w, http.StatusInternalServerError, "Reading the archive failed", err.Error())
+		return
+	}
+	// The browser id is what a cell quiz's grading trusts (a run counts
+	// for the browser that ran it), and permalinks are public: never show it.
+	run.Browser = ""
+	switch format {
+	case "json":
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Disposition", fmt.Sprintf(`inline; filename="kvlab-run-%d.json"`, id))
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", " ")
+		enc.Encode(run)
+		return
+	case "tsv":
+		w.Header().Set("Content-Type", "text/tab-separated-values; charset=utf-8")
+		w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="kvlab-run-%d.tsv"`, id))
+		writeRunTSV(w, run)
+		return
+	}
+	data, err := json.Marshal(struct {
+		Spec     string          `json:"spec"`
+		Result   json.RawMessage `json:"result"`
+		Timeline json.RawMessage `json:"timeline,omitempty"`
+	}{run.Spec, run.Result, run.Timeline})
+	if err != nil {
+		s.errorPage(w, http.StatusInternalServerError, "Encoding the run failed", err.Error())
+		return
+	}
+	p := runPage{Run: run, Where: whereFrom(run), Took: took(run), ThisHost: s.hostID, Data: template.JS(data),
+		Elsewhere: run.Host != "" && run.Host != s.hostID}
+	if run.Lesson != "" && run.Cell != "" {
+		p.CellLink = "/lessons/" + url.PathEscape(run.Lesson) + "#cell-" + run.Cell
+	}
+	if run.Kind == "bench" || run.Kind == "sweep" {
+		p.CompareTo = fmt.Sprintf("/compare?b_upto=%d&n=5", run.ID)
+	}
+	var b bytes.Buffer
+	if err := pageTmpl.ExecuteTemplate(&b, "run.html", p); err != nil {
+		s.errorPage(w, http.StatusInternalServerError, "Rendering the run failed", err.Error())
+		return
+	}
+	writeHTML(w, b.Bytes())
+}

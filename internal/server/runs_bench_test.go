@@ -1,0 +1,96 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"slices"
+	"testing"
+	"time"
+
+	"kvlab/harness"
+	"kvlab/internal/archive"
+)
+
+// BenchmarkRunsPage serves GET /runs from an archive of 100,000 runs
+// (archive.Fill, SQLite in a temporary directory): the first page, each
+// filter, and a page deep in the archive. It reports the p50 and p99 of
+// the request's time in ms (the goal: p99 under 100 ms). Filling takes
+// a while; it happens once, before the timer.
+//
+//	go test -run '^$' -bench RunsPage -benchtime 200x ./internal/server/
+func BenchmarkRunsPage(b *testing.B) {
+	s := newServer(b, nil)
+	if err := archive.Fill(context.Background(), s.arch, 100_000, 10); err != nil {
+		b.Fatal(err)
+	}
+	deep, err := s.arch.List(context.Background(), archive.Query{Before: 50_000, Limit: 1})
+	if err != nil || len(deep) != 1 {
+		b.Fatalf("no run below id 50000: %v", err)
+	}
+	for _, q := range []struct{ name, url string }{
+		{"newest", "/runs"},
+		{"lesson", "/runs?lesson=03-lesson"},
+		{"cell", "/runs?lesson=02-lesson&cell=c4"},
+		{"engine", "/runs?engine=pebble"},
+		{"sync", "/runs?sync=batch%3A64"},
+		{"workload", "/runs?workload=overwrite"},
+		{"all-filters", "/runs?lesson=01-lesson&cell=c1&engine=kv&sync=always&workload=fillrandom"},
+		{"deep-page", fmt.Sprintf("/runs?before=%d", deep[0].ID)},
+	} {
+		b.Run(q.name, func(b *testing.B) {
+			req := httptest.NewRequest("GET", q.url, nil)
+			var took []int64
+			for b.Loop() {
+				w := httptest.NewRecorder()
+				t0 := time.Now()
+				s.ServeHTTP(w, req)
+				took = append(took, int64(time.Since(t0)))
+				if w.Code != 200 {
+					b.Fatalf("GET %s: %d", q.url, w.Code)
+				}
+			}
+			slices.Sort(took)
+			b.ReportMetric(float64(harness.Percentile(took, 50))/1e6, "p50-ms")
+			b.ReportMetric(float64(harness.Percentile(took, 99))/1e6, "p99-ms")
+		})
+	}
+}
+
+// discardArchive records nothing: the baseline for BenchmarkRecordedRun.
+type discardArchive struct{ archive.Archive }
+
+func (discardArchive) Add(ctx context.Context, r *archive.Run) (int64, error) { return 0, nil }
+
+// BenchmarkRecordedRun runs one null-engine line through the server's
+// runner, recorded in SQLite or not recorded at all, and reports what
+// the line's own timed region measured: ns per op from its wall_seconds
+// and ops. Recording happens after harness.Exec returns, so the two must
+// agree within noise; the wall time per line (ns/op) shows what recording
+// costs outside the timed region.
+func BenchmarkRecordedRun(b *testing.B) {
+	for _, mode := range []string{"sqlite", "none"} {
+		b.Run(mode, func(b *testing.B) {
+			s := newServer(b, nil)
+			if mode == "none" {
+				s.arch = discardArchive{s.arch}
+			}
+			var inRegion []float64
+			for b.Loop() {
+				j := &job{id: "b", lines: []string{"bench -engine null -ops 20000"}, out: collector{}, ctx: context.Background(), cancel: func() {}, done: make(chan struct{}), from: origin{source: "cell"}}
+				if s.runJob(j) || j.err != nil || len(j.results) != 1 {
+					b.Fatalf("the run failed: %v", j.err)
+				}
+				var r struct {
+					Ops         float64 `json:"ops"`
+					WallSeconds float64 `json:"wall_seconds"`
+				}
+				json.Unmarshal(j.results[0], &r)
+				inRegion = append(inRegion, r.WallSeconds*1e9/r.Ops)
+			}
+			slices.Sort(inRegion)
+			b.ReportMetric(inRegion[len(inRegion)/2], "timed-ns/op-median")
+		})
+	}
+}
