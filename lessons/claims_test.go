@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"kvlab/engine"
+	"kvlab/harness"
 	"kvlab/internal/lesson"
 	"kvlab/internal/quiz"
 	"kvlab/internal/server"
@@ -318,6 +319,9 @@ func TestCrashInvariantStatedAsChecked(t *testing.T) {
 			t.Errorf("the invariant section does not say %q", want)
 		}
 	}
+	if !strings.Contains(strings.Join(strings.Fields(inv), " "), `"`+harness.Invariant+`"`) {
+		t.Errorf("the invariant section does not quote the crash result's invariant word for word: %q", harness.Invariant)
+	}
 	if strings.Contains(inv, "```\nrecovered ≥ durable-acknowledged\n```") {
 		t.Errorf("the invariant section still displays the count as the invariant")
 	}
@@ -333,10 +337,12 @@ func TestCrashInvariantStatedAsChecked(t *testing.T) {
 }
 
 // Lesson 7's simulated power cut keeps every synced byte and a random
-// in-order prefix of the unsynced ones, so a trial loses part of the
-// writes acknowledged since the last sync, never more. (The text it
-// replaced said everything not yet synced is thrown away, which would make
-// lost_acked equal writes − durable_acked.)
+// in-order prefix of the unsynced bytes in each file; records still in the
+// engine's write buffer are in no file and go too. So a trial never loses
+// more than the writes acknowledged since the last sync, batch:100 at most
+// 99 of them, and the loss splits into the buffer's and the page cache's.
+// (The text it replaced said everything not yet synced is thrown away.)
+// TestPowerCutKeepsSyncedBytesAndARandomPrefix pins the prefix itself.
 func TestPowerCutKeepsARandomPrefix(t *testing.T) {
 	l := lessonByPrefix(t, "07-")
 	body := string(l.Body)
@@ -347,7 +353,6 @@ func TestPowerCutKeepsARandomPrefix(t *testing.T) {
 		t.Errorf("lesson 7 does not describe the power cut as a random in-order prefix of the unsynced bytes")
 	}
 	rs := cellResults(t, "07-", "power")
-	var atRisk, lost float64
 	for i, r := range rs {
 		trials, _ := r.(map[string]any)["per_trial"].([]any)
 		for _, tr := range trials {
@@ -355,21 +360,16 @@ func TestPowerCutKeepsARandomPrefix(t *testing.T) {
 			if la > w-d {
 				t.Errorf("line %d trial %v: lost %v acknowledged writes, more than the %v not yet durable", i, num(t, tr, "n"), la, w-d)
 			}
-			if i == 1 { // batch:100
-				if w-d > 100 {
-					t.Errorf("batch:100 trial %v: %v writes acknowledged but not durable; the lesson says at most 99 (plus one in flight)", num(t, tr, "n"), w-d)
-				}
-				atRisk += w - d
-				lost += la
+			if i == 1 && la > 100 {
+				t.Errorf("batch:100 trial %v: lost %v acknowledged writes; the lesson says at most 99 (plus one in flight)", num(t, tr, "n"), la)
 			}
+		}
+		if got, want := num(t, r, "lost_acked"), num(t, r, "lost_buffered")+num(t, r, "lost_page_cache"); got != want {
+			t.Errorf("line %d: lost_acked %v is not lost_buffered + lost_page_cache = %v", i, got, want)
 		}
 		if i == 0 && num(t, r, "lost_acked") != 0 {
 			t.Errorf("always lost %v acknowledged writes; the lesson says none", num(t, r, "lost_acked"))
 		}
-	}
-	t.Logf("batch:100: %v acknowledged writes not yet durable, %v lost", atRisk, lost)
-	if atRisk >= 20 && lost >= atRisk {
-		t.Errorf("batch:100 lost all %v writes at risk: a random prefix of the unsynced bytes should have kept some", atRisk)
 	}
 }
 
@@ -448,7 +448,7 @@ func TestP99BelowP50Claim(t *testing.T) {
 func TestInstrumentClaims(t *testing.T) {
 	rs := cellResults(t, "03-", "keygen")
 	honest, dishonest := num(t, rs[0], "latency.put.p50_ns"), num(t, rs[1], "latency.put.p50_ns")
-	if honest > 1000 {
+	if honest > 200 {
 		t.Errorf("null engine honest p50 %v ns: the lesson says a few dozen nanoseconds", honest)
 	}
 	if dishonest < 2*honest {
@@ -594,13 +594,21 @@ func TestWhatToLookFor(t *testing.T) {
 	// Lesson 3: only the ops/s of the sample-sum line differs, and it is
 	// too low with four overlapping threads.
 	wc := cellResults(t, "03-", "wallclock")
-	if x := ratio(ops(wc[0]), ops(wc[1])); x < 1.5 {
-		t.Errorf("lesson 3 wallclock: honest/sample-sum throughput %.2f; with 4 threads the lesson says the sum of samples is several times too low", x)
+	// Within the dishonest run itself: its ops over its own wall clock
+	// against the ops/s it reported from the sum of its samples.
+	d := wc[1]
+	if x := ratio(num(t, d, "ops")/num(t, d, "wall_seconds"), ops(d)); x < 1.1 || x > 4.4 {
+		t.Errorf("lesson 3 wallclock: wall-clock/sample-sum throughput %.2f in one 4-thread run; the lesson says the sum of samples is too low by up to 4x", x)
 	}
 	// Lesson 3: without warmup the middle percentiles barely change.
 	wu := cellResults(t, "03-", "warmup")
 	if x := ratio(num(t, wu[1], "latency.put.p50_ns"), num(t, wu[0], "latency.put.p50_ns")); x < 0.5 || x > 2 {
 		t.Errorf("lesson 3 warmup: p50 without warmup is %.2fx the p50 with it; the lesson says the middle barely changes", x)
+	}
+	// Lesson 4: a write+fdatasync is at least ten times a plain write.
+	pr := cellResults(t, "04-", "probe")[0]
+	if x := num(t, pr, "write_fdatasync.p50_ns") / math.Max(num(t, pr, "write.p50_ns"), 1); x < 10 {
+		t.Errorf("lesson 4 probe: write+fdatasync p50 is only %.1fx a plain write's", x)
 	}
 	// Lesson 4: always is the slowest by a wide margin; its p50 is about
 	// one fdatasync, the other two lines' far below one.
@@ -665,5 +673,9 @@ func TestWhatToLookFor(t *testing.T) {
 	c, u := num(t, o, "latency.put.p99_ns"), num(t, o, "latency_uncorrected.put.p99_ns")
 	if c < 0.25e9 || c < 10*u {
 		t.Errorf("lesson 10 overload: corrected p99 %.0f ns, uncorrected %.0f ns; the lesson says the corrected one is on the order of the 2 s run and far above", c, u)
+	}
+	// Once started, each request takes one fdatasync, as in a closed loop.
+	if x := num(t, o, "latency_uncorrected.put.p50_ns") / typicalFsync(t, o); x < 0.5 || x > 2 {
+		t.Errorf("lesson 10 overload: uncorrected p50 is %.2fx the median fdatasync; the lesson says each started request takes one fdatasync", x)
 	}
 }
