@@ -355,16 +355,18 @@ func (db *DB) syncActive() (uint64, error) {
 	defer db.flushMu.Unlock()
 	db.writeMu.Lock()
 	err := db.flushLocked()
-	seg, target := db.active, db.lastSeq
+	seg, target, end := db.active, db.lastSeq, db.active.size
 	db.writeMu.Unlock()
 	if err != nil {
 		return target, err
 	}
-	return target, db.syncSegment(seg, target)
+	return target, db.syncSegment(seg, target, end)
 }
 
 // syncSegment fdatasyncs seg, records the time it took, and marks target
-// durable (or makes the error sticky).
+// durable (or makes the error sticky). end is how far seg's file was
+// written when the fdatasync was called: on success it becomes seg.synced,
+// and the next write into seg carries a sync mark for it (syncmark.go).
 //
 // It holds db.syncMu from before the fdatasync until its outcome is
 // recorded, so two fdatasyncs of a file never overlap: when writeback
@@ -372,7 +374,7 @@ func (db *DB) syncActive() (uint64, error) {
 // the file, and the other returns success for pages that never reached
 // the disk. Serialized, a failure is sticky before the next fdatasync
 // starts, and that one's success no longer moves DurableSeq.
-func (db *DB) syncSegment(seg *segment, target uint64) error {
+func (db *DB) syncSegment(seg *segment, target uint64, end int64) error {
 	db.syncMu.Lock()
 	defer db.syncMu.Unlock()
 	start := time.Now()
@@ -385,6 +387,9 @@ func (db *DB) syncSegment(seg *segment, target uint64) error {
 	db.commit.synced(target, err)
 	if err != nil {
 		return db.commit.failure()
+	}
+	if end > seg.synced.Load() {
+		seg.synced.Store(end)
 	}
 	return nil
 }

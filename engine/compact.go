@@ -52,7 +52,7 @@ func (db *DB) Compact() error {
 	if err := db.flushLocked(); err != nil {
 		return err
 	}
-	if err := db.syncSegment(db.active, db.lastSeq); err != nil {
+	if err := db.syncSegment(db.active, db.lastSeq, db.active.size); err != nil {
 		return err
 	}
 

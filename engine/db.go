@@ -273,13 +273,13 @@ func (db *DB) write(kind byte, key, value []byte) error {
 	}
 	switch db.policy.Mode {
 	case SyncAlways:
-		err = db.syncSegment(db.active, seq)
+		err = db.syncSegment(db.active, seq, db.active.size)
 	case SyncBatch:
 		db.unsynced++
 		if db.unsynced >= db.policy.N {
 			db.unsynced = 0
 			if err = db.flushBufferLocked(); err == nil {
-				err = db.syncSegment(db.active, seq)
+				err = db.syncSegment(db.active, seq, db.active.size)
 			}
 		}
 	}
@@ -298,19 +298,31 @@ func (db *DB) write(kind byte, key, value []byte) error {
 //
 // REQUIRES: db.writeMu held.
 func (db *DB) appendLocked(kind byte, key, value []byte, n int64) (uint64, error) {
-	if db.active.size > 0 && db.active.size+n > db.segSize {
+	// If an fdatasync of the active segment returned since its last sync
+	// mark, the record is preceded by a mark (syncmark.go) in the same
+	// write. A new segment needs none.
+	var markBuf [markSize]byte
+	var mark []byte
+	markY, due := db.active.markDue()
+	if due {
+		mark = appendMark(markBuf[:0], markY)
+	}
+	if db.active.size > 0 && db.active.size+int64(len(mark))+n > db.segSize {
 		if err := db.rotateLocked(); err != nil {
 			db.commit.fail(err)
 			return 0, db.commit.failure()
 		}
+		mark = nil
 	}
 	seg := db.active
-	if err := db.ensureSpace(seg, n); err != nil {
+	extra := int64(len(mark))
+	if err := db.ensureSpace(seg, extra+n); err != nil {
 		db.commit.fail(err)
 		return 0, db.commit.failure()
 	}
 	seq := db.lastSeq + 1
-	off := seg.size
+	at := seg.size    // where this write starts: the mark, if any
+	off := at + extra // where the record starts
 	rec := record{seq: seq, kind: kind, key: key, value: value}
 	handed := uint64(0) // seq now in the file, if it is
 	switch {
@@ -318,27 +330,32 @@ func (db *DB) appendLocked(kind byte, key, value []byte, n int64) (uint64, error
 		// Group commit: queue the record; the flusher writes the whole
 		// group with one write(2) before its fdatasync (flushGroupLocked).
 		// The index learns about it only once it is in the file.
+		db.group = append(db.group, mark...)
 		db.group = appendRecord(db.group, rec)
 		db.groupIdx = append(db.groupIdx, groupEntry{key: string(key), kind: kind, e: entry{seg: seg.id, off: uint32(off), size: uint32(n)}})
 	case db.buffering():
 		// The write buffer (wbuf.go): the record goes to the OS later,
 		// with the others, in one write(2).
-		db.appendBufferedLocked(seg, off, rec, n)
+		db.appendBufferedLocked(seg, at, mark, rec, n)
 	default:
 		handed = seq
-		db.buf = appendRecord(db.buf[:0], rec)
-		if _, err := seg.f.WriteAt(db.buf, off); err != nil {
+		db.buf = append(db.buf[:0], mark...)
+		db.buf = appendRecord(db.buf, rec)
+		if _, err := seg.f.WriteAt(db.buf, at); err != nil {
 			// The file may now hold part of the record. Nothing after it
 			// can be trusted to land in the right place, so the store
 			// stops writing; reopening truncates the partial record.
-			db.commit.fail(fmt.Errorf("write %s at offset %d: %w", seg.name, off, err))
+			db.commit.fail(fmt.Errorf("write %s at offset %d: %w", seg.name, at, err))
 			return 0, db.commit.failure()
 		}
 		db.mu.Lock()
 		db.setIndex(string(key), kind, entry{seg: seg.id, off: uint32(off), size: uint32(n)})
 		db.mu.Unlock()
 	}
-	seg.size += n
+	if mark != nil {
+		seg.noteMark(at, markY)
+	}
+	seg.size += extra + n
 	if seg.size > seg.filled {
 		seg.filled = seg.size
 	}
@@ -356,7 +373,7 @@ func (db *DB) appendLocked(kind byte, key, value []byte, n int64) (uint64, error
 	} else {
 		db.stats.deletes.Add(1)
 	}
-	db.stats.bytesWritten.Add(n)
+	db.stats.bytesWritten.Add(extra + n)
 	if db.buffering() && len(db.pending) >= db.wbufSize {
 		if err := db.flushBufferLocked(); err != nil {
 			return 0, err
@@ -421,7 +438,7 @@ func (db *DB) rotateLocked() error {
 	if err := db.flushLocked(); err != nil {
 		return err
 	}
-	if err := db.syncSegment(old, db.lastSeq); err != nil {
+	if err := db.syncSegment(old, db.lastSeq, old.size); err != nil {
 		return err
 	}
 	if err := db.writeHint(old); err != nil {
@@ -474,7 +491,8 @@ func (db *DB) Get(key []byte) ([]byte, error) {
 }
 
 // Close makes everything written durable (one last fdatasync, under every
-// policy), writes the active segment's hint, stops the background
+// policy), appends a sync mark for the active segment's end and
+// fdatasyncs again (closeMarkLocked, syncmark.go), writes its hint, stops the background
 // goroutine and closes the files. It returns the store's sticky error if
 // it failed earlier. Calling Close twice returns ErrClosed.
 func (db *DB) Close() error {
@@ -495,7 +513,10 @@ func (db *DB) Close() error {
 		err = db.flushLocked()
 	}
 	if err == nil {
-		err = db.syncSegment(db.active, db.lastSeq)
+		err = db.syncSegment(db.active, db.lastSeq, db.active.size)
+	}
+	if err == nil {
+		err = db.closeMarkLocked()
 	}
 	if err == nil {
 		err = db.writeHint(db.active)

@@ -15,6 +15,14 @@ const (
 
 	kindPut    = 1 // a key and its value
 	kindDelete = 2 // a tombstone: the key, no value
+	// kindMark is a sync mark (syncmark.go): no key, and an 8-byte value
+	// holding an offset Y of its segment, little-endian. It says every
+	// byte of the segment before Y was made durable by an fdatasync that
+	// returned before the mark was written. Its Seq is 0.
+	kindMark = 3
+
+	markValueSize = 8                          // a sync mark's value: the offset Y
+	markSize      = headerSize + markValueSize // a whole sync mark: 27 bytes
 	// Kind 0 never appears in a record: a zero byte where a kind should be
 	// is the zero-filled space after the last record of a segment.
 )
@@ -91,8 +99,12 @@ func decodeRecord(b []byte) (record, int, error) {
 	keyLen := int(binary.LittleEndian.Uint16(h[13:15]))
 	valueLen := int(binary.LittleEndian.Uint32(h[15:19]))
 	switch {
+	case kind == kindMark && (keyLen != 0 || valueLen != markValueSize):
+		return record{}, 0, fmt.Errorf("%w: sync mark with a %d-byte key and a %d-byte value (want 0 and %d)", errBadRecord, keyLen, valueLen, markValueSize)
+	case kind == kindMark:
+		// A well-formed sync mark; the checksum is checked below.
 	case kind != kindPut && kind != kindDelete:
-		return record{}, 0, fmt.Errorf("%w: kind %d (want %d or %d)", errBadRecord, kind, kindPut, kindDelete)
+		return record{}, 0, fmt.Errorf("%w: kind %d (want %d, %d or %d)", errBadRecord, kind, kindPut, kindDelete, kindMark)
 	case keyLen == 0 || keyLen > MaxKeySize:
 		return record{}, 0, fmt.Errorf("%w: key length %d (want 1..%d)", errBadRecord, keyLen, MaxKeySize)
 	case valueLen > MaxValueSize:

@@ -24,26 +24,32 @@ import (
 //   - anything else (a short or impossible record, a checksum mismatch,
 //     a zero header with non-zero bytes after it): in any segment but
 //     the newest this is corruption, and Open fails with ErrCorrupt
-//     naming the file and offset. In the newest segment it may be a torn
-//     write, which leaves nothing decodable after it: recovery looks for
-//     any later record that decodes, trying every offset after the bad
-//     one in turn (nextRecord), and not trusting the bad record's length
-//     fields, which may be the damaged part. If one decodes, the bad
-//     record is damage to data that was written before that later one,
-//     possibly durable data, and Open fails with ErrCorrupt naming the
-//     file and the bad record's offset. Only if none does is the tail
-//     torn, and the file is truncated right after the good prefix.
+//     naming the file and offset. In the newest segment it is either
+//     damage to durable data or a torn tail that no fdatasync vouched
+//     for, and the sync marks (syncmark.go) tell which: recovery looks
+//     for a sync mark that decodes after the bad record at offset B,
+//     trying every later offset in turn (vouchingMark) and not trusting
+//     the bad record's length fields, which may be the damaged part. If
+//     a mark after B claims Y > B, byte B was durable: Open fails with
+//     ErrCorrupt naming the file and B. Otherwise the file is truncated
+//     at B, right after the good prefix, even if whole records decode
+//     after B.
 //
-// That rule assumes the unsynced tail reaches the disk in order, as
-// MemFS's torn crash does. A real disk may write back the pages of an
-// unsynced tail in any order; a power cut under "batch", "periodic" or
-// "none" can then leave a hole followed by a whole record, and Open
-// reports ErrCorrupt for a tail it could have truncated. It never
-// truncates a bad record that a good one follows, because that record
-// may be durable data damaged later, and truncating would silently drop
-// the durable records after it. For the same reason a torn record whose
-// value happens to contain the bytes of a whole encoded record (a store
-// holding store files, say) is reported as ErrCorrupt, not truncated.
+// Why that is sound: a mark claiming Y is written only after an
+// fdatasync covering every byte before Y returned, so if one is on disk,
+// those bytes were durable before it was written, whatever order the
+// disk then persisted the unsynced tail in. Records after B that no mark
+// vouches for were never durable: a power cut that lets a disk write
+// back an unsynced tail out of order (a hole, then whole records) may
+// keep them or not, and dropping them breaks no promise. Damage to
+// durable records is refused (the durable records after it must not be
+// dropped silently) as long as a mark follows them, which it does once
+// the next write after their fdatasync happened, and always after Close.
+// Damage to the last durable records with no mark after them looks like
+// a torn tail and is truncated: nothing durable after them is lost. A
+// torn record whose value happens to contain the bytes of a whole
+// encoded sync mark claiming more than B (a store holding store files,
+// say) is reported as ErrCorrupt, not truncated.
 func (db *DB) recover() error {
 	names, err := db.fs.List(db.dir)
 	if err != nil {
@@ -118,6 +124,9 @@ func (db *DB) recover() error {
 			return fmt.Errorf("engine: fdatasync %s: %w", db.segs[id].name, err)
 		}
 	}
+	// That fdatasync made the whole active segment durable: the first
+	// write into it carries a sync mark that says so.
+	db.active.synced.Store(db.active.size)
 	return nil
 }
 
@@ -146,6 +155,9 @@ func (db *DB) recoverSegment(id uint32, hint *hintFile, newest bool) error {
 				db.apply(seg, e.seq, e.kind, e.key, e.off, e.size, newest)
 			})
 			from = hint.covered
+			if newest {
+				db.noteLastMark(seg, from)
+			}
 		}
 	}
 
@@ -156,6 +168,12 @@ func (db *DB) recoverSegment(id uint32, hint *hintFile, newest bool) error {
 	off := int64(0)
 	for {
 		r, n, err := decodeRecord(data[off:])
+		if err == nil && r.kind == kindMark {
+			// A sync mark is not data: nothing to index.
+			seg.noteMark(from+off, markOffset(r))
+			off += int64(n)
+			continue
+		}
 		if err == nil {
 			db.apply(seg, r.seq, r.kind, r.key, uint32(from+off), uint32(n), newest)
 			off += int64(n)
@@ -168,16 +186,15 @@ func (db *DB) recoverSegment(id uint32, hint *hintFile, newest bool) error {
 		if errors.Is(err, errEnd) {
 			err = errors.New("a zero header with non-zero bytes after it")
 		}
-		next := nextRecord(data, off+1)
-		if !newest || next >= 0 {
-			if next >= 0 {
-				return fmt.Errorf("%w: %s at offset %d: %v, and a record decodes at offset %d after it, so this is not a torn tail",
-					ErrCorrupt, path, from+off, err, from+int64(next))
-			}
+		if !newest {
 			return fmt.Errorf("%w: %s at offset %d: %v", ErrCorrupt, path, from+off, err)
 		}
-		// A torn tail: nothing decodes after it. Keep the good prefix,
-		// drop the rest.
+		if at, y := vouchingMark(data, from, off); at >= 0 {
+			return fmt.Errorf("%w: %s at offset %d: %v, and a sync mark at offset %d says the segment was durable up to offset %d, so this is damage to durable data, not a torn tail",
+				ErrCorrupt, path, from+off, err, from+at, y)
+		}
+		// A torn tail: no sync mark vouches for it, so nothing in it
+		// was durable. Keep the good prefix, drop the rest.
 		seg.size, seg.filled = from+off, from+off
 		if err := f.Truncate(from + off); err != nil {
 			return fmt.Errorf("engine: truncate torn tail of %s at offset %d: %w", path, from+off, err)
@@ -186,20 +203,21 @@ func (db *DB) recoverSegment(id uint32, hint *hintFile, newest bool) error {
 	}
 }
 
-// nextRecord returns the first offset at or after from where a record
-// decodes in b (its checksum matches), or -1. It tries every offset in
-// turn, so it finds a record whatever happened to the lengths of the
-// records before it.
-func nextRecord(b []byte, from int64) int64 {
-	for i := from; i+headerSize <= int64(len(b)); i++ {
-		if k := b[i+12]; k != kindPut && k != kindDelete {
-			continue // not a header: the kind byte is wrong (fast path over zeros)
-		}
-		if _, _, err := decodeRecord(b[i:]); err == nil {
-			return i
-		}
+// noteLastMark tells seg, the newest segment, about a sync mark that ends
+// right at offset end, where its hint file's coverage ends (Close writes
+// one there), so that reopening and closing a store without writing to it
+// adds no marks.
+func (db *DB) noteLastMark(seg *segment, end int64) {
+	if end < markSize {
+		return
 	}
-	return -1
+	b := make([]byte, markSize)
+	if _, err := seg.f.ReadAt(b, end-markSize); err != nil {
+		return
+	}
+	if r, _, err := decodeRecord(b); err == nil && r.kind == kindMark {
+		seg.noteMark(end-markSize, markOffset(r))
+	}
 }
 
 // readHint returns the contents of segment id's hint file, if it can be

@@ -39,93 +39,216 @@ func dataEnd(t *testing.T, path string) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	off := 0
+	_, _, end := layout(b)
+	return end
+}
+
+// layout walks the records at the start of b and returns where each put or
+// delete starts and ends (sync marks are skipped) and where the records end.
+func layout(b []byte) (starts, ends []int, end int) {
 	for {
-		_, n, err := decodeRecord(b[off:])
+		r, n, err := decodeRecord(b[end:])
 		if err != nil {
-			return off
+			return starts, ends, end
 		}
-		off += n
+		if r.kind != kindMark {
+			starts, ends = append(starts, end), append(ends, end+n)
+		}
+		end += n
 	}
 }
 
+// TestRecoverNewestSegment damages the newest segment of a closed store of
+// three keys in each way a crash or a bad disk can, under a policy that
+// syncs every write and one that syncs every other write. A store that was
+// closed ends with a sync mark that vouches for all of it, so damage to
+// any record is refused; the tail cases first remove that mark, so the
+// segment looks as it would after a power cut before the last record was
+// synced, and the damaged tail is truncated.
 func TestRecoverNewestSegment(t *testing.T) {
-	const recLen = headerSize + 2 + 7 // "k1", "value-1"
+	// l: the three records' starts p and ends e, and the end of the data
+	// (after Close's sync mark).
+	type l struct {
+		p, e []int
+		end  int
+	}
+	// crashed drops Close's sync mark and whatever vouched for the last
+	// record, as a power cut before the last record was synced would.
+	crashed := func(b []byte, at l) []byte { clear(b[at.e[2]:at.end]); return b }
 	cases := []struct {
 		name    string
-		damage  func(b []byte, end int) []byte
+		damage  func(b []byte, at l) []byte
 		present int    // keys k0..k(present-1) must be there afterwards
-		wantErr string // substring; "" = Open succeeds
+		wantErr string // "at offset N" for record N's start; "" = Open succeeds
+		errAt   int    // the record whose offset the error names
 	}{
-		{"clean", func(b []byte, end int) []byte { return b }, 3, ""},
-		{"cut mid last record", func(b []byte, end int) []byte { return b[:end-5] }, 2, ""},
-		{"cut mid header", func(b []byte, end int) []byte { return b[:end-recLen+3] }, 2, ""},
-		{"cut to the records only", func(b []byte, end int) []byte { return b[:end] }, 3, ""},
-		{"garbage after", func(b []byte, end int) []byte { copy(b[end:], "garbage!"); return b }, 3, ""},
-		{"flip in last record", func(b []byte, end int) []byte { b[end-2] ^= 1; return b }, 2, ""},
+		{"clean", func(b []byte, at l) []byte { return b }, 3, "", 0},
+		{"crashed after the last record", crashed, 3, "", 0},
+		{"cut mid last record", func(b []byte, at l) []byte { return b[:at.e[2]-5] }, 2, "", 0},
+		{"cut mid header", func(b []byte, at l) []byte { return b[:at.p[2]+3] }, 2, "", 0},
+		{"cut to the records only", func(b []byte, at l) []byte { return b[:at.e[2]] }, 3, "", 0},
+		{"cut mid Close's sync mark", func(b []byte, at l) []byte { return b[:at.end-3] }, 3, "", 0},
+		{"garbage after", func(b []byte, at l) []byte { copy(b[at.end:], "garbage!"); return b }, 3, "", 0},
+		{"flip in last record, crashed", func(b []byte, at l) []byte { b = crashed(b, at); b[at.e[2]-2] ^= 1; return b }, 2, "", 0},
 		// A power cut can keep a block holding a record's header but not
 		// the next one holding its payload, which then reads as the
 		// zero-filled space: the CRC covers the payload, so the record is
 		// a torn tail, never a value of zeros.
-		{"last header kept, payload zeros", func(b []byte, end int) []byte { clear(b[end-recLen+headerSize : end]); return b }, 2, ""},
-		{"last header zeros, payload kept", func(b []byte, end int) []byte { clear(b[end-recLen : end-recLen+headerSize]); return b }, 2, ""},
-		{"flip in first record", func(b []byte, end int) []byte { b[headerSize] ^= 1; return b }, 0, "offset 0"},
-		{"flip in middle record", func(b []byte, end int) []byte { b[recLen+headerSize+3] ^= 1; return b }, 0, fmt.Sprintf("offset %d", recLen)},
+		{"last header kept, payload zeros", func(b []byte, at l) []byte {
+			b = crashed(b, at)
+			clear(b[at.p[2]+headerSize : at.e[2]])
+			return b
+		}, 2, "", 0},
+		{"last header zeros, payload kept", func(b []byte, at l) []byte { b = crashed(b, at); clear(b[at.p[2] : at.p[2]+headerSize]); return b }, 2, "", 0},
+		// Close's sync mark vouches for the last record: damage to it is
+		// damage to durable data.
+		{"flip in last record, closed", func(b []byte, at l) []byte { b[at.e[2]-2] ^= 1; return b }, 0, "corrupt", 2},
+		{"last header zeros, closed", func(b []byte, at l) []byte { clear(b[at.p[2] : at.p[2]+headerSize]); return b }, 0, "corrupt", 2},
+		{"flip in first record", func(b []byte, at l) []byte { b[headerSize] ^= 1; return b }, 0, "corrupt", 0},
+		{"flip in middle record", func(b []byte, at l) []byte { b[at.p[1]+headerSize+3] ^= 1; return b }, 0, "corrupt", 1},
 		// Damage to the middle record's length fields or a zeroed header:
-		// the third record still decodes where it is, so this is not a
-		// torn tail, whatever the damaged lengths claim.
-		{"middle key length +1", func(b []byte, end int) []byte { b[recLen+13] ^= 1; return b }, 0, fmt.Sprintf("offset %d", recLen)},
-		{"middle value length -1", func(b []byte, end int) []byte { b[recLen+15] ^= 1; return b }, 0, fmt.Sprintf("offset %d", recLen)},
-		{"middle value length +16", func(b []byte, end int) []byte { b[recLen+15] ^= 0x10; return b }, 0, fmt.Sprintf("offset %d", recLen)},
-		{"middle value length past the data", func(b []byte, end int) []byte { b[recLen+17] ^= 0x01; return b }, 0, fmt.Sprintf("offset %d", recLen)},
-		{"middle value length top bit", func(b []byte, end int) []byte { b[recLen+18] ^= 0x80; return b }, 0, fmt.Sprintf("offset %d", recLen)},
-		{"middle header zeros", func(b []byte, end int) []byte { clear(b[recLen : recLen+headerSize]); return b }, 0, fmt.Sprintf("offset %d", recLen)},
-		{"middle record zeros", func(b []byte, end int) []byte { clear(b[recLen : 2*recLen]); return b }, 0, fmt.Sprintf("offset %d", recLen)},
+		// a sync mark after it still decodes where it is and vouches for
+		// it, so this is not a torn tail, whatever the damaged lengths
+		// claim.
+		{"middle key length +1", func(b []byte, at l) []byte { b[at.p[1]+13] ^= 1; return b }, 0, "corrupt", 1},
+		{"middle value length -1", func(b []byte, at l) []byte { b[at.p[1]+15] ^= 1; return b }, 0, "corrupt", 1},
+		{"middle value length +16", func(b []byte, at l) []byte { b[at.p[1]+15] ^= 0x10; return b }, 0, "corrupt", 1},
+		{"middle value length past the data", func(b []byte, at l) []byte { b[at.p[1]+17] ^= 0x01; return b }, 0, "corrupt", 1},
+		{"middle value length top bit", func(b []byte, at l) []byte { b[at.p[1]+18] ^= 0x80; return b }, 0, "corrupt", 1},
+		{"middle header zeros", func(b []byte, at l) []byte { clear(b[at.p[1] : at.p[1]+headerSize]); return b }, 0, "corrupt", 1},
+		{"middle record zeros", func(b []byte, at l) []byte { clear(b[at.p[1]:at.e[1]]); return b }, 0, "corrupt", 1},
+		{"middle record zeros, crashed", func(b []byte, at l) []byte { b = crashed(b, at); clear(b[at.p[1]:at.e[1]]); return b }, 0, "corrupt", 1},
 	}
-	for _, c := range cases {
+	for _, policy := range []string{"always", "batch:2"} {
+		pol, err := ParseSync(policy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts := Options{NoHints: true, Sync: pol}
+		for _, c := range cases {
+			t.Run(policy+"/"+c.name, func(t *testing.T) {
+				dir, segs := writeStore(t, 3, opts)
+				path := segs[len(segs)-1]
+				b, _ := os.ReadFile(path)
+				p, e, end := layout(b)
+				if len(p) != 3 || end != e[2]+markSize {
+					t.Fatalf("got records at %v..%v ending at %d, want 3 records and Close's sync mark", p, e, end)
+				}
+				at := l{p, e, end}
+				b = c.damage(b, at)
+				if err := os.WriteFile(path, b, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				db, err := Open(dir, opts)
+				if c.wantErr != "" {
+					want := fmt.Sprintf("%s at offset %d", filepath.Base(path), p[c.errAt])
+					if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), want) {
+						t.Fatalf("Open: got %v, want ErrCorrupt naming %q", err, want)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatalf("Open: %v", err)
+				}
+				for i := range 3 {
+					want := ""
+					if i < c.present {
+						want = fmt.Sprintf("value-%d", i)
+					}
+					checkGet(t, db, fmt.Sprintf("k%d", i), want)
+				}
+				// The next write lands right after the good prefix (and
+				// the sync mark for it, if Open's fdatasync needs one).
+				_, _, goodEnd := layout(b)
+				mustPut(t, db, "new", "after")
+				if got := int(db.index["new"].off); got != goodEnd && got != goodEnd+markSize {
+					t.Errorf("next record at offset %d, want %d or %d", got, goodEnd, goodEnd+markSize)
+				}
+				db.Close()
+				db, err = Open(dir, opts)
+				if err != nil {
+					t.Fatalf("second reopen: %v", err)
+				}
+				defer db.Close()
+				checkGet(t, db, "new", "after")
+				if got := db.Stats().Keys; got != int64(c.present+1) {
+					t.Errorf("keys after second reopen: got %d, want %d", got, c.present+1)
+				}
+			})
+		}
+	}
+}
+
+// TestRecoverUnvouchedTail: after a power cut that kept the unsynced tail
+// of the newest segment out of order, a hole can sit before whole records
+// that were never synced. No sync mark vouches for the hole, so Open
+// truncates there instead of refusing the store; and a mark that vouches
+// for less than the hole changes nothing.
+func TestRecoverUnvouchedTail(t *testing.T) {
+	t.Run("never synced", func(t *testing.T) {
+		// batch:100 never syncs six Puts before Close: no marks but Close's.
+		opts := Options{NoHints: true, Sync: SyncPolicy{Mode: SyncBatch, N: 100}}
+		dir, segs := writeStore(t, 6, opts)
+		b, _ := os.ReadFile(segs[0])
+		p, e, end := layout(b)
+		if len(p) != 6 || end != e[5]+markSize {
+			t.Fatalf("got records at %v ending at %d, want 6 and Close's sync mark", p, end)
+		}
+		clear(b[e[5]:end])               // the power cut came before Close
+		clear(b[p[1] : p[1]+headerSize]) // and kept a hole where k1's header was
+		os.WriteFile(segs[0], b, 0o644)
+		db, err := Open(dir, opts)
+		if err != nil {
+			t.Fatalf("Open: got %v, want the unvouched tail truncated", err)
+		}
+		defer db.Close()
+		checkGet(t, db, "k0", "value-0")
+		for i := 1; i < 6; i++ {
+			checkGet(t, db, fmt.Sprintf("k%d", i), "")
+		}
+	})
+	// A hand-made log: r0 r1 mark(end of r0) r2, as group commit writes it
+	// when r1 was queued before r0's fdatasync returned.
+	var log []byte
+	rec := func(k string) {
+		log = appendRecord(log, record{seq: uint64(len(log) + 1), kind: kindPut, key: []byte(k), value: []byte("v")})
+	}
+	rec("a")
+	e0 := len(log)
+	rec("b")
+	log = appendMark(log, int64(e0))
+	rec("c")
+	for _, c := range []struct {
+		name    string
+		at      int  // the byte damaged
+		refused bool // a mark after it claims it was durable
+		keys    string
+	}{
+		{"hole in r1: the mark vouches for r0 only", e0 + 2, false, "a"},
+		{"hole in r0: the mark vouches for it", 2, true, ""},
+	} {
 		t.Run(c.name, func(t *testing.T) {
-			dir, segs := writeStore(t, 3, Options{NoHints: true})
-			path := segs[len(segs)-1]
-			b, _ := os.ReadFile(path)
-			end := dataEnd(t, path)
-			if end != 3*recLen {
-				t.Fatalf("records end at %d, want %d", end, 3*recLen)
-			}
-			if err := os.WriteFile(path, c.damage(b, end), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			db, err := Open(dir, Options{NoHints: true})
-			if c.wantErr != "" {
-				if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), c.wantErr) || !strings.Contains(err.Error(), filepath.Base(path)) {
-					t.Fatalf("Open: got %v, want ErrCorrupt naming %s and %q", err, filepath.Base(path), c.wantErr)
+			b := bytes.Clone(log)
+			b[c.at] ^= 0xff
+			b = append(b, make([]byte, 64)...)
+			mem := NewMemFS()
+			mem.MkdirAll("/db", 0o755)
+			fh, _ := mem.OpenFile("/db/"+segmentName(1), os.O_RDWR|os.O_CREATE, 0o644)
+			fh.WriteAt(b, 0)
+			db, err := Open("/db", Options{FS: mem})
+			if c.refused {
+				if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "at offset 0") {
+					t.Fatalf("Open: got %v, want ErrCorrupt at offset 0", err)
 				}
 				return
 			}
 			if err != nil {
-				t.Fatalf("Open: %v", err)
-			}
-			for i := range 3 {
-				want := ""
-				if i < c.present {
-					want = fmt.Sprintf("value-%d", i)
-				}
-				checkGet(t, db, fmt.Sprintf("k%d", i), want)
-			}
-			// The next write lands right after the good prefix.
-			mustPut(t, db, "new", "after")
-			if got := db.index["new"].off; got != uint32(c.present*recLen) {
-				t.Errorf("next record at offset %d, want %d", got, c.present*recLen)
-			}
-			db.Close()
-			db, err = Open(dir, Options{NoHints: true})
-			if err != nil {
-				t.Fatalf("second reopen: %v", err)
+				t.Fatalf("Open: got %v, want the unvouched tail truncated", err)
 			}
 			defer db.Close()
-			checkGet(t, db, "new", "after")
-			if got := db.Stats().Keys; got != int64(c.present+1) {
-				t.Errorf("keys after second reopen: got %d, want %d", got, c.present+1)
-			}
+			checkGet(t, db, "a", "v")
+			checkGet(t, db, "b", "")
+			checkGet(t, db, "c", "")
 		})
 	}
 }
@@ -139,7 +262,9 @@ func TestRecoverOlderSegmentCorrupt(t *testing.T) {
 				t.Fatalf("got %d segments, want >= 3", len(segs))
 			}
 			b, _ := os.ReadFile(segs[0])
-			b[100] ^= 0x10 // inside record 3 (k3), which starts at 3*28 = 84
+			p, _, _ := layout(b)
+			at := p[3]       // record 3 (k3)
+			b[at+16] ^= 0x10 // inside its value length
 			os.WriteFile(segs[0], b, 0o644)
 			if hints {
 				// A hint does not read values: the flip shows on Get.
@@ -155,8 +280,8 @@ func TestRecoverOlderSegmentCorrupt(t *testing.T) {
 				return
 			}
 			_, err := Open(dir, opts)
-			if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), filepath.Base(segs[0])+" at offset 84") {
-				t.Errorf("Open: got %v, want ErrCorrupt naming %s at offset 84", err, filepath.Base(segs[0]))
+			if want := fmt.Sprintf("%s at offset %d", filepath.Base(segs[0]), at); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), want) {
+				t.Errorf("Open: got %v, want ErrCorrupt naming %q", err, want)
 			}
 		})
 	}
@@ -285,20 +410,32 @@ func fuzzOps() []record {
 	return ops
 }
 
+// markedLog encodes ops as "always" writes them: each record after the
+// first is preceded by a sync mark for everything before it. ends[i] is
+// where record i ends, marks[i] where the i-th mark starts (and what it
+// vouches for: a mark sits right where the fdatasync before it ended).
+func markedLog(ops []record) (log []byte, ends, marks []int) {
+	for i, r := range ops {
+		if i > 0 {
+			marks = append(marks, len(log))
+			log = appendMark(log, int64(len(log)))
+		}
+		log = appendRecord(log, r)
+		ends = append(ends, len(log))
+	}
+	return log, ends, marks
+}
+
 // FuzzRecover damages a log (cut at a point, a byte xored, garbage in the
 // zero-filled tail) and opens it. Open must not panic, and must give
 // either an error or exactly the state after some prefix of the writes
 // that includes every record before the damage: never a wrong value. And
-// when a whole record survives after the xored byte, the damage is not a
-// torn tail: Open must refuse with ErrCorrupt rather than drop that record.
+// when a whole sync mark survives after the xored byte, it vouches for the
+// damaged byte, so the damage is not a torn tail: Open must refuse with
+// ErrCorrupt rather than drop the durable records after it.
 func FuzzRecover(f *testing.F) {
 	ops := fuzzOps()
-	var log []byte
-	var ends []int // ends[i] = end of record i
-	for _, r := range ops {
-		log = appendRecord(log, r)
-		ends = append(ends, len(log))
-	}
+	log, ends, marks := markedLog(ops)
 	f.Add(uint16(len(log)), uint16(0), byte(0), []byte(nil))
 	f.Add(uint16(len(log)-1), uint16(0), byte(0), []byte(nil))
 	f.Add(uint16(len(log)), uint16(40), byte(4), []byte(nil))
@@ -328,8 +465,8 @@ func FuzzRecover(f *testing.F) {
 		}
 		defer db.Close()
 		if damaged < int(cut) {
-			if i := intactAfter(ends, damaged, min(int(cut), len(log))); i >= 0 {
-				t.Fatalf("Open succeeded, but record %d (ending at %d) is intact after the damage at %d: want ErrCorrupt", i, ends[i], damaged)
+			if i := markAfter(marks, damaged, min(int(cut), len(log))); i >= 0 {
+				t.Fatalf("Open succeeded, but the sync mark at %d is intact after the damage at %d and vouches for it: want ErrCorrupt", marks[i], damaged)
 			}
 		}
 		// The recovered state must be the state after some prefix of ops
@@ -364,15 +501,11 @@ func FuzzRecover(f *testing.F) {
 	})
 }
 
-// intactAfter returns the index of a record that starts after byte
-// damaged and ends by end, or -1. ends[i] is where record i ends.
-func intactAfter(ends []int, damaged, end int) int {
-	for i := range ends {
-		start := 0
-		if i > 0 {
-			start = ends[i-1]
-		}
-		if start > damaged && ends[i] <= end {
+// markAfter returns the index of a sync mark of markedLog that starts
+// after byte damaged (so it vouches for it) and ends by end, or -1.
+func markAfter(marks []int, damaged, end int) int {
+	for i, m := range marks {
+		if m > damaged && m+markSize <= end {
 			return i
 		}
 	}
@@ -395,13 +528,7 @@ func equalMaps(a, b map[string]string) bool {
 // run on every `go test`.
 func TestRecoverRandomDamage(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	ops := fuzzOps()
-	var log []byte
-	var ends []int
-	for _, r := range ops {
-		log = appendRecord(log, r)
-		ends = append(ends, len(log))
-	}
+	log, _, marks := markedLog(fuzzOps())
 	for range 300 {
 		cut := rng.IntN(len(log) + 1)
 		b := bytes.Clone(log[:cut])
@@ -422,8 +549,8 @@ func TestRecoverRandomDamage(t *testing.T) {
 			}
 			continue
 		}
-		if i := intactAfter(ends, damaged, cut); damaged < cut && i >= 0 {
-			t.Fatalf("Open succeeded, but record %d (ending at %d) is intact after the damage at %d: want ErrCorrupt", i, ends[i], damaged)
+		if i := markAfter(marks, damaged, cut); damaged < cut && i >= 0 {
+			t.Fatalf("Open succeeded, but the sync mark at %d is intact after the damage at %d and vouches for it: want ErrCorrupt", marks[i], damaged)
 		}
 		for i := range 5 {
 			v, err := db.Get([]byte(fmt.Sprintf("key%d", i)))

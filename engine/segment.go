@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 )
 
 // File names in a store directory. THESE ARE PART OF THE ON-DISK FORMAT.
@@ -41,6 +42,15 @@ type segment struct {
 	// hint accumulates the hint entries of the records in this segment
 	// while it is active; written to the hint file when it is sealed.
 	hint []byte
+
+	// synced is how far the last fdatasync of this segment that returned
+	// covered it: every byte before it is durable. Written by
+	// syncSegment (under db.syncMu), read by writers under db.writeMu.
+	synced atomic.Int64
+	// vouched is how far the sync marks in this segment vouch for it
+	// (syncmark.go): a write appended while synced > vouched is preceded
+	// by a mark. Guarded by db.writeMu.
+	vouched int64
 }
 
 func segmentName(id uint32) string { return fmt.Sprintf("%09d%s", id, segmentExt) }

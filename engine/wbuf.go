@@ -51,17 +51,19 @@ const (
 // buffer.
 func (db *DB) buffering() bool { return db.wbufSize > 0 }
 
-// appendBufferedLocked adds the encoded record to the write buffer and the
-// index. The record belongs at offset off of segment seg, which must be
-// where the buffer ends.
+// appendBufferedLocked adds the encoded sync mark (nil: none) and record
+// to the write buffer, and the record to the index. They belong at offset
+// at of segment seg, which must be where the buffer ends.
 //
 // REQUIRES: db.writeMu held.
-func (db *DB) appendBufferedLocked(seg *segment, off int64, rec record, n int64) {
+func (db *DB) appendBufferedLocked(seg *segment, at int64, mark []byte, rec record, n int64) {
 	db.mu.Lock()
 	if len(db.pending) == 0 {
-		db.pendingSeg, db.pendingOff = seg.id, off
+		db.pendingSeg, db.pendingOff = seg.id, at
 	}
+	db.pending = append(db.pending, mark...)
 	db.pending = appendRecord(db.pending, rec)
+	off := at + int64(len(mark))
 	db.setIndex(string(rec.key), rec.kind, entry{seg: seg.id, off: uint32(off), size: uint32(n)})
 	db.mu.Unlock()
 }
