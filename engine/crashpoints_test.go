@@ -35,11 +35,11 @@ func pointConfig(t *testing.T, p string) crashtest.PointsConfig {
 func fullPoints() bool { return os.Getenv("KVLAB_CRASH_TRIALS") != "" }
 
 // runPoints runs one enumeration and fails the test for every crash that
-// broke the invariant. With refusalsKnown, reopens that refuse the crashed
-// store with ErrCorrupt (and lose or return nothing wrong) are logged as the
-// known finding below instead of failing the test; everything else is
-// still checked.
-func runPoints(t *testing.T, cfg crashtest.PointsConfig, refusalsKnown bool) crashtest.PointsReport {
+// broke the invariant, including every reopen that refused the crashed
+// store as corrupt: a power cut that lost nothing durable must leave a
+// store that opens (sync marks, syncmark.go, let recovery tell a torn
+// unsynced tail from damaged durable data).
+func runPoints(t *testing.T, cfg crashtest.PointsConfig) crashtest.PointsReport {
 	t.Helper()
 	rep, err := crashtest.RunPoints(context.Background(), cfg)
 	if err != nil {
@@ -49,15 +49,7 @@ func runPoints(t *testing.T, cfg crashtest.PointsConfig, refusalsKnown bool) cra
 		t.Error(f)
 	}
 	for _, f := range rep.Refusals {
-		if refusalsKnown {
-			t.Log("KNOWN FINDING (reorderedTailFinding): " + f)
-		} else {
-			t.Error(f)
-		}
-	}
-	if refusalsKnown && rep.Refused > 0 {
-		t.Logf("KNOWN FINDING: %d of %d crash points leave a store that Open refuses as corrupt", rep.Refused, rep.Points)
-		rep.Failed -= rep.Refused
+		t.Error(f)
 	}
 	if !rep.OK() {
 		t.Errorf("%d of %d crash points broke the invariant: lost %d durable writes (%d resurrected deletes), %d corrupt, %d unwritten, %d failed reopens",
@@ -67,22 +59,6 @@ func runPoints(t *testing.T, cfg crashtest.PointsConfig, refusalsKnown bool) cra
 		t.Errorf("the workload did %d filesystem ops and acknowledged %d writes: too small to test anything", rep.Ops, rep.Writes)
 	}
 	return rep
-}
-
-// reorderedTailFinding says which runs have the known finding: when a power
-// cut lets the unsynced sectors or pages of the newest segment reach the
-// disk out of order (PowerReorder, PowerPages), a hole (zeros, or a
-// record's old half) can sit before whole records written after it. Open
-// cannot tell that from damage to durable records, which it must refuse
-// (issue 13, bug 2), so it refuses the store with ErrCorrupt: the invariant
-// does not hold (the acknowledged-durable writes are on disk but the store
-// does not open), though nothing durable is lost or returned wrong. It
-// happens under every policy that can leave more than one record unsynced
-// (batch, periodic, none). Fixing it needs recovery to know where the
-// durable part of the newest segment ends; until then these runs log each
-// refusal and check everything else.
-func reorderedTailFinding(p string, mode engine.PowerMode) bool {
-	return (mode == engine.PowerReorder || mode == engine.PowerPages) && p != "always" && p != "group"
 }
 
 // TestCrashPointsPower cuts the power after every filesystem operation of
@@ -100,7 +76,7 @@ func TestCrashPointsPower(t *testing.T) {
 				if fullPoints() {
 					cfg.Steps, cfg.Cuts, cfg.Second, cfg.SecondStride = 300, 4, 20, 4
 				}
-				rep := runPoints(t, cfg, reorderedTailFinding(p, mode))
+				rep := runPoints(t, cfg)
 				t.Logf("%s %s: %d ops, %d crash points, %d acked, %d durable, %d lost_acked", p, mode, rep.Ops, rep.Points, rep.Writes, rep.DurableAcked, rep.LostAcked)
 			})
 		}
@@ -122,7 +98,7 @@ func TestCrashPointsKill(t *testing.T) {
 			if fullPoints() {
 				cfg.Steps, cfg.Second, cfg.SecondStride = 300, 20, 1
 			}
-			rep := runPoints(t, cfg, false)
+			rep := runPoints(t, cfg)
 			t.Logf("%s kill: %d ops, %d crash points, %d acked, %d durable, %d lost_acked", p, rep.Ops, rep.Points, rep.Writes, rep.DurableAcked, rep.LostAcked)
 		})
 	}
