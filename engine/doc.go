@@ -18,8 +18,8 @@
 //
 // # Record format
 //
-// Every Put and Delete appends one record to the active segment. All
-// integers are little-endian:
+// Every Put and Delete appends one record to the active segment, sometimes
+// preceded by a sync mark (below). All integers are little-endian:
 //
 //	+-----------+----------+-----------+--------------+----------------+-----------+-------------+
 //	| CRC (4B)  | Seq (8B) | Kind (1B) | KeyLen (2B)  | ValueLen (4B)  | Key       | Value       |
@@ -29,10 +29,21 @@
 //
 //	CRC       CRC-32C (Castagnoli) of every byte after it, up to the end of the value.
 //	Seq       the write's sequence number: 1, 2, 3, ... in the order writes happened.
-//	Kind      1 = put, 2 = delete (a tombstone; ValueLen is 0). 0 never occurs: a zero
-//	          header marks the zero-filled space after the last record.
-//	KeyLen    1..MaxKeySize (4096).
-//	ValueLen  0..MaxValueSize (16 MiB).
+//	          A sync mark's Seq is 0: it is not a write.
+//	Kind      1 = put, 2 = delete (a tombstone; ValueLen is 0), 3 = sync mark. 0 never
+//	          occurs: a zero header marks the zero-filled space after the last record.
+//	KeyLen    1..MaxKeySize (4096); 0 for a sync mark.
+//	ValueLen  0..MaxValueSize (16 MiB); 8 for a sync mark.
+//
+// A sync mark (kind 3, syncmark.go) is 27 bytes: the header, no key, and a
+// value holding one offset Y of its segment (8 bytes, little-endian). It
+// says: every byte of this segment before Y was made durable by an
+// fdatasync that returned before this record was written. After an
+// fdatasync of the active segment returns, the next write into it carries
+// a mark in the same write(2); Close writes one for the segment's end and
+// fdatasyncs it, so it costs a second fdatasync. Marks are never data:
+// not indexed, never returned by Get, never copied by compaction, never
+// listed in hint files.
 //
 // The constants in record.go, segment.go and hint.go that define this
 // layout are part of the on-disk format and must not change.
@@ -63,11 +74,16 @@
 //
 // Recovery (recover.go) truncates a torn tail of the newest segment and
 // reports corruption anywhere else as ErrCorrupt with the file and offset.
-// A bad record in the newest segment is a torn tail only if no later
-// record decodes: after it, recovery tries every offset in turn for a
-// record whose checksum matches, without trusting the bad record's length
-// fields (they may be what was damaged), and refuses to open with
-// ErrCorrupt if it finds one. Open also syncs the store directory, so the
+// A bad record at offset B of the newest segment is damage to durable data
+// if a sync mark after it claims some Y > B: recovery tries every later
+// offset in turn for a mark whose checksum matches, without trusting the
+// bad record's length fields (they may be what was damaged), and refuses
+// to open with ErrCorrupt naming B if it finds one. Otherwise no fdatasync
+// vouched for byte B, and the tail from B on is torn, whatever decodes
+// after it: a disk may write an unsynced tail back out of order, leaving a
+// hole before whole records that were never durable. This is sound because
+// a mark exists on disk only if the fdatasync before it returned, whatever
+// order the disk persisted things in. Open also syncs the store directory, so the
 // name of the segment it goes on writing into is durable before any write
 // there is acknowledged.
 // Compaction (compact.go) installs its output only after it is durable and

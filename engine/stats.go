@@ -9,11 +9,14 @@ import (
 type Stats struct {
 	Puts, Gets, Deletes int64
 	// Fsyncs counts fdatasync calls that made records durable (the ones
-	// a sync policy asks for, plus rotation and Close); FsyncTime is the
+	// a sync policy asks for, plus rotation and Close, which makes two
+	// when it writes a sync mark); FsyncTime is the
 	// total time spent in them. Preallocation's syncs are not counted.
 	Fsyncs    int64
 	FsyncTime time.Duration
-	// BytesWritten counts record bytes appended by Put and Delete.
+	// BytesWritten counts the bytes appended to segments by Put, Delete
+	// and Close: their records, and the 27-byte sync marks written before
+	// them and by Close (syncmark.go).
 	BytesWritten int64
 	// LastSeq is the seq of the last Put or Delete (each gets the next
 	// number); DurableSeq is the highest seq covered by an fdatasync
