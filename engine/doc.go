@@ -83,9 +83,9 @@
 // after it: a disk may write an unsynced tail back out of order, leaving a
 // hole before whole records that were never durable. This is sound because
 // a mark exists on disk only if the fdatasync before it returned, whatever
-// order the disk persisted things in. Open also syncs the store directory, so the
-// name of the segment it goes on writing into is durable before any write
-// there is acknowledged.
+// order the disk persisted things in. Open also syncs the store
+// directory, so the name of the segment it goes on writing into is
+// durable before any write there is acknowledged.
 // Compaction (compact.go) installs its output only after it is durable and
 // deletes old segments in an order that cannot resurrect a deleted key.
 //
@@ -99,7 +99,8 @@
 //     (rotateLocked: fdatasync and hint file for the old one), makes sure
 //     zero-filled space is ready (ensureSpace, segment.go), gives the
 //     record the next sequence number and encodes it (appendRecord,
-//     record.go). Under "always" it writes the record with one WriteAt
+//     record.go), after a sync mark if an fdatasync of the segment
+//     returned since the last one (syncmark.go). Under "always" it writes the record with one WriteAt
 //     and points the index at it; under "none", "batch:N" and
 //     "periodic:D" it appends the record to the write buffer (wbuf.go)
 //     and points the index at where it will land, handing the buffer to
