@@ -59,6 +59,7 @@ bench: build
 	./$(BIN) bench -engine kv,bbolt,pebble -sync always -threads 16 -workload fillrandom -ops 3000 -repeat 3 | tee -a bench-results/engines.txt
 	./$(BIN) bench -engine kv,bbolt,pebble -sync group -threads 16 -workload fillrandom -ops 10000 -repeat 3 | tee -a bench-results/engines.txt
 	./$(BIN) bench -engine kv,bbolt,pebble -sync none -workload fillrandom -ops 100000 -repeat 3 | tee -a bench-results/engines.txt
+	./$(BIN) bench -engine kv,bbolt,pebble -sync none -threads 16 -workload fillrandom -ops 100000 -repeat 3 | tee -a bench-results/engines.txt
 	./$(BIN) bench -engine kv,bbolt,pebble -sync none -workload readrandom -keys 100000 -ops 200000 -repeat 3 | tee -a bench-results/engines.txt
 	@echo "results in bench-results/ (medians of 3; quote them with the probe line)"
 

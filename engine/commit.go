@@ -270,11 +270,12 @@ func (c *committer) stop() {
 // writers on 2 busy cores the writers a group releases can need a few
 // hundred µs to come back, and some miss a 50µs delay
 // (BenchmarkGroup16VsAlways1, ext4 on a shared virtual disk with
-// fdatasync at 0.2-2 ms, load average 7-11, 6 runs each: the 50µs default
+// fdatasync at 0.2-2 ms, load average 7-11, 6 runs each: a 50µs delay
 // gave 13.4-14.5 Puts per fdatasync and 7.2-9.8x "always" with one
-// writer; GroupDelay 200µs, capped as above, 14.4-15.8 Puts per fdatasync
-// and 8.2-17.9x, the ratio swinging with the one-writer rate of the
-// shared disk).
+// writer; 200µs, capped as above, 14.4-15.8 Puts per fdatasync and
+// 8.2-17.9x, the ratio swinging with the one-writer rate of the shared
+// disk; again at load 6-7, 4 runs each: 50µs a median 8.8x, 200µs 10.3x).
+// So DefaultGroupDelay is 200µs.
 func (db *DB) runFlusher() {
 	c := db.commit
 	defer c.wg.Done()

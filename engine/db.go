@@ -18,7 +18,7 @@ const (
 	MinSegmentSize     = 4 << 10
 	MaxSegmentSize     = 1 << 30
 	DefaultPreallocate = 1 << 20
-	DefaultGroupDelay  = 50 * time.Microsecond
+	DefaultGroupDelay  = 200 * time.Microsecond
 )
 
 // Options configure Open. The zero value is a usable configuration: sync

@@ -16,8 +16,9 @@ import (
 // tests run. Each trial crashes a writing store (SIGKILL of a child
 // process, or with -power a simulated power loss on the crashable
 // in-memory filesystem), reopens it and counts what came back. The
-// invariant is Invariant; in numbers, recovered >= durable_acked with
-// lost, corrupt and unwritten all 0.
+// invariant is Invariant, checked write by write: lost, corrupt and
+// unwritten are all 0 (a count such as recovered >= durable_acked could
+// hold while one particular durable write is missing).
 
 // Invariant is what a crash trial checks, word for word as the crash
 // result's "invariant" field and the course state it.
@@ -128,7 +129,7 @@ func writeCrashTable(w io.Writer, r *CrashResult) error {
 	if !r.Power {
 		fmt.Fprintf(w, "lost_written %d: acknowledged writes handed to the OS before the kill that did not come back (must be 0)\n", r.LostWritten)
 	}
-	verdict := "HELD: recovered >= durable_acked in every trial, nothing durable lost, nothing corrupt"
+	verdict := "HELD: in every trial each durable-acknowledged write came back with its value, and nothing corrupt or never written"
 	if !r.OK {
 		verdict = "BROKEN: a durable-acknowledged write (or, after a kill, one handed to the OS) was lost, or a value came back wrong"
 	}

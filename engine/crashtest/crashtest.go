@@ -11,8 +11,10 @@
 //     framing and compaction, but not a missing fdatasync.
 //   - Power loss (Config.Power true): the same workload runs in this
 //     process on an engine.MemFS; at a random moment the MemFS "loses
-//     power" and keeps only synced bytes (torn at a random byte). This is
-//     the test that catches a missing fdatasync.
+//     power": every synced byte survives and, in the default prefix mode,
+//     so does a random in-order prefix of the unsynced bytes (torn at a
+//     random byte); engine.PowerMode names the harsher modes. This is the
+//     test that catches a missing fdatasync.
 //
 // The workload deletes as well as writes (one write in seven is a Delete),
 // so every trial also checks that a deleted key does not come back.
@@ -35,8 +37,9 @@
 // must be 0), Resurrected (of those, keys back after a durable Delete),
 // LostAcked (acknowledged ones that did not come back, durable or not),
 // Corrupt (values that came back wrong) and Unwritten (values that were
-// never written). So recovered >= durable_acked, with lost = corrupt =
-// unwritten = 0.
+// never written). The check is per write, not a count: lost, corrupt and
+// unwritten are 0. (recovered >= durable_acked follows, but a count alone
+// could hold while one particular durable write is missing.)
 //
 // points.go crashes a deterministic workload after every filesystem
 // operation instead of at random moments (RunPoints).
