@@ -28,7 +28,9 @@ type Pooled struct {
 	Latency map[string]*LatencySummary `json:"latency"` // by op kind, as "latency" of one run
 }
 
-// latencyPool gathers one -repeat group's latencies, run by run.
+// latencyPool gathers one -repeat group's latencies, run by run. Not safe
+// for concurrent use: benchLine runs a group's runs one after another.
+// Invariant: held <= cap while the pool is not folded; 0 once it is.
 type latencyPool struct {
 	cap      int64 // exact samples it may hold, across op kinds
 	unsorted bool  // the -dishonest-unsorted-percentile rule break, as in summarize
