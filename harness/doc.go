@@ -8,7 +8,9 @@
 //     model live in the pure subpackage calc, which the browser
 //     exercises load too).
 //   - latency.go: how per-operation latencies are kept (exact samples up to
-//     a cap, then a per-worker HdrHistogram) and summarized.
+//     a cap, then a per-worker HdrHistogram) and summarized; pool.go
+//     pools the runs of a -repeat into one summary, because a p99 cannot
+//     be averaged.
 //   - store.go: the seam between the harness and a store (Store, OpenFunc,
 //     RegisterEngine) and the null store that measures the harness itself;
 //     store_kv.go plugs in the lab's engine, and the subpackage peers

@@ -105,6 +105,10 @@ func benchLine(ctx context.Context, s *Spec, dir string, env Env) ([]*BenchResul
 	sub, total := 0, len(s.Engines)*len(s.Threads)*s.Repeat
 	for _, engine := range s.Engines {
 		for _, threads := range s.Threads {
+			var pool *latencyPool
+			if s.Repeat > 1 {
+				pool = newLatencyPool(DefaultExactCap, s.Dishonest.unsortedPercentile)
+			}
 			for rep := 1; rep <= s.Repeat; rep++ {
 				sub++
 				if ctx.Err() != nil {
@@ -119,7 +123,7 @@ func benchLine(ctx context.Context, s *Spec, dir string, env Env) ([]*BenchResul
 					engine: engine, sync: s.Sync, workload: s.Workload, dist: s.Dist,
 					threads: threads, ops: s.Ops, exactCap: DefaultExactCap, duration: s.Duration, maxUnits: s.maxUnits(env.Limits),
 					valueSize: s.ValueSize, keys: s.Keys, warmup: s.Warmup, rate: s.Rate, seed: s.Seed,
-					dishonest: s.Dishonest, dir: runDir,
+					dishonest: s.Dishonest, dir: runDir, pool: pool,
 				}
 				if env.Progress != nil {
 					cfg.progress = func(p Progress) {
@@ -154,6 +158,9 @@ func benchLine(ctx context.Context, s *Spec, dir string, env Env) ([]*BenchResul
 				res.LoadAvg = load
 				res.Model = benchModel(s.Sync, res, brief)
 				out = append(out, res)
+			}
+			if pool != nil {
+				out[len(out)-1].Pooled = pool.summary()
 			}
 		}
 	}

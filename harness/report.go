@@ -175,7 +175,8 @@ func plural(n int) string {
 
 // writeCompareTable prints several runs as one table: a row per run and
 // op kind, the speed-up against the first thread count of each engine (the
-// saturation curve of a sweep), and for -repeat the medians.
+// saturation curve of a sweep), and for -repeat the medians and, when the
+// results carry it, the pooled latency of all the runs' samples.
 func writeCompareTable(w io.Writer, rs []*BenchResult) error {
 	if len(rs) == 0 {
 		fmt.Fprintln(w, "no runs completed")
@@ -215,16 +216,29 @@ func writeCompareTable(w io.Writer, rs []*BenchResult) error {
 			speed = fmt.Sprintf("%.2fx", med.OpsPerSec/b)
 		}
 		rows := g
+		var pooled *BenchResult
 		if len(g) > 1 {
 			rows = append(slices.Clone(g), med)
+			if p := g[len(g)-1].Pooled; p != nil {
+				// Every sample of the group's runs together: its
+				// percentiles are not the medians above.
+				c := *g[0]
+				c.Latency = p.Latency
+				pooled = &c
+				rows = append(rows, pooled)
+			}
 		}
 		for _, r := range rows {
 			run := "-"
 			if r.Run > 0 {
 				run = fmt.Sprint(r.Run)
 			}
+			ops := fmt.Sprintf("%.0f", r.OpsPerSec)
 			if r == med && len(g) > 1 {
 				run = "median"
+			}
+			if r == pooled {
+				run, ops = "pooled", "-"
 			}
 			sp := ""
 			if r == med || len(g) == 1 {
@@ -235,7 +249,7 @@ func writeCompareTable(w io.Writer, rs []*BenchResult) error {
 				if s == nil {
 					continue
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Engine, r.Sync, r.Threads, run, r.OpsPerSec, sp, op,
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Engine, r.Sync, r.Threads, run, ops, sp, op,
 					FormatNs(float64(s.P50Ns)), FormatNs(float64(s.P95Ns)), FormatNs(float64(s.P99Ns)), FormatNs(float64(s.P999Ns)), FormatNs(float64(s.MaxNs)))
 			}
 		}

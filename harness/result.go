@@ -75,6 +75,10 @@ type BenchResult struct {
 	Dishonest   []string `json:"dishonest,omitempty"` // timing rules this run broke on purpose
 	Run         int      `json:"run,omitempty"`       // 1-based index within a -repeat
 	Dir         string   `json:"dir,omitempty"`       // with -keep: where the data stayed
+	// Pooled, on the last result of each -repeat group (one engine and
+	// thread count) only, is the latency of all the group's runs' samples
+	// together (pool.go): not the median of their percentiles.
+	Pooled *Pooled `json:"pooled,omitempty"`
 }
 
 // BenchModel is the model's prediction printed next to a measurement.
@@ -144,6 +148,7 @@ func summarizeRun(cfg *runConfig, all []*worker, writer *worker, wall time.Durat
 		{"scan", func(w *worker) (*recorder, *recorder) { return w.scan, w.uscan }},
 	}
 	res.Latency = map[string]*LatencySummary{}
+	pooled := map[string][]*recorder{}
 	var sumNs float64
 	for _, k := range kinds {
 		var recs, uncs []*recorder
@@ -154,6 +159,7 @@ func summarizeRun(cfg *runConfig, all []*worker, writer *worker, wall time.Durat
 				uncs = append(uncs, u)
 			}
 		}
+		pooled[k.name] = recs
 		s := summarize(recs, cfg.dishonest.unsortedPercentile)
 		if s.Count == 0 {
 			continue
@@ -168,6 +174,9 @@ func summarizeRun(cfg *runConfig, all []*worker, writer *worker, wall time.Durat
 			u := summarize(uncs, cfg.dishonest.unsortedPercentile)
 			res.LatencyUncorrected[k.name] = &u
 		}
+	}
+	if cfg.pool != nil {
+		cfg.pool.add(pooled)
 	}
 	var gets, hits, serviceNs int64
 	for _, w := range all {

@@ -61,6 +61,9 @@ type runConfig struct {
 	dir       string // the fresh directory the store lives in
 	tick      time.Duration
 	progress  func(Progress)
+	// pool, in a -repeat group, takes the run's latencies once its clock
+	// has stopped (pool.go); nil otherwise.
+	pool *latencyPool
 }
 
 // dishonesty is the set of timing rules a run deliberately breaks, for the

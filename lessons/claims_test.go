@@ -11,6 +11,7 @@ package lessons_test
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -554,6 +555,53 @@ func TestChapter9CellsRunLongEnough(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// Lesson 9: the tails cell's -repeat line carries the pooled p99 of all
+// 5,000 writes on its last run, the lesson says it lies between the lowest
+// and the highest run's p99, and the quiz divides it by the median of the
+// five p99s.
+func TestPooledP99Claim(t *testing.T) {
+	rs := cellResults(t, "09-", "tails")
+	runs, _ := rs[0].([]any)
+	if len(runs) != 5 {
+		t.Fatalf("tails: %d runs, want the 5 of -repeat 5", len(runs))
+	}
+	for i, r := range runs[:4] {
+		if _, ok := r.(map[string]any)["pooled"]; ok {
+			t.Errorf("tails run %d carries pooled; only the last run does", i+1)
+		}
+	}
+	last := runs[4]
+	if n := num(t, last, "pooled.runs"); n != 5 {
+		t.Errorf("pooled.runs = %v, want 5", n)
+	}
+	var p99s []float64
+	var count, hi float64
+	for _, r := range runs {
+		p99s = append(p99s, num(t, r, "latency.put.p99_ns"))
+		count += num(t, r, "latency.put.count")
+		hi = math.Max(hi, num(t, r, "latency.put.max_ns"))
+	}
+	if c := num(t, last, "pooled.latency.put.count"); c != count || c != 5000 {
+		t.Errorf("pooled count %v, runs' counts add up to %v; the lesson says all 5,000 writes", c, count)
+	}
+	if m := num(t, last, "pooled.latency.put.max_ns"); m != hi {
+		t.Errorf("pooled max %v, want the slowest run's max %v", m, hi)
+	}
+	put := last.(map[string]any)["pooled"].(map[string]any)["latency"].(map[string]any)["put"].(map[string]any)
+	if exact, _ := put["exact"].(bool); !exact {
+		t.Errorf("pooled p99 of 5,000 writes is not exact")
+	}
+	pooled := num(t, last, "pooled.latency.put.p99_ns")
+	slices.Sort(p99s)
+	if pooled < p99s[0] || pooled > p99s[4] {
+		t.Errorf("pooled p99 %v ns outside the runs' p99s %v: the lesson says it lies between the lowest and the highest", pooled, p99s)
+	}
+	q := quizByID(t, lessonByPrefix(t, "09-"), "p99-pooled-vs-median")
+	if got, want := answer(t, q, rs), pooled/math.Max(p99s[2], 1); math.Abs(got-want) > 1e-9*want {
+		t.Errorf("quiz %s answers %v, want pooled p99 / median of the p99s = %v", q.ID, got, want)
 	}
 }
 

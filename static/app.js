@@ -506,6 +506,11 @@
         if (unc[op]) rows.push({ label: `${label} · uncorrected`, op, lat: unc[op], b, k: -1, line: x.line, unc: true });
       }
       if (!b.latency || !Object.keys(b.latency).length) rows.push({ label, op: '–', lat: {}, b, k: -1, line: x.line });
+      // The last run of a -repeat carries the percentiles of all its
+      // runs' samples together: not the median of the runs' figures.
+      if (b.pooled) {
+        for (const [op, lat] of Object.entries(b.pooled.latency || {})) rows.push({ label: `${label} · pooled, ${b.pooled.runs} runs`, op, lat, b, k: -1, line: x.line, pooled: true });
+      }
     });
     const hasModel = benches.some((x) => x.b.model);
     const showOp = new Set(rows.map((r) => r.op)).size > 1;
@@ -522,7 +527,7 @@
         h('td', { class: 'p99' }, fmtNs(r.lat.p99_ns)),
         h('td', { class: 'minor' }, fmtNs(r.lat.p999_ns)),
         h('td', {}, fmtNs(r.lat.max_ns)),
-        h('td', {}, r.unc ? '' : h('b', {}, fmtRate(r.b.ops_per_sec))),
+        h('td', {}, r.unc || r.pooled ? '' : h('b', {}, fmtRate(r.b.ops_per_sec))),
         hasModel ? h('td', { class: 'model', title: r.b.model ? `measured ÷ model = ${(r.b.ops_per_sec / r.b.model.predicted_ops_per_sec).toFixed(2)}; T_write ${fmtNs(r.b.model.t_write_ns)}, T_fsync ${fmtNs(r.b.model.t_fsync_ns)} (${r.b.model.t_fsync_source || 'probe'}); p99 on the ${r.b.model.p99_path} path` : null },
           r.b.model ? fmtRate(r.b.model.predicted_ops_per_sec) : '–') : null))));
     wrap.append(h('div', { class: 'table-wrap' }, table));
