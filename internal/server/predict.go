@@ -57,18 +57,8 @@ func (s *Server) handlePredict(w http.ResponseWriter, r *http.Request) {
 		jsonError(w, http.StatusBadRequest, `browser: 1 to 64 letters, digits and '-' (the id the page keeps), required`)
 		return
 	}
-	l, _, _, err := s.findLesson(req.Lesson)
-	if err != nil {
-		jsonError(w, http.StatusInternalServerError, err.Error())
-		return
-	}
-	if l == nil {
-		jsonError(w, http.StatusNotFound, fmt.Sprintf("no lesson %q", req.Lesson))
-		return
-	}
-	q := l.Quiz(req.Quiz)
+	l, q := s.quizFor(w, req.Lesson, req.Quiz)
 	if q == nil {
-		jsonError(w, http.StatusNotFound, fmt.Sprintf("lesson %s has no quiz %q", l.Slug, req.Quiz))
 		return
 	}
 	v := strings.TrimSpace(req.Value)

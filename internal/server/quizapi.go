@@ -11,14 +11,15 @@ import (
 	"strings"
 	"time"
 
+	"kvlab/internal/lesson"
 	"kvlab/internal/quiz"
 )
 
 // POST /api/quiz checks one answer. Request:
 //
 //	{"lesson":"04-the-fsync-tax","quiz":"flush-vs-write","answer":"120",
-//	 "results":[{...result of line 0 of the quiz's cell...}, ...],
-//	 "token":"...", "ticket":"...", "prediction":true}
+//	 "prediction":true, "browser":"...", "run_ids":[17, 18],
+//	 "token":"...", "ticket":"..."}
 //
 // "prediction" (optional) says the answer was entered before the cell's
 // results existed: the page sends it for a predict: yes quiz, whose cell
@@ -116,23 +117,13 @@ func (s *Server) handleQuiz(w http.ResponseWriter, r *http.Request) {
 		case errors.As(err, &ne) && ne.Timeout():
 			jsonError(w, http.StatusRequestTimeout, fmt.Sprintf("the request body took longer than %v to arrive", s.bodyWait))
 		default:
-			jsonError(w, http.StatusBadRequest, "malformed request: "+err.Error()+` (want {"lesson":"...","quiz":"...","answer":"...","results":[...]})`)
+			jsonError(w, http.StatusBadRequest, "malformed request: "+err.Error()+` (want {"lesson":"...","quiz":"...","answer":"...","browser":"...","run_ids":[...]})`)
 		}
 		return
 	}
 	rc.SetReadDeadline(time.Time{})
-	l, _, _, err := s.findLesson(req.Lesson)
-	if err != nil {
-		jsonError(w, http.StatusInternalServerError, err.Error())
-		return
-	}
-	if l == nil {
-		jsonError(w, http.StatusNotFound, fmt.Sprintf("no lesson %q", req.Lesson))
-		return
-	}
-	q := l.Quiz(req.Quiz)
+	l, q := s.quizFor(w, req.Lesson, req.Quiz)
 	if q == nil {
-		jsonError(w, http.StatusNotFound, fmt.Sprintf("lesson %s has no quiz %q", l.Slug, req.Quiz))
 		return
 	}
 	// Check the answer's form before measuring anything.
@@ -371,4 +362,24 @@ var errShuttingDown = errors.New("the server is shutting down and runs nothing m
 // without the package's prefix.
 func answerError(err error) string {
 	return "Your answer " + strings.TrimPrefix(err.Error(), quiz.ErrBadAnswer.Error()+": ")
+}
+
+// quizFor finds a lesson's quiz for a JSON endpoint, or writes the error
+// reply (404 for an unknown lesson or quiz) and returns a nil quiz.
+func (s *Server) quizFor(w http.ResponseWriter, slug, id string) (*lesson.Lesson, *quiz.Quiz) {
+	l, _, _, err := s.findLesson(slug)
+	if err != nil {
+		jsonError(w, http.StatusInternalServerError, err.Error())
+		return nil, nil
+	}
+	if l == nil {
+		jsonError(w, http.StatusNotFound, fmt.Sprintf("no lesson %q", slug))
+		return nil, nil
+	}
+	q := l.Quiz(id)
+	if q == nil {
+		jsonError(w, http.StatusNotFound, fmt.Sprintf("lesson %s has no quiz %q", l.Slug, id))
+		return nil, nil
+	}
+	return l, q
 }
