@@ -1,18 +1,13 @@
 package server
 
 import (
-	"bufio"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
-
-	"kvlab/internal/browsertest"
 )
 
 // buildLabserver builds the labserver binary, as e2e/ does, and returns its path.
@@ -35,40 +30,6 @@ func buildLabserver(t *testing.T) string {
 	return bin
 }
 
-// startLabserver starts `labserver serve` on a free loopback port with
-// -data dir and returns the process, its URL and its stderr.
-func startLabserver(t *testing.T, bin, dir string) (*exec.Cmd, string, *browsertest.Buffer) {
-	t.Helper()
-	cmd := exec.Command(bin, "serve", "-addr", "127.0.0.1:0", "-data", dir)
-	stderr := &browsertest.Buffer{}
-	cmd.Stderr = stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	urls := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		re := regexp.MustCompile(`serving the course on (http://127\.0\.0\.1:[0-9]+)/`)
-		for sc.Scan() {
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
-				urls <- m[1]
-			}
-		}
-	}()
-	select {
-	case u := <-urls:
-		return cmd, u, stderr
-	case <-time.After(60 * time.Second): // guards a hang only
-		t.Fatalf("labserver printed no URL; its stderr:\n%s", stderr)
-	}
-	return nil, "", nil
-}
-
 // A server killed with SIGKILL in the middle of a run leaves its run
 // directory; the next start removes it and says so. Before, nothing ever
 // removed it.
@@ -76,8 +37,8 @@ func TestKilledServerLeavesNothingBehind(t *testing.T) {
 	bin := buildLabserver(t)
 	data := t.TempDir()
 	runs := filepath.Join(data, "runs")
-	cmd, u, _ := startLabserver(t, bin, data)
-	c := dial(t, &httptest.Server{URL: u}, "", nil)
+	p := startLabserver(t, bin, data)
+	c := dial(t, &httptest.Server{URL: strings.TrimSuffix(p.url, "/")}, "", nil)
 	// -sync always: a steady write rate that stays under the byte cap for
 	// the whole 20 s (under none the write buffer reaches it within a second).
 	c.run("big", "bench -engine kv -sync always -workload fillrandom -duration 20s -value-size 4096")
@@ -87,12 +48,12 @@ func TestKilledServerLeavesNothingBehind(t *testing.T) {
 		t.Fatal("no run directory under runs/ while a run is going on")
 	}
 	size := dirSize(runs)
-	cmd.Process.Signal(syscall.SIGKILL)
-	cmd.Wait()
+	p.cmd.Process.Signal(syscall.SIGKILL)
+	<-p.exited
 	if ents, _ := os.ReadDir(runs); len(ents) == 0 {
 		t.Fatal("the run directory vanished with the killed server: the test shows nothing")
 	}
-	_, _, stderr := startLabserver(t, bin, data)
+	stderr := startLabserver(t, bin, data).stderr
 	if ents, _ := os.ReadDir(runs); len(ents) != 0 {
 		t.Errorf("after the next start, runs/ holds %d entries, want none", len(ents))
 	}

@@ -34,7 +34,7 @@ func TestSIGKILLKeepsAcknowledgedRuns(t *testing.T) {
 	data := t.TempDir()
 	var acked []int64
 	for round := 1; round <= 3; round++ {
-		p := startKillTestServer(t, bin, data)
+		p := startLabserver(t, bin, data)
 		// Runs from earlier rounds survived the kill.
 		for _, id := range acked {
 			if code := getStatus(t, fmt.Sprintf("%sruns/%d.json", p.url, id)); code != 200 {
@@ -74,16 +74,20 @@ func TestSIGKILLKeepsAcknowledgedRuns(t *testing.T) {
 	}
 }
 
-type killTestServer struct {
+type labserverProc struct {
 	cmd    *exec.Cmd
 	url    string // http://127.0.0.1:PORT/
 	stderr *browsertest.Buffer
 	exited chan error
 }
 
-func startKillTestServer(t *testing.T, bin, data string) *killTestServer {
+// startLabserver starts `labserver serve` on a free loopback port with
+// -data data, and returns once it prints its URL (failing the test if it
+// exits first). The process is killed at cleanup; exited receives its
+// Wait result.
+func startLabserver(t *testing.T, bin, data string) *labserverProc {
 	t.Helper()
-	p := &killTestServer{stderr: &browsertest.Buffer{}, exited: make(chan error, 1)}
+	p := &labserverProc{stderr: &browsertest.Buffer{}, exited: make(chan error, 1)}
 	p.cmd = exec.Command(bin, "serve", "-addr", "127.0.0.1:0", "-data", data)
 	p.cmd.Stderr = p.stderr
 	stdout, err := p.cmd.StdoutPipe()
@@ -132,7 +136,7 @@ func getStatus(t *testing.T, url string) int {
 // runUntilKilled keeps three cells queued on p until at least want runs
 // have been acknowledged (result with run_id), then SIGKILLs p as soon as
 // the next line starts, mid-run. It returns the acknowledged run ids.
-func runUntilKilled(t *testing.T, p *killTestServer, want int) []int64 {
+func runUntilKilled(t *testing.T, p *labserverProc, want int) []int64 {
 	t.Helper()
 	u := "ws" + strings.TrimPrefix(p.url, "http") + "ws"
 	ws, _, err := websocket.DefaultDialer.Dial(u, nil)
