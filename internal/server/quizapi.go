@@ -159,7 +159,7 @@ func (s *Server) handleQuiz(w http.ResponseWriter, r *http.Request) {
 		rc.SetWriteDeadline(time.Time{})
 		from := origin{source: "quiz", lesson: l.Slug, quiz: q.ID, browser: req.Browser}
 		raw, graded, err = s.measure(r.Context(), remoteHost(r), q.ID, req.Ticket, q.Run, from)
-		rc.SetWriteDeadline(time.Now().Add(s.room.writeTimeout))
+		rc.SetWriteDeadline(time.Now().Add(s.limits.writeTimeout))
 		if err != nil {
 			code := http.StatusInternalServerError
 			switch {
@@ -323,29 +323,6 @@ func (s *Server) measure(ctx context.Context, addr, id, ticket string, lines []s
 		return nil, nil, errors.New("the run was cancelled")
 	}
 	return j.results, j.runIDs, nil
-}
-
-// checkRunLines checks a quiz's run: lines against the limits and the
-// cell budget, as measure will.
-func (s *Server) checkRunLines(lines []string) error {
-	for i, l := range lines {
-		if err := checkLine(l, s.cfg.Limits); err != nil {
-			return runLineError(i, l, err)
-		}
-	}
-	if bad, err := s.cfg.Budget.check(lines, s.cfg.Limits); err != nil {
-		if bad >= 0 {
-			return runLineError(bad, lines[bad], err)
-		}
-		return fmt.Errorf("run: %v", err)
-	}
-	return nil
-}
-
-// runLineError names a quiz's run: line (1-based i+1) and its text once,
-// then says what is wrong with it.
-func runLineError(i int, line string, err error) error {
-	return fmt.Errorf("run: line %d (%s): %v", i+1, line, err)
 }
 
 // maxQuizRuns caps the run: quizzes queued or running at once, over all
