@@ -70,6 +70,20 @@ func (s *Server) hostOK(r *http.Request) bool {
 	return strings.HasSuffix(host, ".localhost") || loopbackHost(host)
 }
 
+// apiAccessOK checks a JSON API request that stores or grades answers
+// with sameOrigin and hostOK, and replies 403 when it fails.
+func (s *Server) apiAccessOK(w http.ResponseWriter, r *http.Request) bool {
+	if !sameOrigin(r) {
+		jsonError(w, http.StatusForbidden, "origin "+r.Header.Get("Origin")+" is not this server")
+		return false
+	}
+	if !s.hostOK(r) {
+		jsonError(w, http.StatusForbidden, s.hostError(r))
+		return false
+	}
+	return true
+}
+
 // hostError is the refusal of a request hostOK turned down.
 func (s *Server) hostError(r *http.Request) string {
 	return fmt.Sprintf("Host %q is not this machine: without -token, labserver runs cells only for pages opened as localhost, 127.0.0.1 or [::1]; to serve other names, start it with -addr and -token", r.Host)
