@@ -137,31 +137,7 @@ type Server struct {
 
 // New checks cfg, loads the lessons and starts the run queue.
 func New(cfg Config) (*Server, error) {
-	if cfg.Lessons == nil {
-		cfg.Lessons = lessons.FS
-	}
-	if cfg.Static == nil {
-		cfg.Static = static.FS
-	}
-	if cfg.Limits == (harness.Limits{}) {
-		cfg.Limits = DefaultLimits()
-	}
-	if cfg.MaxMessageBytes <= 0 {
-		cfg.MaxMessageBytes = 64 << 10
-	}
-	if cfg.MaxQueuedPerClient <= 0 {
-		cfg.MaxQueuedPerClient = 4
-	}
-	if cfg.MaxQueuedPerAddress <= 0 {
-		cfg.MaxQueuedPerAddress = 8
-	}
-	if cfg.MaxLinesPerCell <= 0 {
-		cfg.MaxLinesPerCell = 16
-	}
-	if cfg.Log == nil {
-		cfg.Log = io.Discard
-	}
-	cfg.Budget = cfg.Budget.withDefaults()
+	cfg = cfg.withDefaults()
 	s := &Server{
 		cfg:        cfg,
 		log:        log.New(cfg.Log, "labserver: ", log.LstdFlags),
@@ -180,29 +156,12 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	s.needToken = cfg.Token != ""
-	if s.cfg.DataDir == "" {
-		d, err := os.MkdirTemp("", "kvlab-data-")
-		if err != nil {
-			return nil, err
-		}
-		s.cfg.DataDir, s.tmpData = d, true
-	} else if err := os.MkdirAll(s.cfg.DataDir, 0o755); err != nil {
-		return nil, fmt.Errorf("-data %s: %w", s.cfg.DataDir, err)
-	}
-	o, err := claimRuns(s.cfg.DataDir, s.log.Printf)
-	if err != nil {
+	if err := s.makeDataDir(); err != nil {
 		return nil, err
 	}
-	s.owner = o
-	css, err := chromaStylesheet()
-	if err == nil {
-		err = s.reload(s.stampNow())
-	}
-	if err != nil {
-		o.release()
+	if err := s.claimAndLoad(); err != nil {
 		return nil, err
 	}
-	s.chromaCSS = css
 	s.exec = func(ctx context.Context, line string, env harness.Env) ([]byte, error) {
 		return harness.Exec(ctx, line, env)
 	}
@@ -226,6 +185,72 @@ func New(cfg Config) (*Server, error) {
 		http.Redirect(w, r, "/static/favicon.svg", http.StatusMovedPermanently)
 	})
 	return s, nil
+}
+
+// withDefaults returns c with every zero field that has a default filled in.
+func (c Config) withDefaults() Config {
+	if c.Lessons == nil {
+		c.Lessons = lessons.FS
+	}
+	if c.Static == nil {
+		c.Static = static.FS
+	}
+	if c.Limits == (harness.Limits{}) {
+		c.Limits = DefaultLimits()
+	}
+	if c.MaxMessageBytes <= 0 {
+		c.MaxMessageBytes = 64 << 10
+	}
+	if c.MaxQueuedPerClient <= 0 {
+		c.MaxQueuedPerClient = 4
+	}
+	if c.MaxQueuedPerAddress <= 0 {
+		c.MaxQueuedPerAddress = 8
+	}
+	if c.MaxLinesPerCell <= 0 {
+		c.MaxLinesPerCell = 16
+	}
+	if c.Log == nil {
+		c.Log = io.Discard
+	}
+	c.Budget = c.Budget.withDefaults()
+	return c
+}
+
+// makeDataDir creates the data directory, or a temporary one that Close
+// removes when cfg.DataDir is "".
+func (s *Server) makeDataDir() error {
+	if s.cfg.DataDir == "" {
+		d, err := os.MkdirTemp("", "kvlab-data-")
+		if err != nil {
+			return err
+		}
+		s.cfg.DataDir, s.tmpData = d, true
+	} else if err := os.MkdirAll(s.cfg.DataDir, 0o755); err != nil {
+		return fmt.Errorf("-data %s: %w", s.cfg.DataDir, err)
+	}
+	return nil
+}
+
+// claimAndLoad claims the data directory's runs (owner.go), builds the
+// code highlighting stylesheet and loads the lessons. On failure it gives
+// the claim back.
+func (s *Server) claimAndLoad() error {
+	o, err := claimRuns(s.cfg.DataDir, s.log.Printf)
+	if err != nil {
+		return err
+	}
+	s.owner = o
+	css, err := chromaStylesheet()
+	if err == nil {
+		err = s.reload(s.stampNow())
+	}
+	if err != nil {
+		o.release()
+		return err
+	}
+	s.chromaCSS = css
+	return nil
 }
 
 // ServeHTTP serves every route.
