@@ -3,10 +3,9 @@ package server
 import (
 	"fmt"
 	"net/http"
-	"regexp"
-)
 
-var slugRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
+	"kvlab/internal/lesson"
+)
 
 func (s *Server) handleIndex(w http.ResponseWriter, r *http.Request) {
 	ls, err := s.lessonsNow()
@@ -43,7 +42,7 @@ func (s *Server) cachedPage(key string, render func() ([]byte, error)) ([]byte, 
 
 func (s *Server) handleLesson(w http.ResponseWriter, r *http.Request) {
 	slug := r.PathValue("slug")
-	if !slugRE.MatchString(slug) {
+	if !lesson.IsSlug(slug) {
 		s.errorPage(w, http.StatusNotFound, "No such lesson", fmt.Sprintf("%q is not a lesson name (lowercase letters, digits and '-').", slug))
 		return
 	}
