@@ -8,7 +8,6 @@ package server
 
 import (
 	"crypto/subtle"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -88,8 +87,6 @@ func (s *Server) apiAccessOK(w http.ResponseWriter, r *http.Request) bool {
 func (s *Server) hostError(r *http.Request) string {
 	return fmt.Sprintf("Host %q is not this machine: without -token, labserver runs cells only for pages opened as localhost, 127.0.0.1 or [::1]; to serve other names, start it with -addr and -token", r.Host)
 }
-
-var errTokenRequired = errors.New("this server needs the instructor token to run anything: ask the instructor and enter it when the page asks")
 
 // tokenOK reports whether tok is the instructor token, or no token is
 // needed. The comparison takes the same time whatever tok is.

@@ -199,7 +199,7 @@ func (s *Server) measureQuiz(w http.ResponseWriter, r *http.Request, rc *http.Re
 	raw, ids, err := s.measure(r.Context(), remoteHost(r), q.ID, req.Ticket, q.Run, from)
 	rc.SetWriteDeadline(time.Now().Add(s.limits.writeTimeout))
 	if err != nil {
-		jsonError(w, measureStatus(err), "measuring for quiz "+q.ID+": "+err.Error())
+		jsonError(w, measureStatus(err), measuringError(q.ID, err))
 		return nil, nil, false
 	}
 	return raw, ids, true
@@ -375,7 +375,7 @@ func (s *Server) measure(ctx context.Context, addr, id, ticket string, lines []s
 		return nil, nil, j.err
 	}
 	if len(j.results) != len(lines) {
-		return nil, nil, errors.New("the run was cancelled")
+		return nil, nil, errRunCancelled
 	}
 	return j.results, j.runIDs, nil
 }
@@ -384,10 +384,6 @@ func (s *Server) measure(ctx context.Context, addr, id, ticket string, lines []s
 // askers: websocket clients have a per-client cap, and this is the one
 // for requests, which have no identity to count by.
 const maxQuizRuns = 8
-
-var errQuizBusy = fmt.Errorf("%d quiz measurements are already queued or running, the most allowed: try again when they have finished", maxQuizRuns)
-
-var errShuttingDown = errors.New("the server is shutting down and runs nothing more: start it again and retry")
 
 // answerError is the message for an answer that is not a number or not a
 // choice. The student reads it under the quiz, so it says what to fix
