@@ -14,7 +14,7 @@
 //	POST /api/predict       store a prediction before its run (see predict.go)
 //	GET  /runs              the run archive, newest first (see runs.go)
 //	GET  /runs/ID           one run's permalink; ID.json and ID.tsv export it
-//	GET  /compare           two groups of runs compared (see runs.go)
+//	GET  /compare           two groups of runs compared (see compare.go)
 //
 // Runs are serialized: one at a time per server (which owns one data
 // directory), others wait in a FIFO queue and are told their position.
@@ -27,4 +27,47 @@
 // requests with an Origin header from another host are refused; without a
 // token, runs are refused unless the Host header is localhost or a
 // loopback address (DNS rebinding).
+//
+// Files, one job each:
+//
+//	doc.go        this overview
+//	server.go     Config, Server, New (defaults, routes), ServeHTTP, Close
+//	errors.go     sentinel errors, prefixed server:
+//	lessons.go    loading the lessons, re-reading them in author mode
+//	pages.go      GET / and GET /lessons/SLUG, cached per lesson
+//	render.go     Markdown to HTML: lesson pages, the index, error pages
+//	static.go     GET /static/: ETags, gzip and the wasm file
+//	csp.go        the Content-Security-Policy every response carries
+//	access.go     who may run: Origin, Host (one loopback test) and token
+//	token.go      where the token comes from: -token, -token-file, $KVLAB_TOKEN
+//	limits.go     per-address run counts, connection caps, timeouts, refusal log
+//	ws.go         the run websocket's connections: reader, writer, run, cancel
+//	messages.go   every run websocket message, incoming and outgoing
+//	cellcheck.go  checking a cell's (or a run: quiz's) lines before they queue
+//	budget.go     what one cell may cost as a whole, checked and enforced
+//	queue.go      the FIFO of jobs waiting for the disk
+//	runner.go     the single runner: takes jobs from the queue and runs them
+//	owner.go      this server's claim on its run directories under -data
+//	record.go     recording each finished line in the run archive
+//	redact.go     what a probe result hides in room mode
+//	quizapi.go    POST /api/quiz and GET /api/quiz/queue
+//	quizdecode.go decoding a quiz request as a stream, within its caps
+//	quizrecord.go grading a cell quiz from recorded runs; predictions first
+//	predict.go    POST /api/predict
+//	runs.go       GET /runs and /runs/ID (HTML, JSON)
+//	runtsv.go     /runs/ID.tsv
+//	compare.go    GET /compare
+//	main.go       labserver serve: flags, listen, announce, serve
+//
+// Contexts: a context is passed as the first parameter to whatever works
+// on behalf of a request or a run (measure, runLine, the archive's
+// queries, harness.Exec). Three structs also hold one, and only as their own
+// lifetime, created with its cancel by whoever creates the value and
+// cancelled by its own shutdown path: Server.ctx ends at Close and is the
+// parent of everything below; client.ctx ends when its websocket closes;
+// job.ctx ends when the job is cancelled, its client goes, or the server
+// closes. The runner, a writer goroutine and the queue reach those
+// values long after the call that created them has returned, so there is
+// no call chain to pass the context along; the lifetime travels with the
+// value, as grpc's ClientConn keeps its own. No other struct holds one.
 package server

@@ -15,6 +15,8 @@ type sink interface {
 }
 
 // job is one cell (or one quiz's run: lines) waiting for or holding the disk.
+// Its ctx is the job's lifetime, a child of its client's or the server's
+// (package doc, Contexts); cancel ends it.
 type job struct {
 	id     string   // the client's id for the run
 	lines  []string // checked run-spec lines

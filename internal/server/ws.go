@@ -26,6 +26,8 @@ import (
 // Budget (budget.go). On shutdown the writer sends close 1001.
 
 // client is one websocket connection. It is safe for concurrent use.
+// Its ctx is the connection's lifetime (package doc, Contexts); cancel
+// ends it: a disconnect, a client that stops reading, Close.
 type client struct {
 	s      *Server
 	ws     *websocket.Conn
