@@ -187,6 +187,13 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
+// The defaults of Config's caps, also the defaults of their flags.
+const (
+	defaultMaxMessageBytes     = 64 << 10
+	defaultMaxQueuedPerClient  = 4
+	defaultMaxQueuedPerAddress = 8
+)
+
 // withDefaults returns c with every zero field that has a default filled in.
 func (c Config) withDefaults() Config {
 	if c.Lessons == nil {
@@ -199,13 +206,13 @@ func (c Config) withDefaults() Config {
 		c.Limits = DefaultLimits()
 	}
 	if c.MaxMessageBytes <= 0 {
-		c.MaxMessageBytes = 64 << 10
+		c.MaxMessageBytes = defaultMaxMessageBytes
 	}
 	if c.MaxQueuedPerClient <= 0 {
-		c.MaxQueuedPerClient = 4
+		c.MaxQueuedPerClient = defaultMaxQueuedPerClient
 	}
 	if c.MaxQueuedPerAddress <= 0 {
-		c.MaxQueuedPerAddress = 8
+		c.MaxQueuedPerAddress = defaultMaxQueuedPerAddress
 	}
 	if c.MaxLinesPerCell <= 0 {
 		c.MaxLinesPerCell = 16
