@@ -3,6 +3,8 @@ package server
 import (
 	"bytes"
 	"context"
+	"flag"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -205,5 +207,31 @@ func TestRoomURLs(t *testing.T) {
 		if got := strings.Join(roomURLs(tt.listen, addrs), " "); got != tt.want {
 			t.Errorf("roomURLs(%s): got %q, want %q", tt.listen, got, tt.want)
 		}
+	}
+}
+
+// Every cap flag (-max-*) refuses zero and names itself, so a cap added
+// later cannot be switched off by mistake.
+func TestMainCapFlagsMustBePositive(t *testing.T) {
+	fl, _ := newServeFlags(io.Discard)
+	n := 0
+	fl.VisitAll(func(f *flag.Flag) {
+		if !strings.HasPrefix(f.Name, "max-") {
+			return
+		}
+		n++
+		var out, errb bytes.Buffer
+		// Cancelled: a cap that is not checked starts a server that
+		// stops at once (exit 0) instead of serving forever.
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		args := []string{"-addr", "127.0.0.1:0", "-data", t.TempDir(), "-" + f.Name, "0"}
+		code := Main(ctx, args, &out, &errb)
+		if want := "-" + f.Name + " must be positive"; code != 2 || !strings.Contains(errb.String(), want) {
+			t.Errorf("-%s 0: got exit %d, stderr %q; want exit 2 and %q", f.Name, code, errb.String(), want)
+		}
+	})
+	if n == 0 {
+		t.Fatal("found no -max-* flags")
 	}
 }
