@@ -245,7 +245,8 @@ func TestReservedLoopDoesNotAllocate(t *testing.T) {
 	for _, wl := range []string{"fillrandom", "readrandom", "deleterandom", "updaterandom", "mixed"} {
 		for _, rate := range []float64{0, 1e9} {
 			cfg := runConfig{engine: "null", workload: wl, dist: "uniform", threads: 1, ops: n + 20, rate: rate, valueSize: 8, keys: 1000}
-			w := &worker{cfg: &cfg, store: nullStoreForTest{}, quota: n + 20, live: new(liveView),
+			wld, _ := lookupWorkload(wl)
+			w := &worker{cfg: &cfg, step: wld.step, store: nullStoreForTest{}, quota: n + 20, live: new(liveView),
 				plan: planWorker(wl, "uniform", 0, 1, 1000, n+20, 8, 1)}
 			w.setRecorders(newExactBudget(DefaultExactCap, 8))
 			w.reserve()

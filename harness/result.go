@@ -125,7 +125,7 @@ type ProbeBrief struct {
 }
 
 // summarizeRun turns the workers' recorders into a result.
-func summarizeRun(cfg *runConfig, all []*worker, writer *worker, wall time.Duration, timeline []TimelinePoint) *BenchResult {
+func summarizeRun(cfg *runConfig, all []*worker, wall time.Duration, timeline []TimelinePoint) *BenchResult {
 	res := &BenchResult{
 		Kind: "bench", Engine: cfg.engine, Sync: cfg.sync, Workload: cfg.workload,
 		Threads: cfg.threads, ValueSize: cfg.valueSize, Keys: cfg.keys, Dist: cfg.dist,
@@ -180,7 +180,7 @@ func summarizeRun(cfg *runConfig, all []*worker, writer *worker, wall time.Durat
 	}
 	var gets, hits, serviceNs int64
 	for _, w := range all {
-		if w != writer {
+		if w.role == roleClient {
 			res.Units += w.units
 			res.BacklogUnits += w.backlog
 			if cfg.rate > 0 {
@@ -192,7 +192,7 @@ func summarizeRun(cfg *runConfig, all []*worker, writer *worker, wall time.Durat
 		gets += w.gets
 		hits += w.hits
 	}
-	if workloadInfos[cfg.workload].reads && gets > 0 {
+	if wl, _ := lookupWorkload(cfg.workload); wl.reads && gets > 0 {
 		h := float64(hits) / float64(gets)
 		res.HitRate = &h
 	}

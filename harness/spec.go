@@ -254,7 +254,7 @@ func (s *Spec) fill(raw map[string]string, lim Limits) error {
 		if e := checkWorkload(s.Workload, s.Dist); e != nil {
 			return e
 		}
-		if workloadInfos[s.Workload].scans {
+		if wl, _ := lookupWorkload(s.Workload); wl.scans {
 			for _, e := range s.Engines {
 				if why, ok := unordered[e]; ok {
 					return fmt.Errorf("-workload %s: engine %s cannot scan keys in order: %s; ordered engines (bbolt, pebble) can", s.Workload, e, why)
@@ -369,7 +369,7 @@ func (s *Spec) checkBytes(lim Limits) error {
 		units = 0 // bounded at run time by maxUnits
 	}
 	total := (units + s.Warmup) * per
-	if workloadInfos[s.Workload].preload {
+	if wl, _ := lookupWorkload(s.Workload); wl.preload {
 		total += int64(s.Keys) * per
 	}
 	if total > lim.MaxTotalBytes {
