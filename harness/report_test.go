@@ -48,7 +48,7 @@ func fixedProbe() *ProbeResult {
 }
 
 func TestGolden(t *testing.T) {
-	mr, err := modelLine(context.Background(), &Spec{Cmd: "model", Sync: "batch:64", TWrite: 900, TFsync: 190000, set: map[string]bool{"t-fsync": true}}, "")
+	mr, err := modelLine(context.Background(), &Spec{Cmd: "model", Sync: "batch:64", TWrite: 900, TFsync: 190000, given: map[string]string{"t-fsync": "190us"}}, "")
 	if err != nil {
 		t.Fatal(err)
 	}

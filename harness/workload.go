@@ -15,8 +15,7 @@ import (
 // as ops but only the readers' Gets as units.
 //
 // Each workload is one entry of the workloads table below: its name, what
-// it does (the usage text prints it), the step each unit takes, and what
-// the store must hold or be. The grammar, the usage text, the runner and
+// it does, the step each unit takes, and what the store must hold or be. The grammar, the usage text, the runner and
 // the result all read that table; no other code names a workload.
 //
 // Keys are 16 bytes, a zero-padded decimal index ("0000000000001234"), as
@@ -32,7 +31,7 @@ const (
 // workload is one entry of the -workload table.
 type workload struct {
 	name string
-	what string // one line, for the usage text
+	what string // what it does, in one line
 	step step   // what each unit does
 	// What the store must hold or be, and what the run reads and writes.
 	preload bool // the store holds every key before warmup and measuring
