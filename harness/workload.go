@@ -34,15 +34,16 @@ type workload struct {
 	what string // what it does, in one line
 	step step   // what each unit does
 	// What the store must hold or be, and what the run reads and writes.
-	preload bool // the store holds every key before warmup and measuring
-	reads   bool // the workload does Gets, so a hit rate is reported
-	scans   bool // the store must be a Scanner (ordered)
-	writer  bool // one more goroutine Puts random keys as fast as it can while the clients run
+	ascending bool // the workers visit the keys in ascending order, not at random
+	preload   bool // the store holds every key before warmup and measuring
+	reads     bool // the workload does Gets, so a hit rate is reported
+	scans     bool // the store must be a Scanner (ordered)
+	writer    bool // one more goroutine Puts random keys as fast as it can while the clients run
 }
 
 // workloads is the -workload table, in the order the usage text lists it.
 var workloads = []workload{
-	{name: "fillseq", what: "Put keys in ascending order into an empty store", step: stepPut},
+	{name: "fillseq", what: "Put keys in ascending order into an empty store", step: stepPut, ascending: true},
 	{name: "fillrandom", what: "Put keys in random order into an empty store", step: stepPut},
 	{name: "overwrite", what: "Put random keys into a store already holding all of them", step: stepPut, preload: true},
 	{name: "readrandom", what: "Get random keys from a full store (hit rate reported)", step: stepGet, preload: true, reads: true},
@@ -131,8 +132,9 @@ type workerPlan struct {
 func planWorker(workload, dist string, w, threads, keys, quota, valueSize int, seed int64) workerPlan {
 	r := rand.New(rand.NewPCG(uint64(seed), uint64(w)+1))
 	p := workerPlan{order: make([]uint32, quota)}
+	wl, _ := lookupWorkload(workload)
 	switch {
-	case workload == "fillseq":
+	case wl.ascending:
 		// Worker w writes keys w, w+threads, w+2*threads, ...: together the
 		// workers write in ascending order.
 		for i := range p.order {
@@ -152,7 +154,7 @@ func planWorker(workload, dist string, w, threads, keys, quota, valueSize int, s
 	for i := range p.values {
 		p.values[i] = byte(r.Uint32()) // incompressible
 	}
-	if workload == "mixed" {
+	if wl.step == stepMixed {
 		p.isRead = make([]bool, min(quota, 1<<16))
 		for i := range p.isRead {
 			p.isRead[i] = r.IntN(2) == 0
