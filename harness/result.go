@@ -138,19 +138,43 @@ func summarizeRun(cfg *runConfig, all []*worker, wall time.Duration, timeline []
 	if res.Timeline == nil {
 		res.Timeline = []TimelinePoint{}
 	}
-	kinds := []struct {
-		name string
-		get  func(*worker) (*recorder, *recorder)
-	}{
-		{"put", func(w *worker) (*recorder, *recorder) { return w.put, w.uput }},
-		{"get", func(w *worker) (*recorder, *recorder) { return w.get, w.uget }},
-		{"delete", func(w *worker) (*recorder, *recorder) { return w.del, w.udel }},
-		{"scan", func(w *worker) (*recorder, *recorder) { return w.scan, w.uscan }},
+	sumNs := res.addLatencies(cfg, all)
+	res.addUnits(cfg, all)
+	// Throughput from the one outer wall clock...
+	secs := wall.Seconds()
+	if cfg.dishonest.throughputFromSamples {
+		// ...or, breaking the rule on purpose, from the sum of the samples:
+		// it leaves out the time between ops and counts overlapping
+		// threads' time several times over.
+		secs = sumNs / 1e9
 	}
+	if secs > 0 {
+		res.OpsPerSec = float64(res.Ops) / secs
+		res.UnitsPerSec = float64(res.Units) / secs
+	}
+	return res
+}
+
+// opRecorders are the op kinds a result reports, each with the worker's
+// recorder of corrected latencies and of uncorrected ones (nil outside a
+// -rate run).
+var opRecorders = []struct {
+	name string
+	get  func(*worker) (*recorder, *recorder)
+}{
+	{"put", func(w *worker) (*recorder, *recorder) { return w.put, w.uput }},
+	{"get", func(w *worker) (*recorder, *recorder) { return w.get, w.uget }},
+	{"delete", func(w *worker) (*recorder, *recorder) { return w.del, w.udel }},
+	{"scan", func(w *worker) (*recorder, *recorder) { return w.scan, w.uscan }},
+}
+
+// addLatencies summarizes each op kind's latencies over every worker,
+// counts the ops, hands the recorders to the -repeat pool if any, and
+// returns the sum of every latency in nanoseconds.
+func (res *BenchResult) addLatencies(cfg *runConfig, all []*worker) (sumNs float64) {
 	res.Latency = map[string]*LatencySummary{}
 	pooled := map[string][]*recorder{}
-	var sumNs float64
-	for _, k := range kinds {
+	for _, k := range opRecorders {
 		var recs, uncs []*recorder
 		for _, w := range all {
 			r, u := k.get(w)
@@ -178,6 +202,12 @@ func summarizeRun(cfg *runConfig, all []*worker, wall time.Duration, timeline []
 	if cfg.pool != nil {
 		cfg.pool.add(pooled)
 	}
+	return sumNs
+}
+
+// addUnits counts the clients' units and backlog, the hit rate of a
+// workload that reads, and an open loop's utilization.
+func (res *BenchResult) addUnits(cfg *runConfig, all []*worker) {
 	var gets, hits, serviceNs int64
 	for _, w := range all {
 		if w.role == roleClient {
@@ -199,17 +229,4 @@ func summarizeRun(cfg *runConfig, all []*worker, wall time.Duration, timeline []
 	if cfg.rate > 0 && res.Units > 0 {
 		res.Utilization = cfg.rate * float64(serviceNs) / float64(res.Units) / 1e9
 	}
-	// Throughput from the one outer wall clock...
-	secs := wall.Seconds()
-	if cfg.dishonest.throughputFromSamples {
-		// ...or, breaking the rule on purpose, from the sum of the samples:
-		// it leaves out the time between ops and counts overlapping
-		// threads' time several times over.
-		secs = sumNs / 1e9
-	}
-	if secs > 0 {
-		res.OpsPerSec = float64(res.Ops) / secs
-		res.UnitsPerSec = float64(res.Units) / secs
-	}
-	return res
 }
