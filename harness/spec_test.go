@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-func TestFlagErrors(t *testing.T) {
+func TestFlagErrorsNameFlagAndAllowed(t *testing.T) {
 	tests := []struct {
 		line string
 		want string // substring of the error
@@ -77,7 +77,7 @@ func TestFlagErrors(t *testing.T) {
 	}
 }
 
-func TestLimitsApply(t *testing.T) {
+func TestLimitsBoundTheFlags(t *testing.T) {
 	lim := Limits{MaxOps: 5000, MaxDuration: 5 * time.Second, MaxValueSize: 4096, MaxTotalBytes: 1 << 20, MaxThreads: 8, MaxTrials: 5, MaxRepeat: 3}
 	tests := []struct{ line, want string }{
 		{"bench -ops 5001", "-ops 5001: must be between 1 and 5000"},
@@ -99,7 +99,7 @@ func TestLimitsApply(t *testing.T) {
 	}
 }
 
-func TestParseValid(t *testing.T) {
+func TestParseFillsEveryDefaultAndRoundTrips(t *testing.T) {
 	tests := []struct {
 		line string
 		want string // canonical line
@@ -136,7 +136,7 @@ func TestParseValid(t *testing.T) {
 	}
 }
 
-func TestScaleLine(t *testing.T) {
+func TestScaleLineScalesGivenBudgets(t *testing.T) {
 	tests := []struct {
 		line string
 		f    float64
