@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -107,19 +105,7 @@ func TestReportsMatchGoldenFiles(t *testing.T) {
 			if err := Write(&b, tt.format, tt.v); err != nil {
 				t.Fatal(err)
 			}
-			path := filepath.Join("testdata", tt.name+".golden")
-			if *update {
-				if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test -run TestReportsMatchGoldenFiles -update to create it)", err)
-			}
-			if got := b.String(); got != string(want) {
-				t.Errorf("%s differs from %s:\n--- got\n%s--- want\n%s", tt.name, path, got, want)
-			}
+			checkGolden(t, tt.name, b.String())
 		})
 	}
 }

@@ -2,8 +2,6 @@ package harness
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -187,24 +185,5 @@ func TestSpecPrintedFormIsUnchanged(t *testing.T) {
 			dumpSpec(&b, s)
 		}
 	}
-	path := filepath.Join("testdata", "spec_lines.golden")
-	if *update {
-		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := b.String(); got != string(want) {
-		gl, wl := strings.Split(got, "\n"), strings.Split(string(want), "\n")
-		for i := range min(len(gl), len(wl)) {
-			if gl[i] != wl[i] {
-				t.Fatalf("line %d differs from %s:\n got %s\nwant %s", i+1, path, gl[i], wl[i])
-			}
-		}
-		t.Fatalf("%s: got %d lines, want %d", path, len(gl), len(wl))
-	}
+	checkGolden(t, "spec_lines", b.String())
 }
