@@ -225,7 +225,10 @@ func (s *Spec) line(engine string, threads []int) string {
 func (s *Spec) print(r runOf, last part) string {
 	var b strings.Builder
 	b.WriteString(s.Cmd)
-	cmd, _ := lookupCommand(s.Cmd)
+	cmd, ok := lookupCommand(s.Cmd)
+	if !ok {
+		return b.String() // a Spec not made by ParseSpec
+	}
 	for p := partRun; p <= last; p++ {
 		for _, f := range cmd.flags {
 			if f.part != p {
