@@ -29,3 +29,18 @@ func TestShutdownClosesWith1001(t *testing.T) {
 		}
 	}
 }
+
+// A socket whose upgrade finishes after Close has begun (the window
+// between the handshake and the server counting the client) is told the
+// same: close 1001, not a dropped connection.
+func TestShutdownClosesLateSocketWith1001(t *testing.T) {
+	s := newServer(t, nil)
+	ts := startServer(t, s)
+	s.Close()
+	c := dial(t, ts, "", nil)
+	c.conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	_, _, err := c.conn.ReadMessage()
+	if !websocket.IsCloseError(err, websocket.CloseGoingAway) {
+		t.Errorf("got %v, want close 1001 (going away)", err)
+	}
+}

@@ -84,7 +84,7 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		ws.Close()
+		goingAway(ws)
 		return
 	}
 	s.clients[c] = struct{}{}
@@ -190,13 +190,19 @@ func (c *client) writeLoop() {
 						return
 					}
 				default:
-					c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseGoingAway, ""), time.Now().Add(time.Second))
-					c.ws.Close()
+					goingAway(c.ws)
 					return
 				}
 			}
 		}
 	}
+}
+
+// goingAway tells the peer the server is shutting down (close 1001) and
+// closes ws.
+func goingAway(ws *websocket.Conn) {
+	ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseGoingAway, ""), time.Now().Add(time.Second))
+	ws.Close()
 }
 
 // send queues v for the writer without blocking. Progress messages only
