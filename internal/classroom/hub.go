@@ -41,8 +41,8 @@ func (l HubLimits) withDefaults() HubLimits {
 
 // Close codes the hub sends.
 const (
-	CloseNormal    = websocket.CloseNormalClosure  // the room was closed
-	CloseGoingAway = websocket.CloseGoingAway      // the server is stopping
+	CloseNormal    = websocket.CloseNormalClosure   // the room was closed
+	CloseGoingAway = websocket.CloseGoingAway       // the server is stopping
 	CloseTooSlow   = websocket.ClosePolicyViolation // 1008: the queue overflowed, or the follower broke the rules
 )
 

@@ -28,11 +28,11 @@ type Poll struct {
 	Question string
 	Unit     string
 
-	State            string
-	Opened           time.Time
-	MeasureStarted   time.Time // zero while open
-	Measured         *float64  // the quiz's answer computed from the run; nil until known
-	RunID            int64     // the archived run the measurement came from; 0 until known
+	State          string
+	Opened         time.Time
+	MeasureStarted time.Time // zero while open
+	Measured       *float64  // the quiz's answer computed from the run; nil until known
+	RunID          int64     // the archived run the measurement came from; 0 until known
 	// Updates spaces out the prediction-driven updates.
 	Updates     Throttle
 	predictions map[string]float64

@@ -176,7 +176,7 @@ type roomMsg struct {
 }
 
 type pollMsg struct {
-	Type string              `json:"type"` // "poll"
+	Type string             `json:"type"` // "poll"
 	Poll classroom.PollView `json:"poll"`
 }
 
