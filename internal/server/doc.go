@@ -15,9 +15,17 @@
 //	GET  /runs              the run archive, newest first (see runs.go)
 //	GET  /runs/ID           one run's permalink; ID.json and ID.tsv export it
 //	GET  /compare           two groups of runs compared (see compare.go)
+//	/api/rooms/...          a live class: its state, section, polls,
+//	                        predictions and board (see room_api.go)
+//	POST /api/rooms/CODE/share  a result shared to the board, the one
+//	                        cross-origin route (see share.go)
+//	/api/share-target       the room servers this one's pages may share to
+//	GET  /room/CODE/ws      a room's follower socket (see room_ws.go)
+//	GET  /room/CODE/qr.svg  the room's join URL as a QR code
 //
 // Runs are serialized: one at a time per server (which owns one data
-// directory), others wait in a FIFO queue and are told their position.
+// directory), others wait in a FIFO queue and are told their position;
+// in a room, the presenter's runs go ahead of the followers' waiting runs.
 // Two fsync benchmarks running at once would each report the other's noise.
 //
 // Decisions a reader may look for: a rendered lesson page is cached until
@@ -57,6 +65,9 @@
 //	runs.go       GET /runs and /runs/ID (HTML, JSON)
 //	runtsv.go     /runs/ID.tsv
 //	compare.go    GET /compare
+//	room_api.go   the room (a live class): its HTTP API under /api/rooms
+//	room_ws.go    the room's follower socket and the presenter's runs
+//	share.go      the class board's cross-origin share route, share targets
 //	main.go       labserver serve: flags, listen, announce, serve
 //
 // Contexts: a context is passed as the first parameter to whatever works
