@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -215,12 +214,6 @@ func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, v any, want
 	return false
 }
 
-// isLoopbackHost reports whether a remote host (no port) is this machine.
-func isLoopbackHost(h string) bool {
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
-}
-
 // presenterError says why r (carrying tok) may not act as a room's
 // presenter, or "" when it may: same origin, a Host naming this machine
 // (without a token), and the token, or without one a loopback address.
@@ -233,7 +226,7 @@ func (s *Server) presenterError(r *http.Request, tok string) string {
 	case !s.tokenOK(tok):
 		s.refused(remoteHost(r), r.Method+" "+r.URL.Path+": no or a wrong token")
 		return "only the presenter (the instructor token's holder) may do this: " + errTokenRequired.Error()
-	case !s.needToken && !isLoopbackHost(remoteHost(r)):
+	case !s.needToken && !loopbackHost(remoteHost(r)):
 		return "only the presenter may do this: without -token, that is a page on this machine (localhost)"
 	}
 	return ""

@@ -67,7 +67,7 @@ func (s *Server) roomRunFor(c *client, m inMsg) (*roomRun, error) {
 	if m.Room == "" {
 		return nil, errors.New(`poll: a run that measures a poll must name its room ("room":"XXXXX-XXXXX")`)
 	}
-	if !s.needToken && !isLoopbackHost(c.addr) {
+	if !s.needToken && !loopbackHost(c.addr) {
 		return nil, errors.New("only the presenter may run for a room: without -token, that is a page on this machine")
 	}
 	code, err := classroom.ParseCode(m.Room)

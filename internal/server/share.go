@@ -267,7 +267,7 @@ func (s *Server) shareTargetError(r *http.Request, tok string) string {
 	if !s.needToken {
 		return s.presenterError(r, tok)
 	}
-	if isLoopbackHost(remoteHost(r)) && sameOrigin(r) {
+	if loopbackHost(remoteHost(r)) && sameOrigin(r) {
 		return ""
 	}
 	return s.presenterError(r, tok)
