@@ -255,31 +255,66 @@ func (c *client) forget(j *job) {
 	c.mu.Unlock()
 }
 
+// run handles a run message: check it, admit it as one of this client's
+// jobs, and queue it. Each refusal is an error message, then done, except
+// for a bad or busy id, which has no run of its own to end.
 func (c *client) run(m inMsg) {
 	if m.ID == "" || len(m.ID) > 128 {
 		c.send(errorMsg{Type: "error", ID: m.ID, Message: "run: id must be 1 to 128 characters"})
 		return
 	}
+	lines, rr, ok := c.checkRun(m)
+	if !ok {
+		return
+	}
+	j, ok := c.admit(m, lines)
+	if !ok {
+		return
+	}
+	rr.attach(j)
+	// enqueue checks the queue's cap and adds the job under one lock.
+	if err := c.s.q.enqueue(j, c.s.maxWaiting); err != nil {
+		c.s.refused(c.addr, "run: "+err.Error())
+		c.send(errorMsg{Type: "error", ID: m.ID, Message: err.Error()})
+		j.cancel()
+		finishJob(j, errors.Is(err, errShuttingDown))
+	}
+}
+
+// refuse ends run id before it starts: an error saying msg, naming the
+// cell's line when line >= 0, then done.
+func (c *client) refuse(id string, line int, msg string) {
+	e := errorMsg{Type: "error", ID: id, Message: msg}
+	if line >= 0 {
+		e.Line = lineP(line)
+	}
+	c.send(e)
+	c.send(doneMsg{Type: "done", ID: id})
+}
+
+// checkRun checks a run message's token (the message's, else the URL's),
+// its archive fields, its room (rr is nil without one; room_ws.go) and
+// its cell: each line against the limits, and the whole cell, every
+// round of it, against the budget. It returns the cell's run lines; ok is
+// false when it has refused the run.
+func (c *client) checkRun(m inMsg) (lines []string, rr *roomRun, ok bool) {
 	tok := m.Token
 	if tok == "" {
 		tok = c.token
 	}
 	if !c.s.tokenOK(tok) {
 		c.s.refused(c.addr, "run: no or a wrong token")
-		c.send(errorMsg{Type: "error", ID: m.ID, Message: errTokenRequired.Error()})
-		c.send(doneMsg{Type: "done", ID: m.ID})
-		return
+		c.refuse(m.ID, -1, errTokenRequired.Error())
+		return nil, nil, false
 	}
 	if err := checkRunExtras(m); err != nil {
-		c.send(errorMsg{Type: "error", ID: m.ID, Message: err.Error()})
-		c.send(doneMsg{Type: "done", ID: m.ID})
-		return
+		c.refuse(m.ID, -1, err.Error())
+		return nil, nil, false
 	}
-	rr, err := c.s.roomRunFor(c, m) // nil without "room" (room_ws.go)
+	rr, err := c.s.roomRunFor(c, m)
 	if err != nil {
-		c.send(errorMsg{Type: "error", ID: m.ID, Message: err.Error()})
-		c.send(doneMsg{Type: "done", ID: m.ID})
-		return
+		c.refuse(m.ID, -1, err.Error())
+		return nil, nil, false
 	}
 	lines, bad, err := CheckCell(m.Cell, c.s.cfg.Limits, c.s.cfg.MaxLinesPerCell)
 	if err == nil {
@@ -291,48 +326,40 @@ func (c *client) run(m inMsg) {
 		}
 	}
 	if err != nil {
-		e := errorMsg{Type: "error", ID: m.ID, Message: err.Error()}
-		if bad >= 0 {
-			e.Line = lineP(bad)
-		}
-		c.send(e)
-		c.send(doneMsg{Type: "done", ID: m.ID})
-		return
+		c.refuse(m.ID, bad, err.Error())
+		return nil, nil, false
 	}
+	return lines, rr, true
+}
+
+// admit makes a checked run one of this client's jobs, within the caps on
+// runs per client and per address. ok is false when it has refused it.
+func (c *client) admit(m inMsg, lines []string) (j *job, ok bool) {
 	c.mu.Lock()
 	if _, busy := c.jobs[m.ID]; busy {
 		c.mu.Unlock()
 		c.send(errorMsg{Type: "error", ID: m.ID, Message: fmt.Sprintf("run %q is already queued or running: cancel it first", m.ID)})
-		return
+		return nil, false
 	}
 	if n := len(c.jobs); n >= c.s.cfg.MaxQueuedPerClient {
 		c.mu.Unlock()
 		c.s.refused(c.addr, fmt.Sprintf("run: the socket already has %d runs queued or running (-max-queued)", n))
-		c.send(errorMsg{Type: "error", ID: m.ID, Message: fmt.Sprintf("you already have %d runs queued or running; the limit is %d", n, c.s.cfg.MaxQueuedPerClient)})
-		c.send(doneMsg{Type: "done", ID: m.ID})
-		return
+		c.refuse(m.ID, -1, fmt.Sprintf("you already have %d runs queued or running; the limit is %d", n, c.s.cfg.MaxQueuedPerClient))
+		return nil, false
 	}
 	release, err := c.s.holdAddr(c.addr)
 	if err != nil {
 		c.mu.Unlock()
 		c.s.refused(c.addr, err.Error())
-		c.send(errorMsg{Type: "error", ID: m.ID, Message: err.Error()})
-		c.send(doneMsg{Type: "done", ID: m.ID})
-		return
+		c.refuse(m.ID, -1, err.Error())
+		return nil, false
 	}
 	ctx, cancel := context.WithCancel(c.ctx)
-	j := &job{id: m.ID, lines: lines, out: c, ctx: ctx, cancel: cancel, owner: c, release: release, done: make(chan struct{}),
+	j = &job{id: m.ID, lines: lines, out: c, ctx: ctx, cancel: cancel, owner: c, release: release, done: make(chan struct{}),
 		from: origin{source: "cell", lesson: m.Lesson, cell: m.CellID, browser: m.Browser}, repeat: m.Repeat}
 	c.jobs[m.ID] = j
 	c.mu.Unlock()
-	rr.attach(j)
-	// enqueue checks the queue's cap and adds the job under one lock.
-	if err := c.s.q.enqueue(j, c.s.maxWaiting); err != nil {
-		c.s.refused(c.addr, "run: "+err.Error())
-		c.send(errorMsg{Type: "error", ID: m.ID, Message: err.Error()})
-		cancel()
-		finishJob(j, errors.Is(err, errShuttingDown))
-	}
+	return j, true
 }
 
 func (c *client) cancelRun(id string) {
