@@ -261,6 +261,7 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("POST /api/quiz", s.handleQuiz)
 	s.mux.HandleFunc("GET /api/quiz/queue", s.handleQuizQueue)
 	s.routeArchive()
+	s.routeRoomPages()
 	s.mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/static/favicon.svg", http.StatusMovedPermanently)
 	})

@@ -1,0 +1,160 @@
+package server
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"kvlab/internal/lesson"
+)
+
+// The room's pages (the API they call is in room_api.go; the wire
+// contract is docs/api.md's "Rooms"):
+//
+//	GET /join               a form: the room code, then /room/CODE
+//	GET /room/CODE          a follower: the lesson, following the presenter's section
+//	GET /present/CODE       the presenter's projector view
+//	GET /room/CODE/board    the class board of shared results
+//
+// The pages hold no secret: the presenter's page sends the instructor
+// token (kept in the browser, asked for once) with every action it
+// takes, and the server checks it there. A code is accepted in any case,
+// with or without its dash; the page redirects to the code's canonical
+// spelling, XXXXX-XXXXX.
+
+func (s *Server) routeRoomPages() {
+	s.mux.HandleFunc("GET /join", s.handleJoin)
+	s.mux.HandleFunc("GET /room/{code}", s.roomPage("room.html"))
+	s.mux.HandleFunc("GET /present/{code}", s.roomPage("present.html"))
+	s.mux.HandleFunc("GET /room/{code}/board", s.roomPage("board.html"))
+}
+
+// codeAlphabet is the room codes' alphabet: no 0/1/I/L/O/U, which read as
+// other characters or spell words.
+const codeAlphabet = "23456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+// canonicalCode turns a code as typed (any case, spaces, with or without
+// its dash) into XXXXX-XXXXX, or says what is wrong with it.
+func canonicalCode(typed string) (string, error) {
+	var b strings.Builder
+	for _, r := range strings.ToUpper(typed) {
+		switch {
+		case r == '-' || r == ' ':
+		case strings.ContainsRune(codeAlphabet, r):
+			b.WriteRune(r)
+		default:
+			return "", fmt.Errorf("%q is not a room code: a code has 10 characters from %s (no 0, 1, I, L, O or U), like ABCDE-FGHJK", typed, codeAlphabet)
+		}
+	}
+	c := b.String()
+	if len(c) != 10 {
+		return "", fmt.Errorf("%q is not a room code: it has %d of its 10 characters (like ABCDE-FGHJK)", typed, len(c))
+	}
+	return c[:5] + "-" + c[5:], nil
+}
+
+type joinPage struct {
+	Code, Error string
+}
+
+// handleJoin shows the join form, and sends a filled-in form on to the
+// room's page.
+func (s *Server) handleJoin(w http.ResponseWriter, r *http.Request) {
+	typed := strings.TrimSpace(r.URL.Query().Get("code"))
+	if typed == "" {
+		s.renderPage(w, http.StatusOK, "join.html", joinPage{})
+		return
+	}
+	code, err := canonicalCode(typed)
+	if err != nil {
+		s.renderPage(w, http.StatusBadRequest, "join.html", joinPage{Code: typed, Error: err.Error()})
+		return
+	}
+	http.Redirect(w, r, "/room/"+code, http.StatusSeeOther)
+}
+
+// roomView is what the follower, presenter and board templates show.
+type roomView struct {
+	Code      string // XXXXX-XXXXX
+	ID        int64  // the room's archive id
+	Lesson    *lesson.Lesson
+	Body      template.HTML // the lesson's sections; empty on the board
+	Sections  []roomSection
+	NeedToken bool
+	JoinURL   string
+}
+
+// roomPage serves one of the room's pages for the room named in the path:
+// a redirect to the code's canonical spelling, a 404 page for a code that
+// names no open room, else the page.
+func (s *Server) roomPage(tmpl string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		typed := r.PathValue("code")
+		code, err := canonicalCode(typed)
+		if err != nil {
+			s.errorPage(w, http.StatusNotFound, "No such room", err.Error()+"\n\nAsk the presenter for the code on the projector, and enter it at /join.")
+			return
+		}
+		if code != typed {
+			to := strings.Replace(r.URL.Path, "/"+url.PathEscape(typed), "/"+code, 1)
+			http.Redirect(w, r, to, http.StatusMovedPermanently)
+			return
+		}
+		v, status, err := s.roomViewFor(r, code, tmpl != "board.html")
+		if err != nil {
+			s.errorPage(w, status, "No such room", err.Error())
+			return
+		}
+		s.renderPage(w, http.StatusOK, tmpl, v)
+	}
+}
+
+// roomViewFor finds the open room code and its lesson; withBody renders
+// the lesson's sections too. On failure it returns the HTTP status and an
+// error that says what is wrong.
+func (s *Server) roomViewFor(r *http.Request, code string, withBody bool) (roomView, int, error) {
+	info, err := s.openRoomInfo(code)
+	if err != nil {
+		return roomView{}, http.StatusNotFound, err
+	}
+	l, _, _, err := s.findLesson(info.lesson)
+	if err != nil {
+		return roomView{}, http.StatusInternalServerError, err
+	}
+	if l == nil {
+		return roomView{}, http.StatusNotFound, fmt.Errorf("room %s is on lesson %q, which this server no longer has", code, info.lesson)
+	}
+	v := roomView{Code: code, ID: info.id, Lesson: l, NeedToken: s.needToken, JoinURL: joinURL(r, code)}
+	if withBody {
+		if v.Body, v.Sections, err = renderSections(l); err != nil {
+			return roomView{}, http.StatusInternalServerError, err
+		}
+	}
+	return v, http.StatusOK, nil
+}
+
+// joinURL is the follower page's address as the request reached this
+// server: what students type, or what the QR code holds.
+func joinURL(r *http.Request, code string) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host + "/room/" + code
+}
+
+// renderPage executes a page template with status.
+func (s *Server) renderPage(w http.ResponseWriter, status int, tmpl string, data any) {
+	var b bytes.Buffer
+	if err := pageTmpl.ExecuteTemplate(&b, tmpl, data); err != nil {
+		s.errorPage(w, http.StatusInternalServerError, "Rendering the page failed", err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(status)
+	w.Write(b.Bytes())
+}
