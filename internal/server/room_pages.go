@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 
+	"kvlab/internal/classroom"
 	"kvlab/internal/lesson"
 )
 
@@ -30,30 +31,17 @@ func (s *Server) routeRoomPages() {
 	s.mux.HandleFunc("GET /room/{code}", s.roomPage("room.html"))
 	s.mux.HandleFunc("GET /present/{code}", s.roomPage("present.html"))
 	s.mux.HandleFunc("GET /room/{code}/board", s.roomPage("board.html"))
+	s.routeClasses()
 }
 
-// codeAlphabet is the room codes' alphabet: no 0/1/I/L/O/U, which read as
-// other characters or spell words.
-const codeAlphabet = "23456789ABCDEFGHJKMNPQRSTVWXYZ"
-
-// canonicalCode turns a code as typed (any case, spaces, with or without
-// its dash) into XXXXX-XXXXX, or says what is wrong with it.
+// canonicalCode turns a code as typed (any case, with or without its
+// dash) into its shown form, XXXXX-XXXXX, or says what is wrong with it.
 func canonicalCode(typed string) (string, error) {
-	var b strings.Builder
-	for _, r := range strings.ToUpper(typed) {
-		switch {
-		case r == '-' || r == ' ':
-		case strings.ContainsRune(codeAlphabet, r):
-			b.WriteRune(r)
-		default:
-			return "", fmt.Errorf("%q is not a room code: a code has 10 characters from %s (no 0, 1, I, L, O or U), like ABCDE-FGHJK", typed, codeAlphabet)
-		}
+	c, err := classroom.ParseCode(typed)
+	if err != nil {
+		return "", err
 	}
-	c := b.String()
-	if len(c) != 10 {
-		return "", fmt.Errorf("%q is not a room code: it has %d of its 10 characters (like ABCDE-FGHJK)", typed, len(c))
-	}
-	return c[:5] + "-" + c[5:], nil
+	return classroom.FormatCode(c), nil
 }
 
 type joinPage struct {

@@ -71,11 +71,13 @@ function mark(v, cls, text, lo, hi, x, M, H, dy = 0) {
 }
 
 // conditionsText names a shared machine's conditions: OS, filesystem,
-// device and whether it is rotational.
+// device and whether it is rotational, leaving out what the result did
+// not say.
 export function conditionsText(c) {
   c = c || {};
-  const rot = c.rotational === true ? 'rotational' : c.rotational === false ? 'non-rotational' : 'rotational?';
-  return [c.os || 'OS?', c.fs || 'fs?', c.device || 'device?', rot].join(' · ');
+  const rot = c.rotational === true ? 'rotational' : c.rotational === false ? 'non-rotational' : '';
+  const parts = [c.os, c.fs, c.device, rot].filter(Boolean);
+  return parts.length ? parts.join(' · ') : 'conditions unknown';
 }
 
 // boardChart draws one row per point, sorted by value, on a log axis
