@@ -167,7 +167,9 @@ function addButton(el) {
   btn.hidden = false;
 }
 
-async function start() {
+// startShare adds the share buttons and finishes a share that waited
+// for a reload.
+export async function startShare() {
   const cells = Array.from(document.querySelectorAll('.cell'));
   cells.forEach(addButton);
   document.addEventListener('kvlab:measured', (e) => { const el = cells.find((c) => c.dataset.cell === e.detail.cell); if (el) addButton(el); });
@@ -186,4 +188,3 @@ async function start() {
   openPanel(pending.cell, el, pending).hidden = false;
 }
 
-if (document.body.classList.contains('lesson')) start();
