@@ -13,7 +13,7 @@ import (
 	"kvlab/internal/browsertest"
 )
 
-// tab opens a page in its own browser context (its own storage: its own
+// roomTab opens a page in its own browser context (its own storage: its own
 // browser id) and watches it.
 func roomTab(t *testing.T, parent context.Context, origin string) (context.Context, *browsertest.Watch) {
 	t.Helper()
