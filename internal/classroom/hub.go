@@ -41,8 +41,8 @@ func (l HubLimits) withDefaults() HubLimits {
 
 // Close codes the hub sends.
 const (
-	CloseNormal    = websocket.CloseNormalClosure  // the room was closed
-	CloseGoingAway = websocket.CloseGoingAway      // the server is stopping
+	CloseNormal    = websocket.CloseNormalClosure   // the room was closed
+	CloseGoingAway = websocket.CloseGoingAway       // the server is stopping
 	CloseTooSlow   = websocket.ClosePolicyViolation // 1008: the queue overflowed, or the follower broke the rules
 )
 
@@ -90,7 +90,6 @@ type Follower struct {
 type closeFrame struct {
 	code int
 	text string
-	slow bool // the follower was dropped for falling behind
 }
 
 // Join adds a follower on conn and starts its writer. The caller keeps
@@ -167,13 +166,15 @@ func (f *Follower) Send(b []byte) bool {
 		return false
 	}
 	if len(f.queue) >= lim.MaxMessages || f.bytes+len(b) > lim.MaxBytes {
-		f.end = &closeFrame{code: CloseTooSlow, text: "too slow", slow: true}
+		f.end = &closeFrame{code: CloseTooSlow, text: "too slow"}
 		f.hub.queued.Add(-int64(f.bytes))
 		f.queue, f.bytes = nil, 0
 		f.mu.Unlock()
-		// A write in progress on a stalled socket fails now instead of
-		// after WriteWait.
-		f.conn.NetConn().SetWriteDeadline(time.Now())
+		f.hub.dropped.Add(1)
+		// A write in progress gets a second more instead of WriteWait: a
+		// follower that is reading, only slowly, then still hears 1008;
+		// one that stopped reading is cut off (its peer sees 1006).
+		f.conn.NetConn().SetWriteDeadline(time.Now().Add(time.Second))
 		f.poke()
 		return false
 	}
@@ -244,9 +245,6 @@ func (f *Follower) writeLoop() {
 			if end != nil {
 				if end.code != 0 {
 					f.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(end.code, end.text), time.Now().Add(time.Second))
-				}
-				if end.slow {
-					f.hub.dropped.Add(1)
 				}
 				return
 			}

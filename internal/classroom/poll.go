@@ -28,14 +28,14 @@ type Poll struct {
 	Question string
 	Unit     string
 
-	State            string
-	Opened           time.Time
-	MeasureStarted   time.Time // zero while open
-	Measured         *float64  // the quiz's answer computed from the run; nil until known
-	RunID            int64     // the archived run the measurement came from; 0 until known
-	predictions      map[string]float64
-	lastBroadcast    time.Time // when a prediction-driven update last went out
-	broadcastPending bool      // an update is scheduled for later
+	State          string
+	Opened         time.Time
+	MeasureStarted time.Time // zero while open
+	Measured       *float64  // the quiz's answer computed from the run; nil until known
+	RunID          int64     // the archived run the measurement came from; 0 until known
+	// Updates spaces out the prediction-driven updates.
+	Updates     Throttle
+	predictions map[string]float64
 }
 
 // NewPoll returns an open poll.
@@ -90,21 +90,29 @@ func (p *Poll) Finish(measured float64, runID int64) {
 	p.Measured, p.RunID, p.State = &measured, runID, PollClosed
 }
 
-// ThrottleUpdate decides whether a prediction-driven update goes out now
-// (now is at least every after the last one) or is left to a later
-// flush; pending reports that a later flush was already scheduled.
-func (p *Poll) ThrottleUpdate(now time.Time, every time.Duration) (sendNow, pending bool) {
-	if now.Sub(p.lastBroadcast) >= every {
-		p.lastBroadcast = now
+// Throttle spaces out updates: at most one per interval goes out at
+// once, and the ones between are merged into one later flush. It is not
+// safe for concurrent use: its owner's lock guards it.
+type Throttle struct {
+	last    time.Time // when an update last went out
+	pending bool      // a flush is scheduled
+}
+
+// Now decides whether an update goes out now (at least every has passed
+// since the last one), or is left to a later flush; pending reports that
+// a flush was already scheduled, so the caller need not schedule one.
+func (t *Throttle) Now(now time.Time, every time.Duration) (sendNow, pending bool) {
+	if !t.pending && now.Sub(t.last) >= every {
+		t.last = now
 		return true, false
 	}
-	pending = p.broadcastPending
-	p.broadcastPending = true
+	pending = t.pending
+	t.pending = true
 	return false, pending
 }
 
-// Flushed notes that a scheduled update went out.
-func (p *Poll) Flushed(now time.Time) { p.lastBroadcast, p.broadcastPending = now, false }
+// Flushed notes that the scheduled update went out at now.
+func (t *Throttle) Flushed(now time.Time) { t.last, t.pending = now, false }
 
 // PollView is the poll object of the wire contract: no browser ids.
 type PollView struct {

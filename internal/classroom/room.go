@@ -25,6 +25,8 @@ type Room struct {
 	// Board counts: entries in all, and by the sharer's address hash.
 	BoardEntries int
 	BoardByAddr  map[string]int
+	// Counts spaces out the follower-count updates.
+	Counts Throttle
 }
 
 // NewRoom returns an open room with an empty hub. onCount is the hub's.

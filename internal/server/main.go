@@ -51,6 +51,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	maxCellRuns := fl.Int("max-cell-runs", bud.MaxRunsPerCell, "most runs all the lines of one cell may make")
 	maxCellTime := fl.Duration("max-cell-time", bud.MaxCellTime, "longest one cell may hold the disk, preload and every run included; a cell whose -duration (or -ops / -rate) adds up to more is refused")
 	maxMemory := fl.Int64("max-memory", bud.MaxMemory, "most bytes of memory one run may need, estimated from its -keys, -value-size, -engine and the latency samples it keeps")
+	roomTTL := fl.Duration("room-ttl", defaultRoomTTL, "a room (a live class: /api/rooms) closes this long after its presenter's last action; its code then answers 404")
 	archiveTarget := fl.String("archive", "", "where every run is recorded: empty = kvlab.db (SQLite) in -data; a postgres:// URL for PostgreSQL, shared by several servers")
 	fl.Usage = func() {
 		fmt.Fprintf(stderr, "usage: labserver [serve] [flags]\n\nServe the course on http://ADDR/. Cells run on this machine's disk, one at a time.\nThe measuring commands (bench, sweep, probe, model, crash) are listed by `labserver help`.\n\nflags:\n")
@@ -75,12 +76,13 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cfg.Limits = def
 	cfg.Limits.MaxOps, cfg.Limits.MaxDuration, cfg.Limits.MaxValueSize = *maxOps, *maxDur, *maxVal
 	cfg.Limits.MaxTotalBytes, cfg.Limits.MaxThreads, cfg.Limits.MaxTrials, cfg.Limits.MaxRepeat = *maxBytes, *maxThreads, *maxTrials, *maxRepeat
+	cfg.RoomTTL = *roomTTL
 	cfg.Budget = Budget{MaxRunsPerLine: *maxLineRuns, MaxRunsPerCell: *maxCellRuns, MaxCellTime: *maxCellTime, MaxMemory: *maxMemory}
 	for name, v := range map[string]int64{"-max-ops": *maxOps, "-max-duration": int64(*maxDur), "-max-value-size": int64(*maxVal),
 		"-max-total-bytes": *maxBytes, "-max-threads": int64(*maxThreads), "-max-trials": int64(*maxTrials),
 		"-max-repeat": int64(*maxRepeat), "-max-message-bytes": *maxMsg, "-max-queued": int64(*maxQueued),
 		"-max-queued-per-address": int64(*maxQueuedAddr), "-max-conns": int64(*maxConns), "-max-conns-per-address": int64(*maxConnsAddr),
-		"-max-line-runs": int64(*maxLineRuns), "-max-cell-runs": int64(*maxCellRuns), "-max-cell-time": int64(*maxCellTime), "-max-memory": *maxMemory} {
+		"-max-line-runs": int64(*maxLineRuns), "-room-ttl": int64(*roomTTL), "-max-cell-runs": int64(*maxCellRuns), "-max-cell-time": int64(*maxCellTime), "-max-memory": *maxMemory} {
 		if v <= 0 {
 			fmt.Fprintf(stderr, "labserver serve: %s must be positive\n", name)
 			return 2

@@ -124,21 +124,6 @@ type classData struct {
 	Board map[string]boardReply `json:"board"`
 }
 
-// boardReply is GET /api/rooms/{code}/board's reply.
-type boardReply struct {
-	Measure string       `json:"measure"`
-	Unit    string       `json:"unit"`
-	Points  []boardPoint `json:"points"`
-}
-
-type boardPoint struct {
-	ID         int64          `json:"id"`
-	Value      float64        `json:"value"`
-	Label      string         `json:"label"`
-	Conditions map[string]any `json:"conditions"`
-	At         time.Time      `json:"at"`
-}
-
 // classView is one class on /classes/ID, or one side of the comparison.
 type classView struct {
 	classRow
@@ -202,7 +187,8 @@ func (s *Server) pastPoll(slug string, p archive.Poll) classroom.PollView {
 	return v
 }
 
-// boardOf is the board of entries for measure m.
+// boardOf is the board of entries for measure m: GET
+// /api/rooms/{code}/board's reply, and a past class's board.
 func boardOf(entries []archive.BoardEntry, m string) boardReply {
 	b := boardReply{Measure: m, Unit: classroom.MeasureUnit(m), Points: []boardPoint{}}
 	for _, e := range entries {
@@ -210,7 +196,7 @@ func boardOf(entries []archive.BoardEntry, m string) boardReply {
 		if !ok {
 			continue
 		}
-		pt := boardPoint{ID: e.ID, Value: v, Label: e.Label, At: e.At}
+		pt := boardPoint{ID: e.ID, Value: v, Label: e.Label, At: e.At, Conditions: map[string]any{}}
 		if sh, err := classroom.CheckShare(e.Result); err == nil {
 			pt.Conditions = sh.Conditions
 		}

@@ -2,10 +2,10 @@ package server
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"html/template"
 	"net/http"
-	"net/url"
 	"strings"
 
 	"kvlab/internal/classroom"
@@ -28,9 +28,9 @@ import (
 
 func (s *Server) routeRoomPages() {
 	s.mux.HandleFunc("GET /join", s.handleJoin)
-	s.mux.HandleFunc("GET /room/{code}", s.roomPage("room.html"))
-	s.mux.HandleFunc("GET /present/{code}", s.roomPage("present.html"))
-	s.mux.HandleFunc("GET /room/{code}/board", s.roomPage("board.html"))
+	s.mux.HandleFunc("GET /room/{code}", s.roomPage("room.html", "/room/%s"))
+	s.mux.HandleFunc("GET /present/{code}", s.roomPage("present.html", "/present/%s"))
+	s.mux.HandleFunc("GET /room/{code}/board", s.roomPage("board.html", "/room/%s/board"))
 	s.routeClasses()
 }
 
@@ -75,10 +75,10 @@ type roomView struct {
 	JoinURL   string
 }
 
-// roomPage serves one of the room's pages for the room named in the path:
-// a redirect to the code's canonical spelling, a 404 page for a code that
-// names no open room, else the page.
-func (s *Server) roomPage(tmpl string) http.HandlerFunc {
+// roomPage serves one of the room's pages, at path (a format of the
+// code), for the room named in the path: a redirect to the code's shown
+// spelling, a 404 page for a code that names no open room, else the page.
+func (s *Server) roomPage(tmpl, path string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		typed := r.PathValue("code")
 		code, err := canonicalCode(typed)
@@ -87,7 +87,10 @@ func (s *Server) roomPage(tmpl string) http.HandlerFunc {
 			return
 		}
 		if code != typed {
-			to := strings.Replace(r.URL.Path, "/"+url.PathEscape(typed), "/"+code, 1)
+			to := fmt.Sprintf(path, code)
+			if r.URL.RawQuery != "" {
+				to += "?" + r.URL.RawQuery
+			}
 			http.Redirect(w, r, to, http.StatusMovedPermanently)
 			return
 		}
@@ -104,34 +107,24 @@ func (s *Server) roomPage(tmpl string) http.HandlerFunc {
 // the lesson's sections too. On failure it returns the HTTP status and an
 // error that says what is wrong.
 func (s *Server) roomViewFor(r *http.Request, code string, withBody bool) (roomView, int, error) {
-	info, err := s.openRoomInfo(code)
-	if err != nil {
-		return roomView{}, http.StatusNotFound, err
+	room, status, msg := s.findRoom(r)
+	if room == nil {
+		return roomView{}, status, errors.New(msg)
 	}
-	l, _, _, err := s.findLesson(info.lesson)
+	l, _, _, err := s.findLesson(room.Lesson)
 	if err != nil {
 		return roomView{}, http.StatusInternalServerError, err
 	}
 	if l == nil {
-		return roomView{}, http.StatusNotFound, fmt.Errorf("room %s is on lesson %q, which this server no longer has", code, info.lesson)
+		return roomView{}, http.StatusNotFound, fmt.Errorf("room %s is on lesson %q, which this server no longer has", code, room.Lesson)
 	}
-	v := roomView{Code: code, ID: info.id, Lesson: l, NeedToken: s.needToken, JoinURL: joinURL(r, code)}
+	v := roomView{Code: code, ID: room.ID, Lesson: l, NeedToken: s.needToken, JoinURL: joinURL(r, code)}
 	if withBody {
 		if v.Body, v.Sections, err = renderSections(l); err != nil {
 			return roomView{}, http.StatusInternalServerError, err
 		}
 	}
 	return v, http.StatusOK, nil
-}
-
-// joinURL is the follower page's address as the request reached this
-// server: what students type, or what the QR code holds.
-func joinURL(r *http.Request, code string) string {
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	return scheme + "://" + r.Host + "/room/" + code
 }
 
 // renderPage executes a page template with status.

@@ -104,6 +104,9 @@ type Config struct {
 	// ArchiveTarget is where New opens the archive when Archive is nil:
 	// "" = kvlab.db (SQLite) in DataDir, or a postgres:// URL.
 	ArchiveTarget string
+	// RoomTTL is how long a room stays open after its presenter's last
+	// action (room_api.go). 0 = 4h.
+	RoomTTL time.Duration
 }
 
 // DefaultLimits are the server's caps: smaller than the command line's,
@@ -169,6 +172,7 @@ type Server struct {
 
 	room  room   // per-address counts, connection caps, refusals (room.go)
 	owner *owner // this server's claim on its run directories (owner.go)
+	rooms *rooms // live classes: followers, polls, the board (room_api.go)
 
 	staticMu   sync.Mutex        // guards staticTags
 	staticTags map[string]string // ETag by static path
@@ -252,6 +256,10 @@ func New(cfg Config) (*Server, error) {
 	s.q = newQueue()
 	s.wg.Add(1)
 	go s.runLoop()
+	if err := s.startRooms(); err != nil {
+		s.Close()
+		return nil, err
+	}
 
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("GET /{$}", s.handleIndex)
@@ -261,6 +269,7 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("POST /api/quiz", s.handleQuiz)
 	s.mux.HandleFunc("GET /api/quiz/queue", s.handleQuizQueue)
 	s.routeArchive()
+	s.routeRooms()
 	s.routeRoomPages()
 	s.mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/static/favicon.svg", http.StatusMovedPermanently)
@@ -291,7 +300,7 @@ func IsLoopback(addr string) bool {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Referrer-Policy", "no-referrer")
-	w.Header().Set("Content-Security-Policy", contentSecurityPolicy)
+	w.Header().Set("Content-Security-Policy", s.csp())
 	s.mux.ServeHTTP(w, r)
 }
 
@@ -311,6 +320,7 @@ func (s *Server) Close() error {
 	}
 	s.mu.Unlock()
 	s.cancel()
+	s.closeRooms()
 	for _, c := range clients {
 		// The writer sends close 1001 (going away) and then closes the
 		// socket; closing it here first would cut that frame off (1006).

@@ -61,6 +61,10 @@ type inMsg struct {
 	CellID  string `json:"cell_id,omitempty"`
 	Browser string `json:"browser,omitempty"`
 	Repeat  int    `json:"repeat,omitempty"`
+	// Room fans the run out to a room's followers (presenter only), and
+	// Poll names the room's poll the run measures (room_ws.go).
+	Room string `json:"room,omitempty"`
+	Poll string `json:"poll,omitempty"`
 }
 
 // maxRounds caps a run message's repeat: the page's "repeat 5x" asks for 5.
@@ -75,6 +79,9 @@ type client struct {
 	cancel context.CancelFunc
 	token  string // from the URL
 	addr   string // the remote address's host: runs are counted per address too
+	// follower is set for a room follower's runs (room_ws.go): they wait
+	// behind the presenter's.
+	follower bool
 
 	mu   sync.Mutex // guards jobs
 	jobs map[string]*job
@@ -244,17 +251,28 @@ func (c *client) writeLoop() {
 // newer). If even a result or done does not fit, the client is not reading:
 // it is disconnected, which cancels its runs.
 func (c *client) send(v any) {
+	_, progress := v.(progressMsg)
+	c.sendBytes(mustMarshal(v), progress)
+}
+
+func mustMarshal(v any) []byte {
 	b, err := json.Marshal(v)
 	if err != nil {
 		panic("server: message does not marshal: " + err.Error())
 	}
+	return b
+}
+
+// sendBytes is send for a message already encoded (a room run's messages
+// are encoded once for the presenter and every follower).
+func (c *client) sendBytes(b []byte, progress bool) {
 	if c.ctx.Err() != nil {
 		return
 	}
 	if hook := c.s.sentHook; hook != nil {
 		hook(b)
 	}
-	if _, progress := v.(progressMsg); progress {
+	if progress {
 		if len(c.out) >= cap(c.out)/2 {
 			return
 		}
@@ -329,6 +347,12 @@ func (c *client) run(m inMsg) {
 		c.send(doneMsg{Type: "done", ID: m.ID})
 		return
 	}
+	rr, err := c.s.roomRunFor(c, m) // nil without "room" (room_ws.go)
+	if err != nil {
+		c.send(errorMsg{Type: "error", ID: m.ID, Message: err.Error()})
+		c.send(doneMsg{Type: "done", ID: m.ID})
+		return
+	}
 	lines, bad, err := CheckCell(m.Cell, c.s.cfg.Limits, c.s.cfg.MaxLinesPerCell)
 	if err == nil {
 		// A repeated cell's budget covers every round.
@@ -373,6 +397,7 @@ func (c *client) run(m inMsg) {
 		from: origin{source: "cell", lesson: m.Lesson, cell: m.CellID, browser: m.Browser}, repeat: m.Repeat}
 	c.jobs[m.ID] = j
 	c.mu.Unlock()
+	rr.attach(j)
 	// enqueue checks the queue's cap and adds the job under one lock.
 	if err := c.s.q.enqueue(j, c.s.maxWaiting); err != nil {
 		c.s.refused(c.addr, "run: "+err.Error())
