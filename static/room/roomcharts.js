@@ -38,7 +38,7 @@ export function offBy(said, measured) {
 export function pollChart(poll, yours, fmt = compact) {
   const W = 720, H = 300, M = { l: 48, r: 24, t: 40, b: 48 };
   const hist = poll && poll.histogram;
-  const svg = (...kids) => el('svg', { viewBox: `0 0 ${W} ${H}`, class: 'pollchart', role: 'img', 'aria-label': `Predictions for ${poll ? poll.quiz : 'the poll'}` }, ...kids);
+  const svg = (...kids) => el('svg', { viewBox: `0 0 ${W} ${H}`, class: 'pollchart', role: 'img', 'aria-label': `Predictions for ${(poll && poll.quiz) || 'the poll'}` }, ...kids);
   if (!hist || !Array.isArray(hist.edges) || hist.edges.length < 2 || !Array.isArray(hist.counts) || !hist.counts.length) {
     return svg(el('text', { x: W / 2, y: H / 2, 'text-anchor': 'middle', class: 'empty', text: 'No predictions yet' }));
   }
@@ -51,7 +51,9 @@ export function pollChart(poll, yours, fmt = compact) {
   const bars = counts.map((c, i) => el('rect', { x: (M.l + i * bw + 1).toFixed(1), y: y(c).toFixed(1), width: Math.max(bw - 2, 1).toFixed(1), height: (H - M.b - y(c)).toFixed(1), class: 'bar' },
     el('title', { text: `${c} prediction${c === 1 ? '' : 's'} from ${fmt(edges[i])} to ${fmt(edges[i + 1])}` })));
   const labels = counts.map((c, i) => (c ? el('text', { x: (M.l + (i + 0.5) * bw).toFixed(1), y: (y(c) - 6).toFixed(1), 'text-anchor': 'middle', class: 'count', text: String(c) }) : null));
-  const ticks = edges.filter((_, i) => i % 2 === 0 || edges.length <= 6).map((e) => el('text', { x: x(e).toFixed(1), y: H - M.b + 20, 'text-anchor': 'middle', class: 'tick', text: fmt(e) }));
+  // Every other edge, each value once (equal edges would print on top of each other).
+  const shown = [...new Set(edges.filter((_, i) => i % 2 === 0 || edges.length <= 6))];
+  const ticks = shown.map((e) => el('text', { x: x(e).toFixed(1), y: H - M.b + 20, 'text-anchor': 'middle', class: 'tick', text: fmt(e) }));
   const axis = el('line', { x1: M.l, x2: W - M.r, y1: H - M.b, y2: H - M.b, class: 'axis' });
   const unit = poll.unit ? el('text', { x: W - M.r, y: H - 8, 'text-anchor': 'end', class: 'unit', text: poll.unit }) : null;
   return svg(...bars, ...labels, axis, ...ticks, unit,
