@@ -258,4 +258,6 @@ type classesView struct {
 	Back    classLink
 }
 
-func backLink(token string) classLink { return classLink{URL: "/classes", Text: "All classes", Token: token} }
+func backLink(token string) classLink {
+	return classLink{URL: "/classes", Text: "All classes", Token: token}
+}
