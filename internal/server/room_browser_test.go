@@ -167,7 +167,7 @@ func pollAndMeasure(t *testing.T, pres context.Context, fs [2]context.Context) {
 		if err := chromedp.Do(f,
 			chromedp.WaitVisible(chromedp.CSS(`#quiz-count .poll-input`)),
 			chromedp.SendKeys(chromedp.CSS(`#quiz-count .poll-input`), predictions[i]),
-			chromedp.Submit(chromedp.CSS(`#quiz-count .poll-form`)),
+			chromedp.Click(chromedp.CSS(`#quiz-count .poll-form button[type=submit]`)),
 		); err != nil {
 			t.Fatalf("%s: predicting: %v", who, err)
 		}
@@ -212,7 +212,7 @@ func shareToBoard(t *testing.T, root context.Context, student, room, code string
 		chromedp.WaitVisible(chromedp.CSS("#cell-cell-2 .share-url")),
 		chromedp.SendKeys(chromedp.CSS("#cell-cell-2 .share-url"), room),
 		chromedp.SendKeys(chromedp.CSS("#cell-cell-2 .share-code"), code),
-		chromedp.Submit(chromedp.CSS("#cell-cell-2 .share-url")),
+		chromedp.Click(chromedp.CSS("#cell-cell-2 .share-room-form button[type=submit]")),
 		chromedp.WaitVisible(chromedp.CSS("#cell-cell-2 .share-send")),
 		browsertest.Type("#cell-cell-2 .share-label", "test laptop"),
 		chromedp.Click(chromedp.CSS("#cell-cell-2 .share-send")),
@@ -220,7 +220,12 @@ func shareToBoard(t *testing.T, root context.Context, student, room, code string
 		t.Fatalf("sharing from the second labserver: %v", err)
 	}
 	// The page registers the room with its own server, reloads, and sends.
-	roomWait(t, s, "student", `document.querySelector('#cell-cell-2 .share-out.ok, #cell-cell-2 .share-out.bad') !== null`, `(document.querySelector('#cell-cell-2 .share-panel') || document.body).textContent`)
+	wctx, cancel := context.WithTimeout(s, 20*time.Second)
+	defer cancel()
+	if err := chromedp.Do(wctx, chromedp.WaitVisible(chromedp.CSS("#cell-cell-2 .share-out.ok, #cell-cell-2 .share-out.bad"))); err != nil {
+		got, _ := chromedp.Run(s, chromedp.Evaluate[string](`(document.querySelector('#cell-cell-2 .share-panel') || document.body).textContent`))
+		t.Fatalf("student: no outcome of the share: %v; the page shows %q", err, got)
+	}
 	if got := pageText(t, s, "#cell-cell-2 .share-out"); !strings.Contains(got, "shared with room "+code) {
 		t.Fatalf("student: the share says %q, want it shared with room %s", got, code)
 	}

@@ -3,10 +3,11 @@
 // server's JSON or rejects with an Error carrying the server's own
 // message ({"error": "..."}) and the HTTP status.
 
-import { store, randomID } from './deps.js';
+import { needToken, token, forgetToken, browserID, lessonSlug } from '../session.js';
+
+export { needToken, token, browserID, lessonSlug };
 
 export const code = () => document.body.dataset.code;
-export const lessonSlug = () => document.body.dataset.lesson;
 
 // request sends one JSON request to this server.
 export async function request(method, path, body) {
@@ -26,33 +27,9 @@ const roomPath = (rest = '') => `/api/rooms/${encodeURIComponent(code())}${rest}
 
 export const getState = () => request('GET', roomPath());
 
-// browserID is the id this browser keeps for runs, quizzes and
-// predictions (the lesson page uses the same one).
-export function browserID() {
-  let id = store.get('kvlab:browser');
-  if (!id || !/^[A-Za-z0-9-]{1,64}$/.test(id)) {
-    id = randomID();
-    store.set('kvlab:browser', id);
-  }
-  return id;
-}
-
 export const predict = (poll, value) => request('POST', roomPath(`/polls/${encodeURIComponent(poll)}/predict`), { browser: browserID(), value: String(value) });
 
 // ---------- presenter actions: each carries the instructor token
-
-export const needToken = () => document.body.hasAttribute('data-token-required');
-
-// token returns the instructor token this browser keeps, asking for it
-// once when the server needs one and ask is set.
-export function token(ask) {
-  let t = store.get('kvlab:token') || '';
-  if (!t && ask && needToken()) {
-    t = (window.prompt('Presenting this room needs the instructor token (the one labserver was started with).') || '').trim();
-    if (t) store.set('kvlab:token', t);
-  }
-  return t;
-}
 
 // presenterCall sends a presenter action; a refused token is forgotten so
 // that the next action asks again.
@@ -61,7 +38,7 @@ export async function presenterCall(path, body = {}) {
   try {
     return await request('POST', roomPath(path), { ...body, token: token(false) });
   } catch (err) {
-    if (err.status === 401 || err.status === 403) store.del('kvlab:token');
+    if (err.status === 401 || err.status === 403) forgetToken();
     throw err;
   }
 }
@@ -73,13 +50,17 @@ export const closeRoom = () => presenterCall('/close');
 
 // RoomSocket is the follower's socket, /room/CODE/ws: it reconnects after
 // a lost connection (with a growing pause, at most 5 s) until the room
-// is closed, and hands every message to onMessage. onStatus sees
+// is closed. A message whose id has a handler (on, as cells.js's Socket:
+// a run this page draws) goes to it, every other to onMessage; when the
+// connection drops, each handler gets {type: 'lost'}. onStatus sees
 // 'connecting', 'connected', 'disconnected' and 'closed'.
 export class RoomSocket {
   constructor(onMessage, onStatus) {
     this.onMessage = onMessage; this.onStatus = onStatus;
-    this.ws = null; this.pause = 500; this.ended = false;
+    this.ws = null; this.pause = 500; this.ended = false; this.handlers = new Map();
   }
+  on(id, fn) { this.handlers.set(id, fn); }
+  off(id) { this.handlers.delete(id); }
   url() { return `${location.protocol === 'https:' ? 'wss:' : 'ws:'}//${location.host}/room/${encodeURIComponent(code())}/ws`; }
   connect() {
     if (this.ended) return;
@@ -91,11 +72,13 @@ export class RoomSocket {
       let m;
       try { m = JSON.parse(ev.data); } catch { return; }
       if (m.type === 'closed') this.end();
-      this.onMessage(m);
+      const fn = m.id != null && m.type !== 'room_run' ? this.handlers.get(m.id) : null;
+      if (fn) fn(m); else this.onMessage(m);
     };
     ws.onclose = () => {
       if (this.ws !== ws) return;
       this.ws = null;
+      for (const [id, fn] of this.handlers) fn({ type: 'lost', id });
       if (this.ended) { this.onStatus('closed'); return; }
       this.onStatus('disconnected');
       setTimeout(() => this.connect(), this.pause);

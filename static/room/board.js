@@ -4,7 +4,7 @@
 // how much the conditions make the number. The board refreshes every
 // few seconds while it is open.
 
-import { h, svg, fmtNs, fmtRate } from './deps.js';
+import { h, svg, fmtNs, fmtRate } from '../dom.js';
 import { request, code } from './api.js';
 import { boardChart, conditionsText } from './roomcharts.js';
 

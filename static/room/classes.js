@@ -3,7 +3,7 @@
 // measure the students shared. The server puts each class's data in a
 // <script type="application/json" class="class-data"> in its block.
 
-import { h, svg, fmtNs, fmtRate } from './deps.js';
+import { h, svg, fmtNs, fmtRate } from '../dom.js';
 import { pollChart, boardChart, compact } from './roomcharts.js';
 
 const MEASURE_NAMES = { fdatasync_p50: 'fdatasync p50 (probe)', always_ops_per_sec: 'always ops/s (bench)', p99: 'put p99 (bench)' };

@@ -4,36 +4,42 @@
 // form. A follower runs cells only when the presenter allows it; their
 // runs' messages come back to this page alone.
 
-import { randomID } from './deps.js';
+import { $, $$, randomID } from '../dom.js';
 import * as api from './api.js';
 import { showSection } from './stage.js';
 import { RunView } from './runview.js';
 import { latestPolls, showFollowerPoll } from './poll.js';
 
-const views = new Map(); // run id -> RunView, for the runs this page draws
+const views = new Map(); // cell id -> its RunView
 let allowRuns = false;
 let sock = null;
 
-const cellEl = (id) => document.querySelector(`.room-section .cell[data-cell="${CSS.escape(id)}"]`);
+const cellEl = (id) => $(`.room-section .cell[data-cell="${CSS.escape(id)}"]`);
 
 function showPolls(list) {
   for (const [qid, p] of latestPolls(list)) showPoll(qid, p);
 }
 
 function showPoll(qid, p) {
-  const quiz = document.querySelector(`.room-section .quiz[data-quiz="${CSS.escape(qid)}"]`);
+  const quiz = $(`.room-section .quiz[data-quiz="${CSS.escape(qid)}"]`);
   if (quiz) showFollowerPoll(quiz, p);
 }
 
 function setAllowRuns(allow) {
   allowRuns = !!allow;
   document.body.classList.toggle('runs-allowed', allowRuns);
-  for (const c of document.querySelectorAll('.room-section .cell')) {
-    c.querySelector('.cell-src').readOnly = !allowRuns;
-  }
+  for (const c of $$('.room-section .cell-src')) c.readOnly = !allowRuns;
 }
 
-// onMessage handles one message of the room socket.
+// view is the cell's RunView for who's runs.
+function view(cell, who) {
+  const v = new RunView(cell, who);
+  views.set(cell.dataset.cell, v);
+  return v;
+}
+
+// onMessage handles the room socket's messages that are not a drawn
+// run's (those go to its RunView).
 function onMessage(m) {
   switch (m.type) {
     case 'room':
@@ -47,10 +53,7 @@ function onMessage(m) {
       return;
     case 'room_run': {
       const cell = cellEl(m.cell_id);
-      if (!cell) return;
-      const v = new RunView(cell);
-      views.set(m.id, v);
-      v.start('presenter · ');
+      if (cell) view(cell, 'presenter · ').follow(sock, m.id, m.cell || cell.querySelector('.cell-src').value);
       return;
     }
     case 'poll':
@@ -59,10 +62,9 @@ function onMessage(m) {
     case 'closed':
       ended();
       return;
+    case 'error':
+      api.banner(m.message, 'error');
   }
-  const v = views.get(m.id);
-  if (v && v.onMessage(m)) views.delete(m.id);
-  else if (!v && m.type === 'error') api.banner(m.message, 'error');
 }
 
 function ended() {
@@ -74,8 +76,8 @@ function ended() {
 // socket cannot connect and the API says 404) stops the reconnecting.
 async function onStatus(st) {
   api.statusLight(st);
-  if (st !== 'disconnected') { if (st === 'connected') api.banner(''); return; }
-  for (const [id, v] of views) { v.onMessage({ type: 'lost', id }); views.delete(id); }
+  if (st === 'connected') api.banner('');
+  if (st !== 'disconnected') return;
   try {
     await api.getState();
     api.banner('Connection to the room lost: reconnecting…', 'notice');
@@ -87,22 +89,17 @@ async function onStatus(st) {
 // runOwn runs a cell of this page on the room's server, when allowed.
 function runOwn(cell) {
   if (!allowRuns) { api.banner('The presenter has not allowed runs in this room.', 'notice'); return; }
-  const id = `${cell.dataset.cell}#${randomID().slice(0, 8)}`;
-  const msg = { type: 'run', id, cell: cell.querySelector('.cell-src').value, lesson: api.lessonSlug(), cell_id: cell.dataset.cell, browser: api.browserID() };
-  if (!sock.send(msg)) { api.banner('Not connected to the room: try again in a moment.', 'notice'); return; }
-  const v = new RunView(cell);
-  views.set(id, v);
-  v.start('your run · ');
+  if (!sock.ws || sock.ws.readyState !== WebSocket.OPEN) { api.banner('Not connected to the room: try again in a moment.', 'notice'); return; }
+  const fields = { cell: cell.querySelector('.cell-src').value, lesson: api.lessonSlug(), cell_id: cell.dataset.cell, browser: api.browserID() };
+  view(cell, 'your run · ').start(sock, `${cell.dataset.cell}#${randomID().slice(0, 8)}`, fields);
 }
 
 function wire() {
-  for (const cell of document.querySelectorAll('.room-section .cell')) {
+  for (const cell of $$('.room-section .cell')) {
     cell.querySelector('.run').addEventListener('click', () => runOwn(cell));
-    cell.querySelector('.cancel').addEventListener('click', () => {
-      for (const [id, v] of views) if (v.cell === cell) sock.send({ type: 'cancel', id });
-    });
+    cell.querySelector('.cancel').addEventListener('click', () => { const v = views.get(cell.dataset.cell); if (v && v.run) v.run.cancel(); });
   }
-  for (const quiz of document.querySelectorAll('.room-section .quiz[data-cell]')) {
+  for (const quiz of $$('.room-section .quiz[data-cell]')) {
     quiz.querySelector('.quiz-source').replaceChildren('When the presenter opens a poll on this quiz, enter your prediction here.');
   }
   setAllowRuns(false);

@@ -4,7 +4,7 @@
 // their own prediction was. Predictions are anonymous: the histogram has
 // counts, no names.
 
-import { h, svg, store } from './deps.js';
+import { h, svg, store } from '../dom.js';
 import { code, predict } from './api.js';
 import { pollChart, compact, offBy } from './roomcharts.js';
 

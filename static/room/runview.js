@@ -1,92 +1,81 @@
-// runview.js: one run drawn into a lab cell's output from the run
-// websocket's messages (queued, started, progress, result, error, done),
-// the same on the presenter's page (its own /ws) and on a follower's
-// (the room socket fans the presenter's messages out verbatim).
+// runview.js: a run drawn into a lab cell of a follower's page as its
+// messages arrive. cells.js's CellRun folds the messages (the room socket
+// relays the presenter's run verbatim, or brings back the follower's
+// own); this draws the state line, the live figures and, with
+// results.js, the result table and charts, as the lesson page does.
 
-import { h, fmtInt, fmtNs, fmtRate, renderLines } from './deps.js';
+import { h } from '../dom.js';
+import { CellRun, liveView } from '../cells.js';
+import { renderLines } from '../results.js';
 import { setCellState } from './stage.js';
 
+// RunView draws the runs of one cell; who prefixes the state line
+// ("presenter · ", "your run · ").
 export class RunView {
-  constructor(cell) {
+  constructor(cell, who) {
     this.cell = cell;
+    this.who = who || '';
     this.out = cell.querySelector('.cell-out');
-    this.lines = [];
-    this.errors = [];
-    this.current = null;
-    this.running = false;
+    this.run = null;
   }
 
-  // start clears the output for a new run; who says whose run it is.
-  start(who) {
-    this.lines = []; this.errors = []; this.current = null; this.running = true; this.who = who || '';
+  // follow draws run id, whose messages sock brings (the presenter's:
+  // nothing is sent); start sends a run of this page's own and draws it.
+  follow(sock, id, text) {
+    this.run = new CellRun(sock, id, { cell: text }, (m, run) => this.onMessage(m, run));
+    sock.on(id, (m) => { this.run.apply(m); this.run.onMessage(m, this.run); });
+    this.begin();
+  }
+  start(sock, id, fields) {
+    this.run = new CellRun(sock, id, fields, (m, run) => this.onMessage(m, run));
+    this.begin();
+    this.run.start();
+  }
+  begin() {
     setCellState(this.cell, 'is-queued', `${this.who}waiting for the disk…`);
     this.buttons(true);
-    this.render();
+    this.draw();
   }
 
-  // buttons shows Cancel instead of Run while the run goes on (the cell
-  // has them on the presenter's page, and on a follower's own runs).
+  // buttons shows Cancel instead of Run while a follower's own run goes on.
   buttons(running) {
     const run = this.cell.querySelector('.run'), cancel = this.cell.querySelector('.cancel');
     if (run) run.disabled = running;
     if (cancel) cancel.hidden = !running;
   }
 
-  line(i) {
-    while (this.lines.length <= i) this.lines.push({ spec: '', result: null, progress: [], error: null });
-    return this.lines[i];
-  }
-
-  // onMessage takes one run message; it returns true once the run is over.
-  onMessage(m) {
+  onMessage(m, run) {
     switch (m.type) {
       case 'queued':
         setCellState(this.cell, 'is-queued', m.position > 0 ? `${this.who}queued · ${m.position} run${m.position === 1 ? '' : 's'} ahead` : `${this.who}starting…`);
-        return false;
+        return;
       case 'started':
-        this.line(m.line).spec = m.spec;
-        this.current = m.line;
-        setCellState(this.cell, 'is-running', `${this.who}running line ${m.line + 1}`);
-        break;
-      case 'progress':
-        this.line(m.line).progress.push(m);
-        break;
-      case 'result':
-        this.line(m.line).result = m.result;
-        break;
-      case 'error':
-        if (m.line != null) this.line(m.line).error = m.message; else this.errors.push(m.message);
+        setCellState(this.cell, 'is-running', `${this.who}running line ${m.line + 1} of ${run.lines.length}`);
         break;
       case 'done':
       case 'lost': {
-        this.running = false;
+        const failed = m.type === 'lost' || m.cancelled || run.errors.length || run.lines.some((l) => l.error);
+        setCellState(this.cell, failed ? 'is-error' : 'is-done', m.cancelled ? 'cancelled' : m.type === 'lost' ? 'disconnected' : failed ? 'failed' : 'done');
         this.buttons(false);
-        if (m.type === 'lost') this.errors.push('The connection was lost during the run.');
-        const failed = m.type === 'lost' || m.cancelled || this.errors.length || this.lines.some((l) => l.error);
-        setCellState(this.cell, failed ? 'is-error' : 'is-done', m.cancelled ? 'cancelled' : failed ? 'failed' : 'done');
-        this.render();
-        return true;
+        break;
       }
-      default:
-        return false;
     }
-    this.render();
-    return false;
+    this.draw();
   }
 
-  render() {
-    const out = this.errors.map((e) => h('div', { class: 'error', role: 'alert' }, e));
-    const cur = this.running && this.current != null ? this.lines[this.current] : null;
-    if (this.running) {
-      const p = cur && cur.progress[cur.progress.length - 1];
-      out.push(h('div', { class: 'live' }, h('div', { class: 'live-text' },
-        h('span', { class: 'spinner', 'aria-hidden': 'true' }),
-        cur ? h('span', { class: 'live-spec' }, `line ${this.current + 1}`) : null,
-        cur ? h('span', {}, cur.spec) : h('span', {}, 'waiting for the disk…'),
-        p ? [h('span', {}, `${(p.elapsed_seconds || 0).toFixed(1)} s`), h('span', {}, `${fmtInt(p.ops)} ops`),
-          h('span', {}, h('b', {}, fmtRate(p.ops_per_sec)), ' ops/s'), h('span', {}, `p99 ${fmtNs(p.p99_ns)}`)] : null)));
+  draw() {
+    const run = this.run;
+    const out = run.errors.map((e) => h('div', { class: 'error', role: 'alert' }, e));
+    if (!run.finished) {
+      const cur = run.current != null ? run.lines[run.current] : null;
+      const p = cur && !cur.result && cur.progress[cur.progress.length - 1];
+      const live = p ? liveView(p, cur.progress) : null;
+      out.push(h('div', { class: 'live' },
+        h('div', { class: 'live-text' }, h('span', { class: 'spinner', 'aria-hidden': 'true' }),
+          live ? live.text : cur ? [h('span', { class: 'live-spec' }, `line ${run.current + 1}`), h('span', {}, `${cur.spec} — measuring…`)] : 'waiting for the disk…'),
+        h('div', { class: 'live-chart' }, live ? live.chart : null)));
     }
-    if (this.lines.some((l) => l.result || l.error)) out.push(renderLines(this.lines));
+    out.push(renderLines(run.lines));
     this.out.replaceChildren(...out);
   }
 }

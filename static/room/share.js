@@ -13,14 +13,14 @@
 // the share by itself. The result is sent as labserver emitted it, less
 // a probe's host name and directory path.
 
-import { h, store } from './deps.js';
+import { h, store } from '../dom.js';
+import { resultsKey, token } from '../session.js';
 
 const ROOM_KEY = 'kvlab:share-room';
 const PENDING_KEY = 'kvlab:share-pending';
 const LABEL_RE = /^[A-Za-z0-9 -]{0,40}$/;
 
-const slug = () => document.body.dataset.lesson;
-const results = (cell) => store.json(`kvlab:results:${slug()}:${cell}`, null);
+const results = (cell) => store.json(resultsKey(cell), null);
 
 let registered = []; // origins this page's policy lets it reach (as of load)
 
@@ -61,8 +61,7 @@ async function json(resp) { try { return await resp.json(); } catch { return {};
 // register asks this page's own server to let its pages reach origin.
 async function register(origin) {
   const body = { url: origin };
-  const t = store.get('kvlab:token');
-  if (t) body.token = t;
+  if (token(false)) body.token = token(false);
   const resp = await fetch('/api/share-target', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
   if (!resp.ok) throw new Error(`your labserver refused to remember ${origin}: ${(await json(resp)).error || `HTTP ${resp.status}`}`);
 }

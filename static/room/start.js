@@ -4,12 +4,12 @@
 // that keeps the instructor token. It starts a room on the lesson
 // (POST /api/rooms) and opens the presenter's view.
 
-import { h, store } from './deps.js';
+import { h } from '../dom.js';
+import { needToken, token } from '../session.js';
 
 export function addStart() {
   const toc = document.querySelector('nav.toc');
-  const needToken = document.body.hasAttribute('data-token-required');
-  if (!toc || (needToken && !store.get('kvlab:token'))) return;
+  if (!toc || (needToken() && !token(false))) return;
   const msg = h('span', { class: 'start-room-msg', role: 'status' });
   const btn = h('button', { type: 'button', class: 'linkish start-room' }, 'Present this lesson to a room');
   btn.addEventListener('click', async () => {
@@ -17,8 +17,7 @@ export function addStart() {
     msg.textContent = ' starting…';
     try {
       const body = { lesson: document.body.dataset.lesson };
-      const t = store.get('kvlab:token');
-      if (t) body.token = t;
+      if (token(false)) body.token = token(false);
       const resp = await fetch('/api/rooms', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
       let r = {};
       try { r = await resp.json(); } catch { /* the status says it */ }
