@@ -64,7 +64,8 @@ func TestBrowserRoomClass(t *testing.T) {
 	var fw [2]*browsertest.Watch
 	for i := range fs {
 		fs[i], fw[i] = roomTab(t, root, a.URL)
-		joinRoom(t, fs[i], a.URL, code)
+		// The second follower reads in the dark theme.
+		joinRoom(t, fs[i], a.URL, code, i == 1)
 	}
 
 	// A section change moves both followers.
@@ -90,6 +91,7 @@ func TestBrowserRoomClass(t *testing.T) {
 
 	pollAndMeasure(t, pres, fs)
 	shareToBoard(t, root, b.URL, a.URL, code, fs[0])
+	pastClass(t, pres, a.URL, code)
 
 	for i, w := range fw {
 		w.Check(t, fmt.Sprintf("follower %d", i+1))
@@ -135,11 +137,17 @@ func startRoom(t *testing.T, pres context.Context, origin, token string) string 
 
 // joinRoom joins as a follower through the join form, typing the code
 // as a student might (lower case, no dash).
-func joinRoom(t *testing.T, f context.Context, origin, code string) {
+func joinRoom(t *testing.T, f context.Context, origin, code string, dark bool) {
 	t.Helper()
 	typed := strings.ToLower(strings.ReplaceAll(code, "-", ""))
+	theme := "light"
+	if dark {
+		theme = "dark"
+	}
 	if err := chromedp.Do(f,
 		chromedp.Navigate(origin+"/join"),
+		chromedp.Evaluate[chromedp.Void](`localStorage.setItem('kvlab:theme', '`+theme+`')`),
+		chromedp.Reload(),
 		chromedp.WaitVisible(chromedp.CSS("#join-code-input")),
 		chromedp.SendKeys(chromedp.CSS("#join-code-input"), typed),
 		chromedp.Submit(chromedp.CSS("#join-code-input")),
@@ -195,6 +203,7 @@ func pollAndMeasure(t *testing.T, pres context.Context, fs [2]context.Context) {
 		}
 	}
 	shot(t, fs[0], "#quiz-count", "room-follower-poll.png")
+	shot(t, fs[1], "#quiz-count", "room-follower-poll-dark.png")
 }
 
 // shareToBoard runs the probe cell on a second labserver, shares it with
@@ -253,4 +262,24 @@ func shareToBoard(t *testing.T, root context.Context, student, room, code string
 		t.Errorf("board point labelled %q, want its filesystem %s and whether it is rotational", label, fs)
 	}
 	shot(t, board, "", "room-board.png")
+}
+
+// pastClass finds the class in /classes (this machine needs no token)
+// and its page shows the poll with both predictions and the measured
+// value, and the board's point.
+func pastClass(t *testing.T, pres context.Context, origin, code string) {
+	t.Helper()
+	if err := chromedp.Do(pres,
+		chromedp.Navigate(origin+"/classes"),
+		chromedp.WaitVisible(chromedp.CSS(".classes-table tbody tr")),
+		chromedp.Click(chromedp.CSS(".classes-table tbody tr th a")),
+		chromedp.WaitVisible(chromedp.CSS(`.class-poll[data-quiz="count"] .pollchart .mark.measured`)),
+		chromedp.WaitVisible(chromedp.CSS(`.class-board figure[data-measure="fdatasync_p50"] g.point`)),
+	); err != nil {
+		t.Fatalf("the past class: %v", err)
+	}
+	if got := pageText(t, pres, ".class-block"); !strings.Contains(got, code) || !strings.Contains(got, "2 predictions") || !strings.Contains(got, "measured 500 puts") {
+		t.Errorf("the past class says %q, want its code %s, 2 predictions and measured 500 puts", got, code)
+	}
+	shot(t, pres, "", "room-past-class.png")
 }

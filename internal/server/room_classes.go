@@ -120,8 +120,15 @@ func (s *Server) handleClasses(w http.ResponseWriter, r *http.Request, token str
 // classData is one class as the page's script draws it: each poll with
 // its histogram and measured value, and the board by measure.
 type classData struct {
-	Polls []classroom.PollView  `json:"polls"`
+	Polls []pastPoll            `json:"polls"`
 	Board map[string]boardReply `json:"board"`
+}
+
+// pastPoll is a poll as the room saw it, with its question rendered from
+// the lesson's Markdown (the page copies only text and inline elements).
+type pastPoll struct {
+	classroom.PollView
+	QuestionHTML string `json:"question_html"`
 }
 
 // classView is one class on /classes/ID, or one side of the comparison.
@@ -145,7 +152,7 @@ func (s *Server) loadClass(ctx context.Context, id int64, token string) (classVi
 	if err != nil {
 		return classView{}, err
 	}
-	d := classData{Polls: []classroom.PollView{}, Board: map[string]boardReply{}}
+	d := classData{Polls: []pastPoll{}, Board: map[string]boardReply{}}
 	for _, p := range polls {
 		d.Polls = append(d.Polls, s.pastPoll(rm.Lesson, p))
 	}
@@ -161,11 +168,12 @@ func (s *Server) loadClass(ctx context.Context, id int64, token string) (classVi
 
 // pastPoll is an archived poll as the room showed it: its question and
 // unit from the lesson, its histogram from the stored predictions.
-func (s *Server) pastPoll(slug string, p archive.Poll) classroom.PollView {
+func (s *Server) pastPoll(slug string, p archive.Poll) pastPoll {
 	v := classroom.PollView{ID: p.Key, Quiz: p.Quiz, State: classroom.PollOpen, Count: len(p.Predictions), Measured: p.Measured, OpenedAt: p.Opened}
+	html := ""
 	if l, _, _, err := s.findLesson(slug); err == nil && l != nil {
 		if q := l.Quiz(p.Quiz); q != nil {
-			v.Question, v.Unit = q.Question, q.Unit
+			v.Question, v.Unit, html = q.Question, q.Unit, inlineMarkdown(q.Question)
 		}
 	}
 	if !p.MeasureStarted.IsZero() {
@@ -184,7 +192,7 @@ func (s *Server) pastPoll(slug string, p archive.Poll) classroom.PollView {
 		vals = append(vals, x.Value)
 	}
 	v.Histogram = classroom.NewHistogram(vals, p.Measured)
-	return v
+	return pastPoll{PollView: v, QuestionHTML: html}
 }
 
 // boardOf is the board of entries for measure m: GET

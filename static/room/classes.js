@@ -3,7 +3,7 @@
 // measure the students shared. The server puts each class's data in a
 // <script type="application/json" class="class-data"> in its block.
 
-import { h, svg, fmtNs, fmtRate } from '../dom.js';
+import { h, svg, fmtNs, fmtRate, safeInline } from '../dom.js';
 import { pollChart, boardChart, compact } from './roomcharts.js';
 
 const MEASURE_NAMES = { fdatasync_p50: 'fdatasync p50 (probe)', always_ops_per_sec: 'always ops/s (bench)', p99: 'put p99 (bench)' };
@@ -11,7 +11,7 @@ const MEASURE_NAMES = { fdatasync_p50: 'fdatasync p50 (probe)', always_ops_per_s
 function pollView(p) {
   const unit = p.unit ? ` ${p.unit}` : '';
   return h('div', { class: 'class-poll', 'data-quiz': p.quiz },
-    h('h4', {}, p.question || p.quiz),
+    h('h4', {}, p.question_html ? safeInline(p.question_html) : p.question || p.quiz),
     h('p', { class: 'poll-head' }, h('b', {}, String(p.count)), ` prediction${p.count === 1 ? '' : 's'} · `,
       p.measured != null ? ['measured ', h('b', { class: 'measured' }, `${compact(p.measured)}${unit}`)] : p.state === 'measuring' ? 'the measurement did not finish' : 'never measured',
       p.run_id ? [' · ', h('a', { href: `/runs/${p.run_id}` }, `run #${p.run_id}`)] : null),

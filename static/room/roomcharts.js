@@ -36,7 +36,7 @@ export function offBy(said, measured) {
 // counts; measured (poll.measured) and yours, when known, are marked with
 // vertical lines, clamped into the range with an arrow when outside.
 export function pollChart(poll, yours, fmt = compact) {
-  const W = 720, H = 300, M = { l: 48, r: 24, t: 40, b: 48 };
+  const W = 720, H = 320, M = { l: 48, r: 24, t: 40, b: 70 };
   const hist = poll && poll.histogram;
   const svg = (...kids) => el('svg', { viewBox: `0 0 ${W} ${H}`, class: 'pollchart', role: 'img', 'aria-label': `Predictions for ${(poll && poll.quiz) || 'the poll'}` }, ...kids);
   if (!hist || !Array.isArray(hist.edges) || hist.edges.length < 2 || !Array.isArray(hist.counts) || !hist.counts.length) {
@@ -55,21 +55,22 @@ export function pollChart(poll, yours, fmt = compact) {
   const shown = [...new Set(edges.filter((_, i) => i % 2 === 0 || edges.length <= 6))];
   const ticks = shown.map((e) => el('text', { x: x(e).toFixed(1), y: H - M.b + 20, 'text-anchor': 'middle', class: 'tick', text: fmt(e) }));
   const axis = el('line', { x1: M.l, x2: W - M.r, y1: H - M.b, y2: H - M.b, class: 'axis' });
-  const unit = poll.unit ? el('text', { x: W - M.r, y: H - 8, 'text-anchor': 'end', class: 'unit', text: poll.unit }) : null;
+  const unit = poll.unit ? el('text', { x: 4, y: 16, class: 'unit', text: poll.unit }) : null;
   return svg(...bars, ...labels, axis, ...ticks, unit,
     mark(poll.measured, 'measured', `measured ${fmt(poll.measured)}`, lo, hi, x, M, H),
-    mark(yours, 'yours', `you ${fmt(yours)}`, lo, hi, x, M, H, 18));
+    mark(yours, 'yours', `you ${fmt(yours)}`, lo, hi, x, M, H, true));
 }
 
-// mark is a labelled vertical line at v (nothing when v is unknown).
-function mark(v, cls, text, lo, hi, x, M, H, dy = 0) {
+// mark is a labelled vertical line at v (nothing when v is unknown),
+// labelled above the bars, or below the axis's numbers.
+function mark(v, cls, text, lo, hi, x, M, H, below = false) {
   if (v == null || !isFinite(v)) return null;
   const out = v < lo ? '◀ ' : v > hi ? ' ▶' : '';
   const at = x(Math.min(Math.max(v, lo), hi));
   const anchor = at > 560 ? 'end' : at < 160 ? 'start' : 'middle';
   return el('g', { class: `mark ${cls}` },
-    el('line', { x1: at.toFixed(1), x2: at.toFixed(1), y1: M.t - 8 + dy, y2: H - M.b }),
-    el('text', { x: at.toFixed(1), y: M.t - 14 + dy, 'text-anchor': anchor, text: v < lo ? out + text : text + out }));
+    el('line', { x1: at.toFixed(1), x2: at.toFixed(1), y1: below ? M.t : M.t - 8, y2: H - M.b }),
+    el('text', { x: at.toFixed(1), y: below ? H - M.b + 46 : M.t - 14, 'text-anchor': anchor, text: v < lo ? out + text : text + out }));
 }
 
 // conditionsText names a shared machine's conditions: OS, filesystem,
@@ -88,7 +89,7 @@ export function conditionsText(c) {
 // unknown get three colours.
 export function boardChart(points, fmt = compact) {
   const pts = (points || []).filter((p) => p && isFinite(p.value) && p.value > 0).slice().sort((a, b) => a.value - b.value);
-  const rowH = pts.length > 30 ? 18 : 30;
+  const rowH = pts.length > 30 ? 18 : pts.length > 12 ? 30 : 44;
   const W = 1200, M = { l: 24, r: 520, t: 16, b: 44 };
   const H = M.t + M.b + Math.max(pts.length, 1) * rowH;
   const svg = (...kids) => el('svg', { viewBox: `0 0 ${W} ${H}`, class: 'boardchart', role: 'img', 'aria-label': `${pts.length} shared machines` }, ...kids);
