@@ -238,6 +238,22 @@ func shareToBoard(t *testing.T, root context.Context, student, room, code string
 	if got := pageText(t, s, "#cell-cell-2 .share-out"); !strings.Contains(got, "shared with room "+code) {
 		t.Fatalf("student: the share says %q, want it shared with room %s", got, code)
 	}
+	// A refusal is shown with the room server's own error: here, a code
+	// that names no room (the origin is allowed already: no reload).
+	if err := chromedp.Do(s,
+		chromedp.Click(chromedp.CSS("#cell-cell-2 .share-change")),
+		chromedp.WaitVisible(chromedp.CSS("#cell-cell-2 .share-code")),
+		chromedp.SetValue(chromedp.CSS("#cell-cell-2 .share-code"), "ABCDE-FGHJK"),
+		chromedp.Click(chromedp.CSS("#cell-cell-2 .share-room-form button[type=submit]")),
+		chromedp.WaitVisible(chromedp.CSS("#cell-cell-2 .share-send")),
+		chromedp.Click(chromedp.CSS("#cell-cell-2 .share-send")),
+		chromedp.WaitVisible(chromedp.CSS("#cell-cell-2 .share-out.bad")),
+	); err != nil {
+		t.Fatalf("student: sharing with a room that does not exist: %v", err)
+	}
+	if got := pageText(t, s, "#cell-cell-2 .share-out"); !strings.Contains(got, "refused") || !strings.Contains(got, "no open room with code ABCDE-FGHJK") {
+		t.Errorf("student: a refused share says %q, want the room server's error", got)
+	}
 	fs, err := chromedp.Run(s, chromedp.Evaluate[string](`JSON.parse(localStorage.getItem('kvlab:results:01-fixture:cell-2')).lines[0].result.fs`))
 	if err != nil || fs == "" {
 		t.Fatalf("reading the shared probe's filesystem: %q, %v", fs, err)
