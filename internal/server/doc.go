@@ -15,6 +15,10 @@
 //	GET  /runs              the run archive, newest first (see runs.go)
 //	GET  /runs/ID           one run's permalink; ID.json and ID.tsv export it
 //	GET  /compare           two groups of runs compared (see runs.go)
+//	GET  /join              a room's join form; /room/CODE a follower's page,
+//	                        /present/CODE the presenter's, /room/CODE/board
+//	                        the class board (see room_pages.go)
+//	GET  /classes           past classes; /classes/ID, /classes/compare (see room_classes.go)
 //
 // Runs are serialized: one at a time per server (which owns one data
 // directory), others wait in a FIFO queue and are told their position.
