@@ -52,6 +52,9 @@ async function load() {
     draw(b);
   } catch (err) {
     status(err.message, 'error');
+    // A room that ended stays gone: stop asking (each unknown code counts
+    // against this address's lookups).
+    if (err.status === 404) clearInterval(timer);
   }
 }
 
@@ -63,5 +66,5 @@ for (const r of document.querySelectorAll('input[name=measure]')) {
     load();
   });
 }
+const timer = setInterval(load, 4000);
 load();
-setInterval(load, 4000);

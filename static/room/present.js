@@ -115,7 +115,9 @@ function togglePanel(show) {
 function onKey(e) {
   if (e.altKey || e.ctrlKey || e.metaKey) return;
   if (e.key === 'Escape') { togglePanel(false); api.banner(''); return; }
-  if (e.target.closest && e.target.closest('textarea, input, select, button, [contenteditable]')) return;
+  // Keys type into a cell or a field; Space on a button presses it.
+  if (e.target.closest && e.target.closest('textarea, input, select, [contenteditable]')) return;
+  if (e.key === ' ' && e.target.closest && e.target.closest('button, a')) return;
   const keys = {
     ArrowRight: () => go(currentSection() + 1), PageDown: () => go(currentSection() + 1), ' ': () => go(currentSection() + 1),
     ArrowLeft: () => go(currentSection() - 1), PageUp: () => go(currentSection() - 1),
