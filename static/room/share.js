@@ -172,10 +172,12 @@ export async function startShare() {
   const cells = Array.from(document.querySelectorAll('.cell'));
   cells.forEach(addButton);
   document.addEventListener('kvlab:measured', (e) => { const el = cells.find((c) => c.dataset.cell === e.detail.cell); if (el) addButton(el); });
+  // Only a browser that shares asks its server which rooms it may reach.
+  if (!store.json(ROOM_KEY, null)) return;
   try {
-    const resp = await fetch('/api/share-target');
+    const resp = await fetch(`/api/share-target${token(false) ? `?token=${encodeURIComponent(token(false))}` : ''}`);
     if (resp.ok) registered = (await resp.json()).urls || [];
-  } catch { /* an older server: every share registers first */ }
+  } catch { /* unreachable: every share registers first */ }
   const pending = JSON.parse(sessionStorage.getItem(PENDING_KEY) || 'null');
   if (!pending) return;
   sessionStorage.removeItem(PENDING_KEY);
