@@ -90,6 +90,7 @@ func TestBrowserRoomClass(t *testing.T) {
 	}
 
 	pollAndMeasure(t, pres, fs)
+	followerRuns(t, pres, fs[0])
 	shareToBoard(t, root, b.URL, a.URL, code, fs[0])
 	pastClass(t, pres, a.URL, code)
 
@@ -298,4 +299,23 @@ func pastClass(t *testing.T, pres context.Context, origin, code string) {
 		t.Errorf("the past class says %q, want its code %s, 2 predictions and measured 500 puts", got, code)
 	}
 	shot(t, pres, "", "room-past-class.png")
+}
+
+// followerRuns: a follower has no Run button until the presenter allows
+// runs; then its own run comes back to its page.
+func followerRuns(t *testing.T, pres, f context.Context) {
+	t.Helper()
+	const runVisible = `getComputedStyle(document.querySelector('#cell-always-run .run')).display !== 'none'`
+	if got, _ := chromedp.Run(f, chromedp.Evaluate[bool](runVisible)); got {
+		t.Fatalf("follower: a Run button shows before the presenter allowed runs")
+	}
+	if err := chromedp.Do(pres, chromedp.Click(chromedp.CSS("#room-allow-runs"))); err != nil {
+		t.Fatal(err)
+	}
+	roomWait(t, f, "follower", `document.body.classList.contains('runs-allowed') && `+runVisible, `document.body.className`)
+	if err := chromedp.Do(f, chromedp.Click(chromedp.CSS("#cell-always-run .run"))); err != nil {
+		t.Fatal(err)
+	}
+	const own = `window.kvlabRoom.views.get('always-run')`
+	roomWait(t, f, "follower", own+`.who === 'your run · ' && `+own+`.run.finished && document.querySelector('#cell-always-run.is-done table.nums td.p99') !== null`, `document.querySelector('#cell-always-run').textContent`)
 }
