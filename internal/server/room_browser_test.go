@@ -82,6 +82,7 @@ func TestBrowserRoomClass(t *testing.T) {
 	}
 	const ran = `document.querySelector('#cell-always-run.is-done table.nums td.p99') !== null`
 	roomWait(t, pres, "presenter", ran, `document.querySelector('#cell-always-run').textContent`)
+	shot(t, pres, "#cell-always-run", "room-presenter-run.png")
 	for i, f := range fs {
 		roomWait(t, f, fmt.Sprintf("follower %d", i+1), ran, `document.querySelector('#cell-always-run').textContent`)
 		if got := pageText(t, f, "#cell-always-run table.nums"); !strings.Contains(got, "always") || !strings.Contains(got, "none") {
