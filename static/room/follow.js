@@ -53,7 +53,10 @@ function onMessage(m) {
       return;
     case 'room_run': {
       const cell = cellEl(m.cell_id);
-      if (cell) view(cell, 'presenter · ').follow(sock, m.id, m.cell || cell.querySelector('.cell-src').value);
+      if (!cell) return;
+      // Show what runs: the presenter may have edited the cell.
+      if (m.cell) cell.querySelector('.cell-src').value = m.cell;
+      view(cell, 'presenter · ').follow(sock, m.id, cell.querySelector('.cell-src').value);
       return;
     }
     case 'poll':
