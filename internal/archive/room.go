@@ -176,17 +176,27 @@ func (s *sqlStore) UpdateRoom(ctx context.Context, r *Room) error {
 		r.Section, boolInt(r.AllowRuns), nanos(r.Closed), nanos(r.Expires), r.ID)
 }
 
+// queryEach runs a query and calls scan for each row. REQUIRES: inside use.
+func (s *sqlStore) queryEach(ctx context.Context, stmt string, args []any, scan func(*sql.Rows) error) error {
+	rows, err := s.db.QueryContext(ctx, s.d.rebind(stmt), args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := scan(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
 const roomColumns = `id, code, lesson, section, allow_runs, created, closed, expires`
 
 func (s *sqlStore) queryRooms(ctx context.Context, stmt string, args ...any) ([]Room, error) {
 	var out []Room
 	err := s.use(func() error {
-		rows, err := s.db.QueryContext(ctx, s.d.rebind(stmt), args...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
+		return s.queryEach(ctx, stmt, args, func(rows *sql.Rows) error {
 			var r Room
 			var allow int
 			var created, closed, expires int64
@@ -196,8 +206,8 @@ func (s *sqlStore) queryRooms(ctx context.Context, stmt string, args ...any) ([]
 			r.AllowRuns = allow != 0
 			r.Created, r.Closed, r.Expires = fromNanos(created), fromNanos(closed), fromNanos(expires)
 			out = append(out, r)
-		}
-		return rows.Err()
+			return nil
+		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("archive: reading rooms from %s: %w", s.where, err)
@@ -259,12 +269,7 @@ func (s *sqlStore) RoomPolls(ctx context.Context, room int64) ([]Poll, error) {
 	var out []Poll
 	byID := map[int64]int{}
 	err := s.use(func() error {
-		rows, err := s.db.QueryContext(ctx, s.d.rebind(`SELECT id, room, poll_key, quiz, opened, measure_started, measured, run_id FROM polls WHERE room = ? ORDER BY id`), room)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
+		err := s.queryEach(ctx, `SELECT id, room, poll_key, quiz, opened, measure_started, measured, run_id FROM polls WHERE room = ? ORDER BY id`, []any{room}, func(rows *sql.Rows) error {
 			var p Poll
 			var opened, started int64
 			var measured sql.NullFloat64
@@ -277,37 +282,28 @@ func (s *sqlStore) RoomPolls(ctx context.Context, room int64) ([]Poll, error) {
 			}
 			byID[p.ID] = len(out)
 			out = append(out, p)
+			return nil
+		})
+		if err != nil {
+			return err
 		}
-		return rows.Err()
+		return s.queryEach(ctx, `SELECT p.poll, p.browser, p.value, p.at FROM room_predictions p JOIN polls q ON q.id = p.poll WHERE q.room = ? ORDER BY p.at, p.browser`, []any{room}, func(rows *sql.Rows) error {
+			var p RoomPrediction
+			var at int64
+			if err := rows.Scan(&p.Poll, &p.Browser, &p.Value, &at); err != nil {
+				return err
+			}
+			p.At = fromNanos(at)
+			if i, ok := byID[p.Poll]; ok {
+				out[i].Predictions = append(out[i].Predictions, p)
+			}
+			return nil
+		})
 	})
-	if err == nil {
-		err = s.use(func() error { return s.roomPredictions(ctx, room, out, byID) })
-	}
 	if err != nil {
 		return nil, fmt.Errorf("archive: reading room %d's polls from %s: %w", room, s.where, err)
 	}
 	return out, nil
-}
-
-// roomPredictions fills the polls' predictions. REQUIRES: inside use.
-func (s *sqlStore) roomPredictions(ctx context.Context, room int64, polls []Poll, byID map[int64]int) error {
-	rows, err := s.db.QueryContext(ctx, s.d.rebind(`SELECT p.poll, p.browser, p.value, p.at FROM room_predictions p JOIN polls q ON q.id = p.poll WHERE q.room = ? ORDER BY p.at, p.browser`), room)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var p RoomPrediction
-		var at int64
-		if err := rows.Scan(&p.Poll, &p.Browser, &p.Value, &at); err != nil {
-			return err
-		}
-		p.At = fromNanos(at)
-		if i, ok := byID[p.Poll]; ok {
-			polls[i].Predictions = append(polls[i].Predictions, p)
-		}
-	}
-	return rows.Err()
 }
 
 // PutRoomPrediction implements Archive.
@@ -345,12 +341,7 @@ func (s *sqlStore) AddBoardEntry(ctx context.Context, e *BoardEntry) (int64, err
 func (s *sqlStore) BoardEntries(ctx context.Context, room int64) ([]BoardEntry, error) {
 	var out []BoardEntry
 	err := s.use(func() error {
-		rows, err := s.db.QueryContext(ctx, s.d.rebind(`SELECT id, room, at, kind, measures, result, label, addr_hash FROM board_entries WHERE room = ? ORDER BY id`), room)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
+		return s.queryEach(ctx, `SELECT id, room, at, kind, measures, result, label, addr_hash FROM board_entries WHERE room = ? ORDER BY id`, []any{room}, func(rows *sql.Rows) error {
 			var e BoardEntry
 			var at int64
 			var measures, result string
@@ -362,8 +353,8 @@ func (s *sqlStore) BoardEntries(ctx context.Context, room int64) ([]BoardEntry, 
 				return errors.Join(fmt.Errorf("board entry %d: measures", e.ID), err)
 			}
 			out = append(out, e)
-		}
-		return rows.Err()
+			return nil
+		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("archive: reading room %d's board from %s: %w", room, s.where, err)

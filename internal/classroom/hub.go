@@ -133,6 +133,20 @@ func (h *Hub) Count() int {
 // queues. Invariant: at most Count() * MaxBytes.
 func (h *Hub) QueuedBytes() int64 { return h.queued.Load() }
 
+// Backlog is the longest follower queue, in messages: how far the
+// slowest follower is behind.
+func (h *Hub) Backlog() int {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	n := 0
+	for f := range h.followers {
+		f.mu.Lock()
+		n = max(n, len(f.queue))
+		f.mu.Unlock()
+	}
+	return n
+}
+
 // Dropped is the number of followers closed for being too slow.
 func (h *Hub) Dropped() int64 { return h.dropped.Load() }
 

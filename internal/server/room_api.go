@@ -240,18 +240,14 @@ func (s *Server) presenterError(r *http.Request, tok string) string {
 	return ""
 }
 
-// checkFollower refuses a request from another origin or, on a server
-// without a token, one whose Host does not name this machine.
-func (s *Server) checkFollower(w http.ResponseWriter, r *http.Request) bool {
-	if !sameOrigin(r) {
-		jsonError(w, http.StatusForbidden, "origin "+r.Header.Get("Origin")+" is not this server")
-		return false
+// followerRoom is lookupRoom for a route anyone with the code may use:
+// it first refuses another origin and, without a token, a Host that is
+// not this machine (apiAccessOK).
+func (s *Server) followerRoom(w http.ResponseWriter, r *http.Request) *classroom.Room {
+	if !s.apiAccessOK(w, r) {
+		return nil
 	}
-	if !s.hostOK(r) {
-		jsonError(w, http.StatusForbidden, s.hostError(r))
-		return false
-	}
-	return true
+	return s.lookupRoom(w, r)
 }
 
 func (s *Server) noRoom(code string) string {
@@ -421,10 +417,7 @@ func (s *Server) sendState(r *classroom.Room) {
 }
 
 func (s *Server) handleRoomState(w http.ResponseWriter, r *http.Request) {
-	if !s.checkFollower(w, r) {
-		return
-	}
-	room := s.lookupRoom(w, r)
+	room := s.followerRoom(w, r)
 	if room == nil {
 		return
 	}
@@ -594,7 +587,7 @@ type predictRoomReply struct {
 }
 
 func (s *Server) handlePollPredict(w http.ResponseWriter, r *http.Request) {
-	if !s.checkFollower(w, r) {
+	if !s.apiAccessOK(w, r) {
 		return
 	}
 	var req predictRoomRequest
@@ -679,10 +672,7 @@ func (s *Server) pollChanged(room *classroom.Room, p *classroom.Poll, view class
 }
 
 func (s *Server) handleRoomQR(w http.ResponseWriter, r *http.Request) {
-	if !s.checkFollower(w, r) {
-		return
-	}
-	room := s.lookupRoom(w, r)
+	room := s.followerRoom(w, r)
 	if room == nil {
 		return
 	}

@@ -174,10 +174,7 @@ func (s *Server) savePoll(p *classroom.Poll) {
 }
 
 func (s *Server) handleRoomWS(w http.ResponseWriter, r *http.Request) {
-	if !s.checkFollower(w, r) {
-		return
-	}
-	room := s.lookupRoom(w, r)
+	room := s.followerRoom(w, r)
 	if room == nil {
 		return
 	}

@@ -133,10 +133,7 @@ type boardReply struct {
 }
 
 func (s *Server) handleBoard(w http.ResponseWriter, r *http.Request) {
-	if !s.checkFollower(w, r) {
-		return
-	}
-	room := s.lookupRoom(w, r)
+	room := s.followerRoom(w, r)
 	if room == nil {
 		return
 	}
