@@ -94,11 +94,21 @@ func TestBrowserRoomClass(t *testing.T) {
 	followerRuns(t, pres, fs[0])
 	shareToBoard(t, root, b.URL, a.URL, code, fs[0])
 	pastClass(t, pres, a.URL, code)
-
 	for i, w := range fw {
 		w.Check(t, fmt.Sprintf("follower %d", i+1))
 	}
 	pw.Check(t, "presenter")
+
+	endClass(t, pres, fs[1], a.URL, code, token)
+	// After the class its room is a 404, as it should be: the follower's
+	// reload, and the presenter's page asking for the room's state.
+	for who, w := range map[string]*browsertest.Watch{"follower 2": fw[1], "presenter": pw} {
+		for _, p := range w.Problems() {
+			if !strings.Contains(p, "404") || !strings.Contains(p, "/"+code) {
+				t.Errorf("%s, after the class: %s", who, p)
+			}
+		}
+	}
 }
 
 // startRoom starts a room on the fixture lesson from its page, as the
@@ -319,4 +329,20 @@ func followerRuns(t *testing.T, pres, f context.Context) {
 	}
 	const own = `window.kvlabRoom.views.get('always-run')`
 	roomWait(t, f, "follower", own+`.who === 'your run · ' && `+own+`.run.finished && document.querySelector('#cell-always-run.is-done table.nums td.p99') !== null`, `document.querySelector('#cell-always-run').textContent`)
+}
+
+// endClass: when the presenter ends the class, a follower's page says
+// so, and the code then answers with a page that says the room is gone.
+func endClass(t *testing.T, pres, f context.Context, origin, code, token string) {
+	t.Helper()
+	if err := chromedp.Do(pres, chromedp.Evaluate[chromedp.Void](`fetch('/api/rooms/`+code+`/close', {method: 'POST', headers: {'Content-Type': 'application/json'}, body: JSON.stringify({token: `+jsString(token)+`})})`)); err != nil {
+		t.Fatal(err)
+	}
+	roomWait(t, f, "follower", `document.body.classList.contains('room-ended') && document.getElementById('room-status').textContent.includes('ended this class')`, `document.getElementById('room-status').textContent`)
+	if err := chromedp.Do(f, chromedp.Navigate(origin+"/room/"+code), chromedp.WaitVisible(chromedp.CSS(".error-detail"))); err != nil {
+		t.Fatal(err)
+	}
+	if got := pageText(t, f, ".error-detail"); !strings.Contains(got, "no open room with code "+code) {
+		t.Errorf("an ended room's page says %q, want that no room is open with its code", got)
+	}
 }
