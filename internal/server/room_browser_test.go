@@ -64,7 +64,7 @@ func TestBrowserRoomClass(t *testing.T) {
 	var fw [2]*browsertest.Watch
 	for i := range fs {
 		fs[i], fw[i] = roomTab(t, root, a.URL)
-		// The second follower reads in the dark theme.
+		// The second follower reads in the dark theme, on a phone.
 		joinRoom(t, fs[i], a.URL, code, i == 1)
 	}
 
@@ -155,6 +155,10 @@ func joinRoom(t *testing.T, f context.Context, origin, code string, dark bool) {
 	theme := "light"
 	if dark {
 		theme = "dark"
+		// ... on a phone.
+		if err := chromedp.Do(f, chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile, chromedp.EmulateScale(2))); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := chromedp.Do(f,
 		chromedp.Navigate(origin+"/join"),
@@ -215,7 +219,7 @@ func pollAndMeasure(t *testing.T, pres context.Context, fs [2]context.Context) {
 		}
 	}
 	shot(t, fs[0], "#quiz-count", "room-follower-poll.png")
-	shot(t, fs[1], "#quiz-count", "room-follower-poll-dark.png")
+	shot(t, fs[1], "#quiz-count", "room-follower-poll-dark-phone.png")
 }
 
 // shareToBoard runs the probe cell on a second labserver, shares it with
