@@ -46,7 +46,7 @@ func TestThroughputIsOpsOverWallClock(t *testing.T) {
 	}
 }
 
-func TestUnitsAndOps(t *testing.T) {
+func TestUnitsAndOpsPerWorkload(t *testing.T) {
 	tests := []struct {
 		line           string
 		units, ops     int64 // ops -1: at least units
@@ -151,8 +151,8 @@ func TestCancellationStopsPromptly(t *testing.T) {
 		t.Fatal("no progress event arrived, so nothing was cancelled")
 	}
 	// A correctness bound on cancellation, with a wide margin for a busy machine.
-	if took := time.Since(time.Unix(0, cancelledAt.Load())); took > 3*time.Second {
-		t.Errorf("a cancelled 60 s run returned %v after the cancel, want well under 3 s", took)
+	if took := time.Since(time.Unix(0, cancelledAt.Load())); took > 20*time.Second {
+		t.Errorf("a cancelled 60 s run returned %v after the cancel, want well under 20 s (a run that ignored it would take 60 s)", took)
 	}
 	var r BenchResult
 	if err := json.Unmarshal(raw, &r); err != nil {
@@ -317,10 +317,10 @@ func TestDurationRunStopsAtByteCap(t *testing.T) {
 	}
 }
 
-// TestFsyncsCounted checks that a result tells "no fsyncs" apart from "this
+// TestFsyncsCountedTellsNoneFromUncounted checks that a result tells "no fsyncs" apart from "this
 // engine cannot count them": kv reports its syncs, the test map store does
 // not.
-func TestFsyncsCounted(t *testing.T) {
+func TestFsyncsCountedTellsNoneFromUncounted(t *testing.T) {
 	for _, tc := range []struct {
 		line        string
 		wantCounted bool
