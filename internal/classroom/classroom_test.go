@@ -269,3 +269,41 @@ func parseSVG(t *testing.T, svg []byte) ([][]bool, int) {
 	}
 	return grid, n
 }
+
+func TestThrottle(t *testing.T) {
+	var th Throttle
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	every := 250 * time.Millisecond
+	if now, _ := th.Now(t0, every); !now {
+		t.Fatal("the first update: want it sent now")
+	}
+	if now, pending := th.Now(t0.Add(10*time.Millisecond), every); now || pending {
+		t.Fatalf("an update 10ms later: now=%v pending=%v, want a flush to be scheduled (false, false)", now, pending)
+	}
+	if now, pending := th.Now(t0.Add(20*time.Millisecond), every); now || !pending {
+		t.Fatalf("another: now=%v pending=%v, want it merged into the scheduled flush", now, pending)
+	}
+	th.Flushed(t0.Add(250 * time.Millisecond))
+	if now, _ := th.Now(t0.Add(600*time.Millisecond), every); !now {
+		t.Fatal("an update after the flush and a quiet interval: want it sent now")
+	}
+}
+
+func TestLimiter(t *testing.T) {
+	l := NewLimiter(3, time.Minute)
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	for i := range 3 {
+		if !l.Allow("a", t0) {
+			t.Fatalf("event %d: refused, want allowed", i+1)
+		}
+	}
+	if l.Allow("a", t0) || !l.Over("a", t0) {
+		t.Fatal("the 4th event in the window: allowed, want refused")
+	}
+	if !l.Allow("b", t0) {
+		t.Fatal("another key: refused")
+	}
+	if !l.Allow("a", t0.Add(time.Minute)) || l.Over("a", t0.Add(time.Minute)) {
+		t.Fatal("the next window: refused, want allowed")
+	}
+}

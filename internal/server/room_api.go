@@ -139,11 +139,10 @@ func (s *Server) sweepRooms() {
 // background (a slow follower may take its write deadline).
 func (s *Server) endRoom(r *classroom.Room) {
 	s.rooms.reg.Remove(r)
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		r.Hub.Close(classroom.CloseNormal, "room closed", []byte(`{"type":"closed"}`))
-	}()
+	end := func() { r.Hub.Close(classroom.CloseNormal, "room closed", []byte(`{"type":"closed"}`)) }
+	if !s.spawn(end) {
+		end()
+	}
 }
 
 // roomState is the room object of the wire contract.
@@ -400,13 +399,44 @@ func (s *Server) followersChanged(r *classroom.Room) {
 	case now:
 		s.sendState(r)
 	case !pending:
-		time.AfterFunc(countUpdateEvery, func() {
+		s.later(countUpdateEvery, func() {
 			r.Lock()
 			r.Counts.Flushed(time.Now())
 			r.Unlock()
 			s.sendState(r)
 		})
 	}
+}
+
+// later runs fn after d on a goroutine Close waits for; Close cancels
+// the wait and fn does not run.
+func (s *Server) later(d time.Duration, fn func()) {
+	s.spawn(func() {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			fn()
+		case <-s.ctx.Done():
+		}
+	})
+}
+
+// spawn runs fn on a goroutine Close waits for, unless the server is
+// closing; it reports whether fn was started.
+func (s *Server) spawn(fn func()) bool {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return false
+	}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.wg.Done()
+		fn()
+	}()
+	return true
 }
 
 func (s *Server) sendState(r *classroom.Room) {
@@ -661,7 +691,7 @@ func (s *Server) pollChanged(room *classroom.Room, p *classroom.Poll, view class
 	case send:
 		s.broadcast(room, pollMsg{Type: "poll", Poll: view})
 	case !pending:
-		time.AfterFunc(pollUpdateEvery, func() {
+		s.later(pollUpdateEvery, func() {
 			room.Lock()
 			p.Updates.Flushed(time.Now())
 			v := p.View()

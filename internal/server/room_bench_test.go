@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -33,14 +35,17 @@ type fanoutRig struct {
 	followers int
 	stalled   *websocket.Conn
 
-	mu   sync.Mutex // guards sent and recv
+	mu   sync.Mutex // guards sent
 	sent map[string]time.Time
-	recv map[string]*received
+	fs   []*rigFollower
 }
 
-type received struct {
-	n    int       // followers that got the message
-	last time.Time // when the last of them did
+// rigFollower is what one reading follower received. Each has its own
+// lock, so the followers do not queue on one another to note a message.
+type rigFollower struct {
+	mu    sync.Mutex // guards at
+	at    map[string]time.Time
+	dones atomic.Int64 // done messages received
 }
 
 // smallSendBuffers gives every accepted connection a small kernel send
@@ -72,7 +77,7 @@ func newFanoutRig(tb testing.TB, followers, progress int, pace time.Duration) *f
 		}
 		return result, nil
 	}
-	r := &fanoutRig{tb: tb, s: s, followers: followers, sent: map[string]time.Time{}, recv: map[string]*received{}}
+	r := &fanoutRig{tb: tb, s: s, followers: followers, sent: map[string]time.Time{}}
 	s.rooms.sentHook = func(b []byte) {
 		now := time.Now()
 		r.mu.Lock()
@@ -94,7 +99,9 @@ func newFanoutRig(tb testing.TB, followers, progress int, pace time.Duration) *f
 			tb.Fatal(err)
 		}
 		tb.Cleanup(func() { c.Close() })
-		go r.follow(c)
+		f := &rigFollower{at: map[string]time.Time{}}
+		r.fs = append(r.fs, f)
+		go f.follow(c)
 	}
 	small := &websocket.Dialer{NetDialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
@@ -129,37 +136,46 @@ func (r *fanoutRig) fillStalled() {
 			hub.Broadcast(last)
 			i++
 		}
-		r.wait("every follower read the fillers", func() bool {
-			r.mu.Lock()
-			defer r.mu.Unlock()
-			x := r.recv[string(last)]
-			return x != nil && x.n >= r.followers
-		})
+		r.wait("every follower read the fillers", func() bool { return r.everyoneHas(string(last)) })
 	}
 	r.mu.Lock()
 	clear(r.sent)
-	clear(r.recv)
 	r.mu.Unlock()
+	for _, f := range r.fs {
+		f.mu.Lock()
+		clear(f.at)
+		f.mu.Unlock()
+	}
+}
+
+// everyoneHas reports whether every reading follower received k.
+func (r *fanoutRig) everyoneHas(k string) bool {
+	for _, f := range r.fs {
+		f.mu.Lock()
+		_, ok := f.at[k]
+		f.mu.Unlock()
+		if !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // follow reads one follower's socket until it closes, noting when each
 // message arrived.
-func (r *fanoutRig) follow(c *websocket.Conn) {
+func (f *rigFollower) follow(c *websocket.Conn) {
 	for {
 		_, b, err := c.ReadMessage()
 		if err != nil {
 			return
 		}
 		now := time.Now()
-		r.mu.Lock()
-		x := r.recv[string(b)]
-		if x == nil {
-			x = &received{}
-			r.recv[string(b)] = x
+		f.mu.Lock()
+		f.at[string(b)] = now
+		f.mu.Unlock()
+		if bytes.Contains(b, []byte(`"type":"done"`)) {
+			f.dones.Add(1)
 		}
-		x.n++
-		x.last = now
-		r.mu.Unlock()
 	}
 }
 
@@ -174,38 +190,45 @@ func (r *fanoutRig) wait(what string, cond func() bool) {
 	}
 }
 
-// round runs one cell in the room, waits until every reading follower
-// has every message of the run, and returns each message's delay from
-// the presenter's side sending it to the last follower receiving it.
-func (r *fanoutRig) round(id string) []time.Duration {
+// round runs one cell in the room (the n-th), waits until every reading
+// follower has its done, checks that each has every message of the run,
+// and returns each message's delay from the presenter's side sending it
+// to the last follower receiving it.
+func (r *fanoutRig) round(n int) []time.Duration {
 	r.tb.Helper()
+	id := fmt.Sprintf("c%d", n)
 	r.presenter.send(map[string]string{"type": "run", "id": id, "room": r.code, "cell": "bench -engine null -ops 100"})
 	r.presenter.until(id, "done")
-	tag := `"id":"` + id + `"`
-	var keys []string
-	r.wait("the run's messages reached every follower", func() bool {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		keys = keys[:0]
-		done := false
-		for k := range r.sent {
-			if !strings.Contains(k, tag) {
-				continue
-			}
-			keys = append(keys, k)
-			if x := r.recv[k]; x == nil || x.n < r.followers {
+	r.wait("every follower has the run's done", func() bool {
+		for _, f := range r.fs {
+			if f.dones.Load() < int64(n+1) {
 				return false
 			}
-			done = done || strings.Contains(k, `"type":"done"`)
 		}
-		return done
+		return true
 	})
+	tag := `"id":"` + id + `"`
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make([]time.Duration, 0, len(keys))
-	for _, k := range keys {
-		out = append(out, r.recv[k].last.Sub(r.sent[k]))
-		delete(r.recv, k)
+	var out []time.Duration
+	for k, at := range r.sent {
+		if !strings.Contains(k, tag) {
+			continue
+		}
+		var last time.Time
+		for i, f := range r.fs {
+			f.mu.Lock()
+			got, ok := f.at[k]
+			delete(f.at, k)
+			f.mu.Unlock()
+			if !ok {
+				r.tb.Fatalf("follower %d did not get %.80s", i, k)
+			}
+			if got.After(last) {
+				last = got
+			}
+		}
+		out = append(out, last.Sub(at))
 		delete(r.sent, k)
 	}
 	return out
@@ -233,14 +256,15 @@ func TestRoomFanout(t *testing.T) {
 			}
 		}
 	}()
-	msgs := 0
+	msgs, rounds := 0, 0
 	for i := 0; hub.Dropped() == 0; i++ {
 		if i == 100 {
 			t.Fatal("the stalled follower was not dropped after 100 runs")
 		}
-		msgs += len(r.round(fmt.Sprintf("c%d", i)))
+		msgs += len(r.round(i))
+		rounds++
 	}
-	msgs += len(r.round("after"))
+	msgs += len(r.round(rounds))
 	close(stop)
 	wg.Wait()
 	r.wait("the stalled follower is forgotten", func() bool { return hub.Count() == r.followers })
@@ -268,7 +292,7 @@ func BenchmarkRoomFanout(b *testing.B) {
 	var delays []time.Duration
 	i := 0
 	for b.Loop() {
-		delays = append(delays, r.round(fmt.Sprintf("c%d", i))...)
+		delays = append(delays, r.round(i)...)
 		i++
 	}
 	b.StopTimer()

@@ -510,3 +510,27 @@ func TestRoomPresenterAheadOfFollowers(t *testing.T) {
 		t.Errorf("follower run: %s, want a result", types(ms))
 	}
 }
+
+// TestRoomExpires: a room past its time to live answers 404, its
+// followers are told it closed, and the archive no longer reloads it.
+func TestRoomExpires(t *testing.T) {
+	s := newServer(t, func(c *Config) { c.RoomTTL = time.Hour })
+	ts := startServer(t, s)
+	code := openRoom(t, ts, "")
+	f := dialRoom(t, ts, code)
+	room := s.rooms.reg.Get(strings.ReplaceAll(code, "-", ""), time.Now())
+	room.Lock()
+	room.Expires = time.Now().Add(-time.Second) // as if the hour had passed
+	s.saveRoom(context.Background(), room)
+	room.Unlock()
+	if st, m := post(t, ts, "GET", "/api/rooms/"+code, ""); st != 404 || !strings.Contains(m.str("error"), "rooms expire 1h after") {
+		t.Fatalf("an expired room: %d %v, want 404 naming the 1h", st, m)
+	}
+	for _, r := range s.rooms.reg.Expired(time.Now()) {
+		s.endRoom(r) // what the sweeper does every sweepEvery
+	}
+	f.nextOf("closed")
+	if open, _ := s.arch.OpenRooms(context.Background(), time.Now()); len(open) != 0 {
+		t.Errorf("OpenRooms after the expiry: %v, want none", open)
+	}
+}

@@ -120,8 +120,7 @@ func (rr *roomRun) attach(j *job) {
 	v := rr.poll.View()
 	rr.room.Unlock()
 	rr.s.broadcast(rr.room, pollMsg{Type: "poll", Poll: v})
-	rr.s.wg.Add(1)
-	go rr.measured(j)
+	rr.s.spawn(func() { rr.measured(j) })
 }
 
 // send implements sink: one encoding for the presenter and the room.
@@ -139,7 +138,6 @@ func (rr *roomRun) send(v any) {
 // evaluates the quiz's answer on them and closes the poll. A failed or
 // cancelled run leaves the poll measuring.
 func (rr *roomRun) measured(j *job) {
-	defer rr.s.wg.Done()
 	<-j.done
 	if j.err != nil || len(j.results) != len(j.lines) {
 		return
@@ -294,9 +292,7 @@ func (fr *followerReader) client() *client {
 	c := &client{s: s, out: make(chan []byte, outBuffer), jobs: map[string]*job{}, token: s.cfg.Token, addr: fr.addr, follower: true}
 	c.ctx, c.cancel = context.WithCancel(s.ctx)
 	fr.proxy = c
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
+	s.spawn(func() {
 		for {
 			select {
 			case b := <-c.out:
@@ -308,6 +304,6 @@ func (fr *followerReader) client() *client {
 				return
 			}
 		}
-	}()
+	})
 	return c
 }
