@@ -50,10 +50,14 @@ export function parseRoom(urlText, codeText) {
   return { origin: u.origin, code: `${c.slice(0, 5)}-${c.slice(5)}` };
 }
 
+// clean is a result as the room gets it: a probe without the host name
+// and the directory's path (they name the student's machine and user).
 function clean(r) {
   if (r.kind !== 'probe') return r;
-  const { host, dir, ...rest } = r; // eslint-disable-line no-unused-vars
-  return rest;
+  const out = { ...r };
+  delete out.host;
+  delete out.dir;
+  return out;
 }
 
 async function json(resp) { try { return await resp.json(); } catch { return {}; } }
