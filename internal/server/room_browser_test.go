@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -55,7 +56,8 @@ func jsString(s string) string { return fmt.Sprintf("%q", s) }
 func TestBrowserRoomClass(t *testing.T) {
 	const token = "room-test-token"
 	root := browser(t, 1400, 1000)
-	a := startServer(t, newServer(t, func(c *Config) { c.Token = token }))
+	srv := newServer(t, func(c *Config) { c.Token = token })
+	a := startServer(t, srv)
 	b := startServer(t, newServer(t, nil))
 
 	pres, pw := roomTab(t, root, a.URL)
@@ -93,6 +95,7 @@ func TestBrowserRoomClass(t *testing.T) {
 	pollAndMeasure(t, pres, fs)
 	followerRuns(t, pres, fs[0])
 	shareToBoard(t, root, b.URL, a.URL, code, fs[0])
+	sharedWithoutHost(t, srv)
 	pastClass(t, pres, a.URL, code)
 	for i, w := range fw {
 		w.Check(t, fmt.Sprintf("follower %d", i+1))
@@ -348,5 +351,31 @@ func endClass(t *testing.T, pres, f context.Context, origin, code, token string)
 	}
 	if got := pageText(t, f, ".error-detail"); !strings.Contains(got, "no open room with code "+code) {
 		t.Errorf("an ended room's page says %q, want that no room is open with its code", got)
+	}
+}
+
+// sharedWithoutHost: the shared probe reached the room without the
+// student's host name and directory.
+func sharedWithoutHost(t *testing.T, s *Server) {
+	t.Helper()
+	rooms, err := s.arch.Rooms(context.Background(), 1)
+	if err != nil || len(rooms) != 1 {
+		t.Fatalf("the room in the archive: %v, %v", rooms, err)
+	}
+	es, err := s.arch.BoardEntries(context.Background(), rooms[0].ID)
+	if err != nil || len(es) != 1 {
+		t.Fatalf("the board in the archive: %d entries, %v; want 1", len(es), err)
+	}
+	var probe map[string]any
+	if err := json.Unmarshal(es[0].Result, &probe); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"host", "dir"} {
+		if v, ok := probe[k]; ok {
+			t.Errorf("the shared probe carries %s = %v; the page leaves it out", k, v)
+		}
+	}
+	if probe["fs"] == nil || probe["kind"] != "probe" {
+		t.Errorf("the shared probe lost its conditions: %v", probe)
 	}
 }
