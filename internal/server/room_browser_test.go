@@ -354,8 +354,9 @@ func endClass(t *testing.T, pres, f context.Context, origin, code, token string)
 	}
 }
 
-// sharedWithoutHost: the shared probe reached the room without the
-// student's host name and directory.
+// sharedWithoutHost: the room keeps the shared probe without the
+// student's host name and directory (the page leaves them out, and the
+// room's server removes them too).
 func sharedWithoutHost(t *testing.T, s *Server) {
 	t.Helper()
 	rooms, err := s.arch.Rooms(context.Background(), 1)
@@ -372,7 +373,7 @@ func sharedWithoutHost(t *testing.T, s *Server) {
 	}
 	for _, k := range []string{"host", "dir"} {
 		if v, ok := probe[k]; ok {
-			t.Errorf("the shared probe carries %s = %v; the page leaves it out", k, v)
+			t.Errorf("the room keeps the shared probe's %s = %v", k, v)
 		}
 	}
 	if probe["fs"] == nil || probe["kind"] != "probe" {
