@@ -307,6 +307,11 @@ func pastClass(t *testing.T, pres context.Context, origin, code string) {
 	if err := chromedp.Do(pres,
 		chromedp.Navigate(origin+"/classes"),
 		chromedp.WaitVisible(chromedp.CSS(".classes-table tbody tr")),
+	); err != nil {
+		t.Fatalf("the classes: %v", err)
+	}
+	shot(t, pres, "", "room-classes.png")
+	if err := chromedp.Do(pres,
 		chromedp.Click(chromedp.CSS(".classes-table tbody tr th a")),
 		chromedp.WaitVisible(chromedp.CSS(`.class-poll[data-quiz="count"] .pollchart .mark.measured`)),
 		chromedp.WaitVisible(chromedp.CSS(`.class-board figure[data-measure="fdatasync_p50"] g.point`)),
