@@ -60,10 +60,12 @@ async function act(what, fn) {
 
 async function go(n) {
   n = Math.max(0, Math.min(n, sectionCount() - 1));
-  if (n === currentSection()) return;
+  const from = currentSection();
+  if (n === from) return;
   showSection(n);
   const st = await act('Moving the room', () => api.setSection(n));
-  if (st) apply(st);
+  // The projector shows where the room is: back, when the room did not move.
+  if (st) apply(st); else showSection(from);
 }
 
 async function pollQuiz(quiz) {
