@@ -385,3 +385,43 @@ func sharedWithoutHost(t *testing.T, s *Server) {
 		t.Errorf("the shared probe lost its conditions: %v", probe)
 	}
 }
+
+// A presenter's page with a wrong token says what the server said, the
+// projector stays where the room is, and the token is forgotten so the
+// next action asks for it again.
+func TestBrowserRoomPresenterWrongToken(t *testing.T) {
+	root := browser(t, 1280, 900)
+	s := newServer(t, func(c *Config) { c.Token = pagesToken })
+	a := startServer(t, s)
+	var created struct {
+		Code string `json:"code"`
+	}
+	if st := roomCall(t, s, "POST", "/api/rooms", map[string]string{"token": pagesToken, "lesson": "01-fixture"}, &created); st != 201 {
+		t.Fatalf("POST /api/rooms: got %d", st)
+	}
+	pres, w := roomTab(t, root, a.URL)
+	if err := chromedp.Do(pres,
+		chromedp.Navigate(a.URL+"/join"),
+		chromedp.Evaluate[chromedp.Void](`localStorage.setItem('kvlab:token', 'not-the-token')`),
+		chromedp.Navigate(a.URL+"/present/"+created.Code),
+		chromedp.WaitVisible(chromedp.CSS(`.room-section.current[data-section="0"]`)),
+		chromedp.KeyEvent(kb.ArrowRight),
+	); err != nil {
+		t.Fatal(err)
+	}
+	roomWait(t, pres, "presenter", `!document.getElementById('room-status').hidden`, `document.body.textContent`)
+	if got := pageText(t, pres, "#room-status"); !strings.Contains(got, "Moving the room") || !strings.Contains(got, "instructor token") {
+		t.Errorf("the banner says %q, want the server's refusal naming the instructor token", got)
+	}
+	if got := pageText(t, pres, ".room-section.current h1"); got != "A fixture lesson" {
+		t.Errorf("the projector shows %q, want section 0, where the room still is", got)
+	}
+	if kept, _ := chromedp.Run(pres, chromedp.Evaluate[bool](`localStorage.getItem('kvlab:token') !== null`)); kept {
+		t.Errorf("the refused token is still kept")
+	}
+	for _, p := range w.Problems() { // the refusal itself is a 403
+		if !strings.Contains(p, "403") {
+			t.Errorf("presenter: %s", p)
+		}
+	}
+}
