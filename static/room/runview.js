@@ -9,6 +9,9 @@ import { CellRun, liveView } from '../cells.js';
 import { renderLines } from '../results.js';
 import { setCellState } from './stage.js';
 
+// CUT_OFF is what a followed run shows when the room socket dropped.
+const CUT_OFF = "The connection to the room was lost during this run: the presenter's run goes on, but its result cannot be shown here.";
+
 // RunView draws the runs of one cell; who prefixes the state line
 // ("presenter · ", "your run · ").
 export class RunView {
@@ -22,8 +25,13 @@ export class RunView {
   // follow draws run id, whose messages sock brings (the presenter's:
   // nothing is sent); start sends a run of this page's own and draws it.
   follow(sock, id, text) {
-    this.run = new CellRun(sock, id, { cell: text }, (m, run) => this.onMessage(m, run));
-    sock.on(id, (m) => { this.run.apply(m); this.run.onMessage(m, this.run); });
+    const run = new CellRun(sock, id, { cell: text }, (m, r) => this.onMessage(m, r));
+    this.run = run;
+    sock.on(id, (m) => {
+      // A lost room socket does not stop the presenter's run.
+      if (m.type === 'lost') { run.errors.push(CUT_OFF); run.end(false); } else run.apply(m);
+      run.onMessage(m, run);
+    });
     this.begin();
   }
   start(sock, id, fields) {
