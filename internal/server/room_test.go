@@ -309,6 +309,15 @@ func TestRoomFollowerCannotPresent(t *testing.T) {
 			t.Errorf("follower %v: %v, want refused", m, e)
 		}
 	}
+	for _, m := range []string{`{"type":"section","section":2}`, `{"type":"close"}`, `{"type":"allow-runs","allow":true}`} {
+		f.send(m)
+		if e := f.nextOf("error"); !strings.Contains(e.str("message"), "unknown message type") && !strings.Contains(e.str("message"), "malformed message") {
+			t.Errorf("follower sends %s: %v, want it refused", m, e)
+		}
+	}
+	if _, st := post(t, ts, "GET", "/api/rooms/"+code, ""); st.num("section") != 0 || st["allow_runs"] != false {
+		t.Fatalf("after a follower's presenter messages: %v, want section 0 and no runs allowed", st)
+	}
 	post(t, ts, "POST", "/api/rooms/"+code+"/allow-runs", `{"token":"sekrit","allow":true}`)
 	f.nextOf("room")
 	f.send(map[string]string{"type": "run", "id": "r4", "cell": "bench -engine null -ops 10", "room": code, "poll": "p1"})
