@@ -94,7 +94,7 @@ function apply(st, first) {
 function ended() {
   closed = true;
   document.body.classList.add('room-ended');
-  api.banner('This class has ended: the code no longer works. Start a new room to present again.', 'closed');
+  api.banner('This class has ended: the code no longer works. Its polls and board are kept under /classes; start a new room to present again.', 'closed');
 }
 
 async function refresh() {
