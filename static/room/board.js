@@ -48,7 +48,7 @@ function draw(b) {
 async function load() {
   try {
     const b = await request('GET', `/api/rooms/${encodeURIComponent(code())}/board?measure=${measure}`);
-    status(b.points && b.points.length ? '' : 'Nothing shared for this measure yet. Students share a probe or bench result from their own labserver with "share with room".');
+    status(b.points && b.points.length ? '' : 'Students share a probe or bench result from their own labserver with "share with room"; each appears here as a point.');
     draw(b);
   } catch (err) {
     status(err.message, 'error');

@@ -83,6 +83,16 @@ export function conditionsText(c) {
   return parts.length ? parts.join(' · ') : 'conditions unknown';
 }
 
+// condChars is how many characters of 16 px text fit in the room the
+// board chart leaves right of its axis.
+const condChars = 58;
+
+// fit shortens s to at most n characters, ending in an ellipsis when cut.
+export function fit(s, n) {
+  s = String(s);
+  return s.length <= n ? s : `${s.slice(0, n - 1).trimEnd()}…`;
+}
+
 // boardChart draws one row per point, sorted by value, on a log axis
 // (machines differ by orders of magnitude), each row labelled with the
 // point's conditions and label. Rotational devices, non-rotational and
@@ -108,10 +118,18 @@ export function boardChart(points, fmt = compact) {
     const c = p.conditions || {};
     const cls = c.rotational === true ? 'c1' : c.rotational === false ? 'c0' : 'c7';
     const label = `${conditionsText(c)}${p.label ? ` — ${p.label}` : ''}`;
+    // Beside the row: the value and conditions; the student's label on a
+    // line of its own where rows are tall enough, else after them. Text
+    // that would run past the chart's edge ends in an ellipsis (the dot's
+    // title keeps it whole).
+    const twoLines = p.label && rowH >= 44;
+    const first = twoLines ? `${fmt(p.value)}  ${conditionsText(c)}` : `${fmt(p.value)}  ${label}`;
+    const tx = W - M.r + 16;
     return el('g', { class: 'point', 'data-id': String(p.id) },
       el('line', { x1: M.l, x2: W - M.r, y1: cy.toFixed(1), y2: cy.toFixed(1), class: 'row' }),
       el('circle', { cx: x(p.value).toFixed(1), cy: cy.toFixed(1), r: rowH > 20 ? 9 : 6, class: `dot ${cls}` }, el('title', { text: `${fmt(p.value)}: ${label}` })),
-      el('text', { x: W - M.r + 16, y: (cy + 6).toFixed(1), class: 'cond', text: `${fmt(p.value)}  ${label}` }));
+      el('text', { x: tx, y: (twoLines ? cy - 2 : cy + 6).toFixed(1), class: 'cond', text: fit(first, condChars) }),
+      twoLines && el('text', { x: tx, y: (cy + 16).toFixed(1), class: 'lab', text: fit(p.label, condChars) }));
   });
   const axis = el('line', { x1: M.l, x2: W - M.r, y1: H - M.b, y2: H - M.b, class: 'axis' });
   return svg(...grid, ...rows, axis);

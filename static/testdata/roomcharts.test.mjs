@@ -3,7 +3,7 @@
 // where they belong; and the poll's "off by".
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { pollChart, boardChart, offBy, compact, conditionsText } from '../room/roomcharts.js';
+import { pollChart, boardChart, offBy, compact, conditionsText, fit } from '../room/roomcharts.js';
 
 const text = (d) => JSON.stringify(d);
 const all = (d, tag) => (d.tag === tag ? [d] : []).concat(...(d.kids || []).map((k) => all(k, tag)));
@@ -40,6 +40,18 @@ test('the board: empty, one point, points across decades', () => {
   const many = boardChart([{ id: 1, value: 50e3 }, { id: 2, value: 2e6, label: 'hdd' }, { id: 3, value: 0 }, { id: 4, value: NaN }]);
   assert.equal(all(many, 'circle').length, 2, 'points without a positive value are left out');
   assert.doesNotMatch(text(many), /NaN|Infinity|undefined/);
+});
+
+test('the board: long conditions end in an ellipsis, a label gets its own line', () => {
+  const long = { os: 'linux/amd64', fs: 'zfs', device: 'nvme0n1p3-with-a-very-long-device-name', rotational: false };
+  const d = boardChart([{ id: 1, value: 2e5, conditions: long, label: 'laptop of the back row' }]);
+  const texts = all(d, 'text').filter((t) => /cond|lab/.test(t.attrs.class));
+  assert.deepEqual(texts.map((t) => t.attrs.class), ['cond', 'lab']);
+  assert.ok(texts[0].attrs.text.length <= 58 && texts[0].attrs.text.endsWith('…'), texts[0].attrs.text);
+  assert.equal(texts[1].attrs.text, 'laptop of the back row');
+  assert.match(all(d, 'title')[0].attrs.text, /very-long-device-name · non-rotational — laptop of the back row/, 'the title keeps it whole');
+  assert.equal(fit('short', 58), 'short');
+  assert.equal(fit('abcdef', 4), 'abc…');
 });
 
 test('off by and the numbers', () => {
