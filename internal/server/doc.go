@@ -22,6 +22,10 @@
 //	/api/share-target       the room servers this one's pages may share to
 //	GET  /room/CODE/ws      a room's follower socket (see room_ws.go)
 //	GET  /room/CODE/qr.svg  the room's join URL as a QR code
+//	GET  /join              a room's join form; /room/CODE a follower's page,
+//	                        /present/CODE the presenter's, /room/CODE/board
+//	                        the class board (see room_pages.go)
+//	GET  /classes           past classes; /classes/ID, /classes/compare (see room_classes.go)
 //
 // Runs are serialized: one at a time per server (which owns one data
 // directory), others wait in a FIFO queue and are told their position;

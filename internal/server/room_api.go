@@ -250,12 +250,21 @@ func (s *Server) noRoom(code string) string {
 // lookupRoom finds the open room the path's {code} names, or writes 404
 // (no such room) or 429 (this address tried too many unknown codes).
 func (s *Server) lookupRoom(w http.ResponseWriter, r *http.Request) *classroom.Room {
+	room, status, msg := s.findRoom(r)
+	if room == nil {
+		jsonError(w, status, msg)
+	}
+	return room
+}
+
+// findRoom is lookupRoom for any kind of reply: the open room the path's
+// {code} names, or the HTTP status and message to refuse with.
+func (s *Server) findRoom(r *http.Request) (*classroom.Room, int, string) {
 	raw := r.PathValue("code")
 	addr, now := remoteHost(r), time.Now()
 	if s.rooms.lookups.Over(addr, now) {
 		s.refused(addr, "room lookups: too many unknown codes")
-		jsonError(w, http.StatusTooManyRequests, fmt.Sprintf("%s asked for more than %d unknown room codes in a minute: wait a minute, and check the code", addr, lookupsPerMinute))
-		return nil
+		return nil, http.StatusTooManyRequests, fmt.Sprintf("%s asked for more than %d unknown room codes in a minute: wait a minute, and check the code", addr, lookupsPerMinute)
 	}
 	var room *classroom.Room
 	if code, err := classroom.ParseCode(raw); err == nil {
@@ -266,9 +275,9 @@ func (s *Server) lookupRoom(w http.ResponseWriter, r *http.Request) *classroom.R
 		if len(raw) > 2*classroom.CodeLen {
 			raw = raw[:2*classroom.CodeLen]
 		}
-		jsonError(w, http.StatusNotFound, s.noRoom(raw))
+		return nil, http.StatusNotFound, s.noRoom(raw)
 	}
-	return room
+	return room, 0, ""
 }
 
 // touch extends r's life from now and stores its state. REQUIRES: r locked.

@@ -190,6 +190,7 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("GET /api/quiz/queue", s.handleQuizQueue)
 	s.routeArchive()
 	s.routeRooms()
+	s.routeRoomPages()
 	s.mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/static/favicon.svg", http.StatusMovedPermanently)
 	})

@@ -148,19 +148,7 @@ func (s *Server) handleBoard(w http.ResponseWriter, r *http.Request) {
 		jsonError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
-	out := boardReply{Measure: m, Unit: unit, Points: []boardPoint{}}
-	for _, e := range es {
-		v, ok := e.Measures[m]
-		if !ok {
-			continue
-		}
-		p := boardPoint{ID: e.ID, Value: v, Label: e.Label, At: e.At, Conditions: map[string]any{}}
-		if sh, err := classroom.CheckShare(e.Result); err == nil {
-			p.Conditions = sh.Conditions
-		}
-		out.Points = append(out.Points, p)
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, boardOf(es, m))
 }
 
 // shareTargets are the room servers this server's pages may POST shares
