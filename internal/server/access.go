@@ -28,8 +28,8 @@ func IsLoopback(addr string) bool {
 // loopbackHost reports whether host (no port; an IPv6 address may keep
 // its brackets) is localhost or a loopback address. It is the one test of
 // "this machine": for the listen address (IsLoopback), the Host header
-// (hostOK) and a request's remote address (remoteHost; the room's
-// presenter without a token).
+// (hostOK) and a request's remote address (remoteHost: the room's
+// presenter without a token, past classes).
 func loopbackHost(host string) bool {
 	if host == "localhost" {
 		return true

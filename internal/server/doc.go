@@ -42,37 +42,40 @@
 //
 // Files, one job each:
 //
-//	doc.go        this overview
-//	server.go     Config, Server, New (defaults, routes), ServeHTTP, Close
-//	errors.go     sentinel errors, prefixed server:
-//	lessons.go    loading the lessons, re-reading them in author mode
-//	pages.go      GET / and GET /lessons/SLUG, cached per lesson
-//	render.go     Markdown to HTML: lesson pages, the index, error pages
-//	static.go     GET /static/: ETags, gzip and the wasm file
-//	csp.go        the Content-Security-Policy every response carries
-//	access.go     who may run: Origin, Host (one loopback test) and token
-//	token.go      where the token comes from: -token, -token-file, $KVLAB_TOKEN
-//	limits.go     per-address run counts, connection caps, timeouts, refusal log
-//	ws.go         the run websocket's connections: reader, writer, run, cancel
-//	messages.go   every run websocket message, incoming and outgoing
-//	cellcheck.go  checking a cell's (or a run: quiz's) lines before they queue
-//	budget.go     what one cell may cost as a whole, checked and enforced
-//	queue.go      the FIFO of jobs waiting for the disk
-//	runner.go     the single runner: takes jobs from the queue and runs them
-//	owner.go      this server's claim on its run directories under -data
-//	record.go     recording each finished line in the run archive
-//	redact.go     what a probe result hides in room mode
-//	quizapi.go    POST /api/quiz and GET /api/quiz/queue
-//	quizdecode.go decoding a quiz request as a stream, within its caps
-//	quizrecord.go grading a cell quiz from recorded runs; predictions first
-//	predict.go    POST /api/predict
-//	runs.go       GET /runs and /runs/ID (HTML, JSON)
-//	runtsv.go     /runs/ID.tsv
-//	compare.go    GET /compare
-//	room_api.go   the room (a live class): its HTTP API under /api/rooms
-//	room_ws.go    the room's follower socket and the presenter's runs
-//	share.go      the class board's cross-origin share route, share targets
-//	main.go       labserver serve: flags, listen, announce, serve
+//	doc.go           this overview
+//	server.go        Config, Server, New (defaults, routes), ServeHTTP, Close
+//	errors.go        sentinel errors, prefixed server:
+//	lessons.go       loading the lessons, re-reading them in author mode
+//	pages.go         GET / and GET /lessons/SLUG, cached per lesson
+//	render.go        Markdown to HTML: lesson pages, the index, error pages
+//	static.go        GET /static/: ETags, gzip and the wasm file
+//	csp.go           the Content-Security-Policy every response carries
+//	access.go        who may run: Origin, Host (one loopback test) and token
+//	token.go         where the token comes from: -token, -token-file, $KVLAB_TOKEN
+//	limits.go        per-address run counts, connection caps, timeouts, refusal log
+//	ws.go            the run websocket's connections: reader, writer, run, cancel
+//	messages.go      every run websocket message, incoming and outgoing
+//	cellcheck.go     checking a cell's (or a run: quiz's) lines before they queue
+//	budget.go        what one cell may cost as a whole, checked and enforced
+//	queue.go         the FIFO of jobs waiting for the disk
+//	runner.go        the single runner: takes jobs from the queue and runs them
+//	owner.go         this server's claim on its run directories under -data
+//	record.go        recording each finished line in the run archive
+//	redact.go        what a probe result hides in room mode
+//	quizapi.go       POST /api/quiz and GET /api/quiz/queue
+//	quizdecode.go    decoding a quiz request as a stream, within its caps
+//	quizrecord.go    grading a cell quiz from recorded runs; predictions first
+//	predict.go       POST /api/predict
+//	runs.go          GET /runs and /runs/ID (HTML, JSON)
+//	runtsv.go        /runs/ID.tsv
+//	compare.go       GET /compare
+//	room_api.go      the room (a live class): its HTTP API under /api/rooms
+//	room_ws.go       the room's follower socket and the presenter's runs
+//	share.go         the class board's cross-origin share route, share targets
+//	room_pages.go    the room's pages: join, follower, presenter, board
+//	room_sections.go a lesson split into sections, one shown at a time
+//	room_classes.go  past classes from the archive: /classes
+//	main.go          labserver serve: flags, listen, announce, serve
 //
 // Contexts: a context is passed as the first parameter to whatever works
 // on behalf of a request or a run (measure, runLine, the archive's

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
-	"net"
 	"net/http"
 	"strconv"
 	"time"
@@ -67,10 +66,7 @@ func (s *Server) classesPage(h func(w http.ResponseWriter, r *http.Request, toke
 }
 
 // fromThisMachine reports whether r came from a loopback address.
-func fromThisMachine(r *http.Request) bool {
-	ip := net.ParseIP(remoteHost(r))
-	return ip != nil && ip.IsLoopback()
-}
+func fromThisMachine(r *http.Request) bool { return loopbackHost(remoteHost(r)) }
 
 // classRow is one line of /classes.
 type classRow struct {
