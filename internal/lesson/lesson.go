@@ -38,7 +38,6 @@ import (
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
-	"github.com/yuin/goldmark/text"
 
 	"kvlab/internal/quiz"
 )
@@ -72,10 +71,17 @@ type Cell struct {
 	Lines []string // the run-spec lines: non-empty, not starting with '#'
 }
 
+// SlugPattern is what a lesson's slug looks like: the file name
+// NN-slug.md without ".md", and the SLUG of the server's /lessons/SLUG.
+const SlugPattern = `^[a-z0-9][a-z0-9-]*$`
+
 var (
 	nameRE = regexp.MustCompile(`^[A-Za-z0-9-]+$`)
-	slugRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
+	slugRE = regexp.MustCompile(SlugPattern)
 )
+
+// IsSlug reports whether s matches SlugPattern.
+func IsSlug(s string) bool { return slugRE.MatchString(s) }
 
 // CellLines returns the run-spec lines of a cell's text.
 func CellLines(text string) []string {
@@ -106,7 +112,7 @@ func Info(info string) (kind, name string) {
 func Parse(file string, src []byte) (*Lesson, error) {
 	base := path.Base(file)
 	slug, ok := strings.CutSuffix(base, ".md")
-	if !ok || !slugRE.MatchString(slug) {
+	if !ok || !IsSlug(slug) {
 		return nil, fmt.Errorf("%s: a lesson file is named NN-slug.md with lowercase letters, digits and '-'", file)
 	}
 	l := &Lesson{File: base, Slug: slug, Meta: map[string]string{}}
@@ -186,91 +192,6 @@ func (l *Lesson) frontMatter(src []byte) ([]byte, error) {
 // Parse sees the same blocks the server's renderer does. opts are added.
 func NewMarkdown(opts ...goldmark.Option) goldmark.Markdown {
 	return goldmark.New(append([]goldmark.Option{goldmark.WithExtensions(extension.GFM)}, opts...)...)
-}
-
-// blocks walks the fenced code blocks.
-func (l *Lesson) blocks() error {
-	doc := NewMarkdown().Parser().Parse(text.NewReader(l.Body))
-	var err error
-	quizIDs := map[string]bool{}
-	cellNames := map[string]bool{}
-	ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
-		fb, ok := n.(*ast.FencedCodeBlock)
-		if !ok || !entering || err != nil {
-			return ast.WalkContinue, nil
-		}
-		var info string
-		if fb.Info != nil {
-			info = string(fb.Info.Segment.Value(l.Body))
-		}
-		kind, name := Info(info)
-		body := BlockText(fb, l.Body)
-		line := lineOf(l.Body, fb) + l.BodyLine - 1
-		if (kind == "lab" || kind == "quiz" || kind == "exercise") && !closed(fb, l.Body) {
-			err = fmt.Errorf("line %d: the ```%s block is never closed: add a ``` line after its last line (without one, the rest of the file is part of the block)", line, info)
-			return ast.WalkStop, nil
-		}
-		switch kind {
-		case "lab":
-			if len(strings.Fields(info)) > 2 {
-				err = fmt.Errorf("line %d: lab block info %q: want ```lab or ```lab NAME", line, info)
-				break
-			}
-			c := &Cell{Name: name, Index: len(l.Cells), Text: body, Lines: CellLines(body)}
-			c.ID = name
-			if name == "" {
-				c.ID = fmt.Sprintf("cell-%d", c.Index+1)
-			} else if !nameRE.MatchString(name) {
-				err = fmt.Errorf("line %d: lab cell name %q: use letters, digits and '-'", line, name)
-				break
-			}
-			if cellNames[c.ID] {
-				err = fmt.Errorf("line %d: lab cell name %q is used twice in this lesson", line, c.ID)
-				break
-			}
-			if len(c.Lines) == 0 {
-				err = fmt.Errorf("line %d: lab cell %s has no run-spec lines", line, c.ID)
-				break
-			}
-			cellNames[c.ID] = true
-			l.Cells = append(l.Cells, c)
-		case "quiz":
-			q, qerr := quiz.Parse(body)
-			if qerr != nil {
-				err = fmt.Errorf("line %d: %v", line, qerr)
-				break
-			}
-			if quizIDs[q.ID] {
-				err = fmt.Errorf("line %d: quiz id %q is used twice in this lesson", line, q.ID)
-				break
-			}
-			quizIDs[q.ID] = true
-			l.Quizzes = append(l.Quizzes, q)
-		case "exercise":
-			if !slices.Contains(ExerciseNames, name) || len(strings.Fields(info)) != 2 {
-				err = fmt.Errorf("line %d: exercise %q: want ```exercise NAME with NAME one of %s", line, name, strings.Join(ExerciseNames, ", "))
-				break
-			}
-			l.Exercises = append(l.Exercises, name)
-		}
-		return ast.WalkContinue, nil
-	})
-	if err != nil {
-		return err
-	}
-	for _, q := range l.Quizzes {
-		if q.Cell == "" {
-			continue
-		}
-		c := l.Cell(q.Cell)
-		if c == nil {
-			return fmt.Errorf("quiz %s: cell %q is not a lab cell of this lesson (cells: %s)", q.ID, q.Cell, strings.Join(l.cellIDs(), ", "))
-		}
-		if q.Lines() > len(c.Lines) {
-			return fmt.Errorf("quiz %s: reads $%d but cell %s has %d line(s)", q.ID, q.Lines()-1, c.ID, len(c.Lines))
-		}
-	}
-	return nil
 }
 
 func (l *Lesson) cellIDs() []string {

@@ -89,7 +89,7 @@ func serveReal(t *testing.T, s *Server, maxConns, perAddr int) string {
 // 150 s.
 func TestSlowBodyOnPlainRouteCutOff(t *testing.T) {
 	s := newServer(t, nil)
-	s.room.readTimeout = time.Second
+	s.limits.readTimeout = time.Second
 	addr := serveReal(t, s, 100, 100)
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -121,7 +121,7 @@ func TestSlowBodyOnPlainRouteCutOff(t *testing.T) {
 // works past them.
 func TestWSOutlivesHTTPTimeouts(t *testing.T) {
 	s := newServer(t, nil)
-	s.room.readTimeout, s.room.writeTimeout = 300*time.Millisecond, 300*time.Millisecond
+	s.limits.readTimeout, s.limits.writeTimeout = 300*time.Millisecond, 300*time.Millisecond
 	addr := serveReal(t, s, 100, 100)
 	c := dial(t, &httptest.Server{URL: "http://" + addr}, "", nil)
 	time.Sleep(time.Second)

@@ -25,120 +25,190 @@ import (
 // (-addr 0.0.0.0:PORT or [::]:PORT) that URL says localhost, so a line
 // "  students: URL" follows for each address the room can use.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	f, code, ok := parseServe(args, stderr)
+	if !ok {
+		return code
+	}
+	// New refuses a non-loopback address without a token; the warning is
+	// for a server that does start.
+	s, err := New(f.cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "labserver serve: %v\n", err)
+		return 1
+	}
+	if !IsLoopback(f.cfg.Addr) {
+		fmt.Fprintf(stderr, "labserver: WARNING: %s is reachable from other machines; runs need the token\n", f.cfg.Addr)
+	}
+	ln, err := net.Listen("tcp", f.cfg.Addr)
+	if err != nil {
+		s.Close()
+		listenFailed(stderr, f.cfg.Addr, err)
+		return 1
+	}
+	url := s.announce(ln.Addr().String(), stdout, stderr)
+	if f.open {
+		openBrowser(url, stderr)
+	}
+	return s.serveUntil(ctx, s.LimitListener(ln, f.maxConns, f.maxConnsAddr), stderr)
+}
+
+// serveFlags are labserver serve's flags. Most fill cfg directly; the
+// rest say how to finish it (finish) and how to listen.
+type serveFlags struct {
+	cfg              Config
+	lessonsDir       string // -lessons: serve this folder in author mode
+	open             bool   // -open: open the course in the browser
+	token, tokenFile string // -token and -token-file; see tokenFrom
+	maxConns         int    // -max-conns: open connections in all (LimitListener)
+	maxConnsAddr     int    // -max-conns-per-address
+}
+
+// newServeFlags defines the flags on a new FlagSet that reports to stderr.
+func newServeFlags(stderr io.Writer) (*flag.FlagSet, *serveFlags) {
 	fl := flag.NewFlagSet("labserver serve", flag.ContinueOnError)
 	fl.SetOutput(stderr)
-	def := DefaultLimits()
-	addr := fl.String("addr", "127.0.0.1:8080", "address to listen on; a non-loopback address requires a token (-token-file, $"+TokenEnv+" or -token)")
-	data := fl.String("data", "", "directory for run data (default: kvlab in the user's cache directory)")
-	lessonsDir := fl.String("lessons", "", "serve the lessons in this directory, re-read on change (author mode); default: the embedded lessons")
-	open := fl.Bool("open", false, "open the course in the browser")
-	token := fl.String("token", "", "instructor token every run must present (required on a non-loopback -addr); other local users can read it in the process list: prefer -token-file or $"+TokenEnv)
-	tokenFile := fl.String("token-file", "", "read the instructor token from this file (its first line), instead of -token; default: $"+TokenEnv+" when set")
-	maxOps := fl.Int64("max-ops", def.MaxOps, "largest -ops a run may ask for")
-	maxDur := fl.Duration("max-duration", def.MaxDuration, "longest -duration a run may ask for")
-	maxVal := fl.Int("max-value-size", def.MaxValueSize, "largest -value-size in bytes")
-	maxBytes := fl.Int64("max-total-bytes", def.MaxTotalBytes, "most bytes one run may write")
-	maxThreads := fl.Int("max-threads", def.MaxThreads, "most -threads")
-	maxTrials := fl.Int("max-trials", def.MaxTrials, "most crash -trials")
-	maxRepeat := fl.Int("max-repeat", def.MaxRepeat, "most -repeat")
-	maxMsg := fl.Int64("max-message-bytes", 64<<10, "largest websocket message accepted")
-	maxQueued := fl.Int("max-queued", 4, "most runs one browser tab may have queued or running")
-	maxQueuedAddr := fl.Int("max-queued-per-address", 8, "most runs one remote address may have queued or running, over all its tabs and quiz requests")
-	maxConns := fl.Int("max-conns", 256, "most open connections; more are answered 503 and closed")
-	maxConnsAddr := fl.Int("max-conns-per-address", 64, "most open connections from one remote address")
-	bud := DefaultBudget()
-	maxLineRuns := fl.Int("max-line-runs", bud.MaxRunsPerLine, "most runs one line may make (engines x thread counts x repeats)")
-	maxCellRuns := fl.Int("max-cell-runs", bud.MaxRunsPerCell, "most runs all the lines of one cell may make")
-	maxCellTime := fl.Duration("max-cell-time", bud.MaxCellTime, "longest one cell may hold the disk, preload and every run included; a cell whose -duration (or -ops / -rate) adds up to more is refused")
-	maxMemory := fl.Int64("max-memory", bud.MaxMemory, "most bytes of memory one run may need, estimated from its -keys, -value-size, -engine and the latency samples it keeps")
-	archiveTarget := fl.String("archive", "", "where every run is recorded: empty = kvlab.db (SQLite) in -data; a postgres:// URL for PostgreSQL, shared by several servers")
+	f := &serveFlags{cfg: Config{Log: stderr, Limits: DefaultLimits(), Budget: DefaultBudget()}}
+	c, lim, bud := &f.cfg, &f.cfg.Limits, &f.cfg.Budget
+	fl.StringVar(&c.Addr, "addr", "127.0.0.1:8080", "address to listen on; a non-loopback address requires a token (-token-file, $"+TokenEnv+" or -token)")
+	fl.StringVar(&c.DataDir, "data", "", "directory for run data (default: kvlab in the user's cache directory)")
+	fl.StringVar(&f.lessonsDir, "lessons", "", "serve the lessons in this directory, re-read on change (author mode); default: the embedded lessons")
+	fl.BoolVar(&f.open, "open", false, "open the course in the browser")
+	fl.StringVar(&f.token, "token", "", "instructor token every run must present (required on a non-loopback -addr); other local users can read it in the process list: prefer -token-file or $"+TokenEnv)
+	fl.StringVar(&f.tokenFile, "token-file", "", "read the instructor token from this file (its first line), instead of -token; default: $"+TokenEnv+" when set")
+	fl.Int64Var(&lim.MaxOps, "max-ops", lim.MaxOps, "largest -ops a run may ask for")
+	fl.DurationVar(&lim.MaxDuration, "max-duration", lim.MaxDuration, "longest -duration a run may ask for")
+	fl.IntVar(&lim.MaxValueSize, "max-value-size", lim.MaxValueSize, "largest -value-size in bytes")
+	fl.Int64Var(&lim.MaxTotalBytes, "max-total-bytes", lim.MaxTotalBytes, "most bytes one run may write")
+	fl.IntVar(&lim.MaxThreads, "max-threads", lim.MaxThreads, "most -threads")
+	fl.IntVar(&lim.MaxTrials, "max-trials", lim.MaxTrials, "most crash -trials")
+	fl.IntVar(&lim.MaxRepeat, "max-repeat", lim.MaxRepeat, "most -repeat")
+	fl.Int64Var(&c.MaxMessageBytes, "max-message-bytes", 64<<10, "largest websocket message accepted")
+	fl.IntVar(&c.MaxQueuedPerClient, "max-queued", 4, "most runs one browser tab may have queued or running")
+	fl.IntVar(&c.MaxQueuedPerAddress, "max-queued-per-address", 8, "most runs one remote address may have queued or running, over all its tabs and quiz requests")
+	fl.IntVar(&f.maxConns, "max-conns", 256, "most open connections; more are answered 503 and closed")
+	fl.IntVar(&f.maxConnsAddr, "max-conns-per-address", 64, "most open connections from one remote address")
+	fl.IntVar(&bud.MaxRunsPerLine, "max-line-runs", bud.MaxRunsPerLine, "most runs one line may make (engines x thread counts x repeats)")
+	fl.IntVar(&bud.MaxRunsPerCell, "max-cell-runs", bud.MaxRunsPerCell, "most runs all the lines of one cell may make")
+	fl.DurationVar(&bud.MaxCellTime, "max-cell-time", bud.MaxCellTime, "longest one cell may hold the disk, preload and every run included; a cell whose -duration (or -ops / -rate) adds up to more is refused")
+	fl.Int64Var(&bud.MaxMemory, "max-memory", bud.MaxMemory, "most bytes of memory one run may need, estimated from its -keys, -value-size, -engine and the latency samples it keeps")
+	fl.StringVar(&c.ArchiveTarget, "archive", "", "where every run is recorded: empty = kvlab.db (SQLite) in -data; a postgres:// URL for PostgreSQL, shared by several servers")
 	fl.Usage = func() {
 		fmt.Fprintf(stderr, "usage: labserver [serve] [flags]\n\nServe the course on http://ADDR/. Cells run on this machine's disk, one at a time.\nThe measuring commands (bench, sweep, probe, model, crash) are listed by `labserver help`.\n\nflags:\n")
 		fl.PrintDefaults()
 	}
+	return fl, f
+}
+
+// parseServe parses Main's arguments. ok is false when Main should return
+// code at once: 0 after -help, 2 for a bad flag or argument, which it has
+// reported on stderr.
+func parseServe(args []string, stderr io.Writer) (f *serveFlags, code int, ok bool) {
+	fl, f := newServeFlags(stderr)
 	if err := fl.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return 0
+			return nil, 0, false
 		}
-		return 2
+		return nil, 2, false
 	}
 	if fl.NArg() > 0 {
 		fmt.Fprintf(stderr, "labserver serve: unexpected argument %q (flags only; see labserver help)\n", fl.Arg(0))
-		return 2
+		return nil, 2, false
 	}
-	tok, err := tokenFrom(*token, *tokenFile, os.Getenv)
-	if err != nil {
+	if err := f.finish(); err != nil {
 		fmt.Fprintf(stderr, "labserver serve: %v\n", err)
-		return 2
+		return nil, 2, false
 	}
-	cfg := Config{Addr: *addr, DataDir: *data, Token: tok, Log: stderr, MaxMessageBytes: *maxMsg, MaxQueuedPerClient: *maxQueued, MaxQueuedPerAddress: *maxQueuedAddr, ArchiveTarget: *archiveTarget}
-	cfg.Limits = def
-	cfg.Limits.MaxOps, cfg.Limits.MaxDuration, cfg.Limits.MaxValueSize = *maxOps, *maxDur, *maxVal
-	cfg.Limits.MaxTotalBytes, cfg.Limits.MaxThreads, cfg.Limits.MaxTrials, cfg.Limits.MaxRepeat = *maxBytes, *maxThreads, *maxTrials, *maxRepeat
-	cfg.Budget = Budget{MaxRunsPerLine: *maxLineRuns, MaxRunsPerCell: *maxCellRuns, MaxCellTime: *maxCellTime, MaxMemory: *maxMemory}
-	for name, v := range map[string]int64{"-max-ops": *maxOps, "-max-duration": int64(*maxDur), "-max-value-size": int64(*maxVal),
-		"-max-total-bytes": *maxBytes, "-max-threads": int64(*maxThreads), "-max-trials": int64(*maxTrials),
-		"-max-repeat": int64(*maxRepeat), "-max-message-bytes": *maxMsg, "-max-queued": int64(*maxQueued),
-		"-max-queued-per-address": int64(*maxQueuedAddr), "-max-conns": int64(*maxConns), "-max-conns-per-address": int64(*maxConnsAddr),
-		"-max-line-runs": int64(*maxLineRuns), "-max-cell-runs": int64(*maxCellRuns), "-max-cell-time": int64(*maxCellTime), "-max-memory": *maxMemory} {
-		if v <= 0 {
-			fmt.Fprintf(stderr, "labserver serve: %s must be positive\n", name)
-			return 2
-		}
+	return f, 0, true
+}
+
+// finish completes cfg from the parsed flags: the token from its sources,
+// every cap checked to be positive, the default data directory, and the
+// -lessons folder in author mode.
+func (f *serveFlags) finish() error {
+	tok, err := tokenFrom(f.token, f.tokenFile, os.Getenv)
+	if err != nil {
+		return err
 	}
-	if cfg.DataDir == "" {
+	f.cfg.Token = tok
+	if err := f.checkPositive(); err != nil {
+		return err
+	}
+	if f.cfg.DataDir == "" {
 		dir, err := os.UserCacheDir()
 		if err != nil {
 			dir = os.TempDir()
 		}
-		cfg.DataDir = filepath.Join(dir, "kvlab")
+		f.cfg.DataDir = filepath.Join(dir, "kvlab")
 	}
-	if *lessonsDir != "" {
-		if st, err := os.Stat(*lessonsDir); err != nil || !st.IsDir() {
-			fmt.Fprintf(stderr, "labserver serve: -lessons %s: not a directory\n", *lessonsDir)
-			return 2
+	if f.lessonsDir != "" {
+		if st, err := os.Stat(f.lessonsDir); err != nil || !st.IsDir() {
+			return fmt.Errorf("-lessons %s: not a directory", f.lessonsDir)
 		}
-		fsys, err := lessonsFS(*lessonsDir)
+		fsys, err := lessonsFS(f.lessonsDir)
 		if err != nil {
-			fmt.Fprintf(stderr, "labserver serve: -lessons %s: %v\n", *lessonsDir, err)
-			return 2
+			return fmt.Errorf("-lessons %s: %v", f.lessonsDir, err)
 		}
-		cfg.Lessons = fsys
-		cfg.Reload = true
+		f.cfg.Lessons = fsys
+		f.cfg.Reload = true
 	}
-	// New refuses a non-loopback address without a token; the warning is
-	// for a server that does start.
-	s, err := New(cfg)
-	if err != nil {
-		fmt.Fprintf(stderr, "labserver serve: %v\n", err)
-		return 1
-	}
-	if !IsLoopback(cfg.Addr) {
-		fmt.Fprintf(stderr, "labserver: WARNING: %s is reachable from other machines; runs need the token\n", cfg.Addr)
-	}
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		s.Close()
-		fmt.Fprintf(stderr, "labserver serve: %v\n", err)
-		if errors.Is(err, syscall.EADDRINUSE) {
-			fmt.Fprintf(stderr, "something (another labserver?) already listens on %s; pick a free port with -addr, e.g. -addr %s\n", cfg.Addr, nextPort(cfg.Addr))
+	return nil
+}
+
+// checkPositive refuses a cap flag that is zero or negative, naming the
+// first such flag in the order of the usage text.
+func (f *serveFlags) checkPositive() error {
+	c, lim, bud := &f.cfg, &f.cfg.Limits, &f.cfg.Budget
+	for _, v := range []struct {
+		name string
+		v    int64
+	}{
+		{"-max-cell-runs", int64(bud.MaxRunsPerCell)}, {"-max-cell-time", int64(bud.MaxCellTime)},
+		{"-max-conns", int64(f.maxConns)}, {"-max-conns-per-address", int64(f.maxConnsAddr)},
+		{"-max-duration", int64(lim.MaxDuration)}, {"-max-line-runs", int64(bud.MaxRunsPerLine)},
+		{"-max-memory", bud.MaxMemory}, {"-max-message-bytes", c.MaxMessageBytes},
+		{"-max-ops", lim.MaxOps}, {"-max-queued", int64(c.MaxQueuedPerClient)},
+		{"-max-queued-per-address", int64(c.MaxQueuedPerAddress)}, {"-max-repeat", int64(lim.MaxRepeat)},
+		{"-max-threads", int64(lim.MaxThreads)}, {"-max-total-bytes", lim.MaxTotalBytes},
+		{"-max-trials", int64(lim.MaxTrials)}, {"-max-value-size", int64(lim.MaxValueSize)},
+	} {
+		if v.v <= 0 {
+			return fmt.Errorf("%s must be positive", v.name)
 		}
-		return 1
 	}
-	url := "http://" + displayAddr(ln.Addr().String()) + "/"
-	fmt.Fprintf(stdout, "kvlab: serving the course on %s (run data in %s)\n", url, cfg.DataDir)
+	return nil
+}
+
+// listenFailed reports that the server could not listen on addr, with a
+// free port to try when the address is taken.
+func listenFailed(stderr io.Writer, addr string, err error) {
+	fmt.Fprintf(stderr, "labserver serve: %v\n", err)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		fmt.Fprintf(stderr, "something (another labserver?) already listens on %s; pick a free port with -addr, e.g. -addr %s\n", addr, nextPort(addr))
+	}
+}
+
+// announce prints where the course is served (the first stdout line, then
+// one "students:" line per address the room can use) and where runs are
+// recorded. It returns the course's URL.
+func (s *Server) announce(listen string, stdout, stderr io.Writer) string {
+	url := "http://" + displayAddr(listen) + "/"
+	fmt.Fprintf(stdout, "kvlab: serving the course on %s (run data in %s)\n", url, s.cfg.DataDir)
 	if addrs, err := net.InterfaceAddrs(); err == nil {
-		for _, u := range roomURLs(ln.Addr().String(), addrs) {
+		for _, u := range roomURLs(listen, addrs) {
 			fmt.Fprintf(stdout, "  students: %s\n", u)
 		}
 	}
 	fmt.Fprintf(stderr, "labserver: every run is recorded in %s; browse them at %sruns\n", s.arch.Where(), url)
-	if *open {
-		openBrowser(url, stderr)
-	}
+	return url
+}
+
+// serveUntil serves ln until ctx is cancelled, then closes s (cancelling
+// every run) and shuts the HTTP server down, giving requests 3 seconds.
+// It returns Main's exit code: 1 when serving fails first.
+func (s *Server) serveUntil(ctx context.Context, ln net.Listener, stderr io.Writer) int {
 	hs := s.HTTPServer()
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(s.LimitListener(ln, *maxConns, *maxConnsAddr)) }()
+	go func() { errc <- hs.Serve(ln) }()
 	select {
 	case <-ctx.Done():
 	case err := <-errc:

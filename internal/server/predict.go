@@ -38,12 +38,7 @@ type predictReply struct {
 const maxPrediction = 128
 
 func (s *Server) handlePredict(w http.ResponseWriter, r *http.Request) {
-	if !sameOrigin(r) {
-		jsonError(w, http.StatusForbidden, "origin "+r.Header.Get("Origin")+" is not this server")
-		return
-	}
-	if !s.hostOK(r) {
-		jsonError(w, http.StatusForbidden, s.hostError(r))
+	if !s.apiAccessOK(w, r) {
 		return
 	}
 	var req predictRequest

@@ -88,20 +88,55 @@ func jsonError(w http.ResponseWriter, code int, msg string) {
 	json.NewEncoder(w).Encode(map[string]string{"error": msg})
 }
 
+// handleQuiz answers POST /api/quiz: read the request, find the quiz,
+// check the answer's form, gather the results it is graded from
+// (recorded runs, or a run: quiz's own measurement), then grade it.
 func (s *Server) handleQuiz(w http.ResponseWriter, r *http.Request) {
-	if !sameOrigin(r) {
-		jsonError(w, http.StatusForbidden, "origin "+r.Header.Get("Origin")+" is not this server")
+	if !s.apiAccessOK(w, r) {
 		return
 	}
-	if !s.hostOK(r) {
-		jsonError(w, http.StatusForbidden, s.hostError(r))
+	rc := http.NewResponseController(w)
+	req, ok := s.readQuizRequest(w, r, rc)
+	if !ok {
 		return
 	}
+	l, q := s.quizFor(w, req.Lesson, req.Quiz)
+	if q == nil {
+		return
+	}
+	// Check the answer's form before measuring anything.
+	if !answerFormOK(w, q, req.Answer) {
+		return
+	}
+	raw, graded, ok := s.gradedFrom(w, r, l.Slug, q, &req)
+	if !ok {
+		return
+	}
+	var measured []json.RawMessage
+	if q.Run != nil {
+		if raw, graded, ok = s.measureQuiz(w, r, rc, l.Slug, q, &req); !ok {
+			return
+		}
+		measured = raw
+	}
+	// Building the results and checking them is the costly part: only
+	// quizCheckSlots requests do it at once.
+	release, ok := s.takeCheckSlot(w, r)
+	if !ok {
+		return
+	}
+	defer release()
+	s.grade(w, q, &req, raw, quizReply{Measured: measured, RunIDs: graded})
+}
+
+// readQuizRequest reads and decodes the request body under its size cap
+// and a deadline (s.bodyWait), which it lifts once the body is read,
+// since measuring may wait long. ok is false when it has replied with an
+// error: 413, 408 or 400.
+func (s *Server) readQuizRequest(w http.ResponseWriter, r *http.Request, rc *http.ResponseController) (req quizRequest, ok bool) {
 	limit := quizBodyLimit(s.cfg.MaxMessageBytes)
 	body := http.MaxBytesReader(w, r.Body, limit)
-	// A body that trickles in must not hold a goroutine forever; the
-	// deadline is lifted once it is read, since measuring may wait long.
-	rc := http.NewResponseController(w)
+	// A body that trickles in must not hold a goroutine forever.
 	rc.SetReadDeadline(time.Now().Add(s.bodyWait))
 	req, unread, err := decodeQuizRequest(body, s.cfg.MaxLinesPerCell, s.quizResultsWanted)
 	if unread {
@@ -119,72 +154,91 @@ func (s *Server) handleQuiz(w http.ResponseWriter, r *http.Request) {
 		default:
 			jsonError(w, http.StatusBadRequest, "malformed request: "+err.Error()+` (want {"lesson":"...","quiz":"...","answer":"...","browser":"...","run_ids":[...]})`)
 		}
-		return
+		return req, false
 	}
 	rc.SetReadDeadline(time.Time{})
-	l, q := s.quizFor(w, req.Lesson, req.Quiz)
-	if q == nil {
-		return
-	}
-	// Check the answer's form before measuring anything.
+	return req, true
+}
+
+// answerFormOK checks that the answer is a number in the quiz's unit, or
+// that a choice was picked, and replies 400 when it is not.
+func answerFormOK(w http.ResponseWriter, q *quiz.Quiz, answer string) bool {
 	if q.Choices == nil {
-		if _, err := quiz.ParseNumber(req.Answer, q.Unit); err != nil {
+		if _, err := quiz.ParseNumber(answer, q.Unit); err != nil {
 			jsonError(w, http.StatusBadRequest, answerError(err))
-			return
+			return false
 		}
-	} else if req.Answer == "" {
+	} else if answer == "" {
 		jsonError(w, http.StatusBadRequest, "pick one of the choices")
-		return
+		return false
 	}
-	raw, graded, ok := s.gradedFrom(w, r, l.Slug, q, &req)
-	if !ok {
-		return
+	return true
+}
+
+// measureQuiz runs a run: quiz's lines through the run queue, after
+// checking the token and the ticket and storing the answer as a
+// prediction. It returns the results and their archive ids; ok is false
+// when it has replied with an error (see measureStatus).
+func (s *Server) measureQuiz(w http.ResponseWriter, r *http.Request, rc *http.ResponseController, lessonSlug string, q *quiz.Quiz, req *quizRequest) (raw []json.RawMessage, ids []int64, ok bool) {
+	if !s.tokenOK(req.Token) {
+		s.refused(remoteHost(r), "POST /api/quiz: no or a wrong token")
+		jsonError(w, http.StatusForbidden, errTokenRequired.Error())
+		return nil, nil, false
 	}
-	var measured []json.RawMessage
-	if q.Run != nil {
-		if !s.tokenOK(req.Token) {
-			s.refused(remoteHost(r), "POST /api/quiz: no or a wrong token")
-			jsonError(w, http.StatusForbidden, errTokenRequired.Error())
-			return
-		}
-		if len(req.Ticket) > maxTicket {
-			jsonError(w, http.StatusBadRequest, badTicket)
-			return
-		}
-		if !s.predictFirst(w, r, l.Slug, q, &req) {
-			return
-		}
-		// The measurement waits its turn, maybe for minutes: no write
-		// deadline until it is done.
-		rc.SetWriteDeadline(time.Time{})
-		from := origin{source: "quiz", lesson: l.Slug, quiz: q.ID, browser: req.Browser}
-		raw, graded, err = s.measure(r.Context(), remoteHost(r), q.ID, req.Ticket, q.Run, from)
-		rc.SetWriteDeadline(time.Now().Add(s.room.writeTimeout))
-		if err != nil {
-			code := http.StatusInternalServerError
-			switch {
-			case errors.Is(err, errShuttingDown):
-				code = http.StatusServiceUnavailable
-			case errors.Is(err, errQuizBusy), errors.As(err, new(*queueFullError)), errors.As(err, new(*addrFullError)):
-				code = http.StatusTooManyRequests
-			}
-			jsonError(w, code, "measuring for quiz "+q.ID+": "+err.Error())
-			return
-		}
-		measured = raw
+	if len(req.Ticket) > maxTicket {
+		jsonError(w, http.StatusBadRequest, badTicket)
+		return nil, nil, false
 	}
-	// Building the results and checking them is the costly part: only
-	// quizCheckSlots requests do it at once.
+	if !s.predictFirst(w, r, lessonSlug, q, req) {
+		return nil, nil, false
+	}
+	// The measurement waits its turn, maybe for minutes: no write
+	// deadline until it is done.
+	rc.SetWriteDeadline(time.Time{})
+	from := origin{source: "quiz", lesson: lessonSlug, quiz: q.ID, browser: req.Browser}
+	raw, ids, err := s.measure(r.Context(), remoteHost(r), q.ID, req.Ticket, q.Run, from)
+	rc.SetWriteDeadline(time.Now().Add(s.limits.writeTimeout))
+	if err != nil {
+		jsonError(w, measureStatus(err), measuringError(q.ID, err))
+		return nil, nil, false
+	}
+	return raw, ids, true
+}
+
+// measureStatus is the reply's status for a failed measurement: 503 when
+// the server is shutting down, 429 when a cap on waiting runs was reached,
+// else 500.
+func measureStatus(err error) int {
+	switch {
+	case errors.Is(err, errShuttingDown):
+		return http.StatusServiceUnavailable
+	case errors.Is(err, errQuizBusy), errors.As(err, new(*queueFullError)), errors.As(err, new(*addrFullError)):
+		return http.StatusTooManyRequests
+	}
+	return http.StatusInternalServerError
+}
+
+// takeCheckSlot waits up to quizSlotWait for one of the quizCheckSlots and
+// returns the function that gives it back. ok is false when the request
+// ended first, or when it has replied 429.
+func (s *Server) takeCheckSlot(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
 	select {
 	case s.quizSlots <- struct{}{}:
-		defer func() { <-s.quizSlots }()
+		return func() { <-s.quizSlots }, true
 	case <-time.After(quizSlotWait):
 		s.refused(remoteHost(r), "POST /api/quiz: every quiz check slot is taken")
 		jsonError(w, http.StatusTooManyRequests, fmt.Sprintf("%d quiz answers are being checked already, the most at once: try again in a moment", cap(s.quizSlots)))
-		return
+		return nil, false
 	case <-r.Context().Done():
-		return
+		return nil, false
 	}
+}
+
+// grade decodes the results, checks the answer against them and replies
+// with the feedback, filled into reply (which carries the measured
+// results and run ids): 400 for a bad result or answer, 422 when the
+// results cannot answer the quiz.
+func (s *Server) grade(w http.ResponseWriter, q *quiz.Quiz, req *quizRequest, raw []json.RawMessage, reply quizReply) {
 	results := make([]any, len(raw))
 	for i, m := range raw {
 		if len(m) == 0 || bytes.Equal(m, []byte("null")) {
@@ -204,8 +258,9 @@ func (s *Server) handleQuiz(w http.ResponseWriter, r *http.Request) {
 		jsonError(w, code, msg)
 		return
 	}
-	fb.Predicted = predicted(q, &req)
-	b, err := json.Marshal(quizReply{Feedback: fb, ExplainHTML: inlineMarkdown(q.Explain), Measured: measured, RunIDs: graded})
+	fb.Predicted = predicted(q, req)
+	reply.Feedback, reply.ExplainHTML = fb, inlineMarkdown(q.Explain)
+	b, err := json.Marshal(reply)
 	if err != nil {
 		jsonError(w, http.StatusInternalServerError, "quiz "+q.ID+": the feedback does not encode as JSON: "+err.Error())
 		return
@@ -320,42 +375,15 @@ func (s *Server) measure(ctx context.Context, addr, id, ticket string, lines []s
 		return nil, nil, j.err
 	}
 	if len(j.results) != len(lines) {
-		return nil, nil, errors.New("the run was cancelled")
+		return nil, nil, errRunCancelled
 	}
 	return j.results, j.runIDs, nil
-}
-
-// checkRunLines checks a quiz's run: lines against the limits and the
-// cell budget, as measure will.
-func (s *Server) checkRunLines(lines []string) error {
-	for i, l := range lines {
-		if err := checkLine(l, s.cfg.Limits); err != nil {
-			return runLineError(i, l, err)
-		}
-	}
-	if bad, err := s.cfg.Budget.check(lines, s.cfg.Limits); err != nil {
-		if bad >= 0 {
-			return runLineError(bad, lines[bad], err)
-		}
-		return fmt.Errorf("run: %v", err)
-	}
-	return nil
-}
-
-// runLineError names a quiz's run: line (1-based i+1) and its text once,
-// then says what is wrong with it.
-func runLineError(i int, line string, err error) error {
-	return fmt.Errorf("run: line %d (%s): %v", i+1, line, err)
 }
 
 // maxQuizRuns caps the run: quizzes queued or running at once, over all
 // askers: websocket clients have a per-client cap, and this is the one
 // for requests, which have no identity to count by.
 const maxQuizRuns = 8
-
-var errQuizBusy = fmt.Errorf("%d quiz measurements are already queued or running, the most allowed: try again when they have finished", maxQuizRuns)
-
-var errShuttingDown = errors.New("the server is shutting down and runs nothing more: start it again and retry")
 
 // answerError is the message for an answer that is not a number or not a
 // choice. The student reads it under the quiz, so it says what to fix

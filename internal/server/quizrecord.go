@@ -96,7 +96,7 @@ func (s *Server) predictFirst(w http.ResponseWriter, r *http.Request, lessonSlug
 		return false
 	}
 	if err := s.checkRunLines(q.Run); err != nil {
-		jsonError(w, http.StatusInternalServerError, "measuring for quiz "+q.ID+": "+err.Error())
+		jsonError(w, http.StatusInternalServerError, measuringError(q.ID, err))
 		return false
 	}
 	s.notePrediction(r.Context(), lessonSlug, q.ID, req.Browser, req.Answer)

@@ -1,52 +1,13 @@
-// Package server is labserver's web side: it renders the course's lessons
-// as notebook pages, runs their lab cells over a websocket, and checks
-// quiz answers against measurements taken on this machine.
-//
-// Routes:
-//
-//	GET  /                  the index: lessons with the browser's progress
-//	GET  /lessons/SLUG      one lesson
-//	GET  /static/PATH       embedded CSS, JS, SVG and the wasm folder
-//	GET  /static/chroma.css code highlighting, light and dark
-//	GET  /ws                the run websocket (see ws.go for the messages)
-//	POST /api/quiz          check a quiz answer (see quizapi.go)
-//	GET  /api/quiz/queue    a run: quiz's place in the queue (see quizapi.go)
-//	POST /api/predict       store a prediction before its run (see predict.go)
-//	GET  /runs              the run archive, newest first (see runs.go)
-//	GET  /runs/ID           one run's permalink; ID.json and ID.tsv export it
-//	GET  /compare           two groups of runs compared (see runs.go)
-//
-// Runs are serialized: one at a time per server (which owns one data
-// directory), others wait in a FIFO queue and are told their position.
-// Two fsync benchmarks running at once would each report the other's noise.
-//
-// Decisions a reader may look for: a rendered lesson page is cached until
-// the lessons change (author mode checks file sizes and times on every
-// request); a server on a non-loopback address refuses to start without a
-// token, and then every run (cells and run: quizzes) must present it;
-// requests with an Origin header from another host are refused; without a
-// token, runs are refused unless the Host header is localhost or a
-// loopback address (DNS rebinding).
 package server
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
-	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"log"
-	"mime"
-	"net"
 	"net/http"
 	"os"
-	"path"
-	"regexp"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -167,8 +128,8 @@ type Server struct {
 	clients map[*client]struct{}
 	closed  bool
 
-	room  room   // per-address counts, connection caps, refusals (room.go)
-	owner *owner // this server's claim on its run directories (owner.go)
+	limits limits // per-address counts, connection caps, refusals (limits.go)
+	owner  *owner // this server's claim on its run directories (owner.go)
 
 	staticMu   sync.Mutex        // guards staticTags
 	staticTags map[string]string // ETag by static path
@@ -176,31 +137,7 @@ type Server struct {
 
 // New checks cfg, loads the lessons and starts the run queue.
 func New(cfg Config) (*Server, error) {
-	if cfg.Lessons == nil {
-		cfg.Lessons = lessons.FS
-	}
-	if cfg.Static == nil {
-		cfg.Static = static.FS
-	}
-	if cfg.Limits == (harness.Limits{}) {
-		cfg.Limits = DefaultLimits()
-	}
-	if cfg.MaxMessageBytes <= 0 {
-		cfg.MaxMessageBytes = 64 << 10
-	}
-	if cfg.MaxQueuedPerClient <= 0 {
-		cfg.MaxQueuedPerClient = 4
-	}
-	if cfg.MaxQueuedPerAddress <= 0 {
-		cfg.MaxQueuedPerAddress = 8
-	}
-	if cfg.MaxLinesPerCell <= 0 {
-		cfg.MaxLinesPerCell = 16
-	}
-	if cfg.Log == nil {
-		cfg.Log = io.Discard
-	}
-	cfg.Budget = cfg.Budget.withDefaults()
+	cfg = cfg.withDefaults()
 	s := &Server{
 		cfg:        cfg,
 		log:        log.New(cfg.Log, "labserver: ", log.LstdFlags),
@@ -211,7 +148,7 @@ func New(cfg Config) (*Server, error) {
 		bodyWait:   30 * time.Second,
 		maxWaiting: 64,
 		quizSlots:  make(chan struct{}, quizCheckSlots),
-		room:       newRoom(),
+		limits:     newLimits(),
 	}
 	if !IsLoopback(cfg.Addr) {
 		if cfg.Token == "" {
@@ -219,29 +156,12 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	s.needToken = cfg.Token != ""
-	if s.cfg.DataDir == "" {
-		d, err := os.MkdirTemp("", "kvlab-data-")
-		if err != nil {
-			return nil, err
-		}
-		s.cfg.DataDir, s.tmpData = d, true
-	} else if err := os.MkdirAll(s.cfg.DataDir, 0o755); err != nil {
-		return nil, fmt.Errorf("-data %s: %w", s.cfg.DataDir, err)
-	}
-	o, err := claimRuns(s.cfg.DataDir, s.log.Printf)
-	if err != nil {
+	if err := s.makeDataDir(); err != nil {
 		return nil, err
 	}
-	s.owner = o
-	css, err := chromaStylesheet()
-	if err == nil {
-		err = s.reload(s.stampNow())
-	}
-	if err != nil {
-		o.release()
+	if err := s.claimAndLoad(); err != nil {
 		return nil, err
 	}
-	s.chromaCSS = css
 	s.exec = func(ctx context.Context, line string, env harness.Env) ([]byte, error) {
 		return harness.Exec(ctx, line, env)
 	}
@@ -267,23 +187,70 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// IsLoopback reports whether addr (host:port, :port or host) only accepts
-// connections from this machine. "" and ":port" listen on every interface
-// and so are not loopback, except the empty string, which means "not
-// listening" (tests).
-func IsLoopback(addr string) bool {
-	if addr == "" {
-		return true
+// withDefaults returns c with every zero field that has a default filled in.
+func (c Config) withDefaults() Config {
+	if c.Lessons == nil {
+		c.Lessons = lessons.FS
 	}
-	host, _, err := net.SplitHostPort(addr)
+	if c.Static == nil {
+		c.Static = static.FS
+	}
+	if c.Limits == (harness.Limits{}) {
+		c.Limits = DefaultLimits()
+	}
+	if c.MaxMessageBytes <= 0 {
+		c.MaxMessageBytes = 64 << 10
+	}
+	if c.MaxQueuedPerClient <= 0 {
+		c.MaxQueuedPerClient = 4
+	}
+	if c.MaxQueuedPerAddress <= 0 {
+		c.MaxQueuedPerAddress = 8
+	}
+	if c.MaxLinesPerCell <= 0 {
+		c.MaxLinesPerCell = 16
+	}
+	if c.Log == nil {
+		c.Log = io.Discard
+	}
+	c.Budget = c.Budget.withDefaults()
+	return c
+}
+
+// makeDataDir creates the data directory, or a temporary one that Close
+// removes when cfg.DataDir is "".
+func (s *Server) makeDataDir() error {
+	if s.cfg.DataDir == "" {
+		d, err := os.MkdirTemp("", "kvlab-data-")
+		if err != nil {
+			return err
+		}
+		s.cfg.DataDir, s.tmpData = d, true
+	} else if err := os.MkdirAll(s.cfg.DataDir, 0o755); err != nil {
+		return fmt.Errorf("-data %s: %w", s.cfg.DataDir, err)
+	}
+	return nil
+}
+
+// claimAndLoad claims the data directory's runs (owner.go), builds the
+// code highlighting stylesheet and loads the lessons. On failure it gives
+// the claim back.
+func (s *Server) claimAndLoad() error {
+	o, err := claimRuns(s.cfg.DataDir, s.log.Printf)
 	if err != nil {
-		host = addr
+		return err
 	}
-	if host == "localhost" {
-		return true
+	s.owner = o
+	css, err := chromaStylesheet()
+	if err == nil {
+		err = s.reload(s.stampNow())
 	}
-	ip := net.ParseIP(strings.Trim(host, "[]"))
-	return ip != nil && ip.IsLoopback()
+	if err != nil {
+		o.release()
+		return err
+	}
+	s.chromaCSS = css
+	return nil
 }
 
 // ServeHTTP serves every route.
@@ -326,356 +293,4 @@ func (s *Server) Close() error {
 		return os.RemoveAll(s.cfg.DataDir)
 	}
 	return nil
-}
-
-// lessonsNow returns the current lessons, re-reading them in author mode
-// when a file changed.
-func (s *Server) lessonsNow() ([]*lesson.Lesson, error) {
-	if s.cfg.Reload {
-		if st := s.stampNow(); st != s.currentStamp() {
-			if err := s.reload(st); err != nil {
-				return nil, err
-			}
-		}
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.lessons, s.loadErr
-}
-
-func (s *Server) currentStamp() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.stamp
-}
-
-// stampNow summarizes the lesson files' names, sizes and times.
-func (s *Server) stampNow() string {
-	var b strings.Builder
-	ents, err := fs.ReadDir(s.cfg.Lessons, ".")
-	if err != nil {
-		return "error: " + err.Error()
-	}
-	for _, e := range ents {
-		if e.IsDir() || !strings.HasSuffix(e.Name(), ".md") {
-			continue
-		}
-		info, err := e.Info()
-		if err != nil {
-			continue
-		}
-		fmt.Fprintf(&b, "%s %d %d\n", e.Name(), info.Size(), info.ModTime().UnixNano())
-	}
-	return b.String()
-}
-
-// reload parses the lessons and drops the page cache; stamp is the
-// stampNow taken before the files are read. In author mode a broken lesson
-// is shown as an error page instead of stopping the server.
-func (s *Server) reload(stamp string) error {
-	ls, err := lesson.Load(s.cfg.Lessons)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.stamp = stamp
-	s.pages = map[string][]byte{}
-	if err != nil {
-		s.loadErr = err
-		if s.cfg.Reload {
-			s.log.Printf("lessons: %v", err)
-			return nil
-		}
-		return fmt.Errorf("lessons: %w", err)
-	}
-	s.lessons, s.loadErr = ls, nil
-	s.warnLines(ls)
-	return nil
-}
-
-// warnLines logs every cell or quiz line that would be refused under the
-// server's caps, so an author sees it before a student does.
-func (s *Server) warnLines(ls []*lesson.Lesson) {
-	for _, l := range ls {
-		for _, c := range l.Cells {
-			lines, _, err := CheckCell(c.Text, s.cfg.Limits, s.cfg.MaxLinesPerCell)
-			if err == nil {
-				_, err = s.cfg.Budget.check(lines, s.cfg.Limits)
-			}
-			if err != nil {
-				s.log.Printf("%s: cell %s: %v", l.File, c.ID, err)
-			}
-		}
-		for _, q := range l.Quizzes {
-			ok := true
-			for i, line := range q.Run {
-				if err := checkLine(line, s.cfg.Limits); err != nil {
-					s.log.Printf("%s: quiz %s: %v", l.File, q.ID, runLineError(i, line, err))
-					ok = false
-				}
-			}
-			if _, err := s.cfg.Budget.check(q.Run, s.cfg.Limits); ok && err != nil {
-				s.log.Printf("%s: quiz %s: run: %v", l.File, q.ID, err)
-			}
-		}
-	}
-}
-
-var slugRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
-
-func (s *Server) findLesson(slug string) (*lesson.Lesson, int, []*lesson.Lesson, error) {
-	ls, err := s.lessonsNow()
-	if err != nil {
-		return nil, 0, nil, err
-	}
-	for i, l := range ls {
-		if l.Slug == slug {
-			return l, i, ls, nil
-		}
-	}
-	return nil, -1, ls, nil
-}
-
-func (s *Server) handleIndex(w http.ResponseWriter, r *http.Request) {
-	ls, err := s.lessonsNow()
-	if err != nil {
-		s.errorPage(w, http.StatusInternalServerError, "The lessons do not parse", err.Error())
-		return
-	}
-	page, err := s.cachedPage("", func() ([]byte, error) { return s.renderIndex(ls) })
-	if err != nil {
-		s.errorPage(w, http.StatusInternalServerError, "Rendering the index failed", err.Error())
-		return
-	}
-	writeHTML(w, page)
-}
-
-// cachedPage returns the page cached under key ("" for the index, else the
-// lesson's slug), rendering and caching it first when reload dropped it.
-func (s *Server) cachedPage(key string, render func() ([]byte, error)) ([]byte, error) {
-	s.mu.Lock()
-	page, ok := s.pages[key]
-	s.mu.Unlock()
-	if ok {
-		return page, nil
-	}
-	page, err := render()
-	if err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	s.pages[key] = page
-	s.mu.Unlock()
-	return page, nil
-}
-
-func (s *Server) handleLesson(w http.ResponseWriter, r *http.Request) {
-	slug := r.PathValue("slug")
-	if !slugRE.MatchString(slug) {
-		s.errorPage(w, http.StatusNotFound, "No such lesson", fmt.Sprintf("%q is not a lesson name (lowercase letters, digits and '-').", slug))
-		return
-	}
-	l, i, ls, err := s.findLesson(slug)
-	if err != nil {
-		s.errorPage(w, http.StatusInternalServerError, "The lessons do not parse", err.Error())
-		return
-	}
-	if l == nil {
-		s.errorPage(w, http.StatusNotFound, "No such lesson", fmt.Sprintf("There is no lesson %q.", slug))
-		return
-	}
-	page, err := s.cachedPage(slug, func() ([]byte, error) { return s.renderLesson(l, i, ls) })
-	if err != nil {
-		s.errorPage(w, http.StatusInternalServerError, "Rendering the lesson failed", err.Error())
-		return
-	}
-	writeHTML(w, page)
-}
-
-func writeHTML(w http.ResponseWriter, page []byte) {
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.Write(page)
-}
-
-// handleStatic serves the embedded static files. Paths are checked with
-// fs.ValidPath, so "..", absolute paths and backslashes never reach the
-// file system; directories are not listed.
-func (s *Server) handleStatic(w http.ResponseWriter, r *http.Request) {
-	p := r.PathValue("path")
-	if p == "chroma.css" {
-		w.Header().Set("Content-Type", "text/css; charset=utf-8")
-		w.Header().Set("Cache-Control", "no-cache")
-		w.Write(s.chromaCSS)
-		return
-	}
-	if !fs.ValidPath(p) || strings.Contains(p, "\\") || p == "." {
-		http.NotFound(w, r)
-		return
-	}
-	if p == "wasm/yaegi.wasm" {
-		s.serveWasm(w, r)
-		return
-	}
-	s.serveFile(w, r, p, "")
-}
-
-// serveFile streams one static file with http.ServeContent, which answers
-// Range and If-None-Match requests; the file is never read whole into
-// memory (the gzipped wasm is megabytes). Files that cannot seek (not the
-// case for embed.FS or os.DirFS) are read into memory as a fallback.
-func (s *Server) serveFile(w http.ResponseWriter, r *http.Request, p, encoding string) {
-	f, err := s.cfg.Static.Open(p)
-	if err != nil {
-		http.NotFound(w, r)
-		return
-	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil || info.IsDir() {
-		http.NotFound(w, r)
-		return
-	}
-	content, ok := f.(io.ReadSeeker)
-	if !ok {
-		data, err := io.ReadAll(f)
-		if err != nil {
-			http.Error(w, "reading "+p+": "+err.Error(), http.StatusInternalServerError)
-			return
-		}
-		content = bytes.NewReader(data)
-	}
-	tag, err := s.etag(p, content)
-	if err != nil {
-		http.Error(w, "reading "+p+": "+err.Error(), http.StatusInternalServerError)
-		return
-	}
-	name := p
-	if encoding == "gzip" {
-		name = strings.TrimSuffix(p, ".gz")
-		w.Header().Set("Content-Encoding", "gzip")
-		w.Header().Set("Vary", "Accept-Encoding")
-	}
-	ctype := mime.TypeByExtension(path.Ext(name))
-	switch path.Ext(name) {
-	case ".wasm":
-		ctype = "application/wasm"
-	case ".js":
-		ctype = "text/javascript; charset=utf-8"
-	case ".svg":
-		ctype = "image/svg+xml"
-	}
-	if ctype == "" {
-		ctype = "application/octet-stream"
-	}
-	w.Header().Set("Content-Type", ctype)
-	w.Header().Set("Cache-Control", "no-cache")
-	w.Header().Set("ETag", tag)
-	http.ServeContent(w, r, name, time.Time{}, content)
-}
-
-// etag is a hash of the file's bytes, computed once per path (the
-// embedded files never change) or on every request in author mode. It
-// reads content through and leaves it at its start.
-func (s *Server) etag(p string, content io.ReadSeeker) (string, error) {
-	if !s.cfg.Reload {
-		s.staticMu.Lock()
-		t, ok := s.staticTags[p]
-		s.staticMu.Unlock()
-		if ok {
-			return t, nil
-		}
-	}
-	h := sha256.New()
-	if _, err := io.Copy(h, content); err != nil {
-		return "", err
-	}
-	if _, err := content.Seek(0, io.SeekStart); err != nil {
-		return "", err
-	}
-	t := `"` + hex.EncodeToString(h.Sum(nil)[:8]) + `"`
-	if !s.cfg.Reload {
-		s.staticMu.Lock()
-		s.staticTags[p] = t
-		s.staticMu.Unlock()
-	}
-	return t, nil
-}
-
-// serveWasm serves wasm/yaegi.wasm.gz with Content-Encoding: gzip when the
-// request accepts gzip, else wasm/yaegi.wasm; 404 when neither was built.
-func (s *Server) serveWasm(w http.ResponseWriter, r *http.Request) {
-	const plain, gz = "wasm/yaegi.wasm", "wasm/yaegi.wasm.gz"
-	if acceptsGzip(r) {
-		if _, err := fs.Stat(s.cfg.Static, gz); err == nil {
-			s.serveFile(w, r, gz, "gzip")
-			return
-		}
-	}
-	if _, err := fs.Stat(s.cfg.Static, plain); err == nil {
-		w.Header().Set("Vary", "Accept-Encoding")
-		s.serveFile(w, r, plain, "")
-		return
-	}
-	http.Error(w, "yaegi.wasm is not built into this binary: run `make wasm` and rebuild", http.StatusNotFound)
-}
-
-func acceptsGzip(r *http.Request) bool {
-	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
-		enc, params, _ := strings.Cut(strings.TrimSpace(part), ";")
-		if enc = strings.TrimSpace(enc); enc == "gzip" || enc == "*" {
-			q := strings.ReplaceAll(params, " ", "")
-			return q != "q=0" && q != "q=0.0" && q != "q=0.00" && q != "q=0.000"
-		}
-	}
-	return false
-}
-
-// sameOrigin reports whether a browser request comes from a page this
-// server served. Requests without Origin (curl, tests, same-origin GETs)
-// pass.
-func sameOrigin(r *http.Request) bool {
-	origin := r.Header.Get("Origin")
-	if origin == "" {
-		return true
-	}
-	i := strings.Index(origin, "://")
-	if i < 0 {
-		return false
-	}
-	return strings.EqualFold(origin[i+3:], r.Host)
-}
-
-// hostOK reports whether a request that can start runs names this machine
-// in its Host header. A server without a token relies on listening on
-// loopback; a page from another site can still reach it by renaming
-// itself to 127.0.0.1 (DNS rebinding), and then its Origin and Host agree.
-// Such a request arrives with the attacker's name as Host, so runs are
-// refused unless Host is localhost or a loopback address. With a token
-// the token is the check.
-func (s *Server) hostOK(r *http.Request) bool {
-	if s.needToken {
-		return true
-	}
-	host, _, err := net.SplitHostPort(r.Host)
-	if err != nil {
-		host = r.Host
-	}
-	host = strings.TrimSuffix(strings.ToLower(host), ".")
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
-		return true
-	}
-	ip := net.ParseIP(strings.Trim(host, "[]"))
-	return ip != nil && ip.IsLoopback()
-}
-
-func (s *Server) hostError(r *http.Request) string {
-	return fmt.Sprintf("Host %q is not this machine: without -token, labserver runs cells only for pages opened as localhost, 127.0.0.1 or [::1]; to serve other names, start it with -addr and -token", r.Host)
-}
-
-var errTokenRequired = errors.New("this server needs the instructor token to run anything: ask the instructor and enter it when the page asks")
-
-func (s *Server) tokenOK(tok string) bool {
-	if !s.needToken {
-		return true
-	}
-	return subtle.ConstantTimeCompare([]byte(tok), []byte(s.cfg.Token)) == 1
 }

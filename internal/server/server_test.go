@@ -30,7 +30,8 @@ func TestRoutes(t *testing.T) {
 		{"/lessons/02-plain", 200, "text/html", `rel="prev"`},
 		{"/lessons/nope", 404, "text/html", "There is no lesson"},
 		{"/lessons/Bad_Name", 404, "text/html", "not a lesson name"},
-		{"/static/app.js", 200, "text/javascript", "new WebSocket"},
+		{"/static/app.js", 200, "text/javascript", "from './cells.js'"},
+		{"/static/cells.js", 200, "text/javascript", "new WebSocket"},
 		{"/static/app.css", 200, "text/css", "--bg"},
 		{"/static/favicon.svg", 200, "image/svg+xml", "<svg"},
 		{"/static/chroma.css", 200, "text/css", `[data-theme="dark"] .chroma`},
@@ -200,7 +201,7 @@ func TestRenderedParts(t *testing.T) {
 		present          bool
 	}{
 		{"exercise div", fixture, `<div class="exercise" data-exercise="percentile"></div>`, true},
-		{"exercise script", fixture, `<script src="/static/exercise.js" defer></script>`, true},
+		{"exercise script", fixture, `<script type="module" src="/static/exercise.js"></script>`, true},
 		{"exercise css", fixture, `<link rel="stylesheet" href="/static/exercise.css">`, true},
 		{"no exercise script", plain, `/static/exercise.js`, false},
 		{"no exercise css", plain, `/static/exercise.css`, false},

@@ -11,34 +11,9 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
-
-	"kvlab/harness"
-	"kvlab/internal/lesson"
 )
 
-// The websocket at /ws speaks DESIGN.md's messages:
-//
-//	in  {"type":"run","id":"c1","cell":"bench -engine kv ..."}
-//	in  {"type":"cancel","id":"c1"}
-//	out {"type":"queued","id":"c1","position":2}
-//	out {"type":"started","id":"c1","line":0,"spec":"bench ..."}
-//	out {"type":"progress","id":"c1","line":0,"elapsed_seconds":1.0,"ops":4100,...}
-//	out {"type":"result","id":"c1","line":0,"result":{...harness.Exec's JSON...}}
-//	out {"type":"done","id":"c1"}
-//	out {"type":"error","id":"c1","line":0,"message":"..."}
-//
-// "position" is the number of runs ahead of this one, the running one
-// included: 0 means it starts now. A new queued message arrives each time
-// the line moves. Each non-empty line of a cell that does not start with
-// '#' is one run.
-// Every line is checked before anything is queued: a bad line gets an
-// error naming the line and the problem, then done, and nothing runs.
-// Extensions: a run may carry "token" (else the ?token= query parameter
-// of the websocket URL is used), and "lesson", "cell_id", "browser" and
-// "repeat" for the run archive (record.go); result carries "run_id" once
-// the line is recorded, and "round" in a repeated run; done carries
-// "cancelled":true when the run was cancelled.
-//
+// The run websocket's connections; its messages are in messages.go.
 // Per connection there is one reader (the handler goroutine), one writer,
 // and the server's single runner; a disconnect cancels the client's runs.
 // Robustness: a connection silent for pongWait (no message, no pong to the
@@ -49,22 +24,6 @@ import (
 // runs, one remote address MaxQueuedPerAddress over all its sockets, and
 // all clients together 64 waiting runs; a cell as a whole must fit the
 // Budget (budget.go). On shutdown the writer sends close 1001.
-
-type inMsg struct {
-	Type  string `json:"type"`
-	ID    string `json:"id"`
-	Cell  string `json:"cell"`
-	Token string `json:"token,omitempty"`
-	// Additions for the run archive (see record.go), all optional: where
-	// the cell is, the browser's id, and how many rounds to run it.
-	Lesson  string `json:"lesson,omitempty"`
-	CellID  string `json:"cell_id,omitempty"`
-	Browser string `json:"browser,omitempty"`
-	Repeat  int    `json:"repeat,omitempty"`
-}
-
-// maxRounds caps a run message's repeat: the page's "repeat 5x" asks for 5.
-const maxRounds = 10
 
 // client is one websocket connection. It is safe for concurrent use.
 type client struct {
@@ -274,41 +233,6 @@ func (c *client) forget(j *job) {
 	c.mu.Unlock()
 }
 
-// CheckCell splits a cell into run lines and checks each one against the
-// limits, as a run would. The error names the 0-based line.
-func CheckCell(cell string, lim harness.Limits, maxLines int) ([]string, int, error) {
-	lines := lesson.CellLines(cell)
-	if len(lines) == 0 {
-		return nil, -1, fmt.Errorf("the cell has no run-spec lines (lines starting with # are comments); try: bench -engine kv -sync always -ops 2000")
-	}
-	if len(lines) > maxLines {
-		return nil, -1, fmt.Errorf("the cell has %d run-spec lines; the limit is %d", len(lines), maxLines)
-	}
-	for i, l := range lines {
-		if err := checkLine(l, lim); err != nil {
-			return nil, i, fmt.Errorf("line %d (%s): %v", i+1, l, err)
-		}
-	}
-	return lines, -1, nil
-}
-
-// checkLine checks one run line against the limits, as a run would. The
-// error says what is wrong and what is allowed, but not which line: the
-// caller names it, as a cell's line or a quiz's run: line.
-func checkLine(line string, lim harness.Limits) error {
-	spec, err := harness.ParseSpec(line, lim)
-	if err != nil {
-		return err
-	}
-	if spec.Dir != "" {
-		return errors.New("-dir is not allowed here: the server runs every line in a fresh directory under its -data folder")
-	}
-	if spec.Keep {
-		return errors.New("-keep is not allowed here: the server removes every run's directory")
-	}
-	return nil
-}
-
 func (c *client) run(m inMsg) {
 	if m.ID == "" || len(m.ID) > 128 {
 		c.send(errorMsg{Type: "error", ID: m.ID, Message: "run: id must be 1 to 128 characters"})
@@ -382,14 +306,6 @@ func (c *client) run(m inMsg) {
 	}
 }
 
-// checkRunExtras checks the run message's archive fields.
-func checkRunExtras(m inMsg) error {
-	if m.Repeat < 0 || m.Repeat > maxRounds {
-		return fmt.Errorf("repeat %d: must be between 1 and %d (0 or absent: once)", m.Repeat, maxRounds)
-	}
-	return checkOrigin(m.Lesson, m.CellID, m.Browser)
-}
-
 func (c *client) cancelRun(id string) {
 	c.mu.Lock()
 	j := c.jobs[id]
@@ -399,13 +315,4 @@ func (c *client) cancelRun(id string) {
 		return
 	}
 	c.s.cancelJob(j)
-}
-
-// cancelJob stops a job: a waiting one is removed and finished here, a
-// running one is finished by the runner when the harness returns.
-func (s *Server) cancelJob(j *job) {
-	j.cancel()
-	if s.q.remove(j) {
-		finishJob(j, true)
-	}
 }

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// A room's server faces many clients, some of them scripts. room holds
+// A room's server faces many clients, some of them scripts. limits holds
 // what bounds one client against the others: runs counted per remote
 // address (one student opening many sockets cannot fill the queue), a
 // cap on open connections, the HTTP timeouts, and a log of refusals that
@@ -17,7 +17,7 @@ import (
 //
 // The queue itself is shown to everyone as counts only: a queued message
 // says how many runs are ahead, never whose.
-type room struct {
+type limits struct {
 	mu        sync.Mutex           // guards the fields below
 	runs      map[string]int       // runs queued or running, by remote host
 	conns     map[string]int       // open connections, by remote host
@@ -32,8 +32,8 @@ type room struct {
 	readTimeout, writeTimeout time.Duration
 }
 
-func newRoom() room {
-	return room{runs: map[string]int{}, conns: map[string]int{}, refusedAt: map[string]time.Time{}, muted: map[string]int{},
+func newLimits() limits {
+	return limits{runs: map[string]int{}, conns: map[string]int{}, refusedAt: map[string]time.Time{}, muted: map[string]int{},
 		readTimeout: 30 * time.Second, writeTimeout: 2 * time.Minute}
 }
 
@@ -62,19 +62,19 @@ func (e *addrFullError) Error() string {
 // MaxQueuedPerAddress already. release gives the place back; it is safe
 // to call once.
 func (s *Server) holdAddr(addr string) (release func(), err error) {
-	s.room.mu.Lock()
-	defer s.room.mu.Unlock()
-	if n := s.room.runs[addr]; n >= s.cfg.MaxQueuedPerAddress {
+	s.limits.mu.Lock()
+	defer s.limits.mu.Unlock()
+	if n := s.limits.runs[addr]; n >= s.cfg.MaxQueuedPerAddress {
 		return nil, &addrFullError{addr: addr, n: n}
 	}
-	s.room.runs[addr]++
+	s.limits.runs[addr]++
 	var once sync.Once
 	return func() {
 		once.Do(func() {
-			s.room.mu.Lock()
-			defer s.room.mu.Unlock()
-			if s.room.runs[addr]--; s.room.runs[addr] <= 0 {
-				delete(s.room.runs, addr)
+			s.limits.mu.Lock()
+			defer s.limits.mu.Unlock()
+			if s.limits.runs[addr]--; s.limits.runs[addr] <= 0 {
+				delete(s.limits.runs, addr)
 			}
 		})
 	}, nil
@@ -84,22 +84,22 @@ func (s *Server) holdAddr(addr string) (release func(), err error) {
 // address in a minute is logged, later ones are counted and their number
 // is told with the next line.
 func (s *Server) refused(addr, why string) {
-	s.room.mu.Lock()
+	s.limits.mu.Lock()
 	now := time.Now()
-	if last, ok := s.room.refusedAt[addr]; ok && now.Sub(last) < time.Minute {
-		s.room.muted[addr]++
-		s.room.mu.Unlock()
+	if last, ok := s.limits.refusedAt[addr]; ok && now.Sub(last) < time.Minute {
+		s.limits.muted[addr]++
+		s.limits.mu.Unlock()
 		return
 	}
-	muted := s.room.muted[addr]
-	s.room.refusedAt[addr], s.room.muted[addr] = now, 0
-	for a, t := range s.room.refusedAt { // forget addresses quiet for a while
+	muted := s.limits.muted[addr]
+	s.limits.refusedAt[addr], s.limits.muted[addr] = now, 0
+	for a, t := range s.limits.refusedAt { // forget addresses quiet for a while
 		if now.Sub(t) > 10*time.Minute {
-			delete(s.room.refusedAt, a)
-			delete(s.room.muted, a)
+			delete(s.limits.refusedAt, a)
+			delete(s.limits.muted, a)
 		}
 	}
-	s.room.mu.Unlock()
+	s.limits.mu.Unlock()
 	more := ""
 	if muted > 0 {
 		more = fmt.Sprintf(" (and %d more refusals of this address in the minute before)", muted)
@@ -111,8 +111,8 @@ func (s *Server) refused(addr, why string) {
 // for the plain routes (a body that trickles in is cut off), a header
 // timeout, an idle timeout.
 func (s *Server) HTTPServer() *http.Server {
-	return &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: s.room.readTimeout,
-		WriteTimeout: s.room.writeTimeout, IdleTimeout: 2 * time.Minute}
+	return &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: s.limits.readTimeout,
+		WriteTimeout: s.limits.writeTimeout, IdleTimeout: 2 * time.Minute}
 }
 
 // LimitListener caps ln's open connections: at most max in all and
@@ -135,7 +135,7 @@ func (l *limitListener) Accept() (net.Conn, error) {
 			return nil, err
 		}
 		addr := hostOf(c.RemoteAddr().String())
-		r := &l.s.room
+		r := &l.s.limits
 		r.mu.Lock()
 		why := ""
 		switch {
@@ -169,7 +169,7 @@ func refuseConn(c net.Conn, why string) {
 // countedConn gives its place back when closed.
 type countedConn struct {
 	net.Conn
-	r    *room
+	r    *limits
 	addr string
 	once sync.Once
 }

@@ -1,0 +1,38 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors. Their text reaches the page as it is (a websocket
+// error message, a JSON reply's "error"), so each says what happened and
+// what to do; test them with errors.Is. Refusals that carry numbers are
+// types beside the code that refuses: *queueFullError (queue.go),
+// *addrFullError (limits.go) and errBudgetSpent (budget.go).
+var (
+	// errTokenRequired refuses a run (a cell, or a run: quiz's
+	// measurement) that does not present the instructor token on a server
+	// that has one. The page recognises it by the words "instructor
+	// token" and asks for the token again.
+	errTokenRequired = errors.New("server: this server needs the instructor token to run anything: ask the instructor and enter it when the page asks")
+
+	// errShuttingDown is the queue's refusal once Close has stopped the
+	// runner; POST /api/quiz answers it with 503.
+	errShuttingDown = errors.New("server: the server is shutting down and runs nothing more: start it again and retry")
+
+	// errQuizBusy refuses a run: quiz's measurement when maxQuizRuns are
+	// already queued or running; POST /api/quiz answers it with 429.
+	errQuizBusy = fmt.Errorf("server: %d quiz measurements are already queued or running, the most allowed: try again when they have finished", maxQuizRuns)
+
+	// errRunCancelled is a run: quiz's measurement that ended without a
+	// result for every line and without an error of its own (its job was
+	// cancelled).
+	errRunCancelled = errors.New("server: the run was cancelled")
+)
+
+// measuringError is POST /api/quiz's reply when a run: quiz cannot be
+// measured: its lines are refused, or the measurement failed.
+func measuringError(quizID string, err error) string {
+	return "measuring for quiz " + quizID + ": " + err.Error()
+}

@@ -1,0 +1,93 @@
+package server
+
+import (
+	"encoding/json"
+
+	"kvlab/harness"
+)
+
+// The websocket at /ws speaks DESIGN.md's messages:
+//
+//	in  {"type":"run","id":"c1","cell":"bench -engine kv ..."}
+//	in  {"type":"cancel","id":"c1"}
+//	out {"type":"queued","id":"c1","position":2}
+//	out {"type":"started","id":"c1","line":0,"spec":"bench ..."}
+//	out {"type":"progress","id":"c1","line":0,"elapsed_seconds":1.0,"ops":4100,...}
+//	out {"type":"result","id":"c1","line":0,"result":{...harness.Exec's JSON...}}
+//	out {"type":"done","id":"c1"}
+//	out {"type":"error","id":"c1","line":0,"message":"..."}
+//
+// "position" is the number of runs ahead of this one, the running one
+// included: 0 means it starts now. A new queued message arrives each time
+// the line moves. Each non-empty line of a cell that does not start with
+// '#' is one run.
+// Every line is checked before anything is queued: a bad line gets an
+// error naming the line and the problem, then done, and nothing runs.
+// Extensions: a run may carry "token" (else the ?token= query parameter
+// of the websocket URL is used), and "lesson", "cell_id", "browser" and
+// "repeat" for the run archive (record.go); result carries "run_id" once
+// the line is recorded, and "round" in a repeated run; done carries
+// "cancelled":true when the run was cancelled.
+
+// inMsg is every incoming message: run and cancel.
+type inMsg struct {
+	Type  string `json:"type"`
+	ID    string `json:"id"`
+	Cell  string `json:"cell"`
+	Token string `json:"token,omitempty"`
+	// Additions for the run archive (see record.go), all optional: where
+	// the cell is, the browser's id, and how many rounds to run it.
+	Lesson  string `json:"lesson,omitempty"`
+	CellID  string `json:"cell_id,omitempty"`
+	Browser string `json:"browser,omitempty"`
+	Repeat  int    `json:"repeat,omitempty"`
+}
+
+// Messages, as DESIGN.md's table, with additions only (docs/api.md lists
+// them all): done carries "cancelled" when the run was stopped; progress
+// carries the harness's progress fields, engine and run among them; error
+// has "line" only when a line of the cell is at fault (a full queue or a
+// bad message has none).
+type queuedMsg struct {
+	Type     string `json:"type"`
+	ID       string `json:"id"`
+	Position int    `json:"position"`
+}
+
+type startedMsg struct {
+	Type string `json:"type"`
+	ID   string `json:"id"`
+	Line int    `json:"line"`
+	Spec string `json:"spec"`
+}
+
+type progressMsg struct {
+	Type string `json:"type"`
+	ID   string `json:"id"`
+	Line int    `json:"line"`
+	harness.Progress
+}
+
+type resultMsg struct {
+	Type   string          `json:"type"`
+	ID     string          `json:"id"`
+	Line   int             `json:"line"`
+	Result json.RawMessage `json:"result"`
+	RunID  int64           `json:"run_id,omitempty"` // the run's id in the archive, once it is recorded
+	Round  int             `json:"round,omitempty"`  // 1-based round of a repeated run
+}
+
+type doneMsg struct {
+	Type      string `json:"type"`
+	ID        string `json:"id"`
+	Cancelled bool   `json:"cancelled,omitempty"`
+}
+
+type errorMsg struct {
+	Type    string `json:"type"`
+	ID      string `json:"id"`
+	Line    *int   `json:"line,omitempty"` // the cell line at fault, when there is one
+	Message string `json:"message"`
+}
+
+func lineP(i int) *int { return &i }

@@ -1,0 +1,147 @@
+package server
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"io/fs"
+	"mime"
+	"net/http"
+	"path"
+	"strings"
+	"time"
+)
+
+// handleStatic serves the embedded static files. Paths are checked with
+// fs.ValidPath, so "..", absolute paths and backslashes never reach the
+// file system; directories are not listed.
+func (s *Server) handleStatic(w http.ResponseWriter, r *http.Request) {
+	p := r.PathValue("path")
+	if p == "chroma.css" {
+		w.Header().Set("Content-Type", "text/css; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-cache")
+		w.Write(s.chromaCSS)
+		return
+	}
+	if !fs.ValidPath(p) || strings.Contains(p, "\\") || p == "." {
+		http.NotFound(w, r)
+		return
+	}
+	if p == "wasm/yaegi.wasm" {
+		s.serveWasm(w, r)
+		return
+	}
+	s.serveFile(w, r, p, "")
+}
+
+// serveFile streams one static file with http.ServeContent, which answers
+// Range and If-None-Match requests; the file is never read whole into
+// memory (the gzipped wasm is megabytes). Files that cannot seek (not the
+// case for embed.FS or os.DirFS) are read into memory as a fallback.
+func (s *Server) serveFile(w http.ResponseWriter, r *http.Request, p, encoding string) {
+	f, err := s.cfg.Static.Open(p)
+	if err != nil {
+		http.NotFound(w, r)
+		return
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil || info.IsDir() {
+		http.NotFound(w, r)
+		return
+	}
+	content, ok := f.(io.ReadSeeker)
+	if !ok {
+		data, err := io.ReadAll(f)
+		if err != nil {
+			http.Error(w, "reading "+p+": "+err.Error(), http.StatusInternalServerError)
+			return
+		}
+		content = bytes.NewReader(data)
+	}
+	tag, err := s.etag(p, content)
+	if err != nil {
+		http.Error(w, "reading "+p+": "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	name := p
+	if encoding == "gzip" {
+		name = strings.TrimSuffix(p, ".gz")
+		w.Header().Set("Content-Encoding", "gzip")
+		w.Header().Set("Vary", "Accept-Encoding")
+	}
+	ctype := mime.TypeByExtension(path.Ext(name))
+	switch path.Ext(name) {
+	case ".wasm":
+		ctype = "application/wasm"
+	case ".js":
+		ctype = "text/javascript; charset=utf-8"
+	case ".svg":
+		ctype = "image/svg+xml"
+	}
+	if ctype == "" {
+		ctype = "application/octet-stream"
+	}
+	w.Header().Set("Content-Type", ctype)
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("ETag", tag)
+	http.ServeContent(w, r, name, time.Time{}, content)
+}
+
+// etag is a hash of the file's bytes, computed once per path (the
+// embedded files never change) or on every request in author mode. It
+// reads content through and leaves it at its start.
+func (s *Server) etag(p string, content io.ReadSeeker) (string, error) {
+	if !s.cfg.Reload {
+		s.staticMu.Lock()
+		t, ok := s.staticTags[p]
+		s.staticMu.Unlock()
+		if ok {
+			return t, nil
+		}
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, content); err != nil {
+		return "", err
+	}
+	if _, err := content.Seek(0, io.SeekStart); err != nil {
+		return "", err
+	}
+	t := `"` + hex.EncodeToString(h.Sum(nil)[:8]) + `"`
+	if !s.cfg.Reload {
+		s.staticMu.Lock()
+		s.staticTags[p] = t
+		s.staticMu.Unlock()
+	}
+	return t, nil
+}
+
+// serveWasm serves wasm/yaegi.wasm.gz with Content-Encoding: gzip when the
+// request accepts gzip, else wasm/yaegi.wasm; 404 when neither was built.
+func (s *Server) serveWasm(w http.ResponseWriter, r *http.Request) {
+	const plain, gz = "wasm/yaegi.wasm", "wasm/yaegi.wasm.gz"
+	if acceptsGzip(r) {
+		if _, err := fs.Stat(s.cfg.Static, gz); err == nil {
+			s.serveFile(w, r, gz, "gzip")
+			return
+		}
+	}
+	if _, err := fs.Stat(s.cfg.Static, plain); err == nil {
+		w.Header().Set("Vary", "Accept-Encoding")
+		s.serveFile(w, r, plain, "")
+		return
+	}
+	http.Error(w, "yaegi.wasm is not built into this binary: run `make wasm` and rebuild", http.StatusNotFound)
+}
+
+func acceptsGzip(r *http.Request) bool {
+	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
+		enc, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if enc = strings.TrimSpace(enc); enc == "gzip" || enc == "*" {
+			q := strings.ReplaceAll(params, " ", "")
+			return q != "q=0" && q != "q=0.0" && q != "q=0.00" && q != "q=0.000"
+		}
+	}
+	return false
+}

@@ -1,0 +1,125 @@
+// dom.js: what every kvlab page module shares: the element builders, the
+// localStorage wrapper, and numbers and durations written the way the
+// course writes them.
+//
+// Nothing here touches the page when the module loads, so Node can import
+// it (static/testdata/*.test.mjs test the formatting).
+
+const SVGNS = 'http://www.w3.org/2000/svg';
+
+export const $ = (sel, el = document) => el.querySelector(sel);
+export const $$ = (sel, el = document) => Array.from(el.querySelectorAll(sel));
+
+// h builds an HTML element: attrs 'class' and 'text' set className and
+// textContent, 'onX' adds a listener for event X, true is an empty
+// attribute, and null, undefined and false leave the attribute out. Kids
+// are nodes or text; null and false are skipped; arrays are flattened.
+export function h(tag, attrs, ...kids) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v == null || v === false) continue;
+    if (k === 'class') el.className = v;
+    else if (k === 'text') el.textContent = v;
+    else if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
+    else el.setAttribute(k, v === true ? '' : v);
+  }
+  for (const kid of kids.flat()) {
+    if (kid == null || kid === false) continue;
+    el.append(kid instanceof Node ? kid : document.createTextNode(String(kid)));
+  }
+  return el;
+}
+
+// svg turns a markup description from charts.js ({tag, attrs, kids},
+// attrs.text being the text content) into SVG elements.
+export function svg(desc) {
+  const el = document.createElementNS(SVGNS, desc.tag);
+  for (const [k, v] of Object.entries(desc.attrs || {})) {
+    if (v == null) continue;
+    if (k === 'text') el.textContent = v;
+    else el.setAttribute(k, v);
+  }
+  for (const kid of desc.kids || []) el.append(svg(kid));
+  return el;
+}
+
+// Quiz explanations arrive as HTML that the server rendered from the
+// lesson's Markdown. They never go into innerHTML: the HTML is parsed into
+// an inert document (nothing in it runs or loads), and only text and a
+// few inline elements are copied into the page; a link keeps its target
+// only when it is http(s), relative or a #fragment.
+const INLINE = new Set(['A', 'CODE', 'EM', 'STRONG', 'SUB', 'SUP', 'BR', 'DEL', 'KBD']);
+const DROP = new Set(['SCRIPT', 'STYLE', 'TEMPLATE', 'IFRAME', 'OBJECT', 'EMBED', 'svg', 'math']);
+
+export function safeInline(html) {
+  const doc = new DOMParser().parseFromString(`<!doctype html><body>${html}`, 'text/html');
+  return copyInline(doc.body);
+}
+
+function copyInline(from) {
+  const out = [];
+  for (const n of from.childNodes) {
+    if (n.nodeType === Node.TEXT_NODE) { out.push(document.createTextNode(n.data)); continue; }
+    if (n.nodeType !== Node.ELEMENT_NODE || DROP.has(n.tagName)) continue;
+    const kids = copyInline(n);
+    if (!INLINE.has(n.tagName)) { out.push(...kids); continue; }
+    const el = document.createElement(n.tagName.toLowerCase());
+    const href = n.tagName === 'A' ? (n.getAttribute('href') || '') : '';
+    if (href && (/^https?:/i.test(href) || !/^[a-z][a-z0-9+.-]*:/i.test(href.trim()))) el.setAttribute('href', href);
+    el.append(...kids);
+    out.push(el);
+  }
+  return out;
+}
+
+// store is localStorage that never throws: a full or disabled storage
+// reads as empty and drops writes (the page then forgets on reload).
+export const store = {
+  get(k) { try { return localStorage.getItem(k); } catch { return null; } },
+  set(k, v) { try { localStorage.setItem(k, v); } catch { /* full or disabled */ } },
+  del(k) { try { localStorage.removeItem(k); } catch { /* disabled */ } },
+  json(k, dflt) { try { const v = JSON.parse(this.get(k)); return v == null ? dflt : v; } catch { return dflt; } },
+  setJSON(k, v) { this.set(k, JSON.stringify(v)); },
+};
+
+// randomID is a fresh random id (a UUID where the browser has one).
+export function randomID() {
+  if (globalThis.crypto && crypto.randomUUID) return crypto.randomUUID();
+  return `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
+}
+
+// ---------- numbers the way the course writes them
+
+// fmtNs writes a duration given in nanoseconds: 850 ns, 2.60 µs, 224 µs,
+// 6.68 ms, 1.81 s. null, NaN and ±Infinity are '–'.
+export function fmtNs(ns) {
+  if (ns == null || !isFinite(ns)) return '–';
+  const a = Math.abs(ns);
+  if (a < 1000) return `${Math.round(ns)} ns`;
+  if (a < 1e6) return `${sig(ns / 1e3)} µs`;
+  if (a < 1e9) return `${sig(ns / 1e6)} ms`;
+  return `${sig(ns / 1e9)} s`;
+}
+
+// sig writes x (1 <= x < 1000 in use) with three significant digits.
+export function sig(x) { return x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2); }
+
+export function fmtInt(x) { return x == null || !isFinite(x) ? '–' : Math.round(x).toLocaleString('en-US'); }
+
+// fmtRate writes an ops/s figure: whole numbers, millions from 10 M up.
+export function fmtRate(x) {
+  if (x == null || !isFinite(x)) return '–';
+  if (x >= 1e7) return `${sig(x / 1e6)} M`;
+  return fmtInt(x);
+}
+
+export function fmtBytes(b) {
+  if (b == null) return '–';
+  const u = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let i = 0;
+  while (b >= 1024 && i < u.length - 1) { b /= 1024; i++; }
+  return `${i ? sig(b) : b} ${u[i]}`;
+}
+
+// fmtMs writes a wall time the page measured itself (an exercise's run).
+export function fmtMs(ms) { return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`; }

@@ -1,0 +1,175 @@
+// quizzes.js: a lesson's quizzes. A quiz on a cell is checked by the
+// server against the runs it recorded for this browser; a quiz without a
+// cell makes the server measure. A predict: yes quiz takes its answer
+// before its cell may run, and that cell's next results grade it.
+
+import { $, $$, h, store, safeInline, randomID } from './dom.js';
+import { lessonSlug, resultsKey, progress, updateProgress, prediction, setPrediction, needToken, token, browserID } from './session.js';
+
+// predictQuizzes are the predict: yes quizzes on a cell.
+const predictQuizzes = (cell) => $$(`.quiz[data-predict][data-cell="${cell}"]`);
+
+// cellLocked says a cell still waits for a prediction: some predict: yes
+// quiz on it has none.
+export function cellLocked(cell) { return predictQuizzes(cell).some((q) => !prediction(q.dataset.quiz)); }
+
+// savePrediction stores a quiz prediction in the server's archive when
+// the reader enters it, before the cell it predicts runs. It resolves
+// to the stored prediction ({id, at}) or rejects with the server's message.
+export async function savePrediction(quiz, value) {
+  const resp = await fetch('/api/predict', { method: 'POST', headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ lesson: lessonSlug(), quiz, browser: browserID(), value: String(value) }) });
+  const r = await resp.json();
+  if (!resp.ok) throw new Error(r.error || `HTTP ${resp.status}`);
+  return r;
+}
+
+const errorP = (...text) => h('p', { class: 'error' }, ...text);
+
+const cellLink = (cell) => h('a', { href: `#cell-${cell}` }, cell);
+
+// Quiz is one .quiz element of the page. relock(cell) is called when a
+// prediction unlocks the quiz's cell.
+class Quiz {
+  constructor(el, relock) {
+    this.el = el; this.relock = relock;
+    this.id = el.dataset.quiz;
+    this.cell = el.dataset.cell;
+    this.form = $('.quiz-form', el);
+    this.fb = $('.quiz-feedback', el);
+    this.btn = $('.check', el);
+    this.choice = !!el.querySelector('fieldset');
+    this.predict = el.dataset.predict != null && !!this.cell;
+    this.showPrevious();
+    this.form.addEventListener('submit', (e) => { e.preventDefault(); this.submit(); });
+    if (this.predict) {
+      document.addEventListener('kvlab:measured', (e) => {
+        const p = prediction(this.id);
+        if (e.detail.cell === this.cell && p) this.check(p.answer, true);
+      });
+    }
+  }
+  say(...nodes) { this.fb.replaceChildren(...nodes); }
+  waiting(p) {
+    return h('p', { class: 'prediction-kept' }, 'Your prediction: ', h('b', {}, this.choice ? choiceText(this.el, p.answer) : p.answer), '. Now run the cell ', cellLink(this.cell), ' to measure it.');
+  }
+  // showPrevious shows what this browser answered or predicted before.
+  showPrevious() {
+    const prev = progress(lessonSlug()).quizzes[this.id];
+    if (this.predict) {
+      this.el.classList.add('is-predict');
+      $('.quiz-source', this.el).replaceChildren('Predict first: the cell ', cellLink(this.cell), ' stays locked until you do, and your run grades the prediction.');
+      const p = prediction(this.id);
+      this.btn.textContent = p ? 'Check' : 'Lock in prediction';
+      if (p && !(prev && prev.prediction)) this.say(this.waiting(p));
+    }
+    if (prev) this.say(h('p', { class: `quiz-last ${prev.correct ? 'ok' : 'bad'}` }, `Last time you ${prev.prediction ? 'predicted' : 'answered'} ${prev.answer}: ${prev.correct ? 'right' : this.choice ? 'wrong' : 'not within range'}${prev.off ? ` (${prev.off})` : ''}.`));
+  }
+  async submit() {
+    const answer = String(new FormData(this.form).get('answer') || '').trim();
+    if (!answer) { this.say(errorP(this.choice ? 'Pick one of the choices.' : 'Type a number first.')); return; }
+    if (this.predict && !prediction(this.id)) {
+      // The first answer is the prediction: stored in the server's
+      // record before the cell can run, kept, and graded by the cell's
+      // next run, which it unlocks.
+      try { await savePrediction(this.id, answer); } catch (err) { this.say(errorP(`Your prediction was not recorded: ${err.message}`)); return; }
+      setPrediction(this.id, answer);
+      this.btn.textContent = 'Check';
+      this.say(this.waiting(prediction(this.id)));
+      this.relock(this.cell);
+      return;
+    }
+    await this.check(answer, false);
+  }
+  // request is the POST /api/quiz body for answer, or null (after saying
+  // why) when it cannot be sent yet.
+  request(answer, asPrediction) {
+    const req = { lesson: lessonSlug(), quiz: this.id, answer };
+    if (asPrediction) req.prediction = true;
+    if (this.cell) {
+      const last = store.json(resultsKey(this.cell), null);
+      // The server grades from the runs it recorded: the page sends their ids, never numbers.
+      if (!last || !last.lines || !last.lines.every((l) => l.run_id)) { this.say(errorP('Run the cell ', cellLink(this.cell), ' first: this quiz is checked against your own measurement, as this server recorded it.')); return null; }
+      req.run_ids = last.lines.map((l) => l.run_id);
+      req.browser = browserID();
+      return req;
+    }
+    if (needToken() && !token(true)) { this.say(errorP('This server needs the instructor token to measure.')); return null; }
+    req.token = token(false);
+    req.ticket = randomID();
+    req.browser = browserID();
+    this.say(measuringNote(' Measuring on this server\'s disk (waits its turn in the queue)…'));
+    return req;
+  }
+  // check sends one answer and shows the verdict; asPrediction says it
+  // was entered before the cell's results existed.
+  async check(answer, asPrediction) {
+    const req = this.request(answer, asPrediction);
+    if (!req) return;
+    this.btn.disabled = true;
+    // The reply comes when the measurement is done; meanwhile the page
+    // asks for the run's place in the queue by the request's ticket.
+    const poll = req.ticket ? this.pollQueue(req.ticket) : null;
+    try {
+      const resp = await fetch('/api/quiz', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(req) });
+      const r = await resp.json();
+      if (!resp.ok) { this.say(errorP(r.error || `HTTP ${resp.status}`)); return; }
+      this.say(verdict(r, this.choice));
+      updateProgress(lessonSlug(), (p) => { p.quizzes[this.id] = { correct: r.correct, answer: `${r.answer}`, at: Date.now(), prediction: !!r.predicted, off: r.off || '' }; });
+    } catch (err) {
+      this.say(errorP(`Could not reach labserver: ${err.message}`));
+    } finally {
+      if (poll) poll.stop();
+      this.btn.disabled = false;
+    }
+  }
+  // pollQueue shows the measurement's place in the server's queue every
+  // second until stopped.
+  pollQueue(ticket) {
+    let on = true;
+    const timer = setInterval(async () => {
+      try {
+        const pr = await fetch(`/api/quiz/queue?ticket=${encodeURIComponent(ticket)}`);
+        if (!pr.ok || !on) return;
+        const p = await pr.json();
+        if (!on) return; // the verdict is already shown
+        this.say(measuringNote(p.running || p.position === 0
+          ? ' Measuring on this server\'s disk…'
+          : ` Waiting to measure on this server's disk · ${p.position} run${p.position === 1 ? '' : 's'} ahead in the queue…`));
+      } catch { /* the POST reports a lost server */ }
+    }, 1000);
+    return { stop() { on = false; clearInterval(timer); } };
+  }
+}
+
+// setupQuizzes makes every .quiz of the page live.
+export function setupQuizzes(relock) {
+  for (const el of $$('.quiz')) new Quiz(el, relock);
+}
+
+// choiceText is the text of choice n (1-based) of a choice quiz.
+function choiceText(el, n) {
+  const input = el.querySelector(`input[name=answer][value="${n}"]`);
+  return input ? input.parentElement.textContent.trim() : n;
+}
+
+// verdict renders a quiz reply: the answer or prediction, the measured
+// value, how far off, where it came from, and the explanation.
+function verdict(r, choice) {
+  const unit = r.unit && !choice ? ` ${r.unit}` : '';
+  const head = r.predicted
+    ? (r.correct ? '✓ Your prediction holds.' : choice ? '✗ Your prediction was wrong.' : '✗ Your prediction was off.')
+    : (r.correct ? '✓ Right.' : choice ? '✗ Not what your run shows.' : '✗ Not within range.');
+  return h('div', { class: `verdict ${r.correct ? 'ok' : 'bad'}${r.predicted ? ' predicted' : ''}` },
+    h('p', { class: 'verdict-head' }, head),
+    h('table', { class: 'kv' }, h('tbody', {},
+      h('tr', {}, h('th', { scope: 'row' }, r.predicted ? 'your prediction' : 'your answer'), h('td', {}, `${r.answer}${unit}`)),
+      h('tr', {}, h('th', { scope: 'row' }, 'measured'), h('td', {}, h('b', {}, `${r.want}${unit}`), r.range && r.low !== r.high ? ` (accepted ${r.range}${unit})` : '')),
+      r.off && !choice ? h('tr', { class: 'off' }, h('th', { scope: 'row' }, 'off by'), h('td', {}, r.off)) : null,
+      r.shown ? h('tr', {}, h('th', { scope: 'row' }, 'from'), h('td', {}, r.shown)) : null)),
+    r.explain_html ? h('p', { class: 'explain' }, safeInline(r.explain_html)) : null);
+}
+
+function measuringNote(text) {
+  return h('p', { class: 'measuring' }, h('span', { class: 'spinner', 'aria-hidden': 'true' }), text);
+}

@@ -1,0 +1,314 @@
+// results.js: draws what a run measured: the result table, the
+// conditions, the charts, probe, model and crash results, and the JSON of
+// the run. renderResults(container, lines) is the entry point a page uses;
+// lines are what cells.js's CellRun folds from the websocket messages
+// ({spec, result, error, run_id, group, prev_group}), or one stored run
+// ({spec, result}).
+
+import { h, svg, fmtNs, fmtInt, fmtRate, fmtBytes, sig } from './dom.js';
+import { spectrumChart, histogramChart, timelineChart, sweepChart, modelChart, fullSeconds } from './charts.js';
+
+// resultsOf is a line's result objects: a -repeat or sweep line's result
+// is an array.
+const resultsOf = (r) => (r == null ? [] : Array.isArray(r) ? r : [r]);
+
+// renderResults draws lines into container, replacing what it held.
+export function renderResults(container, lines) {
+  container.replaceChildren(renderLines(lines));
+}
+
+// renderLines draws lines: each line's error, one table and set of
+// charts for every bench result together, the crash results side by
+// side, probe and model results each on their own, and the JSON.
+export function renderLines(lines) {
+  const frag = h('div', { class: 'results' });
+  const benches = [];
+  lines.forEach((l, i) => {
+    // Errors about a line from the server already start with "line N (spec):".
+    if (l.error) frag.append(h('div', { class: 'error', role: 'alert' }, /^line \d/.test(l.error) ? null : h('b', {}, `line ${i + 1}: `), l.error));
+    for (const b of resultsOf(l.result)) if (b && b.kind === 'bench') benches.push({ line: i, b });
+  });
+  if (benches.length) frag.append(benchView(benches));
+  const crashes = lines.flatMap((l) => resultsOf(l.result)).filter((r) => r && r.kind === 'crash');
+  if (crashes.length) frag.append(h('div', { class: 'result result-crash' }, crashView(crashes)));
+  lines.forEach((l, i) => {
+    for (const r of resultsOf(l.result)) {
+      if (!r || r.kind === 'bench' || r.kind === 'crash') continue;
+      const v = r.kind === 'probe' ? probeView(r) : r.kind === 'model' ? modelView(r) : r.kind === 'crash' ? crashView(r) : null;
+      frag.append(h('div', { class: `result result-${r.kind || 'other'}` }, h('h4', { class: 'result-title' }, `line ${i + 1}: `, h('code', {}, l.spec)), v || rawView(r)));
+    }
+  });
+  const done = lines.filter((l) => l.result);
+  if (done.length) {
+    frag.append(h('details', { class: 'raw' }, h('summary', {}, 'JSON of this run (archive what you ran)'),
+      h('pre', {}, JSON.stringify(done.map((l) => l.result), null, 1))));
+  }
+  return frag;
+}
+
+function rawView(r) { return h('pre', { class: 'json' }, JSON.stringify(r, null, 1)); }
+
+// shortLabel names a run by what differs between the runs shown together.
+export function shortLabel(b, all) {
+  const keys = ['engine', 'sync', 'workload', 'threads', 'value_size', 'dist', 'keys', 'rate'];
+  const diff = keys.filter((k) => new Set(all.map((x) => String(x.b[k] || ''))).size > 1);
+  const part = (k) => (k === 'threads' ? `${b[k]} thr` : k === 'value_size' ? `${b[k]} B` : k === 'keys' ? `${b[k]} keys` : k === 'rate' ? (b.rate ? `${fmtInt(b.rate)}/s open loop` : 'closed loop') : b[k]);
+  return (diff.length ? diff : ['engine', 'sync']).map(part).join(' · ') + (b.cancelled ? ' (cancelled)' : '');
+}
+
+// benchView is the table, the notes under it and the charts of the
+// bench results of a cell's lines ({line, b}).
+function benchView(benches) {
+  const { series, rows } = benchRows(benches);
+  const wrap = h('div', { class: 'result result-bench' },
+    h('div', { class: 'table-wrap' }, benchTable(rows, benches.some((x) => x.b.model))),
+    conditions(benches.map((x) => x.b)),
+    benchNotes(benches));
+  const charts = benchCharts(series, benches);
+  if (charts.childElementCount) wrap.append(charts);
+  return wrap;
+}
+
+// benchRows lists the table's rows and the charts' series: one per op
+// kind of each run, with the uncorrected and pooled rows after their run.
+function benchRows(benches) {
+  const series = [];
+  const rows = [];
+  for (const x of benches) {
+    const b = x.b;
+    const label = shortLabel(b, benches);
+    const unc = b.latency_uncorrected || {};
+    const ops = Object.entries(b.latency || {});
+    for (const [op, lat] of ops) {
+      // Eight colours: the ninth run on reuses them, dashed.
+      series.push({ name: `${label}${ops.length > 1 ? ` ${op}` : ''}`, lat, b, k: series.length, dashed: series.length >= 8 });
+      rows.push({ label: unc[op] ? `${label} · corrected` : label, op, lat, b, k: series.length - 1, line: x.line });
+      // An open-loop run also reports latency from each request's actual
+      // start; the lesson on coordinated omission compares the two rows.
+      if (unc[op]) rows.push({ label: `${label} · uncorrected`, op, lat: unc[op], b, k: -1, line: x.line, unc: true });
+    }
+    if (!ops.length) rows.push({ label, op: '–', lat: {}, b, k: -1, line: x.line });
+    // The last run of a -repeat carries the percentiles of all its
+    // runs' samples together: not the median of the runs' figures.
+    if (b.pooled) {
+      for (const [op, lat] of Object.entries(b.pooled.latency || {})) rows.push({ label: `${label} · pooled, ${b.pooled.runs} runs`, op, lat, b, k: -1, line: x.line, pooled: true });
+    }
+  }
+  return { series, rows };
+}
+
+// Columns a phone-width page leaves out so p99, max and ops/s fit beside
+// the run's name (app.css hides .minor below 560px).
+const MINOR_COLS = new Set(['count', 'p95', 'p99.9']);
+
+function benchTable(rows, hasModel) {
+  const showOp = new Set(rows.map((r) => r.op)).size > 1;
+  const cols = ['run', showOp ? 'op' : null, 'count', 'mean', 'p50', 'p95', 'p99', 'p99.9', 'max', 'ops/s', hasModel ? 'model' : null].filter(Boolean);
+  const head = (c) => h('th', { scope: 'col', class: c === 'p99' ? 'p99' : MINOR_COLS.has(c) ? 'minor' : null, title: c === 'model' ? 'ops/s predicted by 1 / (T_write + T_fsync/N); in brackets measured ÷ predicted' : null }, c);
+  const row = (r) => h('tr', {},
+    h('th', { scope: 'row' }, r.k >= 0 ? h('span', { class: `swatch c${r.k % 8}${r.k >= 8 ? ' dashed' : ''}` }) : null, r.label),
+    showOp ? h('td', { class: 'op' }, r.op) : null,
+    h('td', { class: 'minor' }, fmtInt(r.lat.count)),
+    h('td', {}, fmtNs(r.lat.mean_ns)),
+    h('td', {}, fmtNs(r.lat.p50_ns)),
+    h('td', { class: 'minor' }, fmtNs(r.lat.p95_ns)),
+    h('td', { class: 'p99' }, fmtNs(r.lat.p99_ns)),
+    h('td', { class: 'minor' }, fmtNs(r.lat.p999_ns)),
+    h('td', {}, fmtNs(r.lat.max_ns)),
+    h('td', {}, r.unc || r.pooled ? '' : h('b', {}, fmtRate(r.b.ops_per_sec))),
+    hasModel ? modelCell(r.b) : null);
+  return h('table', { class: 'nums' }, h('thead', {}, h('tr', {}, cols.map(head))), h('tbody', {}, rows.map(row)));
+}
+
+function modelCell(b) {
+  const m = b.model;
+  return h('td', { class: 'model', title: m ? `measured ÷ model = ${(b.ops_per_sec / m.predicted_ops_per_sec).toFixed(2)}; T_write ${fmtNs(m.t_write_ns)}, T_fsync ${fmtNs(m.t_fsync_ns)} (${m.t_fsync_source || 'probe'}); p99 on the ${m.p99_path} path` : null },
+    m ? fmtRate(m.predicted_ops_per_sec) : '–');
+}
+
+// benchNotes are the lines under the table: reads' hit rate, the
+// fdatasyncs' own distribution, and an open-loop run's utilization and
+// censored units.
+function benchNotes(benches) {
+  const notes = [];
+  const label = (x) => shortLabel(x.b, benches);
+  const note = (cls, name, ...text) => notes.push(h('p', { class: cls }, h('span', { class: 'cond-label' }, name), ...text));
+  // Reads say how many found their key (hit_rate in the JSON).
+  const hits = benches.filter((x) => x.b.hit_rate != null);
+  if (hits.length) note('conditions', 'Hits: ', hits.map((x) => `${label(x)} ${+(x.b.hit_rate * 100).toFixed(1)}%`).join(' · '), ' of reads found their key.');
+  // The fdatasyncs' own distribution (fsync_p50_ns...): the median is
+  // what a slow Put waits for; the mean can be dragged by one flush.
+  const synced = benches.filter((x) => x.b.fsync_samples > 0);
+  if (synced.length) note('conditions fsyncs', 'fdatasync: ', synced.map((x) => `${label(x)} ${fsyncText(x.b)}`).join(' · '));
+  // Open loop: utilization is the check, and units that never started
+  // are censored samples no percentile above includes.
+  const open = benches.filter((x) => x.b.rate);
+  if (open.length) note('conditions open-loop', 'Open loop: ', open.map((x) => `${label(x)} utilization ${sig(x.b.utilization || 0)} (rate × mean service time)`).join(' · '));
+  const behind = open.filter((x) => x.b.backlog_units > 0);
+  if (behind.length) {
+    notes.push(h('p', { class: 'callout backlog', role: 'note' }, h('b', {}, 'Censored: '),
+      behind.map((x) => `${label(x)}: ${fmtInt(x.b.backlog_units)} of ${fmtInt(x.b.units + x.b.backlog_units)} units due never started`).join(' · '),
+      '. Their latency, the worst of the run, is in no row above: the corrected percentiles are incomplete without them.'));
+  }
+  return notes;
+}
+
+function fsyncText(b) {
+  const path = b.model && b.model.measured_p99_path ? `; put p99 on the ${b.model.measured_p99_path} path (threshold ${fmtNs(b.model.p99_threshold_ns)})` : '';
+  return `p50 ${fmtNs(b.fsync_p50_ns)}, p99 ${fmtNs(b.fsync_p99_ns)}, max ${fmtNs(b.fsync_max_ns)}, mean ${fmtNs(b.fsync_mean_ns)} (${fmtInt(b.fsync_samples)} timed)${path}`;
+}
+
+// benchCharts draws the charts the results support: spectrum and
+// histogram when the runs carry them, a saturation curve for a line that
+// ran several thread counts, measured vs model for two or more batch:N
+// policies, and the timeline of runs that lasted over a second.
+function benchCharts(series, benches) {
+  const charts = h('div', { class: 'charts' });
+  const spec = series.filter((x) => x.lat && x.lat.spectrum && x.lat.spectrum.length);
+  if (spec.length) charts.append(figure('Latency percentile spectrum', spectrumChart(spec), 'x: percentile on a log scale of 1/(1−p), so each tick is one more nine; y: latency, log scale.'));
+  const hist = series.filter((x) => x.lat && x.lat.histogram && x.lat.histogram.length);
+  // The two-paths reading only fits writes under a policy that sometimes syncs.
+  const syncedWrites = hist.some((x) => x.lat === (x.b.latency || {}).put && /^(batch|periodic|group|always)/.test(x.b.sync || ''));
+  if (hist.length) charts.append(figure('Latency histogram', histogramChart(hist), `Share of operations per latency bucket (log-spaced).${syncedWrites ? ' Two humps mean two paths: the fast write and the one that waits for fdatasync.' : ''}`));
+  const byLine = new Map();
+  for (const x of benches) byLine.set(x.line, [...(byLine.get(x.line) || []), x.b]);
+  const sweepSets = [...byLine.values()].filter((bs) => bs.length > 1 && new Set(bs.map((b) => b.threads)).size > 1);
+  if (sweepSets.length) charts.append(figure('Saturation curve', sweepChart(sweepSets), 'Throughput (line) and p99 latency (dashed, right axis) as threads increase.'));
+  const batch = benches.map((x) => x.b).filter((b) => /^batch:\d+$/.test(b.sync || '') && b.model && b.model.predicted_ops_per_sec);
+  if (new Set(batch.map((b) => b.sync)).size >= 2) charts.append(figure('Measured vs model', modelChart(batch), 'Dots: measured ops/s for each batch:N. Rings and dashes: what the model predicts for that run.'));
+  const tl = benches.map((x, k) => ({ b: x.b, k, name: shortLabel(x.b, benches), pts: fullSeconds(x.b) })).filter((x) => x.pts.length > 1);
+  if (tl.length) charts.append(figure('Throughput timeline', timelineChart(tl), 'ops/s in each second of the measured run.'));
+  return charts;
+}
+
+// conditions is the line that says what the figures were measured on.
+function conditions(bs) {
+  const b = bs[0];
+  const p = b.probe || {};
+  const parts = [];
+  if (p.fs || p.device) parts.push(`${p.fs || '?'} on ${p.device || '?'}${p.rotational === true ? ' (rotational)' : p.rotational === false ? ' (non-rotational)' : ''}`);
+  if (p.write_ns) parts.push(`write ≈ ${fmtNs(p.write_ns)}`);
+  if (p.fdatasync_ns) parts.push(`${p.sync_call || 'fdatasync'} ≈ ${fmtNs(p.fdatasync_ns)}`);
+  if (p.cores) parts.push(`${p.cores} cores`);
+  const w = [...new Set(bs.map((x) => x.workload))].join('/');
+  parts.push(`${w}, ${fmtBytes(b.value_size)} values, ${fmtInt(b.keys)} keys ${b.dist || ''}`.trim());
+  const thr = [...new Set(bs.map((x) => x.threads))];
+  parts.push(`${thr.join(',')} thread${thr.length === 1 && thr[0] === 1 ? '' : 's'}`);
+  // fsyncs_counted false: the engine cannot report its syncs (bbolt), so 0 means unknown.
+  const fs = (x) => (x.fsyncs_counted === false ? 'n/a' : fmtInt(x.fsyncs));
+  if (bs.some((x) => x.fsyncs)) parts.push(`${bs.map(fs).join(' / ')} fsyncs (mean ${bs.filter((x) => x.fsync_mean_ns).map((x) => fmtNs(x.fsync_mean_ns)).join(' / ') || '–'})`);
+  const exact = bs.every((x) => Object.values(x.latency || {}).every((l) => l.exact));
+  parts.push(exact ? 'exact percentiles' : 'percentiles from a histogram');
+  if (p.go) parts.push(p.go);
+  // The load average before each run: above the core count, something else was competing.
+  const loads = bs.map((x) => x.load_avg).filter((x) => x > 0);
+  if (loads.length) {
+    const lo = Math.min(...loads).toFixed(2), hi = Math.max(...loads).toFixed(2);
+    parts.push(`load ${lo === hi ? hi : `${lo}–${hi}`} before the run${loads.length > 1 ? 's' : ''}${Number(hi) > (p.cores || 1) ? ' (busy machine: expect noise)' : ''}`);
+  }
+  return h('p', { class: 'conditions' }, h('span', { class: 'cond-label' }, 'Conditions: '), parts.join(' · '));
+}
+
+// figure puts a chart from charts.js ({svg, legend}) under its title and
+// caption; the legend shows when it tells series apart.
+function figure(title, chart, caption) {
+  const items = chart.legend;
+  const legend = items.length > 1 || items.some((i) => i.dashed)
+    ? h('div', { class: 'legend' }, items.map((it) => h('span', {}, h('span', { class: `swatch c${it.k % 8}${it.dashed ? ' dashed' : ''}` }), it.name)))
+    : null;
+  return h('figure', { class: 'chart' }, h('figcaption', {}, h('b', {}, title), h('span', {}, caption)), h('div', { class: 'chart-body' }, svg(chart.svg), legend));
+}
+
+function kvTable(pairs) {
+  return h('table', { class: 'kv' }, h('tbody', {}, pairs.filter((p) => p[1] != null && p[1] !== '').map(([k, v]) => h('tr', {}, h('th', { scope: 'row' }, k), h('td', {}, v)))));
+}
+
+// probeView shows the raw cost of a write and of write + fdatasync on
+// the data directory's disk, and the model's inputs.
+function probeView(r) {
+  const row = (name, x) => x ? h('tr', {}, h('th', { scope: 'row' }, name), h('td', {}, fmtInt(x.iterations)), h('td', {}, fmtNs(x.mean_ns)), h('td', {}, fmtNs(x.p50_ns)), h('td', { class: 'p99' }, fmtNs(x.p99_ns)), h('td', {}, fmtNs(x.max_ns)), h('td', {}, h('b', {}, fmtRate(x.ops_per_sec)))) : null;
+  const t = h('table', { class: 'nums' },
+    h('thead', {}, h('tr', {}, ['', 'count', 'mean', 'p50', 'p99', 'max', 'ops/s'].map((c) => h('th', { scope: 'col', class: c === 'p99' ? 'p99' : null }, c)))),
+    h('tbody', {}, row('write (128 B)', r.write), row(`write + ${r.sync_call || 'fdatasync'}`, r.write_fdatasync)));
+  const ratio = r.write && r.write_fdatasync && r.write.mean_ns ? r.write_fdatasync.mean_ns / r.write.mean_ns : null;
+  return h('div', {}, h('div', { class: 'table-wrap' }, t),
+    ratio ? h('p', { class: 'callout' }, 'A durable write costs ', h('b', {}, `${ratio >= 10 ? Math.round(ratio).toLocaleString('en-US') : ratio.toFixed(1)}×`), ' a plain write on this disk (compare the means).') : null,
+    // The two figures the batch model and lesson 5's quizzes use, by their JSON names.
+    r.write_ns != null && r.fdatasync_ns != null ? h('p', { class: 'callout' }, 'Model inputs: ', h('code', {}, 'write_ns'), ' = ', h('b', {}, fmtNs(r.write_ns)), ' (T_write, the mean write) · ', h('code', {}, 'fdatasync_ns'), ' = ', h('b', {}, fmtNs(r.fdatasync_ns)), ' (T_fsync, the mean write + fdatasync minus the mean write).') : null,
+    h('p', { class: 'conditions' }, h('span', { class: 'cond-label' }, 'Conditions: '),
+      [r.fs && `${r.fs} on ${r.device}${r.rotational ? ' (rotational)' : ' (non-rotational)'}`, r.cpu, r.cores && `${r.cores} cores`, r.ram_bytes && `${fmtBytes(r.ram_bytes)} RAM`, r.kernel, r.go, r.free_bytes && `${fmtBytes(r.free_bytes)} free`, r.dir && `dir ${r.dir}`].filter(Boolean).join(' · ')));
+}
+
+function modelView(r) {
+  return kvTable([
+    ['sync policy', r.sync],
+    ['predicted throughput', r.predicted_ops_per_sec != null ? `${fmtRate(r.predicted_ops_per_sec)} ops/s` : null],
+    ['T_write', fmtNs(r.t_write_ns)],
+    ['T_fsync', `${fmtNs(r.t_fsync_ns)}${r.source ? ` (from ${r.source})` : ''}`],
+    ['p99 lands on', r.p99_path ? `the ${r.p99_path} path` : null],
+    ['loss window', r.loss_window_writes != null ? `${fmtInt(r.loss_window_writes)} writes${r.loss_window_ms ? ` / ${sig(r.loss_window_ms)} ms` : ''}${r.write_rate ? ` at ${fmtRate(r.write_rate)} writes/s (${r.rate_source === 'run' ? 'the rate a run measured' : 'the model\'s rate: no run measured one'})` : ''}` : null],
+  ]);
+}
+
+// The crash tables' columns a phone-width page leaves out: the summary
+// keeps acked, durable and both losses; corrupt stays in the summary.
+const CRASH_MINOR_COLS = new Set(['trials', 'recovered', 'corrupt']);
+
+const CRASH_TITLES = {
+  acked: 'writes acknowledged before the crash', durable: 'of those, acknowledged as durable', 'durable lost': 'durable-acknowledged writes missing after recovery: must be 0',
+  'acked lost': 'acknowledged writes missing, durable or not: the loss window of the policy',
+};
+
+const crashOK = (r) => (r.ok != null ? r.ok : !r.lost && !r.corrupt);
+
+// crashView shows the crash lines of a cell side by side: one row per
+// line, then each line's trials.
+function crashView(rs) {
+  const bad = rs.filter((r) => !crashOK(r));
+  const out = h('div', {},
+    h('p', { class: `verdict ${bad.length ? 'bad' : 'ok'}` }, bad.length
+      ? `The invariant broke for ${bad.map((r) => r.sync).join(', ')}: writes acknowledged as durable were missing after recovery, or data was corrupt.`
+      : 'The invariant held in every trial: every write acknowledged as durable was recovered (durable lost = 0), nothing corrupt.'),
+    h('div', { class: 'table-wrap' }, h('table', { class: 'nums' },
+      h('thead', {}, h('tr', {}, ['sync', 'trials', 'acked', 'durable', 'recovered', 'durable lost', 'acked lost', 'corrupt'].map((c) => h('th', { scope: 'col', class: c === 'durable lost' ? 'p99' : CRASH_MINOR_COLS.has(c) ? 'minor' : null, title: CRASH_TITLES[c] || null }, c)))),
+      h('tbody', {}, rs.map((r, k) => h('tr', { class: crashOK(r) ? null : 'bad' },
+        h('th', { scope: 'row' }, h('span', { class: `swatch c${k % 8}` }), r.sync),
+        h('td', { class: 'minor' }, fmtInt(r.trials)), h('td', {}, fmtInt(r.writes)), h('td', {}, fmtInt(r.durable_acked)), h('td', { class: 'minor' }, fmtInt(r.recovered)),
+        h('td', { class: 'p99' }, h('b', {}, fmtInt(r.lost))), h('td', {}, fmtInt(r.lost_acked)), h('td', { class: 'minor' }, fmtInt(r.corrupt))))))),
+    h('p', { class: 'conditions' }, h('span', { class: 'cond-label' }, 'Crash: '), rs.some((r) => r.power)
+      ? 'power loss is simulated on a crashable in-memory filesystem that forgets everything not yet synced.'
+      : 'SIGKILL of a child process; the page cache survives a process kill, so a missing fsync does not show here.'));
+  for (const r of rs) if (r.per_trial && r.per_trial.length) out.append(trialsView(r));
+  return out;
+}
+
+function trialsView(r) {
+  const cols = ['n', 'writes', 'durable_acked', 'recovered', 'lost', 'lost_acked', 'corrupt', 'crash_after_ms'].filter((c) => c in r.per_trial[0]);
+  // The error column only when a trial has one: it is the widest.
+  const errors = r.per_trial.some((t) => t.error);
+  const minor = (c) => (CRASH_MINOR_COLS.has(c.replace(/_/g, ' ')) ? 'minor' : null);
+  return h('details', {}, h('summary', {}, `${r.sync}: per trial (${r.per_trial.length})`), h('div', { class: 'table-wrap' }, h('table', { class: 'nums' },
+    h('thead', {}, h('tr', {}, cols.map((c) => h('th', { scope: 'col', class: minor(c) }, c === 'crash_after_ms' ? 'crash after' : c.replace(/_/g, ' '))), errors ? h('th', { scope: 'col' }, 'error') : null)),
+    h('tbody', {}, r.per_trial.map((t) => h('tr', { class: t.lost ? 'bad' : null }, cols.map((c) => h('td', { class: minor(c) }, c === 'crash_after_ms' ? `${sig(t[c] || 0)} ms` : fmtInt(t[c]))), errors ? h('td', { class: 'error-cell' }, t.error || '') : null))))));
+}
+
+// cellLinks links each line's result to its permalink, and a repeated
+// line's group to the compare page: against the group run before the
+// spec changed when this browser kept it, else against the server's
+// record of the runs of this cell before the change.
+export function cellLinks(lines) {
+  const items = [];
+  lines.forEach((l, i) => {
+    if (!l.result) return;
+    const pre = lines.length > 1 ? `line ${i + 1}: ` : '';
+    if (l.group && l.group.length > 1) {
+      items.push(h('span', {}, pre, `group of ${l.group.length} runs (`,
+        ...l.group.flatMap((id, k) => [k ? ', ' : null, h('a', { href: `/runs/${id}`, class: 'permalink' }, `#${id}`)]), ') · ',
+        h('a', { href: l.prev_group ? `/compare?a=${l.prev_group.join(',')}&b=${l.group.join(',')}` : `/compare?b=${l.group.join(',')}`, class: 'compare-link' },
+          l.prev_group ? 'compare with the group before the change' : 'compare with the runs before the change')));
+    } else if (l.run_id) {
+      items.push(h('span', {}, pre, h('a', { href: `/runs/${l.run_id}`, class: 'permalink' }, `run #${l.run_id}`)));
+    }
+  });
+  return items.length ? h('p', { class: 'cell-links' }, 'Permalink: ', ...items.flatMap((x, k) => [k ? ' · ' : null, x])) : null;
+}

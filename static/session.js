@@ -1,0 +1,59 @@
+// session.js: what this browser keeps about the reader, in localStorage:
+// progress per lesson (visited, cells run, quizzes answered, predictions),
+// each cell's last results, the instructor token and the browser id.
+
+import { store, randomID } from './dom.js';
+
+// lessonSlug is the lesson of this page (its <body data-lesson>).
+export const lessonSlug = () => document.body.dataset.lesson;
+
+// resultsKey is where a cell's last complete results are kept:
+// {at, lines: [{spec, result, run_id, group, prev_group}]}.
+export const resultsKey = (cell) => `kvlab:results:${lessonSlug()}:${cell}`;
+
+const progressKey = (slug) => `kvlab:progress:${slug}`;
+
+// progress is a lesson's progress in this browser:
+// {visited, cells: {id: true}, quizzes: {id: {correct, answer, at, prediction, off}}, predictions}.
+export function progress(slug) { return store.json(progressKey(slug), { visited: false, cells: {}, quizzes: {} }); }
+
+// updateProgress changes a lesson's progress with fn and keeps it.
+export function updateProgress(slug, fn) { const p = progress(slug); fn(p); store.setJSON(progressKey(slug), p); }
+
+// Predictions (quizzes with predict: yes) are kept with the progress:
+// p.predictions[id] = { answer, at }. The quiz's cell stays locked until
+// every predicting quiz on it has one; the cell's next results grade it.
+export function prediction(id) { return (progress(lessonSlug()).predictions || {})[id] || null; }
+
+export function setPrediction(id, answer) {
+  updateProgress(lessonSlug(), (p) => { p.predictions = p.predictions || {}; p.predictions[id] = { answer, at: Date.now() }; });
+}
+
+// needToken says the server is shared: running needs the instructor token.
+export function needToken() { return document.body.hasAttribute('data-token-required'); }
+
+// token is the instructor token this browser keeps; with ask, a page that
+// needs one and has none asks the reader for it.
+export function token(ask) {
+  let t = store.get('kvlab:token') || '';
+  if (!t && ask && needToken()) {
+    t = (window.prompt('This server is shared: running cells needs the instructor token.') || '').trim();
+    if (t) store.set('kvlab:token', t);
+  }
+  return t;
+}
+
+// forgetToken drops a token the server refused.
+export function forgetToken() { store.del('kvlab:token'); }
+
+// browserID is a random id this browser keeps, sent with each run and
+// quiz so the server can grade quizzes from the runs it recorded for
+// this browser. It names a browser, not a person.
+export function browserID() {
+  let id = store.get('kvlab:browser');
+  if (!id || !/^[A-Za-z0-9-]{1,64}$/.test(id)) {
+    id = randomID();
+    store.set('kvlab:browser', id);
+  }
+  return id;
+}
