@@ -24,7 +24,7 @@ import (
 func newLoopWorker(exactCap int64) (*worker, *run, keyTable) {
 	cfg := &runConfig{engine: "null", sync: "none", workload: "fillrandom", dist: "uniform", threads: 1,
 		valueSize: 128, keys: 1 << 16}
-	w := &worker{cfg: cfg, store: nullStore{}, live: new(liveView),
+	w := &worker{cfg: cfg, role: roleClient, step: stepPut, store: nullStore{}, live: new(liveView),
 		plan: planWorker("fillrandom", "uniform", 0, 1, cfg.keys, 1<<16, cfg.valueSize, 1)}
 	w.setRecorders(newExactBudget(exactCap, 3))
 	return w, &run{cfg: cfg, stopCh: make(chan struct{}), base: time.Now()}, newKeyTable(cfg.keys)

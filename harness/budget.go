@@ -89,7 +89,7 @@ func (s *Spec) runMemory(engine string, threads int, keys int64) int64 {
 	}
 	perWorker := min(max(units/int64(threads), 1), 1<<22)
 	order := 4 * perWorker * int64(threads)
-	if s.Workload == "readwhilewriting" {
+	if wl, _ := lookupWorkload(s.Workload); wl.writer {
 		order += 4 << 16
 	}
 	samples := 8 * min(units+s.Warmup, DefaultExactCap)

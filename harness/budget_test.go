@@ -2,10 +2,10 @@ package harness
 
 import (
 	"context"
-	"runtime"
-	"sync"
 	"testing"
 	"time"
+
+	"kvlab/internal/heappeak"
 )
 
 func TestSubRunsAndMinTime(t *testing.T) {
@@ -74,34 +74,12 @@ func TestMemoryBytesCoversARun(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			runtime.GC()
-			var ms runtime.MemStats
-			runtime.ReadMemStats(&ms)
-			base := ms.HeapInuse
-			var peak uint64
-			stop := make(chan struct{})
-			var wg sync.WaitGroup
-			wg.Go(func() {
-				tick := time.NewTicker(5 * time.Millisecond)
-				defer tick.Stop()
-				for {
-					var m runtime.MemStats
-					runtime.ReadMemStats(&m)
-					peak = max(peak, m.HeapInuse)
-					select {
-					case <-stop:
-						return
-					case <-tick.C:
-					}
-				}
-			})
+			watch := heappeak.Start(5 * time.Millisecond)
 			_, err = Exec(context.Background(), line, Env{Dir: t.TempDir()})
-			close(stop)
-			wg.Wait()
+			grew := watch.Stop()
 			if err != nil {
 				t.Fatal(err)
 			}
-			grew := int64(peak) - int64(base)
 			if est := s.MemoryBytes(); grew > est {
 				t.Errorf("the heap grew by %d bytes at its peak, over the estimate of %d", grew, est)
 			} else {

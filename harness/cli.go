@@ -16,66 +16,38 @@ import (
 // labserver/main.go hands its arguments here; everything is testable
 // through RunCLI with buffers for stdout and stderr.
 
-// commandHelp is each command's one-line purpose and its examples.
-var commandHelp = map[string]struct{ what, examples string }{
-	"bench": {"measure one workload on one store (or several, -engine a,b)", `
-  labserver bench -engine kv -sync always -workload fillrandom -ops 8000
-  labserver bench -engine kv -sync batch:64 -workload fillrandom -ops 8000 -format json
-  labserver bench -engine kv,bbolt,pebble -sync always -ops 2000
-  labserver bench -engine kv -sync none -workload readrandom -keys 100000 -duration 5s -dist zipfian
-  labserver bench -engine kv -sync group -threads 8 -rate 2000 -duration 3s
-  labserver bench -engine kv -sync batch:64 -ops 4000 -repeat 6 -format benchstat > batch64.txt
-  benchstat batch64.txt batch256.txt   (same -format benchstat lines from another run; or benchstat -col /sync all.txt)`},
-	"sweep": {"run one bench per thread count: the saturation curve", `
-  labserver sweep -engine kv -sync group -threads 1,2,4,8,16 -duration 3s
-  labserver sweep -engine null -threads 1,2 -ops 100000`},
-	"probe": {"describe this machine and measure write and write+fdatasync on the data directory", `
-  labserver probe
-  labserver probe -dir /mnt/data -ops 5000 -format json`},
-	"model": {"predict batch:N or periodic:D throughput, p99 path and loss window", `
-  labserver model -sync batch:64
-  labserver model -sync periodic:10ms
-  labserver model -sync batch:100 -t-write 900ns -t-fsync 200us`},
-	"crash": {"crash a writing store and check what recovery keeps", `
-  labserver crash -sync batch:100 -trials 20
-  labserver crash -sync always -trials 10 -power
-  labserver crash -sync batch:100 -trials 10 -power -power-mode pages
-  labserver crash -sync none -write-buffer 4096 -trials 5`},
-}
-
 // Usage writes the overview of all commands.
 func Usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: labserver [serve flags]          serve the course (see labserver -h)")
 	fmt.Fprintln(w, "       labserver COMMAND [flags]        measure from the command line")
 	fmt.Fprintln(w, "\ncommands:")
-	for _, c := range Commands {
-		fmt.Fprintf(w, "  %-6s %s\n", c, commandHelp[c].what)
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-6s %s\n", c.name, c.what)
 	}
 	fmt.Fprintln(w, "  help   this text; `labserver help COMMAND` or `labserver COMMAND -h` for a command's flags")
 	fmt.Fprintf(w, "\nengines: %s\n", strings.Join(Engines(), ", "))
-	fmt.Fprintln(w, "\nexamples:"+commandHelp["bench"].examples)
+	bench, _ := lookupCommand("bench")
+	fmt.Fprintln(w, "\nexamples:"+bench.examples)
 }
 
-// CommandUsage writes one command's flags and examples.
+// CommandUsage writes one command's flags and examples, from the grammar's
+// table; the commands that take -engine add the engines.
 func CommandUsage(w io.Writer, cmd string) {
-	h, ok := commandHelp[cmd]
+	c, ok := lookupCommand(cmd)
 	if !ok {
 		Usage(w)
 		return
 	}
-	fmt.Fprintf(w, "usage: labserver %s [flags]\n\n%s\n\nflags:\n", cmd, h.what)
-	for _, f := range flagDefs {
-		if !strings.Contains(" "+f.cmds+" ", " "+cmd+" ") {
-			continue
-		}
+	fmt.Fprintf(w, "usage: labserver %s [flags]\n\n%s\n\nflags:\n", c.name, c.what)
+	for _, f := range c.flags {
 		name := "-" + f.name
 		if !f.bool {
 			name += " V"
 		}
 		fmt.Fprintf(w, "  %-38s %s\n", name, f.usage)
 	}
-	fmt.Fprintln(w, "\nexamples:"+h.examples)
-	if cmd == "bench" || cmd == "sweep" {
+	fmt.Fprintln(w, "\nexamples:"+c.examples)
+	if _, ok := c.lookupFlag("engine"); ok {
 		fmt.Fprintf(w, "\nengines: %s\n", strings.Join(Engines(), ", "))
 	}
 }
@@ -122,7 +94,7 @@ func RunCLIRecorded(ctx context.Context, args []string, stdout, stderr io.Writer
 	s, err := parseArgs(args, lim)
 	if err != nil {
 		fmt.Fprintf(stderr, "labserver: %v\n", err)
-		if _, ok := commandHelp[args[0]]; ok {
+		if _, ok := lookupCommand(args[0]); ok {
 			fmt.Fprintf(stderr, "run 'labserver %s -h' for its flags\n", args[0])
 		} else {
 			fmt.Fprintln(stderr, "run 'labserver help' for the commands")

@@ -8,9 +8,9 @@ import (
 	"testing"
 )
 
-// TestDecodeResult: every kind's JSON decodes back into the value Write
+// TestDecodeResultRoundTripsEveryKind: every kind's JSON decodes back into the value Write
 // prints, and prints the same table.
-func TestDecodeResult(t *testing.T) {
+func TestDecodeResultRoundTripsEveryKind(t *testing.T) {
 	for _, line := range []string{
 		"bench -engine null -ops 200",
 		"bench -engine null -ops 200 -repeat 2",

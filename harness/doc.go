@@ -15,17 +15,21 @@
 //     RegisterEngine) and the null store that measures the harness itself;
 //     store_kv.go plugs in the lab's engine, and the subpackage peers
 //     plugs in bbolt and pebble.
-//   - workload.go: the db_bench workloads and key distributions, and how
-//     keys and values are prepared before any clock starts.
-//   - runner.go: the timed loop: warmup, one outer wall clock, per-op
+//   - workload.go: the db_bench workloads (one table: each one's step and
+//     what the store must hold) and key distributions, and how keys and
+//     values are prepared before any clock starts.
+//   - runner.go: one run, step by step (open and preload, workers,
+//     warmup, measure, result), and the timed loop: one outer wall clock, per-op
 //     latency, prompt cancellation, open loop; progress.go watches it once
 //     a second; result.go is what a run reports; synctimes.go times every
 //     fdatasync of the timed region, for the fsync distribution.
 //   - probe.go and model.go: what this disk costs, and what that predicts.
 //   - crash.go: the engine's crash test as a command.
-//   - spec.go, exec.go, report.go, cli.go: the run-spec grammar shared by
-//     the command line, the lesson cells and the quizzes, the entry point
-//     the server calls (Exec), how results are printed, and RunCLI.
+//   - grammar.go, spec.go, exec.go, report.go, cli.go: the run-spec
+//     grammar shared by the command line, the lesson cells and the
+//     quizzes (grammar.go is its table: every command and flag; spec.go
+//     parses a line into a Spec and prints it back), the entry point the
+//     server calls (Exec), how results are printed, and RunCLI.
 //
 // The timing rules, enforced by construction: keys and values are built
 // before the timer starts; throughput is operations divided by one outer

@@ -3,6 +3,9 @@ package harness
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -92,4 +95,31 @@ func execAs[T any](t *testing.T, line string) T {
 		t.Fatalf("Exec(%q) does not decode as %T: %v\n%s", line, &v, err, raw)
 	}
 	return v
+}
+
+// checkGolden compares got with testdata/name.golden, or rewrites the file
+// with -update. A difference is reported at its first differing line.
+func checkGolden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (rerun with -update to create it)", err)
+	}
+	if got == string(want) {
+		return
+	}
+	gl, wl := strings.Split(got, "\n"), strings.Split(string(want), "\n")
+	for i := range min(len(gl), len(wl)) {
+		if gl[i] != wl[i] {
+			t.Fatalf("%s: line %d differs (rerun with -update and review the diff):\n got %s\nwant %s", path, i+1, gl[i], wl[i])
+		}
+	}
+	t.Fatalf("%s: got %d lines, want %d (rerun with -update and review the diff)", path, len(gl), len(wl))
 }

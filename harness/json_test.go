@@ -94,7 +94,7 @@ func TestJSONBenchHasContractFields(t *testing.T) {
 	}
 }
 
-func TestJSONArrays(t *testing.T) {
+func TestJSONArrayHasOneResultPerRun(t *testing.T) {
 	tests := []struct {
 		line    string
 		n       int
@@ -121,7 +121,7 @@ func TestJSONArrays(t *testing.T) {
 	}
 }
 
-func TestJSONProbeModel(t *testing.T) {
+func TestJSONProbeAndModelHaveContractFields(t *testing.T) {
 	requireFields(t, "probe", execJSON(t, "probe -ops 20 -duration 50ms"), probeFields)
 	requireFields(t, "model", execJSON(t, "model -sync batch:64"), modelFields)
 	m := execJSON(t, "model -sync batch:100 -t-write 1us -t-fsync 200us")
@@ -133,7 +133,7 @@ func TestJSONProbeModel(t *testing.T) {
 	}
 }
 
-func TestJSONCrash(t *testing.T) {
+func TestJSONCrashHasContractFields(t *testing.T) {
 	for _, line := range []string{"crash -sync batch:100 -trials 1 -power", "crash -sync always -trials 1"} {
 		v := execJSON(t, line)
 		requireFields(t, line, v, crashFields)

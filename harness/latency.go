@@ -217,9 +217,34 @@ func bucketOf(ns int64) int {
 // (the -dishonest-unsorted-percentile rule break) it picks "percentiles"
 // from the exact samples in arrival order instead of sorting them first.
 func summarize(recs []*recorder, unsorted bool) LatencySummary {
-	var s LatencySummary
-	s.MinNs = math.MaxInt64
-	exact := true
+	s := totals(recs)
+	if s.Count == 0 {
+		return s
+	}
+	var pick func(p float64) int64
+	counts := make([]int64, len(bucketEdges))
+	if s.Exact {
+		pick = exactPicker(recs, s.Count, unsorted, counts)
+	} else {
+		pick = histPicker(recs, s.MinNs, s.MaxNs, counts)
+	}
+	s.P50Ns, s.P95Ns, s.P99Ns, s.P999Ns = pick(50), pick(95), pick(99), pick(99.9)
+	if unsorted && s.Exact {
+		// The broken rule applies to every "percentile", the max included.
+		s.MinNs, s.MaxNs = pick(0), pick(100)
+	}
+	for _, p := range SpectrumPoints {
+		s.Spectrum = append(s.Spectrum, SpectrumPoint{P: p, Ns: pick(p)})
+	}
+	s.Histogram = histogramBuckets(counts)
+	return s
+}
+
+// totals sums the recorders' counts, mean, min and max, and says whether
+// every sample is still kept exactly (no recorder switched to a
+// histogram). With no samples, every figure is 0 and Exact is true.
+func totals(recs []*recorder) LatencySummary {
+	s := LatencySummary{MinNs: math.MaxInt64, Exact: true}
 	for _, r := range recs {
 		if r.count == 0 {
 			continue
@@ -229,63 +254,64 @@ func summarize(recs []*recorder, unsorted bool) LatencySummary {
 		s.MaxNs = max(s.MaxNs, r.max)
 		s.MinNs = min(s.MinNs, r.min)
 		if r.hist != nil {
-			exact = false
+			s.Exact = false
 		}
 	}
 	if s.Count == 0 {
-		s.MinNs = 0
-		s.Exact = true
-		return s
+		return LatencySummary{Exact: true}
 	}
 	s.MeanNs /= float64(s.Count)
-	s.Exact = exact
+	return s
+}
 
-	var pick func(p float64) int64
-	counts := make([]int64, len(bucketEdges))
-	if exact {
-		all := make([]int64, 0, s.Count)
-		for _, r := range recs {
-			for _, c := range r.samples() {
-				all = append(all, c...)
-			}
+// exactPicker gathers every exact sample, sorted unless unsorted breaks
+// the rule on purpose, counts them into counts' buckets, and returns the
+// nearest-rank percentile over them.
+func exactPicker(recs []*recorder, n int64, unsorted bool, counts []int64) func(p float64) int64 {
+	all := make([]int64, 0, n)
+	for _, r := range recs {
+		for _, c := range r.samples() {
+			all = append(all, c...)
 		}
-		if !unsorted {
-			slices.Sort(all)
-		}
-		for _, v := range all {
-			counts[bucketOf(v)]++
-		}
-		pick = func(p float64) int64 { return Percentile(all, p) }
-	} else {
-		h := newHist()
-		for _, r := range recs {
-			for _, c := range r.samples() {
-				for _, v := range c {
-					h.RecordValue(min(v, histMax))
-				}
-			}
-			if r.hist != nil {
-				h.Merge(r.hist)
-			}
-		}
-		bars := h.Distribution()
-		for _, b := range bars {
-			if b.Count > 0 {
-				// The value the percentiles report for a sample in this
-				// bar (histPercentile), so the chart and the numbers agree.
-				counts[bucketOf(min(max(b.To, s.MinNs), s.MaxNs))] += b.Count
-			}
-		}
-		pick = func(p float64) int64 { return histPercentile(bars, h.TotalCount(), p, s.MinNs, s.MaxNs) }
 	}
-	s.P50Ns, s.P95Ns, s.P99Ns, s.P999Ns = pick(50), pick(95), pick(99), pick(99.9)
-	if unsorted && exact {
-		// The broken rule applies to every "percentile", the max included.
-		s.MinNs, s.MaxNs = pick(0), pick(100)
+	if !unsorted {
+		slices.Sort(all)
 	}
-	for _, p := range SpectrumPoints {
-		s.Spectrum = append(s.Spectrum, SpectrumPoint{P: p, Ns: pick(p)})
+	for _, v := range all {
+		counts[bucketOf(v)]++
 	}
+	return func(p float64) int64 { return Percentile(all, p) }
+}
+
+// histPicker merges every recorder, exact samples and histograms alike,
+// into one histogram, counts its bars into counts' buckets, and returns
+// the percentile over its bars, clamped to the exact min and max.
+func histPicker(recs []*recorder, minNs, maxNs int64, counts []int64) func(p float64) int64 {
+	h := newHist()
+	for _, r := range recs {
+		for _, c := range r.samples() {
+			for _, v := range c {
+				h.RecordValue(min(v, histMax))
+			}
+		}
+		if r.hist != nil {
+			h.Merge(r.hist)
+		}
+	}
+	bars := h.Distribution()
+	for _, b := range bars {
+		if b.Count > 0 {
+			// The value the percentiles report for a sample in this
+			// bar (histPercentile), so the chart and the numbers agree.
+			counts[bucketOf(min(max(b.To, minNs), maxNs))] += b.Count
+		}
+	}
+	return func(p float64) int64 { return histPercentile(bars, h.TotalCount(), p, minNs, maxNs) }
+}
+
+// histogramBuckets is the chart's histogram: the buckets from the first
+// to the last that holds a sample. counts holds at least one.
+func histogramBuckets(counts []int64) []HistBucket {
 	lo, hi := 0, len(counts)-1
 	for counts[lo] == 0 {
 		lo++
@@ -293,10 +319,11 @@ func summarize(recs []*recorder, unsorted bool) LatencySummary {
 	for counts[hi] == 0 {
 		hi--
 	}
+	var out []HistBucket
 	for i := lo; i <= hi; i++ {
-		s.Histogram = append(s.Histogram, HistBucket{LeNs: bucketEdges[i], Count: counts[i]})
+		out = append(out, HistBucket{LeNs: bucketEdges[i], Count: counts[i]})
 	}
-	return s
+	return out
 }
 
 // histPercentile is nearest rank over histogram bars: the bar holding the

@@ -116,14 +116,14 @@ func TestSummarizeUnsorted(t *testing.T) {
 	}
 }
 
-func TestSummarizeEmpty(t *testing.T) {
+func TestSummarizeEmptyIsAllZeros(t *testing.T) {
 	s := summarize([]*recorder{newRecorder(newSampleBudget(10))}, false)
 	if s.Count != 0 || s.MinNs != 0 || s.MaxNs != 0 || s.P99Ns != 0 {
 		t.Errorf("empty: got %+v, want zeros", s)
 	}
 }
 
-func TestBucketEdges(t *testing.T) {
+func TestBucketEdgesIncreaseAndBucketOfRoundsUp(t *testing.T) {
 	for i := 1; i < len(bucketEdges); i++ {
 		if bucketEdges[i] <= bucketEdges[i-1] {
 			t.Fatalf("edges not increasing at %d: %d then %d", i, bucketEdges[i-1], bucketEdges[i])

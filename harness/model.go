@@ -55,7 +55,7 @@ func Predict(sync string, tWriteNs, tFsyncNs float64) (p calc.Prediction, ok boo
 func modelLine(ctx context.Context, s *Spec, dir string) (*ModelResult, error) {
 	tw, tf := float64(s.TWrite), float64(s.TFsync)
 	source := "given"
-	if s.TWrite == 0 || !s.set["t-fsync"] {
+	if s.TWrite == 0 || !s.has("t-fsync") {
 		b, err := quickProbe(ctx, dir)
 		if err != nil {
 			return nil, err
@@ -64,7 +64,7 @@ func modelLine(ctx context.Context, s *Spec, dir string) (*ModelResult, error) {
 		if s.TWrite == 0 {
 			tw = b.WriteNs
 		}
-		if !s.set["t-fsync"] {
+		if !s.has("t-fsync") {
 			tf = b.FdatasyncNs
 		}
 	}

@@ -10,7 +10,7 @@ import (
 	"kvlab/engine"
 )
 
-func TestCostOf(t *testing.T) {
+func TestCostOfSummarizesSamples(t *testing.T) {
 	c := costOf([]int64{400, 100, 300, 200}, time.Millisecond)
 	if c.Iterations != 4 || c.MeanNs != 250 || c.P50Ns != 200 || c.P99Ns != 400 || c.MaxNs != 400 || c.OpsPerSec != 4000 {
 		t.Errorf("got %+v, want 4 iterations, mean 250, p50 200, p99 400, max 400, 4000 ops/s", c)
@@ -20,7 +20,7 @@ func TestCostOf(t *testing.T) {
 	}
 }
 
-func TestProbe(t *testing.T) {
+func TestProbeDerivesWriteAndFdatasyncCosts(t *testing.T) {
 	p, err := Probe(context.Background(), ProbeConfig{Dir: t.TempDir(), Iterations: 30, MaxTime: time.Second, WriteSize: 64})
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +53,7 @@ func TestProbeCancelled(t *testing.T) {
 	}
 }
 
-func TestParseLoadAvg(t *testing.T) {
+func TestParseLoadAvgReadsOneMinuteLoad(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
 		want float64
@@ -70,10 +70,10 @@ func TestParseLoadAvg(t *testing.T) {
 	}
 }
 
-// TestParseLoadavgStruct builds struct loadavg as macOS and FreeBSD lay
+// TestParseLoadavgStructReadsBSDLayout builds struct loadavg as macOS and FreeBSD lay
 // it out (ldavg[3] as uint32, then the long fscale at its alignment) and
 // reads the 1-minute load back.
-func TestParseLoadavgStruct(t *testing.T) {
+func TestParseLoadavgStructReadsBSDLayout(t *testing.T) {
 	build := func(long int, ld0 uint32, scale uint64) []byte {
 		b := make([]byte, 12+long+long)
 		binary.NativeEndian.PutUint32(b, ld0)

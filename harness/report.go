@@ -183,17 +183,10 @@ func writeCompareTable(w io.Writer, rs []*BenchResult) error {
 		return nil
 	}
 	fmt.Fprintf(w, "%s  (%d runs)\n", rs[0].Workload, len(rs))
+	engines, bySweep := compareAxes(rs)
 	// With several thread counts the ratio column is the speed-up against
 	// each engine's first count (the saturation curve); with one thread
 	// count and several engines, the throughput against the first engine.
-	threads, engines := map[int]bool{}, []string{}
-	for _, r := range rs {
-		threads[r.Threads] = true
-		if !slices.Contains(engines, r.Engine) {
-			engines = append(engines, r.Engine)
-		}
-	}
-	bySweep := len(threads) > 1
 	ratioHead := "speed-up"
 	if !bySweep && len(engines) > 1 {
 		ratioHead = "vs " + engines[0]
@@ -201,8 +194,7 @@ func writeCompareTable(w io.Writer, rs []*BenchResult) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "engine\tsync\tthreads\trun\tops/s\t%s\top\tp50\tp95\tp99\tp99.9\tmax\t\n", ratioHead)
 	base := map[string]float64{} // engine (or "" across engines) -> median ops/s of the baseline
-	groups := groupRuns(rs)
-	for _, g := range groups {
+	for _, g := range groupRuns(rs) {
 		med := medianRun(g)
 		key := g[0].Engine
 		if !bySweep {
@@ -215,44 +207,7 @@ func writeCompareTable(w io.Writer, rs []*BenchResult) error {
 		if b := base[key]; b > 0 {
 			speed = fmt.Sprintf("%.2fx", med.OpsPerSec/b)
 		}
-		rows := g
-		var pooled *BenchResult
-		if len(g) > 1 {
-			rows = append(slices.Clone(g), med)
-			if p := g[len(g)-1].Pooled; p != nil {
-				// Every sample of the group's runs together: its
-				// percentiles are not the medians above.
-				c := *g[0]
-				c.Latency = p.Latency
-				pooled = &c
-				rows = append(rows, pooled)
-			}
-		}
-		for _, r := range rows {
-			run := "-"
-			if r.Run > 0 {
-				run = fmt.Sprint(r.Run)
-			}
-			ops := fmt.Sprintf("%.0f", r.OpsPerSec)
-			if r == med && len(g) > 1 {
-				run = "median"
-			}
-			if r == pooled {
-				run, ops = "pooled", "-"
-			}
-			sp := ""
-			if r == med || len(g) == 1 {
-				sp = speed
-			}
-			for _, op := range opOrder {
-				s := r.Latency[op]
-				if s == nil {
-					continue
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Engine, r.Sync, r.Threads, run, ops, sp, op,
-					FormatNs(float64(s.P50Ns)), FormatNs(float64(s.P95Ns)), FormatNs(float64(s.P99Ns)), FormatNs(float64(s.P999Ns)), FormatNs(float64(s.MaxNs)))
-			}
-		}
+		writeCompareGroup(tw, g, med, speed)
 	}
 	tw.Flush()
 	for _, r := range rs {
@@ -265,6 +220,63 @@ func writeCompareTable(w io.Writer, rs []*BenchResult) error {
 	c.Engine = strings.Join(engines, ",")
 	fmt.Fprintln(w, conditions(&c))
 	return nil
+}
+
+// compareAxes returns the engines of rs in order of appearance, and
+// whether rs sweep thread counts (more than one among them).
+func compareAxes(rs []*BenchResult) (engines []string, bySweep bool) {
+	threads := map[int]bool{}
+	for _, r := range rs {
+		threads[r.Threads] = true
+		if !slices.Contains(engines, r.Engine) {
+			engines = append(engines, r.Engine)
+		}
+	}
+	return engines, len(threads) > 1
+}
+
+// writeCompareGroup writes the rows of one group of repeats: each run,
+// then, when there are several, their median (with the ratio column
+// speed) and their pooled samples; a lone run carries speed itself.
+func writeCompareGroup(tw io.Writer, g []*BenchResult, med *BenchResult, speed string) {
+	rows := g
+	var pooled *BenchResult
+	if len(g) > 1 {
+		rows = append(slices.Clone(g), med)
+		if p := g[len(g)-1].Pooled; p != nil {
+			// Every sample of the group's runs together: its
+			// percentiles are not the medians above.
+			c := *g[0]
+			c.Latency = p.Latency
+			pooled = &c
+			rows = append(rows, pooled)
+		}
+	}
+	for _, r := range rows {
+		run := "-"
+		if r.Run > 0 {
+			run = fmt.Sprint(r.Run)
+		}
+		ops := fmt.Sprintf("%.0f", r.OpsPerSec)
+		if r == med && len(g) > 1 {
+			run = "median"
+		}
+		if r == pooled {
+			run, ops = "pooled", "-"
+		}
+		sp := ""
+		if r == med || len(g) == 1 {
+			sp = speed
+		}
+		for _, op := range opOrder {
+			s := r.Latency[op]
+			if s == nil {
+				continue
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Engine, r.Sync, r.Threads, run, ops, sp, op,
+				FormatNs(float64(s.P50Ns)), FormatNs(float64(s.P95Ns)), FormatNs(float64(s.P99Ns)), FormatNs(float64(s.P999Ns)), FormatNs(float64(s.MaxNs)))
+		}
+	}
 }
 
 // groupRuns groups consecutive runs of the same engine and thread count

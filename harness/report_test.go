@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -47,8 +45,8 @@ func fixedProbe() *ProbeResult {
 		WriteNs:        900, FdatasyncNs: 190000}
 }
 
-func TestGolden(t *testing.T) {
-	mr, err := modelLine(context.Background(), &Spec{Cmd: "model", Sync: "batch:64", TWrite: 900, TFsync: 190000, set: map[string]bool{"t-fsync": true}}, "")
+func TestReportsMatchGoldenFiles(t *testing.T) {
+	mr, err := modelLine(context.Background(), &Spec{Cmd: "model", Sync: "batch:64", TWrite: 900, TFsync: 190000, given: map[string]string{"t-fsync": "190us"}}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,24 +105,12 @@ func TestGolden(t *testing.T) {
 			if err := Write(&b, tt.format, tt.v); err != nil {
 				t.Fatal(err)
 			}
-			path := filepath.Join("testdata", tt.name+".golden")
-			if *update {
-				if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test -run TestGolden -update to create it)", err)
-			}
-			if got := b.String(); got != string(want) {
-				t.Errorf("%s differs from %s:\n--- got\n%s--- want\n%s", tt.name, path, got, want)
-			}
+			checkGolden(t, tt.name, b.String())
 		})
 	}
 }
 
-func TestMedianRun(t *testing.T) {
+func TestMedianRunTakesEachFiguresMedian(t *testing.T) {
 	g := []*BenchResult{fixedBench("kv", 1, 1, 30000), fixedBench("kv", 1, 2, 10000), fixedBench("kv", 1, 3, 20000)}
 	g[0].Latency["put"].P99Ns = 5
 	g[1].Latency["put"].P99Ns = 1
@@ -135,7 +121,7 @@ func TestMedianRun(t *testing.T) {
 	}
 }
 
-func TestRunCLI(t *testing.T) {
+func TestRunCLIExitCodesAndOutput(t *testing.T) {
 	tests := []struct {
 		args   []string
 		code   int

@@ -125,7 +125,7 @@ type ProbeBrief struct {
 }
 
 // summarizeRun turns the workers' recorders into a result.
-func summarizeRun(cfg *runConfig, all []*worker, writer *worker, wall time.Duration, timeline []TimelinePoint) *BenchResult {
+func summarizeRun(cfg *runConfig, all []*worker, wall time.Duration, timeline []TimelinePoint) *BenchResult {
 	res := &BenchResult{
 		Kind: "bench", Engine: cfg.engine, Sync: cfg.sync, Workload: cfg.workload,
 		Threads: cfg.threads, ValueSize: cfg.valueSize, Keys: cfg.keys, Dist: cfg.dist,
@@ -138,19 +138,43 @@ func summarizeRun(cfg *runConfig, all []*worker, writer *worker, wall time.Durat
 	if res.Timeline == nil {
 		res.Timeline = []TimelinePoint{}
 	}
-	kinds := []struct {
-		name string
-		get  func(*worker) (*recorder, *recorder)
-	}{
-		{"put", func(w *worker) (*recorder, *recorder) { return w.put, w.uput }},
-		{"get", func(w *worker) (*recorder, *recorder) { return w.get, w.uget }},
-		{"delete", func(w *worker) (*recorder, *recorder) { return w.del, w.udel }},
-		{"scan", func(w *worker) (*recorder, *recorder) { return w.scan, w.uscan }},
+	sumNs := res.addLatencies(cfg, all)
+	res.addUnits(cfg, all)
+	// Throughput from the one outer wall clock...
+	secs := wall.Seconds()
+	if cfg.dishonest.throughputFromSamples {
+		// ...or, breaking the rule on purpose, from the sum of the samples:
+		// it leaves out the time between ops and counts overlapping
+		// threads' time several times over.
+		secs = sumNs / 1e9
 	}
+	if secs > 0 {
+		res.OpsPerSec = float64(res.Ops) / secs
+		res.UnitsPerSec = float64(res.Units) / secs
+	}
+	return res
+}
+
+// opRecorders are the op kinds a result reports, each with the worker's
+// recorder of corrected latencies and of uncorrected ones (nil outside a
+// -rate run).
+var opRecorders = []struct {
+	name string
+	get  func(*worker) (*recorder, *recorder)
+}{
+	{"put", func(w *worker) (*recorder, *recorder) { return w.put, w.uput }},
+	{"get", func(w *worker) (*recorder, *recorder) { return w.get, w.uget }},
+	{"delete", func(w *worker) (*recorder, *recorder) { return w.del, w.udel }},
+	{"scan", func(w *worker) (*recorder, *recorder) { return w.scan, w.uscan }},
+}
+
+// addLatencies summarizes each op kind's latencies over every worker,
+// counts the ops, hands the recorders to the -repeat pool if any, and
+// returns the sum of every latency in nanoseconds.
+func (res *BenchResult) addLatencies(cfg *runConfig, all []*worker) (sumNs float64) {
 	res.Latency = map[string]*LatencySummary{}
 	pooled := map[string][]*recorder{}
-	var sumNs float64
-	for _, k := range kinds {
+	for _, k := range opRecorders {
 		var recs, uncs []*recorder
 		for _, w := range all {
 			r, u := k.get(w)
@@ -178,9 +202,15 @@ func summarizeRun(cfg *runConfig, all []*worker, writer *worker, wall time.Durat
 	if cfg.pool != nil {
 		cfg.pool.add(pooled)
 	}
+	return sumNs
+}
+
+// addUnits counts the clients' units and backlog, the hit rate of a
+// workload that reads, and an open loop's utilization.
+func (res *BenchResult) addUnits(cfg *runConfig, all []*worker) {
 	var gets, hits, serviceNs int64
 	for _, w := range all {
-		if w != writer {
+		if w.role == roleClient {
 			res.Units += w.units
 			res.BacklogUnits += w.backlog
 			if cfg.rate > 0 {
@@ -192,24 +222,11 @@ func summarizeRun(cfg *runConfig, all []*worker, writer *worker, wall time.Durat
 		gets += w.gets
 		hits += w.hits
 	}
-	if workloadInfos[cfg.workload].reads && gets > 0 {
+	if wl, _ := lookupWorkload(cfg.workload); wl.reads && gets > 0 {
 		h := float64(hits) / float64(gets)
 		res.HitRate = &h
 	}
 	if cfg.rate > 0 && res.Units > 0 {
 		res.Utilization = cfg.rate * float64(serviceNs) / float64(res.Units) / 1e9
 	}
-	// Throughput from the one outer wall clock...
-	secs := wall.Seconds()
-	if cfg.dishonest.throughputFromSamples {
-		// ...or, breaking the rule on purpose, from the sum of the samples:
-		// it leaves out the time between ops and counts overlapping
-		// threads' time several times over.
-		secs = sumNs / 1e9
-	}
-	if secs > 0 {
-		res.OpsPerSec = float64(res.Ops) / secs
-		res.UnitsPerSec = float64(res.Units) / secs
-	}
-	return res
 }

@@ -109,10 +109,25 @@ type liveView struct {
 	ring [ringLen]atomic.Int64 // latency of op i at ring[i%ringLen]
 }
 
+// role is what a worker is in its run.
+type role int
+
+const (
+	// roleClient does its share of the workload's units; in a -rate run
+	// it is paced by the run's schedule.
+	roleClient role = iota
+	// roleWriter is readwhilewriting's background writer: it Puts as fast
+	// as it can, never paced, until the clients have finished. Its Puts
+	// count as ops but not as units.
+	roleWriter
+)
+
 // worker is one goroutine's share of a run. Not safe for concurrent use,
 // except live, which the progress goroutine reads.
 type worker struct {
 	id    int
+	role  role
+	step  step // what each unit does: the workload's step, or stepPut for the writer
 	plan  workerPlan
 	quota int64 // units to do; math.MaxInt64 in a -duration run
 	cfg   *runConfig
@@ -125,8 +140,14 @@ type worker struct {
 	scanner                 Scanner                      // the store, for seekrandom; nil otherwise
 	visit                   func(key, value []byte) bool // Scan's callback, made once outside the timed loop
 
-	base       time.Time // the run's clock origin (run.base), set by loop
-	warming    bool      // running the warmup: closed loop, results discarded
+	// Set by loop for the units it runs.
+	base  time.Time // the run's clock origin (run.base)
+	paced bool      // an open loop's client: each unit waits for its intended start
+	// selfIntended is an open loop's unpaced writer: each unit's intended
+	// start is its actual start, so both tables record it with one figure.
+	selfIntended bool
+
+	warming    bool // running the warmup: closed loop, results discarded
 	units, ops int64
 	backlog    int64 // open loop: units due before the deadline, never started
 	gets, hits int64
@@ -158,189 +179,262 @@ func (r *run) halt() {
 }
 
 // runOne performs one run and summarizes it. On cancellation it returns
-// what was measured so far with Cancelled set and a nil error.
+// what was measured so far with Cancelled set and a nil error. It takes
+// the steps of the file comment in order: open and preload (1-3), build
+// the workers (2), warm up (4), measure (5-8), and the result.
 func runOne(ctx context.Context, cfg runConfig) (*BenchResult, error) {
-	open, err := lookupEngine(cfg.engine)
+	store, keys, err := openAndPreload(ctx, &cfg)
 	if err != nil {
 		return nil, err
 	}
-	info := workloadInfos[cfg.workload]
+	defer store.Close()
+	scanner, err := scannerFor(&cfg, store)
+	if err != nil {
+		return nil, err
+	}
+	r := &run{cfg: &cfg, stopCh: make(chan struct{}), base: time.Now()}
+	defer r.haltOn(ctx)()
+	clients, writer := newWorkers(&cfg, store, scanner)
+	if err := warmup(ctx, r, keys, clients); err != nil {
+		return nil, err
+	}
+	m, err := measure(ctx, r, keys, store, clients, writer)
+	if err != nil {
+		return nil, err
+	}
+	return m.result(&cfg), nil
+}
+
+// openAndPreload builds every key, preloads the store if the workload
+// needs it full, and opens it with the policy being measured.
+func openAndPreload(ctx context.Context, cfg *runConfig) (Store, keyTable, error) {
+	open, err := lookupEngine(cfg.engine)
+	if err != nil {
+		return nil, keyTable{}, err
+	}
 	keys := newKeyTable(cfg.keys)
-	if info.preload {
-		if err := preload(ctx, open, &cfg, keys); err != nil {
-			return nil, err
+	if wl, _ := lookupWorkload(cfg.workload); wl.preload {
+		if err := preload(ctx, open, cfg, keys); err != nil {
+			return nil, keyTable{}, err
 		}
 	}
 	store, err := open(cfg.dir, cfg.sync)
 	if err != nil {
-		return nil, fmt.Errorf("open %s in %s: %w", cfg.engine, cfg.dir, err)
+		return nil, keyTable{}, fmt.Errorf("open %s in %s: %w", cfg.engine, cfg.dir, err)
 	}
-	defer store.Close()
-	var scanner Scanner
-	if info.scans {
-		var ok bool
-		if scanner, ok = store.(Scanner); !ok {
-			return nil, fmt.Errorf("-workload %s: engine %s cannot scan keys in order; ordered engines (bbolt, pebble) can, while kv's hash index keeps no key order", cfg.workload, cfg.engine)
-		}
-	}
-	r := &run{cfg: &cfg, stopCh: make(chan struct{}), base: time.Now()}
+	return store, keys, nil
+}
 
-	// Cancellation: a watcher turns ctx.Done into the stop flag the workers
-	// poll between ops (during warmup too).
-	unwatch := make(chan struct{})
-	defer close(unwatch)
+// scannerFor returns the store as a Scanner when the workload scans, and
+// nil when it does not.
+func scannerFor(cfg *runConfig, store Store) (Scanner, error) {
+	if wl, _ := lookupWorkload(cfg.workload); !wl.scans {
+		return nil, nil
+	}
+	scanner, ok := store.(Scanner)
+	if !ok {
+		return nil, fmt.Errorf("-workload %s: engine %s cannot scan keys in order; ordered engines (bbolt, pebble) can, while kv's hash index keeps no key order", cfg.workload, cfg.engine)
+	}
+	return scanner, nil
+}
+
+// haltOn stops the run when ctx is done: a watcher turns ctx.Done into the
+// stop flag the workers poll between ops (during warmup too). The
+// returned function stops the watcher.
+func (r *run) haltOn(ctx context.Context) (unwatch func()) {
+	done := make(chan struct{})
 	go func() {
 		select {
 		case <-ctx.Done():
 			r.halt()
-		case <-unwatch:
+		case <-done:
 		}
 	}()
+	return func() { close(done) }
+}
 
-	// Split the budget: worker w does quota units (the first ones one more).
-	workers := make([]*worker, cfg.threads)
-	for w := range workers {
-		quota := int64(math.MaxInt64)
-		table := int64(1 << 20)
+// share is worker i's part of total split between n workers: total/n,
+// and one more for each of the first total%n workers, so the shares sum
+// to total and differ by at most one.
+func share(total, n, i int) int {
+	s := total / n
+	if i < total%n {
+		s++
+	}
+	return s
+}
+
+// newWorkers builds the run's clients, each with its share of the units
+// and its plan, and the workload's background writer (nil when it has
+// none).
+func newWorkers(cfg *runConfig, store Store, scanner Scanner) (clients []*worker, writer *worker) {
+	wl, _ := lookupWorkload(cfg.workload)
+	clients = make([]*worker, cfg.threads)
+	for i := range clients {
+		quota := int64(math.MaxInt64) // a -duration run stops at its deadline
+		table := int64(1 << 20)       // plan positions a -duration run cycles through
 		if cfg.ops > 0 {
-			quota = cfg.ops / int64(cfg.threads)
-			if int64(w) < cfg.ops%int64(cfg.threads) {
-				quota++
-			}
+			quota = int64(share(int(cfg.ops), cfg.threads, i))
 			table = max(quota, 1)
 		} else if cfg.maxUnits > 0 {
-			quota = cfg.maxUnits / int64(cfg.threads)
-			if int64(w) < cfg.maxUnits%int64(cfg.threads) {
-				quota++
-			}
+			quota = int64(share(int(cfg.maxUnits), cfg.threads, i))
 		}
 		table = min(table, 1<<22)
-		workers[w] = &worker{
-			id: w, cfg: &cfg, store: store, quota: quota, live: new(liveView),
-			plan: planWorker(cfg.workload, cfg.dist, w, cfg.threads, cfg.keys, int(table), cfg.valueSize, cfg.seed),
+		clients[i] = &worker{
+			id: i, role: roleClient, step: wl.step, cfg: cfg, store: store, quota: quota, live: new(liveView),
+			plan: planWorker(cfg.workload, cfg.dist, i, cfg.threads, cfg.keys, int(table), cfg.valueSize, cfg.seed),
 		}
 		if scanner != nil {
-			workers[w].scanner = scanner
-			workers[w].visit = func(key, value []byte) bool { return true }
+			clients[i].scanner = scanner
+			clients[i].visit = func(key, value []byte) bool { return true }
 		}
 	}
-	var writer *worker // readwhilewriting's background writer
-	if cfg.workload == "readwhilewriting" {
+	if wl.writer {
 		writer = &worker{
-			id: cfg.threads, cfg: &cfg, store: store, quota: math.MaxInt64, live: new(liveView),
+			id: cfg.threads, role: roleWriter, step: stepPut, cfg: cfg, store: store, quota: math.MaxInt64, live: new(liveView),
 			plan: planWorker("fillrandom", cfg.dist, cfg.threads, cfg.threads+1, cfg.keys, 1<<16, cfg.valueSize, cfg.seed),
 		}
 	}
+	return clients, writer
+}
 
-	// Warmup: the same work, recorded into recorders that are discarded.
-	if cfg.warmup > 0 && !cfg.dishonest.noWarmup {
-		warm := newSampleBudget(cfg.warmup + chunkLen) // never used: discarded
-		var wg sync.WaitGroup
-		for _, w := range workers {
-			w.setRecorders(warm)
-			n := cfg.warmup / int64(cfg.threads)
-			if int64(w.id) < cfg.warmup%int64(cfg.threads) {
-				n++
-			}
-			w.warming = true
-			wg.Go(func() { w.loop(r, keys, int64(len(w.plan.order)/2), n, 0) })
-		}
-		wg.Wait()
-		for _, w := range workers {
-			if w.err != nil {
-				return nil, fmt.Errorf("warmup: %w", w.err)
-			}
-			w.units, w.ops, w.gets, w.hits, w.warming = 0, 0, 0, 0, false
-			w.live.done.Store(0)
-		}
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
+// warmup has each client run its share of -warmup units, closed loop,
+// into recorders that are then thrown away.
+func warmup(ctx context.Context, r *run, keys keyTable, clients []*worker) error {
+	cfg := r.cfg
+	if cfg.warmup == 0 || cfg.dishonest.noWarmup {
+		return nil
 	}
+	warm := newSampleBudget(cfg.warmup + chunkLen) // never used: discarded
+	var wg sync.WaitGroup
+	for _, w := range clients {
+		w.setRecorders(warm)
+		n := int64(share(int(cfg.warmup), cfg.threads, w.id))
+		w.warming = true
+		wg.Go(func() { w.loop(r, keys, int64(len(w.plan.order)/2), n, 0) })
+	}
+	wg.Wait()
+	for _, w := range clients {
+		if w.err != nil {
+			return fmt.Errorf("warmup: %w", w.err)
+		}
+		w.units, w.ops, w.gets, w.hits, w.warming = 0, 0, 0, 0, false
+		w.live.done.Store(0)
+	}
+	return ctx.Err()
+}
 
-	recorders := 4 * len(workers)
+// measurement is what the timed region leaves behind.
+type measurement struct {
+	workers   []*worker // the clients, then the writer if any
+	wall      time.Duration
+	cancelled bool
+	capped    bool // a -duration run stopped early at maxUnits
+	timeline  []TimelinePoint
+	// The store's counters either side of the wall clock, and its
+	// fdatasync latencies in between (when it times them).
+	before, after StoreStats
+	counted       bool // the store counts its fdatasyncs
+	syncs         LatencySummary
+}
+
+// measure gives every worker its recorders (reserving a -ops run's
+// exact-sample slots), reads the store's counters, runs the timed region
+// and reads the counters again.
+func measure(ctx context.Context, r *run, keys keyTable, store Store, clients []*worker, writer *worker) (*measurement, error) {
+	cfg := r.cfg
+	m := &measurement{workers: slices.Clone(clients)}
 	if writer != nil {
-		recorders += 4
+		m.workers = append(m.workers, writer)
 	}
-	if cfg.rate > 0 {
-		recorders *= 2
-	}
-	budget := newExactBudget(cfg.exactCap, recorders)
-	for _, w := range workers {
+	budget := newExactBudget(cfg.exactCap, recordersPerWorker(cfg)*len(m.workers))
+	for _, w := range m.workers {
 		w.setRecorders(budget)
-		if cfg.ops > 0 {
+		if cfg.ops > 0 && w.role == roleClient {
 			w.reserve()
 		}
 	}
-	all := slices.Clone(workers)
-	if writer != nil {
-		writer.setRecorders(budget)
-		all = append(all, writer)
-	}
-
-	before := storeStats(store)
+	m.before = storeStats(store)
+	_, m.counted = store.(StatsReporter)
 	timer, timed := store.(SyncTimer)
 	if timed {
 		timer.SyncTimes().arm()
 	}
+	prog := startProgress(r, m.workers, cfg.tick, cfg.engine)
+	m.wall = timedRegion(r, keys, clients, writer, prog)
+	m.cancelled = r.stop.Load() && ctx.Err() != nil
+	m.capped = cfg.duration > 0 && m.wall < cfg.duration && !m.cancelled
+	m.timeline = prog.end(m.wall)
+	m.after = storeStats(store)
+	if timed {
+		m.syncs = timer.SyncTimes().disarm()
+	}
+	for _, w := range m.workers {
+		if w.err != nil {
+			return nil, w.err
+		}
+	}
+	return m, nil
+}
 
-	prog := startProgress(r, all, cfg.tick, cfg.engine)
+// recordersPerWorker is how many recorders setRecorders gives a worker:
+// one per op kind, twice over in a -rate run (corrected and uncorrected).
+func recordersPerWorker(cfg *runConfig) int {
+	if cfg.rate > 0 {
+		return 8
+	}
+	return 4
+}
 
+// timedRegion starts the one outer wall clock, releases every worker at
+// once, and stops the clock when the last client, then the writer, has
+// finished. It returns the wall-clock time.
+func timedRegion(r *run, keys keyTable, clients []*worker, writer *worker, prog *progress) time.Duration {
 	var deadline time.Duration // on the workers' clock; 0 = none
 	var wg, wwg sync.WaitGroup
 	start := make(chan struct{})
-	for _, w := range workers {
+	for _, w := range clients {
 		wg.Go(func() {
 			<-start
 			w.loop(r, keys, 0, w.quota, deadline)
 		})
 	}
-	stopWriter := &run{cfg: &cfg, stopCh: make(chan struct{}), base: r.base}
+	// The writer has its own stop: it stops when the clients have finished.
+	stopWriter := &run{cfg: r.cfg, stopCh: make(chan struct{}), base: r.base}
 	if writer != nil {
 		wwg.Go(func() {
 			<-start
 			writer.loop(stopWriter, keys, 0, writer.quota, 0)
 		})
 	}
-
-	// The one outer wall clock.
 	t0 := time.Now()
 	r.start = t0.Sub(r.base)
-	if cfg.duration > 0 {
-		deadline = t0.Sub(r.base) + cfg.duration
+	if r.cfg.duration > 0 {
+		deadline = r.start + r.cfg.duration
 	}
 	prog.begin(t0)
 	close(start)
 	wg.Wait()
-	// readwhilewriting's writer stops with the readers, and the clock
-	// waits for its last Put: every op counted ends inside the wall clock.
+	// The writer stops with the clients, and the clock waits for its last
+	// Put: every op counted ends inside the wall clock.
 	stopWriter.halt()
 	wwg.Wait()
-	wall := time.Since(t0)
-	cancelled := r.stop.Load() && ctx.Err() != nil
-	timeline := prog.end(wall)
+	return time.Since(t0)
+}
 
-	after := storeStats(store)
-	var syncs LatencySummary
-	if timed {
-		syncs = timer.SyncTimes().disarm()
-	}
-	for _, w := range all {
-		if w.err != nil {
-			return nil, w.err
-		}
-	}
-	res := summarizeRun(&cfg, all, writer, wall, timeline)
-	res.Cancelled = cancelled
-	res.Capped = cfg.duration > 0 && wall < cfg.duration && !cancelled
-	_, res.FsyncsCounted = store.(StatsReporter)
-	res.Fsyncs = after.Fsyncs - before.Fsyncs
-	res.BytesWritten = after.BytesWritten - before.BytesWritten
+// result summarizes the workers' recorders and adds the store's counters.
+func (m *measurement) result(cfg *runConfig) *BenchResult {
+	res := summarizeRun(cfg, m.workers, m.wall, m.timeline)
+	res.Cancelled = m.cancelled
+	res.Capped = m.capped
+	res.FsyncsCounted = m.counted
+	res.Fsyncs = m.after.Fsyncs - m.before.Fsyncs
+	res.BytesWritten = m.after.BytesWritten - m.before.BytesWritten
 	if res.Fsyncs > 0 {
-		res.FsyncMeanNs = float64(after.FsyncTime-before.FsyncTime) / float64(res.Fsyncs)
+		res.FsyncMeanNs = float64(m.after.FsyncTime-m.before.FsyncTime) / float64(res.Fsyncs)
 	}
-	res.FsyncSamples, res.FsyncP50Ns, res.FsyncP99Ns, res.FsyncMaxNs = syncs.Count, syncs.P50Ns, syncs.P99Ns, syncs.MaxNs
-	return res, nil
+	res.FsyncSamples, res.FsyncP50Ns, res.FsyncP99Ns, res.FsyncMaxNs = m.syncs.Count, m.syncs.P50Ns, m.syncs.P99Ns, m.syncs.MaxNs
+	return res
 }
 
 // setRecorders gives w fresh recorders drawing on budget b.
@@ -355,7 +449,7 @@ func (w *worker) setRecorders(b *sampleBudget) {
 // -ops run's worker will fill: one per op of each kind its quota does.
 func (w *worker) reserve() {
 	var puts, gets, dels, scans int64
-	switch stepOf(w.cfg.workload) {
+	switch w.step {
 	case stepPut:
 		puts = w.quota
 	case stepGet:
@@ -429,25 +523,18 @@ func storeStats(s Store) StoreStats {
 // Times are durations on the run's monotonic clock (time.Since(r.base));
 // deadline 0 means none.
 func (w *worker) loop(r *run, keys keyTable, from, n int64, deadline time.Duration) {
-	cfg := w.cfg
-	s := w.store
-	order := w.plan.order
-	hasDeadline := deadline > 0
-	base := r.base
-	w.base = base
-	// An open loop (-rate) paces the threads' units; warmup is never paced,
-	// nor is readwhilewriting's writer, which writes as fast as it can.
-	open := cfg.rate > 0 && !w.warming
-	paced := open && w.id < cfg.threads
+	w.base = r.base
+	// An open loop (-rate) paces the clients' units; warmup is never paced,
+	// nor is the writer, which writes as fast as it can.
+	open := w.cfg.rate > 0 && !w.warming
+	w.paced = open && w.role == roleClient
+	w.selfIntended = open && !w.paced
 	var timer *time.Timer
-	if paced {
+	if w.paced {
 		timer = time.NewTimer(time.Hour)
 		defer timer.Stop()
 	}
-	step := stepOf(cfg.workload)
-	if w.id == cfg.threads { // readwhilewriting's writer
-		step = stepPut
-	}
+	order := w.plan.order
 	pos := int(from % int64(len(order)))
 	for i := int64(0); i < n; i, pos = i+1, pos+1 {
 		if r.stop.Load() {
@@ -457,94 +544,109 @@ func (w *worker) loop(r *run, keys keyTable, from, n int64, deadline time.Durati
 			pos = 0
 		}
 		key := keys.key(order[pos])
-		val := w.plan.value(int(i), cfg.valueSize)
-
-		// Open loop: wait for this unit's intended start; latency is
-		// measured from it, so a stall also counts against the units that
-		// should have started during it (coordinated omission).
+		val := w.plan.value(int(i), w.cfg.valueSize)
 		var intended time.Duration // 0 in a closed loop
-		if paced {
-			intended = r.start + intendedOffset(cfg.threads, w.id, i, cfg.rate) // > 0: base is earlier than start
-			if hasDeadline && intended >= deadline {
-				// This unit is scheduled after the run's end: not part of
-				// it. Wait for the deadline itself, not past it, so the
-				// wall clock covers the scheduled time and no more.
-				w.sleepUntil(r, timer, deadline)
-				return
-			}
-			if !w.sleepUntil(r, timer, intended) {
+		if w.paced {
+			var due bool
+			if intended, due = w.waitTurn(r, timer, i, deadline); !due {
 				return
 			}
 		}
-
-		isRead := step == stepMixed && w.plan.isRead[pos%len(w.plan.isRead)]
-
-		var err error
-		var end time.Duration
-		start := time.Since(base)
-		if open && !paced {
-			intended = start // the unpaced writer of a -rate run: both tables, same figure
-		}
-		if cfg.dishonest.timeKeygen {
-			key, val = buildKeyValue(order[pos], val)
-		}
-		switch step {
-		case stepPut:
-			err = s.Put(key, val)
-			end = w.done(w.put, w.uput, start, intended)
-		case stepGet:
-			err = w.doGet(key)
-			end = w.done(w.get, w.uget, start, intended)
-		case stepDelete:
-			err = s.Delete(key)
-			end = w.done(w.del, w.udel, start, intended)
-		case stepUpdate:
-			err = w.doGet(key)
-			w.done(w.get, w.uget, start, intended)
-			if err == nil {
-				// The Put's clock starts after the Get is recorded, so the
-				// recording is in neither op's time. It is meant to start
-				// as soon as it does: in an open loop its corrected and
-				// uncorrected latencies are the same, and both tables
-				// count it.
-				putStart := time.Since(base)
-				var putIntended time.Duration
-				if intended != 0 {
-					putIntended = putStart
-				}
-				err = s.Put(key, val)
-				end = w.done(w.put, w.uput, putStart, putIntended)
-			}
-		case stepScan:
-			err = w.scanner.Scan(key, scanLen, w.visit)
-			end = w.done(w.scan, w.uscan, start, intended)
-		case stepMixed:
-			if isRead {
-				err = w.doGet(key)
-				end = w.done(w.get, w.uget, start, intended)
-			} else {
-				err = s.Put(key, val)
-				end = w.done(w.put, w.uput, start, intended)
-			}
-		}
+		isRead := w.step == stepMixed && w.plan.isRead[pos%len(w.plan.isRead)]
+		end, err := w.unit(key, val, order[pos], isRead, intended)
 		if err != nil {
-			w.err = fmt.Errorf("%s %s: %w", cfg.engine, cfg.workload, err)
+			w.err = fmt.Errorf("%s %s: %w", w.cfg.engine, w.cfg.workload, err)
 			r.halt()
 			return
 		}
 		w.units++
-		if hasDeadline && end > deadline {
-			if paced {
-				// Units scheduled before the deadline that the store was too
-				// slow to start: not measured, so counted and reported.
-				next := i + 1
-				w.backlog = int64(sort.Search(int(n-next), func(k int) bool {
-					return r.start+intendedOffset(cfg.threads, w.id, next+int64(k), cfg.rate) >= deadline
-				}))
+		if deadline > 0 && end > deadline {
+			if w.paced {
+				w.backlog = w.countBacklog(r, i+1, n, deadline)
 			}
 			return
 		}
 	}
+}
+
+// waitTurn is an open loop's pacing: it waits for unit i's intended start
+// and returns it, since latency is measured from it, so a stall also counts
+// against the units that should have started during it (coordinated
+// omission). It returns false when the run was stopped meanwhile, or when
+// the unit is scheduled at or after the deadline and so is not part of the
+// run: it then waits for the deadline itself, not past it, so the wall
+// clock covers the scheduled time and no more.
+func (w *worker) waitTurn(r *run, timer *time.Timer, i int64, deadline time.Duration) (time.Duration, bool) {
+	intended := r.start + intendedOffset(w.cfg.threads, w.id, i, w.cfg.rate) // > 0: base is earlier than start
+	if deadline > 0 && intended >= deadline {
+		w.sleepUntil(r, timer, deadline)
+		return 0, false
+	}
+	return intended, w.sleepUntil(r, timer, intended)
+}
+
+// unit does one unit of the worker's step on key and records each of its
+// ops; isRead is a mixed unit's coin flip and intended is when an open
+// loop meant the unit to start (0 in a closed loop). It returns when the
+// unit's last op ended. The timed region is from start to the last done.
+func (w *worker) unit(key, val []byte, k uint32, isRead bool, intended time.Duration) (end time.Duration, err error) {
+	s := w.store
+	start := time.Since(w.base)
+	if w.selfIntended {
+		intended = start // both tables, same figure
+	}
+	if w.cfg.dishonest.timeKeygen {
+		key, val = buildKeyValue(k, val)
+	}
+	switch w.step {
+	case stepPut:
+		err = s.Put(key, val)
+		end = w.done(w.put, w.uput, start, intended)
+	case stepGet:
+		err = w.doGet(key)
+		end = w.done(w.get, w.uget, start, intended)
+	case stepDelete:
+		err = s.Delete(key)
+		end = w.done(w.del, w.udel, start, intended)
+	case stepUpdate:
+		err = w.doGet(key)
+		w.done(w.get, w.uget, start, intended)
+		if err == nil {
+			// The Put's clock starts after the Get is recorded, so the
+			// recording is in neither op's time. It is meant to start
+			// as soon as it does: in an open loop its corrected and
+			// uncorrected latencies are the same, and both tables
+			// count it.
+			putStart := time.Since(w.base)
+			var putIntended time.Duration
+			if intended != 0 {
+				putIntended = putStart
+			}
+			err = s.Put(key, val)
+			end = w.done(w.put, w.uput, putStart, putIntended)
+		}
+	case stepScan:
+		err = w.scanner.Scan(key, scanLen, w.visit)
+		end = w.done(w.scan, w.uscan, start, intended)
+	case stepMixed:
+		if isRead {
+			err = w.doGet(key)
+			end = w.done(w.get, w.uget, start, intended)
+		} else {
+			err = s.Put(key, val)
+			end = w.done(w.put, w.uput, start, intended)
+		}
+	}
+	return end, err
+}
+
+// countBacklog counts, after an open loop's unit ran past the deadline,
+// its units from next on that were scheduled before the deadline but that
+// the store was too slow to start: not measured, so counted and reported.
+func (w *worker) countBacklog(r *run, next, n int64, deadline time.Duration) int64 {
+	return int64(sort.Search(int(n-next), func(k int) bool {
+		return r.start+intendedOffset(w.cfg.threads, w.id, next+int64(k), w.cfg.rate) >= deadline
+	}))
 }
 
 // sleepUntil waits until time at on the run's clock; false if the run was

@@ -46,7 +46,7 @@ func TestThroughputIsOpsOverWallClock(t *testing.T) {
 	}
 }
 
-func TestUnitsAndOps(t *testing.T) {
+func TestUnitsAndOpsPerWorkload(t *testing.T) {
 	tests := []struct {
 		line           string
 		units, ops     int64 // ops -1: at least units
@@ -317,10 +317,10 @@ func TestDurationRunStopsAtByteCap(t *testing.T) {
 	}
 }
 
-// TestFsyncsCounted checks that a result tells "no fsyncs" apart from "this
+// TestFsyncsCountedTellsNoneFromUncounted checks that a result tells "no fsyncs" apart from "this
 // engine cannot count them": kv reports its syncs, the test map store does
 // not.
-func TestFsyncsCounted(t *testing.T) {
+func TestFsyncsCountedTellsNoneFromUncounted(t *testing.T) {
 	for _, tc := range []struct {
 		line        string
 		wantCounted bool

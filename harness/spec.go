@@ -2,13 +2,11 @@ package harness
 
 import (
 	"fmt"
-	"math"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
-
-	"kvlab/engine"
 )
 
 // The run-spec grammar. One parser serves the command line, the lesson
@@ -24,15 +22,16 @@ import (
 // A leading "labserver" is accepted and ignored. Flags take "-name value"
 // or "-name=value" (a double dash works too); boolean flags stand alone.
 // Every error names the flag and what is allowed, and nothing runs.
-
-// Commands lists the commands a line can start with.
-var Commands = []string{"bench", "sweep", "probe", "model", "crash"}
+//
+// This file reads a line into a Spec and prints a Spec back; what the
+// commands are and which flags each takes, with their defaults, ranges
+// and help, is the table in grammar.go.
 
 // Spec is one parsed and validated line.
 type Spec struct {
 	Cmd       string
 	Engines   []string // bench, sweep: one run per engine
-	Sync      string
+	Sync      string   // bench, sweep, model, crash
 	Workload  string
 	Dist      string
 	Ops       int64         // bench/sweep: units; probe: iterations
@@ -58,65 +57,13 @@ type Spec struct {
 	Progress    bool
 	Dishonest   dishonesty
 
-	set map[string]bool // flags given on the line
+	given map[string]string // the flags given on the line, with their values as given
 }
 
-// flagDef describes one flag: which commands take it and its usage line.
-type flagDef struct {
-	name  string
-	cmds  string // space-separated commands that accept it
-	bool  bool   // stands alone, no value
-	usage string
-}
-
-var flagDefs = []flagDef{
-	{name: "engine", cmds: "bench sweep", usage: "store to measure, or a comma list to compare (default kv)"},
-	{name: "sync", cmds: "bench sweep model crash", usage: "sync policy: always | group | batch:N | periodic:D | none (default always)"},
-	{name: "workload", cmds: "bench sweep", usage: "fillseq | fillrandom | overwrite | readrandom | readwhilewriting | updaterandom | deleterandom | mixed | seekrandom (ordered engines) (default fillrandom)"},
-	{name: "ops", cmds: "bench sweep probe", usage: "units to run per run (default 1000; probe: iterations, default 2000)"},
-	{name: "duration", cmds: "bench sweep probe", usage: "run for this long instead of -ops, e.g. 3s (probe: at most this long per measurement, default 1s)"},
-	{name: "threads", cmds: "bench sweep", usage: "concurrent clients (sweep: a comma list, default 1,2,4,8)"},
-	{name: "value-size", cmds: "bench sweep probe", usage: "value bytes (default 128; probe: bytes per write)"},
-	{name: "keys", cmds: "bench sweep", usage: "distinct keys (default: -ops, or 100000 with -duration)"},
-	{name: "dist", cmds: "bench sweep", usage: "key distribution: uniform | zipfian (default uniform)"},
-	{name: "warmup", cmds: "bench sweep", usage: "units run and discarded before measuring, closed loop (default 10% of -ops, at most 1000; 100 with -duration)"},
-	{name: "rate", cmds: "bench sweep", usage: "open loop: start units at this many per second; latency from the intended start"},
-	{name: "repeat", cmds: "bench sweep", usage: "run N times and report each (the table adds the medians)"},
-	{name: "seed", cmds: "bench sweep crash", usage: "random seed for keys, values and crash points (default 1)"},
-	{name: "trials", cmds: "crash", usage: "crash trials (default 10)"},
-	{name: "power", cmds: "crash", bool: true, usage: "simulate power loss on the crashable in-memory filesystem instead of SIGKILL"},
-	{name: "write-buffer", cmds: "crash", usage: "the store's write buffer in bytes under none, batch:N and periodic:D, 0 = none (default: the engine's, 65536)"},
-	{name: "power-mode", cmds: "crash", usage: "with -power, what the cut keeps of unsynced data: prefix (in order, torn at a byte; default) | reorder (any subset of 512 B sectors) | pages (any subset of 4 KiB pages) | dirent (new file names persist without their data)"},
-	{name: "t-write", cmds: "model", usage: "cost of one write, e.g. 900ns (default: probe the disk)"},
-	{name: "t-fsync", cmds: "model", usage: "cost of one fdatasync, e.g. 200us (default: probe the disk)"},
-	{name: "dir", cmds: "bench sweep probe model crash", usage: "parent of the fresh per-run directory (default: a temporary directory)"},
-	{name: "keep", cmds: "bench sweep crash", bool: true, usage: "keep the per-run directory instead of removing it"},
-	{name: "format", cmds: "bench sweep probe model crash", usage: "table | tsv | json | benchstat (default table)"},
-	{name: "progress", cmds: "bench sweep crash", bool: true, usage: "print a progress line to stderr every second even when it is not a terminal"},
-	{name: "dishonest-throughput-from-samples", cmds: "bench sweep", bool: true, usage: "BREAKS A RULE: ops/s from the sum of latencies, not the wall clock"},
-	{name: "dishonest-no-warmup", cmds: "bench sweep", bool: true, usage: "BREAKS A RULE: measure from the very first op"},
-	{name: "dishonest-time-keygen", cmds: "bench sweep", bool: true, usage: "BREAKS A RULE: build each key and value inside the timed region"},
-	{name: "dishonest-unsorted-percentile", cmds: "bench sweep", bool: true, usage: "BREAKS A RULE: pick percentiles without sorting the samples"},
-}
-
-func lookupFlag(cmd, name string) (flagDef, bool) {
-	for _, f := range flagDefs {
-		if f.name == name && strings.Contains(" "+f.cmds+" ", " "+cmd+" ") {
-			return f, true
-		}
-	}
-	return flagDef{}, false
-}
-
-// flagsOf lists the flags cmd accepts, as "-a, -b, ...".
-func flagsOf(cmd string) string {
-	var names []string
-	for _, f := range flagDefs {
-		if strings.Contains(" "+f.cmds+" ", " "+cmd+" ") {
-			names = append(names, "-"+f.name)
-		}
-	}
-	return strings.Join(names, ", ")
+// has reports whether the line gave flag name.
+func (s *Spec) has(name string) bool {
+	_, ok := s.given[name]
+	return ok
 }
 
 // splitLine splits a line into words, dropping a leading "labserver".
@@ -137,199 +84,71 @@ func parseArgs(args []string, lim Limits) (*Spec, error) {
 	if len(args) == 0 {
 		return nil, fmt.Errorf("empty line: expected one of %s", strings.Join(Commands, ", "))
 	}
-	s := &Spec{Cmd: args[0], set: map[string]bool{}}
-	switch s.Cmd {
-	case "bench", "sweep", "probe", "model", "crash":
-	default:
-		return nil, fmt.Errorf("unknown command %q: expected one of %s", s.Cmd, strings.Join(Commands, ", "))
+	cmd, ok := lookupCommand(args[0])
+	if !ok {
+		return nil, fmt.Errorf("unknown command %q: expected one of %s", args[0], strings.Join(Commands, ", "))
 	}
-	raw := map[string]string{}
-	for i := 1; i < len(args); i++ {
+	given, err := cmd.splitFlags(args[1:])
+	if err != nil {
+		return nil, err
+	}
+	return cmd.fill(given, lim)
+}
+
+// splitFlags reads a line's words after the command into each flag's
+// value as given ("true" for a bool flag standing alone).
+func (c *command) splitFlags(args []string) (map[string]string, error) {
+	given := map[string]string{}
+	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if !strings.HasPrefix(a, "-") || a == "-" {
-			return nil, fmt.Errorf("%s: unexpected argument %q: flags start with -, e.g. -ops 8000", s.Cmd, a)
+			return nil, fmt.Errorf("%s: unexpected argument %q: flags start with -, e.g. -ops 8000", c.name, a)
 		}
 		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		f, ok := lookupFlag(s.Cmd, name)
+		f, ok := c.lookupFlag(name)
 		if !ok && (name == "archive" || name == "data") {
-			return nil, fmt.Errorf("%s: -%s belongs to the labserver command line, not to a run line: a lesson cell or quiz cannot choose where its runs are recorded (the server records every run it executes); allowed: %s", s.Cmd, name, flagsOf(s.Cmd))
+			return nil, fmt.Errorf("%s: -%s belongs to the labserver command line, not to a run line: a lesson cell or quiz cannot choose where its runs are recorded (the server records every run it executes); allowed: %s", c.name, name, c.flagList())
 		}
 		if !ok {
-			return nil, fmt.Errorf("%s: unknown flag -%s; allowed: %s", s.Cmd, name, flagsOf(s.Cmd))
+			return nil, fmt.Errorf("%s: unknown flag -%s; allowed: %s", c.name, name, c.flagList())
 		}
-		if s.set[name] {
+		if _, twice := given[name]; twice {
 			return nil, fmt.Errorf("-%s: given twice", name)
 		}
-		if f.bool {
-			if hasVal && val != "true" && val != "false" {
-				return nil, fmt.Errorf("-%s=%s: must be true or false, or the flag alone", name, val)
-			}
-			if !hasVal {
-				val = "true"
-			}
-		} else if !hasVal {
+		switch {
+		case f.bool && hasVal && val != "true" && val != "false":
+			return nil, fmt.Errorf("-%s=%s: must be true or false, or the flag alone", name, val)
+		case f.bool && !hasVal:
+			val = "true"
+		case !f.bool && !hasVal:
 			if i+1 >= len(args) {
 				return nil, fmt.Errorf("-%s: needs a value (%s)", name, f.usage)
 			}
 			i++
 			val = args[i]
 		}
-		s.set[name] = true
-		raw[name] = val
+		given[name] = val
 	}
-	if err := s.fill(raw, lim); err != nil {
-		return nil, err
-	}
-	return s, nil
+	return given, nil
 }
 
-// fill applies defaults, converts the raw values and checks every range.
-func (s *Spec) fill(raw map[string]string, lim Limits) error {
-	var err error
-	str := func(name, def string) string {
-		if v, ok := raw[name]; ok {
-			return v
-		}
-		return def
-	}
-	boolean := func(name string) bool { return raw[name] == "true" }
-
-	// Integers and durations, each with its allowed range.
-	intFlag := func(name string, def, lo, hi int64) int64 {
-		v, ok := raw[name]
-		if !ok || err != nil {
-			return def
-		}
-		n, e := strconv.ParseInt(strings.ReplaceAll(v, "_", ""), 10, 64)
-		if e != nil || n < lo || n > hi {
-			err = fmt.Errorf("-%s %s: must be between %d and %d", name, v, lo, hi)
-		}
-		return n
-	}
-	durFlag := func(name string, def, lo, hi time.Duration) time.Duration {
-		v, ok := raw[name]
-		if !ok || err != nil {
-			return def
-		}
-		d, e := time.ParseDuration(v)
-		if e != nil || d < lo || d > hi {
-			err = fmt.Errorf("-%s %s: must be a duration between %v and %v, e.g. 3s or 500ms", name, v, lo, hi)
-		}
-		return d
-	}
-
-	s.Format = str("format", "table")
-	switch s.Format {
-	case "table", "tsv", "json", "benchstat":
-	default:
-		return fmt.Errorf("-format %s: allowed: table, tsv, json, benchstat", s.Format)
-	}
-	if s.Format == "benchstat" && s.Cmd != "bench" && s.Cmd != "sweep" {
-		return fmt.Errorf("-format benchstat: only bench and sweep print benchmark lines; allowed for %s: table, tsv, json", s.Cmd)
-	}
-	s.Dir = str("dir", "")
-	s.Keep = boolean("keep")
-	s.Progress = boolean("progress")
-	s.Sync = str("sync", "always")
-	if s.set["sync"] || s.Cmd != "probe" {
-		if _, e := parseSync(s.Sync); e != nil {
-			return e
+// fill builds the Spec of a line that gave the flags given: each flag of
+// c, in table order, from its value or its default, then c's rules across
+// flags.
+func (c *command) fill(given map[string]string, lim Limits) (*Spec, error) {
+	s := &Spec{Cmd: c.name, given: given}
+	for _, f := range c.flags {
+		v, ok := given[f.name]
+		if err := f.fill(s, arg{name: f.name, v: v, given: ok}, lim); err != nil {
+			return nil, err
 		}
 	}
-	maxOps := max(lim.MaxOps, 1)
-
-	switch s.Cmd {
-	case "bench", "sweep":
-		s.Engines = strings.Split(str("engine", "kv"), ",")
-		for i, e := range s.Engines {
-			if _, e2 := lookupEngine(e); e2 != nil {
-				return e2
-			}
-			if slices.Contains(s.Engines[:i], e) {
-				return fmt.Errorf("-engine %s: %s is named twice; name each engine once (-repeat runs one again)", str("engine", ""), e)
-			}
-		}
-		s.Workload = str("workload", "fillrandom")
-		s.Dist = str("dist", "uniform")
-		if e := checkWorkload(s.Workload, s.Dist); e != nil {
-			return e
-		}
-		if workloadInfos[s.Workload].scans {
-			for _, e := range s.Engines {
-				if why, ok := unordered[e]; ok {
-					return fmt.Errorf("-workload %s: engine %s cannot scan keys in order: %s; ordered engines (bbolt, pebble) can", s.Workload, e, why)
-				}
-			}
-		}
-		if s.set["ops"] && s.set["duration"] {
-			return fmt.Errorf("-ops and -duration: give one or the other, not both")
-		}
-		s.Ops = intFlag("ops", 1000, 1, maxOps)
-		s.Duration = durFlag("duration", 0, time.Millisecond, lim.MaxDuration)
-		if s.Duration > 0 {
-			s.Ops = 0
-		}
-		s.ValueSize = int(intFlag("value-size", 128, 0, int64(lim.MaxValueSize)))
-		keysDef := s.Ops
-		if s.Duration > 0 {
-			keysDef = 100000
-		}
-		s.Keys = int(intFlag("keys", min(keysDef, maxKeys), 1, maxKeys))
-		s.Warmup = intFlag("warmup", min(max(s.Ops/10, 1), 1000), 0, maxOps)
-		if s.Duration > 0 && !s.set["warmup"] {
-			s.Warmup = 100
-		}
-		s.Repeat = int(intFlag("repeat", 1, 1, int64(max(lim.MaxRepeat, 1))))
-		s.Seed = intFlag("seed", 1, math.MinInt64, math.MaxInt64)
-		if v, ok := raw["rate"]; ok && err == nil {
-			r, e := strconv.ParseFloat(v, 64)
-			if e != nil || !(r >= 1 && r <= 1e7) {
-				return fmt.Errorf("-rate %s: must be between 1 and 10000000 units per second", v)
-			}
-			s.Rate = r
-		}
-		if err != nil {
-			return err
-		}
-		if err := s.parseThreads(str("threads", map[string]string{"bench": "1", "sweep": "1,2,4,8"}[s.Cmd]), lim); err != nil {
-			return err
-		}
-		s.Dishonest = dishonesty{
-			throughputFromSamples: boolean("dishonest-throughput-from-samples"),
-			noWarmup:              boolean("dishonest-no-warmup"),
-			timeKeygen:            boolean("dishonest-time-keygen"),
-			unsortedPercentile:    boolean("dishonest-unsorted-percentile"),
-		}
-		if e := s.checkBytes(lim); e != nil {
-			return e
-		}
-	case "probe":
-		s.Ops = intFlag("ops", 2000, 10, min(maxOps, 1000000))
-		s.Duration = durFlag("duration", time.Second, 10*time.Millisecond, min(lim.MaxDuration, time.Minute))
-		s.ValueSize = int(intFlag("value-size", 128, 1, int64(min(lim.MaxValueSize, 1<<20))))
-	case "model":
-		if !s.set["sync"] {
-			return fmt.Errorf("model: -sync is required: batch:N or periodic:D, e.g. model -sync batch:64")
-		}
-		if p, _ := parseSync(s.Sync); p.Mode != engine.SyncBatch && p.Mode != engine.SyncPeriodic {
-			return fmt.Errorf("-sync %s: the model covers batch:N and periodic:D only", s.Sync)
-		}
-		s.TWrite = durFlag("t-write", 0, time.Nanosecond, time.Second)
-		s.TFsync = durFlag("t-fsync", 0, 0, 10*time.Second)
-	case "crash":
-		s.Trials = int(intFlag("trials", 10, 1, int64(max(lim.MaxTrials, 1))))
-		s.Seed = intFlag("seed", 1, math.MinInt64, math.MaxInt64)
-		s.Power = boolean("power")
-		s.PowerMode = str("power-mode", "prefix")
-		s.WriteBuffer = int(intFlag("write-buffer", -1, 0, engine.MaxWriteBuffer))
-		if _, e := engine.ParsePowerMode(s.PowerMode); e != nil && err == nil {
-			return fmt.Errorf("-power-mode %s: allowed: %s", s.PowerMode, engine.PowerModes)
-		}
-		if s.set["power-mode"] && !s.Power && err == nil {
-			return fmt.Errorf("-power-mode %s: needs -power (a SIGKILL keeps everything the process wrote, so there is nothing for a mode to choose)", s.PowerMode)
+	if c.check != nil {
+		if err := c.check(s, lim); err != nil {
+			return nil, err
 		}
 	}
-	return err
+	return s, nil
 }
 
 // maxKeys bounds -keys: the key table is built in memory (16 bytes a key).
@@ -369,7 +188,7 @@ func (s *Spec) checkBytes(lim Limits) error {
 		units = 0 // bounded at run time by maxUnits
 	}
 	total := (units + s.Warmup) * per
-	if workloadInfos[s.Workload].preload {
+	if wl, _ := lookupWorkload(s.Workload); wl.preload {
 		total += int64(s.Keys) * per
 	}
 	if total > lim.MaxTotalBytes {
@@ -393,76 +212,41 @@ func (s *Spec) maxUnits(lim Limits) int64 {
 // running it runs the same line again, -repeat included. (Each result's
 // own "spec" leaves -repeat out: it describes one run.)
 func (s *Spec) String() string {
-	line := s.line(strings.Join(s.Engines, ","), s.Threads)
-	if s.Repeat > 1 {
-		line += " -repeat " + strconv.Itoa(s.Repeat)
-	}
-	return line
+	return s.print(runOf{strings.Join(s.Engines, ","), s.Threads}, partLine)
 }
 
-// line writes the spec with the given engine and threads.
+// line writes one run's line: the spec with the given engine and threads.
 func (s *Spec) line(engine string, threads []int) string {
+	return s.print(runOf{engine, threads}, partRun)
+}
+
+// print writes the command and its flags of every part up to last, part
+// by part, each part's flags in table order.
+func (s *Spec) print(r runOf, last part) string {
 	var b strings.Builder
 	b.WriteString(s.Cmd)
-	add := func(f string, v any) { fmt.Fprintf(&b, " -%s %v", f, v) }
-	flag := func(f string, on bool) {
-		if on {
-			b.WriteString(" -" + f)
-		}
+	cmd, ok := lookupCommand(s.Cmd)
+	if !ok {
+		return b.String() // a Spec not made by ParseSpec
 	}
-	switch s.Cmd {
-	case "bench", "sweep":
-		add("engine", engine)
-		add("sync", s.Sync)
-		add("workload", s.Workload)
-		if s.Duration > 0 {
-			add("duration", s.Duration)
-		} else {
-			add("ops", s.Ops)
-		}
-		ts := make([]string, len(threads))
-		for i, t := range threads {
-			ts[i] = strconv.Itoa(t)
-		}
-		add("threads", strings.Join(ts, ","))
-		add("value-size", s.ValueSize)
-		add("keys", s.Keys)
-		add("dist", s.Dist)
-		add("warmup", s.Warmup)
-		if s.Rate > 0 {
-			add("rate", strconv.FormatFloat(s.Rate, 'g', -1, 64))
-		}
-		if s.set["seed"] {
-			add("seed", s.Seed)
-		}
-		flag("dishonest-throughput-from-samples", s.Dishonest.throughputFromSamples)
-		flag("dishonest-no-warmup", s.Dishonest.noWarmup)
-		flag("dishonest-time-keygen", s.Dishonest.timeKeygen)
-		flag("dishonest-unsorted-percentile", s.Dishonest.unsortedPercentile)
-	case "probe":
-		add("ops", s.Ops)
-		add("duration", s.Duration)
-		add("value-size", s.ValueSize)
-	case "model":
-		add("sync", s.Sync)
-		if s.TWrite > 0 {
-			add("t-write", s.TWrite)
-		}
-		if s.set["t-fsync"] {
-			add("t-fsync", s.TFsync)
-		}
-	case "crash":
-		add("sync", s.Sync)
-		add("trials", s.Trials)
-		flag("power", s.Power)
-		if s.set["power-mode"] {
-			add("power-mode", s.PowerMode)
-		}
-		if s.set["write-buffer"] {
-			add("write-buffer", s.WriteBuffer)
-		}
-		if s.set["seed"] {
-			add("seed", s.Seed)
+	for p := partRun; p <= last; p++ {
+		for _, f := range cmd.flags {
+			if f.part != p {
+				continue
+			}
+			v, ok := s.given[f.name]
+			if f.show != nil {
+				v, ok = f.show(s, r)
+			} else if f.bool {
+				ok = ok && v == "true"
+			}
+			switch {
+			case !ok:
+			case f.bool:
+				b.WriteString(" -" + f.name)
+			default:
+				fmt.Fprintf(&b, " -%s %s", f.name, v)
+			}
 		}
 	}
 	return b.String()
@@ -476,60 +260,30 @@ func Check(line string, lim Limits) error {
 }
 
 // ScaleLine returns line with its size budgets multiplied by f (0 < f <= 1):
-// -ops, -duration, -keys, -trials and -warmup, each kept at a valid
-// minimum. Other words are kept as they were.
+// -ops, -duration, -keys, -trials and -warmup, where the line gives them,
+// each kept at its smallest valid value. The defaults that follow from
+// them (-keys and -warmup from -ops) follow the scaled values. The line
+// comes back in its canonical form (Spec.String), with the flags that
+// only say where and how to show results (-format, -dir, ...) as given.
 func ScaleLine(line string, f float64) (string, error) {
 	if !(f > 0 && f <= 1) {
 		return "", fmt.Errorf("scale %v: must be greater than 0 and at most 1", f)
 	}
-	if _, err := ParseSpec(line, DefaultLimits()); err != nil {
+	s, err := ParseSpec(line, DefaultLimits())
+	if err != nil {
 		return "", err
 	}
-	w := splitLine(line)
-	mins := map[string]int64{"ops": 1, "keys": 1, "trials": 1, "warmup": 0}
-	for i := 1; i < len(w); i++ {
-		name, val, hasVal := strings.Cut(strings.TrimLeft(w[i], "-"), "=")
-		if !strings.HasPrefix(w[i], "-") {
-			continue
-		}
-		vi := -1
-		if !hasVal {
-			if f, ok := lookupFlag(w[0], name); ok && !f.bool && i+1 < len(w) {
-				vi = i + 1
-				val = w[vi]
-			}
-		}
-		var out string
-		if lo, ok := mins[name]; ok {
-			if w[0] == "probe" && name == "ops" {
-				lo = 10
-			}
-			n, err := strconv.ParseInt(val, 10, 64)
-			if err != nil {
-				continue
-			}
-			out = strconv.FormatInt(max(int64(math.Round(float64(n)*f)), lo), 10)
-		} else if name == "duration" {
-			d, err := time.ParseDuration(val)
-			if err != nil {
-				continue
-			}
-			lo := time.Millisecond
-			if w[0] == "probe" {
-				lo = 10 * time.Millisecond
-			}
-			out = max(time.Duration(float64(d)*f).Round(time.Millisecond), lo).String()
-		} else {
-			continue
-		}
-		if vi >= 0 {
-			w[vi] = out
-			i = vi
-		} else {
-			w[i] = "-" + name + "=" + out
+	cmd, _ := lookupCommand(s.Cmd)
+	given := maps.Clone(s.given)
+	for _, fl := range cmd.flags {
+		if v, ok := given[fl.name]; ok && fl.scale != nil {
+			given[fl.name] = fl.scale(v, f)
 		}
 	}
-	return strings.Join(w, " "), nil
+	if s, err = cmd.fill(given, DefaultLimits()); err != nil {
+		return "", fmt.Errorf("scaled by %v: %w", f, err)
+	}
+	return s.print(runOf{strings.Join(s.Engines, ","), s.Threads}, partAsGiven), nil
 }
 
 // FormatBytes prints n in B, KiB, MiB or GiB.

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-func TestFlagErrors(t *testing.T) {
+func TestFlagErrorsNameFlagAndAllowed(t *testing.T) {
 	tests := []struct {
 		line string
 		want string // substring of the error
@@ -77,7 +77,7 @@ func TestFlagErrors(t *testing.T) {
 	}
 }
 
-func TestLimitsApply(t *testing.T) {
+func TestLimitsBoundTheFlags(t *testing.T) {
 	lim := Limits{MaxOps: 5000, MaxDuration: 5 * time.Second, MaxValueSize: 4096, MaxTotalBytes: 1 << 20, MaxThreads: 8, MaxTrials: 5, MaxRepeat: 3}
 	tests := []struct{ line, want string }{
 		{"bench -ops 5001", "-ops 5001: must be between 1 and 5000"},
@@ -99,7 +99,7 @@ func TestLimitsApply(t *testing.T) {
 	}
 }
 
-func TestParseValid(t *testing.T) {
+func TestParseFillsEveryDefaultAndRoundTrips(t *testing.T) {
 	tests := []struct {
 		line string
 		want string // canonical line
@@ -136,21 +136,33 @@ func TestParseValid(t *testing.T) {
 	}
 }
 
-func TestScaleLine(t *testing.T) {
+func TestScaleLineScalesGivenBudgets(t *testing.T) {
 	tests := []struct {
 		line string
 		f    float64
 		want string
 	}{
-		{"bench -engine kv -ops 8000 -warmup 100", 0.1, "bench -engine kv -ops 800 -warmup 10"},
-		{"labserver bench -ops 5 -keys 3", 0.1, "bench -ops 1 -keys 1"},
-		{"sweep -threads 1,2 -duration 3s", 0.1, "sweep -threads 1,2 -duration 300ms"},
-		{"sweep -duration=3s", 0.0001, "sweep -duration=1ms"},
+		{"bench -engine kv -ops 8000 -warmup 100", 0.1,
+			"bench -engine kv -sync always -workload fillrandom -ops 800 -threads 1 -value-size 128 -keys 800 -dist uniform -warmup 10"},
+		{"labserver bench -ops 5 -keys 3", 0.1,
+			"bench -engine kv -sync always -workload fillrandom -ops 1 -threads 1 -value-size 128 -keys 1 -dist uniform -warmup 1"},
+		{"sweep -threads 1,2 -duration 3s", 0.1,
+			"sweep -engine kv -sync always -workload fillrandom -duration 300ms -threads 1,2 -value-size 128 -keys 100000 -dist uniform -warmup 100"},
+		{"sweep -duration=3s", 0.0001,
+			"sweep -engine kv -sync always -workload fillrandom -duration 1ms -threads 1,2,4,8 -value-size 128 -keys 100000 -dist uniform -warmup 100"},
 		{"crash -sync batch:100 -trials 20", 0.25, "crash -sync batch:100 -trials 5"},
-		{"probe -ops 2000", 0.001, "probe -ops 10"},
-		{"probe -duration 1s", 0.001, "probe -duration 10ms"},
+		{"probe -ops 2000", 0.001, "probe -ops 10 -duration 1s -value-size 128"},
+		{"probe -duration 1s", 0.001, "probe -ops 2000 -duration 10ms -value-size 128"},
 		{"model -sync batch:64", 0.5, "model -sync batch:64"},
-		{"bench -ops 8000", 1, "bench -ops 8000"},
+		{"bench -ops 8000", 1,
+			"bench -engine kv -sync always -workload fillrandom -ops 8000 -threads 1 -value-size 128 -keys 8000 -dist uniform -warmup 800"},
+		// Digits grouped with "_" scale too.
+		{"bench -ops 8_000", 0.5,
+			"bench -engine kv -sync always -workload fillrandom -ops 4000 -threads 1 -value-size 128 -keys 4000 -dist uniform -warmup 400"},
+		// -repeat stays, and so do the flags that say where and how to
+		// show the results.
+		{"bench -ops 400 -repeat 3 -format json -dir /tmp -keep -progress=false", 0.5,
+			"bench -engine kv -sync always -workload fillrandom -ops 200 -threads 1 -value-size 128 -keys 200 -dist uniform -warmup 20 -repeat 3 -dir /tmp -keep -format json"},
 	}
 	for _, tt := range tests {
 		got, err := ScaleLine(tt.line, tt.f)

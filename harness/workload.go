@@ -3,6 +3,7 @@ package harness
 import (
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 )
 
@@ -13,18 +14,9 @@ import (
 // the same key), and readwhilewriting counts the background writer's Puts
 // as ops but only the readers' Gets as units.
 //
-//	fillseq           Put keys in ascending order into an empty store
-//	fillrandom        Put keys in random order into an empty store
-//	overwrite         Put random keys into a store already holding all of them
-//	readrandom        Get random keys from a full store (hit rate reported)
-//	readwhilewriting  -threads readers Get random keys while one more
-//	                  goroutine Puts random keys as fast as it can
-//	updaterandom      read-modify-write: Get a random key, then Put it
-//	deleterandom      Delete random keys from a full store
-//	mixed             half Gets, half Puts, of random keys in a full store
-//	seekrandom        range scans: seek to a random key and read the next
-//	                  scanLen keys in order (ordered engines only: the kv
-//	                  engine's hash index keeps no key order, so it cannot)
+// Each workload is one entry of the workloads table below: its name, what
+// it does, the step each unit takes, and what the store must hold or be. The grammar, the usage text, the runner and
+// the result all read that table; no other code names a workload.
 //
 // Keys are 16 bytes, a zero-padded decimal index ("0000000000001234"), as
 // db_bench writes them. -keys sets how many distinct keys there are; -dist
@@ -36,30 +28,57 @@ const (
 	scanLen     = 10 // keys read per seekrandom unit, after the seek, as db_bench's default
 )
 
+// workload is one entry of the -workload table.
+type workload struct {
+	name string
+	what string // what it does, in one line
+	step step   // what each unit does
+	// What the store must hold or be, and what the run reads and writes.
+	ascending bool // the workers visit the keys in ascending order, not at random
+	preload   bool // the store holds every key before warmup and measuring
+	reads     bool // the workload does Gets, so a hit rate is reported
+	scans     bool // the store must be a Scanner (ordered)
+	writer    bool // one more goroutine Puts random keys as fast as it can while the clients run
+}
+
+// workloads is the -workload table, in the order the usage text lists it.
+var workloads = []workload{
+	{name: "fillseq", what: "Put keys in ascending order into an empty store", step: stepPut, ascending: true},
+	{name: "fillrandom", what: "Put keys in random order into an empty store", step: stepPut},
+	{name: "overwrite", what: "Put random keys into a store already holding all of them", step: stepPut, preload: true},
+	{name: "readrandom", what: "Get random keys from a full store (hit rate reported)", step: stepGet, preload: true, reads: true},
+	{name: "readwhilewriting", what: "-threads readers Get random keys while one more goroutine Puts random keys as fast as it can",
+		step: stepGet, preload: true, reads: true, writer: true},
+	{name: "updaterandom", what: "read-modify-write: Get a random key, then Put it", step: stepUpdate, preload: true, reads: true},
+	{name: "deleterandom", what: "Delete random keys from a full store", step: stepDelete, preload: true},
+	{name: "mixed", what: "half Gets, half Puts, of random keys in a full store", step: stepMixed, preload: true, reads: true},
+	{name: "seekrandom", what: "range scans: seek to a random key and read the next " + strconv.Itoa(scanLen) + " keys in order (ordered engines only: the kv engine's hash index keeps no key order)",
+		step: stepScan, preload: true, scans: true},
+}
+
 // Workloads lists the -workload names.
-var Workloads = []string{"fillseq", "fillrandom", "overwrite", "readrandom", "readwhilewriting", "updaterandom", "deleterandom", "mixed", "seekrandom"}
+var Workloads = workloadNames()
+
+func workloadNames() []string {
+	names := make([]string, len(workloads))
+	for i, wl := range workloads {
+		names[i] = wl.name
+	}
+	return names
+}
+
+// lookupWorkload returns the table entry named name.
+func lookupWorkload(name string) (workload, bool) {
+	for _, wl := range workloads {
+		if wl.name == name {
+			return wl, true
+		}
+	}
+	return workload{}, false
+}
 
 // Dists lists the -dist names.
 var Dists = []string{"uniform", "zipfian"}
-
-// workloadInfo says what a workload needs before the clock starts.
-type workloadInfo struct {
-	preload bool // the store holds every key before warmup and measuring
-	reads   bool // the workload does Gets, so a hit rate is reported
-	scans   bool // the store must be a Scanner (ordered)
-}
-
-var workloadInfos = map[string]workloadInfo{
-	"fillseq":          {},
-	"fillrandom":       {},
-	"overwrite":        {preload: true},
-	"readrandom":       {preload: true, reads: true},
-	"readwhilewriting": {preload: true, reads: true},
-	"updaterandom":     {preload: true, reads: true},
-	"deleterandom":     {preload: true},
-	"mixed":            {preload: true, reads: true},
-	"seekrandom":       {preload: true, scans: true},
-}
 
 // step is what one unit of a workload does, decided once per loop so the
 // timed loop switches on a small integer rather than a name.
@@ -73,22 +92,6 @@ const (
 	stepMixed              // mixed: Get or Put by the plan's coin flips
 	stepScan               // seekrandom: Scan scanLen keys from a random key
 )
-
-func stepOf(workload string) step {
-	switch workload {
-	case "readrandom", "readwhilewriting":
-		return stepGet
-	case "deleterandom":
-		return stepDelete
-	case "updaterandom":
-		return stepUpdate
-	case "mixed":
-		return stepMixed
-	case "seekrandom":
-		return stepScan
-	}
-	return stepPut
-}
 
 // keyTable holds every key of the key space in one allocation, built before
 // any clock starts. Key i is buf[i*keyLen : (i+1)*keyLen].
@@ -129,8 +132,9 @@ type workerPlan struct {
 func planWorker(workload, dist string, w, threads, keys, quota, valueSize int, seed int64) workerPlan {
 	r := rand.New(rand.NewPCG(uint64(seed), uint64(w)+1))
 	p := workerPlan{order: make([]uint32, quota)}
+	wl, _ := lookupWorkload(workload)
 	switch {
-	case workload == "fillseq":
+	case wl.ascending:
 		// Worker w writes keys w, w+threads, w+2*threads, ...: together the
 		// workers write in ascending order.
 		for i := range p.order {
@@ -150,7 +154,7 @@ func planWorker(workload, dist string, w, threads, keys, quota, valueSize int, s
 	for i := range p.values {
 		p.values[i] = byte(r.Uint32()) // incompressible
 	}
-	if workload == "mixed" {
+	if wl.step == stepMixed {
 		p.isRead = make([]bool, min(quota, 1<<16))
 		for i := range p.isRead {
 			p.isRead[i] = r.IntN(2) == 0
@@ -168,7 +172,7 @@ func (p *workerPlan) value(i, valueSize int) []byte {
 
 // checkWorkload validates -workload and -dist.
 func checkWorkload(workload, dist string) error {
-	if _, ok := workloadInfos[workload]; !ok {
+	if _, ok := lookupWorkload(workload); !ok {
 		return fmt.Errorf("-workload %s: unknown workload; allowed: %s", workload, strings.Join(Workloads, ", "))
 	}
 	if dist != "uniform" && dist != "zipfian" {

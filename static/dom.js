@@ -90,15 +90,32 @@ export function randomID() {
 
 // ---------- numbers the way the course writes them
 
-// fmtNs writes a duration given in nanoseconds: 850 ns, 2.60 µs, 224 µs,
-// 6.68 ms, 1.81 s. null, NaN and ±Infinity are '–'.
+// fixed writes x with d digits after the point the way Go's
+// strconv.FormatFloat(x, 'f', d, 64) does: from x's exact binary value,
+// an exact tie rounded to even. (toFixed alone rounds a tie up: 1.25 to
+// one digit is "1.3" there and "1.2" in Go.)
+export function fixed(x, d) {
+  const a = Math.abs(x);
+  if (!isFinite(a) || a >= 1e21) return x.toFixed(d);
+  const [int, frac] = a.toFixed(100).split('.');
+  const kept = int + frac.slice(0, d);
+  const next = frac[d], rest = frac.slice(d + 1);
+  const up = next > '5' || (next === '5' && (/[1-9]/.test(rest) || Number(kept[kept.length - 1]) % 2 === 1));
+  const digits = (BigInt(kept) + (up ? 1n : 0n)).toString().padStart(d + 1, '0');
+  const out = d ? `${digits.slice(0, -d)}.${digits.slice(-d)}` : digits;
+  return (x < 0 || Object.is(x, -0) ? '-' : '') + out;
+}
+
+// fmtNs writes a duration given in nanoseconds with the precision the
+// harness's tables use (harness.FormatNs; harness/testdata/durations.json
+// holds the cases the Go and JavaScript formatters share): 850 ns,
+// 2.6 µs, 223.7 µs, 6.68 ms, 1.81 s. null, NaN and ±Infinity are '–'.
 export function fmtNs(ns) {
   if (ns == null || !isFinite(ns)) return '–';
-  const a = Math.abs(ns);
-  if (a < 1000) return `${Math.round(ns)} ns`;
-  if (a < 1e6) return `${sig(ns / 1e3)} µs`;
-  if (a < 1e9) return `${sig(ns / 1e6)} ms`;
-  return `${sig(ns / 1e9)} s`;
+  if (ns < 1e3) return `${fixed(ns, 0)} ns`;
+  if (ns < 1e6) return `${fixed(ns / 1e3, 1)} µs`;
+  if (ns < 1e9) return `${fixed(ns / 1e6, 2)} ms`;
+  return `${fixed(ns / 1e9, 2)} s`;
 }
 
 // sig writes x (1 <= x < 1000 in use) with three significant digits.

@@ -34,8 +34,8 @@ export function renderLines(lines) {
   lines.forEach((l, i) => {
     for (const r of resultsOf(l.result)) {
       if (!r || r.kind === 'bench' || r.kind === 'crash') continue;
-      const v = r.kind === 'probe' ? probeView(r) : r.kind === 'model' ? modelView(r) : r.kind === 'crash' ? crashView(r) : null;
-      frag.append(h('div', { class: `result result-${r.kind || 'other'}` }, h('h4', { class: 'result-title' }, `line ${i + 1}: `, h('code', {}, l.spec)), v || rawView(r)));
+      const view = OTHER_VIEWS[r.kind] || rawView;
+      frag.append(h('div', { class: `result result-${r.kind || 'other'}` }, h('h4', { class: 'result-title' }, `line ${i + 1}: `, h('code', {}, l.spec)), view(r)));
     }
   });
   const done = lines.filter((l) => l.result);
@@ -223,13 +223,15 @@ function kvTable(pairs) {
   return h('table', { class: 'kv' }, h('tbody', {}, pairs.filter((p) => p[1] != null && p[1] !== '').map(([k, v]) => h('tr', {}, h('th', { scope: 'row' }, k), h('td', {}, v)))));
 }
 
-// probeView shows the raw cost of a write and of write + fdatasync on
-// the data directory's disk, and the model's inputs.
+// probeView shows the raw cost of a write of write_size bytes and of
+// the same write + fdatasync on the data directory's disk, and the
+// model's inputs.
 function probeView(r) {
+  const size = r.write_size ? ` (${r.write_size} B)` : '';
   const row = (name, x) => x ? h('tr', {}, h('th', { scope: 'row' }, name), h('td', {}, fmtInt(x.iterations)), h('td', {}, fmtNs(x.mean_ns)), h('td', {}, fmtNs(x.p50_ns)), h('td', { class: 'p99' }, fmtNs(x.p99_ns)), h('td', {}, fmtNs(x.max_ns)), h('td', {}, h('b', {}, fmtRate(x.ops_per_sec)))) : null;
   const t = h('table', { class: 'nums' },
     h('thead', {}, h('tr', {}, ['', 'count', 'mean', 'p50', 'p99', 'max', 'ops/s'].map((c) => h('th', { scope: 'col', class: c === 'p99' ? 'p99' : null }, c)))),
-    h('tbody', {}, row('write (128 B)', r.write), row(`write + ${r.sync_call || 'fdatasync'}`, r.write_fdatasync)));
+    h('tbody', {}, row(`write${size}`, r.write), row(`write + ${r.sync_call || 'fdatasync'}`, r.write_fdatasync)));
   const ratio = r.write && r.write_fdatasync && r.write.mean_ns ? r.write_fdatasync.mean_ns / r.write.mean_ns : null;
   return h('div', {}, h('div', { class: 'table-wrap' }, t),
     ratio ? h('p', { class: 'callout' }, 'A durable write costs ', h('b', {}, `${ratio >= 10 ? Math.round(ratio).toLocaleString('en-US') : ratio.toFixed(1)}×`), ' a plain write on this disk (compare the means).') : null,
@@ -249,6 +251,11 @@ function modelView(r) {
     ['loss window', r.loss_window_writes != null ? `${fmtInt(r.loss_window_writes)} writes${r.loss_window_ms ? ` / ${sig(r.loss_window_ms)} ms` : ''}${r.write_rate ? ` at ${fmtRate(r.write_rate)} writes/s (${r.rate_source === 'run' ? 'the rate a run measured' : 'the model\'s rate: no run measured one'})` : ''}` : null],
   ]);
 }
+
+// OTHER_VIEWS draw the kinds of result that are not bench or crash (the
+// kinds are harness.DecodeResult's: bench, probe, model, crash); a kind
+// without a view shows as JSON.
+const OTHER_VIEWS = { probe: probeView, model: modelView };
 
 // The crash tables' columns a phone-width page leaves out: the summary
 // keeps acked, durable and both losses; corrupt stays in the summary.

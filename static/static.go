@@ -8,7 +8,8 @@
 // the pages that have an exercise, and starts exercise-worker.js. theme.js
 // is a plain script that runs before the page paints. package.json only
 // tells Node that the .js files here are modules, for the tests in
-// testdata/ (node_test.go runs them); it is not served.
+// testdata/ (node_test.go runs them); it is not served. browser_test.go
+// draws results in headless Chromium with results.js alone.
 package static
 
 import "embed"

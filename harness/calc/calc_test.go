@@ -54,7 +54,7 @@ func TestPercentileNaN(t *testing.T) {
 	}
 }
 
-func TestBatch(t *testing.T) {
+func TestBatchThroughputP99PathAndLossWindow(t *testing.T) {
 	tests := []struct {
 		n          int
 		wantOps    float64
@@ -94,7 +94,7 @@ func TestBatch(t *testing.T) {
 	}
 }
 
-func TestPeriodic(t *testing.T) {
+func TestPeriodicLossWindow(t *testing.T) {
 	tests := []struct {
 		d          time.Duration
 		wantLossMs float64
@@ -127,7 +127,7 @@ func TestPeriodic(t *testing.T) {
 	}
 }
 
-func TestModelErrors(t *testing.T) {
+func TestModelRejectsBadInputs(t *testing.T) {
 	if _, err := Batch(0, 1, 1); err == nil {
 		t.Error("Batch(0): got nil error")
 	}

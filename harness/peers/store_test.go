@@ -34,9 +34,9 @@ func policiesFor(engineName string) []string {
 // it opens, accepts the calls and closes.
 func storesNothing(engineName string) bool { return engineName == "null" }
 
-// TestStoreSuite runs one correctness suite, through the harness.Store
+// TestStoreSuiteOnEveryEngine runs one correctness suite, through the harness.Store
 // interface only, against every registered engine.
-func TestStoreSuite(t *testing.T) {
+func TestStoreSuiteOnEveryEngine(t *testing.T) {
 	names := harness.Engines()
 	for _, want := range []string{"bbolt", "pebble"} {
 		if !slices.Contains(names, want) {

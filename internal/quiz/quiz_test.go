@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"os"
 	"strings"
 	"testing"
 )
@@ -207,7 +208,7 @@ tolerance: 10`
 	}
 	q, _ := Parse(numeric)
 	fb, _ := Check(q, res, "75")
-	if want := "p50 = 2.00 µs; p99 = 150 µs; ratio 75"; fb.Shown != want {
+	if want := "p50 = 2.0 µs; p99 = 150.0 µs; ratio 75"; fb.Shown != want {
 		t.Errorf("got shown %q, want %q", fb.Shown, want)
 	}
 	if fb.Range != "60 to 90" {
@@ -268,25 +269,29 @@ func TestCheckBadInput(t *testing.T) {
 	}
 }
 
+// TestFormatDuration checks FormatDuration against the harness's table
+// of durations (harness/testdata/durations.json), which harness.FormatNs
+// and the page's fmtNs are held to as well.
 func TestFormatDuration(t *testing.T) {
-	tests := []struct {
-		ns   float64
-		want string
-	}{
-		{0, "0 ns"},
-		{850.4, "850 ns"},
-		{999, "999 ns"},
-		{1000, "1.00 µs"},
-		{2595, "2.60 µs"},
-		{223697, "224 µs"},
-		{6677921, "6.68 ms"},
-		{32530253, "32.5 ms"},
-		{1810449644, "1.81 s"},
+	b, err := os.ReadFile("../../harness/testdata/durations.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tests []struct {
+		Ns   float64 `json:"ns"`
+		Text string  `json:"text"`
+		Why  string  `json:"why"`
+	}
+	if err := json.Unmarshal(b, &tests); err != nil {
+		t.Fatalf("durations.json: %v", err)
 	}
 	for _, tt := range tests {
-		if got := FormatDuration(tt.ns); got != tt.want {
-			t.Errorf("FormatDuration(%v): got %q, want %q", tt.ns, got, tt.want)
+		if got := FormatDuration(tt.Ns); got != tt.Text {
+			t.Errorf("FormatDuration(%v): got %q, want %q %s", tt.Ns, got, tt.Text, tt.Why)
 		}
+	}
+	if got, want := FormatDuration(math.NaN()), FormatNumber(math.NaN())+" ns"; got != want {
+		t.Errorf("FormatDuration(NaN): got %q, want %q", got, want)
 	}
 }
 
@@ -297,7 +302,7 @@ func TestShowTextUnits(t *testing.T) {
 	}{
 		{"p99 = $0.a_ns ns", "p99 = 6.68 ms"},
 		{"p99 = $0.a_ns ns, n = $0.n", "p99 = 6.68 ms, n = 5000"},
-		{"{$0.a_ns / 1000} ns.", "6.68 µs."},
+		{"{$0.a_ns / 1000} ns.", "6.7 µs."},
 		{"$0.a_ns nsec", "6677921 nsec"},
 		{"$0.n samples", "5000 samples"},
 		{"$0.a_ns", "6677921"},

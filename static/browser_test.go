@@ -1,0 +1,66 @@
+package static
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"kvlab/internal/browsertest"
+)
+
+// TestBrowserResults draws testdata/results.json (a probe of 512-byte
+// writes, a probe without write_size, a crash, a single-point bench, a
+// model and a kind the page has no view for) with results.js in headless
+// Chromium, the modules served as labserver serves them, and checks what
+// each result shows.
+func TestBrowserResults(t *testing.T) {
+	ctx := browsertest.Start(t, 1000, 900, 2*time.Minute)
+	mux := http.NewServeMux()
+	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(FS)))
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { http.ServeFile(w, r, "testdata/results.html") })
+	mux.HandleFunc("GET /results.json", func(w http.ResponseWriter, r *http.Request) { http.ServeFile(w, r, "testdata/results.json") })
+	ts := httptest.NewServer(mux)
+	defer ts.Close()
+	watch := browsertest.NewWatch(t, ctx, ts.URL)
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(ts.URL+"/"),
+		chromedp.WaitVisible(chromedp.CSS(`body[data-rendered="yes"]`)),
+	); err != nil {
+		watch.Check(t, "drawing results.json")
+		t.Fatalf("drawing results.json: %v", err)
+	}
+	watch.Check(t, "drawing results.json")
+
+	probeRows, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('.result-probe tbody th')].map((th) => th.textContent)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The row names the result's write_size; a result without one says nothing about the size.
+	if want := []string{"write (512 B)", "write + fdatasync", "write", "write + fdatasync"}; !slices.Equal(probeRows, want) {
+		t.Errorf("probe rows: got %q, want %q", probeRows, want)
+	}
+
+	counts, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]int](`({
+		crash: document.querySelectorAll('.result-crash').length,
+		crashRows: document.querySelectorAll('.result-crash > div > .table-wrap tbody tr').length,
+		benchRows: document.querySelectorAll('.result-bench table.nums tbody tr').length,
+		charts: document.querySelectorAll('.result-bench figure.chart svg').length,
+		model: document.querySelectorAll('.result-model table.kv tr').length,
+		raw: document.querySelectorAll('.result-later pre.json').length,
+		nan: [...document.querySelectorAll('svg, svg *')].flatMap((e) => [...e.attributes].map((a) => a.value))
+			.concat(document.body.innerText).filter((v) => /NaN|Infinity|undefined/.test(v)).length,
+	})`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{"crash": 1, "crashRows": 1, "benchRows": 1, "charts": 2, "model": 5, "raw": 1, "nan": 0}
+	for k, w := range want {
+		if counts[k] != w {
+			t.Errorf("%s: got %d, want %d", k, counts[k], w)
+		}
+	}
+}
