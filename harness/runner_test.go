@@ -151,8 +151,8 @@ func TestCancellationStopsPromptly(t *testing.T) {
 		t.Fatal("no progress event arrived, so nothing was cancelled")
 	}
 	// A correctness bound on cancellation, with a wide margin for a busy machine.
-	if took := time.Since(time.Unix(0, cancelledAt.Load())); took > 3*time.Second {
-		t.Errorf("a cancelled 60 s run returned %v after the cancel, want well under 3 s", took)
+	if took := time.Since(time.Unix(0, cancelledAt.Load())); took > 20*time.Second {
+		t.Errorf("a cancelled 60 s run returned %v after the cancel, want well under 20 s (a run that ignored it would take 60 s)", took)
 	}
 	var r BenchResult
 	if err := json.Unmarshal(raw, &r); err != nil {

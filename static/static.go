@@ -16,5 +16,5 @@ import "embed"
 
 // FS holds the static files, at their paths relative to this folder.
 //
-//go:embed *.css *.js *.svg wasm
+//go:embed *.css *.js *.svg wasm room
 var FS embed.FS

@@ -81,6 +81,8 @@ type Archive interface {
 	// Predictions returns a browser's predictions for one quiz, oldest
 	// first.
 	Predictions(ctx context.Context, browser, quiz string) ([]Prediction, error)
+	// Rooms: live classes, their polls and the class board (room.go).
+	RoomArchive
 	// Close releases the database. Methods called after it return
 	// ErrClosed.
 	Close() error

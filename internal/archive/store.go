@@ -83,6 +83,8 @@ var migrations = []string{
 		at BIGINT NOT NULL
 	);
 	CREATE INDEX predictions_browser_quiz ON predictions (browser, quiz, id);`,
+	// 2: rooms (live classes), their polls and predictions, and the class board.
+	roomsMigration,
 }
 
 // migrate brings the database to schemaVersion in one transaction, or

@@ -55,85 +55,110 @@ examples:
 
 // compareMain is `labserver compare ...`.
 func compareMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("labserver compare", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	af := archiveFlags{}
-	fs.StringVar(&af.dataDir, "data", archive.DefaultDataDir(), "")
-	fs.StringVar(&af.target, "archive", "sqlite", "")
-	format := fs.String("format", "table", "")
-	var q archive.Query
-	for name, p := range map[string]*string{"lesson": &q.Lesson, "cell": &q.Cell, "engine": &q.Engine, "sync": &q.Sync,
-		"workload": &q.Workload, "source": &q.Source, "browser": &q.Browser} {
-		fs.StringVar(p, name, "", "")
-	}
-	last := fs.Int("last", 0, "")
-	at := fs.Int64("at", 0, "")
-	pos, err := parseInterspersed(fs, args)
+	ca, err := parseCompareArgs(args)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(stdout, compareUsage)
 		return 0
-	}
-	filtered := q != archive.Query{}
-	var idsA, idsB []int64
-	if err == nil {
-		err = checkTarget(af.target, false)
-	}
-	if err == nil && *format != "table" && *format != "json" {
-		err = fmt.Errorf("-format %s: allowed: table, json", *format)
-	}
-	if err == nil {
-		switch {
-		case *last == 0 && (filtered || *at != 0):
-			err = fmt.Errorf("filters and -at choose runs with -last N; with run ids give neither")
-		case *last == 0 && len(pos) != 2:
-			err = fmt.Errorf("give two groups of run ids (e.g. compare 1,2,3 4-6), or -last N with filters")
-		case *last == 0:
-			if idsA, err = parseIDs(pos[0]); err == nil {
-				idsB, err = parseIDs(pos[1])
-			}
-		case len(pos) > 0:
-			err = fmt.Errorf("-last N chooses the runs: give no run ids (%q)", pos[0])
-		case *last < 1 || *last > archive.MaxLimit/2:
-			err = fmt.Errorf("-last %d: must be between 1 and %d", *last, archive.MaxLimit/2)
-		case *at < 0:
-			err = fmt.Errorf("-at %d: must be a run id (1 or more)", *at)
-		}
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "labserver compare: %v\nrun 'labserver compare -h' for its flags\n", err)
 		return 2
 	}
-	a, err := af.open(ctx, stderr)
+	a, err := ca.af.open(ctx, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "labserver compare: %v\n", err)
 		return 1
 	}
 	defer a.Close()
-	var ga, gb []archive.Run
-	if *last > 0 {
-		ga, gb, err = lastGroups(ctx, a, q, *last, *at)
-	} else {
-		if ga, err = getRuns(ctx, a, idsA); err == nil {
-			gb, err = getRuns(ctx, a, idsB)
-		}
-	}
-	var c *archive.Comparison
-	if err == nil {
-		c, err = archive.Compare(ga, gb)
+	c, err := ca.compare(ctx, a)
+	if err == nil && ca.format == "json" {
+		err = writeJSON(stdout, c)
+	} else if err == nil {
+		writeComparison(stdout, c)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "labserver compare: %v\n", err)
 		return 1
 	}
-	if *format == "json" {
-		if err := writeJSON(stdout, c); err != nil {
-			fmt.Fprintf(stderr, "labserver compare: %v\n", err)
-			return 1
-		}
-		return 0
-	}
-	writeComparison(stdout, c)
 	return 0
+}
+
+// compareArgs is a compare command line, parsed and checked: either two
+// groups of run ids, or -last N with filters.
+type compareArgs struct {
+	af         archiveFlags
+	format     string        // table or json
+	q          archive.Query // the filters of -last
+	last       int           // -last N: the two groups are the newest 2N runs matching q; 0 with run ids
+	at         int64         // -at: the newest run -last may pick, 0 for the newest of all
+	idsA, idsB []int64       // the two groups of run ids, without -last
+}
+
+// parseCompareArgs reads compare's flags and run ids; flag.ErrHelp for -h.
+func parseCompareArgs(args []string) (compareArgs, error) {
+	var ca compareArgs
+	fs := flag.NewFlagSet("labserver compare", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&ca.af.dataDir, "data", archive.DefaultDataDir(), "")
+	fs.StringVar(&ca.af.target, "archive", "sqlite", "")
+	fs.StringVar(&ca.format, "format", "table", "")
+	q := &ca.q
+	for name, p := range map[string]*string{"lesson": &q.Lesson, "cell": &q.Cell, "engine": &q.Engine, "sync": &q.Sync,
+		"workload": &q.Workload, "source": &q.Source, "browser": &q.Browser} {
+		fs.StringVar(p, name, "", "")
+	}
+	fs.IntVar(&ca.last, "last", 0, "")
+	fs.Int64Var(&ca.at, "at", 0, "")
+	pos, err := parseInterspersed(fs, args)
+	if err == nil {
+		err = checkTarget(ca.af.target, false)
+	}
+	if err == nil && ca.format != "table" && ca.format != "json" {
+		err = fmt.Errorf("-format %s: allowed: table, json", ca.format)
+	}
+	if err == nil {
+		err = ca.chooseGroups(pos)
+	}
+	return ca, err
+}
+
+// chooseGroups checks that the line names its two groups one way only,
+// and reads the run ids when it names them by id.
+func (ca *compareArgs) chooseGroups(pos []string) (err error) {
+	filtered := ca.q != archive.Query{}
+	switch {
+	case ca.last == 0 && (filtered || ca.at != 0):
+		return fmt.Errorf("filters and -at choose runs with -last N; with run ids give neither")
+	case ca.last == 0 && len(pos) != 2:
+		return fmt.Errorf("give two groups of run ids (e.g. compare 1,2,3 4-6), or -last N with filters")
+	case ca.last == 0:
+		if ca.idsA, err = parseIDs(pos[0]); err == nil {
+			ca.idsB, err = parseIDs(pos[1])
+		}
+		return err
+	case len(pos) > 0:
+		return fmt.Errorf("-last N chooses the runs: give no run ids (%q)", pos[0])
+	case ca.last < 1 || ca.last > archive.MaxLimit/2:
+		return fmt.Errorf("-last %d: must be between 1 and %d", ca.last, archive.MaxLimit/2)
+	case ca.at < 0:
+		return fmt.Errorf("-at %d: must be a run id (1 or more)", ca.at)
+	}
+	return nil
+}
+
+// compare reads the two groups from the archive and compares them.
+func (ca compareArgs) compare(ctx context.Context, a archive.Archive) (*archive.Comparison, error) {
+	var ga, gb []archive.Run
+	var err error
+	if ca.last > 0 {
+		ga, gb, err = lastGroups(ctx, a, ca.q, ca.last, ca.at)
+	} else if ga, err = getRuns(ctx, a, ca.idsA); err == nil {
+		gb, err = getRuns(ctx, a, ca.idsB)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return archive.Compare(ga, gb)
 }
 
 // parseIDs reads "1,2,3", "4-9" or "3,5-7".

@@ -35,6 +35,20 @@ var apiTypes = []any{
 	placeReply{},
 	archive.Run{},
 	archive.Comparison{},
+	// The room (room_api.go, room_ws.go, share.go).
+	roomCreateReply{},
+	roomMsg{},
+	pollMsg{},
+	roomRunMsg{},
+	sectionMsg{},
+	predictRoomRequest{},
+	predictRoomReply{},
+	shareRequest{},
+	shareTargetRequest{},
+	boardReply{},
+	archive.Room{},
+	archive.Poll{},
+	archive.BoardEntry{},
 }
 
 // TestAPIDoc fails when a JSON field exists in the code but docs/api.md

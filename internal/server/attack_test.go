@@ -199,22 +199,25 @@ func TestWSOriginVariants(t *testing.T) {
 		{"http://evil.example@" + host, false},
 		{"file://", false},
 	}
-	u := "ws" + strings.TrimPrefix(ts.URL, "http") + "/ws"
-	for _, tt := range tests {
-		hdr := http.Header{}
-		if tt.origin != "" {
-			hdr.Set("Origin", tt.origin)
-		}
-		c, resp, err := websocket.DefaultDialer.Dial(u, hdr)
-		if c != nil {
-			c.Close()
-		}
-		if got := err == nil; got != tt.ok {
-			code := 0
-			if resp != nil {
-				code = resp.StatusCode
+	room := openRoom(t, ts, "")
+	for _, path := range []string{"/ws", "/room/" + room + "/ws"} {
+		u := "ws" + strings.TrimPrefix(ts.URL, "http") + path
+		for _, tt := range tests {
+			hdr := http.Header{}
+			if tt.origin != "" {
+				hdr.Set("Origin", tt.origin)
 			}
-			t.Errorf("Origin %q: got connected=%v (HTTP %d), want %v", tt.origin, got, code, tt.ok)
+			c, resp, err := websocket.DefaultDialer.Dial(u, hdr)
+			if c != nil {
+				c.Close()
+			}
+			if got := err == nil; got != tt.ok {
+				code := 0
+				if resp != nil {
+					code = resp.StatusCode
+				}
+				t.Errorf("%s, Origin %q: got connected=%v (HTTP %d), want %v", path, tt.origin, got, code, tt.ok)
+			}
 		}
 	}
 }

@@ -15,9 +15,21 @@
 //	GET  /runs              the run archive, newest first (see runs.go)
 //	GET  /runs/ID           one run's permalink; ID.json and ID.tsv export it
 //	GET  /compare           two groups of runs compared (see runs.go)
+//	/api/rooms/...          a live class: its state, section, polls,
+//	                        predictions and board (see room_api.go)
+//	POST /api/rooms/CODE/share  a result shared to the board, the one
+//	                        cross-origin route (see share.go)
+//	/api/share-target       the room servers this one's pages may share to
+//	GET  /room/CODE/ws      a room's follower socket (see room_ws.go)
+//	GET  /room/CODE/qr.svg  the room's join URL as a QR code
+//	GET  /join              a room's join form; /room/CODE a follower's page,
+//	                        /present/CODE the presenter's, /room/CODE/board
+//	                        the class board (see room_pages.go)
+//	GET  /classes           past classes; /classes/ID, /classes/compare (see room_classes.go)
 //
 // Runs are serialized: one at a time per server (which owns one data
-// directory), others wait in a FIFO queue and are told their position.
+// directory), others wait in a FIFO queue and are told their position;
+// in a room, the presenter's runs go ahead of the followers' waiting runs.
 // Two fsync benchmarks running at once would each report the other's noise.
 //
 // Decisions a reader may look for: a rendered lesson page is cached until

@@ -91,6 +91,7 @@ func newServeFlags(stderr io.Writer) (*flag.FlagSet, *serveFlags) {
 	fl.IntVar(&bud.MaxRunsPerCell, "max-cell-runs", bud.MaxRunsPerCell, "most runs all the lines of one cell may make")
 	fl.DurationVar(&bud.MaxCellTime, "max-cell-time", bud.MaxCellTime, "longest one cell may hold the disk, preload and every run included; a cell whose -duration (or -ops / -rate) adds up to more is refused")
 	fl.Int64Var(&bud.MaxMemory, "max-memory", bud.MaxMemory, "most bytes of memory one run may need, estimated from its -keys, -value-size, -engine and the latency samples it keeps")
+	fl.DurationVar(&c.RoomTTL, "room-ttl", defaultRoomTTL, "a room (a live class: /api/rooms) closes this long after its presenter's last action; its code then answers 404")
 	fl.StringVar(&c.ArchiveTarget, "archive", "", "where every run is recorded: empty = kvlab.db (SQLite) in -data; a postgres:// URL for PostgreSQL, shared by several servers")
 	fl.Usage = func() {
 		fmt.Fprintf(stderr, "usage: labserver [serve] [flags]\n\nServe the course on http://ADDR/. Cells run on this machine's disk, one at a time.\nThe measuring commands (bench, sweep, probe, model, crash) are listed by `labserver help`.\n\nflags:\n")
@@ -170,6 +171,7 @@ func (f *serveFlags) checkPositive() error {
 		{"-max-queued-per-address", int64(c.MaxQueuedPerAddress)}, {"-max-repeat", int64(lim.MaxRepeat)},
 		{"-max-threads", int64(lim.MaxThreads)}, {"-max-total-bytes", lim.MaxTotalBytes},
 		{"-max-trials", int64(lim.MaxTrials)}, {"-max-value-size", int64(lim.MaxValueSize)},
+		{"-room-ttl", int64(c.RoomTTL)},
 	} {
 		if v.v <= 0 {
 			return fmt.Errorf("%s must be positive", v.name)

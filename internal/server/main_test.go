@@ -31,6 +31,7 @@ func TestMainFlagErrors(t *testing.T) {
 		{"unknown flag", []string{"-nope"}, 2, "flag provided but not defined: -nope"},
 		{"argument", []string{"extra"}, 2, `unexpected argument "extra"`},
 		{"zero cap", []string{"-max-ops", "0"}, 2, "-max-ops must be positive"},
+		{"zero room ttl", []string{"-room-ttl", "0s"}, 2, "-room-ttl must be positive"},
 		{"public without token", []string{"-addr", "0.0.0.0:0", "-data", t.TempDir()}, 1, "pass -token"},
 		{"lessons not a dir", []string{"-lessons", "/nonexistent/kvlab"}, 2, "not a directory"},
 		{"port in use", []string{"-addr", busy.Addr().String(), "-data", t.TempDir()}, 1, "pick a free port with -addr, e.g. -addr 127.0.0.1:"},

@@ -41,6 +41,10 @@ type inMsg struct {
 	CellID  string `json:"cell_id,omitempty"`
 	Browser string `json:"browser,omitempty"`
 	Repeat  int    `json:"repeat,omitempty"`
+	// Room fans the run out to a room's followers (presenter only), and
+	// Poll names the room's poll the run measures (room_ws.go).
+	Room string `json:"room,omitempty"`
+	Poll string `json:"poll,omitempty"`
 }
 
 // Messages, as DESIGN.md's table, with additions only (docs/api.md lists

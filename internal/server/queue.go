@@ -64,12 +64,15 @@ func (q *queue) enqueue(j *job, maxWaiting int) error {
 		q.mu.Unlock()
 		return &queueFullError{waiting: n}
 	}
-	q.waiting = append(q.waiting, j)
-	pos := len(q.waiting) - 1
-	if q.running != nil {
-		pos++
+	i := len(q.waiting)
+	if !isFollowerJob(j) { // a room's presenter goes ahead of its followers (room_ws.go)
+		i = slices.IndexFunc(q.waiting, isFollowerJob)
+		if i < 0 {
+			i = len(q.waiting)
+		}
 	}
-	j.out.send(queuedMsg{Type: "queued", ID: j.id, Position: pos})
+	q.waiting = slices.Insert(q.waiting, i, j)
+	q.notifyPositionsLocked(i)
 	q.mu.Unlock()
 	select {
 	case q.wake <- struct{}{}:

@@ -65,6 +65,9 @@ type Config struct {
 	// ArchiveTarget is where New opens the archive when Archive is nil:
 	// "" = kvlab.db (SQLite) in DataDir, or a postgres:// URL.
 	ArchiveTarget string
+	// RoomTTL is how long a room stays open after its presenter's last
+	// action (room_api.go). 0 = 4h.
+	RoomTTL time.Duration
 }
 
 // DefaultLimits are the server's caps: smaller than the command line's,
@@ -130,6 +133,7 @@ type Server struct {
 
 	limits limits // per-address counts, connection caps, refusals (limits.go)
 	owner  *owner // this server's claim on its run directories (owner.go)
+	rooms  *rooms // live classes: followers, polls, the board (room_api.go)
 
 	staticMu   sync.Mutex        // guards staticTags
 	staticTags map[string]string // ETag by static path
@@ -172,6 +176,10 @@ func New(cfg Config) (*Server, error) {
 	s.q = newQueue()
 	s.wg.Add(1)
 	go s.runLoop()
+	if err := s.startRooms(); err != nil {
+		s.Close()
+		return nil, err
+	}
 
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("GET /{$}", s.handleIndex)
@@ -181,6 +189,8 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("POST /api/quiz", s.handleQuiz)
 	s.mux.HandleFunc("GET /api/quiz/queue", s.handleQuizQueue)
 	s.routeArchive()
+	s.routeRooms()
+	s.routeRoomPages()
 	s.mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/static/favicon.svg", http.StatusMovedPermanently)
 	})
@@ -257,7 +267,7 @@ func (s *Server) claimAndLoad() error {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Referrer-Policy", "no-referrer")
-	w.Header().Set("Content-Security-Policy", contentSecurityPolicy)
+	w.Header().Set("Content-Security-Policy", s.csp())
 	s.mux.ServeHTTP(w, r)
 }
 
@@ -277,6 +287,7 @@ func (s *Server) Close() error {
 	}
 	s.mu.Unlock()
 	s.cancel()
+	s.closeRooms()
 	for _, c := range clients {
 		// The writer sends close 1001 (going away) and then closes the
 		// socket; closing it here first would cut that frame off (1006).

@@ -65,7 +65,8 @@ func TestLessonHTMLIsNotRendered(t *testing.T) {
 // Every response carries the Content-Security-Policy.
 func TestCSPOnEveryRoute(t *testing.T) {
 	s := newServer(t, nil)
-	for _, path := range []string{"/", "/lessons/01-fixture", "/lessons/nope", "/static/app.js", "/static/chroma.css", "/nope", "/api/quiz/queue?ticket=x"} {
+	for _, path := range []string{"/", "/lessons/01-fixture", "/lessons/nope", "/static/app.js", "/static/chroma.css", "/nope", "/api/quiz/queue?ticket=x",
+		"/api/rooms/ABCDE-FGHJK", "/api/rooms/ABCDE-FGHJK/board?measure=p99", "/room/ABCDE-FGHJK/qr.svg", "/api/share-target"} {
 		csp := get(t, s, path).Header().Get("Content-Security-Policy")
 		for _, want := range []string{"default-src 'self'", "script-src 'self' 'wasm-unsafe-eval'", "object-src 'none'", "frame-ancestors 'none'"} {
 			if !strings.Contains(csp, want) {

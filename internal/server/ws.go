@@ -34,6 +34,9 @@ type client struct {
 	cancel context.CancelFunc
 	token  string // from the URL
 	addr   string // the remote address's host: runs are counted per address too
+	// follower is set for a room follower's runs (room_ws.go): they wait
+	// behind the presenter's.
+	follower bool
 
 	mu   sync.Mutex // guards jobs
 	jobs map[string]*job
@@ -203,17 +206,28 @@ func (c *client) writeLoop() {
 // newer). If even a result or done does not fit, the client is not reading:
 // it is disconnected, which cancels its runs.
 func (c *client) send(v any) {
+	_, progress := v.(progressMsg)
+	c.sendBytes(mustMarshal(v), progress)
+}
+
+func mustMarshal(v any) []byte {
 	b, err := json.Marshal(v)
 	if err != nil {
 		panic("server: message does not marshal: " + err.Error())
 	}
+	return b
+}
+
+// sendBytes is send for a message already encoded (a room run's messages
+// are encoded once for the presenter and every follower).
+func (c *client) sendBytes(b []byte, progress bool) {
 	if c.ctx.Err() != nil {
 		return
 	}
 	if hook := c.s.sentHook; hook != nil {
 		hook(b)
 	}
-	if _, progress := v.(progressMsg); progress {
+	if progress {
 		if len(c.out) >= cap(c.out)/2 {
 			return
 		}
@@ -249,6 +263,12 @@ func (c *client) run(m inMsg) {
 		return
 	}
 	if err := checkRunExtras(m); err != nil {
+		c.send(errorMsg{Type: "error", ID: m.ID, Message: err.Error()})
+		c.send(doneMsg{Type: "done", ID: m.ID})
+		return
+	}
+	rr, err := c.s.roomRunFor(c, m) // nil without "room" (room_ws.go)
+	if err != nil {
 		c.send(errorMsg{Type: "error", ID: m.ID, Message: err.Error()})
 		c.send(doneMsg{Type: "done", ID: m.ID})
 		return
@@ -297,6 +317,7 @@ func (c *client) run(m inMsg) {
 		from: origin{source: "cell", lesson: m.Lesson, cell: m.CellID, browser: m.Browser}, repeat: m.Repeat}
 	c.jobs[m.ID] = j
 	c.mu.Unlock()
+	rr.attach(j)
 	// enqueue checks the queue's cap and adds the job under one lock.
 	if err := c.s.q.enqueue(j, c.s.maxWaiting); err != nil {
 		c.s.refused(c.addr, "run: "+err.Error())

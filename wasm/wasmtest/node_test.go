@@ -95,25 +95,28 @@ func Percentile(sorted []int64, p float64) int64 {
 `
 
 // TestNodeWorker runs the compiled worker under Node.js in a worker
-// thread, with the page's 2 s limit, and checks what each job returns.
+// thread and checks what each job returns. The endless loop gets the
+// page's 2 s limit; the other jobs a limit a busy machine cannot reach,
+// so only the loop is ever stopped.
 func TestNodeWorker(t *testing.T) {
+	const roomy = 60000 // ms
 	node, err := exec.LookPath("node")
 	if err != nil {
 		browsertest.Missing(t, "node is not installed (apt-get install nodejs)")
 	}
 	wasm, wasmExec := buildWasm(t)
 	jobs := []job{
-		{"percentile", solution(t, "percentile"), 2000},
-		{"percentile", offByOne, 2000},
-		{"percentile", syntaxErr, 2000},
+		{"percentile", solution(t, "percentile"), roomy},
+		{"percentile", offByOne, roomy},
+		{"percentile", syntaxErr, roomy},
 		{"percentile", endless, 2000},
-		{"percentile", solution(t, "percentile"), 2000}, // on the fresh worker
-		{"percentile-tests", solution(t, "percentile-tests"), 2000},
-		{"mean-vs-tail", solution(t, "mean-vs-tail"), 2000},
-		{"batch-model", solution(t, "batch-model"), 2000},
-		{"percentile", solution(t, "percentile"), 2000}, // a later run, warm
-		{"percentile", deadlock, 2000},
-		{"percentile", solution(t, "percentile"), 2000}, // on the worker after the crash
+		{"percentile", solution(t, "percentile"), roomy}, // on the fresh worker
+		{"percentile-tests", solution(t, "percentile-tests"), roomy},
+		{"mean-vs-tail", solution(t, "mean-vs-tail"), roomy},
+		{"batch-model", solution(t, "batch-model"), roomy},
+		{"percentile", solution(t, "percentile"), roomy}, // a later run, warm
+		{"percentile", deadlock, roomy},
+		{"percentile", solution(t, "percentile"), roomy}, // on the worker after the crash
 	}
 	b, _ := json.Marshal(jobs)
 	jobsFile := filepath.Join(t.TempDir(), "jobs.json")

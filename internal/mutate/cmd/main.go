@@ -38,25 +38,13 @@ func realMain(run string, check, verbose bool) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	ms, err := mutate.Load()
+	if err == nil {
+		ms, err = selectMutants(ms, run)
+	}
+	if err == nil {
+		err = mutate.Check(".", ms)
+	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "mutate:", err)
-		return 2
-	}
-	if run != "" {
-		re, err := regexp.Compile(run)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "mutate: -run %s: %v\n", run, err)
-			return 2
-		}
-		var keep []mutate.Mutant
-		for _, m := range ms {
-			if re.MatchString(m.Name) {
-				keep = append(keep, m)
-			}
-		}
-		ms = keep
-	}
-	if err := mutate.Check(".", ms); err != nil {
 		fmt.Fprintln(os.Stderr, "mutate:", err)
 		return 2
 	}
@@ -72,14 +60,53 @@ func realMain(run string, check, verbose bool) int {
 	}
 	fmt.Fprintf(os.Stderr, "passed in %v\n", d.Round(time.Second))
 	start := time.Now()
-	var results []mutate.Result
-	bad := 0
+	results, bad, err := runMutants(ctx, ms, verbose)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "\nmutate:", err)
+		return 2
+	}
+	report(results)
+	fmt.Printf("%d mutants in %v; %d unexpected\n", len(results), time.Since(start).Round(time.Second), bad)
+	if mutate.Skip != "" {
+		fmt.Printf("tests skipped in every run: %s\n", mutate.Skip)
+	}
+	if mutate.Only != "" {
+		fmt.Printf("only these tests ran: %s\n", mutate.Only)
+	}
+	if bad > 0 {
+		return 1
+	}
+	return 0
+}
+
+// selectMutants keeps the mutants whose name matches -run (all when it is
+// empty).
+func selectMutants(ms []mutate.Mutant, run string) ([]mutate.Mutant, error) {
+	if run == "" {
+		return ms, nil
+	}
+	re, err := regexp.Compile(run)
+	if err != nil {
+		return nil, fmt.Errorf("-run %s: %v", run, err)
+	}
+	var keep []mutate.Mutant
+	for _, m := range ms {
+		if re.MatchString(m.Name) {
+			keep = append(keep, m)
+		}
+	}
+	return keep, nil
+}
+
+// runMutants runs the engine's tests against each mutant in turn, saying
+// each verdict on stderr as it comes. bad counts the unexpected verdicts:
+// a mutant that survived, or one marked unobservable that was killed.
+func runMutants(ctx context.Context, ms []mutate.Mutant, verbose bool) (results []mutate.Result, bad int, err error) {
 	for i, m := range ms {
 		fmt.Fprintf(os.Stderr, "[%d/%d] %s ... ", i+1, len(ms), m.Name)
 		r, err := mutate.Run(ctx, ".", m)
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "\nmutate:", err)
-			return 2
+			return nil, 0, err
 		}
 		fmt.Fprintln(os.Stderr, verdict(r), r.Elapsed.Round(time.Second))
 		if r.Killed == (m.Unobservable != "") {
@@ -90,6 +117,12 @@ func realMain(run string, check, verbose bool) int {
 		}
 		results = append(results, r)
 	}
+	return results, bad, nil
+}
+
+// report prints one row per mutant: its verdict, and the tests that
+// killed it or why it survives.
+func report(results []mutate.Result) {
 	tw := tabwriter.NewWriter(os.Stdout, 0, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "mutant\tfile\tresult\tkilled by / why it survives")
 	for _, r := range results {
@@ -103,17 +136,6 @@ func realMain(run string, check, verbose bool) int {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Mutant.Name, r.Mutant.File, verdict(r), by)
 	}
 	tw.Flush()
-	fmt.Printf("%d mutants in %v; %d unexpected\n", len(results), time.Since(start).Round(time.Second), bad)
-	if mutate.Skip != "" {
-		fmt.Printf("tests skipped in every run: %s\n", mutate.Skip)
-	}
-	if mutate.Only != "" {
-		fmt.Printf("only these tests ran: %s\n", mutate.Only)
-	}
-	if bad > 0 {
-		return 1
-	}
-	return 0
 }
 
 func verdict(r mutate.Result) string {

@@ -1,0 +1,309 @@
+package classroom
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestNewCode(t *testing.T) {
+	seen := map[string]bool{}
+	for range 1000 {
+		c, err := NewCode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(c) != CodeLen || strings.Trim(c, Alphabet) != "" {
+			t.Fatalf("NewCode() = %q: want %d symbols of %s", c, CodeLen, Alphabet)
+		}
+		if seen[c] {
+			t.Fatalf("NewCode() gave %q twice in 1000 draws", c)
+		}
+		seen[c] = true
+	}
+}
+
+func TestParseCode(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"ABCDE-FGHJK", "ABCDEFGHJK"},
+		{"abcde-fghjk", "ABCDEFGHJK"},
+		{" abcdefghjk ", "ABCDEFGHJK"},
+		{"23456-789AB", "23456789AB"},
+		{"ABCDE-FGHJ", ""},       // short
+		{"ABCDE-FGHJKL", ""},     // long
+		{"ABCDEFGHJO", ""},       // O is not used
+		{"ABCD-EFGHJK", ""},      // dash in the wrong place
+		{"ABCDE FGHJK", ""},      // space inside
+		{"ABCDE-FGHJ\u00e9", ""}, // not ASCII
+	} {
+		got, err := ParseCode(tt.in)
+		if tt.want == "" {
+			if !errors.Is(err, ErrBadCode) {
+				t.Errorf("ParseCode(%q) = %q, %v; want ErrBadCode", tt.in, got, err)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("ParseCode(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
+		}
+	}
+	if got := FormatCode("ABCDEFGHJK"); got != "ABCDE-FGHJK" {
+		t.Errorf("FormatCode = %q, want ABCDE-FGHJK", got)
+	}
+}
+
+func TestPollPredictFirst(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 10, 4, 5, 0, time.UTC)
+	p := NewPoll("p1", "always-vs-batch", "?", "x", t0)
+	if err := p.Predict("b1", 10); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Predict("b1", 12.5); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := p.Prediction("b1"); v != 12.5 || p.View().Count != 1 {
+		t.Fatalf("a later prediction: got %v (count %d), want it to replace the earlier", v, p.View().Count)
+	}
+	for _, bad := range []float64{1e16, -1e16} {
+		if err := p.Predict("b2", bad); err == nil {
+			t.Errorf("Predict(%v): no error", bad)
+		}
+	}
+	if !p.StartMeasuring(t0) || p.StartMeasuring(t0) {
+		t.Fatal("StartMeasuring: want true once, then false")
+	}
+	err := p.Predict("b3", 1)
+	if !errors.Is(err, ErrPredictionsClosed) || !strings.Contains(err.Error(), "10:04:05") {
+		t.Fatalf("Predict after the measurement started: got %v, want ErrPredictionsClosed naming 10:04:05", err)
+	}
+	p.Finish(20, 7)
+	v := p.View()
+	if v.State != PollClosed || *v.Measured != 20 || *v.RunID != 7 || v.Count != 1 {
+		t.Fatalf("View after Finish: %+v", v)
+	}
+}
+
+func TestHistogram(t *testing.T) {
+	var vals []float64
+	for i := 1; i <= 100; i++ {
+		vals = append(vals, float64(i))
+	}
+	vals = append(vals, 1e9) // an outlier: clamped into the last bin
+	h := NewHistogram(vals, nil)
+	if len(h.Edges) != Bins+1 || len(h.Counts) != Bins {
+		t.Fatalf("got %d edges and %d counts, want %d and %d", len(h.Edges), len(h.Counts), Bins+1, Bins)
+	}
+	if h.Edges[0] != 6 || h.Edges[Bins] != 96 {
+		t.Errorf("edges %v..%v: want the 5th (6) to the 95th percentile (96) of 101 values", h.Edges[0], h.Edges[Bins])
+	}
+	total := 0
+	for _, c := range h.Counts {
+		total += c
+	}
+	if total != len(vals) {
+		t.Errorf("counts add up to %d, want every value (%d)", total, len(vals))
+	}
+	m := 500.0
+	h = NewHistogram(vals, &m)
+	if h.Edges[Bins] != 500 {
+		t.Errorf("with measured 500: top edge %v, want 500", h.Edges[Bins])
+	}
+	one := NewHistogram([]float64{3, 3, 3}, nil)
+	if one.Edges[0] >= 3 || one.Edges[Bins] <= 3 || one.Counts[Bins/2] != 3 {
+		t.Errorf("equal values: got %+v, want a range around 3 with them in the middle", one)
+	}
+	if e := NewHistogram(nil, nil); len(e.Edges) != 0 || e.Counts == nil {
+		t.Errorf("no values: got %+v, want empty edges and counts", e)
+	}
+}
+
+func TestSections(t *testing.T) {
+	body := "# T\nintro\n## One\ntext\n```\n## not a heading\n```\n## Two\n### sub\n"
+	if got := Sections([]byte(body)); got != 3 {
+		t.Errorf("Sections = %d, want 3 (intro, One, Two)", got)
+	}
+}
+
+func TestCheckShare(t *testing.T) {
+	for _, f := range []struct {
+		file string
+		kind string
+		has  []string
+	}{
+		{"testdata/probe.json", "probe", []string{MeasureFdatasyncP50}},
+		{"testdata/bench.json", "bench", []string{MeasureAlwaysOps, MeasureP99}},
+		{"testdata/bench2.json", "bench", []string{MeasureAlwaysOps, MeasureP99}},
+	} {
+		b, err := os.ReadFile(f.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sh, err := CheckShare(b)
+		if err != nil {
+			t.Fatalf("%s: %v", f.file, err)
+		}
+		if sh.Kind != f.kind || len(sh.Values) != len(f.has) {
+			t.Errorf("%s: got %s with %v, want %s with %v", f.file, sh.Kind, sh.Values, f.kind, f.has)
+		}
+		for _, m := range f.has {
+			if sh.Values[m] <= 0 {
+				t.Errorf("%s: %s = %v, want a positive value", f.file, m, sh.Values[m])
+			}
+		}
+		if sh.Conditions["fs"] == "" || sh.Conditions["device"] == nil {
+			t.Errorf("%s: conditions %v lack fs and device", f.file, sh.Conditions)
+		}
+		// Strict: an unknown field is refused.
+		bad := bytes.Replace(b, []byte(`"kind"`), []byte(`"surprise":1,"kind"`), 1)
+		if _, err := CheckShare(bad); !errors.Is(err, ErrBadShare) {
+			t.Errorf("%s with an unknown field: got %v, want ErrBadShare", f.file, err)
+		}
+	}
+	for _, bad := range []string{``, `{"kind":"model"}`, `{"kind":"evil"}`, `[]`, `[{"kind":"probe"}]`, `{"kind":"probe"} {}`, `"x"`} {
+		if _, err := CheckShare([]byte(bad)); !errors.Is(err, ErrBadShare) {
+			t.Errorf("CheckShare(%q): got %v, want ErrBadShare", bad, err)
+		}
+	}
+}
+
+func TestCheckLabel(t *testing.T) {
+	for _, ok := range []string{"", "lab 3", "Anna-s laptop", strings.Repeat("x", MaxLabel)} {
+		if err := CheckLabel(ok); err != nil {
+			t.Errorf("CheckLabel(%q): %v", ok, err)
+		}
+	}
+	for _, bad := range []string{strings.Repeat("x", MaxLabel+1), "<script>", "a_b", "é"} {
+		if err := CheckLabel(bad); err == nil {
+			t.Errorf("CheckLabel(%q): no error", bad)
+		}
+	}
+}
+
+func TestQRSVG(t *testing.T) {
+	const u = "http://10.0.0.5:8080/room/ABCDE-FGHJK"
+	svg, err := QRSVG(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _ := QRSVG(u)
+	if !bytes.Equal(svg, again) {
+		t.Error("the same URL gave two different SVGs")
+	}
+	if other, _ := QRSVG(u + "X"); bytes.Equal(svg, other) {
+		t.Error("two URLs gave the same SVG")
+	}
+	grid, n := parseSVG(t, svg)
+	if bytes.Contains(bytes.ToLower(svg), []byte("script")) {
+		t.Error("the SVG mentions script")
+	}
+	// The three finder patterns: 7x7, dark ring, light ring, dark 3x3
+	// core, inside the 4-module quiet zone.
+	const quiet = 4
+	for _, at := range [][2]int{{quiet, quiet}, {n - quiet - 7, quiet}, {quiet, n - quiet - 7}} {
+		for dy := range 7 {
+			for dx := range 7 {
+				ring := max(abs(dx-3), abs(dy-3))
+				want := ring != 2
+				if got := grid[at[1]+dy][at[0]+dx]; got != want {
+					t.Fatalf("finder at %v: module (%d,%d) dark=%v, want %v", at, dx, dy, got, want)
+				}
+			}
+		}
+	}
+	for i := range n {
+		if grid[0][i] || grid[i][0] {
+			t.Fatal("the quiet zone has a dark module")
+		}
+	}
+}
+
+func abs(x int) int { return max(x, -x) }
+
+// parseSVG checks the SVG is well-formed XML and reads its dark rects
+// back into a grid of modules.
+func parseSVG(t *testing.T, svg []byte) ([][]bool, int) {
+	t.Helper()
+	dec := xml.NewDecoder(bytes.NewReader(svg))
+	var grid [][]bool
+	n := 0
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			if err.Error() == "EOF" {
+				break
+			}
+			t.Fatalf("the SVG is not well-formed XML: %v", err)
+		}
+		se, ok := tok.(xml.StartElement)
+		if !ok {
+			continue
+		}
+		attr := map[string]string{}
+		for _, a := range se.Attr {
+			attr[a.Name.Local] = a.Value
+		}
+		switch {
+		case se.Name.Local == "svg":
+			f := strings.Fields(attr["viewBox"])
+			n, _ = strconv.Atoi(f[2])
+			grid = make([][]bool, n)
+			for i := range grid {
+				grid[i] = make([]bool, n)
+			}
+		case se.Name.Local == "rect" && attr["fill"] == "":
+			x, _ := strconv.Atoi(attr["x"])
+			y, _ := strconv.Atoi(attr["y"])
+			w, _ := strconv.Atoi(attr["width"])
+			for i := x; i < x+w; i++ {
+				grid[y][i] = true
+			}
+		}
+	}
+	if n < 21+8 {
+		t.Fatalf("the SVG is %d modules wide, want at least 29 (version 1 and the quiet zone)", n)
+	}
+	return grid, n
+}
+
+func TestThrottle(t *testing.T) {
+	var th Throttle
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	every := 250 * time.Millisecond
+	if now, _ := th.Now(t0, every); !now {
+		t.Fatal("the first update: want it sent now")
+	}
+	if now, pending := th.Now(t0.Add(10*time.Millisecond), every); now || pending {
+		t.Fatalf("an update 10ms later: now=%v pending=%v, want a flush to be scheduled (false, false)", now, pending)
+	}
+	if now, pending := th.Now(t0.Add(20*time.Millisecond), every); now || !pending {
+		t.Fatalf("another: now=%v pending=%v, want it merged into the scheduled flush", now, pending)
+	}
+	th.Flushed(t0.Add(250 * time.Millisecond))
+	if now, _ := th.Now(t0.Add(600*time.Millisecond), every); !now {
+		t.Fatal("an update after the flush and a quiet interval: want it sent now")
+	}
+}
+
+func TestLimiter(t *testing.T) {
+	l := NewLimiter(3, time.Minute)
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	for i := range 3 {
+		if !l.Allow("a", t0) {
+			t.Fatalf("event %d: refused, want allowed", i+1)
+		}
+	}
+	if l.Allow("a", t0) || !l.Over("a", t0) {
+		t.Fatal("the 4th event in the window: allowed, want refused")
+	}
+	if !l.Allow("b", t0) {
+		t.Fatal("another key: refused")
+	}
+	if !l.Allow("a", t0.Add(time.Minute)) || l.Over("a", t0.Add(time.Minute)) {
+		t.Fatal("the next window: refused, want allowed")
+	}
+}

@@ -1,0 +1,204 @@
+package classroom
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+)
+
+// Poll states. A poll only moves forward: open -> measuring -> closed.
+// A run that fails leaves it measuring for good (Measured stays nil), so
+// a prediction can never follow a started measurement.
+const (
+	PollOpen      = "open"
+	PollMeasuring = "measuring"
+	PollClosed    = "closed"
+)
+
+// MaxPrediction bounds a prediction's magnitude.
+const MaxPrediction = 1e15
+
+// Poll is one quiz opened to a room. It is not safe for concurrent use:
+// the room's lock guards it.
+type Poll struct {
+	Key      string // "p1", "p2", ... within the room
+	ArchID   int64  // its row in the archive
+	Quiz     string
+	Question string
+	Unit     string
+
+	State          string
+	Opened         time.Time
+	MeasureStarted time.Time // zero while open
+	Measured       *float64  // the quiz's answer computed from the run; nil until known
+	RunID          int64     // the archived run the measurement came from; 0 until known
+	// Updates spaces out the prediction-driven updates.
+	Updates     Throttle
+	predictions map[string]float64
+}
+
+// NewPoll returns an open poll.
+func NewPoll(key, quiz, question, unit string, opened time.Time) *Poll {
+	return &Poll{Key: key, Quiz: quiz, Question: question, Unit: unit, State: PollOpen, Opened: opened, predictions: map[string]float64{}}
+}
+
+// CheckPrediction refuses a value that is not finite or too large.
+func CheckPrediction(v float64) error {
+	if math.IsNaN(v) || math.IsInf(v, 0) || math.Abs(v) > MaxPrediction {
+		return fmt.Errorf("value %v: a prediction must be a finite number between -1e15 and 1e15", v)
+	}
+	return nil
+}
+
+// Predict stores browser's prediction, replacing an earlier one. It
+// returns an error wrapping ErrPredictionsClosed once the measurement
+// has started.
+func (p *Poll) Predict(browser string, v float64) error {
+	if p.State != PollOpen {
+		return fmt.Errorf("%w: poll %s: the measurement started at %s; predictions are closed", ErrPredictionsClosed, p.Quiz, p.MeasureStarted.Format("15:04:05"))
+	}
+	if err := CheckPrediction(v); err != nil {
+		return err
+	}
+	p.predictions[browser] = v
+	return nil
+}
+
+// Restore puts back a stored prediction whatever the state (a reload
+// from the archive).
+func (p *Poll) Restore(browser string, v float64) { p.predictions[browser] = v }
+
+// Prediction returns browser's prediction.
+func (p *Poll) Prediction(browser string) (float64, bool) {
+	v, ok := p.predictions[browser]
+	return v, ok
+}
+
+// StartMeasuring closes the poll to predictions. It reports false when
+// the poll was not open (already measuring or closed).
+func (p *Poll) StartMeasuring(at time.Time) bool {
+	if p.State != PollOpen {
+		return false
+	}
+	p.State, p.MeasureStarted = PollMeasuring, at
+	return true
+}
+
+// Finish records the measured value and closes the poll.
+func (p *Poll) Finish(measured float64, runID int64) {
+	p.Measured, p.RunID, p.State = &measured, runID, PollClosed
+}
+
+// Throttle spaces out updates: at most one per interval goes out at
+// once, and the ones between are merged into one later flush. It is not
+// safe for concurrent use: its owner's lock guards it.
+type Throttle struct {
+	last    time.Time // when an update last went out
+	pending bool      // a flush is scheduled
+}
+
+// Now decides whether an update goes out now (at least every has passed
+// since the last one), or is left to a later flush; pending reports that
+// a flush was already scheduled, so the caller need not schedule one.
+func (t *Throttle) Now(now time.Time, every time.Duration) (sendNow, pending bool) {
+	if !t.pending && now.Sub(t.last) >= every {
+		t.last = now
+		return true, false
+	}
+	pending = t.pending
+	t.pending = true
+	return false, pending
+}
+
+// Flushed notes that the scheduled update went out at now.
+func (t *Throttle) Flushed(now time.Time) { t.last, t.pending = now, false }
+
+// PollView is the poll object of the wire contract: no browser ids.
+type PollView struct {
+	ID               string     `json:"id"`
+	Quiz             string     `json:"quiz"`
+	Question         string     `json:"question"`
+	Unit             string     `json:"unit"`
+	State            string     `json:"state"`
+	Count            int        `json:"count"`
+	Histogram        Histogram  `json:"histogram"`
+	Measured         *float64   `json:"measured"`
+	RunID            *int64     `json:"run_id"`
+	OpenedAt         time.Time  `json:"opened_at"`
+	MeasureStartedAt *time.Time `json:"measure_started_at"`
+}
+
+// View returns the poll as the room sees it.
+func (p *Poll) View() PollView {
+	v := PollView{ID: p.Key, Quiz: p.Quiz, Question: p.Question, Unit: p.Unit, State: p.State,
+		Count: len(p.predictions), Measured: p.Measured, OpenedAt: p.Opened}
+	if p.RunID != 0 {
+		id := p.RunID
+		v.RunID = &id
+	}
+	if !p.MeasureStarted.IsZero() {
+		t := p.MeasureStarted
+		v.MeasureStartedAt = &t
+	}
+	vals := make([]float64, 0, len(p.predictions))
+	for _, x := range p.predictions {
+		vals = append(vals, x)
+	}
+	v.Histogram = NewHistogram(vals, p.Measured)
+	return v
+}
+
+// Bins is the number of histogram bins.
+const Bins = 10
+
+// Histogram is Bins bins: Edges has Bins+1 entries, Counts Bins. Both are
+// empty when there is nothing to show.
+type Histogram struct {
+	Edges  []float64 `json:"edges"`
+	Counts []int     `json:"counts"`
+}
+
+// NewHistogram bins vals between their 5th and 95th percentiles
+// (nearest rank), widened to include measured when it is known; values
+// outside fall into the end bins.
+func NewHistogram(vals []float64, measured *float64) Histogram {
+	h := Histogram{Edges: []float64{}, Counts: []int{}}
+	if len(vals) == 0 && measured == nil {
+		return h
+	}
+	sorted := slices.Clone(vals)
+	slices.Sort(sorted)
+	var lo, hi float64
+	if len(sorted) > 0 {
+		lo, hi = nearestRank(sorted, 5), nearestRank(sorted, 95)
+	} else {
+		lo, hi = *measured, *measured
+	}
+	if measured != nil {
+		lo, hi = min(lo, *measured), max(hi, *measured)
+	}
+	if lo == hi {
+		d := math.Max(math.Abs(lo)*0.1, 0.5)
+		lo, hi = lo-d, hi+d
+	}
+	width := (hi - lo) / Bins
+	h.Edges = make([]float64, Bins+1)
+	for i := range h.Edges {
+		h.Edges[i] = lo + float64(i)*width
+	}
+	h.Edges[Bins] = hi
+	h.Counts = make([]int, Bins)
+	for _, x := range sorted {
+		i := int((x - lo) / width)
+		h.Counts[min(max(i, 0), Bins-1)]++
+	}
+	return h
+}
+
+// nearestRank is harness.Percentile's rule on floats: rank ceil(p/100*n),
+// clamped.
+func nearestRank(sorted []float64, p float64) float64 {
+	rank := int(math.Ceil(p / 100 * float64(len(sorted))))
+	return sorted[min(max(rank-1, 0), len(sorted)-1)]
+}

@@ -1,0 +1,271 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"kvlab/internal/archive"
+	"kvlab/internal/classroom"
+)
+
+// Past classes, read from the archive:
+//
+//	GET  /classes                    live and past rooms, newest first
+//	GET  /classes/ID                 one class: its polls (histogram of the
+//	                                 predictions, the measured value) and its board
+//	GET  /classes/compare?a=ID&b=ID  two classes side by side
+//
+// Predictions are anonymous in a class, but a class's record is the
+// instructor's: the pages answer requests from this machine (a loopback
+// address naming this machine), and from elsewhere only with the
+// instructor token, sent by the form the page shows (POST, the same
+// routes), never in a URL.
+
+func (s *Server) routeClasses() {
+	for _, m := range []string{"GET", "POST"} {
+		s.mux.HandleFunc(m+" /classes", s.classesPage(s.handleClasses))
+		s.mux.HandleFunc(m+" /classes/compare", s.classesPage(s.handleClassesCompare))
+		s.mux.HandleFunc(m+" /classes/{id}", s.classesPage(s.handleClass))
+	}
+}
+
+// classesLimit is how many rooms /classes lists.
+const classesLimit = 100
+
+// classesPage wraps a classes handler with the access check: a request
+// that is neither from this machine nor carries the token gets the token
+// form. The handler gets the token to carry on in its links ("" from
+// this machine).
+func (s *Server) classesPage(h func(w http.ResponseWriter, r *http.Request, token string)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !sameOrigin(r) {
+			s.errorPage(w, http.StatusForbidden, "Not from this server", fmt.Sprintf("origin %s is not this server (%s)", r.Header.Get("Origin"), r.Host))
+			return
+		}
+		local := fromThisMachine(r) && s.hostOK(r)
+		tok := r.PostFormValue("token")
+		switch {
+		case s.needToken && tok != "" && s.tokenOK(tok):
+			h(w, r, tok)
+		case local:
+			h(w, r, "")
+		default:
+			status, msg := http.StatusUnauthorized, ""
+			if tok != "" {
+				status, msg = http.StatusForbidden, "That is not the instructor token."
+			}
+			s.renderPage(w, status, "classes_token.html", struct{ Path, Error string }{r.URL.RequestURI(), msg})
+		}
+	}
+}
+
+// fromThisMachine reports whether r came from a loopback address.
+func fromThisMachine(r *http.Request) bool {
+	ip := net.ParseIP(remoteHost(r))
+	return ip != nil && ip.IsLoopback()
+}
+
+// classRow is one line of /classes.
+type classRow struct {
+	archive.Room
+	Shown, Title, State string
+	Link                classLink // to the class's page
+}
+
+// classLink is a link between the classes pages: a plain link, or with
+// a token a button that posts it.
+type classLink struct {
+	URL, Text, Token string
+}
+
+func (s *Server) classRow(rm archive.Room, now time.Time, token string) classRow {
+	c := classRow{Room: rm, Shown: classroom.FormatCode(rm.Code), Title: rm.Lesson, State: "live",
+		Link: classLink{URL: fmt.Sprintf("/classes/%d", rm.ID), Text: fmt.Sprintf("#%d", rm.ID), Token: token}}
+	if l, _, _, err := s.findLesson(rm.Lesson); err == nil && l != nil {
+		c.Title = l.Title
+	}
+	switch {
+	case !rm.Closed.IsZero():
+		c.State = "ended " + rm.Closed.Local().Format("2006-01-02 15:04")
+	case !now.Before(rm.Expires):
+		c.State = "expired " + rm.Expires.Local().Format("2006-01-02 15:04")
+	}
+	return c
+}
+
+func (s *Server) handleClasses(w http.ResponseWriter, r *http.Request, token string) {
+	rooms, err := s.arch.Rooms(r.Context(), classesLimit)
+	if err != nil {
+		s.errorPage(w, http.StatusInternalServerError, "Reading the archive failed", err.Error())
+		return
+	}
+	p := struct {
+		Rows  []classRow
+		Token string
+	}{Token: token}
+	now := time.Now()
+	for _, rm := range rooms {
+		p.Rows = append(p.Rows, s.classRow(rm, now, token))
+	}
+	s.renderPage(w, http.StatusOK, "classes.html", p)
+}
+
+// classData is one class as the page's script draws it: each poll with
+// its histogram and measured value, and the board by measure.
+type classData struct {
+	Polls []pastPoll            `json:"polls"`
+	Board map[string]boardReply `json:"board"`
+}
+
+// pastPoll is a poll as the room saw it, with its question rendered from
+// the lesson's Markdown (the page copies only text and inline elements).
+type pastPoll struct {
+	classroom.PollView
+	QuestionHTML string `json:"question_html"`
+}
+
+// classView is one class on /classes/ID, or one side of the comparison.
+type classView struct {
+	classRow
+	Data template.JS // classData as JSON
+}
+
+// loadClass reads class id from the archive; a class that does not
+// exist is an error wrapping archive.ErrNotFound.
+func (s *Server) loadClass(ctx context.Context, id int64, token string) (classView, error) {
+	rm, err := s.arch.GetRoom(ctx, id)
+	if err != nil {
+		return classView{}, err
+	}
+	polls, err := s.arch.RoomPolls(ctx, id)
+	if err != nil {
+		return classView{}, err
+	}
+	entries, err := s.arch.BoardEntries(ctx, id)
+	if err != nil {
+		return classView{}, err
+	}
+	d := classData{Polls: []pastPoll{}, Board: map[string]boardReply{}}
+	for _, p := range polls {
+		d.Polls = append(d.Polls, s.pastPoll(rm.Lesson, p))
+	}
+	for _, m := range classroom.Measures {
+		d.Board[m] = boardOf(entries, m)
+	}
+	js, err := json.Marshal(d)
+	if err != nil {
+		return classView{}, err
+	}
+	return classView{classRow: s.classRow(*rm, time.Now(), token), Data: template.JS(js)}, nil
+}
+
+// pastPoll is an archived poll as the room showed it: its question and
+// unit from the lesson, its histogram from the stored predictions.
+func (s *Server) pastPoll(slug string, p archive.Poll) pastPoll {
+	v := classroom.PollView{ID: p.Key, Quiz: p.Quiz, State: classroom.PollOpen, Count: len(p.Predictions), Measured: p.Measured, OpenedAt: p.Opened}
+	html := ""
+	if l, _, _, err := s.findLesson(slug); err == nil && l != nil {
+		if q := l.Quiz(p.Quiz); q != nil {
+			v.Question, v.Unit, html = q.Question, q.Unit, inlineMarkdown(q.Question)
+		}
+	}
+	if !p.MeasureStarted.IsZero() {
+		t := p.MeasureStarted
+		v.State, v.MeasureStartedAt = classroom.PollMeasuring, &t
+	}
+	if p.Measured != nil {
+		v.State = classroom.PollClosed
+	}
+	if p.RunID != 0 {
+		id := p.RunID
+		v.RunID = &id
+	}
+	vals := make([]float64, 0, len(p.Predictions))
+	for _, x := range p.Predictions {
+		vals = append(vals, x.Value)
+	}
+	v.Histogram = classroom.NewHistogram(vals, p.Measured)
+	return pastPoll{PollView: v, QuestionHTML: html}
+}
+
+// boardOf is the board of entries for measure m: GET
+// /api/rooms/{code}/board's reply, and a past class's board.
+func boardOf(entries []archive.BoardEntry, m string) boardReply {
+	b := boardReply{Measure: m, Unit: classroom.MeasureUnit(m), Points: []boardPoint{}}
+	for _, e := range entries {
+		v, ok := e.Measures[m]
+		if !ok {
+			continue
+		}
+		pt := boardPoint{ID: e.ID, Value: v, Label: e.Label, At: e.At, Conditions: map[string]any{}}
+		if sh, err := classroom.CheckShare(e.Result); err == nil {
+			pt.Conditions = sh.Conditions
+		}
+		b.Points = append(b.Points, pt)
+	}
+	return b
+}
+
+// classID parses a class id from a path or form value.
+func classID(name, v string) (int64, error) {
+	id, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || id <= 0 {
+		return 0, fmt.Errorf("%s=%q is not a class id: want a positive whole number, as /classes lists them", name, v)
+	}
+	return id, nil
+}
+
+func (s *Server) classOrError(w http.ResponseWriter, r *http.Request, name, v, token string) (classView, bool) {
+	id, err := classID(name, v)
+	if err != nil {
+		s.errorPage(w, http.StatusBadRequest, "No such class", err.Error())
+		return classView{}, false
+	}
+	c, err := s.loadClass(r.Context(), id, token)
+	if errors.Is(err, archive.ErrNotFound) {
+		s.errorPage(w, http.StatusNotFound, "No such class", fmt.Sprintf("Class %d is not in this server's archive (%s): /classes lists the classes it has.", id, s.arch.Where()))
+		return classView{}, false
+	}
+	if err != nil {
+		s.errorPage(w, http.StatusInternalServerError, "Reading the archive failed", err.Error())
+		return classView{}, false
+	}
+	return c, true
+}
+
+func (s *Server) handleClass(w http.ResponseWriter, r *http.Request, token string) {
+	c, ok := s.classOrError(w, r, "id", r.PathValue("id"), token)
+	if !ok {
+		return
+	}
+	s.renderPage(w, http.StatusOK, "class.html", classesView{Classes: []classView{c}, Back: backLink(token)})
+}
+
+func (s *Server) handleClassesCompare(w http.ResponseWriter, r *http.Request, token string) {
+	a, ok := s.classOrError(w, r, "a", r.FormValue("a"), token)
+	if !ok {
+		return
+	}
+	b, ok := s.classOrError(w, r, "b", r.FormValue("b"), token)
+	if !ok {
+		return
+	}
+	s.renderPage(w, http.StatusOK, "class.html", classesView{Classes: []classView{a, b}, Back: backLink(token)})
+}
+
+// classesView is /classes/ID (one class) or the comparison (two).
+type classesView struct {
+	Classes []classView
+	Back    classLink
+}
+
+func backLink(token string) classLink {
+	return classLink{URL: "/classes", Text: "All classes", Token: token}
+}

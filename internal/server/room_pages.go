@@ -1,0 +1,141 @@
+package server
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"html/template"
+	"net/http"
+	"strings"
+
+	"kvlab/internal/classroom"
+	"kvlab/internal/lesson"
+)
+
+// The room's pages (the API they call is in room_api.go; the wire
+// contract is docs/api.md's "Rooms"):
+//
+//	GET /join               a form: the room code, then /room/CODE
+//	GET /room/CODE          a follower: the lesson, following the presenter's section
+//	GET /present/CODE       the presenter's projector view
+//	GET /room/CODE/board    the class board of shared results
+//
+// The pages hold no secret: the presenter's page sends the instructor
+// token (kept in the browser, asked for once) with every action it
+// takes, and the server checks it there. A code is accepted in any case,
+// with or without its dash; the page redirects to the code's canonical
+// spelling, XXXXX-XXXXX.
+
+func (s *Server) routeRoomPages() {
+	s.mux.HandleFunc("GET /join", s.handleJoin)
+	s.mux.HandleFunc("GET /room/{code}", s.roomPage("room.html", "/room/%s"))
+	s.mux.HandleFunc("GET /present/{code}", s.roomPage("present.html", "/present/%s"))
+	s.mux.HandleFunc("GET /room/{code}/board", s.roomPage("board.html", "/room/%s/board"))
+	s.routeClasses()
+}
+
+// canonicalCode turns a code as typed (any case, with or without its
+// dash) into its shown form, XXXXX-XXXXX, or says what is wrong with it.
+func canonicalCode(typed string) (string, error) {
+	c, err := classroom.ParseCode(typed)
+	if err != nil {
+		return "", err
+	}
+	return classroom.FormatCode(c), nil
+}
+
+type joinPage struct {
+	Code, Error string
+}
+
+// handleJoin shows the join form, and sends a filled-in form on to the
+// room's page.
+func (s *Server) handleJoin(w http.ResponseWriter, r *http.Request) {
+	typed := strings.TrimSpace(r.URL.Query().Get("code"))
+	if typed == "" {
+		s.renderPage(w, http.StatusOK, "join.html", joinPage{})
+		return
+	}
+	code, err := canonicalCode(typed)
+	if err != nil {
+		s.renderPage(w, http.StatusBadRequest, "join.html", joinPage{Code: typed, Error: err.Error()})
+		return
+	}
+	http.Redirect(w, r, "/room/"+code, http.StatusSeeOther)
+}
+
+// roomView is what the follower, presenter and board templates show.
+type roomView struct {
+	Code      string // XXXXX-XXXXX
+	ID        int64  // the room's archive id
+	Lesson    *lesson.Lesson
+	Body      template.HTML // the lesson's sections; empty on the board
+	Sections  []roomSection
+	NeedToken bool
+	JoinURL   string
+}
+
+// roomPage serves one of the room's pages, at path (a format of the
+// code), for the room named in the path: a redirect to the code's shown
+// spelling, a 404 page for a code that names no open room, else the page.
+func (s *Server) roomPage(tmpl, path string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		typed := r.PathValue("code")
+		code, err := canonicalCode(typed)
+		if err != nil {
+			s.errorPage(w, http.StatusNotFound, "No such room", err.Error()+"\n\nAsk the presenter for the code on the projector, and enter it at /join.")
+			return
+		}
+		if code != typed {
+			to := fmt.Sprintf(path, code)
+			if r.URL.RawQuery != "" {
+				to += "?" + r.URL.RawQuery
+			}
+			http.Redirect(w, r, to, http.StatusMovedPermanently)
+			return
+		}
+		v, status, err := s.roomViewFor(r, code, tmpl != "board.html")
+		if err != nil {
+			s.errorPage(w, status, "No such room", err.Error())
+			return
+		}
+		s.renderPage(w, http.StatusOK, tmpl, v)
+	}
+}
+
+// roomViewFor finds the open room code and its lesson; withBody renders
+// the lesson's sections too. On failure it returns the HTTP status and an
+// error that says what is wrong.
+func (s *Server) roomViewFor(r *http.Request, code string, withBody bool) (roomView, int, error) {
+	room, status, msg := s.findRoom(r)
+	if room == nil {
+		return roomView{}, status, errors.New(msg)
+	}
+	l, _, _, err := s.findLesson(room.Lesson)
+	if err != nil {
+		return roomView{}, http.StatusInternalServerError, err
+	}
+	if l == nil {
+		return roomView{}, http.StatusNotFound, fmt.Errorf("room %s is on lesson %q, which this server no longer has", code, room.Lesson)
+	}
+	v := roomView{Code: code, ID: room.ID, Lesson: l, NeedToken: s.needToken, JoinURL: joinURL(r, code)}
+	if withBody {
+		if v.Body, v.Sections, err = renderSections(l); err != nil {
+			return roomView{}, http.StatusInternalServerError, err
+		}
+	}
+	return v, http.StatusOK, nil
+}
+
+// renderPage executes a page template with status.
+func (s *Server) renderPage(w http.ResponseWriter, status int, tmpl string, data any) {
+	var b bytes.Buffer
+	if err := pageTmpl.ExecuteTemplate(&b, tmpl, data); err != nil {
+		s.errorPage(w, http.StatusInternalServerError, "Rendering the page failed", err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(status)
+	w.Write(b.Bytes())
+}

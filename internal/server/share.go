@@ -1,0 +1,310 @@
+package server
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"kvlab/internal/archive"
+	"kvlab/internal/classroom"
+)
+
+// The class board. A student's own labserver (on a laptop) shares a
+// result with the instructor's room server: the student's page POSTs it
+// to the room server's /api/rooms/{code}/share, the one route that
+// answers another origin (CORS on that route only). The student's server
+// must first be told the room server's origin (POST /api/share-target),
+// which it adds to its pages' Content-Security-Policy connect-src.
+
+const (
+	shareBodyLimit     = 64 << 10
+	sharePer           = 5 * time.Second // one share per address per this
+	sharesPerAddrRoom  = 20
+	boardMax           = 500
+	maxShareTargets    = 4
+	shareTargetsFile   = "share-targets.json"
+	shareTargetsFormat = `{"url":"http://10.0.0.5:8080"}`
+)
+
+type shareRequest struct {
+	Result json.RawMessage `json:"result"`
+	Label  string          `json:"label"`
+}
+
+// allowCORS answers the request's Origin, whatever it is: the share
+// route takes results from students' own servers. No credentials.
+func allowCORS(w http.ResponseWriter, r *http.Request) {
+	if o := r.Header.Get("Origin"); o != "" {
+		w.Header().Set("Access-Control-Allow-Origin", o)
+	}
+	w.Header().Add("Vary", "Origin")
+}
+
+func (s *Server) handleSharePreflight(w http.ResponseWriter, r *http.Request) {
+	allowCORS(w, r)
+	w.Header().Set("Access-Control-Allow-Methods", "POST")
+	w.Header().Set("Access-Control-Allow-Headers", "Content-Type")
+	w.Header().Set("Access-Control-Max-Age", "600")
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) handleShare(w http.ResponseWriter, r *http.Request) {
+	allowCORS(w, r)
+	var req shareRequest
+	if !decodeBody(w, r, shareBodyLimit, &req, `{"result":{...a probe or bench result...},"label":"optional"}`) {
+		return
+	}
+	room := s.lookupRoom(w, r)
+	if room == nil {
+		return
+	}
+	if err := classroom.CheckLabel(req.Label); err != nil {
+		jsonError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	sh, err := classroom.CheckShare(req.Result)
+	if err != nil {
+		jsonError(w, http.StatusBadRequest, strings.TrimPrefix(err.Error(), "classroom: "))
+		return
+	}
+	addr := remoteHost(r)
+	if !s.rooms.shares.Allow(addr, time.Now()) {
+		s.refused(addr, "share: over the rate")
+		jsonError(w, http.StatusTooManyRequests, fmt.Sprintf("one share per %v per address: wait a moment", sharePer))
+		return
+	}
+	e := &archive.BoardEntry{Room: room.ID, Kind: sh.Kind, Measures: sh.Values, Result: redactForRoom(req.Result),
+		Label: req.Label, AddrHash: addrHash(room.Code, addr), At: time.Now().UTC()}
+	if code, err := s.addBoardEntry(r, room, e); err != nil {
+		jsonError(w, code, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusCreated, map[string]int64{"id": e.ID})
+}
+
+// addBoardEntry stores e within the room's caps. The room's lock is held
+// across the check and the store, so the caps hold under concurrency.
+func (s *Server) addBoardEntry(r *http.Request, room *classroom.Room, e *archive.BoardEntry) (int, error) {
+	room.Lock()
+	defer room.Unlock()
+	switch {
+	case room.BoardEntries >= boardMax:
+		return http.StatusConflict, fmt.Errorf("the board of room %s is full (%d results, the most it keeps)", classroom.FormatCode(room.Code), boardMax)
+	case room.BoardByAddr[e.AddrHash] >= sharesPerAddrRoom:
+		return http.StatusTooManyRequests, fmt.Errorf("this address already shared %d results with room %s, the most one address may", sharesPerAddrRoom, classroom.FormatCode(room.Code))
+	}
+	if _, err := s.arch.AddBoardEntry(r.Context(), e); err != nil {
+		return http.StatusInternalServerError, fmt.Errorf("storing the result: %v", err)
+	}
+	room.BoardEntries++
+	room.BoardByAddr[e.AddrHash]++
+	return 0, nil
+}
+
+// addrHash names a sharer within one room without naming the address.
+func addrHash(code, addr string) string {
+	h := sha256.Sum256([]byte(code + "\x00" + addr))
+	return hex.EncodeToString(h[:8])
+}
+
+type boardPoint struct {
+	ID         int64          `json:"id"`
+	Value      float64        `json:"value"`
+	Label      string         `json:"label"`
+	Conditions map[string]any `json:"conditions"`
+	At         time.Time      `json:"at"`
+}
+
+type boardReply struct {
+	Measure string       `json:"measure"`
+	Unit    string       `json:"unit"`
+	Points  []boardPoint `json:"points"`
+}
+
+func (s *Server) handleBoard(w http.ResponseWriter, r *http.Request) {
+	room := s.followerRoom(w, r)
+	if room == nil {
+		return
+	}
+	m := r.URL.Query().Get("measure")
+	unit := classroom.MeasureUnit(m)
+	if unit == "" {
+		jsonError(w, http.StatusBadRequest, fmt.Sprintf("measure %q: allowed: %s", m, strings.Join(classroom.Measures, ", ")))
+		return
+	}
+	es, err := s.arch.BoardEntries(r.Context(), room.ID)
+	if err != nil {
+		jsonError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, boardOf(es, m))
+}
+
+// shareTargets are the room servers this server's pages may POST shares
+// to, persisted in DataDir. It is safe for concurrent use.
+type shareTargets struct {
+	path string
+	mu   sync.Mutex // guards urls and csp
+	urls []string
+	csp  string // contentSecurityPolicy with urls in connect-src
+}
+
+func loadShareTargets(dataDir string) (*shareTargets, error) {
+	t := &shareTargets{path: filepath.Join(dataDir, shareTargetsFile)}
+	b, err := os.ReadFile(t.path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		return nil, fmt.Errorf("share targets: %w", err)
+	default:
+		var urls []string
+		if err := json.Unmarshal(b, &urls); err != nil {
+			return nil, fmt.Errorf("share targets: %s: %w", t.path, err)
+		}
+		for _, u := range urls {
+			if o, err := originOf(u); err == nil && len(t.urls) < maxShareTargets && !slices.Contains(t.urls, o) {
+				t.urls = append(t.urls, o)
+			}
+		}
+	}
+	t.csp = cspWith(t.urls)
+	return t, nil
+}
+
+// cspWith is the policy with the share targets added to connect-src.
+func cspWith(urls []string) string {
+	if len(urls) == 0 {
+		return contentSecurityPolicy
+	}
+	return strings.Replace(contentSecurityPolicy, "connect-src 'self'", "connect-src 'self' "+strings.Join(urls, " "), 1)
+}
+
+// csp is the Content-Security-Policy every response carries.
+func (s *Server) csp() string {
+	if s.rooms == nil {
+		return contentSecurityPolicy
+	}
+	t := s.rooms.targets
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.csp
+}
+
+var hostRE = regexp.MustCompile(`^[a-z0-9.-]+(:[0-9]{1,5})?$|^\[[0-9a-f:.]+\](:[0-9]{1,5})?$`)
+
+// originOf reduces a room server's URL to its origin: http or https,
+// host and port, nothing else.
+func originOf(raw string) (string, error) {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	bad := fmt.Errorf("url %q: want a room server's origin, http(s)://HOST[:PORT], e.g. http://10.0.0.5:8080", raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.User != nil || u.RawQuery != "" || u.Fragment != "" || (u.Path != "" && u.Path != "/") {
+		return "", bad
+	}
+	host := strings.ToLower(u.Host)
+	if !hostRE.MatchString(host) {
+		return "", bad
+	}
+	return u.Scheme + "://" + host, nil
+}
+
+func (t *shareTargets) list() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return slices.Clone(t.urls)
+}
+
+// change applies fn to the list and persists it.
+func (t *shareTargets) change(fn func(urls []string) ([]string, error)) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	urls, err := fn(slices.Clone(t.urls))
+	if err != nil {
+		return err
+	}
+	b, _ := json.Marshal(urls)
+	tmp := t.path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, t.path); err != nil {
+		return err
+	}
+	t.urls, t.csp = urls, cspWith(urls)
+	return nil
+}
+
+type shareTargetRequest struct {
+	Token string `json:"token,omitempty"`
+	URL   string `json:"url"`
+}
+
+// shareTargetError says why r may not change or read the share targets:
+// same origin, and from this machine or with the token.
+func (s *Server) shareTargetError(r *http.Request, tok string) string {
+	if !s.needToken {
+		return s.presenterError(r, tok)
+	}
+	if isLoopbackHost(remoteHost(r)) && sameOrigin(r) {
+		return ""
+	}
+	return s.presenterError(r, tok)
+}
+
+func (s *Server) handleShareTargets(w http.ResponseWriter, r *http.Request) {
+	if why := s.shareTargetError(r, r.URL.Query().Get("token")); why != "" {
+		jsonError(w, http.StatusForbidden, why)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string][]string{"urls": s.rooms.targets.list()})
+}
+
+func (s *Server) handleShareTargetAdd(w http.ResponseWriter, r *http.Request) {
+	s.changeShareTarget(w, r, func(urls []string, o string) ([]string, error) {
+		if slices.Contains(urls, o) {
+			return urls, nil
+		}
+		if len(urls) >= maxShareTargets {
+			return nil, fmt.Errorf("%d room servers are remembered already, the most: DELETE one first (%s)", maxShareTargets, strings.Join(urls, ", "))
+		}
+		return append(urls, o), nil
+	})
+}
+
+func (s *Server) handleShareTargetDelete(w http.ResponseWriter, r *http.Request) {
+	s.changeShareTarget(w, r, func(urls []string, o string) ([]string, error) {
+		return slices.DeleteFunc(urls, func(u string) bool { return u == o }), nil
+	})
+}
+
+func (s *Server) changeShareTarget(w http.ResponseWriter, r *http.Request, fn func(urls []string, o string) ([]string, error)) {
+	var req shareTargetRequest
+	if !decodeBody(w, r, roomBodyLimit, &req, shareTargetsFormat) {
+		return
+	}
+	if why := s.shareTargetError(r, req.Token); why != "" {
+		jsonError(w, http.StatusForbidden, why)
+		return
+	}
+	o, err := originOf(req.URL)
+	if err != nil {
+		jsonError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	err = s.rooms.targets.change(func(urls []string) ([]string, error) { return fn(urls, o) })
+	if err != nil {
+		jsonError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string][]string{"urls": s.rooms.targets.list()})
+}

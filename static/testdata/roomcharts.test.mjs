@@ -1,0 +1,67 @@
+// The room's charts (static/room/roomcharts.js) given nothing, one
+// value, and the cases a class produces: no NaN, no throw, the marks
+// where they belong; and the poll's "off by".
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { pollChart, boardChart, offBy, compact, conditionsText, fit } from '../room/roomcharts.js';
+
+const text = (d) => JSON.stringify(d);
+const all = (d, tag) => (d.tag === tag ? [d] : []).concat(...(d.kids || []).map((k) => all(k, tag)));
+
+test('a poll with no predictions says so', () => {
+  for (const p of [null, {}, { histogram: { edges: [], counts: [] } }]) {
+    const d = pollChart(p, null);
+    assert.match(text(d), /No predictions yet/);
+    assert.doesNotMatch(text(d), /NaN|undefined/);
+  }
+});
+
+test('a poll draws ten bars, the measured value and the follower\'s own', () => {
+  const p = { quiz: 'q', unit: 'puts', histogram: { edges: [100, 190, 280, 370, 460, 550, 640, 730, 820, 910, 1000], counts: [1, 0, 0, 0, 1, 0, 0, 0, 0, 1] }, measured: 500 };
+  const d = pollChart(p, 1000);
+  assert.doesNotMatch(text(d), /NaN|undefined/);
+  assert.equal(all(d, 'rect').length, 10);
+  const marks = all(d, 'g').filter((g) => /mark/.test(g.attrs.class));
+  assert.deepEqual(marks.map((g) => g.attrs.class), ['mark measured', 'mark yours']);
+  assert.match(text(marks[0]), /measured 500/);
+});
+
+test('one prediction (all edges equal) and a value outside the range', () => {
+  const d = pollChart({ histogram: { edges: Array(11).fill(5), counts: [0, 0, 0, 0, 0, 0, 0, 0, 0, 1] } }, 1e9);
+  assert.doesNotMatch(text(d), /NaN|Infinity|undefined/);
+  assert.match(text(d), /▶/);
+});
+
+test('the board: empty, one point, points across decades', () => {
+  assert.match(text(boardChart([])), /Nothing shared/);
+  const one = boardChart([{ id: 1, value: 160000, conditions: { os: 'linux', fs: 'ext4', device: 'vda', rotational: true } }]);
+  assert.doesNotMatch(text(one), /NaN|Infinity|undefined/);
+  assert.match(text(one), /linux · ext4 · vda · rotational/);
+  const many = boardChart([{ id: 1, value: 50e3 }, { id: 2, value: 2e6, label: 'hdd' }, { id: 3, value: 0 }, { id: 4, value: NaN }]);
+  assert.equal(all(many, 'circle').length, 2, 'points without a positive value are left out');
+  assert.doesNotMatch(text(many), /NaN|Infinity|undefined/);
+});
+
+test('the board: long conditions end in an ellipsis, a label gets its own line', () => {
+  const long = { os: 'linux/amd64', fs: 'zfs', device: 'nvme0n1p3-with-a-very-long-device-name', rotational: false };
+  const d = boardChart([{ id: 1, value: 2e5, conditions: long, label: 'laptop of the back row' }]);
+  const texts = all(d, 'text').filter((t) => /cond|lab/.test(t.attrs.class));
+  assert.deepEqual(texts.map((t) => t.attrs.class), ['cond', 'lab']);
+  assert.ok(texts[0].attrs.text.length <= 58 && texts[0].attrs.text.endsWith('…'), texts[0].attrs.text);
+  assert.equal(texts[1].attrs.text, 'laptop of the back row');
+  assert.match(all(d, 'title')[0].attrs.text, /very-long-device-name · non-rotational — laptop of the back row/, 'the title keeps it whole');
+  assert.equal(fit('short', 58), 'short');
+  assert.equal(fit('abcdef', 4), 'abc…');
+});
+
+test('off by and the numbers', () => {
+  assert.equal(offBy(1000, 500), '2×');
+  assert.equal(offBy(100, 500), '5×');
+  assert.equal(offBy(480, 500), '1.04×');
+  assert.equal(offBy(-5, 5), '10');
+  assert.equal(compact(123456), '123k');
+  assert.equal(compact(2500000), '2.5M');
+  assert.equal(compact(0.125), '0.125');
+  assert.equal(conditionsText({}), 'conditions unknown');
+  assert.equal(conditionsText({ fs: 'xfs', rotational: false }), 'xfs · non-rotational');
+});
