@@ -3,11 +3,15 @@ package engine
 import "time"
 
 // clock is where the engine gets its timers: the group-commit flusher's
-// commit delay (runFlusher) and the periodic:D ticker (runPeriodic). The
-// store uses the real one; tests replace it (Options.clock) with a fake
-// they advance by hand, so they never wait on real time. Pebble's
-// LogWriter injects its timers the same way.
+// commit delay (runFlusher), the fdatasync duration that caps that delay,
+// and the periodic:D ticker (runPeriodic). The store uses the real one;
+// tests replace it (Options.clock) with a fake they advance by hand, so
+// they never wait on real time. Pebble's LogWriter injects its timers the
+// same way. (Stats' FsyncTime is a measurement of the disk and always
+// uses the real clock.)
 type clock interface {
+	// Now returns the current time, as time.Now.
+	Now() time.Time
 	// AfterFunc calls f in its own goroutine after d, unless the returned
 	// timer is stopped first, as time.AfterFunc.
 	AfterFunc(d time.Duration, f func()) stopper
@@ -30,6 +34,7 @@ type ticker interface {
 // realClock is the operating system's clock.
 type realClock struct{}
 
+func (realClock) Now() time.Time                              { return time.Now() }
 func (realClock) AfterFunc(d time.Duration, f func()) stopper { return time.AfterFunc(d, f) }
 func (realClock) NewTicker(d time.Duration) ticker            { return realTicker{time.NewTicker(d)} }
 

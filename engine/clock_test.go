@@ -53,6 +53,13 @@ func (t *fakeTicker) Stop() {
 	t.c.mu.Unlock()
 }
 
+// Now is the fake time: the sum of every Advance so far.
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Unix(0, int64(c.now))
+}
+
 func (c *fakeClock) AfterFunc(d time.Duration, f func()) stopper {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -312,9 +312,9 @@ func (db *DB) runFlusher() {
 		c.mu.Unlock()
 
 		before := c.durableSeq()
-		start := time.Now()
+		start := db.clock.Now()
 		target, err := db.syncActive()
-		took := time.Since(start)
+		took := db.clock.Now().Sub(start)
 		c.mu.Lock()
 		if err == nil && target > before {
 			c.lastGroup = target - before

@@ -7,7 +7,10 @@ import (
 	"time"
 )
 
-func TestParseSync(t *testing.T) {
+// TestParseSyncPolicies: every policy name and parameter form is
+// accepted, and a bad one is refused with an error that says what is
+// allowed.
+func TestParseSyncPolicies(t *testing.T) {
 	cases := []struct {
 		in      string
 		want    SyncPolicy

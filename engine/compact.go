@@ -19,24 +19,30 @@ import (
 //
 // Why it cannot resurrect a deleted key: every segment is compacted at
 // once, so a tombstone is dropped only together with every older record of
-// its key. The order of installation keeps that true across a crash:
+// its key. The order of its steps keeps that true across a crash; each
+// step says which promise it keeps:
 //
-//  1. The active segment is fdatasynced.
-//  2. Live records are copied into NNN.seg.tmp files with ids above every
-//     existing segment; they are fdatasynced, renamed to NNN.seg, the
-//     directory is fdatasynced, and then their hints are written. A crash
-//     before the renames leaves only .tmp files, which Open deletes.
-//  3. A new, empty active segment is created after them.
-//  4. The old segments are deleted oldest first, with a directory sync
-//     after each removal, so that the disk sees them go in that order too.
-//     A crash in the middle leaves a suffix of them: a tombstone's
-//     segment is never older than the segments holding the records it
-//     deleted, so if any record of a deleted key survives, so does its
-//     tombstone, and replaying the old segments before the new ones
-//     still ends with the key deleted.
+//   - The active segment is fdatasynced, so every record the copy reads
+//     is on the disk (Compact itself).
+//   - copyLive copies the live records into NNN.seg.tmp files with ids
+//     above every existing segment (compactWriter), and compactWriter.sync
+//     fdatasyncs them. A crash up to here leaves only .tmp files, which
+//     Open deletes.
+//   - installCompacted renames them to NNN.seg, fdatasyncs the directory,
+//     and only then writes their hints.
+//   - swapCompacted creates a new, empty active segment after them and
+//     points the index at the new segments.
+//   - removeOld deletes the old segments oldest first, with a directory
+//     sync after each removal, so that the disk sees them go in that
+//     order too. A crash in the middle leaves a suffix of them: a
+//     tombstone's segment is never older than the segments holding the
+//     records it deleted, so if any record of a deleted key survives, so
+//     does its tombstone, and replaying the old segments before the new
+//     ones still ends with the key deleted.
 //
-// An error before step 2 completes leaves the store as it was. An error
-// after it makes the store fail (ErrFailed) until it is reopened.
+// An error before installCompacted starts leaves the store as it was. An
+// error from then on makes the store fail (ErrFailed) until it is
+// reopened.
 func (db *DB) Compact() error {
 	db.flushMu.Lock()
 	defer db.flushMu.Unlock()
@@ -48,19 +54,50 @@ func (db *DB) Compact() error {
 	if err := db.commit.failure(); err != nil {
 		return err
 	}
-	// 1. Everything written so far becomes durable.
+	// Everything written so far becomes durable before the copy reads it.
 	if err := db.flushLocked(); err != nil {
 		return err
 	}
 	if err := db.syncSegment(db.active, db.lastSeq, db.active.size); err != nil {
 		return err
 	}
+	lives, old := db.compactSources()
 
-	// Live records, in file order so the copy reads sequentially.
-	type live struct {
-		key string
-		e   entry
+	w := &compactWriter{db: db, nextID: db.nextID}
+	newIndex, err := db.copyLive(w, lives)
+	if err != nil {
+		return w.abandon(err)
 	}
+	if err := w.sync(); err != nil {
+		return w.abandon(err)
+	}
+	// Point of no return: from here an error leaves a mix of old and new
+	// files that only a reopen sorts out.
+	if err := db.installCompacted(w.outs); err != nil {
+		return db.compactFailed(err)
+	}
+	if err := db.swapCompacted(w.outs, newIndex, w.nextID); err != nil {
+		return db.compactFailed(err)
+	}
+	closeErrs, err := db.removeOld(old)
+	if err != nil {
+		return db.compactFailed(err)
+	}
+	db.stats.compactions.Add(1)
+	return errors.Join(closeErrs...)
+}
+
+// live is a key and where its live record is.
+type live struct {
+	key string
+	e   entry
+}
+
+// compactSources returns the live records, in file order so the copy
+// reads sequentially, and the segments they are in now, oldest first.
+//
+// REQUIRES: db.writeMu held.
+func (db *DB) compactSources() ([]live, []*segment) {
 	db.mu.RLock()
 	lives := make([]live, 0, len(db.index))
 	for k, e := range db.index {
@@ -78,76 +115,29 @@ func (db *DB) Compact() error {
 		return int(a.e.off) - int(b.e.off)
 	})
 	slices.SortFunc(old, func(a, b *segment) int { return int(a.id) - int(b.id) })
+	return lives, old
+}
 
-	// 2. Copy into temporary files.
-	var outs []*segment
-	abandon := func(err error) error {
-		for _, s := range outs {
-			s.f.Close()
-			db.fs.Remove(filepath.Join(db.dir, s.name+tmpExt))
-		}
-		return fmt.Errorf("engine: compact: %w", err)
-	}
+// copyLive copies each live record, checksum verified, into w, and then
+// the last write's tombstone if the last write was a Delete. It returns
+// the index of the copies.
+//
+// REQUIRES: db.writeMu held.
+func (db *DB) copyLive(w *compactWriter, lives []live) (map[string]entry, error) {
 	newIndex := make(map[string]entry, len(lives))
-	var cur *segment
-	var buf []byte
-	flush := func() error {
-		if len(buf) == 0 {
-			return nil
-		}
-		if _, err := cur.f.WriteAt(buf, cur.size); err != nil {
-			return err
-		}
-		cur.size += int64(len(buf))
-		buf = buf[:0]
-		return nil
-	}
-	nextID := db.nextID
-	// emit appends one encoded record to the output, starting a new
-	// output segment when the current one is full, and returns where the
-	// record landed.
-	emit := func(rec []byte, r record) (entry, error) {
-		n := int64(len(rec))
-		if cur == nil || (cur.size+int64(len(buf)) > 0 && cur.size+int64(len(buf))+n > db.segSize) {
-			if cur != nil {
-				if err := flush(); err != nil {
-					return entry{}, err
-				}
-			}
-			name := segmentName(nextID)
-			f, err := db.fs.OpenFile(filepath.Join(db.dir, name+tmpExt), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
-			if err != nil {
-				return entry{}, err
-			}
-			cur = &segment{id: nextID, name: name, f: f}
-			outs = append(outs, cur)
-			nextID++
-		}
-		off := cur.size + int64(len(buf))
-		buf = append(buf, rec...)
-		if !db.noHints {
-			cur.hint = appendHintEntry(cur.hint, r.seq, r.kind, r.key, uint32(off), uint32(n))
-		}
-		if len(buf) >= 1<<20 {
-			if err := flush(); err != nil {
-				return entry{}, err
-			}
-		}
-		return entry{seg: cur.id, off: uint32(off), size: uint32(n)}, nil
-	}
 	for _, l := range lives {
 		src := db.segs[l.e.seg]
 		rec := make([]byte, l.e.size)
 		if _, err := src.f.ReadAt(rec, int64(l.e.off)); err != nil {
-			return abandon(fmt.Errorf("read %s at offset %d: %w", src.name, l.e.off, err))
+			return nil, fmt.Errorf("read %s at offset %d: %w", src.name, l.e.off, err)
 		}
 		r, _, err := decodeRecord(rec)
 		if err != nil || r.kind != kindPut || string(r.key) != l.key {
-			return abandon(fmt.Errorf("%w: %s at offset %d: %v", ErrCorrupt, src.name, l.e.off, err))
+			return nil, fmt.Errorf("%w: %s at offset %d: %v", ErrCorrupt, src.name, l.e.off, err)
 		}
-		e, err := emit(rec, r)
+		e, err := w.emit(rec, r)
 		if err != nil {
-			return abandon(err)
+			return nil, err
 		}
 		newIndex[l.key] = e
 	}
@@ -156,51 +146,164 @@ func (db *DB) Compact() error {
 		// with seq lastSeq. Keep it (deleting an absent key is harmless)
 		// so that a reopen resumes numbering after lastSeq.
 		r := record{seq: db.lastSeq, kind: kindDelete, key: db.lastDel}
-		if _, err := emit(appendRecord(nil, r), r); err != nil {
-			return abandon(err)
+		if _, err := w.emit(appendRecord(nil, r), r); err != nil {
+			return nil, err
 		}
 	}
-	if cur != nil {
-		if err := flush(); err != nil {
-			return abandon(err)
+	return newIndex, nil
+}
+
+// compactFlushSize is how many bytes compactWriter collects before it
+// writes them to its output with one positioned write.
+const compactFlushSize = 1 << 20
+
+// compactWriter writes compaction's output: records appended in order to
+// NNN.seg.tmp files of at most the store's segment size (a record larger
+// than that gets a file of its own), each with its hint entries. It owns
+// the output being written, the bytes not yet written to it and its hint.
+// It is not safe for concurrent use: Compact owns it.
+type compactWriter struct {
+	db     *DB
+	outs   []*segment // every output file, in id order; the last one is cur
+	cur    *segment   // the output being written; nil before the first record
+	buf    []byte     // records not yet written, which belong at cur.size
+	nextID uint32     // id for the next output (or, afterwards, segment)
+}
+
+// emit appends one encoded record to the output, starting a new output
+// file when the current one is full, and returns where the record landed.
+func (w *compactWriter) emit(rec []byte, r record) (entry, error) {
+	n := int64(len(rec))
+	if end := w.end(); w.cur == nil || (end > 0 && end+n > w.db.segSize) {
+		if err := w.next(); err != nil {
+			return entry{}, err
 		}
 	}
-	for _, s := range outs {
+	off := w.end()
+	w.buf = append(w.buf, rec...)
+	if !w.db.noHints {
+		w.cur.hint = appendHintEntry(w.cur.hint, r.seq, r.kind, r.key, uint32(off), uint32(n))
+	}
+	if len(w.buf) >= compactFlushSize {
+		if err := w.flush(); err != nil {
+			return entry{}, err
+		}
+	}
+	return entry{seg: w.cur.id, off: uint32(off), size: uint32(n)}, nil
+}
+
+// end is where the next record goes in cur.
+func (w *compactWriter) end() int64 {
+	if w.cur == nil {
+		return 0
+	}
+	return w.cur.size + int64(len(w.buf))
+}
+
+// next writes what is buffered for the current output and creates the
+// next one.
+func (w *compactWriter) next() error {
+	if err := w.flush(); err != nil {
+		return err
+	}
+	db := w.db
+	name := segmentName(w.nextID)
+	f, err := db.fs.OpenFile(filepath.Join(db.dir, name+tmpExt), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	w.cur = &segment{id: w.nextID, name: name, f: f}
+	w.outs = append(w.outs, w.cur)
+	w.nextID++
+	return nil
+}
+
+// flush writes the buffered records at the end of the current output.
+func (w *compactWriter) flush() error {
+	if len(w.buf) == 0 {
+		return nil
+	}
+	if _, err := w.cur.f.WriteAt(w.buf, w.cur.size); err != nil {
+		return err
+	}
+	w.cur.size += int64(len(w.buf))
+	w.buf = w.buf[:0]
+	return nil
+}
+
+// sync writes what is still buffered and fdatasyncs every output.
+// Promise kept: once it returns, the output's bytes are on the disk, so
+// the renames that follow can never name a file whose data a power cut
+// would take away.
+func (w *compactWriter) sync() error {
+	if err := w.flush(); err != nil {
+		return err
+	}
+	for _, s := range w.outs {
 		if err := s.f.Sync(); err != nil {
-			return abandon(fmt.Errorf("fdatasync %s: %w", s.name+tmpExt, err))
+			return fmt.Errorf("fdatasync %s: %w", s.name+tmpExt, err)
 		}
 	}
-	// Point of no return: from here an error leaves a mix of old and new
-	// files that only a reopen sorts out.
-	fail := func(err error) error {
-		err = fmt.Errorf("compact: %w", err)
-		db.commit.fail(err)
-		return db.commit.failure()
+	return nil
+}
+
+// abandon closes and removes every output file and returns err as
+// Compact's error. The store is as it was before Compact.
+func (w *compactWriter) abandon(err error) error {
+	for _, s := range w.outs {
+		s.f.Close()
+		w.db.fs.Remove(filepath.Join(w.db.dir, s.name+tmpExt))
 	}
+	return fmt.Errorf("engine: compact: %w", err)
+}
+
+// compactFailed makes the store fail with err: past the point of no
+// return, only a reopen sorts out the mix of old and new files.
+func (db *DB) compactFailed(err error) error {
+	err = fmt.Errorf("compact: %w", err)
+	db.commit.fail(err)
+	return db.commit.failure()
+}
+
+// installCompacted renames the fdatasynced outputs to their segment names
+// and writes their hints.
+//
+// Promise kept: the new segment names are durable before any hint names
+// them. Renames not separated by a directory sync can reach the disk in
+// any order, and a hint that outlived its segment would later be read as
+// the hint of a new segment reusing the id. (writeHint syncs the
+// directory again for the hint's own name.)
+func (db *DB) installCompacted(outs []*segment) error {
 	for _, s := range outs {
 		if err := db.fs.Rename(filepath.Join(db.dir, s.name+tmpExt), filepath.Join(db.dir, s.name)); err != nil {
-			return fail(err)
+			return err
 		}
 	}
-	// The new segment names must be durable before any hint names them:
-	// renames not separated by a directory sync can reach the disk in any
-	// order, and a hint that outlived its segment would later be read as
-	// the hint of a new segment reusing the id.
 	if err := db.fs.SyncDir(db.dir); err != nil {
-		return fail(err)
+		return err
 	}
 	for _, s := range outs {
 		s.filled = s.size
 		if err := db.writeHint(s); err != nil { // syncs the directory too
-			return fail(err)
+			return err
 		}
 		s.hint = nil
 	}
+	return nil
+}
 
-	// 3. A fresh active segment after the new ones.
+// swapCompacted creates a fresh active segment with id nextID, after the
+// outputs, and makes the outputs and it the store's segments, with
+// newIndex as the index. The old segments stay on disk until removeOld.
+//
+// Promise kept: createSegment syncs the directory, so a reopen finds the
+// new active segment after the outputs and resumes writing there.
+//
+// REQUIRES: db.writeMu held.
+func (db *DB) swapCompacted(outs []*segment, newIndex map[string]entry, nextID uint32) error {
 	active, err := db.createSegment(nextID)
 	if err != nil {
-		return fail(err)
+		return err
 	}
 	nextID++
 
@@ -215,24 +318,31 @@ func (db *DB) Compact() error {
 	db.active = active
 	db.nextID = nextID
 	db.unsynced = 0
+	return nil
+}
 
-	// 4. Delete the old segments, oldest first.
-	var errs []error
+// removeOld closes and deletes the old segments, oldest first, and their
+// hints. It returns err when removing a segment or syncing the directory
+// failed (Compact then fails the store), and separately the errors of
+// closing a file or removing a hint, which leave the compaction standing.
+//
+// Promise kept: each removal is durable (directory sync) before the next
+// one starts, so the disk loses the old segments oldest first too.
+func (db *DB) removeOld(old []*segment) (closeErrs []error, err error) {
 	for _, s := range old {
-		errs = append(errs, s.f.Close())
+		closeErrs = append(closeErrs, s.f.Close())
 		if err := db.fs.Remove(filepath.Join(db.dir, hintName(s.id))); err != nil && !errors.Is(err, os.ErrNotExist) {
-			errs = append(errs, err)
+			closeErrs = append(closeErrs, err)
 		}
 		if err := db.fs.Remove(filepath.Join(db.dir, s.name)); err != nil {
-			return fail(err)
+			return closeErrs, err
 		}
 		// Sync before the next removal: unsynced removals may reach the
 		// disk in any order, and only oldest-first keeps a tombstone
 		// alive as long as the records it deleted.
 		if err := db.fs.SyncDir(db.dir); err != nil {
-			return fail(err)
+			return closeErrs, err
 		}
 	}
-	db.stats.compactions.Add(1)
-	return errors.Join(errs...)
+	return closeErrs, nil
 }

@@ -110,7 +110,7 @@ type DB struct {
 	// file is still running.
 	syncMu sync.Mutex
 
-	writeMu sync.Mutex // guards active, lastSeq, lastDel, unsynced, buf, group, groupIdx, nextID, writeClosed
+	writeMu sync.Mutex // guards active, lastSeq, lastDel, unsynced, buf, markBuf, group, groupIdx, nextID, writeClosed
 	active  *segment   // the segment being appended to
 	lastSeq uint64     // seq of the last record written
 	// lastDel is the key of the last record when that record is a
@@ -119,6 +119,9 @@ type DB struct {
 	lastDel  []byte
 	unsynced int    // batch:N: writes since the last fdatasync
 	buf      []byte // record encoding buffer
+	// markBuf holds the sync mark appendLocked writes before a record
+	// (a field, not a local, so that encoding it allocates nothing).
+	markBuf [markSize]byte
 	// group holds the encoded records queued for group commit, which
 	// end at active.size; groupIdx their index updates, in seq order.
 	group    []byte
@@ -295,35 +298,68 @@ func (db *DB) write(kind byte, key, value []byte) error {
 
 // appendLocked rotates if needed, writes the record at the end of the
 // active segment and updates the index. It returns the record's seq.
+// It allocates nothing of its own on the way (a Delete keeps a copy of
+// its key): it is every Put's path.
 //
 // REQUIRES: db.writeMu held.
 func (db *DB) appendLocked(kind byte, key, value []byte, n int64) (uint64, error) {
-	// If an fdatasync of the active segment returned since its last sync
-	// mark, the record is preceded by a mark (syncmark.go) in the same
-	// write. A new segment needs none.
-	var markBuf [markSize]byte
-	var mark []byte
+	mark, markY, err := db.makeRoomLocked(db.markBuf[:0], n)
+	if err != nil {
+		return 0, err
+	}
+	seg := db.active
+	rec := record{seq: db.lastSeq + 1, kind: kind, key: key, value: value}
+	at := seg.size // where this write starts: the mark, if any
+	handed, err := db.placeLocked(seg, at, mark, rec, n)
+	if err != nil {
+		return 0, err
+	}
+	db.noteAppendedLocked(seg, at, mark, markY, rec, n, handed)
+	if db.buffering() && len(db.pending) >= db.wbufSize {
+		if err := db.flushBufferLocked(); err != nil {
+			return 0, err
+		}
+	}
+	return rec.seq, nil
+}
+
+// makeRoomLocked prepares the active segment for a record of n bytes: it
+// returns the sync mark (syncmark.go) to write before the record, appended
+// to buf, if an fdatasync of the segment returned since its last mark (nil
+// otherwise, and always in a new segment), with the offset y it vouches
+// for; it rotates to a new segment when the write does not fit; and it
+// zero-fills ahead (ensureSpace). An error fails the store.
+//
+// REQUIRES: db.writeMu held.
+func (db *DB) makeRoomLocked(buf []byte, n int64) (mark []byte, markY int64, err error) {
 	markY, due := db.active.markDue()
 	if due {
-		mark = appendMark(markBuf[:0], markY)
+		mark = appendMark(buf, markY)
 	}
 	if db.active.size > 0 && db.active.size+int64(len(mark))+n > db.segSize {
 		if err := db.rotateLocked(); err != nil {
 			db.commit.fail(err)
-			return 0, db.commit.failure()
+			return nil, 0, db.commit.failure()
 		}
 		mark = nil
 	}
-	seg := db.active
-	extra := int64(len(mark))
-	if err := db.ensureSpace(seg, extra+n); err != nil {
+	if err := db.ensureSpace(db.active, int64(len(mark))+n); err != nil {
 		db.commit.fail(err)
-		return 0, db.commit.failure()
+		return nil, 0, db.commit.failure()
 	}
-	seq := db.lastSeq + 1
-	at := seg.size    // where this write starts: the mark, if any
-	off := at + extra // where the record starts
-	rec := record{seq: seq, kind: kind, key: key, value: value}
+	return mark, markY, nil
+}
+
+// placeLocked puts the mark and the record of n bytes where the policy
+// says, for seg at offset at: queued for the group-commit flusher, in the
+// write buffer, or written to the file now. It returns rec.seq if the
+// record is now in the file (handed to the OS), else 0. The index learns
+// about a record once it is in the file or the write buffer.
+//
+// REQUIRES: db.writeMu held.
+func (db *DB) placeLocked(seg *segment, at int64, mark []byte, rec record, n int64) (uint64, error) {
+	off := at + int64(len(mark)) // the record starts after the mark
+
 	handed := uint64(0) // seq now in the file, if it is
 	switch {
 	case db.policy.Mode == SyncGroup:
@@ -332,13 +368,13 @@ func (db *DB) appendLocked(kind byte, key, value []byte, n int64) (uint64, error
 		// The index learns about it only once it is in the file.
 		db.group = append(db.group, mark...)
 		db.group = appendRecord(db.group, rec)
-		db.groupIdx = append(db.groupIdx, groupEntry{key: string(key), kind: kind, e: entry{seg: seg.id, off: uint32(off), size: uint32(n)}})
+		db.groupIdx = append(db.groupIdx, groupEntry{key: string(rec.key), kind: rec.kind, e: entry{seg: seg.id, off: uint32(off), size: uint32(n)}})
 	case db.buffering():
 		// The write buffer (wbuf.go): the record goes to the OS later,
 		// with the others, in one write(2).
 		db.appendBufferedLocked(seg, at, mark, rec, n)
 	default:
-		handed = seq
+		handed = rec.seq
 		db.buf = append(db.buf[:0], mark...)
 		db.buf = appendRecord(db.buf, rec)
 		if _, err := seg.f.WriteAt(db.buf, at); err != nil {
@@ -349,9 +385,20 @@ func (db *DB) appendLocked(kind byte, key, value []byte, n int64) (uint64, error
 			return 0, db.commit.failure()
 		}
 		db.mu.Lock()
-		db.setIndex(string(key), kind, entry{seg: seg.id, off: uint32(off), size: uint32(n)})
+		db.setIndex(string(rec.key), rec.kind, entry{seg: seg.id, off: uint32(off), size: uint32(n)})
 		db.mu.Unlock()
 	}
+	return handed, nil
+}
+
+// noteAppendedLocked records that the mark and the record of n bytes were
+// placed in seg at offset at: the segment's size and mark, the store's
+// last seq and last Delete, the hint entry, the committer's counts and
+// the stats.
+//
+// REQUIRES: db.writeMu held.
+func (db *DB) noteAppendedLocked(seg *segment, at int64, mark []byte, markY int64, rec record, n int64, handed uint64) {
+	extra := int64(len(mark))
 	if mark != nil {
 		seg.noteMark(at, markY)
 	}
@@ -359,27 +406,21 @@ func (db *DB) appendLocked(kind byte, key, value []byte, n int64) (uint64, error
 	if seg.size > seg.filled {
 		seg.filled = seg.size
 	}
-	db.lastSeq = seq
+	db.lastSeq = rec.seq
 	db.lastDel = nil
-	if kind == kindDelete {
-		db.lastDel = bytes.Clone(key)
+	if rec.kind == kindDelete {
+		db.lastDel = bytes.Clone(rec.key)
 	}
 	if !db.noHints {
-		seg.hint = appendHintEntry(seg.hint, seq, kind, key, uint32(off), uint32(n))
+		seg.hint = appendHintEntry(seg.hint, rec.seq, rec.kind, rec.key, uint32(at+extra), uint32(n))
 	}
-	db.commit.wrote(seq, handed, db.policy.Mode == SyncGroup)
-	if kind == kindPut {
+	db.commit.wrote(rec.seq, handed, db.policy.Mode == SyncGroup)
+	if rec.kind == kindPut {
 		db.stats.puts.Add(1)
 	} else {
 		db.stats.deletes.Add(1)
 	}
 	db.stats.bytesWritten.Add(extra + n)
-	if db.buffering() && len(db.pending) >= db.wbufSize {
-		if err := db.flushBufferLocked(); err != nil {
-			return 0, err
-		}
-	}
-	return seq, nil
 }
 
 // setIndex points key at e, or removes it for a tombstone.

@@ -46,9 +46,9 @@ func checkGet(t *testing.T, db *DB, k, want string) {
 	}
 }
 
-// TestIndex runs sequences of operations and checks the index after each
-// sequence, then again after a reopen.
-func TestIndex(t *testing.T) {
+// TestIndexFollowsWrites runs sequences of operations and checks the
+// index after each sequence, then again after a reopen.
+func TestIndexFollowsWrites(t *testing.T) {
 	type op struct{ kind, key, value string } // kind "put" or "del"
 	cases := []struct {
 		name string
@@ -136,9 +136,10 @@ func TestSizeLimits(t *testing.T) {
 	}
 }
 
-// TestRotation writes across segment boundaries (sweeping the record sizes
-// around the boundary) and checks every key before and after a reopen.
-func TestRotation(t *testing.T) {
+// TestRotationAtSegmentBoundaries writes across segment boundaries
+// (sweeping the record sizes around the boundary) and checks every key
+// before and after a reopen.
+func TestRotationAtSegmentBoundaries(t *testing.T) {
 	const segSize = MinSegmentSize
 	for _, vsize := range []int{segSize/4 - headerSize - 8, segSize/4 - headerSize - 4, 100, segSize - headerSize - 4, segSize + 10} {
 		t.Run(fmt.Sprint(vsize), func(t *testing.T) {
@@ -175,7 +176,9 @@ func TestRotation(t *testing.T) {
 	}
 }
 
-func TestClosed(t *testing.T) {
+// TestClosedStoreRefusesEverything: after Close, Put, Delete, Compact,
+// Get and a second Close all return ErrClosed.
+func TestClosedStoreRefusesEverything(t *testing.T) {
 	db, _ := openMem(t, Options{})
 	mustPut(t, db, "a", "1")
 	if err := db.Close(); err != nil {

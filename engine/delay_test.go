@@ -1,6 +1,9 @@
 package engine
 
 import (
+	"fmt"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -65,5 +68,47 @@ func TestGroupCommitNoDelayWhenAlone(t *testing.T) {
 	clk.mu.Unlock()
 	if n != 0 {
 		t.Errorf("one writer: %d commit-delay timers, want 0", n)
+	}
+}
+
+// TestGroupCommitDelayFollowsMeasuredSync: the fdatasync duration that caps
+// the commit delay is measured on the store's clock, so a fake clock
+// decides it. A group of 4 is synced by an fdatasync that "takes" 40µs
+// of fake time; the next lone Put then waits 40µs for company, not the
+// 1s GroupDelay, nor whatever the real fdatasync took.
+func TestGroupCommitDelayFollowsMeasuredSync(t *testing.T) {
+	const took = 40 * time.Microsecond
+	clk := newFakeClock()
+	db, mem := openMem(t, Options{Sync: SyncPolicy{Mode: SyncGroup}, GroupDelay: time.Second, clock: clk})
+	defer db.Close()
+	mem.Fault = func(op, name string) error {
+		if op == "sync" && strings.HasSuffix(name, segmentExt) {
+			clk.Advance(took)
+		}
+		return nil
+	}
+	// As if the last round had synced 4 writes in 1s: the flusher waits
+	// for 4 writes (the timer, 1s of fake time, never fires).
+	db.commit.mu.Lock()
+	db.commit.lastGroup, db.commit.lastSync = 4, time.Second
+	db.commit.mu.Unlock()
+	var wg sync.WaitGroup
+	for i := range 4 {
+		wg.Go(func() { mustPut(t, db, fmt.Sprint("group", i), "v") })
+	}
+	wg.Wait()
+	if s := db.Stats(); s.Fsyncs != 1 {
+		t.Fatalf("4 writers: %d fdatasyncs, want 1 (one group)", s.Fsyncs)
+	}
+
+	done := make(chan error, 1)
+	go func() { done <- db.Put([]byte("lone"), []byte("writer")) }()
+	got := clk.waitTimer()
+	if got != took {
+		t.Errorf("commit delay after a 40µs fdatasync: got %v, want %v", got, took)
+	}
+	clk.Advance(got)
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }

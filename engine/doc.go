@@ -95,17 +95,20 @@
 //
 //  1. Put (db.go) checks the value size and calls write, which checks the
 //     key size, takes writeMu and calls appendLocked.
-//  2. appendLocked rotates to a new segment if this record would not fit
-//     (rotateLocked: fdatasync and hint file for the old one), makes sure
-//     zero-filled space is ready (ensureSpace, segment.go), gives the
-//     record the next sequence number and encodes it (appendRecord,
-//     record.go), after a sync mark if an fdatasync of the segment
-//     returned since the last one (syncmark.go). Under "always" it writes the record with one WriteAt
-//     and points the index at it; under "none", "batch:N" and
-//     "periodic:D" it appends the record to the write buffer (wbuf.go)
-//     and points the index at where it will land, handing the buffer to
-//     the OS with one WriteAt once it is full; under "group" it only
-//     queues the encoded record in db.group.
+//  2. appendLocked makes room (makeRoomLocked): a sync mark goes before
+//     the record if an fdatasync of the segment returned since the last
+//     one (syncmark.go); it rotates to a new segment if this record would
+//     not fit (rotateLocked: fdatasync and hint file for the old one) and
+//     makes sure zero-filled space is ready (ensureSpace, segment.go). It
+//     gives the record the next sequence number and places it
+//     (placeLocked), encoded by appendRecord (record.go): under "always"
+//     it writes the record with one WriteAt and points the index at it;
+//     under "none", "batch:N" and "periodic:D" it appends the record to
+//     the write buffer (wbuf.go) and points the index at where it will
+//     land, handing the buffer to the OS with one WriteAt once it is
+//     full; under "group" it only queues the encoded record in db.group.
+//     noteAppendedLocked then moves the segment's end, the hint and the
+//     counts on.
 //  3. Back in write, the policy decides (SyncMode, commit.go): "always"
 //     calls syncSegment while still holding writeMu, "batch:N" writes
 //     the buffer and does so on every Nth write; "periodic:D" and "none"

@@ -287,9 +287,9 @@ func TestRecoverOlderSegmentCorrupt(t *testing.T) {
 	}
 }
 
-// TestHints: a reopen with valid hints gives the same index as a scan, and
+// TestHintsMatchTheScan: a reopen with valid hints gives the same index as a scan, and
 // a damaged hint is ignored (the segment is scanned instead).
-func TestHints(t *testing.T) {
+func TestHintsMatchTheScan(t *testing.T) {
 	opts := Options{SegmentSize: MinSegmentSize}
 	cases := []struct {
 		name   string

@@ -270,6 +270,9 @@ func TestCellsRunAndQuizzesCheck(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
+					if err := compareIndependently(q, rs); err != nil {
+						t.Error(err)
+					}
 					t.Log(got)
 				})
 			}

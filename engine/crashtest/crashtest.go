@@ -60,6 +60,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -337,7 +338,9 @@ func (a *acks) ack(w int, j int64, durable, written uint64) {
 	a.mu.Unlock()
 }
 
-// killTrial runs one SIGKILL trial in dir.
+// killTrial runs one SIGKILL trial in dir: it starts the child, waits
+// until it is writing, kills it after a random time, and checks what a
+// reopen recovers against the writes the child acknowledged.
 func killTrial(ctx context.Context, cfg Config, dir string, rng *rand.Rand) (Trial, error) {
 	exe := cfg.Exe
 	if exe == "" {
@@ -351,83 +354,115 @@ func killTrial(ctx context.Context, cfg Config, dir string, rng *rand.Rand) (Tri
 	}
 	defer os.RemoveAll(dir)
 	w := cfg.workload(dir, rng.Uint64())
+	c, err := startChild(exe, w)
+	if err != nil {
+		return Trial{}, err
+	}
+	maxRun := cfg.MaxRun
+	if maxRun <= 0 {
+		maxRun = 300 * time.Millisecond
+	}
+	after := time.Duration(rng.Int64N(int64(maxRun)))
+	if err := c.waitReady(ctx, exe); err != nil {
+		return Trial{}, err
+	}
+	select {
+	case <-time.After(after):
+	case <-ctx.Done():
+	}
+	if err := c.kill(); err != nil {
+		return Trial{}, fmt.Errorf("crashtest: %w", err)
+	}
+	if ctx.Err() != nil {
+		return Trial{}, ctx.Err()
+	}
+	t := verify(w, c.acks, engine.OSFS{}, true)
+	t.CrashAfterMs = float64(after) / 1e6
+	return t, nil
+}
+
+// child is a running SIGKILL trial child and the reader of its stdout.
+type child struct {
+	cmd      *exec.Cmd
+	acks     *acks
+	ready    chan struct{} // closed when the child says "ready"
+	readDone chan error    // the reader's outcome, once stdout closed
+}
+
+// startChild starts exe as the child running w, and a goroutine that
+// records every write the child acknowledges on its stdout.
+func startChild(exe string, w workload) (*child, error) {
 	spec, _ := json.Marshal(w)
 	cmd := exec.Command(exe)
 	cmd.Env = append(os.Environ(), envChild+"="+string(spec))
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		return Trial{}, fmt.Errorf("crashtest: %w", err)
+		return nil, fmt.Errorf("crashtest: %w", err)
 	}
 	if err := cmd.Start(); err != nil {
-		return Trial{}, fmt.Errorf("crashtest: start child %s: %w", exe, err)
+		return nil, fmt.Errorf("crashtest: start child %s: %w", exe, err)
 	}
-	a := newAcks(w.Writers)
-	ready := make(chan struct{})
-	readDone := make(chan error, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		started := false
-		for sc.Scan() {
-			line := sc.Text()
-			if line == "ready" {
-				started = true
-				close(ready)
-				continue
-			}
-			var wr int
-			var j int64
-			var d, ws uint64
-			if _, err := fmt.Sscanf(line, "a %d %d %d %d", &wr, &j, &d, &ws); err == nil && wr >= 0 && wr < w.Writers {
-				a.ack(wr, j, d, ws)
-			}
-		}
-		if !started {
-			readDone <- errors.New("child exited before it was ready")
-			return
-		}
-		readDone <- nil
-	}()
+	c := &child{cmd: cmd, acks: newAcks(w.Writers), ready: make(chan struct{}), readDone: make(chan error, 1)}
+	go c.readAcks(out, w.Writers)
+	return c, nil
+}
 
-	maxRun := cfg.MaxRun
-	if maxRun <= 0 {
-		maxRun = 300 * time.Millisecond
+// readAcks reads the child's stdout: "ready", then one "a W J D WS" line
+// per acknowledged write (writer, write number, DurableSeq, WrittenSeq).
+func (c *child) readAcks(out io.Reader, writers int) {
+	sc := bufio.NewScanner(out)
+	started := false
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "ready" {
+			started = true
+			close(c.ready)
+			continue
+		}
+		var wr int
+		var j int64
+		var d, ws uint64
+		if _, err := fmt.Sscanf(line, "a %d %d %d %d", &wr, &j, &d, &ws); err == nil && wr >= 0 && wr < writers {
+			c.acks.ack(wr, j, d, ws)
+		}
 	}
-	after := time.Duration(rng.Int64N(int64(maxRun)))
+	if !started {
+		c.readDone <- errors.New("child exited before it was ready")
+		return
+	}
+	c.readDone <- nil
+}
+
+// waitReady waits until the child has opened the store and is writing. On
+// an error the child is gone.
+func (c *child) waitReady(ctx context.Context, exe string) error {
 	select {
-	case <-ready:
-	case err := <-readDone:
-		cmd.Wait()
-		return Trial{}, fmt.Errorf("crashtest: %v (is MaybeRunChild called first in main/TestMain of %s?)", err, exe)
+	case <-c.ready:
+		return nil
+	case err := <-c.readDone:
+		c.cmd.Wait()
+		return fmt.Errorf("crashtest: %v (is MaybeRunChild called first in main/TestMain of %s?)", err, exe)
 	case <-time.After(20 * time.Second):
-		cmd.Process.Kill()
-		<-readDone
-		cmd.Wait()
-		return Trial{}, errors.New("crashtest: child did not become ready within 20s")
+		c.cmd.Process.Kill()
+		<-c.readDone
+		c.cmd.Wait()
+		return errors.New("crashtest: child did not become ready within 20s")
 	case <-ctx.Done():
-		cmd.Process.Kill()
-		<-readDone
-		cmd.Wait()
-		return Trial{}, ctx.Err()
+		c.cmd.Process.Kill()
+		<-c.readDone
+		c.cmd.Wait()
+		return ctx.Err()
 	}
-	select {
-	case <-time.After(after):
-	case <-ctx.Done():
-	}
-	cmd.Process.Signal(syscall.SIGKILL)
-	// Read every ack the child wrote before it died, then reap it (Wait
-	// closes the pipe, so it must come second).
-	rerr := <-readDone
-	cmd.Wait()
-	if rerr != nil {
-		return Trial{}, fmt.Errorf("crashtest: %w", rerr)
-	}
-	if ctx.Err() != nil {
-		return Trial{}, ctx.Err()
-	}
-	t := verify(w, a, engine.OSFS{}, true)
-	t.CrashAfterMs = float64(after) / 1e6
-	return t, nil
+}
+
+// kill sends SIGKILL, reads every ack the child wrote before it died, then
+// reaps it (Wait closes the pipe, so it must come second).
+func (c *child) kill() error {
+	c.cmd.Process.Signal(syscall.SIGKILL)
+	rerr := <-c.readDone
+	c.cmd.Wait()
+	return rerr
 }
 
 // powerTrial runs one power-loss trial on a fresh MemFS.
@@ -537,95 +572,129 @@ func verify(w workload, a *acks, fs engine.FS, killed bool) Trial {
 		t.WrittenSeq = a.writtenSeq
 	}
 	pol, _ := engine.ParseSync(w.Sync)
-	ackDurable := pol.Mode == engine.SyncAlways || pol.Mode == engine.SyncGroup
 	db, err := openStore(w, fs)
 	if err != nil {
 		t.Error = err.Error()
 		return t
 	}
 	defer db.Close()
-	var detail []string
+	c := checker{w: w, a: a, killed: killed, t: &t,
+		ackDurable: pol.Mode == engine.SyncAlways || pol.Mode == engine.SyncGroup}
 	for wr := range w.Writers {
 		acked := a.acked[wr]
 		// Every write j of this writer with j <= acked was acknowledged;
 		// j = acked+1 may have been in flight.
 		t.Writes += acked + 1
 		for slot := int64(0); slot < int64(w.Keys); slot++ {
-			key := keyFor(wr, slot, w.Keys)
-			got := int64(-1) // j of the recovered state; -1 = never written
-			v, err := db.Get(key)
-			switch {
-			case errors.Is(err, engine.ErrNotFound):
-				// Absent: the state after the latest Delete of this key
-				// that may have reached the disk, if any.
-				for j := slot; j <= acked+1; j += int64(w.Keys) {
-					if isDelete(j) {
-						got = j
-					}
-				}
-			case err != nil:
-				t.Corrupt++
-				detail = append(detail, fmt.Sprintf("%s: %v", key, err))
-				continue
-			default:
-				j, ok := parseValue(v, wr)
-				switch {
-				case !ok || j%int64(w.Keys) != slot:
-					t.Corrupt++
-					detail = append(detail, fmt.Sprintf("%s: a value that is not this key's", key))
-					continue
-				case j > acked+1 || isDelete(j):
-					t.Unwritten++
-					detail = append(detail, fmt.Sprintf("%s: write %d was never issued", key, j))
-					continue
-				case string(v) != string(valueFor(w, wr, j)):
-					t.Corrupt++
-					detail = append(detail, fmt.Sprintf("%s: write %d's value came back wrong", key, j))
-					continue
-				}
-				got = j
-			}
-			lastDurable := int64(-1)
-			for j := slot; j <= acked; j += int64(w.Keys) {
-				durable := ackDurable || uint64(j+1) <= a.durableSeq
-				written := killed && (ackDurable || uint64(j+1) <= a.writtenSeq)
-				if durable {
-					t.DurableAcked++
-					lastDurable = j
-				}
-				if got >= j {
-					t.Recovered++
-					continue
-				}
-				t.LostAcked++
-				if durable {
-					t.Lost++
-				}
-				if written {
-					t.LostWritten++
-				}
-				switch {
-				case durable:
-				case uint64(j+1) <= a.writtenSeq:
-					t.LostPageCache++
-				default:
-					t.LostBuffered++
-				}
-			}
-			if got < lastDurable {
-				what := "lost"
-				if isDelete(lastDurable) {
-					t.Resurrected++
-					what = "resurrected: its Delete"
-				}
-				detail = append(detail, fmt.Sprintf("%s: %s (write %d was durable, the state is write %d's)", key, what, lastDurable, got))
-			}
+			c.checkKey(db, wr, slot, acked)
 		}
 	}
-	if len(detail) > 0 {
-		t.Detail = strings.Join(detail[:min(len(detail), 5)], "; ")
+	if len(c.detail) > 0 {
+		t.Detail = strings.Join(c.detail[:min(len(c.detail), 5)], "; ")
 	}
 	return t
+}
+
+// checker checks the keys of one recovered store, counting into t.
+type checker struct {
+	w          workload
+	a          *acks
+	killed     bool
+	ackDurable bool // always and group: an acknowledged write was durable
+	t          *Trial
+	detail     []string // what broke the invariant, key by key
+}
+
+// checkKey checks one key of writer wr: the key of its writes j with
+// j % Keys == slot, of which those up to acked were acknowledged.
+func (c *checker) checkKey(db *engine.DB, wr int, slot, acked int64) {
+	key := keyFor(wr, slot, c.w.Keys)
+	got, ok := c.recovered(db, key, wr, slot, acked)
+	if !ok {
+		return
+	}
+	lastDurable := c.count(slot, acked, got)
+	if got < lastDurable {
+		what := "lost"
+		if isDelete(lastDurable) {
+			c.t.Resurrected++
+			what = "resurrected: its Delete"
+		}
+		c.detail = append(c.detail, fmt.Sprintf("%s: %s (write %d was durable, the state is write %d's)", key, what, lastDurable, got))
+	}
+}
+
+// recovered returns the write whose state key is in after recovery: the
+// write number j of its value, or, when it is absent, of the latest Delete
+// that may have reached the disk (-1: never written). It returns false,
+// after counting it, when the value is corrupt or was never written.
+func (c *checker) recovered(db *engine.DB, key []byte, wr int, slot, acked int64) (int64, bool) {
+	v, err := db.Get(key)
+	switch {
+	case errors.Is(err, engine.ErrNotFound):
+		got := int64(-1)
+		for j := slot; j <= acked+1; j += int64(c.w.Keys) {
+			if isDelete(j) {
+				got = j
+			}
+		}
+		return got, true
+	case err != nil:
+		c.t.Corrupt++
+		c.detail = append(c.detail, fmt.Sprintf("%s: %v", key, err))
+		return 0, false
+	}
+	j, ok := parseValue(v, wr)
+	switch {
+	case !ok || j%int64(c.w.Keys) != slot:
+		c.t.Corrupt++
+		c.detail = append(c.detail, fmt.Sprintf("%s: a value that is not this key's", key))
+		return 0, false
+	case j > acked+1 || isDelete(j):
+		c.t.Unwritten++
+		c.detail = append(c.detail, fmt.Sprintf("%s: write %d was never issued", key, j))
+		return 0, false
+	case string(v) != string(valueFor(c.w, wr, j)):
+		c.t.Corrupt++
+		c.detail = append(c.detail, fmt.Sprintf("%s: write %d's value came back wrong", key, j))
+		return 0, false
+	}
+	return j, true
+}
+
+// count counts the key's acknowledged writes (j = slot, slot+Keys, ... up
+// to acked) as recovered or lost, given that the key came back in write
+// got's state, and returns the last of them that was durable (-1: none).
+func (c *checker) count(slot, acked, got int64) int64 {
+	t, a := c.t, c.a
+	lastDurable := int64(-1)
+	for j := slot; j <= acked; j += int64(c.w.Keys) {
+		durable := c.ackDurable || uint64(j+1) <= a.durableSeq
+		written := c.killed && (c.ackDurable || uint64(j+1) <= a.writtenSeq)
+		if durable {
+			t.DurableAcked++
+			lastDurable = j
+		}
+		if got >= j {
+			t.Recovered++
+			continue
+		}
+		t.LostAcked++
+		if durable {
+			t.Lost++
+		}
+		if written {
+			t.LostWritten++
+		}
+		switch {
+		case durable:
+		case uint64(j+1) <= a.writtenSeq:
+			t.LostPageCache++
+		default:
+			t.LostBuffered++
+		}
+	}
+	return lastDurable
 }
 
 // parseValue reads the writer and write number from a value's prefix.

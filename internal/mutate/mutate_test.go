@@ -31,7 +31,10 @@ func TestBuiltinMutantsMatch(t *testing.T) {
 	}
 }
 
-func TestParse(t *testing.T) {
+// TestParseReadsHeaderAndSnippets: a mutant file's comment, file:,
+// unobservable: and its two snippets are read; a file missing a part or
+// with a stray header line is refused.
+func TestParseReadsHeaderAndSnippets(t *testing.T) {
 	m, err := Parse("x", "# breaks a thing\nfile: engine/a.go\nunobservable: why\n--- original\none\ntwo\n--- mutant\nthree\n")
 	if err != nil {
 		t.Fatal(err)

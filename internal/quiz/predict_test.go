@@ -6,7 +6,9 @@ import (
 	"testing"
 )
 
-func TestParsePredict(t *testing.T) {
+// TestParsePredictKey: predict: takes yes or no, and a run: quiz is always
+// a prediction.
+func TestParsePredictKey(t *testing.T) {
 	base := "id: p\nquestion: ?\ncell: c\nanswer: $0.ops_per_sec\ntolerance: 20%\n"
 	for _, tt := range []struct {
 		extra      string
@@ -108,7 +110,9 @@ func abs(x float64) float64 {
 	return x
 }
 
-func TestRefs(t *testing.T) {
+// TestRefsListEveryResultPath: Refs gives each $path an expression reads,
+// in order, with the field it ends in and whether len() reads it.
+func TestRefsListEveryResultPath(t *testing.T) {
 	e, err := ParseExpr(`$1.lost_acked / max(len($1.per_trial), 1) + $0[2].latency.put.p99_ns + $0.timeline[-1].ops`)
 	if err != nil {
 		t.Fatal(err)

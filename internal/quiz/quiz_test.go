@@ -28,7 +28,10 @@ func decode(t *testing.T, docs ...string) []any {
 	return out
 }
 
-func TestEval(t *testing.T) {
+// TestExprEvaluatesResults: operators with their precedence, paths into
+// objects and arrays (negative indexes count from the end), comparisons and
+// logic as 1 or 0, strings, and every function, on decoded results.
+func TestExprEvaluatesResults(t *testing.T) {
 	res := decode(t, benchJSON, sweepJSON)
 	tests := []struct {
 		expr string
@@ -77,7 +80,9 @@ func TestEval(t *testing.T) {
 	}
 }
 
-func TestExprErrors(t *testing.T) {
+// TestExprErrorsNameTheProblem: each parse or evaluation error says what
+// was wrong (the field, the index, the function and its arity).
+func TestExprErrorsNameTheProblem(t *testing.T) {
 	res := decode(t, benchJSON, sweepJSON)
 	tests := []struct {
 		expr string
@@ -113,7 +118,9 @@ func TestExprErrors(t *testing.T) {
 	}
 }
 
-func TestParseErrors(t *testing.T) {
+// TestParseErrorsNameTheKey: a malformed quiz block is refused with an
+// error that names the key or line at fault.
+func TestParseErrorsNameTheKey(t *testing.T) {
 	tests := []struct {
 		name, text, want string
 	}{
@@ -140,7 +147,11 @@ func TestParseErrors(t *testing.T) {
 	}
 }
 
-func TestCheck(t *testing.T) {
+// TestCheckGradesAgainstTolerance: numeric answers inside the tolerance
+// (relative or absolute, with units and separators) are right and just
+// outside it wrong; choice answers by index or text; and the feedback
+// shows the measured values and the accepted range.
+func TestCheckGradesAgainstTolerance(t *testing.T) {
 	numeric := `
 id: tail-ratio
 question: How many times larger is p99 than p50?
