@@ -1,17 +1,14 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -19,6 +16,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"kvlab/internal/browsertest"
+	"kvlab/internal/labproc"
 	"kvlab/internal/lesson"
 	"kvlab/lessons"
 	"kvlab/wasm/grader"
@@ -299,64 +297,7 @@ func startLabserver(t *testing.T) string {
 	if _, err := os.Stat(filepath.Join(root, "static", "wasm", "yaegi.wasm.gz")); err != nil {
 		t.Fatalf("the in-browser interpreter is not built (%v): run `make wasm` first (`make test` and `make e2e` do)", err)
 	}
-	bin := filepath.Join(t.TempDir(), "labserver")
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		t.Fatalf("building labserver needs the go command: %v", err)
-	}
-	build := exec.Command(gobin, "build", "-o", bin, "./labserver")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./labserver: %v\n%s", err, out)
-	}
-
-	cmd := exec.Command(bin, "serve", "-addr", "127.0.0.1:0", "-data", t.TempDir())
-	stderr := &browsertest.Buffer{}
-	cmd.Stderr = stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting labserver: %v", err)
-	}
-	exited := make(chan error, 1)
-	urls := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		re := regexp.MustCompile(`serving the course on (http://127\.0\.0\.1:[0-9]+/)`)
-		for sc.Scan() {
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
-				select {
-				case urls <- m[1]:
-				default:
-				}
-			}
-		}
-		exited <- cmd.Wait()
-	}()
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGINT)
-		select {
-		case err := <-exited:
-			if err != nil {
-				t.Errorf("labserver exited with %v after an interrupt, want 0; its stderr:\n%s", err, stderr)
-			}
-		case <-time.After(15 * time.Second):
-			cmd.Process.Kill()
-			t.Errorf("labserver was still running 15 s after an interrupt; its stderr:\n%s", stderr)
-		}
-		if strings.Contains(stderr.String(), "panic") {
-			t.Errorf("labserver's stderr shows a panic:\n%s", stderr)
-		}
-	})
-	select {
-	case u := <-urls:
-		return u
-	case err := <-exited:
-		t.Fatalf("labserver exited before serving (%v); its stderr:\n%s", err, stderr)
-	case <-time.After(30 * time.Second):
-		t.Fatalf("labserver printed no URL within 30 s; its stderr:\n%s", stderr)
-	}
-	return ""
+	p := labproc.Start(t, labproc.Build(t, root), t.TempDir(), 30*time.Second)
+	t.Cleanup(func() { p.Interrupt(t, 15*time.Second) })
+	return p.URL
 }

@@ -3,11 +3,13 @@ package server
 import (
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
+
+	"kvlab/internal/labproc"
 )
 
 // buildLabserver builds the labserver binary, as e2e/ does, and returns its path.
@@ -17,17 +19,7 @@ func buildLabserver(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		t.Fatalf("building labserver needs the go command: %v", err)
-	}
-	bin := filepath.Join(t.TempDir(), "labserver")
-	build := exec.Command(gobin, "build", "-o", bin, "./labserver")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./labserver: %v\n%s", err, out)
-	}
-	return bin
+	return labproc.Build(t, root)
 }
 
 // A server killed with SIGKILL in the middle of a run leaves its run
@@ -37,8 +29,8 @@ func TestKilledServerLeavesNothingBehind(t *testing.T) {
 	bin := buildLabserver(t)
 	data := t.TempDir()
 	runs := filepath.Join(data, "runs")
-	p := startLabserver(t, bin, data)
-	c := dial(t, &httptest.Server{URL: strings.TrimSuffix(p.url, "/")}, "", nil)
+	p := labproc.Start(t, bin, data, time.Minute)
+	c := dial(t, &httptest.Server{URL: strings.TrimSuffix(p.URL, "/")}, "", nil)
 	// -sync always: a steady write rate that stays under the byte cap for
 	// the whole 20 s (under none the write buffer reaches it within a second).
 	c.run("big", "bench -engine kv -sync always -workload fillrandom -duration 20s -value-size 4096")
@@ -48,12 +40,12 @@ func TestKilledServerLeavesNothingBehind(t *testing.T) {
 		t.Fatal("no run directory under runs/ while a run is going on")
 	}
 	size := dirSize(runs)
-	p.cmd.Process.Signal(syscall.SIGKILL)
-	<-p.exited
+	p.Cmd.Process.Signal(syscall.SIGKILL)
+	<-p.Exited
 	if ents, _ := os.ReadDir(runs); len(ents) == 0 {
 		t.Fatal("the run directory vanished with the killed server: the test shows nothing")
 	}
-	stderr := startLabserver(t, bin, data).stderr
+	stderr := labproc.Start(t, bin, data, time.Minute).Stderr
 	if ents, _ := os.ReadDir(runs); len(ents) != 0 {
 		t.Errorf("after the next start, runs/ holds %d entries, want none", len(ents))
 	}

@@ -1,15 +1,11 @@
 package server
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -18,7 +14,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"kvlab/internal/archive"
-	"kvlab/internal/browsertest"
+	"kvlab/internal/labproc"
 )
 
 // Nothing acknowledged is lost: a real labserver process is killed with
@@ -34,18 +30,18 @@ func TestSIGKILLKeepsAcknowledgedRuns(t *testing.T) {
 	data := t.TempDir()
 	var acked []int64
 	for round := 1; round <= 3; round++ {
-		p := startLabserver(t, bin, data)
+		p := labproc.Start(t, bin, data, time.Minute)
 		// Runs from earlier rounds survived the kill.
 		for _, id := range acked {
-			if code := getStatus(t, fmt.Sprintf("%sruns/%d.json", p.url, id)); code != 200 {
+			if code := getStatus(t, fmt.Sprintf("%sruns/%d.json", p.URL, id)); code != 200 {
 				t.Fatalf("round %d: run %d was acknowledged before the last SIGKILL but GET /runs/%d.json says %d", round, id, id, code)
 			}
 		}
 		got := runUntilKilled(t, p, 15*round)
 		acked = append(acked, got...)
 		t.Logf("round %d: %d runs acknowledged before SIGKILL (%d in all)", round, len(got), len(acked))
-		if strings.Contains(p.stderr.String(), "corrupt") || strings.Contains(p.stderr.String(), "moved aside") {
-			t.Errorf("round %d: the archive was not clean on start:\n%s", round, p.stderr)
+		if strings.Contains(p.Stderr.String(), "corrupt") || strings.Contains(p.Stderr.String(), "moved aside") {
+			t.Errorf("round %d: the archive was not clean on start:\n%s", round, p.Stderr)
 		}
 	}
 	// The database, opened directly, is clean and holds every acknowledged run.
@@ -74,55 +70,6 @@ func TestSIGKILLKeepsAcknowledgedRuns(t *testing.T) {
 	}
 }
 
-type labserverProc struct {
-	cmd    *exec.Cmd
-	url    string // http://127.0.0.1:PORT/
-	stderr *browsertest.Buffer
-	exited chan error
-}
-
-// startLabserver starts `labserver serve` on a free loopback port with
-// -data data, and returns once it prints its URL (failing the test if it
-// exits first). The process is killed at cleanup; exited receives its
-// Wait result.
-func startLabserver(t *testing.T, bin, data string) *labserverProc {
-	t.Helper()
-	p := &labserverProc{stderr: &browsertest.Buffer{}, exited: make(chan error, 1)}
-	p.cmd = exec.Command(bin, "serve", "-addr", "127.0.0.1:0", "-data", data)
-	p.cmd.Stderr = p.stderr
-	stdout, err := p.cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	urls := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		re := regexp.MustCompile(`serving the course on (http://127\.0\.0\.1:[0-9]+/)`)
-		for sc.Scan() {
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
-				select {
-				case urls <- m[1]:
-				default:
-				}
-			}
-		}
-		io.Copy(io.Discard, stdout)
-		p.exited <- p.cmd.Wait()
-	}()
-	t.Cleanup(func() { p.cmd.Process.Kill() })
-	select {
-	case p.url = <-urls:
-	case err := <-p.exited:
-		t.Fatalf("labserver exited before serving (%v):\n%s", err, p.stderr)
-	case <-time.After(60 * time.Second):
-		t.Fatalf("labserver printed no URL within 60 s:\n%s", p.stderr)
-	}
-	return p
-}
-
 func getStatus(t *testing.T, url string) int {
 	t.Helper()
 	r, err := http.Get(url)
@@ -136,9 +83,9 @@ func getStatus(t *testing.T, url string) int {
 // runUntilKilled keeps three cells queued on p until at least want runs
 // have been acknowledged (result with run_id), then SIGKILLs p as soon as
 // the next line starts, mid-run. It returns the acknowledged run ids.
-func runUntilKilled(t *testing.T, p *labserverProc, want int) []int64 {
+func runUntilKilled(t *testing.T, p *labproc.Proc, want int) []int64 {
 	t.Helper()
-	u := "ws" + strings.TrimPrefix(p.url, "http") + "ws"
+	u := "ws" + strings.TrimPrefix(p.URL, "http") + "ws"
 	ws, _, err := websocket.DefaultDialer.Dial(u, nil)
 	if err != nil {
 		t.Fatalf("dial %s: %v", u, err)
@@ -160,7 +107,7 @@ func runUntilKilled(t *testing.T, p *labserverProc, want int) []int64 {
 		_, b, err := ws.ReadMessage()
 		if err != nil {
 			if !killed {
-				t.Fatalf("the websocket failed before the kill: %v\n%s", err, p.stderr)
+				t.Fatalf("the websocket failed before the kill: %v\n%s", err, p.Stderr)
 			}
 			break
 		}
@@ -175,14 +122,14 @@ func runUntilKilled(t *testing.T, p *labserverProc, want int) []int64 {
 		case m.Type == "done" && !killed:
 			send()
 		case m.Type == "started" && len(acked) >= want && !killed:
-			if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			if err := p.Cmd.Process.Signal(syscall.SIGKILL); err != nil {
 				t.Fatal(err)
 			}
 			killed = true
 		}
 	}
 	select {
-	case <-p.exited:
+	case <-p.Exited:
 	case <-time.After(30 * time.Second):
 		t.Fatal("labserver did not exit after SIGKILL")
 	}
