@@ -45,6 +45,17 @@ func openBench(b *testing.B, dir string, sync string) *DB {
 	return db
 }
 
+// putLoop Puts a new key with benchValue once per benchmark iteration.
+func putLoop(b *testing.B, db *DB) {
+	i := 0
+	for b.Loop() {
+		if err := db.Put(benchKey(i), benchValue); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+}
+
 // rawLoop is the baseline: append a record-sized buffer to a file and
 // fdatasync it, n times, the way the harness probe measures the disk.
 type rawLoop struct {
@@ -87,13 +98,7 @@ func BenchmarkPut(b *testing.B) {
 		b.Run(sync, func(b *testing.B) {
 			db := openBench(b, b.TempDir(), sync)
 			defer db.Close()
-			i := 0
-			for b.Loop() {
-				if err := db.Put(benchKey(i), benchValue); err != nil {
-					b.Fatal(err)
-				}
-				i++
-			}
+			putLoop(b, db)
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
 		})
 	}
@@ -211,13 +216,7 @@ func BenchmarkBatchModel(b *testing.B) {
 			dir := b.TempDir()
 			db := openBench(b, filepath.Join(dir, "batch"), fmt.Sprintf("batch:%d", n))
 			defer db.Close()
-			i := 0
-			for b.Loop() {
-				if err := db.Put(benchKey(i), benchValue); err != nil {
-					b.Fatal(err)
-				}
-				i++
-			}
+			putLoop(b, db)
 			elapsed := b.Elapsed()
 			s := db.Stats()
 			if s.Fsyncs == 0 {

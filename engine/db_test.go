@@ -223,10 +223,15 @@ func TestOpenBadOptions(t *testing.T) {
 // syncedContains reports whether any file's synced (power-cut-proof)
 // bytes contain b.
 func (m *MemFS) syncedContains(b []byte) bool {
+	return m.anyFile(func(n *memNode) bool { return bytes.Contains(n.synced, b) })
+}
+
+// anyFile reports whether has holds for some file in the live namespace.
+func (m *MemFS) anyFile(has func(*memNode) bool) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, n := range m.live {
-		if bytes.Contains(n.synced, b) {
+		if has(n) {
 			return true
 		}
 	}

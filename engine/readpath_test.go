@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -105,10 +106,7 @@ func TestHintDamagedEntry(t *testing.T) {
 			for i := range 200 {
 				mustPut(t, db, fmt.Sprintf("k%03d", i%90), fmt.Sprintf("v%d", i))
 			}
-			want := map[string]entry{}
-			for k, e := range db.index {
-				want[k] = e
-			}
+			want := maps.Clone(db.index)
 			db.Close()
 			f, err := mem.OpenFile(filepath.Join("/db", hintName(1)), os.O_RDWR, 0)
 			if err != nil {
@@ -123,14 +121,7 @@ func TestHintDamagedEntry(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer db.Close()
-			if len(db.index) != len(want) {
-				t.Errorf("got %d keys, want %d", len(db.index), len(want))
-			}
-			for k, e := range want {
-				if db.index[k] != e {
-					t.Errorf("index[%q]: got %+v, want %+v", k, db.index[k], e)
-				}
-			}
+			checkIndex(t, db, want)
 		})
 	}
 }

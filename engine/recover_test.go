@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -31,6 +32,32 @@ func writeStore(t *testing.T, n int, opts Options) (dir string, segs []string) {
 	}
 	names, _ := filepath.Glob(filepath.Join(dir, "*"+segmentExt))
 	return dir, names
+}
+
+// openLog writes b, synced, as the only segment of a store in a fresh
+// MemFS and opens that store, as recovery after a crash would find it.
+func openLog(b []byte) (*DB, error) {
+	mem := NewMemFS()
+	mem.MkdirAll("/db", 0o755)
+	fh, _ := mem.OpenFile("/db/"+segmentName(1), os.O_RDWR|os.O_CREATE, 0o644)
+	fh.WriteAt(b, 0)
+	fh.Sync()
+	mem.SyncDir("/db")
+	return Open("/db", Options{FS: mem})
+}
+
+// checkIndex fails t unless db's index holds exactly the entries in want,
+// as an index taken before a Close should be after the reopen.
+func checkIndex(t *testing.T, db *DB, want map[string]entry) {
+	t.Helper()
+	if len(db.index) != len(want) {
+		t.Errorf("got %d keys, want %d", len(db.index), len(want))
+	}
+	for k, e := range want {
+		if db.index[k] != e {
+			t.Errorf("index[%q]: got %+v, want %+v", k, db.index[k], e)
+		}
+	}
 }
 
 // dataEnd returns where the records end in a zero-filled segment.
@@ -231,11 +258,7 @@ func TestRecoverUnvouchedTail(t *testing.T) {
 			b := bytes.Clone(log)
 			b[c.at] ^= 0xff
 			b = append(b, make([]byte, 64)...)
-			mem := NewMemFS()
-			mem.MkdirAll("/db", 0o755)
-			fh, _ := mem.OpenFile("/db/"+segmentName(1), os.O_RDWR|os.O_CREATE, 0o644)
-			fh.WriteAt(b, 0)
-			db, err := Open("/db", Options{FS: mem})
+			db, err := openLog(b)
 			if c.refused {
 				if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "at offset 0") {
 					t.Fatalf("Open: got %v, want ErrCorrupt at offset 0", err)
@@ -314,10 +337,7 @@ func TestHintsMatchTheScan(t *testing.T) {
 					db.Delete([]byte(fmt.Sprintf("k%d", (i+3)%120)))
 				}
 			}
-			want := map[string]entry{}
-			for k, e := range db.index {
-				want[k] = e
-			}
+			want := maps.Clone(db.index)
 			db.Close()
 			hints, _ := filepath.Glob(filepath.Join(dir, "*"+hintExt))
 			if len(hints) < 2 {
@@ -331,14 +351,7 @@ func TestHintsMatchTheScan(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer db.Close()
-			if len(db.index) != len(want) {
-				t.Errorf("got %d keys, want %d", len(db.index), len(want))
-			}
-			for k, e := range want {
-				if db.index[k] != e {
-					t.Errorf("index[%q]: got %+v, want %+v", k, db.index[k], e)
-				}
-			}
+			checkIndex(t, db, want)
 		})
 	}
 }
@@ -450,13 +463,7 @@ func FuzzRecover(f *testing.F) {
 		}
 		b = append(b, tail...)
 		b = append(b, make([]byte, 64)...) // zero-filled space
-		mem := NewMemFS()
-		mem.MkdirAll("/db", 0o755)
-		fh, _ := mem.OpenFile("/db/"+segmentName(1), os.O_RDWR|os.O_CREATE, 0o644)
-		fh.WriteAt(b, 0)
-		fh.Sync()
-		mem.SyncDir("/db")
-		db, err := Open("/db", Options{FS: mem})
+		db, err := openLog(b)
 		if err != nil {
 			if !errors.Is(err, ErrCorrupt) {
 				t.Fatalf("Open failed with %v, want nil or ErrCorrupt", err)
@@ -538,11 +545,7 @@ func TestRecoverRandomDamage(t *testing.T) {
 			b[damaged] ^= byte(1 + rng.IntN(255))
 		}
 		b = append(b, make([]byte, 32)...)
-		mem := NewMemFS()
-		mem.MkdirAll("/db", 0o755)
-		fh, _ := mem.OpenFile("/db/"+segmentName(1), os.O_RDWR|os.O_CREATE, 0o644)
-		fh.WriteAt(b, 0)
-		db, err := Open("/db", Options{FS: mem})
+		db, err := openLog(b)
 		if err != nil {
 			if !errors.Is(err, ErrCorrupt) {
 				t.Fatalf("Open: got %v, want nil or ErrCorrupt", err)

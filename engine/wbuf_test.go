@@ -12,14 +12,7 @@ import (
 // liveContains reports whether any file's current bytes (what the OS
 // holds, synced or not) contain b.
 func (m *MemFS) liveContains(b []byte) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, n := range m.live {
-		if bytes.Contains(n.data, b) {
-			return true
-		}
-	}
-	return false
+	return m.anyFile(func(n *memNode) bool { return bytes.Contains(n.data, b) })
 }
 
 // TestWriteBufferLayers follows Puts through the three layers under each
