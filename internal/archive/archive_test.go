@@ -254,10 +254,7 @@ func TestPredictions(t *testing.T) {
 func TestClosed(t *testing.T) {
 	forEach(t, func(t *testing.T, b backend) {
 		target, dir := b.fresh(t)
-		a, err := Open(context.Background(), target, dir, t.Logf)
-		if err != nil {
-			t.Fatal(err)
-		}
+		a := open(t, target, dir)
 		if err := a.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -276,10 +273,7 @@ func TestReopen(t *testing.T) {
 	forEach(t, func(t *testing.T, b backend) {
 		target, dir := b.fresh(t)
 		ctx := context.Background()
-		a, err := Open(ctx, target, dir, t.Logf)
-		if err != nil {
-			t.Fatal(err)
-		}
+		a := open(t, target, dir)
 		id1, err := a.Add(ctx, fullRun())
 		if err != nil {
 			t.Fatal(err)
@@ -307,15 +301,12 @@ func rawExec(t *testing.T, a Archive, stmt string) {
 func TestNewerSchemaRefused(t *testing.T) {
 	forEach(t, func(t *testing.T, b backend) {
 		target, dir := b.fresh(t)
-		a, err := Open(context.Background(), target, dir, t.Logf)
-		if err != nil {
-			t.Fatal(err)
-		}
+		a := open(t, target, dir)
 		a.Add(context.Background(), fullRun())
 		rawExec(t, a, fmt.Sprintf("UPDATE schema_version SET version = %d", schemaVersion+1))
 		a.Close()
 		var logs []string
-		_, err = Open(context.Background(), target, dir, func(f string, args ...any) { logs = append(logs, fmt.Sprintf(f, args...)) })
+		_, err := Open(context.Background(), target, dir, func(f string, args ...any) { logs = append(logs, fmt.Sprintf(f, args...)) })
 		if !errors.Is(err, ErrNewerSchema) {
 			t.Fatalf("Open of a newer database: got %v, want ErrNewerSchema", err)
 		}
@@ -339,10 +330,7 @@ func TestMigrates(t *testing.T) {
 	forEach(t, func(t *testing.T, b backend) {
 		target, dir := b.fresh(t)
 		ctx := context.Background()
-		a, err := Open(ctx, target, dir, t.Logf)
-		if err != nil {
-			t.Fatal(err)
-		}
+		a := open(t, target, dir)
 		id, _ := a.Add(ctx, fullRun())
 		a.Close()
 
@@ -353,7 +341,7 @@ func TestMigrates(t *testing.T) {
 		defer func() { migrations = saved; schemaVersion = len(saved) }()
 
 		var logs []string
-		a, err = Open(ctx, target, dir, func(f string, args ...any) { logs = append(logs, fmt.Sprintf(f, args...)) })
+		a, err := Open(ctx, target, dir, func(f string, args ...any) { logs = append(logs, fmt.Sprintf(f, args...)) })
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -32,6 +32,16 @@ func group(start int64, sync string, ops ...float64) []Run {
 	return out
 }
 
+// mustCompare compares groups a and b, failing t if they cannot be compared.
+func mustCompare(t *testing.T, a, b []Run) *Comparison {
+	t.Helper()
+	c, err := Compare(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 func metricRow(t *testing.T, c *Comparison, key string) MetricComparison {
 	t.Helper()
 	for _, m := range c.Metrics {
@@ -46,10 +56,7 @@ func metricRow(t *testing.T, c *Comparison, key string) MetricComparison {
 func TestCompareSignificant(t *testing.T) {
 	a := group(1, "always", 100, 104, 98, 101, 99, 103)
 	b := group(7, "batch:64", 200, 190, 210, 205, 195, 202)
-	c, err := Compare(a, b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mustCompare(t, a, b)
 	ops := metricRow(t, c, "ops_per_sec")
 	if ops.A.Median != 100.5 || ops.B.Median != 201 {
 		t.Errorf("medians: got %v and %v, want 100.5 and 201", ops.A.Median, ops.B.Median)
@@ -89,10 +96,7 @@ func TestCompareSignificant(t *testing.T) {
 func TestCompareNotSignificant(t *testing.T) {
 	a := group(1, "always", 100, 104, 98, 101, 99, 103)
 	b := group(7, "always", 102, 97, 100, 105, 99, 101)
-	c, err := Compare(a, b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mustCompare(t, a, b)
 	ops := metricRow(t, c, "ops_per_sec")
 	if ops.Significant || ops.Verdict != "not significant" || ops.TooFew {
 		t.Errorf("ops/s: %+v: want not significant, and enough runs", ops)
@@ -105,10 +109,7 @@ func TestCompareTooFew(t *testing.T) {
 	if MinRuns := minRuns(); MinRuns != 4 {
 		t.Errorf("minRuns: got %d, want 4 (benchstat: need >= 4 samples at alpha 0.05)", MinRuns)
 	}
-	c, err := Compare(group(1, "always", 100, 101, 99), group(4, "none", 1000, 1010, 990))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mustCompare(t, group(1, "always", 100, 101, 99), group(4, "none", 1000, 1010, 990))
 	ops := metricRow(t, c, "ops_per_sec")
 	if !ops.TooFew || ops.Verdict != "too few runs" || ops.Significant {
 		t.Errorf("ops/s: %+v: want too few runs", ops)
@@ -144,10 +145,7 @@ func TestCompareConditionWarnings(t *testing.T) {
 		}
 		b[i].Result, _ = json.Marshal(res)
 	}
-	c, err := Compare(a, b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mustCompare(t, a, b)
 	all := strings.Join(c.Warnings, "\n")
 	for _, want := range []string{"host: A lab/1, B other/2", "filesystem: A ext4, B tmpfs", "value size: A 128, B 4096",
 		"key count: A has 1000, B has 1000, 5000", "labserver version: A v1, B v2"} {
@@ -170,10 +168,7 @@ func TestCompareSamples(t *testing.T) {
 	}
 	arr, _ := json.Marshal(reps)
 	repeat := Run{ID: 1, Kind: "bench", Spec: "bench -repeat 4", Result: arr, Host: "lab/1", Version: "v1"}
-	c, err := Compare([]Run{repeat}, group(2, "always", 100, 101, 99, 102))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mustCompare(t, []Run{repeat}, group(2, "always", 100, 101, 99, 102))
 	if c.A.Samples != 4 || len(c.A.RunIDs) != 1 {
 		t.Errorf("group A: %+v: want 4 samples from 1 run", c.A)
 	}
@@ -201,10 +196,7 @@ func TestCompareSamples(t *testing.T) {
 	json.Unmarshal(cancelled.Result, &r)
 	r.Cancelled = true
 	cancelled.Result, _ = json.Marshal(r)
-	c, err = Compare(append(group(1, "always", 100, 101, 99, 102), cancelled), group(10, "always", 100, 101, 99, 102))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c = mustCompare(t, append(group(1, "always", 100, 101, 99, 102), cancelled), group(10, "always", 100, 101, 99, 102))
 	if c.A.Samples != 4 || !strings.Contains(strings.Join(c.Warnings, "\n"), "run 20 was cancelled") {
 		t.Errorf("a cancelled run: samples %d, warnings %q: want it left out and named", c.A.Samples, c.Warnings)
 	}
