@@ -10,6 +10,17 @@ import (
 	"kvlab/harness/calc"
 )
 
+// mustRun runs src as the exercise name, failing t if it does not build
+// and run.
+func mustRun(t *testing.T, name, src string) Result {
+	t.Helper()
+	r := Run(name, src)
+	if r.Error != nil {
+		t.Fatalf("%s: error %v", name, r.Error)
+	}
+	return r
+}
+
 func TestNames(t *testing.T) {
 	got := Names()
 	want := []string{"percentile", "percentile-tests", "mean-vs-tail", "batch-model"}
@@ -28,19 +39,13 @@ func TestSolutionsPassStubsFail(t *testing.T) {
 	for _, name := range Names() {
 		e, _ := Lookup(name)
 		t.Run(name+"/solution", func(t *testing.T) {
-			r := Run(name, e.Solution)
-			if r.Error != nil {
-				t.Fatalf("solution: error %v", r.Error)
-			}
+			r := mustRun(t, name, e.Solution)
 			if !r.Passed {
 				t.Errorf("solution did not pass: %s\n%+v", r.Summary(), r.Cases)
 			}
 		})
 		t.Run(name+"/stub", func(t *testing.T) {
-			r := Run(name, e.Stub)
-			if r.Error != nil {
-				t.Fatalf("stub: error %v", r.Error)
-			}
+			r := mustRun(t, name, e.Stub)
 			if r.Passed {
 				t.Errorf("stub passed; want failures")
 			}
@@ -76,10 +81,7 @@ func mustRead(path string) string {
 }
 
 func TestOffByOneFailsWithGotWant(t *testing.T) {
-	r := Run("percentile", offByOne)
-	if r.Error != nil {
-		t.Fatalf("error %v", r.Error)
-	}
+	r := mustRun(t, "percentile", offByOne)
 	if r.Passed {
 		t.Fatal("off-by-one Percentile passed")
 	}
@@ -112,10 +114,7 @@ func TestPercentileHints(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			src := "package main\n\nimport \"math\"\n\nfunc Percentile(sorted []int64, p float64) int64 {\n\tn := len(sorted)\n\tif n == 0 {\n\t\treturn 0\n\t}\n\t" + tt.body + "\n}\n"
-			r := Run("percentile", src)
-			if r.Error != nil {
-				t.Fatalf("error %v", r.Error)
-			}
+			r := mustRun(t, "percentile", src)
 			c := r.Cases[tt.caseIdx]
 			if c.Pass || c.Got != tt.wantGot || !strings.Contains(c.Hint, tt.wantHint) {
 				t.Errorf("case %d = %+v; want got %q and a hint containing %q", tt.caseIdx, c, tt.wantGot, tt.wantHint)
@@ -168,10 +167,7 @@ func TestMinMaxPrelude(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := Run("percentile", tt.src)
-			if r.Error != nil {
-				t.Fatalf("error %v", r.Error)
-			}
+			r := mustRun(t, "percentile", tt.src)
 			if !r.Passed {
 				t.Fatalf("did not pass: %s", r.Summary())
 			}
@@ -263,10 +259,7 @@ func TestPercentileTestsExercise(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			src := "package main\n\nvar Cases = []struct {\n\tSorted []int64\n\tP      float64\n\tWant   int64\n}{\n\t" + tt.rows + "\n}\n"
-			r := Run("percentile-tests", src)
-			if r.Error != nil {
-				t.Fatalf("error %v", r.Error)
-			}
+			r := mustRun(t, "percentile-tests", src)
 			if r.Passed != tt.passed {
 				t.Errorf("passed = %v, want %v", r.Passed, tt.passed)
 			}
@@ -305,10 +298,7 @@ func Summarize(samples []int64) (mean, p50, p99, max int64) {
 	return mean / int64(n), samples[(n+1)/2-1], samples[(99*n+99)/100-1], max
 }
 `
-	r := Run("mean-vs-tail", unsorted)
-	if r.Error != nil {
-		t.Fatal(r.Error)
-	}
+	r := mustRun(t, "mean-vs-tail", unsorted)
 	c := r.Cases[3] // [900 100 500 300 700]
 	if c.Pass || !strings.Contains(c.Hint, "sort a copy") {
 		t.Errorf("unsorted case = %+v, want a failure telling to sort", c)
@@ -329,10 +319,7 @@ func TestBatchModelHints(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			src := "package main\n\nimport \"time\"\n\nfunc Throughput(n int, tWrite, tFsync time.Duration) float64 {\n\treturn " + tt.expr + "\n}\n\nfunc P99OnSlowPath(n int) bool { return n < 100 }\n"
-			r := Run("batch-model", src)
-			if r.Error != nil {
-				t.Fatal(r.Error)
-			}
+			r := mustRun(t, "batch-model", src)
 			if c := r.Cases[1]; c.Pass || !strings.Contains(c.Hint, tt.hint) {
 				t.Errorf("case %+v, want a failure with hint containing %q", c, tt.hint)
 			}
