@@ -102,11 +102,7 @@ func TestQuizDecodesOnlyWhatItNeeds(t *testing.T) {
 	s := newServer(t, nil)
 	ts := startServer(t, s)
 	one := `{"latency":{"put":{"count":500,"p50_ns":10,"p99_ns":50}},"ops_per_sec":1}`
-	tests := []struct {
-		name, body string
-		code       int
-		want       string
-	}{
+	tests := []quizRefusal{
 		{"unknown field", `{"lesson":"01-fixture","quiz":"tail","answer":"5","results":[` + one + `,` + one + `],"extra":1}`, 400, `unknown field "extra"`},
 		{"field twice", `{"lesson":"01-fixture","lesson":"01-fixture","quiz":"tail","answer":"5"}`, 400, `"lesson" given twice`},
 		{"more results than any cell has lines", `{"results":[` + strings.TrimSuffix(strings.Repeat(one+",", 17), ",") + `],"lesson":"01-fixture","quiz":"tail","answer":"5"}`, 400, "results: more than 16"},
@@ -119,15 +115,7 @@ func TestQuizDecodesOnlyWhatItNeeds(t *testing.T) {
 		{"more run ids than any cell has lines", `{"lesson":"01-fixture","quiz":"tail","answer":"5","run_ids":[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17]}`, 400, "run_ids: 17 ids; a cell has at most 16 lines"},
 		{"run ids not numbers", `{"lesson":"01-fixture","quiz":"tail","answer":"5","run_ids":"1,2"}`, 400, "run_ids: want an array of run ids"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			code, out := postRaw(t, ts, tt.body)
-			msg, _ := out["error"].(string)
-			if code != tt.code || !strings.Contains(msg, tt.want) {
-				t.Errorf("got %d %q, want %d with an error containing %q", code, msg, tt.code, tt.want)
-			}
-		})
-	}
+	checkQuizRefusals(t, ts, tests)
 }
 
 // In room mode a probe result carries no hostname, no absolute path and

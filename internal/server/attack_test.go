@@ -35,6 +35,29 @@ func postRaw(t *testing.T, ts *httptest.Server, body string) (int, map[string]an
 	return r.StatusCode, out
 }
 
+// quizRefusal is a body POST /api/quiz must refuse with code and an error
+// that contains want.
+type quizRefusal struct {
+	name, body string
+	code       int
+	want       string
+}
+
+// checkQuizRefusals posts each body to ts and checks the status and the
+// error of the reply.
+func checkQuizRefusals(t *testing.T, ts *httptest.Server, tests []quizRefusal) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out := postRaw(t, ts, tt.body)
+			msg, _ := out["error"].(string)
+			if code != tt.code || !strings.Contains(msg, tt.want) {
+				t.Errorf("got %d %q, want %d with an error containing %q", code, msg, tt.code, tt.want)
+			}
+		})
+	}
+}
+
 func TestQuizHostileBodies(t *testing.T) {
 	s := newServer(t, func(c *Config) { c.MaxMessageBytes = 1024 })
 	ts := startServer(t, s)
@@ -42,11 +65,7 @@ func TestQuizHostileBodies(t *testing.T) {
 		one := `{"latency":{"put":{"count":500,"p50_ns":` + p50 + `,"p99_ns":` + p99 + `}},"ops_per_sec":1}`
 		return "[" + one + "," + one + "]"
 	}
-	tests := []struct {
-		name, body string
-		code       int
-		want       string
-	}{
+	tests := []quizRefusal{
 		{"empty body", ``, 400, "malformed request"},
 		{"not json", `{"lesson":`, 400, "malformed request"},
 		{"array body", `[]`, 400, "malformed request"},
@@ -71,15 +90,7 @@ func TestQuizHostileBodies(t *testing.T) {
 		{"unknown quiz", `{"lesson":"01-fixture","quiz":"nope","answer":"2"}`, 404, `no quiz "nope"`},
 		{"oversized", `{"lesson":"01-fixture","quiz":"tail","answer":"` + strings.Repeat("9", 20000) + `"}`, 413, "larger than"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			code, out := postRaw(t, ts, tt.body)
-			msg, _ := out["error"].(string)
-			if code != tt.code || !strings.Contains(msg, tt.want) {
-				t.Errorf("got %d %q, want %d with an error containing %q", code, msg, tt.code, tt.want)
-			}
-		})
-	}
+	checkQuizRefusals(t, ts, tests)
 }
 
 // A run: quiz whose asker gives up while it waits for a busy queue leaves
