@@ -77,6 +77,24 @@ func TestRunsAreRecorded(t *testing.T) {
 	}
 }
 
+// recordedRun runs line as job id on c, waits for it to finish and returns
+// the archive's record of its result.
+func recordedRun(t *testing.T, s *Server, c *wsClient, id, line string) *archive.Run {
+	t.Helper()
+	c.run(id, line)
+	var runID int64
+	for _, m := range c.until(id, "done") {
+		if m.str("type") == "result" {
+			runID = int64(m.num("run_id"))
+		}
+	}
+	r, err := s.arch.Get(context.Background(), runID)
+	if err != nil {
+		t.Fatalf("%s: run_id %d: %v", line, runID, err)
+	}
+	return r
+}
+
 // The timeline is the per-second progress the page saw.
 func TestRecordedTimeline(t *testing.T) {
 	s := newServer(t, nil)
@@ -88,17 +106,7 @@ func TestRecordedTimeline(t *testing.T) {
 	}
 	ts := startServer(t, s)
 	c := dial(t, ts, "", nil)
-	c.run("t", "bench -engine null -ops 300")
-	var id int64
-	for _, m := range c.until("t", "done") {
-		if m.str("type") == "result" {
-			id = int64(m.num("run_id"))
-		}
-	}
-	r, err := s.arch.Get(context.Background(), id)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := recordedRun(t, s, c, "t", "bench -engine null -ops 300")
 	var tl []harness.Progress
 	if err := json.Unmarshal(r.Timeline, &tl); err != nil || len(tl) != 3 || tl[2].Ops != 300 {
 		t.Errorf("got timeline %s (%v), want the 3 progress events", r.Timeline, err)
@@ -310,17 +318,7 @@ func TestRoomModeRecordsRedacted(t *testing.T) {
 	s := newServer(t, func(c *Config) { c.Token = "secret" })
 	ts := startServer(t, s)
 	c := dial(t, ts, "?token=secret", nil)
-	c.run("p", "probe -ops 20")
-	var id int64
-	for _, m := range c.until("p", "done") {
-		if m.str("type") == "result" {
-			id = int64(m.num("run_id"))
-		}
-	}
-	r, err := s.arch.Get(context.Background(), id)
-	if err != nil {
-		t.Fatalf("run_id %d: %v", id, err)
-	}
+	r := recordedRun(t, s, c, "p", "probe -ops 20")
 	var res map[string]any
 	json.Unmarshal(r.Result, &res)
 	if _, ok := res["host"]; ok || res["dir"] != nil || res["fs"] == nil {
