@@ -8,50 +8,45 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"kvlab/internal/browsertest"
 )
 
-// syncBuffer is a log a test reads while the server writes it.
-type syncBuffer struct {
-	mu sync.Mutex // guards b
-	b  strings.Builder
+// queueRuns opens n sockets on ts and queues one longRun on each.
+func queueRuns(t *testing.T, ts *httptest.Server, n int) {
+	t.Helper()
+	for range n {
+		c := dial(t, ts, "", nil)
+		c.run("w", longRun)
+		c.until("w", "queued")
+	}
 }
 
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
+// oneMoreRun asks for one more longRun on a new socket and returns the
+// first message of the answer: a refusal, when the queue is full.
+func oneMoreRun(t *testing.T, ts *httptest.Server) msg {
+	t.Helper()
+	c := dial(t, ts, "", nil)
+	c.run("over", longRun)
+	return c.until("over", "done")[0]
 }
 
 // One student opening many sockets cannot take the whole queue: runs are
 // counted per remote address too (default 8), and the refusal is logged
 // once a minute per address. Before, one address could fill all 64 slots.
 func TestRunsCappedPerAddress(t *testing.T) {
-	var log syncBuffer
+	var log browsertest.Buffer
 	s := newServer(t, func(c *Config) { c.Log = &log })
 	ts := startServer(t, s)
 	first := dial(t, ts, "", nil)
 	first.run("r", longRun)
 	first.until("r", "started")
-	for i := 0; i < 7; i++ { // one socket each, under the per-socket cap
-		c := dial(t, ts, "", nil)
-		c.run("w", longRun)
-		c.until("w", "queued")
-	}
-	for i := 0; i < 2; i++ {
-		c := dial(t, ts, "", nil)
-		c.run("over", longRun)
-		ms := c.until("over", "done")
-		if ms[0].str("type") != "error" || !strings.Contains(ms[0].str("message"), "-max-queued-per-address") {
-			t.Fatalf("got %v, want an error naming -max-queued-per-address", ms[0])
+	queueRuns(t, ts, 7) // one socket each, under the per-socket cap
+	for range 2 {
+		if m := oneMoreRun(t, ts); m.str("type") != "error" || !strings.Contains(m.str("message"), "-max-queued-per-address") {
+			t.Fatalf("got %v, want an error naming -max-queued-per-address", m)
 		}
 	}
 	if got := queueLen(s.q); got != 7 {
@@ -143,7 +138,7 @@ func TestConnectionCaps(t *testing.T) {
 		{"per address", 10, 2, "-max-conns-per-address", "from this address are open"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			var log syncBuffer
+			var log browsertest.Buffer
 			s := newServer(t, func(c *Config) { c.Log = &log })
 			addr := serveReal(t, s, tt.max, tt.perAddr)
 			for range 2 {

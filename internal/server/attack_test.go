@@ -502,16 +502,9 @@ func TestWSQueueCapAcrossClients(t *testing.T) {
 	first := dial(t, ts, "", nil)
 	first.run("r", longRun)
 	first.until("r", "started")
-	for i := 0; i < 3; i++ {
-		c := dial(t, ts, "", nil)
-		c.run("w", longRun)
-		c.until("w", "queued")
-	}
-	c := dial(t, ts, "", nil)
-	c.run("over", longRun)
-	ms := c.until("over", "done")
-	if ms[0].str("type") != "error" || !strings.Contains(ms[0].str("message"), "queue is full (3 runs waiting") {
-		t.Errorf("got %v, want an error saying the queue is full", ms[0])
+	queueRuns(t, ts, 3)
+	if m := oneMoreRun(t, ts); m.str("type") != "error" || !strings.Contains(m.str("message"), "queue is full (3 runs waiting") {
+		t.Errorf("got %v, want an error saying the queue is full", m)
 	}
 	if got := queueLen(s.q); got != 3 {
 		t.Errorf("got %d waiting, want 3", got)

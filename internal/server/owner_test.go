@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"kvlab/internal/browsertest"
 	"kvlab/internal/labproc"
 )
 
@@ -72,7 +73,7 @@ func TestStartKeepsLiveServersRuns(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(dead, "kvlab-kv-1"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	var log syncBuffer
+	var log browsertest.Buffer
 	b := newServer(t, func(c *Config) { c.DataDir = data; c.Log = &log })
 	if _, err := os.Stat(live[0]); err != nil {
 		t.Errorf("the live server's run directory: %v, want it kept", err)
