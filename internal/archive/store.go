@@ -292,12 +292,7 @@ func (s *sqlStore) List(ctx context.Context, q Query) ([]Run, error) {
 	stmt += " ORDER BY id DESC LIMIT " + strconv.Itoa(limit)
 	var out []Run
 	err := s.use(func() error {
-		rows, err := s.db.QueryContext(ctx, s.d.rebind(stmt), args...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
+		return s.queryEach(ctx, stmt, args, func(rows *sql.Rows) error {
 			var r Run
 			var result string
 			var started, ended int64
@@ -308,8 +303,8 @@ func (s *sqlStore) List(ctx context.Context, q Query) ([]Run, error) {
 			r.Result = raw(result)
 			r.Started, r.Ended = fromNanos(started), fromNanos(ended)
 			out = append(out, r)
-		}
-		return rows.Err()
+			return nil
+		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("archive: listing runs in %s: %w", s.where, err)
@@ -341,12 +336,7 @@ func (s *sqlStore) AddPrediction(ctx context.Context, p *Prediction) (int64, err
 func (s *sqlStore) Predictions(ctx context.Context, browser, quiz string) ([]Prediction, error) {
 	var out []Prediction
 	err := s.use(func() error {
-		rows, err := s.db.QueryContext(ctx, s.d.rebind(`SELECT id, browser, lesson, quiz, value, at FROM predictions WHERE browser = ? AND quiz = ? ORDER BY id`), browser, quiz)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
+		return s.queryEach(ctx, `SELECT id, browser, lesson, quiz, value, at FROM predictions WHERE browser = ? AND quiz = ? ORDER BY id`, []any{browser, quiz}, func(rows *sql.Rows) error {
 			var p Prediction
 			var at int64
 			if err := rows.Scan(&p.ID, &p.Browser, &p.Lesson, &p.Quiz, &p.Value, &at); err != nil {
@@ -354,8 +344,8 @@ func (s *sqlStore) Predictions(ctx context.Context, browser, quiz string) ([]Pre
 			}
 			p.At = fromNanos(at)
 			out = append(out, p)
-		}
-		return rows.Err()
+			return nil
+		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("archive: reading predictions from %s: %w", s.where, err)
