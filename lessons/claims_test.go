@@ -191,31 +191,78 @@ func TestPeriodicP99StaysOnTheFastPath(t *testing.T) {
 		}
 	}
 	quizByID(t, l, "periodic-p99")
-	rs := cellResults(t, "05-", "periodic")
-	if len(rs) != 2 {
-		t.Fatalf("periodic cell: %d results, want 2 (closed loop, then open loop)", len(rs))
+	// Each line's p99 as a share of its typical fdatasync. The fast path
+	// is a write, the slow path an fdatasync: a p99 a quarter of a typical
+	// flush or less is on the fast path.
+	shares := func(rs []any) []float64 {
+		if len(rs) != 2 {
+			t.Fatalf("periodic cell: %d results, want 2 (closed loop, then open loop)", len(rs))
+		}
+		var out []float64
+		for i, r := range rs {
+			// The open-loop line's Puts, timed from their actual start:
+			// the time they spent in the store, which a blocking flush
+			// would lengthen for every arrival during it.
+			which := "latency.put.p99_ns"
+			if i == 1 {
+				which = "latency_uncorrected.put.p99_ns"
+			}
+			fs := typicalFsync(t, r)
+			if fs <= 0 {
+				t.Fatalf("line %d: no fdatasync was timed (fsyncs %v)", i, num(t, r, "fsyncs"))
+			}
+			if got := modelPath(r); got != "fast" {
+				t.Errorf("line %d: the model's p99_path is %q; the lesson says it is fast for any D", i, got)
+			}
+			out = append(out, num(t, r, which)/fs)
+		}
+		return out
 	}
-	for i, r := range rs {
-		// The open-loop line's Puts, timed from their actual start: the
-		// time they spent in the store, which a blocking flush would
-		// lengthen for every arrival during it.
-		which := "latency.put.p99_ns"
-		if i == 1 {
-			which = "latency_uncorrected.put.p99_ns"
-		}
-		p99, fs := num(t, r, which), typicalFsync(t, r)
-		if fs <= 0 {
-			t.Fatalf("line %d: no fdatasync was timed (fsyncs %v)", i, num(t, r, "fsyncs"))
-		}
-		// The fast path is a write; the slow path an fdatasync. A p99 a
-		// quarter of a typical flush or less is on the fast path.
-		if p99*4 > fs {
-			t.Errorf("line %d: p99 %.0f ns is not far below the typical fdatasync %.0f ns: the lesson says periodic's p99 stays on the fast path", i, p99, fs)
-		}
-		if got := modelPath(r); got != "fast" {
-			t.Errorf("line %d: the model's p99_path is %q; the lesson says it is fast for any D", i, got)
+	onFastPath := func(share float64) bool { return share <= 0.25 }
+	for i, share := range medianOfRuns(t, "05-", "periodic", shares, onFastPath) {
+		if !onFastPath(share) {
+			t.Errorf("line %d: p99 is %.2f of the typical fdatasync (median of 3 runs), want 0.25 or less: the lesson says periodic's p99 stays on the fast path", i, share)
 		}
 	}
+}
+
+// medianOfRuns measures a timing claim the way the course says to on a
+// noisy machine. It measures each line of the cell's cached run; if every
+// line holds (ok), that is the answer. Otherwise it runs the cell twice
+// more and returns each line's median of the three runs, so a claim holds
+// only if it holds in at least two runs of three: a preempted run cannot
+// fail it, and a claim that is false still fails.
+func medianOfRuns(t *testing.T, prefix, cell string, measure func([]any) []float64, ok func(float64) bool) []float64 {
+	t.Helper()
+	first := measure(cellResults(t, prefix, cell))
+	if !slices.ContainsFunc(first, func(v float64) bool { return !ok(v) }) {
+		return first
+	}
+	t.Logf("%s%s: %v on the first run; running it twice more for the median", prefix, cell, first)
+	runs := [][]float64{first}
+	l := lessonByPrefix(t, prefix)
+	for range 2 {
+		for _, c := range l.Cells {
+			if c.ID != cell {
+				continue
+			}
+			rs, err := execLines(t, c.Lines, 1, server.DefaultLimits())
+			if err != nil {
+				t.Fatalf("cell %s: %v", cell, err)
+			}
+			runs = append(runs, measure(rs))
+		}
+	}
+	med := make([]float64, len(first))
+	for i := range med {
+		var col []float64
+		for _, r := range runs {
+			col = append(col, r[i])
+		}
+		slices.Sort(col)
+		med[i] = col[len(col)/2]
+	}
+	return med
 }
 
 func modelPath(r any) string {
