@@ -289,6 +289,18 @@ func TestBboltBatchCommitsEveryN(t *testing.T) {
 	}
 }
 
+// openPebble opens a Pebble store under policy in a fresh directory,
+// closed when the test ends, and returns it with its stats.
+func openPebble(t *testing.T, policy string) (harness.Store, harness.StatsReporter) {
+	t.Helper()
+	st, err := OpenPebble(t.TempDir(), policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st, st.(harness.StatsReporter)
+}
+
 // TestPebbleSyncCounts checks the fsync count Pebble reports for a few
 // writes under each policy: the WAL syncs the policy asks for, no more.
 // With several writers, always must still sync once per write (the adapter
@@ -312,12 +324,7 @@ func TestPebbleSyncCounts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s/%d-writers", tt.policy, tt.writers), func(t *testing.T) {
-			st, err := OpenPebble(t.TempDir(), tt.policy)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
-			r := st.(harness.StatsReporter)
+			st, r := openPebble(t, tt.policy)
 			before := r.StoreStats()
 			var wg sync.WaitGroup
 			for w := range tt.writers {
@@ -351,12 +358,7 @@ func TestPebbleSyncCounts(t *testing.T) {
 // TestPebbleStatsCountWrittenBytes checks that bytes reach the count
 // once the WAL has them, which a Sync write guarantees.
 func TestPebbleStatsCountWrittenBytes(t *testing.T) {
-	st, err := OpenPebble(t.TempDir(), "always")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	r := st.(harness.StatsReporter)
+	st, r := openPebble(t, "always")
 	before := r.StoreStats().BytesWritten
 	const n, size = 10, 1000
 	for i := range n {
@@ -372,12 +374,7 @@ func TestPebbleStatsCountWrittenBytes(t *testing.T) {
 // TestPebblePeriodicSyncs checks that periodic:D syncs the WAL on its own,
 // with no write asking for it.
 func TestPebblePeriodicSyncs(t *testing.T) {
-	st, err := OpenPebble(t.TempDir(), "periodic:2ms")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	r := st.(harness.StatsReporter)
+	st, r := openPebble(t, "periodic:2ms")
 	before := r.StoreStats().Fsyncs
 	if err := st.Put([]byte("k"), []byte("v")); err != nil {
 		t.Fatal(err)
