@@ -21,18 +21,12 @@ import (
 // Tests that a hostile or broken client cannot crash or hang the server,
 // and always gets an error that says what was wrong.
 
+// postRaw posts body to /api/quiz and returns the status and the reply.
 func postRaw(t *testing.T, ts *httptest.Server, body string) (int, map[string]any) {
 	t.Helper()
-	r, err := http.Post(ts.URL+"/api/quiz", "application/json", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Body.Close()
 	var out map[string]any
-	if err := json.NewDecoder(r.Body).Decode(&out); err != nil {
-		t.Fatalf("HTTP %d: decoding the reply: %v", r.StatusCode, err)
-	}
-	return r.StatusCode, out
+	code := postJSON(t, ts.URL+"/api/quiz", []byte(body), &out)
+	return code, out
 }
 
 // quizRefusal is a body POST /api/quiz must refuse with code and an error

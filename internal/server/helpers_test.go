@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"flag"
 	"net/http"
@@ -180,4 +181,18 @@ func queueLen(q *queue) int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return len(q.waiting)
+}
+
+// postJSON posts body to url and decodes the reply into out.
+func postJSON(t *testing.T, url string, body []byte, out any) int {
+	t.Helper()
+	r, err := http.Post(url, "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Body.Close()
+	if err := json.NewDecoder(r.Body).Decode(out); err != nil {
+		t.Fatalf("HTTP %d: decoding the reply: %v", r.StatusCode, err)
+	}
+	return r.StatusCode
 }

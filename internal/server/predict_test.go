@@ -1,9 +1,7 @@
 package server
 
 import (
-	"bytes"
 	"encoding/json"
-	"net/http"
 	"os"
 	"testing"
 )
@@ -45,18 +43,4 @@ func TestQuizPredictionReply(t *testing.T) {
 			t.Errorf("%s answer %s prediction %v: predicted %v off %q factor %v, want %v %q %v", tt.quiz, tt.answer, tt.prediction, r.Predicted, r.Off, r.OffFactor, tt.predicted, tt.off, tt.factor)
 		}
 	}
-}
-
-// postJSON posts body to url and decodes the reply into out.
-func postJSON(t *testing.T, url string, body []byte, out any) int {
-	t.Helper()
-	r, err := http.Post(url, "application/json", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Body.Close()
-	if err := json.NewDecoder(r.Body).Decode(out); err != nil {
-		t.Fatalf("decoding the reply: %v", err)
-	}
-	return r.StatusCode
 }

@@ -23,16 +23,9 @@ type quizResp struct {
 func postQuiz(t *testing.T, ts *httptest.Server, req map[string]any) (int, quizResp) {
 	t.Helper()
 	b, _ := json.Marshal(req)
-	r, err := http.Post(ts.URL+"/api/quiz", "application/json", strings.NewReader(string(b)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Body.Close()
 	var out quizResp
-	if err := json.NewDecoder(r.Body).Decode(&out); err != nil {
-		t.Fatalf("decoding the reply: %v", err)
-	}
-	return r.StatusCode, out
+	code := postJSON(t, ts.URL+"/api/quiz", b, &out)
+	return code, out
 }
 
 // testBrowser is the browser id the tests' runs and quizzes send.

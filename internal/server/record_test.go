@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -247,12 +246,7 @@ func TestQuizRunStoresPredictionFirst(t *testing.T) {
 		RunIDs []int64 `json:"run_ids"`
 	}
 	b, _ := json.Marshal(map[string]any{"lesson": "01-fixture", "quiz": "path", "answer": "no", "browser": testBrowser})
-	resp, err := http.Post(ts.URL+"/api/quiz", "application/json", strings.NewReader(string(b)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	json.NewDecoder(resp.Body).Decode(&reply)
-	resp.Body.Close()
+	postJSON(t, ts.URL+"/api/quiz", b, &reply)
 	if len(reply.RunIDs) != 1 {
 		t.Fatalf("got run_ids %v, want the quiz's one recorded run", reply.RunIDs)
 	}
@@ -274,14 +268,9 @@ func TestPredictEndpoint(t *testing.T) {
 	ts := startServer(t, s)
 	post := func(body string) (int, map[string]any) {
 		t.Helper()
-		r, err := http.Post(ts.URL+"/api/predict", "application/json", strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Body.Close()
 		var out map[string]any
-		json.NewDecoder(r.Body).Decode(&out)
-		return r.StatusCode, out
+		code := postJSON(t, ts.URL+"/api/predict", []byte(body), &out)
+		return code, out
 	}
 	code, out := post(`{"lesson":"01-fixture","quiz":"tail","browser":"b-1","value":"3.5x"}`)
 	if code != 200 || out["id"] == nil {
