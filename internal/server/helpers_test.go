@@ -84,7 +84,13 @@ func (m msg) num(k string) float64 {
 
 func dial(t testing.TB, ts *httptest.Server, query string, hdr http.Header) *wsClient {
 	t.Helper()
-	u := "ws" + strings.TrimPrefix(ts.URL, "http") + "/ws" + query
+	return dialPath(t, ts, "/ws"+query, hdr)
+}
+
+// dialPath opens a websocket to path on ts, closed when the test ends.
+func dialPath(t testing.TB, ts *httptest.Server, path string, hdr http.Header) *wsClient {
+	t.Helper()
+	u := "ws" + strings.TrimPrefix(ts.URL, "http") + path
 	c, resp, err := websocket.DefaultDialer.Dial(u, hdr)
 	if err != nil {
 		code := 0

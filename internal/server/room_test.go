@@ -61,17 +61,7 @@ func openRoom(t testing.TB, ts *httptest.Server, token string) string {
 // room's state.
 func dialRoom(t testing.TB, ts *httptest.Server, code string) *wsClient {
 	t.Helper()
-	u := "ws" + strings.TrimPrefix(ts.URL, "http") + "/room/" + code + "/ws"
-	c, resp, err := websocket.DefaultDialer.Dial(u, nil)
-	if err != nil {
-		st := 0
-		if resp != nil {
-			st = resp.StatusCode
-		}
-		t.Fatalf("dial %s: %v (HTTP %d)", u, err, st)
-	}
-	t.Cleanup(func() { c.Close() })
-	f := &wsClient{t: t, conn: c}
+	f := dialPath(t, ts, "/room/"+code+"/ws", nil)
 	if m := f.next(); m.str("type") != "room" || m.str("code") != code {
 		t.Fatalf("first message %v: want the room's state", m)
 	}
