@@ -291,12 +291,7 @@ func TestCompactKeepsLastSeq(t *testing.T) {
 					t.Fatal(err)
 				}
 				db.Close()
-				opts.FS = mem
-				db, err := Open("/db", opts)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer db.Close()
+				db = reopenMem(t, mem, opts)
 				if got := db.Stats().LastSeq; got != want {
 					t.Errorf("LastSeq after Compact and reopen: got %d, want %d", got, want)
 				}

@@ -24,6 +24,19 @@ func openMem(t *testing.T, opts Options) (*DB, *MemFS) {
 	return db, mem
 }
 
+// reopenMem opens the store on mem again, as the next start would find
+// it, and closes it when the test ends.
+func reopenMem(t *testing.T, mem *MemFS, opts Options) *DB {
+	t.Helper()
+	opts.FS = mem
+	db, err := Open("/db", opts)
+	if err != nil {
+		t.Fatalf("reopening: %v", err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
 func mustPut(t *testing.T, db *DB, k, v string) {
 	t.Helper()
 	if err := db.Put([]byte(k), []byte(v)); err != nil {
@@ -487,12 +500,7 @@ func TestCloseRacesWrites(t *testing.T) {
 				t.Fatalf("Close: %v", err)
 			}
 			wg.Wait()
-			opts.FS = mem
-			db, err := Open("/db", opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
+			db = reopenMem(t, mem, opts)
 			for k, v := range acked {
 				checkGet(t, db, k, v)
 			}

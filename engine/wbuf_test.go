@@ -250,12 +250,7 @@ func TestWriteBufferBoundaries(t *testing.T) {
 				if err := db.Close(); err != nil {
 					t.Fatal(err)
 				}
-				opts.FS = mem
-				db, err := Open("/db", opts)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer db.Close()
+				db = reopenMem(t, mem, opts)
 				for k, v := range want {
 					checkGet(t, db, k, v)
 				}
