@@ -233,29 +233,23 @@ func isIdent(c byte) bool {
 
 func (p *parser) is(op string) bool { return p.tok.kind == tOp && p.tok.text == op }
 
-func (p *parser) parseOr() (node, error) {
-	l, err := p.parseAnd()
-	for err == nil && p.is("||") {
+// parseLeft parses one precedence level, operand (op operand)*, grouping
+// to the left: a - b - c is (a - b) - c.
+func (p *parser) parseLeft(operand func() (node, error), ops ...string) (node, error) {
+	l, err := operand()
+	for err == nil && slices.ContainsFunc(ops, p.is) {
+		op := p.tok.text
 		p.next()
 		var r node
-		if r, err = p.parseAnd(); err == nil {
-			l = &binNode{op: "||", l: l, r: r}
+		if r, err = operand(); err == nil {
+			l = &binNode{op: op, l: l, r: r}
 		}
 	}
 	return l, err
 }
 
-func (p *parser) parseAnd() (node, error) {
-	l, err := p.parseCmp()
-	for err == nil && p.is("&&") {
-		p.next()
-		var r node
-		if r, err = p.parseCmp(); err == nil {
-			l = &binNode{op: "&&", l: l, r: r}
-		}
-	}
-	return l, err
-}
+func (p *parser) parseOr() (node, error)  { return p.parseLeft(p.parseAnd, "||") }
+func (p *parser) parseAnd() (node, error) { return p.parseLeft(p.parseCmp, "&&") }
 
 func (p *parser) parseCmp() (node, error) {
 	l, err := p.parseSum()
@@ -275,31 +269,8 @@ func (p *parser) parseCmp() (node, error) {
 	return l, nil
 }
 
-func (p *parser) parseSum() (node, error) {
-	l, err := p.parseProduct()
-	for err == nil && (p.is("+") || p.is("-")) {
-		op := p.tok.text
-		p.next()
-		var r node
-		if r, err = p.parseProduct(); err == nil {
-			l = &binNode{op: op, l: l, r: r}
-		}
-	}
-	return l, err
-}
-
-func (p *parser) parseProduct() (node, error) {
-	l, err := p.parseUnary()
-	for err == nil && (p.is("*") || p.is("/")) {
-		op := p.tok.text
-		p.next()
-		var r node
-		if r, err = p.parseUnary(); err == nil {
-			l = &binNode{op: op, l: l, r: r}
-		}
-	}
-	return l, err
-}
+func (p *parser) parseSum() (node, error)     { return p.parseLeft(p.parseProduct, "+", "-") }
+func (p *parser) parseProduct() (node, error) { return p.parseLeft(p.parseUnary, "*", "/") }
 
 func (p *parser) parseUnary() (node, error) {
 	if p.is("-") || p.is("!") {

@@ -41,6 +41,10 @@ func TestExprEvaluatesResults(t *testing.T) {
 		{"(1 + 2) * 3", "9"},
 		{"-2 + 5", "3"},
 		{"10 / 4", "2.5"},
+		{"10 - 4 - 3", "3"},          // left to right, not 10 - (4 - 3)
+		{"24 / 4 / 2", "3"},          // left to right, not 24 / (4 / 2)
+		{"1 || 0 && 0", "1"},         // && binds tighter than ||
+		{"1 + 1 == 2 && 3 > 2", "1"}, // sums, then comparisons, then &&
 		{"$0.latency.put.p99_ns / $0.latency.put.p50_ns", "75"},
 		{"$0.latency.put.exact", "1"},
 		{"$1[2].ops_per_sec", "3500"},
