@@ -103,16 +103,19 @@ func dialPath(t testing.TB, ts *httptest.Server, path string, hdr http.Header) *
 	return &wsClient{t: t, conn: c}
 }
 
+// jsonBytes is v as a message body: a string as it is (so a test can send
+// malformed JSON), anything else encoded.
+func jsonBytes(v any) []byte {
+	if s, ok := v.(string); ok {
+		return []byte(s)
+	}
+	b, _ := json.Marshal(v)
+	return b
+}
+
 func (c *wsClient) send(v any) {
 	c.t.Helper()
-	var b []byte
-	switch v := v.(type) {
-	case string:
-		b = []byte(v)
-	default:
-		b, _ = json.Marshal(v)
-	}
-	if err := c.conn.WriteMessage(websocket.TextMessage, b); err != nil {
+	if err := c.conn.WriteMessage(websocket.TextMessage, jsonBytes(v)); err != nil {
 		c.t.Fatalf("send: %v", err)
 	}
 }

@@ -21,14 +21,7 @@ import (
 // header pairs and decodes the JSON reply.
 func post(t testing.TB, ts *httptest.Server, method, path string, body any, hdr ...string) (int, msg) {
 	t.Helper()
-	var b []byte
-	switch v := body.(type) {
-	case string:
-		b = []byte(v)
-	default:
-		b, _ = json.Marshal(v)
-	}
-	r, _ := http.NewRequest(method, ts.URL+path, bytes.NewReader(b))
+	r, _ := http.NewRequest(method, ts.URL+path, bytes.NewReader(jsonBytes(body)))
 	for i := 0; i+1 < len(hdr); i += 2 {
 		if hdr[i] == "Host" {
 			r.Host = hdr[i+1]
