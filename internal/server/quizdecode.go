@@ -25,6 +25,9 @@ func decodeQuizRequest(r io.Reader, most int, keep func(lesson, quiz string) int
 	if err = expectDelim(dec, '{'); err != nil {
 		return req, false, err
 	}
+	// text holds the request's plain string fields, by their JSON names.
+	text := map[string]*string{"lesson": &req.Lesson, "quiz": &req.Quiz, "answer": &req.Answer,
+		"token": &req.Token, "ticket": &req.Ticket, "browser": &req.Browser}
 	seen := map[string]bool{}
 	for dec.More() {
 		t, err := dec.Token()
@@ -36,30 +39,21 @@ func decodeQuizRequest(r io.Reader, most int, keep func(lesson, quiz string) int
 			return req, false, fmt.Errorf("field %q given twice", key)
 		}
 		seen[key] = true
-		var dst *string
+		if dst, ok := text[key]; ok {
+			if err := dec.Decode(dst); err != nil {
+				return req, false, fmt.Errorf("%s: %w", key, err)
+			}
+			continue
+		}
 		switch key {
-		case "lesson":
-			dst = &req.Lesson
-		case "quiz":
-			dst = &req.Quiz
-		case "answer":
-			dst = &req.Answer
-		case "token":
-			dst = &req.Token
-		case "ticket":
-			dst = &req.Ticket
-		case "browser":
-			dst = &req.Browser
 		case "prediction":
 			if err := dec.Decode(&req.Prediction); err != nil {
 				return req, false, fmt.Errorf("prediction: %w", err)
 			}
-			continue
 		case "run_ids":
 			if err := decodeRunIDs(dec, most, &req.RunIDs); err != nil {
 				return req, false, err
 			}
-			continue
 		case "results":
 			n := most
 			if seen["lesson"] && seen["quiz"] {
@@ -69,12 +63,8 @@ func decodeQuizRequest(r io.Reader, most int, keep func(lesson, quiz string) int
 			if req.Results, unread, err = decodeResults(dec, n, most, ready); err != nil || unread {
 				return req, unread, err
 			}
-			continue
 		default:
 			return req, false, fmt.Errorf("json: unknown field %q", key)
-		}
-		if err := dec.Decode(dst); err != nil {
-			return req, false, fmt.Errorf("%s: %w", key, err)
 		}
 	}
 	if err := expectDelim(dec, '}'); err != nil {
