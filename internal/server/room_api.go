@@ -168,6 +168,13 @@ func stateOf(r *classroom.Room) roomState {
 	return st
 }
 
+// lockedStateOf is r's state, read under r's lock.
+func lockedStateOf(r *classroom.Room) roomState {
+	r.Lock()
+	defer r.Unlock()
+	return stateOf(r)
+}
+
 type roomMsg struct {
 	Type string `json:"type"` // "room"
 	roomState
@@ -432,11 +439,20 @@ func (s *Server) spawn(fn func()) bool {
 	return true
 }
 
+// sendState sends every follower of r its state.
 func (s *Server) sendState(r *classroom.Room) {
+	s.broadcast(r, roomMsg{Type: "room", roomState: lockedStateOf(r)})
+}
+
+// changeRoom applies change to r under r's lock, then sends every
+// follower r's new state and returns it.
+func (s *Server) changeRoom(r *classroom.Room, change func()) roomState {
 	r.Lock()
+	change()
 	st := stateOf(r)
 	r.Unlock()
 	s.broadcast(r, roomMsg{Type: "room", roomState: st})
+	return st
 }
 
 func (s *Server) handleRoomState(w http.ResponseWriter, r *http.Request) {
@@ -444,10 +460,7 @@ func (s *Server) handleRoomState(w http.ResponseWriter, r *http.Request) {
 	if room == nil {
 		return
 	}
-	room.Lock()
-	st := stateOf(room)
-	room.Unlock()
-	writeJSON(w, http.StatusOK, st)
+	writeJSON(w, http.StatusOK, lockedStateOf(room))
 }
 
 // presenterAction decodes a presenter's request into v (which carries
@@ -511,12 +524,10 @@ func (s *Server) handleRoomAllowRuns(w http.ResponseWriter, r *http.Request) {
 		jsonError(w, http.StatusBadRequest, `allow: required, true or false`)
 		return
 	}
-	room.Lock()
-	room.AllowRuns = *req.Allow
-	s.touch(r.Context(), room)
-	st := stateOf(room)
-	room.Unlock()
-	s.broadcast(room, roomMsg{Type: "room", roomState: st})
+	st := s.changeRoom(room, func() {
+		room.AllowRuns = *req.Allow
+		s.touch(r.Context(), room)
+	})
 	writeJSON(w, http.StatusOK, st)
 }
 
@@ -530,12 +541,10 @@ func (s *Server) handleRoomClose(w http.ResponseWriter, r *http.Request) {
 	if room == nil {
 		return
 	}
-	room.Lock()
-	room.Closed = true
-	s.saveRoom(r.Context(), room)
-	st := stateOf(room)
-	room.Unlock()
-	s.broadcast(room, roomMsg{Type: "room", roomState: st})
+	st := s.changeRoom(room, func() {
+		room.Closed = true
+		s.saveRoom(r.Context(), room)
+	})
 	s.endRoom(room)
 	writeJSON(w, http.StatusOK, st)
 }

@@ -187,10 +187,7 @@ func (s *Server) handleRoomWS(w http.ResponseWriter, r *http.Request) {
 		ws.Close()
 		return
 	}
-	room.Lock()
-	st := stateOf(room)
-	room.Unlock()
-	f.Send(mustMarshal(roomMsg{Type: "room", roomState: st}))
+	f.Send(mustMarshal(roomMsg{Type: "room", roomState: lockedStateOf(room)}))
 	fr := &followerReader{s: s, room: room, f: f, ws: ws, addr: remoteHost(r)}
 	fr.read()
 	if fr.proxy != nil {
