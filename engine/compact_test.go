@@ -305,19 +305,18 @@ func TestCompactKeepsLastSeq(t *testing.T) {
 	}
 }
 
-// TestCompactRemovesInOrder: the old segments must disappear oldest first
-// on disk, not only in the order Compact asks for it. Without a directory
-// sync between two removals a filesystem may persist the second and not
-// the first after a power cut, leaving an old put without the newer
-// tombstone that deleted it.
-func TestCompactRemovesInOrder(t *testing.T) {
+// compactTrace compacts a store of 300 mixed operations in small segments
+// and returns the filesystem operations Compact made, in order, each as
+// label names it; those it labels "" are left out.
+func compactTrace(t *testing.T, label func(op, name string) string) []string {
+	t.Helper()
 	db, mem := openMem(t, Options{SegmentSize: MinSegmentSize})
 	defer db.Close()
 	fillOps(t, db, 300)
 	var ops []string
 	mem.Fault = func(op, name string) error {
-		if op == "syncdir" || (op == "remove" && strings.HasSuffix(name, segmentExt)) {
-			ops = append(ops, op)
+		if l := label(op, name); l != "" {
+			ops = append(ops, l)
 		}
 		return nil
 	}
@@ -325,6 +324,21 @@ func TestCompactRemovesInOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	mem.Fault = nil
+	return ops
+}
+
+// TestCompactRemovesInOrder: the old segments must disappear oldest first
+// on disk, not only in the order Compact asks for it. Without a directory
+// sync between two removals a filesystem may persist the second and not
+// the first after a power cut, leaving an old put without the newer
+// tombstone that deleted it.
+func TestCompactRemovesInOrder(t *testing.T) {
+	ops := compactTrace(t, func(op, name string) string {
+		if op == "syncdir" || (op == "remove" && strings.HasSuffix(name, segmentExt)) {
+			return op
+		}
+		return ""
+	})
 	removes := 0
 	for i, op := range ops {
 		if op != "remove" {
@@ -346,23 +360,15 @@ func TestCompactRemovesInOrder(t *testing.T) {
 // segment would later be read as the hint of a new segment that reuses the
 // id, and its entries (tombstones included) applied to the wrong records.
 func TestCompactSegmentsDurableBeforeHints(t *testing.T) {
-	db, mem := openMem(t, Options{SegmentSize: MinSegmentSize})
-	defer db.Close()
-	fillOps(t, db, 300)
-	var ops []string
-	mem.Fault = func(op, name string) error {
-		switch {
-		case op == "syncdir":
-			ops = append(ops, "syncdir")
-		case op == "rename":
-			ops = append(ops, "rename "+filepath.Base(name))
+	ops := compactTrace(t, func(op, name string) string {
+		switch op {
+		case "syncdir":
+			return "syncdir"
+		case "rename":
+			return "rename " + filepath.Base(name)
 		}
-		return nil
-	}
-	if err := db.Compact(); err != nil {
-		t.Fatal(err)
-	}
-	mem.Fault = nil
+		return ""
+	})
 	lastSeg, firstHint := -1, -1
 	for i, op := range ops {
 		if strings.HasSuffix(op, segmentExt+tmpExt) {
