@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"time"
 
@@ -236,10 +237,28 @@ func (fr *followerReader) read() {
 		}
 		if why != "" {
 			fr.s.refused(fr.addr, "room socket: "+why)
+			drain(ws)
 			fr.f.Close(classroom.CloseTooSlow, why)
 			return
 		}
 		fr.handle(data)
+	}
+}
+
+// drain reads and drops, for a moment, what a refused follower has
+// already sent. Closing a socket with unread bytes in its receive buffer
+// makes the kernel reset the connection, and the reset can reach the
+// follower before the close frame that says why it was refused.
+func drain(ws *websocket.Conn) {
+	ws.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+	for {
+		_, r, err := ws.NextReader()
+		if err != nil {
+			return
+		}
+		if _, err := io.Copy(io.Discard, r); err != nil {
+			return
+		}
 	}
 }
 
