@@ -37,17 +37,22 @@ func cellResults(t *testing.T, prefix, cell string) []any {
 	if testing.Short() {
 		t.Skip("-short: the lessons' claims hold for the cells at their full size")
 	}
+	l, c := cellByID(t, prefix, cell)
+	return cachedRun(t, l.Slug, c)
+}
+
+// cellByID finds the named cell of the lesson whose file name starts with
+// prefix.
+func cellByID(t *testing.T, prefix, cell string) (*lesson.Lesson, *lesson.Cell) {
+	t.Helper()
 	l := lessonByPrefix(t, prefix)
-	var c *lesson.Cell
-	for _, x := range l.Cells {
-		if x.ID == cell {
-			c = x
+	for _, c := range l.Cells {
+		if c.ID == cell {
+			return l, c
 		}
 	}
-	if c == nil {
-		t.Fatalf("%s: no cell %q", l.Slug, cell)
-	}
-	return cachedRun(t, l.Slug, c)
+	t.Fatalf("%s: no cell %q", l.Slug, cell)
+	return nil, nil
 }
 
 // cachedRun runs c's lines at full size unless they already ran.
@@ -240,18 +245,13 @@ func medianOfRuns(t *testing.T, prefix, cell string, measure func([]any) []float
 	}
 	t.Logf("%s%s: %v on the first run; running it twice more for the median", prefix, cell, first)
 	runs := [][]float64{first}
-	l := lessonByPrefix(t, prefix)
+	_, c := cellByID(t, prefix, cell)
 	for range 2 {
-		for _, c := range l.Cells {
-			if c.ID != cell {
-				continue
-			}
-			rs, err := execLines(t, c.Lines, 1, server.DefaultLimits())
-			if err != nil {
-				t.Fatalf("cell %s: %v", cell, err)
-			}
-			runs = append(runs, measure(rs))
+		rs, err := execLines(t, c.Lines, 1, server.DefaultLimits())
+		if err != nil {
+			t.Fatalf("cell %s: %v", cell, err)
 		}
+		runs = append(runs, measure(rs))
 	}
 	med := make([]float64, len(first))
 	for i := range med {
