@@ -1,10 +1,8 @@
 package harness
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"strconv"
-	"strings"
 )
 
 // Workloads, named as in LevelDB's db_bench so results can be compared.
@@ -168,15 +166,4 @@ func planWorker(workload, dist string, w, threads, keys, quota, valueSize int, s
 func (p *workerPlan) value(i, valueSize int) []byte {
 	o := (i * 61) % valueWindow
 	return p.values[o : o+valueSize : o+valueSize]
-}
-
-// checkWorkload validates -workload and -dist.
-func checkWorkload(workload, dist string) error {
-	if _, ok := lookupWorkload(workload); !ok {
-		return fmt.Errorf("-workload %s: unknown workload; allowed: %s", workload, strings.Join(Workloads, ", "))
-	}
-	if dist != "uniform" && dist != "zipfian" {
-		return fmt.Errorf("-dist %s: unknown distribution; allowed: %s", dist, strings.Join(Dists, ", "))
-	}
-	return nil
 }
