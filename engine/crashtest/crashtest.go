@@ -444,14 +444,10 @@ func (c *child) waitReady(ctx context.Context, exe string) error {
 		c.cmd.Wait()
 		return fmt.Errorf("crashtest: %v (is MaybeRunChild called first in main/TestMain of %s?)", err, exe)
 	case <-time.After(20 * time.Second):
-		c.cmd.Process.Kill()
-		<-c.readDone
-		c.cmd.Wait()
+		c.kill()
 		return errors.New("crashtest: child did not become ready within 20s")
 	case <-ctx.Done():
-		c.cmd.Process.Kill()
-		<-c.readDone
-		c.cmd.Wait()
+		c.kill()
 		return ctx.Err()
 	}
 }
