@@ -13,8 +13,10 @@ import (
 // as ops but only the readers' Gets as units.
 //
 // Each workload is one entry of the workloads table below: its name, what
-// it does, the step each unit takes, and what the store must hold or be. The grammar, the usage text, the runner and
-// the result all read that table; no other code names a workload.
+// it does, the step each unit takes, and what the store must hold or be.
+// The grammar, the usage text, the runner and the result all read that
+// table; the one other place that names a workload is readwhilewriting's
+// writer, whose Puts follow fillrandom's plan (runner.go, newWorkers).
 //
 // Keys are 16 bytes, a zero-padded decimal index ("0000000000001234"), as
 // db_bench writes them. -keys sets how many distinct keys there are; -dist
