@@ -186,8 +186,10 @@ type pollMsg struct {
 }
 
 // broadcast encodes v once and queues it for every follower of r.
-func (s *Server) broadcast(r *classroom.Room, v any) {
-	b := mustMarshal(v)
+func (s *Server) broadcast(r *classroom.Room, v any) { s.broadcastBytes(r, mustMarshal(v)) }
+
+// broadcastBytes queues the encoded message b for every follower of r.
+func (s *Server) broadcastBytes(r *classroom.Room, b []byte) {
 	if hook := s.rooms.sentHook; hook != nil {
 		hook(b)
 	}
