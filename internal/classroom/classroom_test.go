@@ -155,7 +155,7 @@ func TestCheckShare(t *testing.T) {
 				t.Errorf("%s: %s = %v, want a positive value", f.file, m, sh.Values[m])
 			}
 		}
-		if sh.Conditions["fs"] == "" || sh.Conditions["device"] == nil {
+		if fs, _ := sh.Conditions["fs"].(string); fs == "" || sh.Conditions["device"] == nil {
 			t.Errorf("%s: conditions %v lack fs and device", f.file, sh.Conditions)
 		}
 		// Strict: an unknown field is refused.

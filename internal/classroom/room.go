@@ -59,6 +59,13 @@ func (r *Room) OpenPollFor(quiz string) *Poll {
 	return nil
 }
 
+// gone reports whether r is closed or expired at now.
+func (r *Room) gone(now time.Time) bool {
+	r.Lock()
+	defer r.Unlock()
+	return r.Closed || !now.Before(r.Expires)
+}
+
 // Registry holds the open rooms by code. It is safe for concurrent use.
 type Registry struct {
 	mu    sync.Mutex // guards rooms
@@ -89,10 +96,7 @@ func (g *Registry) Get(code string, now time.Time) *Room {
 	if r == nil {
 		return nil
 	}
-	r.Lock()
-	gone := r.Closed || !now.Before(r.Expires)
-	r.Unlock()
-	if gone {
+	if r.gone(now) {
 		return nil
 	}
 	return r
@@ -113,10 +117,7 @@ func (g *Registry) Expired(now time.Time) []*Room {
 	defer g.mu.Unlock()
 	var out []*Room
 	for code, r := range g.rooms {
-		r.Lock()
-		gone := r.Closed || !now.Before(r.Expires)
-		r.Unlock()
-		if gone {
+		if r.gone(now) {
 			delete(g.rooms, code)
 			out = append(out, r)
 		}

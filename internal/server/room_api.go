@@ -186,8 +186,10 @@ type pollMsg struct {
 }
 
 // broadcast encodes v once and queues it for every follower of r.
-func (s *Server) broadcast(r *classroom.Room, v any) {
-	b := mustMarshal(v)
+func (s *Server) broadcast(r *classroom.Room, v any) { s.broadcastBytes(r, mustMarshal(v)) }
+
+// broadcastBytes queues the encoded message b for every follower of r.
+func (s *Server) broadcastBytes(r *classroom.Room, b []byte) {
 	if hook := s.rooms.sentHook; hook != nil {
 		hook(b)
 	}
@@ -755,24 +757,31 @@ func (s *Server) reloadPolls(ctx context.Context, room *classroom.Room, l *lesso
 	room.Lock()
 	defer room.Unlock()
 	for _, ap := range polls {
-		question, unit := "", ""
-		if q := l.Quiz(ap.Quiz); q != nil {
-			question, unit = q.Question, q.Unit
-		}
-		p := classroom.NewPoll(ap.Key, ap.Quiz, question, unit, ap.Opened)
-		p.ArchID = ap.ID
-		if !ap.MeasureStarted.IsZero() {
-			p.StartMeasuring(ap.MeasureStarted)
-		}
-		if ap.Measured != nil {
-			p.Finish(*ap.Measured, ap.RunID)
-		}
-		for _, pr := range ap.Predictions {
-			p.Restore(pr.Browser, pr.Value)
-		}
-		room.Polls = append(room.Polls, p)
+		room.Polls = append(room.Polls, restorePoll(ap, l.Quiz(ap.Quiz)))
 	}
 	return nil
+}
+
+// restorePoll makes a poll of an archived one, its predictions included.
+// q gives the question and unit; nil (the lesson no longer has the quiz)
+// leaves them empty.
+func restorePoll(ap archive.Poll, q *quiz.Quiz) *classroom.Poll {
+	question, unit := "", ""
+	if q != nil {
+		question, unit = q.Question, q.Unit
+	}
+	p := classroom.NewPoll(ap.Key, ap.Quiz, question, unit, ap.Opened)
+	p.ArchID = ap.ID
+	if !ap.MeasureStarted.IsZero() {
+		p.StartMeasuring(ap.MeasureStarted)
+	}
+	if ap.Measured != nil {
+		p.Finish(*ap.Measured, ap.RunID)
+	}
+	for _, pr := range ap.Predictions {
+		p.Restore(pr.Browser, pr.Value)
+	}
+	return p
 }
 
 func (s *Server) reloadBoard(ctx context.Context, room *classroom.Room) error {

@@ -12,6 +12,7 @@ import (
 
 	"kvlab/internal/archive"
 	"kvlab/internal/classroom"
+	"kvlab/internal/quiz"
 )
 
 // Past classes, read from the archive:
@@ -164,31 +165,16 @@ func (s *Server) loadClass(ctx context.Context, id int64, token string) (classVi
 
 // pastPoll is an archived poll as the room showed it: its question and
 // unit from the lesson, its histogram from the stored predictions.
-func (s *Server) pastPoll(slug string, p archive.Poll) pastPoll {
-	v := classroom.PollView{ID: p.Key, Quiz: p.Quiz, State: classroom.PollOpen, Count: len(p.Predictions), Measured: p.Measured, OpenedAt: p.Opened}
-	html := ""
+func (s *Server) pastPoll(slug string, ap archive.Poll) pastPoll {
+	var q *quiz.Quiz
 	if l, _, _, err := s.findLesson(slug); err == nil && l != nil {
-		if q := l.Quiz(p.Quiz); q != nil {
-			v.Question, v.Unit, html = q.Question, q.Unit, inlineMarkdown(q.Question)
-		}
+		q = l.Quiz(ap.Quiz)
 	}
-	if !p.MeasureStarted.IsZero() {
-		t := p.MeasureStarted
-		v.State, v.MeasureStartedAt = classroom.PollMeasuring, &t
+	html := ""
+	if q != nil {
+		html = inlineMarkdown(q.Question)
 	}
-	if p.Measured != nil {
-		v.State = classroom.PollClosed
-	}
-	if p.RunID != 0 {
-		id := p.RunID
-		v.RunID = &id
-	}
-	vals := make([]float64, 0, len(p.Predictions))
-	for _, x := range p.Predictions {
-		vals = append(vals, x.Value)
-	}
-	v.Histogram = classroom.NewHistogram(vals, p.Measured)
-	return pastPoll{PollView: v, QuestionHTML: html}
+	return pastPoll{PollView: restorePoll(ap, q).View(), QuestionHTML: html}
 }
 
 // boardOf is the board of entries for measure m: GET

@@ -129,10 +129,7 @@ func (rr *roomRun) send(v any) {
 	b := mustMarshal(v)
 	_, progress := v.(progressMsg)
 	rr.c.sendBytes(b, progress)
-	if hook := rr.s.rooms.sentHook; hook != nil {
-		hook(b)
-	}
-	rr.room.Hub.Broadcast(b)
+	rr.s.broadcastBytes(rr.room, b)
 }
 
 // measured waits for the poll's run and, when it gave its results,
