@@ -161,6 +161,16 @@ export function liveView(m, progress) {
   };
 }
 
+// setCellState marks a cell element's run (is-queued, is-running,
+// is-done, is-error) with a short text in its state line; a room's
+// follower page marks the runs it draws the same way.
+export function setCellState(cell, cls, text) {
+  cell.classList.remove('is-queued', 'is-running', 'is-error', 'is-done');
+  if (cls) cell.classList.add(cls);
+  const st = cell.querySelector('.cell-state');
+  if (st) st.textContent = text || '';
+}
+
 // REPEAT is how many rounds the "Repeat 5×" button runs.
 const REPEAT = 5;
 
@@ -175,7 +185,6 @@ export class Cell {
     this.id = el.dataset.cell;
     this.src = $('.cell-src', el);
     this.out = $('.cell-out', el);
-    this.state = $('.cell-state', el);
     this.runBtn = $('.run', el); this.cancelBtn = $('.cancel', el); this.resetBtn = $('.reset', el); this.repeatBtn = $('.repeat', el);
     this.editKey = `kvlab:cell:${lessonSlug()}:${this.id}:${el.dataset.hash}`;
     this.runId = null;
@@ -217,11 +226,7 @@ export class Cell {
     const n = this.src.value.split('\n').length;
     this.src.rows = Math.max(2, Math.min(n, 14));
   }
-  setState(cls, text) {
-    this.el.classList.remove('is-queued', 'is-running', 'is-error', 'is-done');
-    if (cls) this.el.classList.add(cls);
-    this.state.textContent = text || '';
-  }
+  setState(cls, text) { setCellState(this.el, cls, text); }
   // locked: a predict: yes quiz on this cell has no prediction yet.
   locked() { return this.isLocked(this.id); }
   applyLock() {
