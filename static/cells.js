@@ -24,6 +24,15 @@ export function splitCellLines(text) {
   return text.split('\n').map((l) => l.replace(TRIM, '')).filter((l) => l && !l.startsWith('#'));
 }
 
+// showConn shows a connection's state (connecting, connected,
+// disconnected...) in a bar's status element, when there is one.
+export function showConn(el, st) {
+  if (!el) return;
+  el.hidden = false;
+  el.dataset.state = st;
+  el.textContent = st;
+}
+
 // Socket is the page's websocket to labserver, opened on the first send
 // and again after it closes. Messages go to the handler registered for
 // their id; when the connection drops, every handler gets {type: 'lost'}.
@@ -52,7 +61,7 @@ export class Socket {
       for (const [id, fn] of this.handlers) fn({ type: 'lost', id });
     };
   }
-  status(st) { if (this.conn) { this.conn.hidden = false; this.conn.dataset.state = st; this.conn.textContent = st; } }
+  status(st) { showConn(this.conn, st); }
   send(m) {
     this.ensure();
     if (this.ws.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(m)); else this.pending.push(m);
