@@ -24,6 +24,15 @@ export function splitCellLines(text) {
   return text.split('\n').map((l) => l.replace(TRIM, '')).filter((l) => l && !l.startsWith('#'));
 }
 
+// showConn shows a connection's state (connecting, connected,
+// disconnected...) in a bar's status element, when there is one.
+export function showConn(el, st) {
+  if (!el) return;
+  el.hidden = false;
+  el.dataset.state = st;
+  el.textContent = st;
+}
+
 // Socket is the page's websocket to labserver, opened on the first send
 // and again after it closes. Messages go to the handler registered for
 // their id; when the connection drops, every handler gets {type: 'lost'}.
@@ -52,7 +61,7 @@ export class Socket {
       for (const [id, fn] of this.handlers) fn({ type: 'lost', id });
     };
   }
-  status(st) { if (this.conn) { this.conn.hidden = false; this.conn.dataset.state = st; this.conn.textContent = st; } }
+  status(st) { showConn(this.conn, st); }
   send(m) {
     this.ensure();
     if (this.ws.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(m)); else this.pending.push(m);
@@ -161,6 +170,16 @@ export function liveView(m, progress) {
   };
 }
 
+// setCellState marks a cell element's run (is-queued, is-running,
+// is-done, is-error) with a short text in its state line; a room's
+// follower page marks the runs it draws the same way.
+export function setCellState(cell, cls, text) {
+  cell.classList.remove('is-queued', 'is-running', 'is-error', 'is-done');
+  if (cls) cell.classList.add(cls);
+  const st = cell.querySelector('.cell-state');
+  if (st) st.textContent = text || '';
+}
+
 // REPEAT is how many rounds the "Repeat 5×" button runs.
 const REPEAT = 5;
 
@@ -175,7 +194,6 @@ export class Cell {
     this.id = el.dataset.cell;
     this.src = $('.cell-src', el);
     this.out = $('.cell-out', el);
-    this.state = $('.cell-state', el);
     this.runBtn = $('.run', el); this.cancelBtn = $('.cancel', el); this.resetBtn = $('.reset', el); this.repeatBtn = $('.repeat', el);
     this.editKey = `kvlab:cell:${lessonSlug()}:${this.id}:${el.dataset.hash}`;
     this.runId = null;
@@ -217,11 +235,7 @@ export class Cell {
     const n = this.src.value.split('\n').length;
     this.src.rows = Math.max(2, Math.min(n, 14));
   }
-  setState(cls, text) {
-    this.el.classList.remove('is-queued', 'is-running', 'is-error', 'is-done');
-    if (cls) this.el.classList.add(cls);
-    this.state.textContent = text || '';
-  }
+  setState(cls, text) { setCellState(this.el, cls, text); }
   // locked: a predict: yes quiz on this cell has no prediction yet.
   locked() { return this.isLocked(this.id); }
   applyLock() {

@@ -2,6 +2,7 @@ package static
 
 import (
 	"io/fs"
+	"path"
 	"regexp"
 	"testing"
 )
@@ -9,15 +10,21 @@ import (
 // importRE finds a module's static imports: import ... from './x.js'.
 var importRE = regexp.MustCompile(`(?m)^import [^;]*? from '([^']+)';`)
 
-// siblingRE is the one kind of specifier the modules use: './NAME.js'.
-var siblingRE = regexp.MustCompile(`^\./([a-z][a-z0-9-]*\.js)$`)
+// relativeRE is the one kind of specifier the modules use: a module of
+// this folder or the room's, './NAME.js' or '../NAME.js'.
+var relativeRE = regexp.MustCompile(`^\.\.?/[a-z][a-z0-9-]*\.js$`)
 
-// TestImportsResolve checks that every module the page's modules import
-// is embedded beside them, so the browser never fetches a missing file.
+// TestImportsResolve checks that every module the page's modules and the
+// room's (room/) import is embedded, so the browser never fetches a
+// missing file.
 func TestImportsResolve(t *testing.T) {
-	names, err := fs.Glob(FS, "*.js")
-	if err != nil {
-		t.Fatal(err)
+	var names []string
+	for _, pattern := range []string{"*.js", "room/*.js"} {
+		m, err := fs.Glob(FS, pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, m...)
 	}
 	imports := 0
 	for _, name := range names {
@@ -27,9 +34,9 @@ func TestImportsResolve(t *testing.T) {
 		}
 		for _, m := range importRE.FindAllStringSubmatch(string(b), -1) {
 			imports++
-			dep, ok := relative(m[1])
+			dep, ok := resolve(name, m[1])
 			if !ok {
-				t.Errorf("%s imports %q: want a ./NAME.js beside it (no packages, no other origin)", name, m[1])
+				t.Errorf("%s imports %q: want ./NAME.js or ../NAME.js inside static/ (no packages, no other origin)", name, m[1])
 				continue
 			}
 			if _, err := fs.Stat(FS, dep); err != nil {
@@ -42,11 +49,12 @@ func TestImportsResolve(t *testing.T) {
 	}
 }
 
-// relative returns NAME.js for the import specifier './NAME.js'.
-func relative(spec string) (string, bool) {
-	m := siblingRE.FindStringSubmatch(spec)
-	if m == nil {
+// resolve returns the path in FS of the module that module imports as
+// spec, the way the browser resolves it against module's URL.
+func resolve(module, spec string) (string, bool) {
+	if !relativeRE.MatchString(spec) {
 		return "", false
 	}
-	return m[1], true
+	dep := path.Join(path.Dir(module), spec)
+	return dep, fs.ValidPath(dep)
 }

@@ -4,6 +4,7 @@
 // message ({"error": "..."}) and the HTTP status.
 
 import { needToken, token, forgetToken, browserID, lessonSlug } from '../session.js';
+import { showConn } from '../cells.js';
 
 export { needToken, token, browserID, lessonSlug };
 
@@ -90,13 +91,7 @@ export class RoomSocket {
 }
 
 // statusLight shows a socket's state in the bar's #conn element.
-export function statusLight(st) {
-  const conn = document.getElementById('conn');
-  if (!conn) return;
-  conn.hidden = false;
-  conn.dataset.state = st;
-  conn.textContent = st;
-}
+export function statusLight(st) { showConn(document.getElementById('conn'), st); }
 
 // banner shows a message under the bar (kind 'error', 'notice' or
 // 'closed'); an empty text hides it.

@@ -5,9 +5,8 @@
 // results.js, the result table and charts, as the lesson page does.
 
 import { h } from '../dom.js';
-import { CellRun, liveView } from '../cells.js';
+import { CellRun, liveView, setCellState } from '../cells.js';
 import { renderLines } from '../results.js';
-import { setCellState } from './stage.js';
 
 // CUT_OFF is what a followed run shows when the room socket dropped.
 const CUT_OFF = "The connection to the room was lost during this run: the presenter's run goes on, but its result cannot be shown here.";

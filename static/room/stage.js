@@ -49,12 +49,3 @@ export function quizInView() {
   const qs = inCurrent('.quiz[data-cell]');
   return qs.find((q) => q.contains(document.activeElement)) || inView(qs);
 }
-
-// setCellState marks a cell as the lesson page does (is-queued,
-// is-running, is-done, is-error) with a short text.
-export function setCellState(cell, cls, text) {
-  cell.classList.remove('is-queued', 'is-running', 'is-error', 'is-done');
-  if (cls) cell.classList.add(cls);
-  const st = cell.querySelector('.cell-state');
-  if (st) st.textContent = text || '';
-}

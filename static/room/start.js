@@ -6,6 +6,7 @@
 
 import { h } from '../dom.js';
 import { needToken, token } from '../session.js';
+import { request } from './api.js';
 
 export function addStart() {
   const toc = document.querySelector('nav.toc');
@@ -18,11 +19,7 @@ export function addStart() {
     try {
       const body = { lesson: document.body.dataset.lesson };
       if (token(false)) body.token = token(false);
-      const resp = await fetch('/api/rooms', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
-      let r = {};
-      try { r = await resp.json(); } catch { /* the status says it */ }
-      if (!resp.ok) throw new Error(r.error || `HTTP ${resp.status}`);
-      location.href = r.presenter_url;
+      location.href = (await request('POST', '/api/rooms', body)).presenter_url;
     } catch (err) {
       msg.textContent = ` ${err.message}`;
       btn.disabled = false;

@@ -8,19 +8,7 @@ import {
   spectrumChart, histogramChart, timelineChart, sweepChart, modelChart, sparkline,
   scale, logTicks, niceTicks, fmtTick, fmtRateTick, fullSeconds, path,
 } from '../charts.js';
-
-// problems lists every attribute or text of a description that is not a
-// finite number or a clean string, with where it is.
-function problems(desc, where = 'svg') {
-  const out = [];
-  if (typeof desc.tag !== 'string' || !Array.isArray(desc.kids)) return [`${where}: not a {tag, attrs, kids} description`];
-  for (const [k, v] of Object.entries(desc.attrs)) {
-    const bad = typeof v === 'number' ? !Number.isFinite(v) : typeof v !== 'string' || /NaN|Infinity|undefined/.test(v);
-    if (bad) out.push(`${where}/${desc.tag}[${k}] = ${String(v)}`);
-  }
-  desc.kids.forEach((kid, i) => out.push(...problems(kid, `${where}/${desc.tag}[${i}]`)));
-  return out;
-}
+import { problems } from './svgdesc.mjs';
 
 const count = (desc, tag) => (desc.tag === tag ? 1 : 0) + desc.kids.reduce((n, k) => n + count(k, tag), 0);
 
