@@ -114,7 +114,7 @@ func (db *DB) closeMarkLocked() error {
 	seg.size += markSize
 	seg.filled = max(seg.filled, seg.size)
 	db.stats.bytesWritten.Add(markSize)
-	return db.syncSegment(seg, db.lastSeq, seg.size)
+	return db.syncSegment(causeSeal, seg, db.lastSeq, seg.size)
 }
 
 // vouchingMark looks for a sync mark that decodes in b at an offset after
