@@ -114,6 +114,9 @@ func writeBenchTable(w io.Writer, r *BenchResult) error {
 		extra = append(extra, fmt.Sprintf("fsyncs not counted (the %s engine does not report them)", r.Engine))
 	}
 	fmt.Fprintln(w, strings.Join(extra, "   "))
+	if s := fsyncSplit(r); s != "" {
+		fmt.Fprintln(w, s)
+	}
 	if m := r.Model; m != nil {
 		fmt.Fprintf(w, "model: %s predicts %.0f ops/s (T_write %s, T_fsync %s: %s); measured %.0f ops/s (%s)\n",
 			r.Sync, m.PredictedOpsPerSec, FormatNs(m.TWriteNs), FormatNs(m.TFsyncNs), map[string]string{"run": "this run's mean fdatasync", "probe": "the probe's"}[m.TFsyncSource], r.OpsPerSec, ratio(r.OpsPerSec, m.PredictedOpsPerSec))
@@ -125,6 +128,35 @@ func writeBenchTable(w io.Writer, r *BenchResult) error {
 		fmt.Fprintf(w, "data kept in %s (-keep)\n", r.Dir)
 	}
 	return nil
+}
+
+// fsyncCauses are the fsyncs_by_cause keys, in the order the table lists
+// them, each with what the table calls it.
+var fsyncCauses = []struct{ key, label string }{
+	{"commit", "commit (the policy's own)"},
+	{"seal", "segment seal"},
+	{"prealloc", "zero-fill (under the write lock: every Put waited)"},
+	{"compaction", "compaction"},
+	{"hint", "hint file"},
+	{"open", "open"},
+}
+
+// fsyncSplit is the table's line that splits a run's fdatasyncs by cause,
+// or "" when the store does not say or every one was a commit.
+func fsyncSplit(r *BenchResult) string {
+	by := r.FsyncsByCause
+	var parts []string
+	var total int64
+	for _, c := range fsyncCauses {
+		if n := by[c.key]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, c.label))
+			total += n
+		}
+	}
+	if total == by["commit"] {
+		return ""
+	}
+	return fmt.Sprintf("fdatasyncs by cause: %s; %d in all", strings.Join(parts, ", "), total)
 }
 
 // ratio says how far a measurement is from a prediction.

@@ -354,21 +354,23 @@ func measure(ctx context.Context, r *run, keys keyTable, store Store, clients []
 			w.reserve()
 		}
 	}
-	m.before = storeStats(store)
+	// Armed before the counters are read, disarmed before they are read
+	// again: a sync that ends in between is both timed and counted.
 	_, m.counted = store.(StatsReporter)
 	timer, timed := store.(SyncTimer)
 	if timed {
 		timer.SyncTimes().arm()
 	}
+	m.before = storeStats(store)
 	prog := startProgress(r, m.workers, cfg.tick, cfg.engine)
 	m.wall = timedRegion(r, keys, clients, writer, prog)
 	m.cancelled = r.stop.Load() && ctx.Err() != nil
 	m.capped = cfg.duration > 0 && m.wall < cfg.duration && !m.cancelled
 	m.timeline = prog.end(m.wall)
-	m.after = storeStats(store)
 	if timed {
 		m.syncs = timer.SyncTimes().disarm()
 	}
+	m.after = storeStats(store)
 	for _, w := range m.workers {
 		if w.err != nil {
 			return nil, w.err
@@ -434,6 +436,12 @@ func (m *measurement) result(cfg *runConfig) *BenchResult {
 		res.FsyncMeanNs = float64(m.after.FsyncTime-m.before.FsyncTime) / float64(res.Fsyncs)
 	}
 	res.FsyncSamples, res.FsyncP50Ns, res.FsyncP99Ns, res.FsyncMaxNs = m.syncs.Count, m.syncs.P50Ns, m.syncs.P99Ns, m.syncs.MaxNs
+	if m.after.FsyncsBy != nil {
+		res.FsyncsByCause = map[string]int64{}
+		for cause, n := range m.after.FsyncsBy {
+			res.FsyncsByCause[cause] = n - m.before.FsyncsBy[cause]
+		}
+	}
 	return res
 }
 
