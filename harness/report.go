@@ -117,6 +117,9 @@ func writeBenchTable(w io.Writer, r *BenchResult) error {
 	if s := fsyncSplit(r); s != "" {
 		fmt.Fprintln(w, s)
 	}
+	if s := deviceLine(r.DeviceIO); s != "" {
+		fmt.Fprintln(w, s)
+	}
 	if m := r.Model; m != nil {
 		fmt.Fprintf(w, "model: %s predicts %.0f ops/s (T_write %s, T_fsync %s: %s); measured %.0f ops/s (%s)\n",
 			r.Sync, m.PredictedOpsPerSec, FormatNs(m.TWriteNs), FormatNs(m.TFsyncNs), map[string]string{"run": "this run's mean fdatasync", "probe": "the probe's"}[m.TFsyncSource], r.OpsPerSec, ratio(r.OpsPerSec, m.PredictedOpsPerSec))
@@ -157,6 +160,32 @@ func fsyncSplit(r *BenchResult) string {
 		return ""
 	}
 	return fmt.Sprintf("fdatasyncs by cause: %s; %d in all", strings.Join(parts, ", "), total)
+}
+
+// deviceLine is the table's line of the disk's own counters, or "" when
+// the result has none.
+func deviceLine(d *DeviceIO) string {
+	switch {
+	case d == nil:
+		return ""
+	case d.Unavailable != "":
+		return "device counters: none (" + d.Unavailable + ")"
+	}
+	per := func(p *float64, what string) string {
+		if p == nil {
+			return ""
+		}
+		return fmt.Sprintf(" (%.3g %s)", *p, what)
+	}
+	s := fmt.Sprintf("device %s: %d write requests%s, %s written%s", d.Device,
+		*d.WriteRequests, per(d.WriteRequestsPerOp, "per op"),
+		FormatBytes(*d.WriteBytes), per(d.BytesPerLogicalByte, "device bytes per logical byte"))
+	if d.FlushRequests != nil {
+		s += fmt.Sprintf(", %d flushes%s", *d.FlushRequests, per(d.FlushesPerOp, "per op"))
+	} else {
+		s += "; " + d.FlushMissing
+	}
+	return s + "; the whole device's counts, other writers included"
 }
 
 // ratio says how far a measurement is from a prediction.

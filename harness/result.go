@@ -57,6 +57,11 @@ type BenchResult struct {
 	// fsync_samples; fsyncs is "commit" + "seal" (+ 1 per compaction).
 	FsyncsByCause map[string]int64 `json:"fsyncs_by_cause,omitempty"`
 
+	// DeviceIO is what the block device under the run directory counted
+	// in the timed region (diskstats.go): write requests, bytes, flushes
+	// and their ratios per op, or why there is no device to read.
+	DeviceIO *DeviceIO `json:"device_io,omitempty"`
+
 	Model    *BenchModel     `json:"model,omitempty"` // for batch:N and periodic:D
 	Timeline []TimelinePoint `json:"timeline"`
 	Probe    *ProbeBrief     `json:"probe,omitempty"`
