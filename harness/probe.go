@@ -55,6 +55,10 @@ type ProbeResult struct {
 	// SyncCall is the call timed as "fdatasync": fdatasync on Linux,
 	// fcntl(F_FULLFSYNC) on macOS (engine.Datasync says why).
 	SyncCall string `json:"sync_call,omitempty"`
+
+	// Methods is the sync-primitive table of probe -methods
+	// (probe_methods.go); absent without the flag.
+	Methods []SyncMethodCost `json:"methods,omitempty"`
 }
 
 // ProbeCost summarizes one repeated system call sequence.

@@ -41,7 +41,10 @@ func Write(w io.Writer, format string, v any) error {
 	case []*BenchResult:
 		return writeCompareTable(w, r)
 	case *ProbeResult:
-		return writeProbeTable(w, r)
+		if err := writeProbeTable(w, r); err != nil {
+			return err
+		}
+		return writeMethodsTable(w, r.Methods)
 	case *ModelResult:
 		return writeModelTable(w, r)
 	case *CrashResult:
