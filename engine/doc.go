@@ -54,11 +54,12 @@
 // (segment.go), each with an optional hint file that lists its keys and
 // record offsets without the values, so reopening need not read every value
 // (hint.go). The newest segment is the active one; when it reaches
-// Options.SegmentSize it is sealed and a new one starts. Under "always",
-// "group" and "batch:N" the active segment is zero-filled ahead of the
-// writes (never past SegmentSize), because on ext4 an fdatasync after an
-// overwrite is cheaper than one after an append (segment.go has the
-// measurements); a sealed segment is cut back to its last record.
+// Options.SegmentSize it is sealed and a new one starts. By default,
+// under "always", "group" and "batch:N", the active segment is
+// zero-filled ahead of the writes (never past SegmentSize), because on
+// ext4 an fdatasync after an overwrite is cheaper than one after an
+// append (segment.go has the measurements); a sealed segment is cut back
+// to its last record.
 // Stats().FsyncsBy says which fdatasyncs a policy asked for and which
 // the files cost (sealing, zero-filling, compaction, hints, Open).
 //
