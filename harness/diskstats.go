@@ -2,6 +2,7 @@ package harness
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -54,6 +55,11 @@ type DeviceIO struct {
 	// field (before Linux 5.5); FlushMissing then says so.
 	FlushRequests *int64 `json:"flush_requests,omitempty"`
 	FlushMissing  string `json:"flush_missing,omitempty"`
+	// WriteCache is the disk's /sys/block/NAME/queue/write_cache: "write
+	// back" (a volatile cache, which the kernel flushes for every
+	// fdatasync) or "write through" (none: the kernel sends no flushes,
+	// so flush_requests stays 0 however often the store syncs).
+	WriteCache string `json:"write_cache,omitempty"`
 
 	// Per-op ratios: per primitive op of the run (ops), and device bytes
 	// per logical byte (the keys and values the run's Puts stored:
@@ -139,8 +145,9 @@ func parseDiskstats(text string) (map[string]diskCounters, error) {
 // blockDevice is the device under a directory, resolved to the whole
 // disks that count its I/O.
 type blockDevice struct {
-	name  string   // what device_io.device says
-	disks []string // whole-disk names in diskstats, sorted
+	name       string   // what device_io.device says
+	disks      []string // whole-disk names in diskstats, sorted
+	writeCache string   // their queue/write_cache, "" when unknown; joined by "+" when they differ
 }
 
 // sysfs is where resolveDevice reads the kernel's device tree: "/sys" on
@@ -163,13 +170,16 @@ func (s sysfs) resolve(major, minor uint32) (blockDevice, error) {
 	if err := s.leaves(dir, disks, 0); err != nil {
 		return blockDevice{}, err
 	}
-	d := blockDevice{disks: slices.Sorted(func(yield func(string) bool) {
-		for k := range disks {
-			if !yield(k) {
-				return
+	d := blockDevice{disks: slices.Sorted(maps.Keys(disks))}
+	var caches []string
+	for _, disk := range d.disks {
+		if b, err := os.ReadFile(filepath.Join(string(s), "block", disk, "queue", "write_cache")); err == nil {
+			if c := strings.TrimSpace(string(b)); !slices.Contains(caches, c) {
+				caches = append(caches, c)
 			}
 		}
-	})}
+	}
+	d.writeCache = strings.Join(caches, "+")
 	top := filepath.Base(dir)
 	if _, err := os.Stat(filepath.Join(dir, "partition")); err == nil {
 		top = filepath.Base(filepath.Dir(dir))
@@ -266,7 +276,9 @@ func (w *deviceWatch) result(ops, logical int64) *DeviceIO {
 	if w.unavailable != "" {
 		return &DeviceIO{Device: w.dev.name, Unavailable: w.unavailable}
 	}
-	return deviceDelta(w.dev.name, w.source, w.before, w.after, ops, logical)
+	d := deviceDelta(w.dev.name, w.source, w.before, w.after, ops, logical)
+	d.WriteCache = w.dev.writeCache
+	return d
 }
 
 // deviceDelta turns two readings into device_io.

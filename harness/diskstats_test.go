@@ -157,19 +157,27 @@ func TestResolveBlockDevice(t *testing.T) {
 	md := f.dev("devices/virtual/block/md0", "9:0")
 	f.slave(md, sdb1)
 	f.slave(md, sda1)
-	_, _, _ = vda, sda, sdb
+	// /sys/block/NAME links every disk; queue/write_cache is read there.
+	for name, dir := range map[string]string{"vda": vda, "sda": sda, "sdb": sdb} {
+		os.MkdirAll(filepath.Join(f.root, "block"), 0o755)
+		os.Symlink(dir, filepath.Join(f.root, "block", name))
+	}
+	f.file(filepath.Join(vda, "queue", "write_cache"), "write back\n")
+	f.file(filepath.Join(sda, "queue", "write_cache"), "write through\n")
+	f.file(filepath.Join(sdb, "queue", "write_cache"), "write back\n")
 
 	for _, c := range []struct {
 		majmin   [2]uint32
 		name     string
 		disks    string
+		cache    string
 		errMatch string
 	}{
-		{[2]uint32{254, 0}, "vda", "vda", ""},
-		{[2]uint32{8, 1}, "sda", "sda", ""},
-		{[2]uint32{253, 0}, "dm-0 (vg-root) on sda", "sda", ""},
-		{[2]uint32{9, 0}, "md0 on sda+sdb", "sda,sdb", ""},
-		{[2]uint32{7, 3}, "", "", "no " + filepath.Join(f.root, "dev", "block", "7:3") + ": sysfs is not mounted here or hides the device"},
+		{[2]uint32{254, 0}, "vda", "vda", "write back", ""},
+		{[2]uint32{8, 1}, "sda", "sda", "write through", ""},
+		{[2]uint32{253, 0}, "dm-0 (vg-root) on sda", "sda", "write through", ""},
+		{[2]uint32{9, 0}, "md0 on sda+sdb", "sda,sdb", "write through+write back", ""},
+		{[2]uint32{7, 3}, "", "", "", "no " + filepath.Join(f.root, "dev", "block", "7:3") + ": sysfs is not mounted here or hides the device"},
 	} {
 		d, err := sysfs(f.root).resolve(c.majmin[0], c.majmin[1])
 		if c.errMatch != "" {
@@ -182,8 +190,8 @@ func TestResolveBlockDevice(t *testing.T) {
 			t.Errorf("%d:%d: %v", c.majmin[0], c.majmin[1], err)
 			continue
 		}
-		if d.name != c.name || strings.Join(d.disks, ",") != c.disks {
-			t.Errorf("%d:%d: name %q, disks %v; want %q, %s", c.majmin[0], c.majmin[1], d.name, d.disks, c.name, c.disks)
+		if d.name != c.name || strings.Join(d.disks, ",") != c.disks || d.writeCache != c.cache {
+			t.Errorf("%d:%d: name %q, disks %v, write cache %q; want %q, %s, %q", c.majmin[0], c.majmin[1], d.name, d.disks, d.writeCache, c.name, c.disks, c.cache)
 		}
 	}
 }
@@ -266,6 +274,11 @@ func TestDeviceLine(t *testing.T) {
 		{"no flush field", deviceDelta("sda", "/proc/diskstats", before, old, 100, 0),
 			"device sda: 200 write requests (2 per op), 3.9 MiB written; " + flushMissingNote + "; the whole device's counts, other writers included"},
 		{"unavailable", &DeviceIO{Unavailable: "/x is on tmpfs"}, "device counters: none (/x is on tmpfs)"},
+		{"write through", func() *DeviceIO {
+			d := deviceDelta("sda", "/proc/diskstats", before, before, 100, 0)
+			d.WriteCache = "write through"
+			return d
+		}(), "device sda: 0 write requests (0 per op), 0 B written, 0 flushes (0 per op) (a write-through disk: the kernel sends it no flushes); the whole device's counts, other writers included"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if got := deviceLine(c.d); got != c.want {

@@ -185,6 +185,9 @@ func deviceLine(d *DeviceIO) string {
 		FormatBytes(*d.WriteBytes), per(d.BytesPerLogicalByte, "device bytes per logical byte"))
 	if d.FlushRequests != nil {
 		s += fmt.Sprintf(", %d flushes%s", *d.FlushRequests, per(d.FlushesPerOp, "per op"))
+		if d.WriteCache == "write through" {
+			s += " (a write-through disk: the kernel sends it no flushes)"
+		}
 	} else {
 		s += "; " + d.FlushMissing
 	}
