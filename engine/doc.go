@@ -83,7 +83,11 @@
 // after it: a disk may write an unsynced tail back out of order, leaving a
 // hole before whole records that were never durable. This is sound because
 // a mark exists on disk only if the fdatasync before it returned, whatever
-// order the disk persisted things in. Open also syncs the store
+// order the disk persisted things in, and it relies on one condition:
+// every mark the store writes sits at an offset at or after the Y it
+// claims. A mark that decodes at offset X with Y > X (the bytes of a
+// value can encode one) was never written as a mark, and recovery does
+// not trust it. Open also syncs the store
 // directory, so the name of the segment it goes on writing into is
 // durable before any write there is acknowledged.
 // Compaction (compact.go) installs its output only after it is durable and
