@@ -500,7 +500,9 @@ func (db *DB) rotateLocked() error {
 }
 
 // Get returns a copy of the live value of key, or an error wrapping
-// ErrNotFound. It verifies the record's checksum on every read.
+// ErrNotFound. It verifies the record's checksum on every read. After a
+// failed fdatasync, Get of a write it did not make durable fails with an
+// error wrapping ErrFailed (writeback.go).
 func (db *DB) Get(key []byte) ([]byte, error) {
 	db.mu.RLock()
 	if db.closed.Load() {
@@ -522,6 +524,10 @@ func (db *DB) Get(key []byte) ([]byte, error) {
 	db.mu.RUnlock()
 	db.stats.gets.Add(1)
 	if err != nil {
+		if ferr := db.commit.failure(); ferr != nil {
+			// The failure truncated what no fdatasync covered (writeback.go).
+			return nil, fmt.Errorf("engine: read %s at offset %d: %w: the write was not durable when the store failed, and was dropped: %w", seg.name, e.off, err, ferr)
+		}
 		return nil, fmt.Errorf("engine: read %s at offset %d: %w", seg.name, e.off, err)
 	}
 	r, _, err := decodeRecord(buf)

@@ -66,7 +66,13 @@
 // form. Stats().DurableSeq is the highest sequence number covered by an
 // fdatasync that returned: a power cut keeps every write up to it. The
 // first failed fdatasync (or write) is sticky: the store fails every later
-// write with it and never acknowledges anything after it.
+// write with it and never acknowledges anything after it. A failed
+// fdatasync means the bytes it covered may never reach the disk although
+// the page cache still returns them (Linux marks them clean), so the
+// store truncates the segment back to what the last successful
+// fdatasync covered: a reopen, in the same boot or after a power cut,
+// finds exactly the writes up to DurableSeq, and the acknowledged writes
+// after it are lost as in a power cut (writeback.go).
 //
 // "fdatasync" throughout means Datasync (sync_*.go): fdatasync(2) on
 // Linux; on macOS fcntl(F_FULLFSYNC), because a plain fsync there leaves

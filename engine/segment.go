@@ -113,6 +113,7 @@ func (db *DB) ensureSpace(seg *segment, n int64) error {
 	err := seg.f.Sync()
 	if err != nil {
 		db.commit.fail(fmt.Errorf("fdatasync %s after preallocating: %w", seg.name, err))
+		db.dropUnsynced(seg) // writeback.go
 	}
 	db.syncMu.Unlock()
 	if err != nil {
