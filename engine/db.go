@@ -384,6 +384,7 @@ func (db *DB) placeLocked(seg *segment, at int64, mark []byte, rec record, n int
 			db.commit.fail(fmt.Errorf("write %s at offset %d: %w", seg.name, at, err))
 			return 0, db.commit.failure()
 		}
+		db.buf = idle(db.buf)
 		db.mu.Lock()
 		db.setIndex(string(rec.key), rec.kind, entry{seg: seg.id, off: uint32(off), size: uint32(n)})
 		db.mu.Unlock()
@@ -455,7 +456,7 @@ func (db *DB) flushGroupLocked() error {
 	off := seg.size - int64(len(db.group))
 	if _, err := seg.f.WriteAt(db.group, off); err != nil {
 		db.commit.fail(fmt.Errorf("write %s at offset %d: %w", seg.name, off, err))
-		db.group, db.groupIdx = db.group[:0], db.groupIdx[:0]
+		db.group, db.groupIdx = idle(db.group), db.groupIdx[:0]
 		return db.commit.failure()
 	}
 	db.mu.Lock()
@@ -463,7 +464,7 @@ func (db *DB) flushGroupLocked() error {
 		db.setIndex(g.key, g.kind, g.e)
 	}
 	db.mu.Unlock()
-	db.group, db.groupIdx = db.group[:0], db.groupIdx[:0]
+	db.group, db.groupIdx = idle(db.group), db.groupIdx[:0]
 	db.commit.handed(db.lastSeq)
 	return nil
 }

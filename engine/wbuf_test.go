@@ -258,3 +258,27 @@ func TestWriteBufferBoundaries(t *testing.T) {
 		}
 	}
 }
+
+// TestCommitBuffersShrink: after one record larger than maxIdleBuffer,
+// the buffers that "always" encodes into and "group" queues into give the
+// memory back, as the write buffer does, and the store goes on working.
+func TestCommitBuffersShrink(t *testing.T) {
+	for _, p := range []string{"always", "group"} {
+		t.Run(p, func(t *testing.T) {
+			pol, _ := ParseSync(p)
+			db, _ := openMem(t, Options{Sync: pol})
+			defer db.Close()
+			big := string(bytes.Repeat([]byte("b"), 4*maxIdleBuffer))
+			mustPut(t, db, "big", big)
+			mustPut(t, db, "small", "s")
+			db.writeMu.Lock()
+			kept := max(cap(db.buf), cap(db.group))
+			db.writeMu.Unlock()
+			if kept > maxIdleBuffer {
+				t.Errorf("after a %d-byte record the commit buffers keep %d bytes of capacity, want at most %d", len(big), kept, maxIdleBuffer)
+			}
+			checkGet(t, db, "big", big)
+			checkGet(t, db, "small", "s")
+		})
+	}
+}
