@@ -52,11 +52,14 @@ func runPoints(t *testing.T, cfg crashtest.PointsConfig) crashtest.PointsReport 
 		t.Error(f)
 	}
 	if !rep.OK() {
-		t.Errorf("%d of %d crash points broke the invariant: lost %d durable writes (%d resurrected deletes), %d corrupt, %d unwritten, %d failed reopens",
-			len(rep.Findings), rep.Points, rep.Lost, rep.Resurrected, rep.Corrupt, rep.Unwritten, rep.Failed)
+		t.Errorf("%d of %d crash points broke the invariant: lost %d durable writes (%d resurrected deletes), %d corrupt, %d unwritten, %d failed reopens, %d inconsistent reopens, %d of %d damaged images not refused",
+			len(rep.Findings), rep.Points, rep.Lost, rep.Resurrected, rep.Corrupt, rep.Unwritten, rep.Failed, rep.Inconsistent, rep.Undetected, rep.Damaged)
 	}
 	if rep.Writes == 0 || rep.Ops < 20 {
 		t.Errorf("the workload did %d filesystem ops and acknowledged %d writes: too small to test anything", rep.Ops, rep.Writes)
+	}
+	if rep.Damaged == 0 {
+		t.Errorf("no crash image had a promised write to damage where recovery must notice: the damage check checked nothing")
 	}
 	return rep
 }
@@ -77,15 +80,17 @@ func TestCrashPointsPower(t *testing.T) {
 					cfg.Steps, cfg.Cuts, cfg.Second, cfg.SecondStride = 300, 4, 20, 4
 				}
 				rep := runPoints(t, cfg)
-				t.Logf("%s %s: %d ops, %d crash points, %d acked, %d durable, %d lost_acked", p, mode, rep.Ops, rep.Points, rep.Writes, rep.DurableAcked, rep.LostAcked)
+				t.Logf("%s %s: %d ops, %d crash points, %d acked, %d promised, %d lost_acked, %d damaged images refused", p, mode, rep.Ops, rep.Points, rep.Writes, rep.DurableAcked, rep.LostAcked, rep.Damaged)
 			})
 		}
 	}
 }
 
 // TestCrashPointsKill kills the process after every filesystem operation:
-// everything handed to the filesystem survives, synced or not, so nothing
-// acknowledged may be lost under any policy. Each kill is followed by a
+// everything handed to the filesystem survives, synced or not, so a kill
+// may take only what the policy lets the write buffer hold (nothing under
+// always and group, the last N-1 writes under batch:N, the buffer's bytes
+// under periodic and none). Each kill is followed by a
 // reopen, more writes and a power cut after each of their operations
 // (Open's own included): the second crash finds what the first recovery
 // left undurable, such as a segment whose directory entry was never
@@ -99,7 +104,7 @@ func TestCrashPointsKill(t *testing.T) {
 				cfg.Steps, cfg.Second, cfg.SecondStride = 300, 20, 1
 			}
 			rep := runPoints(t, cfg)
-			t.Logf("%s kill: %d ops, %d crash points, %d acked, %d durable, %d lost_acked", p, rep.Ops, rep.Points, rep.Writes, rep.DurableAcked, rep.LostAcked)
+			t.Logf("%s kill: %d ops, %d crash points, %d acked, %d promised, %d lost_acked, %d damaged images refused", p, rep.Ops, rep.Points, rep.Writes, rep.DurableAcked, rep.LostAcked, rep.Damaged)
 		})
 	}
 }
