@@ -15,8 +15,9 @@ import (
 // exactly, so periodic syncs here only where every policy does (rotation,
 // compaction, Close); TestPowerLoss covers its timer. "none/wbuf300" runs
 // "none" with a 300-byte write buffer, so the buffer also goes to the OS
-// when full, between sync points.
-var pointPolicies = []string{"always", "group", "batch:4", "periodic:1m", "none", "none/wbuf300"}
+// when full, between sync points; "batch:4/wbuf300" does so between
+// batch:4's fdatasyncs, which must still come every 4th write.
+var pointPolicies = []string{"always", "group", "batch:4", "batch:4/wbuf300", "periodic:1m", "none", "none/wbuf300"}
 
 // pointConfig is the enumeration of one of pointPolicies.
 func pointConfig(t *testing.T, p string) crashtest.PointsConfig {

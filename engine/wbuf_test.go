@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -281,4 +282,31 @@ func TestCommitBuffersShrink(t *testing.T) {
 			checkGet(t, db, "small", "s")
 		})
 	}
+}
+
+// TestFailedFlushKeepsBuffer: when the write(2) of a full write buffer
+// fails, the store fails, but the buffer is kept: Get still returns the
+// acknowledged writes that were in it (the failed write left nothing of
+// them in the file).
+func TestFailedFlushKeepsBuffer(t *testing.T) {
+	db, mem := openMem(t, Options{Sync: SyncPolicy{Mode: SyncNone}, WriteBuffer: 256})
+	defer db.Close()
+	mustPut(t, db, "k0", "acknowledged, in the buffer")
+	mem.Fault = func(op, name string) error {
+		if op == "write" {
+			return syscall.EIO
+		}
+		return nil
+	}
+	var err error
+	for i := 1; i < 100 && err == nil; i++ {
+		err = db.Put(fmt.Appendf(nil, "k%d", i), bytes.Repeat([]byte("v"), 40))
+	}
+	if !errors.Is(err, ErrFailed) || !errors.Is(err, syscall.EIO) {
+		t.Fatalf("Puts until the buffer's write failed: got %v, want ErrFailed wrapping EIO", err)
+	}
+	if mem.liveContains([]byte("acknowledged, in the buffer")) {
+		t.Fatal("the failed write reached the file; the test needs it not to")
+	}
+	checkGet(t, db, "k0", "acknowledged, in the buffer")
 }
