@@ -62,6 +62,14 @@ type MemFS struct {
 	// the MemFS they return: it is the kernel's behaviour, not the
 	// process's. Set it while no store uses the MemFS.
 	LinuxWriteback bool
+
+	// TornStop, when not nil, makes the write that StopAfter's stop
+	// interrupts leave its first TornStop(len) bytes in the file (in the
+	// page cache: not synced), as a process killed in the middle of a
+	// write(2) can; it still fails with ErrPowerLost. Nil: the
+	// interrupted write changes nothing. Set it while no store uses the
+	// MemFS.
+	TornStop func(n int) int
 }
 
 // memNode is a file's contents. It outlives renames.
@@ -324,9 +332,22 @@ func (f *memFile) ReadAt(p []byte, off int64) (int, error) {
 func (f *memFile) WriteAt(p []byte, off int64) (int, error) {
 	f.fs.mu.Lock()
 	defer f.fs.mu.Unlock()
+	wasDown := f.fs.down
 	if err := f.fs.admit("write", f.name); err != nil {
+		if !wasDown && f.fs.down && f.fs.TornStop != nil {
+			// This write is the one the stop interrupted: a prefix of it
+			// lands.
+			f.write(p[:min(max(f.fs.TornStop(len(p)), 0), len(p))], off)
+		}
 		return 0, err
 	}
+	return f.write(p, off)
+}
+
+// write puts p at offset off of the file, within the MemFS's limit.
+//
+// REQUIRES: f.fs.mu held.
+func (f *memFile) write(p []byte, off int64) (int, error) {
 	n := f.node
 	want := p
 	var err error

@@ -103,10 +103,41 @@ type PointsConfig struct {
 	// Second, when > 0, makes each crash point also reopen the store,
 	// run Second more steps and crash again, at every operation of that
 	// second run (Open's own operations included), with a power cut in
-	// Mode. SecondStride applies the second run to every SecondStride-th
-	// first crash point only; 0 or 1 = all of them.
+	// Mode (or a kill, SecondKill). SecondStride applies the second run
+	// to every SecondStride-th first crash point only; 0 or 1 = all of
+	// them. With Cuts > 1 only the first cut of each point gets one.
 	Second       int
 	SecondStride int
+	// SecondKill makes each second crash a process kill instead of a
+	// power cut.
+	SecondKill bool
+
+	// Preallocate is the store's Options.Preallocate: 0 = SegmentSize,
+	// each segment zero-filled in one chunk; negative = off, plain
+	// appends (the engine's default under "none"); a chunk smaller than
+	// SegmentSize ends inside a segment.
+	Preallocate int64
+	// NoHints is the store's Options.NoHints: no hint files, every
+	// reopen scans every segment.
+	NoHints bool
+	// ReopenSegmentSize, when not 0, is the SegmentSize of the second
+	// run (the reopen after the first crash, and its crashes), and
+	// ReopenToggleHints turns NoHints the other way for it: a store
+	// reopened with other options than it was written with.
+	ReopenSegmentSize int64
+	ReopenToggleHints bool
+	// BigEvery, when > 0, makes every BigEvery-th write a Put of a value
+	// larger than a segment, which gets a segment of its own.
+	BigEvery int
+	// EmptyEvery, when > 0, makes every EmptyEvery-th write a Put of an
+	// empty value. An empty value does not say which Put wrote it: the
+	// checker takes the latest that matches, and checks no seq and
+	// injects no damage for it.
+	EmptyEvery int
+	// TornKill makes a kill also tear the write it interrupts: the first
+	// half of it reaches the page cache (engine.MemFS.TornStop). Applies
+	// to first crashes with Kill, and to second crashes with SecondKill.
+	TornKill bool
 }
 
 // PointsReport is the outcome of an enumeration.
@@ -213,6 +244,9 @@ func RunPoints(ctx context.Context, cfg PointsConfig) (PointsReport, error) {
 		for cut := range cfg.Cuts {
 			rng := rand.New(rand.NewPCG(cfg.Seed, uint64(k)<<8|uint64(cut)))
 			mem := engine.NewMemFS()
+			if cfg.Kill && cfg.TornKill {
+				mem.TornStop = half
+			}
 			mem.StopAfter(k)
 			h := newHistory(cfg)
 			h.run(mem, first)
@@ -229,7 +263,7 @@ func RunPoints(ctx context.Context, cfg PointsConfig) (PointsReport, error) {
 			if t.Error == "" {
 				rep.damage(h, after.Kill(), k, where)
 			}
-			if cfg.Second == 0 || t.Error != "" || (k-1)/cfg.Stride%cfg.SecondStride != 0 {
+			if cfg.Second == 0 || t.Error != "" || cut > 0 || (k-1)/cfg.Stride%cfg.SecondStride != 0 {
 				continue
 			}
 			// Crash, reopen, keep writing, crash again.
@@ -245,12 +279,21 @@ func RunPoints(ctx context.Context, cfg PointsConfig) (PointsReport, error) {
 			for k2 := 1; k2 <= ops2; k2++ {
 				h2 := h.clone()
 				mem2 := after.Kill()
+				if cfg.SecondKill && cfg.TornKill {
+					mem2.TornStop = half
+				}
 				mem2.StopAfter(k2)
 				h2.run(mem2, more)
 				_, op2 := mem2.Ops()
 				cut2 := rand.New(rand.NewPCG(cfg.Seed, uint64(k)<<24|uint64(k2)<<8|uint64(cut)))
-				t2 := h2.verify(mem2.PowerCut(cfg.Mode, cut2), false)
-				rep.add(t2, fmt.Sprintf("%s, reopen, then power cut after op %d/%d (%s)", where, k2, ops2, op2), h2)
+				crash2, img2 := "power cut", (*engine.MemFS)(nil)
+				if cfg.SecondKill {
+					crash2, img2 = "kill", mem2.Kill()
+				} else {
+					img2 = mem2.PowerCut(cfg.Mode, cut2)
+				}
+				t2 := h2.verify(img2, cfg.SecondKill)
+				rep.add(t2, fmt.Sprintf("%s, reopen, then %s after op %d/%d (%s)", where, crash2, k2, ops2, op2), h2)
 			}
 		}
 	}
@@ -360,6 +403,9 @@ type history struct {
 	// inconsistent: what verify's reopen reported that cannot be (Stats
 	// against the recovered writes).
 	inconsistent []string
+	// reopened: the store was reopened after the first crash (recovered),
+	// so its options are the second run's.
+	reopened bool
 }
 
 func newHistory(cfg PointsConfig) *history {
@@ -370,8 +416,11 @@ func newHistory(cfg PointsConfig) *history {
 	return h
 }
 
+// half is MemFS.TornStop for TornKill: half of the interrupted write lands.
+func half(n int) int { return n / 2 }
+
 func (h *history) clone() *history {
-	c := &history{cfg: h.cfg, events: make([][]event, len(h.events)), nextID: h.nextID, pending: h.pending}
+	c := &history{cfg: h.cfg, events: make([][]event, len(h.events)), nextID: h.nextID, pending: h.pending, reopened: h.reopened}
 	for k, ev := range h.events {
 		c.events[k] = append([]event(nil), ev...)
 	}
@@ -381,10 +430,17 @@ func (h *history) clone() *history {
 func pointKey(k int) []byte { return fmt.Appendf(nil, "key%02d", k) }
 
 // pointValue is the value of write id to key k: "key<k>/<id>/" and filler
-// of a length that varies with id.
+// of a length that varies with id (larger than a segment for every
+// BigEvery-th write), or empty for every EmptyEvery-th write.
 func (h *history) pointValue(k, id int) []byte {
+	if h.cfg.EmptyEvery > 0 && id%h.cfg.EmptyEvery == 0 {
+		return []byte{}
+	}
 	r := rand.New(rand.NewPCG(h.cfg.Seed, uint64(id)))
 	n := h.cfg.ValueSize/2 + r.IntN(h.cfg.ValueSize+1)
+	if h.cfg.BigEvery > 0 && id%h.cfg.BigEvery == 0 {
+		n = int(h.cfg.SegmentSize) + 1 + r.IntN(h.cfg.ValueSize+1)
+	}
 	v := fmt.Appendf(nil, "key%02d/%d/", k, id)
 	for len(v) < n {
 		v = append(v, byte('a'+r.IntN(26)))
@@ -392,8 +448,22 @@ func (h *history) pointValue(k, id int) []byte {
 	return v
 }
 
-func (c PointsConfig) options(fs engine.FS) engine.Options {
-	return engine.Options{Sync: c.Sync, SegmentSize: c.SegmentSize, Preallocate: c.SegmentSize, WriteBuffer: c.WriteBuffer, FS: fs}
+// options are the store's options on fs: cfg's, changed as
+// ReopenSegmentSize and ReopenToggleHints say once the store was reopened
+// after the first crash.
+func (h *history) options(fs engine.FS) engine.Options {
+	c := h.cfg
+	o := engine.Options{Sync: c.Sync, SegmentSize: c.SegmentSize, Preallocate: c.Preallocate, NoHints: c.NoHints, WriteBuffer: c.WriteBuffer, FS: fs}
+	if o.Preallocate == 0 {
+		o.Preallocate = c.SegmentSize
+	}
+	if h.reopened {
+		if c.ReopenSegmentSize != 0 {
+			o.SegmentSize = c.ReopenSegmentSize
+		}
+		o.NoHints = o.NoHints != c.ReopenToggleHints
+	}
+	return o
 }
 
 // run opens the store on fs, runs the steps and closes it, recording every
@@ -401,7 +471,7 @@ func (c PointsConfig) options(fs engine.FS) engine.Options {
 // operation fails) and returns it. Once the run is over it marks what the
 // policy promised for each acknowledged write (promise).
 func (h *history) run(fs engine.FS, steps []step) error {
-	db, err := engine.Open("/kv", h.cfg.options(fs))
+	db, err := engine.Open("/kv", h.options(fs))
 	if err != nil {
 		return err
 	}
@@ -500,6 +570,7 @@ func (h *history) recovered() {
 		h.events[k] = ev[:h.state[k]+1]
 	}
 	h.pending, h.state = h.state, nil
+	h.reopened = true
 }
 
 // verify reopens the crashed store on fs and checks every key, returning
@@ -508,7 +579,7 @@ func (h *history) recovered() {
 func (h *history) verify(fs engine.FS, kill bool) Trial {
 	var t Trial
 	h.inconsistent = nil
-	db, err := engine.Open("/kv", h.cfg.options(fs))
+	db, err := engine.Open("/kv", h.options(fs))
 	if err != nil {
 		t.Error = err.Error()
 		h.refused = errors.Is(err, engine.ErrCorrupt)
@@ -530,8 +601,8 @@ func (h *history) verify(fs engine.FS, kill bool) Trial {
 		r, bad := h.checkKey(&t, k, ev, v, err, kill)
 		h.state[k] = max(r, 0)
 		// Only a Put's value names the write recovered: an absent key
-		// matches any Delete.
-		if r > 0 && ev[r].value != nil && ev[r].seq > st.LastSeq {
+		// matches any Delete, an empty value any empty Put.
+		if r > 0 && len(ev[r].value) > 0 && ev[r].seq > st.LastSeq {
 			h.inconsistent = append(h.inconsistent, fmt.Sprintf("key%02d holds write %d, seq %d, above LastSeq %d", k, r, ev[r].seq, st.LastSeq))
 		}
 		if bad != "" {
@@ -677,7 +748,7 @@ func (h *history) damageCheck(img *engine.MemFS, k int, kill bool) (bool, string
 	for i := range h.state {
 		kk := (k + i) % len(h.state)
 		r := h.state[kk]
-		if e := h.events[kk][r]; r > 0 && e.value != nil && (e.durable || kill && e.killSafe) {
+		if e := h.events[kk][r]; r > 0 && len(e.value) > 0 && (e.durable || kill && e.killSafe) {
 			key = kk
 			break
 		}
@@ -728,7 +799,7 @@ func (h *history) damageCheck(img *engine.MemFS, k int, kill bool) (bool, string
 		return false, ""
 	}
 	what := fmt.Sprintf("key%02d's write %d damaged in %s", key, h.state[key], strings.Join(damaged, ", "))
-	db, err := engine.Open("/kv", h.cfg.options(img))
+	db, err := engine.Open("/kv", h.options(img))
 	if err != nil {
 		if errors.Is(err, engine.ErrCorrupt) {
 			return true, ""
