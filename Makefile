@@ -16,7 +16,7 @@ help:
 	@echo "  make build   build $(BIN)"
 	@echo "  make e2e     only the headless-Chromium tests; refreshes the README's screenshots in docs/"
 	@echo "  make bench   Go benchmarks and kv vs bbolt vs pebble (ratios measured in one run)"
-	@echo "  make crash   hundreds of SIGKILL and power-loss crash trials, and a crash after every filesystem operation of longer workloads"
+	@echo "  make crash   hundreds of SIGKILL and power-loss crash trials, and a crash after every filesystem operation of every configuration, each followed by a second crash"
 	@echo "  make mutate  apply each durability mutant to a copy of the engine and report which test kills it"
 	@echo "  make fuzz    fuzz every Fuzz target (record decoder, recovery, hints, quiz expressions) for FUZZTIME=20s each"
 	@echo "  make lint    gofmt, and go vet for Linux and for macOS"
@@ -63,8 +63,9 @@ bench: build
 	./$(BIN) bench -engine kv,bbolt,pebble -sync none -workload readrandom -keys 100000 -ops 200000 -repeat 3 | tee -a bench-results/engines.txt
 	@echo "results in bench-results/ (medians of 3; quote them with the probe line)"
 
-# KVLAB_CRASH_TRIALS also makes the crash-point tests enumerate their long
-# workloads (engine/crashpoints_test.go).
+# KVLAB_CRASH_TRIALS also makes the crash-point tests enumerate in full
+# (engine/crashpoints_test.go): every operation of every configuration,
+# and a second crash after every first one, where make test samples.
 crash:
 	KVLAB_CRASH_TRIALS=300 $(GO) test -count=1 -timeout 60m -run 'Crash|PowerLoss' -v ./engine/...
 
