@@ -75,8 +75,15 @@ func writeBenchTable(w io.Writer, r *BenchResult) error {
 	if r.Capped {
 		fmt.Fprintln(w, "CAPPED: the run reached the total-bytes limit before its -duration was up")
 	}
+	if r.GeneratorLate {
+		writeGeneratorLate(w, r)
+	}
 	if r.BacklogUnits > 0 {
-		fmt.Fprintf(w, "BEHIND: the store fell behind -rate; %d units due before the deadline never started (censored samples: their latency, the worst of the run, is in no table below, so the corrected percentiles are incomplete without them)\n", r.BacklogUnits)
+		who := "the store"
+		if r.Behind == "generator" {
+			who = "the load generator, not the store,"
+		}
+		fmt.Fprintf(w, "BEHIND: %s fell behind -rate; %d units due before the deadline never started (censored samples: their latency, the worst of the run, is in no table below, so the corrected percentiles are incomplete without them)\n", who, r.BacklogUnits)
 	}
 	// The db_bench line: time per op, ops per second, payload throughput.
 	microsPerOp := 0.0
@@ -93,6 +100,10 @@ func writeBenchTable(w io.Writer, r *BenchResult) error {
 	if r.LatencyUncorrected != nil {
 		fmt.Fprintf(w, "open loop at %g units/s: latency above is from each intended start; without that correction:\n", r.Rate)
 		writeLatency(w, r.LatencyUncorrected, " (uncorrected)")
+		if l := r.PacerLag; l != nil {
+			fmt.Fprintf(w, "pacer lag (the load generator's own lateness): p50 %s p99 %s max %s over %d units; its delay to the units' ends p99 %s\n",
+				FormatNs(float64(l.P50Ns)), FormatNs(float64(l.P99Ns)), FormatNs(float64(l.MaxNs)), l.Count, FormatNs(float64(l.DelayP99Ns)))
+		}
 		fmt.Fprintf(w, "utilization %.2f (rate x mean service time, from the uncorrected latencies)", r.Utilization)
 		if r.BacklogUnits > 0 {
 			fmt.Fprintf(w, "   %d of %d due units never started (censored)", r.BacklogUnits, r.Units+r.BacklogUnits)
@@ -125,6 +136,18 @@ func writeBenchTable(w io.Writer, r *BenchResult) error {
 		fmt.Fprintf(w, "data kept in %s (-keep)\n", r.Dir)
 	}
 	return nil
+}
+
+// writeGeneratorLate is the LATE line of an open-loop run whose corrected
+// tail is mostly the load generator's lateness (pacer.go).
+func writeGeneratorLate(w io.Writer, r *BenchResult) {
+	var worst int64
+	for _, l := range r.Latency {
+		worst = max(worst, l.P99Ns)
+	}
+	l := r.PacerLag
+	fmt.Fprintf(w, "LATE: the load generator, not the store, was late: its delay p99 %s (pacer lag p99 %s) is more than %.0f%% of the corrected p99 %s, so the corrected latencies below measure the generator more than the store\n",
+		FormatNs(float64(l.DelayP99Ns)), FormatNs(float64(l.P99Ns)), GeneratorLateFraction*100, FormatNs(float64(worst)))
 }
 
 // ratio says how far a measurement is from a prediction.

@@ -93,6 +93,18 @@ func TestReportsMatchGoldenFiles(t *testing.T) {
 			b := fixedBench("kv", 1, 0, 30000)
 			b.Rate, b.Utilization, b.BacklogUnits = 20000, 1.35, 1234
 			b.LatencyUncorrected = map[string]*LatencySummary{"get": b.Latency["get"], "put": b.Latency["put"]}
+			b.PacerLag = &PacerLag{Count: 4000, MeanNs: 4100, P50Ns: 2100, P99Ns: 41000, MaxNs: 910000, Exact: true, DelayP99Ns: 52000}
+			b.Behind = "store"
+			return b
+		}()},
+		// An open loop whose generator was late and fell behind: the LATE
+		// line, and BEHIND naming the generator, not the store.
+		{"bench_openloop_late_table", "table", func() *BenchResult {
+			b := fixedBench("null", 1, 0, 30000)
+			b.Rate, b.Utilization, b.BacklogUnits = 10000, 0.01, 120
+			b.LatencyUncorrected = map[string]*LatencySummary{"get": b.Latency["get"], "put": b.Latency["put"]}
+			b.PacerLag = &PacerLag{Count: 4000, MeanNs: 90000, P50Ns: 60000, P99Ns: 1100000, MaxNs: 9000000, Exact: true, DelayP99Ns: 8500000}
+			b.GeneratorLate, b.Behind = true, "generator"
 			return b
 		}()},
 		{"crash_table", "table", &CrashResult{Kind: "crash", Spec: "crash -sync batch:100 -trials 2 -power", Sync: "batch:100", Power: true, Trials: 2,

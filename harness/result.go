@@ -79,6 +79,35 @@ type BenchResult struct {
 	// thread count) only, is the latency of all the group's runs' samples
 	// together (pool.go): not the median of their percentiles.
 	Pooled *Pooled `json:"pooled,omitempty"`
+
+	// The open-loop pacer's account of itself (pacer.go), -rate runs only.
+	// PacerLag is the generator's own lateness per unit: from the moment
+	// the worker was free to start the unit (its intended start, or the
+	// end of the worker's previous unit if later) to its actual start.
+	PacerLag *PacerLag `json:"pacer_lag,omitempty"`
+	// GeneratorLate is true when the generator's delay p99 (at least the
+	// pacer-lag p99; PacerLag.DelayP99Ns) exceeds GeneratorLateFraction of
+	// the corrected p99 (of the op kind with the highest): the corrected
+	// tail is mostly the load generator's lateness, not the store's
+	// latency.
+	GeneratorLate bool `json:"generator_late,omitempty"`
+	// Behind, when BacklogUnits > 0, names who fell behind the rate:
+	// "generator" when GeneratorLate, else "store".
+	Behind string `json:"behind,omitempty"`
+}
+
+// PacerLag summarizes an open loop's pacer lag, in nanoseconds.
+type PacerLag struct {
+	Count  int64   `json:"count"` // paced units
+	MeanNs float64 `json:"mean_ns"`
+	P50Ns  int64   `json:"p50_ns"`
+	P99Ns  int64   `json:"p99_ns"`
+	MaxNs  int64   `json:"max_ns"`
+	Exact  bool    `json:"exact"` // as in LatencySummary
+	// DelayP99Ns is the p99 of the generator's delay: how much later each
+	// unit ended than it would have with a generator that is never late
+	// (its lateness including what carried over to the units after it).
+	DelayP99Ns int64 `json:"delay_p99_ns"`
 }
 
 // BenchModel is the model's prediction printed next to a measurement.
@@ -140,6 +169,7 @@ func summarizeRun(cfg *runConfig, all []*worker, wall time.Duration, timeline []
 	}
 	sumNs := res.addLatencies(cfg, all)
 	res.addUnits(cfg, all)
+	res.addPacerLag(cfg, all)
 	// Throughput from the one outer wall clock...
 	secs := wall.Seconds()
 	if cfg.dishonest.throughputFromSamples {
@@ -228,5 +258,38 @@ func (res *BenchResult) addUnits(cfg *runConfig, all []*worker) {
 	}
 	if cfg.rate > 0 && res.Units > 0 {
 		res.Utilization = cfg.rate * float64(serviceNs) / float64(res.Units) / 1e9
+	}
+}
+
+// addPacerLag summarizes an open loop's pacer lag over the clients and
+// decides who was late (GeneratorLate) and, when units were left due,
+// who fell behind (Behind). It needs the latencies and backlog already
+// summarized.
+func (res *BenchResult) addPacerLag(cfg *runConfig, all []*worker) {
+	if cfg.rate <= 0 {
+		return
+	}
+	var lags, delays []*recorder
+	for _, w := range all {
+		if w.role == roleClient && w.lag != nil {
+			lags, delays = append(lags, w.lag), append(delays, w.delay)
+		}
+	}
+	s := summarize(lags, false)
+	if s.Count == 0 {
+		return
+	}
+	d := summarize(delays, false)
+	res.PacerLag = &PacerLag{Count: s.Count, MeanNs: s.MeanNs, P50Ns: s.P50Ns, P99Ns: s.P99Ns, MaxNs: s.MaxNs, Exact: s.Exact, DelayP99Ns: d.P99Ns}
+	var worst int64 // the highest corrected p99 among the op kinds
+	for _, l := range res.Latency {
+		worst = max(worst, l.P99Ns)
+	}
+	res.GeneratorLate = generatorLate(d.P99Ns, worst)
+	if res.BacklogUnits > 0 {
+		res.Behind = "store"
+		if res.GeneratorLate {
+			res.Behind = "generator"
+		}
 	}
 }

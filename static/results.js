@@ -143,11 +143,20 @@ function benchNotes(benches) {
   // Open loop: utilization is the check, and units that never started
   // are censored samples no percentile above includes.
   const open = benches.filter((x) => x.b.rate);
-  if (open.length) note('conditions open-loop', 'Open loop: ', open.map((x) => `${label(x)} utilization ${sig(x.b.utilization || 0)} (rate × mean service time)`).join(' · '));
+  // Beside it, the pacer lag: the load generator's own lateness, which the
+  // corrected latencies include (pacer_lag in the JSON).
+  const lagText = (b) => (b.pacer_lag ? `, pacer lag p50 ${fmtNs(b.pacer_lag.p50_ns)} p99 ${fmtNs(b.pacer_lag.p99_ns)} max ${fmtNs(b.pacer_lag.max_ns)}` : '');
+  if (open.length) note('conditions open-loop', 'Open loop: ', open.map((x) => `${label(x)} utilization ${sig(x.b.utilization || 0)} (rate × mean service time)${lagText(x.b)}`).join(' · '));
+  const late = open.filter((x) => x.b.generator_late);
+  if (late.length) {
+    notes.push(h('p', { class: 'callout backlog', role: 'note' }, h('b', {}, 'Late generator: '),
+      late.map((x) => `${label(x)}: the load generator, not the store, was late (its delay p99 ${fmtNs(x.b.pacer_lag.delay_p99_ns)} is most of the corrected p99)`).join(' · '),
+      '. The corrected percentiles above measure the generator more than the store.'));
+  }
   const behind = open.filter((x) => x.b.backlog_units > 0);
   if (behind.length) {
     notes.push(h('p', { class: 'callout backlog', role: 'note' }, h('b', {}, 'Censored: '),
-      behind.map((x) => `${label(x)}: ${fmtInt(x.b.backlog_units)} of ${fmtInt(x.b.units + x.b.backlog_units)} units due never started`).join(' · '),
+      behind.map((x) => `${label(x)}: ${fmtInt(x.b.backlog_units)} of ${fmtInt(x.b.units + x.b.backlog_units)} units due never started (${x.b.behind === 'generator' ? 'the load generator' : 'the store'} fell behind)`).join(' · '),
       '. Their latency, the worst of the run, is in no row above: the corrected percentiles are incomplete without them.'));
   }
   return notes;
