@@ -32,7 +32,7 @@ func fixedBench(engine string, threads, run int, opsPerSec float64) *BenchResult
 		Model: &BenchModel{PredictedOpsPerSec: 240000, TWriteNs: 900, TFsyncNs: 210000, TFsyncSource: "run", P99Path: "slow", MeasuredP99Path: "slow",
 			P99ThresholdNs: 46476, FsyncP50Source: "run_p50", LossWindowWrites: 63, LossWindowMs: 4.2, RateSource: "run", WriteRate: 15000},
 		Timeline: []TimelinePoint{{Second: 1, Ops: 8000, OpsPerSec: opsPerSec}},
-		Probe:    &ProbeBrief{FS: "ext4", Device: "vda", WriteNs: 900, FdatasyncNs: 190000, Cores: 2, Go: "go1.26.8"},
+		Probe:    &ProbeBrief{FS: "ext4", Device: "vda", WriteNs: 900, FdatasyncNs: 190000, Cores: 2, Go: "go1.26.8", FdatasyncOverwriteNs: 150000},
 		Run:      run,
 	}
 }
@@ -42,7 +42,9 @@ func fixedProbe() *ProbeResult {
 		Go: "go1.26.8", Dir: "/tmp", FS: "ext4", Device: "vda", FreeBytes: 80 << 30, WriteSize: 128,
 		Write:          ProbeCost{Iterations: 2000, MeanNs: 900, P50Ns: 850, P99Ns: 2100, MaxNs: 15000, OpsPerSec: 1.1e6},
 		WriteFdatasync: ProbeCost{Iterations: 2000, MeanNs: 190900, P50Ns: 180000, P99Ns: 420000, MaxNs: 3e6, OpsPerSec: 5200},
-		WriteNs:        900, FdatasyncNs: 190000}
+		WriteNs:        900, FdatasyncNs: 190000,
+		WriteFdatasyncOverwrite: ProbeCost{Iterations: 2000, MeanNs: 150900, P50Ns: 145000, P99Ns: 390000, MaxNs: 2.5e6, OpsPerSec: 6600},
+		FdatasyncOverwriteNs:    150000}
 }
 
 func TestReportsMatchGoldenFiles(t *testing.T) {

@@ -151,6 +151,10 @@ type ProbeBrief struct {
 	SyncCall    string  `json:"sync_call,omitempty"` // as in ProbeResult
 	Cores       int     `json:"cores"`
 	Go          string  `json:"go"`
+
+	// FdatasyncOverwriteNs is the probe's flush into allocated space (as
+	// in ProbeResult); FdatasyncNs is the appending one.
+	FdatasyncOverwriteNs float64 `json:"fdatasync_overwrite_ns"`
 }
 
 // summarizeRun turns the workers' recorders into a result.
