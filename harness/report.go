@@ -126,8 +126,12 @@ func writeBenchTable(w io.Writer, r *BenchResult) error {
 	}
 	fmt.Fprintln(w, strings.Join(extra, "   "))
 	if m := r.Model; m != nil {
-		fmt.Fprintf(w, "model: %s predicts %.0f ops/s (T_write %s, T_fsync %s: %s); measured %.0f ops/s (%s)\n",
-			r.Sync, m.PredictedOpsPerSec, FormatNs(m.TWriteNs), FormatNs(m.TFsyncNs), map[string]string{"run": "this run's mean fdatasync", "probe": "the probe's"}[m.TFsyncSource], r.OpsPerSec, ratio(r.OpsPerSec, m.PredictedOpsPerSec))
+		fsrc := map[string]string{"run": "this run's mean fdatasync", "probe": "the probe's"}[m.TFsyncSource]
+		if m.TFsyncCase != "" {
+			fsrc += " (" + m.TFsyncCase + ")"
+		}
+		fmt.Fprintf(w, "model: %s predicts %.0f ops/s (T_write %s: %s, T_fsync %s: %s); measured %.0f ops/s (%s)\n",
+			r.Sync, m.PredictedOpsPerSec, FormatNs(m.TWriteNs), tWriteSourceText(m.TWriteSource), FormatNs(m.TFsyncNs), fsrc, r.OpsPerSec, ratio(r.OpsPerSec, m.PredictedOpsPerSec))
 		fmt.Fprintf(w, "       p99 on the %s path (measured: %s, threshold %s); a crash can lose up to %.0f acknowledged writes (%.2f ms at this run's %.0f Puts/s)\n",
 			m.P99Path, m.MeasuredP99Path, FormatNs(m.P99ThresholdNs), m.LossWindowWrites, m.LossWindowMs, m.WriteRate)
 	}
@@ -148,6 +152,21 @@ func writeGeneratorLate(w io.Writer, r *BenchResult) {
 	l := r.PacerLag
 	fmt.Fprintf(w, "LATE: the load generator, not the store, was late: its delay p99 %s (pacer lag p99 %s) is more than %.0f%% of the corrected p99 %s, so the corrected latencies below measure the generator more than the store\n",
 		FormatNs(float64(l.DelayP99Ns)), FormatNs(float64(l.P99Ns)), GeneratorLateFraction*100, FormatNs(float64(worst)))
+}
+
+// tWriteSourceText says where a bench model's T_write came from (model.go).
+func tWriteSourceText(source string) string {
+	switch source {
+	case "run_wall":
+		return "this run's wall time per Put outside the flush"
+	case "run_mean":
+		return "this run's mean Put outside the flush"
+	case "run_service":
+		return "this run's mean service time per Put outside the flush, uncorrected"
+	case "probe":
+		return "the probe's write(2)"
+	}
+	return source
 }
 
 // ratio says how far a measurement is from a prediction.
@@ -482,11 +501,22 @@ func syncCallName(call string) string {
 }
 
 func writeModelTable(w io.Writer, m *ModelResult) error {
-	src := "measured by a quick probe of the data directory"
-	if m.Source == "given" {
-		src = "as given on the line"
+	src := func(s string) string {
+		switch s {
+		case "given":
+			return "as given on the line"
+		case "kv_run":
+			return "the wall time per Put of a short kv run here with no commit in it"
+		case "probe_overwrite":
+			return "the probe's fdatasync into allocated space, the kv engine's case"
+		}
+		return "measured by a quick probe of the data directory"
 	}
-	fmt.Fprintf(w, "model %s with T_write %s and T_fsync %s (%s)\n", m.Sync, FormatNs(m.TWriteNs), FormatNs(m.TFsyncNs), src)
+	if m.TWriteSource == m.TFsyncSource {
+		fmt.Fprintf(w, "model %s with T_write %s and T_fsync %s (%s)\n", m.Sync, FormatNs(m.TWriteNs), FormatNs(m.TFsyncNs), src(m.TWriteSource))
+	} else {
+		fmt.Fprintf(w, "model %s with T_write %s (%s) and T_fsync %s (%s)\n", m.Sync, FormatNs(m.TWriteNs), src(m.TWriteSource), FormatNs(m.TFsyncNs), src(m.TFsyncSource))
+	}
 	fmt.Fprintf(w, "predicted throughput  %.0f ops/s\n", m.PredictedOpsPerSec)
 	fmt.Fprintf(w, "slow fraction         %.2f%% of Puts wait for an fdatasync -> p99 on the %s path (about %s)\n",
 		m.SlowFraction*100, m.P99Path, FormatNs(m.PredictedP99Ns))

@@ -29,7 +29,7 @@ func fixedBench(engine string, threads, run int, opsPerSec float64) *BenchResult
 		HitRate: &hit,
 		Fsyncs:  62, FsyncMeanNs: 210000, BytesWritten: 4000 * 160,
 		FsyncSamples: 62, FsyncP50Ns: 180000, FsyncP99Ns: 900000, FsyncMaxNs: 1200000,
-		Model: &BenchModel{PredictedOpsPerSec: 240000, TWriteNs: 900, TFsyncNs: 210000, TFsyncSource: "run", P99Path: "slow", MeasuredP99Path: "slow",
+		Model: &BenchModel{PredictedOpsPerSec: 240000, TWriteNs: 900, TWriteSource: "run_wall", TFsyncNs: 210000, TFsyncSource: "run", P99Path: "slow", MeasuredP99Path: "slow",
 			P99ThresholdNs: 46476, FsyncP50Source: "run_p50", LossWindowWrites: 63, LossWindowMs: 4.2, RateSource: "run", WriteRate: 15000},
 		Timeline: []TimelinePoint{{Second: 1, Ops: 8000, OpsPerSec: opsPerSec}},
 		Probe:    &ProbeBrief{FS: "ext4", Device: "vda", WriteNs: 900, FdatasyncNs: 190000, Cores: 2, Go: "go1.26.8", FdatasyncOverwriteNs: 150000},

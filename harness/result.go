@@ -114,7 +114,7 @@ type PacerLag struct {
 type BenchModel struct {
 	PredictedOpsPerSec float64 `json:"predicted_ops_per_sec"`
 	TWriteNs           float64 `json:"t_write_ns"`
-	TWriteSource       string  `json:"t_write_source"` // "run" (this run's median Put) or "probe" (the probe's write(2))
+	TWriteSource       string  `json:"t_write_source"` // "run_wall", "run_mean", "run_service" (this run's mean Put outside the flush: runTWrite) or "probe" (the probe's write(2))
 	TFsyncNs           float64 `json:"t_fsync_ns"`
 	TFsyncSource       string  `json:"t_fsync_source"` // "run" (this run's fsync mean) or "probe"
 	P99Path            string  `json:"p99_path"`       // where the model puts p99: "slow" or "fast"
@@ -138,6 +138,11 @@ type BenchModel struct {
 	// (latency.put.count / wall_seconds).
 	RateSource string  `json:"rate_source"`
 	WriteRate  float64 `json:"write_rate"`
+
+	// TFsyncCase, when TFsyncSource is "probe", is which of the probe's
+	// cases the engine pays (ProbeFsyncFor): "overwrite" (kv),
+	// "append" (pebble) or "append+overwrite" (bbolt, both per commit).
+	TFsyncCase string `json:"t_fsync_case,omitempty"`
 }
 
 // ProbeBrief is the part of a probe a bench result carries: the conditions
