@@ -195,6 +195,50 @@ func zeroFill(f *os.File, size int64) error {
 	return engine.Datasync(f.Fd())
 }
 
+// flushCost times the flush a batch:N commit makes: an fdatasync after a
+// write of size bytes into allocated, zero-filled space (the writes
+// untimed, the fdatasyncs timed), in a scratch file under dir, up to
+// iterations times or for maxTime. A flush costs more the more bytes it
+// carries, so a model of batch:N is fed the flush of N Puts' bytes rather
+// than the probe's one small write.
+func flushCost(ctx context.Context, dir string, size int64, iterations int, maxTime time.Duration) (ProbeCost, error) {
+	tmp, err := os.MkdirTemp(dir, "kvlab-flush-")
+	if err != nil {
+		return ProbeCost{}, fmt.Errorf("probe: -dir %s: %w", dir, err)
+	}
+	defer os.RemoveAll(tmp)
+	f, err := os.OpenFile(filepath.Join(tmp, "flush"), os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return ProbeCost{}, fmt.Errorf("probe: %w", err)
+	}
+	defer f.Close()
+	region := overwriteRegion(ProbeConfig{Iterations: iterations, WriteSize: int(size)})
+	if err := zeroFill(f, region); err != nil {
+		return ProbeCost{}, fmt.Errorf("probe: zero-fill in %s: %w", dir, err)
+	}
+	base := time.Now()
+	return timeFlushes(ctx, &osProbeFile{fd: int(f.Fd()), dir: dir, overwrite: region}, func() time.Duration { return time.Since(base) },
+		make([]byte, size), iterations, maxTime)
+}
+
+// timeFlushes writes buf to f and times the fdatasync after it, on clock,
+// iterations times or for maxTime.
+func timeFlushes(ctx context.Context, f probeFile, clock func() time.Duration, buf []byte, iterations int, maxTime time.Duration) (ProbeCost, error) {
+	lat := make([]int64, 0, iterations)
+	t0 := clock()
+	for len(lat) < iterations && clock()-t0 < maxTime && ctx.Err() == nil {
+		if err := f.write(buf); err != nil {
+			return ProbeCost{}, err
+		}
+		start := clock()
+		if err := f.fdatasync(); err != nil {
+			return ProbeCost{}, err
+		}
+		lat = append(lat, int64(clock()-start))
+	}
+	return costOf(lat, clock()-t0), ctx.Err()
+}
+
 // probeFile is what the probe times: one write, one fdatasync.
 type probeFile interface {
 	write(b []byte) error

@@ -507,6 +507,8 @@ func writeModelTable(w io.Writer, m *ModelResult) error {
 			return "as given on the line"
 		case "kv_run":
 			return "the wall time per Put of a short kv run here with no commit in it"
+		case "probe_batch_flush":
+			return "the mean fdatasync after writing N Puts' bytes into allocated space here"
 		case "probe_overwrite":
 			return "the probe's fdatasync into allocated space, the kv engine's case"
 		}
