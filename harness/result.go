@@ -61,8 +61,9 @@ type BenchResult struct {
 	Capped    bool `json:"capped,omitempty"`    // a -duration run stopped at the byte cap before its time was up
 	// BacklogUnits, in an open-loop -duration run, is how many units were
 	// due to start before the deadline but never started because the
-	// store fell behind the rate. Their latency (the worst of the run) is
-	// in no table: non-zero means the tables understate the tail.
+	// run fell behind the rate (Behind says who did). Their latency (the
+	// worst of the run) is in no table: non-zero means the tables
+	// understate the tail.
 	BacklogUnits int64 `json:"backlog_units,omitempty"`
 	// Utilization, in an open-loop run, is rate x mean service time: the
 	// intended units per second times the mean time a unit took from its

@@ -617,7 +617,6 @@ func (w *worker) unit(key, val []byte, k uint32, isRead bool, intended time.Dura
 	if w.selfIntended {
 		intended = start // both tables, same figure
 	}
-
 	if w.cfg.dishonest.timeKeygen {
 		key, val = buildKeyValue(k, val)
 	}
