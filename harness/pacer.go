@@ -37,33 +37,41 @@ import (
 //  1. a Go timer until timerMargin before the intended start: free, and it
 //     can be interrupted by the run's stop, but coarse. On Linux the
 //     runtime's netpoller sleeps in whole milliseconds (epoll_pwait), so a
-//     timer wakes up to a millisecond late: measured on the 2-core VM this
-//     course runs on, p50 0.55-0.72 ms late for sleeps of 0.1 to 10 ms.
+//     timer wakes up to a millisecond late.
 //  2. a high-resolution sleep (fineSleep: nanosleep(2) on Linux, an hrtimer)
 //     until spinWindow before it. It blocks its thread (the runtime hands
 //     the thread's P to another one), and wakes late by the thread's timer
-//     slack (50 µs by default) plus the scheduler's wake-up latency:
-//     measured p50 73-131 µs late on the same VM, busy.
+//     slack (50 µs by default) plus the scheduler's wake-up latency.
 //  3. a spin on the monotonic clock, yielding the processor on each turn
 //     (runtime.Gosched) so other goroutines still run, for the last
-//     spinWindow: measured p50 0.1-0.6 µs late once it is reached in time.
+//     spinWindow.
+//
+// Measured on the 2-core ext4 VM this course is developed on, waking 2000
+// times (or 2 s) at gaps of 10 ms, 1 ms and 100 µs, lateness p50 and the
+// process's CPU use (load average 7-10 on 2 cores, so the p99s, 1-270 ms
+// for every method, are the scheduler's and say nothing about the method):
+//
+//	method                        p50 late (10ms / 1ms / 100µs gaps)   CPU at 10 ms / 1 ms
+//	Go timer alone (the old pacer)  793 µs / 711 µs / 618 µs            1% / 3%
+//	nanosleep alone                 146 µs /  82 µs /  68 µs            1% / 7%
+//	spin alone                      0.5 µs / 2.4 ms / 0.2 µs            49% / 30%
+//	timer to -1.5 ms, then spin     0.4 µs /  18 µs / 0.1 µs            7% / 51%
+//	the three stages (this pacer)   0.3 µs / 0.1 µs / 0.2 µs            2% / 4%
 //
 // Why not spin the whole way: spinning costs a core, and this machine has
-// two, shared with the store under test and everything else. The spin is
-// bounded to spinWindow per unit, so it costs at most rate x spinWindow of
-// one core: 1% at -rate 100, 10% at -rate 1000; at -rate 10000 and above
-// units are 100 µs apart or less and the worker spins between them all the
-// time, a core for the generator (the old pacer did the same below 100 µs).
-// And a spinner is a worse sleeper under load: measured with the load
-// average at 7-12 on 2 cores, pure spinning fell behind by tens of ms at
-// p99 (the kernel preempts a thread that uses its whole slice), while
-// sleeping until shortly before and spinning the rest stayed within
-// 1-4 ms at p99 and 0.2-21 µs at p50. Why not a timer alone: it is what
-// the pacer used to do, and it is late by 0.55-0.72 ms at p50, which is
-// the corrected p50 the null store used to report. Raising the thread's
-// timer slack precision (prctl PR_SET_TIMERSLACK) would need each paced
-// goroutine locked to its own thread; the spin window absorbs the default
-// slack instead.
+// two, shared with the store under test and everything else; and a spinner
+// is a worse sleeper under load (pure spinning fell behind by 2.4 ms at p50
+// with 1 ms gaps: the kernel preempts a thread that uses its whole slice).
+// The spin is bounded to spinWindow per unit, so it costs at most rate x
+// spinWindow of one core: 1% at -rate 100, 10% at -rate 1000; at -rate
+// 10000 and above units are 100 µs apart or less and the worker spins
+// between them all the time, a core for the generator (58% of the process
+// in the table's 100 µs column; the old pacer also spun below 100 µs).
+// Why not a timer and a longer spin: the spin must cover the timer's
+// lateness, up to a millisecond, so at -rate 1000 it spins most of the
+// time (51%). Raising the thread's timer precision (prctl
+// PR_SET_TIMERSLACK) would need each paced goroutine locked to its own
+// thread; the spin window absorbs the default slack instead.
 //
 // macOS (not measured here): the runtime's netpoller sleeps in kevent with
 // a nanosecond timeout, so stage 1 wakes far closer than on Linux, subject
