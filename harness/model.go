@@ -38,6 +38,13 @@ import (
 // the mean includes (2.0-4.5 µs). Taking the median made the bench's own
 // model line drift to 0.60x at batch:1024.
 //
+// A bench result's own model is fed by the run itself, so for batch:N its
+// throughput is the run's own by construction (N*T_write + T_fsync is the
+// run's wall time for N Puts): it checks the bookkeeping, and its use is
+// the p99 fork and the loss window. The model line is the prediction, from
+// inputs measured without the policy (BenchmarkModelBatch compares the two
+// with the bench).
+//
 // So a one-writer bench run's T_write is its own: the wall time per Put
 // minus the commit flushes' time divided among the Puts (t_write_source
 // "run_wall"); a workload that also reads uses the mean Put latency
