@@ -24,7 +24,9 @@
 // "N%" relative or an absolute number), unit, choices ("a | b | c"; the
 // answer then evaluates to a 1-based index), show (text in which each
 // $path and each {expression} is replaced by its measured value), explain,
-// predict (yes or no; default no).
+// predict (yes or no; default no), edit (the flags a reader may change
+// in the cell and still be graded: see "Which runs grade a quiz" in
+// edit.go).
 //
 // # Predict, then measure
 //
@@ -114,6 +116,9 @@ type Quiz struct {
 	// Predict is "predict: yes": the page locks Cell's Run button until
 	// the reader has entered a prediction here. See IsPrediction.
 	Predict bool
+	// Edit names the flags a reader may change in Cell's lines and still
+	// have the run grade this quiz ("edit: -rate, -ops"); see LineGrades.
+	Edit []string
 
 	show []showPart
 }
@@ -144,7 +149,7 @@ func (q *Quiz) Lines() int {
 
 var idRE = regexp.MustCompile(`^[A-Za-z0-9-]+$`)
 
-var knownKeys = "id, question, cell, run, answer, tolerance, unit, choices, show, explain, predict"
+var knownKeys = "id, question, cell, run, answer, tolerance, unit, choices, show, explain, predict, edit"
 
 // IsPrediction reports whether the reader answers before the measurement
 // exists: a run: quiz (it measures when checked) or a cell: quiz with
@@ -233,6 +238,8 @@ func (q *Quiz) set(b *block, key, val string) error {
 		q.Show = val
 	case "explain":
 		q.Explain = val
+	case "edit":
+		return q.setEdit(val)
 	case "predict":
 		switch val {
 		case "yes":
@@ -285,6 +292,8 @@ func (q *Quiz) checkKeys(b block) error {
 		return fmt.Errorf("%s: needs cell: NAME (the student's results of that lab cell) or run: LINE (measured when checked)", name)
 	case q.Cell != "" && q.Run != nil:
 		return fmt.Errorf("%s: has both cell: and run:; use one", name)
+	case q.Edit != nil && q.Cell == "":
+		return fmt.Errorf("%s: edit: applies to a cell: quiz (a run: quiz measures its own lines)", name)
 	}
 	return nil
 }

@@ -79,7 +79,8 @@ type quizReply struct {
 	quiz.Feedback
 	ExplainHTML string            `json:"explain_html,omitempty"`
 	Measured    []json.RawMessage `json:"measured,omitempty"` // results of run: lines
-	RunIDs      []int64           `json:"run_ids,omitempty"`  // the archived runs the answer was graded from
+	RunIDs      []int64           `json:"run_ids,omitempty"`  // the archived runs the answer was graded from, line by line
+	Unused      []unusedRun       `json:"unused,omitempty"`   // runs the request named that graded nothing, and why
 }
 
 func jsonError(w http.ResponseWriter, code int, msg string) {
@@ -108,11 +109,16 @@ func (s *Server) handleQuiz(w http.ResponseWriter, r *http.Request) {
 	if !answerFormOK(w, q, req.Answer) {
 		return
 	}
-	raw, graded, ok := s.gradedFrom(w, r, l.Slug, q, &req)
+	g, ok := s.gradedFrom(w, r, l, q, &req)
 	if !ok {
 		return
 	}
-	var measured []json.RawMessage
+	var raw, measured []json.RawMessage
+	var graded []int64
+	var unused []unusedRun
+	if g != nil {
+		raw, graded, unused = g.results(), g.ids(), g.unused
+	}
 	if q.Run != nil {
 		if raw, graded, ok = s.measureQuiz(w, r, rc, l.Slug, q, &req); !ok {
 			return
@@ -126,7 +132,7 @@ func (s *Server) handleQuiz(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
-	s.grade(w, q, &req, raw, quizReply{Measured: measured, RunIDs: graded})
+	s.grade(w, q, &req, raw, quizReply{Measured: measured, RunIDs: graded, Unused: unused})
 }
 
 // readQuizRequest reads and decodes the request body under its size cap

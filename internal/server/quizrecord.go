@@ -6,17 +6,27 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
+	"time"
 
 	"kvlab/internal/archive"
+	"kvlab/internal/lesson"
 	"kvlab/internal/quiz"
 )
 
 // Quizzes graded from the server's record: a quiz that reads a cell is
 // graded from runs this server recorded for that lesson, cell and browser.
-// The page sends the archive ids of its latest run of the cell, one per
-// line (run_ids, from the result messages), never numbers; numbers in
-// "results" are refused. Each id must name a run the server recorded from
-// that cell of that lesson for that browser.
+// The page sends the archive ids of its latest run of the cell (run_ids,
+// from the result messages), never numbers; numbers in "results" are
+// refused. Each id must name a run the server recorded from that cell of
+// that lesson for that browser.
+//
+// A result is read as $N because the record says it was line N of the
+// cell, whatever the order of run_ids; and a run grades only when its
+// line is the lesson's own line N (or an edit the quiz allows: package
+// quiz, "edit:"). Runs that cannot grade are named in the reply's
+// "unused" with why.
 
 // errClientNumbers is the reply to a request that carries results.
 const errClientNumbers = `results: this server grades quizzes from the runs it recorded itself, not from numbers sent with the answer; send "run_ids" (the run_id of each line's result message) and "browser" instead`
@@ -29,9 +39,50 @@ type quizError struct {
 
 func (e *quizError) Error() string { return e.msg }
 
-// recordedResults loads the runs a cell quiz is graded from and returns
-// their results in the order of ids.
-func (s *Server) recordedResults(ctx context.Context, lessonSlug string, q *quiz.Quiz, browser string, ids []int64) ([]json.RawMessage, error) {
+// unusedRun is a run the request named that did not grade the quiz, and
+// why (the reply's "unused").
+type unusedRun struct {
+	RunID int64  `json:"run_id"`
+	Why   string `json:"why"`
+}
+
+// gradingRuns are the runs a cell quiz is graded from: line N of the cell
+// in lines[N].
+type gradingRuns struct {
+	lines  []*archive.Run
+	unused []unusedRun
+}
+
+func (g *gradingRuns) results() []json.RawMessage {
+	out := make([]json.RawMessage, len(g.lines))
+	for i, r := range g.lines {
+		out[i] = r.Result
+	}
+	return out
+}
+
+func (g *gradingRuns) ids() []int64 {
+	out := make([]int64, len(g.lines))
+	for i, r := range g.lines {
+		out[i] = r.ID
+	}
+	return out
+}
+
+// started is when the earliest of the graded runs started.
+func (g *gradingRuns) started() time.Time {
+	var t time.Time
+	for _, r := range g.lines {
+		if t.IsZero() || r.Started.Before(t) {
+			t = r.Started
+		}
+	}
+	return t
+}
+
+// loadRuns reads the runs ids name, each of which must be one this server
+// recorded from cell q.Cell of the lesson for browser.
+func (s *Server) loadRuns(ctx context.Context, lessonSlug string, q *quiz.Quiz, browser string, ids []int64) ([]*archive.Run, error) {
 	first := fmt.Sprintf("run the cell first: this quiz is graded from the runs this server recorded of cell %s for your browser", q.Cell)
 	if len(ids) == 0 {
 		return nil, &quizError{http.StatusUnprocessableEntity, first}
@@ -45,12 +96,10 @@ func (s *Server) recordedResults(ctx context.Context, lessonSlug string, q *quiz
 	if len(ids) > s.cfg.MaxLinesPerCell {
 		return nil, &quizError{http.StatusBadRequest, fmt.Sprintf("run_ids: %d ids; a cell has at most %d lines", len(ids), s.cfg.MaxLinesPerCell)}
 	}
-	out := make([]json.RawMessage, len(ids))
+	runs := make([]*archive.Run, len(ids))
 	for i, id := range ids {
-		for _, prev := range ids[:i] {
-			if prev == id {
-				return nil, &quizError{http.StatusBadRequest, fmt.Sprintf("run_ids: run %d is given twice; give one run per line of the cell", id)}
-			}
+		if slices.Contains(ids[:i], id) {
+			return nil, &quizError{http.StatusBadRequest, fmt.Sprintf("run_ids: run %d is given twice; give one run per line of the cell", id)}
 		}
 		r, err := s.arch.Get(ctx, id)
 		if errors.Is(err, archive.ErrNotFound) {
@@ -62,29 +111,89 @@ func (s *Server) recordedResults(ctx context.Context, lessonSlug string, q *quiz
 		if r.Source != "cell" || r.Lesson != lessonSlug || r.Cell != q.Cell || r.Browser != browser {
 			return nil, &quizError{http.StatusUnprocessableEntity, fmt.Sprintf("run %d was not recorded from cell %s of lesson %s in this browser: %s", id, q.Cell, lessonSlug, first)}
 		}
-		out[i] = r.Result
+		runs[i] = r
 	}
-	return out, nil
+	return runs, nil
 }
 
-// gradedFrom returns the results a quiz is graded from and their run ids:
-// for a cell quiz, the recorded runs the request names. It refuses numbers
-// sent by the client. ok is false when it has replied with an error.
-func (s *Server) gradedFrom(w http.ResponseWriter, r *http.Request, lessonSlug string, q *quiz.Quiz, req *quizRequest) (raw []json.RawMessage, ids []int64, ok bool) {
+// pickLines places each run at the line of the cell its record names and
+// keeps those that may grade q: the lesson's own line (or an edit q
+// allows), a line q reads. Every line q reads must be filled, else the
+// error says which is missing and why each run was not used.
+func pickLines(l *lesson.Lesson, q *quiz.Quiz, runs []*archive.Run) (*gradingRuns, error) {
+	c := l.Cell(q.Cell)
+	if c == nil {
+		return nil, &quizError{http.StatusInternalServerError, fmt.Sprintf("quiz %s reads cell %s, which lesson %s does not have", q.ID, q.Cell, l.Slug)}
+	}
+	g := &gradingRuns{lines: make([]*archive.Run, q.Lines())}
+	for _, r := range runs {
+		why := ""
+		switch {
+		case r.Line < 0:
+			why = "it was recorded before the server kept which line of the cell a run was: run the cell again"
+		case r.Line >= len(g.lines):
+			why = fmt.Sprintf("this run is line %d of the cell; the quiz reads lines 1 to %d", r.Line+1, len(g.lines))
+		case r.Line >= len(c.Lines) || !q.LineGrades(c.Lines[r.Line], r.Spec):
+			why = editedWhy(q, c.Lines, r)
+		case g.lines[r.Line] != nil:
+			return nil, &quizError{http.StatusBadRequest, fmt.Sprintf("run_ids: runs %d and %d are both line %d of the cell; give one run per line", g.lines[r.Line].ID, r.ID, r.Line+1)}
+		default:
+			g.lines[r.Line] = r
+			continue
+		}
+		g.unused = append(g.unused, unusedRun{RunID: r.ID, Why: why})
+	}
+	for i, r := range g.lines {
+		if r != nil {
+			continue
+		}
+		if len(g.unused) == 0 {
+			return nil, &quizError{http.StatusUnprocessableEntity, fmt.Sprintf("quiz %s reads line %d of cell %s, and no run sent is that line: run the cell first", q.ID, i+1, q.Cell)}
+		}
+		msg := fmt.Sprintf("quiz %s reads line %d of cell %s, and no run sent is the lesson's line %d: run the cell as the lesson wrote it", q.ID, i+1, q.Cell, i+1)
+		for _, u := range g.unused {
+			msg += fmt.Sprintf("; run %d: %s", u.RunID, u.Why)
+		}
+		return nil, &quizError{http.StatusUnprocessableEntity, msg}
+	}
+	return g, nil
+}
+
+// editedWhy says why a run's line is not the lesson's.
+func editedWhy(q *quiz.Quiz, own []string, r *archive.Run) string {
+	if r.Line >= len(own) {
+		return fmt.Sprintf("this run's line %d (%s) is not in the lesson's cell, which has %d lines", r.Line+1, r.Spec, len(own))
+	}
+	why := fmt.Sprintf("this run's line %d (%s) is not the lesson's line %d (%s)", r.Line+1, r.Spec, r.Line+1, own[r.Line])
+	if len(q.Edit) > 0 {
+		why += fmt.Sprintf("; this quiz lets you change only %s", strings.Join(q.Edit, ", "))
+	} else {
+		why += "; an edited cell is recorded, but grades no quiz"
+	}
+	return why
+}
+
+// gradedFrom returns the runs a cell quiz is graded from (nil for a run:
+// quiz, which measures its own). It refuses numbers sent by the client.
+// ok is false when it has replied with an error.
+func (s *Server) gradedFrom(w http.ResponseWriter, r *http.Request, l *lesson.Lesson, q *quiz.Quiz, req *quizRequest) (g *gradingRuns, ok bool) {
 	if len(req.Results) > 0 {
 		jsonError(w, http.StatusBadRequest, errClientNumbers)
-		return nil, nil, false
+		return nil, false
 	}
 	if q.Cell == "" {
-		return nil, nil, true
+		return nil, true
 	}
-	raw, err := s.recordedResults(r.Context(), lessonSlug, q, req.Browser, req.RunIDs)
+	runs, err := s.loadRuns(r.Context(), l.Slug, q, req.Browser, req.RunIDs)
+	if err == nil {
+		g, err = pickLines(l, q, runs)
+	}
 	if err != nil {
 		qe := err.(*quizError)
 		jsonError(w, qe.code, qe.msg)
-		return nil, nil, false
+		return nil, false
 	}
-	return raw, req.RunIDs, true
+	return g, true
 }
 
 // predictFirst checks a run: quiz request's browser id and lines, then

@@ -1,0 +1,130 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The grading lesson's cell "two", as the lesson writes it.
+const (
+	gradingLine1 = "bench -engine null -sync none -workload fillrandom -ops 300"
+	gradingLine2 = "bench -engine null -sync none -workload fillrandom -ops 600"
+)
+
+func gradingServer(t *testing.T) *Server {
+	return newServer(t, func(c *Config) { c.Lessons = os.DirFS("testdata/grading") })
+}
+
+// gradingReply is what the grading tests read of a POST /api/quiz reply.
+type gradingReply struct {
+	quizResp
+	RunIDs []int64 `json:"run_ids"`
+	Unused []struct {
+		RunID int64  `json:"run_id"`
+		Why   string `json:"why"`
+	} `json:"unused"`
+}
+
+func postGrading(t *testing.T, url string, req map[string]any) (int, gradingReply) {
+	t.Helper()
+	var r gradingReply
+	code := postJSON(t, url+"/api/quiz", mustJSON(t, req), &r)
+	return code, r
+}
+
+// A cell rewritten by the reader runs and is recorded under the cell, but
+// grades no quiz unless the quiz allows the edit; the reply says which
+// line is not the lesson's.
+func TestQuizRefusesARewrittenCell(t *testing.T) {
+	s := gradingServer(t)
+	ts := startServer(t, s)
+	rewritten := gradingLine1 + "\n" + strings.Replace(gradingLine2, "-ops 600", "-ops 2100", 1)
+	ids, _ := runCellAs(t, ts, "01-grading", "two", testBrowser, rewritten, 2)
+
+	// The record says which line each run was, as run, and whether it is the lesson's.
+	for i, want := range []struct {
+		spec string
+		own  bool
+	}{{gradingLine1, true}, {strings.Replace(gradingLine2, "600", "2100", 1), false}} {
+		r, err := s.arch.Get(context.Background(), ids[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Cell != "two" || r.Line != i || r.Spec != want.spec || r.Own != want.own {
+			t.Errorf("run %d: cell %q line %d spec %q own %v, want two %d %q %v", ids[i], r.Cell, r.Line, r.Spec, r.Own, i, want.spec, want.own)
+		}
+	}
+
+	// 2100/300 = 7: right for the rewritten cell, wrong for the lesson's.
+	code, r := postGrading(t, ts.URL, map[string]any{"lesson": "01-grading", "quiz": "ratio", "answer": "7", "browser": testBrowser, "run_ids": ids})
+	if code != 422 {
+		t.Fatalf("rewritten cell: status %d (correct %v, want %s), want 422", code, r.Correct, r.Want)
+	}
+	for _, want := range []string{"this run's line 2 (" + strings.Replace(gradingLine2, "600", "2100", 1) + ") is not the lesson's line 2 (" + gradingLine2 + ")", "grades no quiz"} {
+		if !strings.Contains(r.Error, want) {
+			t.Errorf("rewritten cell: error %q does not say %q", r.Error, want)
+		}
+	}
+
+	// A quiz that reads only the unedited line grades, and says why the
+	// edited one was not used.
+	code, r = postGrading(t, ts.URL, map[string]any{"lesson": "01-grading", "quiz": "first", "answer": "300", "browser": testBrowser, "run_ids": ids})
+	if code != 200 || !r.Correct {
+		t.Fatalf("first line only: status %d correct %v: %s", code, r.Correct, r.Error)
+	}
+	if len(r.Unused) != 1 || r.Unused[0].RunID != ids[1] || !strings.Contains(r.Unused[0].Why, "quiz reads lines 1 to 1") {
+		t.Errorf("first line only: unused %+v, want run %d named as a line the quiz does not read", r.Unused, ids[1])
+	}
+
+	// A quiz that declares -ops editable grades from the edited line.
+	code, r = postGrading(t, ts.URL, map[string]any{"lesson": "01-grading", "quiz": "try-ops", "answer": "7", "browser": testBrowser, "run_ids": ids})
+	if code != 200 || !r.Correct {
+		t.Fatalf("edit: -ops: status %d correct %v want %s: %s", code, r.Correct, r.Want, r.Error)
+	}
+
+	// An edit of another flag is not one it allows.
+	other := gradingLine1 + "\n" + strings.Replace(gradingLine2, "-sync none", "-sync always", 1)
+	ids, _ = runCellAs(t, ts, "01-grading", "two", testBrowser, other, 2)
+	code, r = postGrading(t, ts.URL, map[string]any{"lesson": "01-grading", "quiz": "try-ops", "answer": "2", "browser": testBrowser, "run_ids": ids})
+	if code != 422 || !strings.Contains(r.Error, "this quiz lets you change only -ops") {
+		t.Errorf("edit of -sync: status %d error %q, want 422 naming the flags the quiz lets you change", code, r.Error)
+	}
+}
+
+// The results are read in the order the record gives their lines, not
+// the order of the request's run_ids.
+func TestQuizReadsLinesInTheRecordsOrder(t *testing.T) {
+	ts := startServer(t, gradingServer(t))
+	ids, _ := runCellAs(t, ts, "01-grading", "two", testBrowser, gradingLine1+"\n"+gradingLine2, 2)
+	reversed := []int64{ids[1], ids[0]}
+	code, r := postGrading(t, ts.URL, map[string]any{"lesson": "01-grading", "quiz": "ratio", "answer": "0.5", "browser": testBrowser, "run_ids": reversed})
+	if code != 200 {
+		t.Fatalf("status %d: %s", code, r.Error)
+	}
+	if r.Correct || r.Want != "2" {
+		t.Errorf("reversed run_ids: correct %v want %s, want the measured 2 (600/300) and 0.5 refused", r.Correct, r.Want)
+	}
+	if !slices.Equal(r.RunIDs, ids) {
+		t.Errorf("graded from run_ids %v, want %v (line by line)", r.RunIDs, ids)
+	}
+
+	// Two runs of one line are refused, in either order.
+	again, _ := runCellAs(t, ts, "01-grading", "two", testBrowser, gradingLine1+"\n"+gradingLine2, 2)
+	code, r = postGrading(t, ts.URL, map[string]any{"lesson": "01-grading", "quiz": "ratio", "answer": "2", "browser": testBrowser, "run_ids": []int64{ids[0], again[0]}})
+	if code != 400 || !strings.Contains(r.Error, "are both line 1 of the cell") {
+		t.Errorf("two first lines: status %d error %q, want 400 saying both are line 1", code, r.Error)
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
