@@ -43,9 +43,10 @@ class Quiz {
     this.showPrevious();
     this.form.addEventListener('submit', (e) => { e.preventDefault(); this.submit(); });
     if (this.predict) {
+      // The cell's first run after the prediction grades it, once.
       document.addEventListener('kvlab:measured', (e) => {
         const p = prediction(this.id);
-        if (e.detail.cell === this.cell && p) this.check(p.answer, true);
+        if (e.detail.cell === this.cell && p && !p.graded) this.check(p.answer, true);
       });
     }
   }
@@ -60,20 +61,27 @@ class Quiz {
       this.el.classList.add('is-predict');
       $('.quiz-source', this.el).replaceChildren('Predict first: the cell ', cellLink(this.cell), ' stays locked until you do, and your run grades the prediction.');
       const p = prediction(this.id);
-      this.btn.textContent = p ? 'Check' : 'Lock in prediction';
-      if (p && !(prev && prev.prediction)) this.say(this.waiting(p));
+      this.btn.textContent = !p ? 'Lock in prediction' : p.graded ? 'Predict again' : 'Check';
+      if (p && !p.graded) this.say(this.waiting(p));
     }
-    if (prev) this.say(h('p', { class: `quiz-last ${prev.correct ? 'ok' : 'bad'}` }, `Last time you ${prev.prediction ? 'predicted' : 'answered'} ${prev.answer}: ${prev.correct ? 'right' : this.choice ? 'wrong' : 'not within range'}${prev.off ? ` (${prev.off})` : ''}.`));
+    if (prev && !(this.predict && prediction(this.id) && !prediction(this.id).graded)) this.say(...attemptLines(prev, this.choice), this.lastLine(prev));
+  }
+  lastLine(prev) {
+    const how = prev.prediction ? 'predicted' : prev.timing === 'answered after the result' && this.predict ? 'answered after the result' : 'answered';
+    return h('p', { class: `quiz-last ${prev.correct ? 'ok' : 'bad'}` }, `Last time you ${how} ${prev.answer}: ${prev.correct ? 'right' : this.choice ? 'wrong' : 'not within range'}${prev.off ? ` (${prev.off})` : ''}.`);
   }
   async submit() {
     const answer = String(new FormData(this.form).get('answer') || '').trim();
     if (!answer) { this.say(errorP(this.choice ? 'Pick one of the choices.' : 'Type a number first.')); return; }
-    if (this.predict && !prediction(this.id)) {
-      // The first answer is the prediction: stored in the server's
-      // record before the cell can run, kept, and graded by the cell's
-      // next run, which it unlocks.
-      try { await savePrediction(this.id, answer); } catch (err) { this.say(errorP(`Your prediction was not recorded: ${err.message}`)); return; }
-      setPrediction(this.id, answer);
+    const p = prediction(this.id);
+    if (this.predict && (!p || p.graded)) {
+      // The first answer (and the first after a graded one: a new
+      // attempt) is the prediction: stored in the server's record before
+      // the cell runs, kept, and graded once, by the cell's first run
+      // after it, which it unlocks.
+      let stored;
+      try { stored = await savePrediction(this.id, answer); } catch (err) { this.say(errorP(`Your prediction was not recorded: ${err.message}`)); return; }
+      setPrediction(this.id, answer, stored.id);
       this.btn.textContent = 'Check';
       this.say(this.waiting(prediction(this.id)));
       this.relock(this.cell);
@@ -114,8 +122,17 @@ class Quiz {
       const resp = await fetch('/api/quiz', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(req) });
       const r = await resp.json();
       if (!resp.ok) { this.say(errorP(r.error || `HTTP ${resp.status}`)); return; }
-      this.say(verdict(r, this.choice));
-      updateProgress(lessonSlug(), (p) => { p.quizzes[this.id] = { correct: r.correct, answer: `${r.answer}`, at: Date.now(), prediction: !!r.predicted, off: r.off || '' }; });
+      this.say(verdict(r, this.choice, this.predict));
+      updateProgress(lessonSlug(), (p) => {
+        const prev = p.quizzes[this.id] || {};
+        const q = { correct: r.correct, answer: `${r.answer}`, at: Date.now(), prediction: !!r.predicted, off: r.off || '', timing: r.timing || '', attempts: prev.attempts || {} };
+        if (r.attempt) q.attempts[r.attempt] = { answer: `${r.answer}`, correct: r.correct, off: r.off || '' };
+        p.quizzes[this.id] = q;
+        // The server keeps this prediction's verdict: the next answer is a new attempt.
+        const mine = (p.predictions || {})[this.id];
+        if (r.predicted && mine && mine.id === r.prediction_id) mine.graded = true;
+      });
+      if (this.predict && prediction(this.id) && prediction(this.id).graded) this.btn.textContent = 'Predict again';
     } catch (err) {
       this.say(errorP(`Could not reach labserver: ${err.message}`));
     } finally {
@@ -153,15 +170,31 @@ function choiceText(el, n) {
   return input ? input.parentElement.textContent.trim() : n;
 }
 
+// attemptLines lists a predict: yes quiz's graded attempts, as kept in
+// the progress; none when there was only one.
+function attemptLines(prev, choice) {
+  const nums = Object.keys(prev.attempts || {}).map(Number).sort((a, b) => a - b);
+  if (nums.length < 2) return [];
+  return [h('ol', { class: 'quiz-attempts' }, ...nums.map((n) => {
+    const a = prev.attempts[n];
+    return h('li', { value: n, class: a.correct ? 'ok' : 'bad' }, `Attempt ${n}: predicted ${a.answer}, ${a.correct ? 'right' : choice ? 'wrong' : 'off'}${a.off && !choice ? ` (${a.off})` : ''}`);
+  }))];
+}
+
 // verdict renders a quiz reply: the answer or prediction, the measured
-// value, how far off, where it came from, and the explanation.
-function verdict(r, choice) {
+// value, how far off, where it came from, and the explanation. For a
+// predict: yes quiz it says which attempt was graded, that a kept
+// verdict is not graded again, and when an answer came after the result.
+function verdict(r, choice, predictQuiz) {
   const unit = r.unit && !choice ? ` ${r.unit}` : '';
   const head = r.predicted
     ? (r.correct ? '✓ Your prediction holds.' : choice ? '✗ Your prediction was wrong.' : '✗ Your prediction was off.')
     : (r.correct ? '✓ Right.' : choice ? '✗ Not what your run shows.' : '✗ Not within range.');
+  const late = predictQuiz && !r.predicted && r.timing === 'answered after the result';
   return h('div', { class: `verdict ${r.correct ? 'ok' : 'bad'}${r.predicted ? ' predicted' : ''}` },
-    h('p', { class: 'verdict-head' }, head),
+    h('p', { class: 'verdict-head' }, r.attempt ? `Attempt ${r.attempt}: ${head}` : head),
+    late ? h('p', { class: 'timing-note' }, 'Answered after the result: the server had no prediction of yours stored before this run, so this is graded as an answer, not a prediction.') : null,
+    r.kept ? h('p', { class: 'timing-note' }, 'Graded by your first run after this prediction; later runs do not change it. Predict again for a new attempt.') : null,
     h('table', { class: 'kv' }, h('tbody', {},
       h('tr', {}, h('th', { scope: 'row' }, r.predicted ? 'your prediction' : 'your answer'), h('td', {}, `${r.answer}${unit}`)),
       h('tr', {}, h('th', { scope: 'row' }, 'measured'), h('td', {}, h('b', {}, `${r.want}${unit}`), r.range && r.low !== r.high ? ` (accepted ${r.range}${unit})` : '')),

@@ -190,7 +190,6 @@ func runArgs(r *Run) []any {
 		r.Source, r.Lesson, r.Cell, r.Quiz, r.Browser, r.Version, r.Host, nanos(r.Started), nanos(r.Ended), r.Line, boolInt(r.Own)}
 }
 
-
 // Add implements Archive.
 func (s *sqlStore) Add(ctx context.Context, r *Run) (int64, error) {
 	if err := checkRun(r); err != nil {

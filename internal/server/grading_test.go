@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"net/http/httptest"
 	"os"
 	"slices"
 	"strings"
@@ -127,4 +128,96 @@ func mustJSON(t *testing.T, v any) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// predictionReply is what the prediction tests read of a quiz reply.
+type predictionReply struct {
+	gradingReply
+	Predicted    bool   `json:"predicted"`
+	Timing       string `json:"timing"`
+	PredictionID int64  `json:"prediction_id"`
+	Attempt      int    `json:"attempt"`
+	Attempts     int    `json:"attempts"`
+	Kept         bool   `json:"kept"`
+}
+
+func predictAs(t *testing.T, ts *httptest.Server, quizID, value string) {
+	t.Helper()
+	var out map[string]any
+	body := mustJSON(t, map[string]any{"lesson": "01-grading", "quiz": quizID, "browser": testBrowser, "value": value})
+	if code := postJSON(t, ts.URL+"/api/predict", body, &out); code != 200 {
+		t.Fatalf("POST /api/predict %s: %d %v", value, code, out)
+	}
+}
+
+func checkGuess(t *testing.T, ts *httptest.Server, answer string, ids []int64) (int, predictionReply) {
+	t.Helper()
+	var r predictionReply
+	req := map[string]any{"lesson": "01-grading", "quiz": "guess", "answer": answer, "browser": testBrowser, "prediction": true}
+	if ids != nil {
+		req["run_ids"] = ids
+	}
+	code := postJSON(t, ts.URL+"/api/quiz", mustJSON(t, req), &r)
+	return code, r
+}
+
+// A prediction stored after the run, or never stored, is an answer after
+// the result, whatever the request's "prediction" says.
+func TestPredictionAfterTheResult(t *testing.T) {
+	ts := startServer(t, gradingServer(t))
+	ids, _ := runCellAs(t, ts, "01-grading", "two", testBrowser, gradingLine1+"\n"+gradingLine2, 2)
+	predictAs(t, ts, "guess", "300") // the result is already known
+	for _, answer := range []string{"300", "280"} {
+		code, r := checkGuess(t, ts, answer, ids)
+		if code != 200 {
+			t.Fatalf("%s: status %d: %s", answer, code, r.Error)
+		}
+		if r.Predicted || r.Timing != "answered after the result" || r.Attempt != 0 || !r.Correct {
+			t.Errorf("%s after the run: predicted %v timing %q attempt %d correct %v, want an answer after the result, right", answer, r.Predicted, r.Timing, r.Attempt, r.Correct)
+		}
+	}
+}
+
+// A prediction is graded once, against the first run after it that may
+// grade it; later runs do not re-grade it, and a new prediction is a new
+// attempt.
+func TestPredictionGradedOnce(t *testing.T) {
+	s := gradingServer(t)
+	ts := startServer(t, s)
+	predictAs(t, ts, "guess", "290")
+	if code, r := checkGuess(t, ts, "290", nil); code != 422 || !strings.Contains(r.Error, "is graded by the first run of cell two after it") {
+		t.Fatalf("before any run: status %d %q, want 422 saying the first run after it grades it", code, r.Error)
+	}
+	first, _ := runCellAs(t, ts, "01-grading", "two", testBrowser, gradingLine1+"\n"+gradingLine2, 2)
+	code, r := checkGuess(t, ts, "290", first)
+	if code != 200 || !r.Predicted || r.Timing != "predicted before the run" || !r.Correct || r.Want != "300" || r.Attempt != 1 || r.Attempts != 1 || r.Kept {
+		t.Fatalf("first grade: %d %+v, want predicted, right against 300, attempt 1 of 1, not kept from before", code, r)
+	}
+
+	// A later run (an edit the quiz allows, -ops 900) does not re-grade it.
+	edited := strings.Replace(gradingLine1, "-ops 300", "-ops 900", 1)
+	later, _ := runCellAs(t, ts, "01-grading", "two", testBrowser, edited+"\n"+gradingLine2, 2)
+	code, r = checkGuess(t, ts, "290", later)
+	if code != 200 || !r.Correct || r.Want != "300" || !r.Kept || !slices.Equal(r.RunIDs, first[:1]) {
+		t.Errorf("after a later run: %d correct %v want %s kept %v run_ids %v, want the kept verdict (right, 300, runs %v)", code, r.Correct, r.Want, r.Kept, r.RunIDs, first[:1])
+	}
+
+	// A new prediction is attempt 2, graded by the first run after it.
+	predictAs(t, ts, "guess", "850")
+	if code, r = checkGuess(t, ts, "850", later); code != 200 || r.Predicted || r.Timing != "answered after the result" {
+		t.Errorf("attempt 2 against the run before it: %d predicted %v timing %q, want an answer after the result", code, r.Predicted, r.Timing)
+	}
+	again, _ := runCellAs(t, ts, "01-grading", "two", testBrowser, edited+"\n"+gradingLine2, 2)
+	code, r = checkGuess(t, ts, "850", again)
+	if code != 200 || !r.Predicted || !r.Correct || r.Want != "900" || r.Attempt != 2 || r.Attempts != 2 {
+		t.Errorf("attempt 2: %d %+v, want predicted, right against 900, attempt 2 of 2", code, r)
+	}
+	code, r = checkGuess(t, ts, "290", again)
+	if code != 200 || r.Want != "300" || r.Attempt != 1 || r.Attempts != 2 || !r.Kept {
+		t.Errorf("attempt 1 asked again: %d %+v, want its kept verdict (300), attempt 1 of 2", code, r)
+	}
+	ps, err := s.arch.Predictions(context.Background(), testBrowser, "guess")
+	if err != nil || len(ps) != 2 || len(ps[0].Verdict) == 0 || len(ps[1].Verdict) == 0 {
+		t.Errorf("the record: %+v (%v), want two predictions, each with its verdict", ps, err)
+	}
 }

@@ -173,17 +173,9 @@ func editedWhy(q *quiz.Quiz, own []string, r *archive.Run) string {
 	return why
 }
 
-// gradedFrom returns the runs a cell quiz is graded from (nil for a run:
-// quiz, which measures its own). It refuses numbers sent by the client.
+// gradedFrom returns the runs of a cell quiz's request that grade it.
 // ok is false when it has replied with an error.
 func (s *Server) gradedFrom(w http.ResponseWriter, r *http.Request, l *lesson.Lesson, q *quiz.Quiz, req *quizRequest) (g *gradingRuns, ok bool) {
-	if len(req.Results) > 0 {
-		jsonError(w, http.StatusBadRequest, errClientNumbers)
-		return nil, false
-	}
-	if q.Cell == "" {
-		return nil, true
-	}
 	runs, err := s.loadRuns(r.Context(), l.Slug, q, req.Browser, req.RunIDs)
 	if err == nil {
 		g, err = pickLines(l, q, runs)
@@ -196,32 +188,48 @@ func (s *Server) gradedFrom(w http.ResponseWriter, r *http.Request, l *lesson.Le
 	return g, true
 }
 
-// predictFirst checks a run: quiz request's browser id and lines, then
-// stores its answer as a prediction before the measurement is queued.
-// It returns false when it has replied with an error.
-func (s *Server) predictFirst(w http.ResponseWriter, r *http.Request, lessonSlug string, q *quiz.Quiz, req *quizRequest) bool {
+// predictFirst checks a run: quiz request's token, ticket, browser id
+// and lines, then stores its answer as a prediction before the
+// measurement is queued. The attempt is nil when there was nothing to
+// store it for (no browser) or storing failed. ok is false when it has
+// replied with an error.
+func (s *Server) predictFirst(w http.ResponseWriter, r *http.Request, lessonSlug string, q *quiz.Quiz, req *quizRequest) (a *attempt, ok bool) {
+	if !s.tokenOK(req.Token) {
+		s.refused(remoteHost(r), "POST /api/quiz: no or a wrong token")
+		jsonError(w, http.StatusForbidden, errTokenRequired.Error())
+		return nil, false
+	}
+	if len(req.Ticket) > maxTicket {
+		jsonError(w, http.StatusBadRequest, badTicket)
+		return nil, false
+	}
 	if err := checkOrigin("", "", req.Browser); err != nil {
 		jsonError(w, http.StatusBadRequest, err.Error())
-		return false
+		return nil, false
 	}
 	if err := s.checkRunLines(q.Run); err != nil {
 		jsonError(w, http.StatusInternalServerError, measuringError(q.ID, err))
-		return false
+		return nil, false
 	}
-	s.notePrediction(r.Context(), lessonSlug, q.ID, req.Browser, req.Answer)
-	return true
+	if p := s.notePrediction(r.Context(), lessonSlug, q.ID, req.Browser, req.Answer); p != nil {
+		a = &attempt{p: p}
+	}
+	return a, true
 }
 
 // notePrediction stores the answer to a run: quiz as a prediction before
-// its measurement starts, so the record shows the prediction came first.
-// A failure is logged, not fatal: the quiz is still graded.
-// Without a browser id there is nobody to attribute it to: nothing is stored.
-func (s *Server) notePrediction(ctx context.Context, lessonSlug, quizID, browser, value string) {
+// its measurement starts, so the record shows the prediction came first,
+// and returns it. A failure is logged, not fatal: the quiz is still
+// graded, as an answer. Without a browser id there is nobody to
+// attribute it to: nothing is stored.
+func (s *Server) notePrediction(ctx context.Context, lessonSlug, quizID, browser, value string) *archive.Prediction {
 	if browser == "" {
-		return
+		return nil
 	}
-	p := &archive.Prediction{Browser: browser, Lesson: lessonSlug, Quiz: quizID, Value: value}
+	p := &archive.Prediction{Browser: browser, Lesson: lessonSlug, Quiz: quizID, Value: value, At: time.Now().UTC()}
 	if _, err := s.arch.AddPrediction(ctx, p); err != nil {
 		s.log.Printf("archive: storing the prediction for quiz %s: %v", quizID, err)
+		return nil
 	}
+	return p
 }

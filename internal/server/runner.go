@@ -139,6 +139,9 @@ func (s *Server) runLine(ctx context.Context, j *job, dir string, i, round, roun
 // The measurement is over: recording it cannot perturb it.
 func (s *Server) sendResult(j *job, i, round, rounds int, res json.RawMessage, tl *timeline, started, ended time.Time) {
 	id, _ := s.record(j, i, res, tl, started, ended)
+	if j.started.IsZero() {
+		j.started = started.UTC()
+	}
 	if round == rounds {
 		j.results = append(j.results, res)
 		j.runIDs = append(j.runIDs, id)
