@@ -548,20 +548,3 @@ func (q *Quiz) choiceIndex(answer string) (int, error) {
 	}
 	return 0, fmt.Errorf("%w: %q is not one of the choices: %s", ErrBadAnswer, answer, strings.Join(q.Choices, " | "))
 }
-
-// ParseNumber reads a student's numeric answer: an optional sign, digits
-// with optional ',' or '_' separators, a fraction or exponent, and
-// optionally the quiz unit (or a trailing x or ×) after it.
-func ParseNumber(s, unit string) (float64, error) {
-	t := strings.TrimSpace(s)
-	if unit != "" {
-		t = strings.TrimSpace(strings.TrimSuffix(t, unit))
-	}
-	t = strings.TrimSpace(strings.TrimSuffix(strings.TrimSuffix(t, "x"), "×"))
-	t = strings.NewReplacer(",", "", "_", "", " ", "").Replace(t)
-	f, err := strconv.ParseFloat(t, 64)
-	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-		return 0, fmt.Errorf("%w: %q is not a number (write e.g. 12.5 or 12,500)", ErrBadAnswer, s)
-	}
-	return f, nil
-}
