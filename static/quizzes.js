@@ -40,8 +40,12 @@ class Quiz {
     this.btn = $('.check', el);
     this.choice = !!el.querySelector('fieldset');
     this.predict = el.dataset.predict != null && !!this.cell;
+    // Once a prediction is graded, Check answers (after the result) and
+    // this button makes the typed value a new prediction: a new attempt.
+    this.again = this.predict ? h('button', { type: 'button', class: 'btn predict-again', hidden: true, onclick: () => this.submit(true) }, 'Predict again') : null;
+    if (this.again) this.btn.after(' ', this.again);
     this.showPrevious();
-    this.form.addEventListener('submit', (e) => { e.preventDefault(); this.submit(); });
+    this.form.addEventListener('submit', (e) => { e.preventDefault(); this.submit(false); });
     if (this.predict) {
       // The cell's first run after the prediction grades it, once.
       document.addEventListener('kvlab:measured', (e) => {
@@ -61,7 +65,8 @@ class Quiz {
       this.el.classList.add('is-predict');
       $('.quiz-source', this.el).replaceChildren('Predict first: the cell ', cellLink(this.cell), ' stays locked until you do, and your run grades the prediction.');
       const p = prediction(this.id);
-      this.btn.textContent = !p ? 'Lock in prediction' : p.graded ? 'Predict again' : 'Check';
+      this.btn.textContent = p ? 'Check' : 'Lock in prediction';
+      this.again.hidden = !(p && p.graded);
       if (p && !p.graded) this.say(this.waiting(p));
     }
     if (prev && !(this.predict && prediction(this.id) && !prediction(this.id).graded)) this.say(...attemptLines(prev, this.choice), this.lastLine(prev));
@@ -70,15 +75,17 @@ class Quiz {
     const how = prev.prediction ? 'predicted' : prev.timing === 'answered after the result' && this.predict ? 'answered after the result' : 'answered';
     return h('p', { class: `quiz-last ${prev.correct ? 'ok' : 'bad'}` }, `Last time you ${how} ${prev.answer}: ${prev.correct ? 'right' : this.choice ? 'wrong' : 'not within range'}${prev.off ? ` (${prev.off})` : ''}.`);
   }
-  async submit() {
+  // submit sends the typed answer: as a prediction when none is stored
+  // yet (or anew, when again), else as an answer to check.
+  async submit(again) {
     const answer = String(new FormData(this.form).get('answer') || '').trim();
     if (!answer) { this.say(errorP(this.choice ? 'Pick one of the choices.' : 'Type a number first.')); return; }
     // The server reads numbers the same way; saying so here saves a round trip.
     const num = this.choice ? null : parseNumber(answer, (this.el.querySelector('.unit') || {}).textContent || '');
     if (num && num.error) { this.say(errorP(`Your answer ${num.error}`)); return; }
     const p = prediction(this.id);
-    if (this.predict && (!p || p.graded)) {
-      // The first answer (and the first after a graded one: a new
+    if (this.predict && (!p || again)) {
+      // The first answer (and one sent with Predict again: a new
       // attempt) is the prediction: stored in the server's record before
       // the cell runs, kept, and graded once, by the cell's first run
       // after it, which it unlocks.
@@ -86,6 +93,7 @@ class Quiz {
       try { stored = await savePrediction(this.id, answer); } catch (err) { this.say(errorP(`Your prediction was not recorded: ${err.message}`)); return; }
       setPrediction(this.id, answer, stored.id);
       this.btn.textContent = 'Check';
+      this.again.hidden = true;
       this.say(this.waiting(prediction(this.id)));
       this.relock(this.cell);
       return;
@@ -135,7 +143,7 @@ class Quiz {
         const mine = (p.predictions || {})[this.id];
         if (r.predicted && mine && mine.id === r.prediction_id) mine.graded = true;
       });
-      if (this.predict && prediction(this.id) && prediction(this.id).graded) this.btn.textContent = 'Predict again';
+      if (this.again) this.again.hidden = !(prediction(this.id) && prediction(this.id).graded);
     } catch (err) {
       this.say(errorP(`Could not reach labserver: ${err.message}`));
     } finally {

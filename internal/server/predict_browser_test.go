@@ -69,7 +69,7 @@ func TestBrowserPredictThenMeasure(t *testing.T) {
 
 	// The verdict is kept: a reload and another run do not re-grade it.
 	const feedback = `document.querySelector('#quiz-guess-count .quiz-feedback').textContent`
-	const button = `document.querySelector('#quiz-guess-count .check').textContent`
+	const again = `!document.querySelector('#quiz-guess-count .predict-again').hidden`
 	if err := chromedp.Do(ctx,
 		chromedp.Reload(),
 		chromedp.WaitVisible(chromedp.CSS("#quiz-guess-count .quiz-last")),
@@ -78,14 +78,14 @@ func TestBrowserPredictThenMeasure(t *testing.T) {
 	); err != nil {
 		t.Fatalf("reloading and running again: %v", err)
 	}
-	if got, _ := chromedp.Run(ctx, chromedp.Evaluate[string](feedback+` + '|' + `+button)); !strings.Contains(got, "Last time you predicted 1000: not within range") || !strings.HasSuffix(got, "|Predict again") {
+	if got, _ := chromedp.Run(ctx, chromedp.Evaluate[string](feedback+` + '|' + (`+again+`)`)); got != "Last time you predicted 1000: not within range (2× the measured value).|true" {
 		t.Errorf("after a reload and a second run the quiz shows %q, want the kept verdict and Predict again", got)
 	}
 
 	// A new prediction is attempt 2, graded by the next run.
 	if err := chromedp.Do(ctx,
 		chromedp.SetValue(chromedp.CSS("#quiz-guess-count input[name=answer]"), "520"),
-		chromedp.Click(chromedp.CSS("#quiz-guess-count .check")),
+		chromedp.Click(chromedp.CSS("#quiz-guess-count .predict-again")),
 		chromedp.WaitVisible(chromedp.CSS("#quiz-guess-count .prediction-kept")),
 		chromedp.Click(chromedp.CSS("#cell-guess .run")),
 		chromedp.WaitVisible(chromedp.CSS("#cell-guess.is-done")),
