@@ -24,7 +24,6 @@ import (
 
 var docsDir = flag.String("docs", "", "also save the README's screenshots (screenshot.png, screenshot-dark.png) into this directory")
 
-
 // offByOne is a Percentile that forgets the -1 on the rank, as a student
 // might write it.
 const offByOne = `package main
