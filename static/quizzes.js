@@ -40,6 +40,8 @@ class Quiz {
     this.btn = $('.check', el);
     this.choice = !!el.querySelector('fieldset');
     this.predict = el.dataset.predict != null && !!this.cell;
+    this.repeat = Number(el.dataset.repeat || 0);
+    if (this.repeat) $('.quiz-source', el).replaceChildren(`Graded on ${this.repeat} runs of `, cellLink(this.cell), ': run it with its repeat button; the answer is their median, the range widened to their spread.');
     // Once a prediction is graded, Check answers (after the result) and
     // this button makes the typed value a new prediction: a new attempt.
     this.again = this.predict ? h('button', { type: 'button', class: 'btn predict-again', hidden: true, onclick: () => this.submit(true) }, 'Predict again') : null;
@@ -109,7 +111,8 @@ class Quiz {
       const last = store.json(resultsKey(this.cell), null);
       // The server grades from the runs it recorded: the page sends their ids, never numbers.
       if (!last || !last.lines || !last.lines.every((l) => l.run_id)) { this.say(errorP('Run the cell ', cellLink(this.cell), ' first: this quiz is checked against your own measurement, as this server recorded it.')); return null; }
-      req.run_ids = last.lines.map((l) => l.run_id);
+      // A repeated run sends every round's run (a repeat: quiz is graded on them).
+      req.run_ids = last.lines.flatMap((l) => (l.group && l.group.length > 1 ? l.group : [l.run_id]));
       req.browser = browserID();
       return req;
     }
@@ -208,8 +211,9 @@ function verdict(r, choice, predictQuiz) {
     r.kept ? h('p', { class: 'timing-note' }, 'Graded by your first run after this prediction; later runs do not change it. Predict again for a new attempt.') : null,
     h('table', { class: 'kv' }, h('tbody', {},
       h('tr', {}, h('th', { scope: 'row' }, r.predicted ? 'your prediction' : 'your answer'), h('td', {}, `${r.answer}${unit}`)),
-      h('tr', {}, h('th', { scope: 'row' }, 'measured'), h('td', {}, h('b', {}, `${r.want}${unit}`), r.range && r.low !== r.high ? ` (accepted ${r.range}${unit})` : '')),
+      h('tr', {}, h('th', { scope: 'row' }, r.spread ? 'measured (median)' : 'measured'), h('td', {}, h('b', {}, `${r.want}${unit}`), r.range && r.low !== r.high ? ` (accepted ${r.range}${unit})` : '')),
       r.off && !choice ? h('tr', { class: 'off' }, h('th', { scope: 'row' }, 'off by'), h('td', {}, r.off)) : null,
+      r.spread ? h('tr', { class: 'spread' }, h('th', { scope: 'row' }, 'your runs'), h('td', {}, r.spread.text)) : null,
       r.shown ? h('tr', {}, h('th', { scope: 'row' }, 'from'), h('td', {}, r.shown)) : null)),
     r.explain_html ? h('p', { class: 'explain' }, safeInline(r.explain_html)) : null);
 }

@@ -6,8 +6,11 @@ import (
 	"net/http/httptest"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"kvlab/internal/quiz"
 )
 
 // The grading lesson's cell "two", as the lesson writes it.
@@ -219,5 +222,58 @@ func TestPredictionGradedOnce(t *testing.T) {
 	ps, err := s.arch.Predictions(context.Background(), testBrowser, "guess")
 	if err != nil || len(ps) != 2 || len(ps[0].Verdict) == 0 || len(ps[1].Verdict) == 0 {
 		t.Errorf("the record: %+v (%v), want two predictions, each with its verdict", ps, err)
+	}
+}
+
+// A repeat: quiz is graded on its K runs of the cell: against their
+// median, its range widened to their spread, which the reply shows.
+func TestQuizGradedOnRepeatedRuns(t *testing.T) {
+	ts := startServer(t, gradingServer(t))
+	c := dial(t, ts, "", nil)
+	c.send(map[string]any{"type": "run", "id": "r", "cell": gradingLine1 + "\n" + gradingLine2, "lesson": "01-grading", "cell_id": "two", "browser": testBrowser, "repeat": 3})
+	var ids []int64
+	var rates []float64
+	for _, m := range c.until("r", "done") {
+		if m.str("type") == "result" {
+			ids = append(ids, int64(m.num("run_id")))
+			if m.num("line") == 0 {
+				rates = append(rates, m["result"].(map[string]any)["ops_per_sec"].(float64))
+			}
+		}
+	}
+	if len(ids) != 6 || len(rates) != 3 {
+		t.Fatalf("got %d results and %d first-line rates, want 6 and 3", len(ids), len(rates))
+	}
+	lo, hi := slices.Min(rates), slices.Max(rates)
+	var r struct {
+		gradingReply
+		Low    float64 `json:"low"`
+		High   float64 `json:"high"`
+		Spread struct {
+			Runs int     `json:"runs"`
+			Low  float64 `json:"low"`
+			High float64 `json:"high"`
+			Text string  `json:"text"`
+		} `json:"spread"`
+	}
+	answer := strconv.FormatFloat(lo, 'f', -1, 64)
+	if code := postJSON(t, ts.URL+"/api/quiz", mustJSON(t, map[string]any{"lesson": "01-grading", "quiz": "rate", "answer": answer, "browser": testBrowser, "run_ids": ids}), &r); code != 200 {
+		t.Fatalf("status %d: %s", code, r.Error)
+	}
+	sorted := slices.Sorted(slices.Values(rates))
+	if r.Want != quiz.FormatNumber(sorted[1]) || !r.Correct || r.Spread.Runs != 3 || r.Spread.Low != lo || r.Spread.High != hi || r.Low > lo || r.High < hi {
+		t.Errorf("graded %s: want %s correct %v, range %v to %v, spread %+v; want the median %s, right, a range covering %v to %v over 3 runs", answer, r.Want, r.Correct, r.Low, r.High, r.Spread, quiz.FormatNumber(sorted[1]), lo, hi)
+	}
+	if want := "your disk gave " + quiz.FormatNumber(lo) + "–" + quiz.FormatNumber(hi) + " ops/s over 3 runs"; r.Spread.Text != want {
+		t.Errorf("spread text %q, want %q", r.Spread.Text, want)
+	}
+	if len(r.RunIDs) != 3 {
+		t.Errorf("graded from runs %v, want the first line's 3", r.RunIDs)
+	}
+
+	// One run is not enough.
+	code, one := postGrading(t, ts.URL, map[string]any{"lesson": "01-grading", "quiz": "rate", "answer": answer, "browser": testBrowser, "run_ids": ids[:2]})
+	if code != 422 || !strings.Contains(one.Error, "is graded on 3 runs of cell two and got 1 of line 1") {
+		t.Errorf("one run: status %d %q, want 422 asking for 3 runs", code, one.Error)
 	}
 }

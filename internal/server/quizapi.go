@@ -136,19 +136,19 @@ func (s *Server) handleQuiz(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	reply := quizReply{}
-	var raw []json.RawMessage
+	var rounds [][]json.RawMessage
 	var started time.Time
 	if g != nil {
-		raw, reply.RunIDs, reply.Unused, started = g.results(), g.ids(), g.unused, g.started()
+		rounds, reply.RunIDs, reply.Unused, started = g.rounds(), g.ids(), g.unused, g.started()
 	}
 	if q.Run != nil {
 		if a, ok = s.predictFirst(w, r, l.Slug, q, &req); !ok {
 			return
 		}
-		if raw, reply.RunIDs, started, ok = s.measureQuiz(w, r, rc, l.Slug, q, &req); !ok {
+		if reply.Measured, reply.RunIDs, started, ok = s.measureQuiz(w, r, rc, l.Slug, q, &req); !ok {
 			return
 		}
-		reply.Measured = raw
+		rounds = [][]json.RawMessage{reply.Measured}
 	}
 	// The answer is a prediction only when it was stored before the
 	// graded runs started.
@@ -166,7 +166,7 @@ func (s *Server) handleQuiz(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
-	if reply, ok = s.grade(w, q, req.Answer, raw, reply); !ok {
+	if reply, ok = s.grade(w, q, req.Answer, rounds, reply); !ok {
 		return
 	}
 	if a != nil {
@@ -268,22 +268,26 @@ func (s *Server) takeCheckSlot(w http.ResponseWriter, r *http.Request) (release 
 	}
 }
 
-// grade decodes the results and checks the answer against them, filling
-// reply (which carries the measured results, run ids and timing) with the
-// feedback. ok is false when it has replied with an error: 400 for a bad
-// result or answer, 422 when the results cannot answer the quiz.
-func (s *Server) grade(w http.ResponseWriter, q *quiz.Quiz, answer string, raw []json.RawMessage, reply quizReply) (quizReply, bool) {
-	results := make([]any, len(raw))
-	for i, m := range raw {
-		if len(m) == 0 || bytes.Equal(m, []byte("null")) {
-			continue
-		}
-		if err := json.Unmarshal(m, &results[i]); err != nil {
-			jsonError(w, http.StatusBadRequest, fmt.Sprintf("results[%d]: %v", i, err))
-			return reply, false
+// grade decodes the results of each round (one, or a repeat: quiz's runs)
+// and checks the answer against them, filling reply (which carries the
+// measured results, run ids and timing) with the feedback. ok is false
+// when it has replied with an error: 400 for a bad result or answer, 422
+// when the results cannot answer the quiz.
+func (s *Server) grade(w http.ResponseWriter, q *quiz.Quiz, answer string, rounds [][]json.RawMessage, reply quizReply) (quizReply, bool) {
+	results := make([][]any, len(rounds))
+	for r, raw := range rounds {
+		results[r] = make([]any, len(raw))
+		for i, m := range raw {
+			if len(m) == 0 || bytes.Equal(m, []byte("null")) {
+				continue
+			}
+			if err := json.Unmarshal(m, &results[r][i]); err != nil {
+				jsonError(w, http.StatusBadRequest, fmt.Sprintf("results[%d]: %v", i, err))
+				return reply, false
+			}
 		}
 	}
-	fb, err := quiz.Check(q, results, answer)
+	fb, err := quiz.CheckRepeated(q, results, answer)
 	if err != nil {
 		code, msg := http.StatusUnprocessableEntity, err.Error()
 		if errors.Is(err, quiz.ErrBadAnswer) {

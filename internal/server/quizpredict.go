@@ -93,7 +93,8 @@ func (s *Server) predictionAttempt(w http.ResponseWriter, ctx context.Context, l
 
 // firstRunsAfter returns, for each line q reads, the first run of that
 // line of q's cell recorded for browser that started after at and may
-// grade q (pickLines), or nil when some line has none yet.
+// grade q (pickLines), or the first q.Repeat of them for a repeat: quiz;
+// nil when some line has not that many yet.
 func (s *Server) firstRunsAfter(ctx context.Context, l *lesson.Lesson, q *quiz.Quiz, browser string, at time.Time) (*gradingRuns, error) {
 	runs, err := s.arch.List(ctx, archive.Query{Lesson: l.Slug, Cell: q.Cell, Browser: browser, Source: "cell",
 		StartedAfter: at, Oldest: true, Limit: archive.MaxLimit})
@@ -104,14 +105,15 @@ func (s *Server) firstRunsAfter(ctx context.Context, l *lesson.Lesson, q *quiz.Q
 	if c == nil {
 		return nil, fmt.Errorf("quiz %s reads cell %s, which lesson %s does not have", q.ID, q.Cell, l.Slug)
 	}
-	g := &gradingRuns{lines: make([]*archive.Run, q.Lines())}
-	missing := len(g.lines)
+	need := max(q.Repeat, 1)
+	g := &gradingRuns{lines: make([][]*archive.Run, q.Lines())}
+	missing := len(g.lines) * need
 	for i := range runs {
 		r := &runs[i]
-		if r.Line < 0 || r.Line >= len(g.lines) || g.lines[r.Line] != nil || r.Line >= len(c.Lines) || !q.LineGrades(c.Lines[r.Line], r.Spec) {
+		if r.Line < 0 || r.Line >= len(g.lines) || len(g.lines[r.Line]) == need || r.Line >= len(c.Lines) || !q.LineGrades(c.Lines[r.Line], r.Spec) {
 			continue
 		}
-		g.lines[r.Line] = r
+		g.lines[r.Line] = append(g.lines[r.Line], r)
 		if missing--; missing == 0 {
 			return g, nil
 		}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -46,25 +47,40 @@ type unusedRun struct {
 	Why   string `json:"why"`
 }
 
-// gradingRuns are the runs a cell quiz is graded from: line N of the cell
-// in lines[N].
+// gradingRuns are the runs a cell quiz is graded from: lines[N] holds
+// the runs of line N of the cell, oldest first: one, or for a repeat:
+// quiz at least its K. Round r is the r-th run of every line.
 type gradingRuns struct {
-	lines  []*archive.Run
+	lines  [][]*archive.Run
 	unused []unusedRun
 }
 
-func (g *gradingRuns) results() []json.RawMessage {
-	out := make([]json.RawMessage, len(g.lines))
-	for i, r := range g.lines {
-		out[i] = r.Result
+// rounds returns each round's results, one per line, for as many rounds
+// as every line has runs.
+func (g *gradingRuns) rounds() [][]json.RawMessage {
+	n := -1
+	for _, rs := range g.lines {
+		if n < 0 || len(rs) < n {
+			n = len(rs)
+		}
+	}
+	out := make([][]json.RawMessage, max(n, 0))
+	for r := range out {
+		out[r] = make([]json.RawMessage, len(g.lines))
+		for i, rs := range g.lines {
+			out[r][i] = rs[r].Result
+		}
 	}
 	return out
 }
 
+// ids returns the graded runs' ids, line by line.
 func (g *gradingRuns) ids() []int64 {
-	out := make([]int64, len(g.lines))
-	for i, r := range g.lines {
-		out[i] = r.ID
+	var out []int64
+	for _, rs := range g.lines {
+		for _, r := range rs {
+			out = append(out, r.ID)
+		}
 	}
 	return out
 }
@@ -72,9 +88,11 @@ func (g *gradingRuns) ids() []int64 {
 // started is when the earliest of the graded runs started.
 func (g *gradingRuns) started() time.Time {
 	var t time.Time
-	for _, r := range g.lines {
-		if t.IsZero() || r.Started.Before(t) {
-			t = r.Started
+	for _, rs := range g.lines {
+		for _, r := range rs {
+			if t.IsZero() || r.Started.Before(t) {
+				t = r.Started
+			}
 		}
 	}
 	return t
@@ -93,8 +111,8 @@ func (s *Server) loadRuns(ctx context.Context, lessonSlug string, q *quiz.Quiz, 
 	if err := checkOrigin("", "", browser); err != nil {
 		return nil, &quizError{http.StatusBadRequest, err.Error()}
 	}
-	if len(ids) > s.cfg.MaxLinesPerCell {
-		return nil, &quizError{http.StatusBadRequest, fmt.Sprintf("run_ids: %d ids; a cell has at most %d lines", len(ids), s.cfg.MaxLinesPerCell)}
+	if most := s.cfg.MaxLinesPerCell * quiz.MaxRepeat; len(ids) > most {
+		return nil, &quizError{http.StatusBadRequest, fmt.Sprintf("run_ids: %d ids; at most %d (%d lines of a cell, %d runs each)", len(ids), most, s.cfg.MaxLinesPerCell, quiz.MaxRepeat)}
 	}
 	runs := make([]*archive.Run, len(ids))
 	for i, id := range ids {
@@ -118,14 +136,15 @@ func (s *Server) loadRuns(ctx context.Context, lessonSlug string, q *quiz.Quiz, 
 
 // pickLines places each run at the line of the cell its record names and
 // keeps those that may grade q: the lesson's own line (or an edit q
-// allows), a line q reads. Every line q reads must be filled, else the
-// error says which is missing and why each run was not used.
+// allows), a line q reads. Every line q reads must be filled, with one
+// run, or for a repeat: quiz at least q.Repeat; else the error says which
+// is missing and why each run was not used.
 func pickLines(l *lesson.Lesson, q *quiz.Quiz, runs []*archive.Run) (*gradingRuns, error) {
 	c := l.Cell(q.Cell)
 	if c == nil {
 		return nil, &quizError{http.StatusInternalServerError, fmt.Sprintf("quiz %s reads cell %s, which lesson %s does not have", q.ID, q.Cell, l.Slug)}
 	}
-	g := &gradingRuns{lines: make([]*archive.Run, q.Lines())}
+	g := &gradingRuns{lines: make([][]*archive.Run, q.Lines())}
 	for _, r := range runs {
 		why := ""
 		switch {
@@ -135,16 +154,20 @@ func pickLines(l *lesson.Lesson, q *quiz.Quiz, runs []*archive.Run) (*gradingRun
 			why = fmt.Sprintf("this run is line %d of the cell; the quiz reads lines 1 to %d", r.Line+1, len(g.lines))
 		case r.Line >= len(c.Lines) || !q.LineGrades(c.Lines[r.Line], r.Spec):
 			why = editedWhy(q, c.Lines, r)
-		case g.lines[r.Line] != nil:
-			return nil, &quizError{http.StatusBadRequest, fmt.Sprintf("run_ids: runs %d and %d are both line %d of the cell; give one run per line", g.lines[r.Line].ID, r.ID, r.Line+1)}
+		case q.Repeat == 0 && len(g.lines[r.Line]) > 0:
+			return nil, &quizError{http.StatusBadRequest, fmt.Sprintf("run_ids: runs %d and %d are both line %d of the cell; give one run per line", g.lines[r.Line][0].ID, r.ID, r.Line+1)}
 		default:
-			g.lines[r.Line] = r
+			g.lines[r.Line] = append(g.lines[r.Line], r)
 			continue
 		}
 		g.unused = append(g.unused, unusedRun{RunID: r.ID, Why: why})
 	}
-	for i, r := range g.lines {
-		if r != nil {
+	for i, rs := range g.lines {
+		slices.SortFunc(rs, func(a, b *archive.Run) int { return cmp.Compare(a.ID, b.ID) })
+		if q.Repeat > 0 && len(rs) > 0 && len(rs) < q.Repeat {
+			return nil, &quizError{http.StatusUnprocessableEntity, fmt.Sprintf("quiz %s is graded on %d runs of cell %s and got %d of line %d: run the cell with its repeat button", q.ID, q.Repeat, q.Cell, len(rs), i+1)}
+		}
+		if len(rs) > 0 {
 			continue
 		}
 		if len(g.unused) == 0 {
