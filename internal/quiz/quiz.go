@@ -35,18 +35,19 @@
 // exists: a run: quiz always is (it measures only when checked), and a
 // cell: quiz is when it says "predict: yes". For such a cell: quiz the page
 // keeps the cell's Run button locked until the reader has entered a
-// prediction in every predicting quiz on that cell; it keeps the
-// prediction with the reader's progress, and when the cell's results
-// arrive it sends the prediction as the answer with "prediction": true.
+// prediction in every predicting quiz on that cell, which the server
+// stores (POST /api/predict); when the cell's results arrive the page
+// sends the prediction as the answer. The server, not the page, decides
+// that it came first (by the archive's times) and grades it once, against
+// the first run after it (internal/server, quizpredict.go).
 //
 // Every reply says how far the answer was from the measurement, so a
 // prediction is graded by distance as well as by tolerance (additions to
 // [Feedback], documented in docs/api.md):
 //
-//	"predicted":   true when the quiz is a prediction (predict: yes or run:)
-//	               and the page says the answer was entered before the
-//	               measurement ("prediction": true in the request; always
-//	               for run: quizzes)
+//	"predicted":   true when the answer was a prediction the server
+//	               stored before the graded runs started (set by the
+//	               server; Check sets it for run: quizzes)
 //	"off":         the distance in words: "2.4× the measured value",
 //	               "15% below the measured value", "exactly the measured
 //	               value"; for a choice quiz "right" or "wrong"

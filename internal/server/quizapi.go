@@ -21,13 +21,13 @@ import (
 //	 "prediction":true, "browser":"...", "run_ids":[17, 18],
 //	 "token":"...", "ticket":"..."}
 //
-// "prediction" (optional) says the answer was entered before the cell's
-// results existed: the page sends it for a predict: yes quiz, whose cell
-// it keeps locked until the reader has predicted; the reply then says
-// "predicted": true (see package quiz, "Predict, then measure").
+// "prediction" (optional) is accepted and decides nothing: whether the
+// answer was a prediction is read off the archive's times (quizpredict.go),
+// and a prediction is graded once, by the first runs after it.
 //
-// A cell quiz is graded from the runs the server recorded (quizrecord.go):
-// the request names them by "run_ids" with its "browser"; "results"
+// A cell quiz is graded from the runs the server recorded (quizrecord.go),
+// each read as the line of the lesson's cell its record names: the
+// request names them by "run_ids" with its "browser"; "results"
 // (numbers sent by the client) are refused. A quiz with run: lines
 // measures its lines through the run queue instead (so it waits its turn,
 // and needs the token when one is set), after storing its answer as a
@@ -59,8 +59,8 @@ type quizRequest struct {
 	Results []json.RawMessage `json:"results"`
 	Token   string            `json:"token,omitempty"`
 	Ticket  string            `json:"ticket,omitempty"` // names the request for GET /api/quiz/queue
-	// Prediction says the answer was entered before the cell's results
-	// existed (the page locks a predict: yes quiz's cell until then).
+	// Prediction is what older pages send for a predict: yes quiz. It is
+	// decoded and ignored: the archive's times decide (quizpredict.go).
 	Prediction bool `json:"prediction,omitempty"`
 	// Browser and RunIDs name the recorded runs a cell quiz is graded
 	// from (see quizrecord.go); Results is refused.
