@@ -186,7 +186,7 @@ func splitArchiveFlags(args []string) ([]string, archiveFlags, error) {
 func recordRun(ctx context.Context, cr harness.CLIRun, line []string, where archiveFlags, stderr io.Writer) {
 	r := &archive.Run{
 		Kind: cr.Spec.Cmd, Spec: strings.Join(line, " "), SpecFull: cr.Spec.String(), Result: cr.Result,
-		Source: "cli", Started: cr.Started, Ended: cr.Ended,
+		Source: "cli", Started: cr.Started, Ended: cr.Ended, Line: -1, // not a lesson's line
 	}
 	if len(cr.Progress) > 0 {
 		r.Timeline, _ = json.Marshal(cr.Progress)

@@ -17,7 +17,9 @@ import (
 //
 //	{"lesson":"04-the-fsync-tax","quiz":"flush-vs-write","browser":"...","value":"120"}
 //
-// Reply: {"id":7,"at":"2026-12-01T03:04:05Z"}, or {"error":"..."} with
+// Reply: {"id":7,"at":"2026-12-01T03:04:05Z"} ("at": when the server
+// accepted it; only runs that start after it grade it as a prediction),
+// or {"error":"..."} with
 // 400 (bad body or value), 403 (origin or host), 404 (no such quiz) or 500
 // (the archive failed). A run: quiz's answer is its prediction and is
 // stored by POST /api/quiz before it measures.
@@ -67,16 +69,15 @@ func (s *Server) handlePredict(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	p := &archive.Prediction{Browser: req.Browser, Lesson: l.Slug, Quiz: q.ID, Value: v}
+	// At is taken here, when the server accepts the prediction: it is what
+	// a run's start is compared with (quizpredict.go), however late a
+	// batched write commits it.
+	p := &archive.Prediction{Browser: req.Browser, Lesson: l.Slug, Quiz: q.ID, Value: v, At: time.Now().UTC()}
 	id, err := s.arch.AddPrediction(r.Context(), p)
 	if err != nil {
 		jsonError(w, http.StatusInternalServerError, "storing the prediction: "+err.Error())
 		return
 	}
-	at := p.At
-	if at.IsZero() {
-		at = time.Now().UTC()
-	}
 	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(predictReply{ID: id, At: at})
+	json.NewEncoder(w).Encode(predictReply{ID: id, At: p.At})
 }

@@ -356,7 +356,7 @@ func (c *client) admit(m inMsg, lines []string) (j *job, ok bool) {
 	}
 	ctx, cancel := context.WithCancel(c.ctx)
 	j = &job{id: m.ID, lines: lines, out: c, ctx: ctx, cancel: cancel, owner: c, release: release, done: make(chan struct{}),
-		from: origin{source: "cell", lesson: m.Lesson, cell: m.CellID, browser: m.Browser}, repeat: m.Repeat}
+		from: origin{source: "cell", lesson: m.Lesson, cell: m.CellID, browser: m.Browser, own: c.s.ownLines(m.Lesson, m.CellID, lines)}, repeat: m.Repeat}
 	c.jobs[m.ID] = j
 	c.mu.Unlock()
 	return j, true
