@@ -85,6 +85,8 @@ var migrations = []string{
 	CREATE INDEX predictions_browser_quiz ON predictions (browser, quiz, id);`,
 	// 2: rooms (live classes), their polls and predictions, and the class board.
 	roomsMigration,
+	// 3: each board entry's conditions, kept beside its measures.
+	boardConditionsMigration,
 }
 
 // migrate brings the database to schemaVersion in one transaction, or

@@ -307,3 +307,43 @@ func TestLimiter(t *testing.T) {
 		t.Fatal("the next window: refused, want allowed")
 	}
 }
+
+// TestCheckShareBounds: a finite but impossible figure is refused with
+// ErrOutOfBounds, naming the field; the bounds themselves pass.
+func TestCheckShareBounds(t *testing.T) {
+	bench, _ := os.ReadFile("testdata/bench.json")
+	probe, _ := os.ReadFile("testdata/probe.json")
+	for _, c := range []struct {
+		name      string
+		file      []byte
+		old, new  string
+		wantField string // "" when it must pass
+	}{
+		{"ops/s at 1.7e308", bench, `"ops_per_sec": 4527.2088648182225`, `"ops_per_sec": 1.7e308`, "result.ops_per_sec"},
+		{"ops/s at the bound", bench, `"ops_per_sec": 4527.2088648182225`, `"ops_per_sec": 1e9`, ""},
+		{"ops/s just past the bound", bench, `"ops_per_sec": 4527.2088648182225`, `"ops_per_sec": 1.0000001e9`, "result.ops_per_sec"},
+		{"negative ops/s", bench, `"ops_per_sec": 4527.2088648182225`, `"ops_per_sec": -1`, "result.ops_per_sec"},
+		{"ops/s at 5e-324", bench, `"ops_per_sec": 4527.2088648182225`, `"ops_per_sec": 5e-324`, ""},
+		{"p99 of a year", bench, `"p99_ns": 447128`, `"p99_ns": 31536000000000000`, "result.latency.put.p99_ns"},
+		{"negative probe p50", probe, `"p50_ns": 210000`, `"p50_ns": -5`, "result.write_fdatasync.p50_ns"},
+		{"probe ops/s past the bound", probe, `"ops_per_sec": 4509.62661763999`, `"ops_per_sec": 1e300`, "result.write_fdatasync.ops_per_sec"},
+		{"a sweep's second result", []byte("[" + string(bench) + "," + strings.Replace(string(bench), `"units_per_sec": 4527.2088648182225`, `"units_per_sec": 2e9`, 1) + "]"), "", "", "result[1].units_per_sec"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := c.file
+			if c.old != "" {
+				if !bytes.Contains(b, []byte(c.old)) {
+					t.Fatalf("testdata has no %s", c.old)
+				}
+				b = bytes.Replace(b, []byte(c.old), []byte(c.new), 1)
+			}
+			_, err := CheckShare(b)
+			switch {
+			case c.wantField == "" && err != nil:
+				t.Errorf("got %v, want it accepted", err)
+			case c.wantField != "" && (!errors.Is(err, ErrOutOfBounds) || !strings.Contains(err.Error(), c.wantField+" ")):
+				t.Errorf("got %v, want ErrOutOfBounds naming %s", err, c.wantField)
+			}
+		})
+	}
+}

@@ -31,6 +31,7 @@ import (
 //	POST /api/rooms/{code}/polls                  {"token","quiz"}: open a prediction poll
 //	POST /api/rooms/{code}/polls/{poll}/predict   {"browser","value"}
 //	GET  /api/rooms/{code}/board?measure=M        the class board
+//	DELETE /api/rooms/{code}/board/{id}           {"token"}: remove an entry
 //	POST /api/rooms/{code}/share                  the one cross-origin route (share.go)
 //	GET  /room/{code}/qr.svg                      the join URL as a QR code
 //	GET  /room/{code}/ws                          the follower socket (room_ws.go)
@@ -96,6 +97,7 @@ func (s *Server) routeRooms() {
 	s.mux.HandleFunc("POST /api/rooms/{code}/polls", s.handlePollOpen)
 	s.mux.HandleFunc("POST /api/rooms/{code}/polls/{poll}/predict", s.handlePollPredict)
 	s.mux.HandleFunc("GET /api/rooms/{code}/board", s.handleBoard)
+	s.mux.HandleFunc("DELETE /api/rooms/{code}/board/{id}", s.handleBoardDelete)
 	s.mux.HandleFunc("POST /api/rooms/{code}/share", s.handleShare)
 	s.mux.HandleFunc("OPTIONS /api/rooms/{code}/share", s.handleSharePreflight)
 	s.mux.HandleFunc("GET /api/share-target", s.handleShareTargets)

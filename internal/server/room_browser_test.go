@@ -372,8 +372,12 @@ func sharedWithoutHost(t *testing.T, s *Server) {
 	if err != nil || len(es) != 1 {
 		t.Fatalf("the board in the archive: %d entries, %v; want 1", len(es), err)
 	}
+	res, err := s.arch.BoardResult(context.Background(), rooms[0].ID, es[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var probe map[string]any
-	if err := json.Unmarshal(es[0].Result, &probe); err != nil {
+	if err := json.Unmarshal(res, &probe); err != nil {
 		t.Fatal(err)
 	}
 	for _, k := range []string{"host", "dir"} {

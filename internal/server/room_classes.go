@@ -183,16 +183,26 @@ func boardOf(entries []archive.BoardEntry, m string) boardReply {
 	b := boardReply{Measure: m, Unit: classroom.MeasureUnit(m), Points: []boardPoint{}}
 	for _, e := range entries {
 		v, ok := e.Measures[m]
-		if !ok {
+		if !ok || classroom.CheckMeasure(m, v) != nil { // a value stored before the bounds is left out
 			continue
 		}
-		pt := boardPoint{ID: e.ID, Value: v, Label: e.Label, At: e.At, Conditions: map[string]any{}}
-		if sh, err := classroom.CheckShare(e.Result); err == nil {
-			pt.Conditions = sh.Conditions
+		pt := boardPoint{ID: e.ID, Value: v, Label: e.Label, At: e.At, Conditions: e.Conditions}
+		if pt.Conditions == nil {
+			pt.Conditions = legacyConditions(e)
 		}
 		b.Points = append(b.Points, pt)
 	}
 	return b
+}
+
+// legacyConditions are the conditions of an entry stored before they
+// were kept beside its measures: taken from its result (the archive
+// returns the result of such an entry only).
+func legacyConditions(e archive.BoardEntry) json.RawMessage {
+	if sh, err := classroom.CheckShare(e.Result); err == nil {
+		return mustMarshal(sh.Conditions)
+	}
+	return json.RawMessage(`{}`)
 }
 
 // classID parses a class id from a path or form value.

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -84,7 +85,7 @@ func (s *Server) handleShare(w http.ResponseWriter, r *http.Request) {
 		jsonError(w, http.StatusTooManyRequests, fmt.Sprintf("one share per %v per address: wait a moment", sharePer))
 		return
 	}
-	e := &archive.BoardEntry{Room: room.ID, Kind: sh.Kind, Measures: sh.Values, Result: redactForRoom(req.Result),
+	e := &archive.BoardEntry{Room: room.ID, Kind: sh.Kind, Measures: sh.Values, Conditions: mustMarshal(sh.Conditions), Result: redactForRoom(req.Result),
 		Label: req.Label, AddrHash: addrHash(room.Code, addr), At: time.Now().UTC()}
 	if code, err := s.addBoardEntry(r, room, e); err != nil {
 		jsonError(w, code, err.Error())
@@ -119,11 +120,11 @@ func addrHash(code, addr string) string {
 }
 
 type boardPoint struct {
-	ID         int64          `json:"id"`
-	Value      float64        `json:"value"`
-	Label      string         `json:"label"`
-	Conditions map[string]any `json:"conditions"`
-	At         time.Time      `json:"at"`
+	ID         int64           `json:"id"`
+	Value      float64         `json:"value"`
+	Label      string          `json:"label"`
+	Conditions json.RawMessage `json:"conditions"` // as stored at share time
+	At         time.Time       `json:"at"`
 }
 
 type boardReply struct {
@@ -149,6 +150,39 @@ func (s *Server) handleBoard(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, boardOf(es, m))
+}
+
+type boardDeleteRequest struct {
+	Token string `json:"token"`
+}
+
+// handleBoardDelete removes one entry from a room's board (the
+// presenter's). The entry still counts against its sharer's address, so
+// removing a prank does not let its author share again.
+func (s *Server) handleBoardDelete(w http.ResponseWriter, r *http.Request) {
+	var req boardDeleteRequest
+	room := s.presenterAction(w, r, &req, &req.Token, `{"token":"..."}`)
+	if room == nil {
+		return
+	}
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id <= 0 {
+		jsonError(w, http.StatusBadRequest, fmt.Sprintf("board entry %q: want the positive id the board's points carry", r.PathValue("id")))
+		return
+	}
+	room.Lock()
+	defer room.Unlock()
+	err = s.arch.DeleteBoardEntry(r.Context(), room.ID, id)
+	switch {
+	case errors.Is(err, archive.ErrNotFound):
+		jsonError(w, http.StatusNotFound, fmt.Sprintf("room %s has no board entry %d", classroom.FormatCode(room.Code), id))
+		return
+	case err != nil:
+		jsonError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	room.BoardEntries--
+	writeJSON(w, http.StatusOK, map[string]int64{"removed": id})
 }
 
 // shareTargets are the room servers this server's pages may POST shares

@@ -42,10 +42,12 @@ export function pollChart(poll, yours, fmt = compact) {
   if (!hist || !Array.isArray(hist.edges) || hist.edges.length < 2 || !Array.isArray(hist.counts) || !hist.counts.length) {
     return svg(el('text', { x: W / 2, y: H / 2, 'text-anchor': 'middle', class: 'empty', text: 'No predictions yet' }));
   }
-  const edges = hist.edges, counts = hist.counts;
+  const edges = hist.edges, counts = hist.counts.map((c) => (Number.isFinite(c) && c > 0 ? c : 0));
+  if (!edges.every(Number.isFinite)) return svg(el('text', { x: W / 2, y: H / 2, 'text-anchor': 'middle', class: 'empty', text: 'No predictions yet' }));
   const lo = edges[0], hi = edges[edges.length - 1];
   const top = Math.max(1, ...counts);
-  const x = (v) => M.l + (hi === lo ? 0.5 : (v - lo) / (hi - lo)) * (W - M.l - M.r);
+  // Halves, so hi - lo cannot overflow for edges near ±1.7e308.
+  const x = (v) => M.l + (hi === lo ? 0.5 : (v / 2 - lo / 2) / (hi / 2 - lo / 2)) * (W - M.l - M.r);
   const y = (c) => H - M.b - (c / top) * (H - M.t - M.b);
   const bw = (W - M.l - M.r) / counts.length;
   const bars = counts.map((c, i) => el('rect', { x: (M.l + i * bw + 1).toFixed(1), y: y(c).toFixed(1), width: Math.max(bw - 2, 1).toFixed(1), height: (H - M.b - y(c)).toFixed(1), class: 'bar' },
@@ -104,15 +106,21 @@ export function boardChart(points, fmt = compact) {
   const H = M.t + M.b + Math.max(pts.length, 1) * rowH;
   const svg = (...kids) => el('svg', { viewBox: `0 0 ${W} ${H}`, class: 'boardchart', role: 'img', 'aria-label': `${pts.length} shared machines` }, ...kids);
   if (!pts.length) return svg(el('text', { x: W / 2, y: M.t + 24, 'text-anchor': 'middle', class: 'empty', text: 'Nothing shared for this measure yet' }));
-  let lo = pts[0].value / 1.5, hi = pts[pts.length - 1].value * 1.5;
-  const lg = Math.log10;
-  const x = (v) => M.l + (lg(v) - lg(lo)) / (lg(hi) - lg(lo)) * (W - M.l - M.r);
-  const ticks = [];
-  for (let e = Math.ceil(lg(lo)); e <= Math.floor(lg(hi)); e++) ticks.push(10 ** e);
-  if (ticks.length < 2) ticks.splice(0, ticks.length, lo * 1.2, Math.sqrt(lo * hi), hi / 1.2);
-  const grid = ticks.map((t) => el('g', { class: 'tick' },
-    el('line', { x1: x(t).toFixed(1), x2: x(t).toFixed(1), y1: M.t, y2: H - M.b, class: 'grid' }),
-    el('text', { x: x(t).toFixed(1), y: H - M.b + 22, 'text-anchor': 'middle', text: fmt(t) })));
+  // The axis works in decades (log10 of the values), padded by a factor
+  // of 1.5 each side: every finite positive value has a finite log, so
+  // 1.7e308 and 5e-324 place like any other, and the ticks are at most
+  // eight powers of ten, however many decades the values span.
+  const lg = Math.log10, pad = lg(1.5);
+  const a = lg(pts[0].value) - pad, b = lg(pts[pts.length - 1].value) + pad;
+  const xe = (e) => M.l + (e - a) / (b - a) * (W - M.l - M.r);
+  const x = (v) => xe(lg(v));
+  const first = Math.ceil(a), last = Math.floor(b), every = Math.max(1, Math.ceil((last - first + 1) / 8));
+  let exps = [];
+  for (let e = first; e <= last; e += every) exps.push(e);
+  if (exps.length < 2) exps = [a + (b - a) * 0.15, (a + b) / 2, b - (b - a) * 0.15];
+  const grid = exps.map((e) => el('g', { class: 'tick' },
+    el('line', { x1: xe(e).toFixed(1), x2: xe(e).toFixed(1), y1: M.t, y2: H - M.b, class: 'grid' }),
+    el('text', { x: xe(e).toFixed(1), y: H - M.b + 22, 'text-anchor': 'middle', text: fmt(10 ** e) })));
   const rows = pts.map((p, i) => {
     const cy = M.t + (i + 0.5) * rowH;
     const c = p.conditions || {};
