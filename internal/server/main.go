@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -92,6 +93,17 @@ func newServeFlags(stderr io.Writer) (*flag.FlagSet, *serveFlags) {
 	fl.DurationVar(&bud.MaxCellTime, "max-cell-time", bud.MaxCellTime, "longest one cell may hold the disk, preload and every run included; a cell whose -duration (or -ops / -rate) adds up to more is refused")
 	fl.Int64Var(&bud.MaxMemory, "max-memory", bud.MaxMemory, "most bytes of memory one run may need, estimated from its -keys, -value-size, -engine and the latency samples it keeps")
 	fl.DurationVar(&c.RoomTTL, "room-ttl", defaultRoomTTL, "a room (a live class: /api/rooms) closes this long after its presenter's last action; its code then answers 404")
+	fl.Func("host", "a name students type to reach this server (e.g. lab.example.edu; repeat or separate with commas): a server with a token answers IP addresses, localhost and this machine's host name, and refuses every other Host (DNS rebinding)", func(v string) error {
+		for _, n := range strings.Split(v, ",") {
+			if n = strings.TrimSpace(n); n != "" {
+				if strings.ContainsAny(n, ":/ ") {
+					return fmt.Errorf("%q: want a host name without scheme or port, e.g. lab.example.edu", n)
+				}
+				c.Hosts = append(c.Hosts, n)
+			}
+		}
+		return nil
+	})
 	fl.StringVar(&c.ArchiveTarget, "archive", "", "where every run is recorded: empty = kvlab.db (SQLite) in -data; a postgres:// URL for PostgreSQL, shared by several servers")
 	fl.Usage = func() {
 		fmt.Fprintf(stderr, "usage: labserver [serve] [flags]\n\nServe the course on http://ADDR/. Cells run on this machine's disk, one at a time.\nThe measuring commands (bench, sweep, probe, model, crash) are listed by `labserver help`.\n\nflags:\n")

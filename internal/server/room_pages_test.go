@@ -30,9 +30,9 @@ func roomCall(t *testing.T, s http.Handler, method, path string, body any, out a
 	} else {
 		rd = strings.NewReader("")
 	}
-	r := httptest.NewRequest(method, "http://kvlab.test"+path, rd)
+	r := httptest.NewRequest(method, "http://localhost"+path, rd)
 	r.Header.Set("Content-Type", "application/json")
-	r.Header.Set("Origin", "http://kvlab.test")
+	r.Header.Set("Origin", "http://localhost")
 	w := httptest.NewRecorder()
 	s.ServeHTTP(w, r)
 	if out != nil {
@@ -68,7 +68,7 @@ func TestRoomPagesFindTheirRoom(t *testing.T) {
 		{"/join?code=" + strings.ToLower(plain), http.StatusSeeOther, []string{"/room/" + code}},
 		{"/join?code=ABCDE-FGHJ0", http.StatusBadRequest, []string{"not a room code", "ABCDE-FGHJ0"}},
 		{"/room/" + code, 200, []string{`class="room-page room-follow"`, `data-code="` + code + `"`, `data-section="0"`, `data-section="1"`, `data-section="2"`, "follows the presenter"}},
-		{"/present/" + code, 200, []string{`class="room-page room-present"`, `/room/` + code + `/qr.svg`, "http://kvlab.test/room/" + code}},
+		{"/present/" + code, 200, []string{`class="room-page room-present"`, `/room/` + code + `/qr.svg`, "http://localhost/room/" + code}},
 		{"/room/" + code + "/board", 200, []string{`class="room-page room-board"`, `value="fdatasync_p50"`, `value="always_ops_per_sec"`, `value="p99"`}},
 		{"/room/" + strings.ToLower(plain), http.StatusMovedPermanently, []string{"/room/" + code}},
 		{"/room/" + strings.ToLower(plain) + "/board?measure=p99", http.StatusMovedPermanently, []string{"/room/" + code + "/board?measure=p99"}},
@@ -145,7 +145,7 @@ func TestClassesNeedThisMachineOrTheToken(t *testing.T) {
 	}
 	page := "/classes/" + strconv.FormatInt(id, 10)
 	req := func(method, path, remote, origin string, form url.Values) *httptest.ResponseRecorder {
-		r := httptest.NewRequest(method, "http://kvlab.test"+path, strings.NewReader(form.Encode()))
+		r := httptest.NewRequest(method, "http://localhost"+path, strings.NewReader(form.Encode()))
 		r.RemoteAddr = remote + ":40000"
 		if form != nil {
 			r.Header.Set("Content-Type", "application/x-www-form-urlencoded")

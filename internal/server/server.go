@@ -68,6 +68,10 @@ type Config struct {
 	// RoomTTL is how long a room stays open after its presenter's last
 	// action (room_api.go). 0 = 4h.
 	RoomTTL time.Duration
+	// Hosts are names (no port) a server with a token answers in the
+	// Host header besides IP addresses, localhost and this machine's
+	// host name (access.go, hostOK): the names students type.
+	Hosts []string
 }
 
 // DefaultLimits are the server's caps: smaller than the command line's,
@@ -90,6 +94,7 @@ type Server struct {
 	mux       *http.ServeMux
 	log       *log.Logger
 	needToken bool
+	hostNames []string // the names hostOK accepts on a server with a token
 	tmpData   bool // DataDir was created by New and is removed by Close
 	chromaCSS []byte
 
@@ -160,6 +165,7 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	s.needToken = cfg.Token != ""
+	s.hostNames = hostNamesOf(cfg.Hosts)
 	if err := s.makeDataDir(); err != nil {
 		return nil, err
 	}
@@ -275,6 +281,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Referrer-Policy", "no-referrer")
 	w.Header().Set("Content-Security-Policy", s.csp())
+	if !staticPath(r.URL.Path) && !s.hostGate(w, r) {
+		return
+	}
 	s.mux.ServeHTTP(w, r)
 }
 
