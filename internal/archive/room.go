@@ -25,6 +25,9 @@ type Room struct {
 	Created   time.Time `json:"created"`
 	Closed    time.Time `json:"closed"`  // zero while open
 	Expires   time.Time `json:"expires"` // the last presenter action plus the room's time to live
+	// PresenterHash is the SHA-256 (hex) of the room's presenter secret;
+	// never exported.
+	PresenterHash string `json:"-"`
 }
 
 // Poll is one quiz opened to a room.
@@ -143,13 +146,14 @@ const roomsMigration = `CREATE TABLE rooms (
 	);
 	CREATE INDEX board_entries_room ON board_entries (room, id)`
 
-// boardConditionsMigration keeps each board entry's conditions beside its
-// measures, and its result (up to 64 KiB) in a table of its own, so
+// roomsMigration3 keeps a hash of each room's presenter secret, and each
+// board entry's conditions beside its measures, and its result (up to 64 KiB) in a table of its own, so
 // reading a board reads small rows and decodes no result. (In a row of
 // board_entries the result lay before label and addr_hash: SQLite had to
 // walk its overflow pages to reach them.) An entry stored before keeps
 // its result in board_entries and has no conditions.
-const boardConditionsMigration = `ALTER TABLE board_entries ADD COLUMN conditions TEXT NOT NULL DEFAULT '';
+const roomsMigration3 = `ALTER TABLE rooms ADD COLUMN presenter_hash TEXT NOT NULL DEFAULT '';
+	ALTER TABLE board_entries ADD COLUMN conditions TEXT NOT NULL DEFAULT '';
 	CREATE TABLE board_results (
 		entry BIGINT PRIMARY KEY,
 		result TEXT NOT NULL
@@ -189,8 +193,8 @@ func (s *sqlStore) AddRoom(ctx context.Context, r *Room) (int64, error) {
 	if r == nil || r.Code == "" || r.Lesson == "" {
 		return 0, fmt.Errorf("archive: a room needs a code and a lesson")
 	}
-	id, err := s.insertID(ctx, "a room", `INSERT INTO rooms (code, lesson, section, allow_runs, created, closed, expires) VALUES (?,?,?,?,?,?,?) RETURNING id`,
-		r.Code, r.Lesson, r.Section, boolInt(r.AllowRuns), nanos(r.Created), nanos(r.Closed), nanos(r.Expires))
+	id, err := s.insertID(ctx, "a room", `INSERT INTO rooms (code, lesson, section, allow_runs, created, closed, expires, presenter_hash) VALUES (?,?,?,?,?,?,?,?) RETURNING id`,
+		r.Code, r.Lesson, r.Section, boolInt(r.AllowRuns), nanos(r.Created), nanos(r.Closed), nanos(r.Expires), r.PresenterHash)
 	r.ID = id
 	return id, err
 }
@@ -216,7 +220,7 @@ func (s *sqlStore) queryEach(ctx context.Context, stmt string, args []any, scan 
 	return rows.Err()
 }
 
-const roomColumns = `id, code, lesson, section, allow_runs, created, closed, expires`
+const roomColumns = `id, code, lesson, section, allow_runs, created, closed, expires, presenter_hash`
 
 func (s *sqlStore) queryRooms(ctx context.Context, stmt string, args ...any) ([]Room, error) {
 	var out []Room
@@ -225,7 +229,7 @@ func (s *sqlStore) queryRooms(ctx context.Context, stmt string, args ...any) ([]
 			var r Room
 			var allow int
 			var created, closed, expires int64
-			if err := rows.Scan(&r.ID, &r.Code, &r.Lesson, &r.Section, &allow, &created, &closed, &expires); err != nil {
+			if err := rows.Scan(&r.ID, &r.Code, &r.Lesson, &r.Section, &allow, &created, &closed, &expires, &r.PresenterHash); err != nil {
 				return err
 			}
 			r.AllowRuns = allow != 0

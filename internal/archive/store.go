@@ -85,8 +85,9 @@ var migrations = []string{
 	CREATE INDEX predictions_browser_quiz ON predictions (browser, quiz, id);`,
 	// 2: rooms (live classes), their polls and predictions, and the class board.
 	roomsMigration,
-	// 3: each board entry's conditions, kept beside its measures.
-	boardConditionsMigration,
+	// 3: a hash of each room's presenter secret; each board entry's
+	// conditions beside its measures, its result in a table of its own.
+	roomsMigration3,
 }
 
 // migrate brings the database to schemaVersion in one transaction, or

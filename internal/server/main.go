@@ -60,8 +60,10 @@ type serveFlags struct {
 	lessonsDir       string // -lessons: serve this folder in author mode
 	open             bool   // -open: open the course in the browser
 	token, tokenFile string // -token and -token-file; see tokenFrom
-	maxConns         int    // -max-conns: open connections in all (LimitListener)
-	maxConnsAddr     int    // -max-conns-per-address
+	// -presenter-token and -presenter-token-file; see presenterTokenFrom
+	presenterToken, presenterTokenFile string
+	maxConns                           int // -max-conns: open connections in all (LimitListener)
+	maxConnsAddr                       int // -max-conns-per-address
 }
 
 // newServeFlags defines the flags on a new FlagSet that reports to stderr.
@@ -76,6 +78,8 @@ func newServeFlags(stderr io.Writer) (*flag.FlagSet, *serveFlags) {
 	fl.BoolVar(&f.open, "open", false, "open the course in the browser")
 	fl.StringVar(&f.token, "token", "", "instructor token every run must present (required on a non-loopback -addr); other local users can read it in the process list: prefer -token-file or $"+TokenEnv)
 	fl.StringVar(&f.tokenFile, "token-file", "", "read the instructor token from this file (its first line), instead of -token; default: $"+TokenEnv+" when set")
+	fl.StringVar(&f.presenterToken, "presenter-token", "", "presenter token: presents every room and opens the past classes from any machine; never give it to students (prefer -presenter-token-file or $"+PresenterTokenEnv+")")
+	fl.StringVar(&f.presenterTokenFile, "presenter-token-file", "", "read the presenter token from this file (its first line), instead of -presenter-token; default: $"+PresenterTokenEnv+" when set")
 	fl.Int64Var(&lim.MaxOps, "max-ops", lim.MaxOps, "largest -ops a run may ask for")
 	fl.DurationVar(&lim.MaxDuration, "max-duration", lim.MaxDuration, "longest -duration a run may ask for")
 	fl.IntVar(&lim.MaxValueSize, "max-value-size", lim.MaxValueSize, "largest -value-size in bytes")
@@ -143,6 +147,9 @@ func (f *serveFlags) finish() error {
 		return err
 	}
 	f.cfg.Token = tok
+	if f.cfg.PresenterToken, err = presenterTokenFrom(f.presenterToken, f.presenterTokenFile, os.Getenv); err != nil {
+		return err
+	}
 	if err := f.checkPositive(); err != nil {
 		return err
 	}

@@ -24,11 +24,7 @@ func TestRebindingRefusedOnEveryRoute(t *testing.T) {
 				}
 			})
 			ts := startServer(t, s)
-			tok := ""
-			if tokened {
-				tok = "sekrit"
-			}
-			code := openRoom(t, ts, tok)
+			code, tok := openRoomSecret(t, ts)
 			room := s.rooms.reg.All()[0]
 			if _, err := s.arch.Add(t.Context(), &archive.Run{Kind: "probe", Spec: "probe", Result: []byte(`{"kind":"probe"}`)}); err != nil {
 				t.Fatal(err)
@@ -39,15 +35,15 @@ func TestRebindingRefusedOnEveryRoute(t *testing.T) {
 				{"POST", "/api/quiz", `{}`}, {"GET", "/api/quiz/queue", ""},
 				{"GET", "/runs", ""}, {"GET", "/runs/1", ""}, {"GET", "/runs/1.json", ""}, {"GET", "/runs?format=tsv", ""}, {"GET", "/compare?a=1&b=1", ""},
 				{"POST", "/api/predict", `{}`},
-				{"POST", "/api/rooms", `{"token":"` + tok + `","lesson":"01-fixture"}`}, {"GET", "/api/rooms/" + code, ""},
-				{"POST", "/api/rooms/" + code + "/section", `{"token":"` + tok + `","section":1}`},
-				{"POST", "/api/rooms/" + code + "/close", `{"token":"` + tok + `"}`},
+				{"POST", "/api/rooms", `{"lesson":"01-fixture"}`}, {"GET", "/api/rooms/" + code, ""},
+				{"POST", "/api/rooms/" + code + "/section", `{"presenter":"` + tok + `","section":1}`},
+				{"POST", "/api/rooms/" + code + "/close", `{"presenter":"` + tok + `"}`},
 				{"GET", "/api/rooms/" + code + "/board?measure=p99", ""},
-				{"DELETE", "/api/rooms/" + code + "/board/1", `{"token":"` + tok + `"}`},
+				{"DELETE", "/api/rooms/" + code + "/board/1", `{"presenter":"` + tok + `"}`},
 				{"POST", "/api/rooms/" + code + "/share", `{}`}, {"OPTIONS", "/api/rooms/" + code + "/share", ""},
 				{"GET", "/api/share-target", ""}, {"POST", "/api/share-target", `{"url":"http://attacker.example:9"}`},
 				{"DELETE", "/api/share-target", `{"url":"http://attacker.example:9"}`},
-				{"GET", "/classes", ""}, {"POST", "/classes", "token=" + tok}, {"GET", fmt.Sprintf("/classes/%d", room.ID), ""},
+				{"GET", "/classes", ""}, {"POST", "/classes", "token=sekrit"}, {"GET", fmt.Sprintf("/classes/%d", room.ID), ""},
 				{"GET", "/classes/compare?a=1&b=1", ""},
 				{"GET", "/join", ""}, {"GET", "/room/" + code, ""}, {"GET", "/present/" + code, ""}, {"GET", "/room/" + code + "/board", ""},
 				{"GET", "/room/" + code + "/qr.svg", ""}, {"GET", "/room/" + code + "/ws", ""},

@@ -225,24 +225,6 @@ func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, v any, want
 	return false
 }
 
-// presenterError says why r (carrying tok) may not act as a room's
-// presenter, or "" when it may: same origin, a Host naming this machine
-// (without a token), and the token, or without one a loopback address.
-func (s *Server) presenterError(r *http.Request, tok string) string {
-	switch {
-	case !sameOrigin(r):
-		return "origin " + r.Header.Get("Origin") + " is not this server"
-	case !s.hostOK(r):
-		return s.hostError(r)
-	case !s.tokenOK(tok):
-		s.refused(remoteHost(r), r.Method+" "+r.URL.Path+": no or a wrong token")
-		return "only the presenter (the instructor token's holder) may do this: " + errTokenRequired.Error()
-	case !s.needToken && !loopbackHost(remoteHost(r)):
-		return "only the presenter may do this: without -token, that is a page on this machine (localhost)"
-	}
-	return ""
-}
-
 // followerRoom is lookupRoom for a route anyone with the code may use:
 // it first refuses another origin and, without a token, a Host that is
 // not this machine (apiAccessOK).
@@ -309,25 +291,29 @@ func (s *Server) saveRoom(ctx context.Context, r *classroom.Room) {
 }
 
 type roomCreateRequest struct {
-	Token  string `json:"token"`
-	Lesson string `json:"lesson"`
+	Token     string `json:"token,omitempty"`     // accepted, and not an authority: see presenter.go
+	Presenter string `json:"presenter,omitempty"` // the presenter token, from another machine
+	Lesson    string `json:"lesson"`
 }
 
 type roomCreateReply struct {
-	Code         string    `json:"code"`
-	ID           int64     `json:"id"`
-	Lesson       string    `json:"lesson"`
-	JoinURL      string    `json:"join_url"`
-	PresenterURL string    `json:"presenter_url"`
-	ExpiresAt    time.Time `json:"expires_at"`
+	Code         string `json:"code"`
+	ID           int64  `json:"id"`
+	Lesson       string `json:"lesson"`
+	JoinURL      string `json:"join_url"`
+	PresenterURL string `json:"presenter_url"`
+	// PresenterSecret presents this room (presenter.go). This reply is
+	// the only place it is ever given.
+	PresenterSecret string    `json:"presenter_secret"`
+	ExpiresAt       time.Time `json:"expires_at"`
 }
 
 func (s *Server) handleRoomCreate(w http.ResponseWriter, r *http.Request) {
 	var req roomCreateRequest
-	if !decodeBody(w, r, roomBodyLimit, &req, `{"token":"...","lesson":"04-the-fsync-tax"}`) {
+	if !decodeBody(w, r, roomBodyLimit, &req, `{"lesson":"04-the-fsync-tax"}`) {
 		return
 	}
-	if why := s.presenterError(r, req.Token); why != "" {
+	if why := s.instructorError(r, req.Presenter); why != "" {
 		jsonError(w, http.StatusForbidden, why)
 		return
 	}
@@ -340,14 +326,15 @@ func (s *Server) handleRoomCreate(w http.ResponseWriter, r *http.Request) {
 		jsonError(w, http.StatusNotFound, fmt.Sprintf("lesson: no lesson %q (the slug as in /lessons/SLUG)", req.Lesson))
 		return
 	}
-	room, err := s.newRoom(r.Context(), l)
+	secret := classroom.NewSecret()
+	room, err := s.newRoom(r.Context(), l, classroom.HashSecret(secret))
 	if err != nil {
 		jsonError(w, http.StatusInternalServerError, "starting the room: "+err.Error())
 		return
 	}
 	code := classroom.FormatCode(room.Code)
 	writeJSON(w, http.StatusCreated, roomCreateReply{Code: code, ID: room.ID, Lesson: l.Slug,
-		JoinURL: joinURL(r, room.Code), PresenterURL: "/present/" + code, ExpiresAt: room.Expires})
+		JoinURL: joinURL(r, room.Code), PresenterURL: "/present/" + code, PresenterSecret: secret, ExpiresAt: room.Expires})
 }
 
 // joinURL is the follower page's URL as the presenter's request names
@@ -361,14 +348,14 @@ func joinURL(r *http.Request, code string) string {
 }
 
 // newRoom draws a free code, records the room and registers it.
-func (s *Server) newRoom(ctx context.Context, l *lesson.Lesson) (*classroom.Room, error) {
+func (s *Server) newRoom(ctx context.Context, l *lesson.Lesson, presenterHash string) (*classroom.Room, error) {
 	now := time.Now().UTC()
 	for range 8 {
 		code, err := classroom.NewCode()
 		if err != nil {
 			return nil, err
 		}
-		ar := &archive.Room{Code: code, Lesson: l.Slug, Created: now, Expires: now.Add(s.rooms.ttl)}
+		ar := &archive.Room{Code: code, Lesson: l.Slug, Created: now, Expires: now.Add(s.rooms.ttl), PresenterHash: presenterHash}
 		if _, err := s.arch.AddRoom(ctx, ar); err != nil {
 			return nil, err
 		}
@@ -387,6 +374,7 @@ func (s *Server) registerRoom(ar *archive.Room, sections int) *classroom.Room {
 	room = classroom.NewRoom(ar.Code, ar.ID, ar.Lesson, sections, ar.Created, ar.Expires, s.rooms.hubLim,
 		func(int) { s.followersChanged(room) })
 	room.Section, room.AllowRuns = min(ar.Section, sections-1), ar.AllowRuns
+	room.PresenterHash = ar.PresenterHash
 	if !s.rooms.reg.Add(room) {
 		return nil
 	}
@@ -468,22 +456,38 @@ func (s *Server) handleRoomState(w http.ResponseWriter, r *http.Request) {
 }
 
 // presenterAction decodes a presenter's request into v (which carries
-// "token"), checks the presenter and finds the room; on failure it has
-// written the reply and returns nil.
-func (s *Server) presenterAction(w http.ResponseWriter, r *http.Request, v any, token *string, want string) *classroom.Room {
+// "presenter"), finds the room and checks the presenter; on failure it
+// has written the reply and returns nil.
+func (s *Server) presenterAction(w http.ResponseWriter, r *http.Request, v any, presenter *string, want string) *classroom.Room {
 	if !decodeBody(w, r, roomBodyLimit, v, want) {
 		return nil
 	}
-	if why := s.presenterError(r, *token); why != "" {
+	if !sameOrigin(r) {
+		jsonError(w, http.StatusForbidden, "origin "+r.Header.Get("Origin")+" is not this server")
+		return nil
+	}
+	room := s.lookupRoom(w, r)
+	if room == nil {
+		return nil
+	}
+	if why := s.roomPresenterError(remoteHost(r), room, *presenter); why != "" {
 		jsonError(w, http.StatusForbidden, why)
 		return nil
 	}
-	return s.lookupRoom(w, r)
+	return room
+}
+
+// presenterFields are the authority fields of every presenter action's
+// body: "presenter" is the one that counts; "token" (the run token) is
+// accepted for older pages and presents nothing.
+type presenterFields struct {
+	Token     string `json:"token,omitempty"`
+	Presenter string `json:"presenter"`
 }
 
 type sectionRequest struct {
-	Token   string `json:"token"`
-	Section *int   `json:"section"`
+	presenterFields
+	Section *int `json:"section"`
 }
 
 type sectionMsg struct {
@@ -493,7 +497,7 @@ type sectionMsg struct {
 
 func (s *Server) handleRoomSection(w http.ResponseWriter, r *http.Request) {
 	var req sectionRequest
-	room := s.presenterAction(w, r, &req, &req.Token, `{"token":"...","section":3}`)
+	room := s.presenterAction(w, r, &req, &req.Presenter, `{"presenter":"...","section":3}`)
 	if room == nil {
 		return
 	}
@@ -514,13 +518,13 @@ func (s *Server) handleRoomSection(w http.ResponseWriter, r *http.Request) {
 }
 
 type allowRunsRequest struct {
-	Token string `json:"token"`
-	Allow *bool  `json:"allow"`
+	presenterFields
+	Allow *bool `json:"allow"`
 }
 
 func (s *Server) handleRoomAllowRuns(w http.ResponseWriter, r *http.Request) {
 	var req allowRunsRequest
-	room := s.presenterAction(w, r, &req, &req.Token, `{"token":"...","allow":true}`)
+	room := s.presenterAction(w, r, &req, &req.Presenter, `{"presenter":"...","allow":true}`)
 	if room == nil {
 		return
 	}
@@ -536,12 +540,12 @@ func (s *Server) handleRoomAllowRuns(w http.ResponseWriter, r *http.Request) {
 }
 
 type tokenRequest struct {
-	Token string `json:"token"`
+	presenterFields
 }
 
 func (s *Server) handleRoomClose(w http.ResponseWriter, r *http.Request) {
 	var req tokenRequest
-	room := s.presenterAction(w, r, &req, &req.Token, `{"token":"..."}`)
+	room := s.presenterAction(w, r, &req, &req.Presenter, `{"presenter":"..."}`)
 	if room == nil {
 		return
 	}
@@ -554,8 +558,8 @@ func (s *Server) handleRoomClose(w http.ResponseWriter, r *http.Request) {
 }
 
 type pollRequest struct {
-	Token string `json:"token"`
-	Quiz  string `json:"quiz"`
+	presenterFields
+	Quiz string `json:"quiz"`
 }
 
 // pollQuiz finds a quiz of the room's lesson that a poll can measure:
@@ -580,7 +584,7 @@ func (s *Server) pollQuiz(room *classroom.Room, id string) (*quiz.Quiz, int, err
 
 func (s *Server) handlePollOpen(w http.ResponseWriter, r *http.Request) {
 	var req pollRequest
-	room := s.presenterAction(w, r, &req, &req.Token, `{"token":"...","quiz":"always-vs-batch"}`)
+	room := s.presenterAction(w, r, &req, &req.Presenter, `{"presenter":"...","quiz":"always-vs-batch"}`)
 	if room == nil {
 		return
 	}

@@ -24,7 +24,7 @@ func fullBoard(tb testing.TB) (*Server, string, *classroom.Room) {
 	tb.Helper()
 	s := newServer(tb, nil)
 	ts := startServer(tb, s)
-	code := openRoom(tb, ts, "")
+	code := openRoom(tb, ts)
 	room := s.rooms.reg.All()[0]
 	raw, err := os.ReadFile("../classroom/testdata/bench.json")
 	if err != nil {

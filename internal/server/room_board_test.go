@@ -14,7 +14,7 @@ import (
 func TestRoomBoardBoundsAndRemove(t *testing.T) {
 	s := newServer(t, func(c *Config) { c.Token = "sekrit" })
 	ts := startServer(t, s)
-	code := openRoom(t, ts, "sekrit")
+	code, secret := openRoomSecret(t, ts)
 	bench, err := os.ReadFile("../classroom/testdata/bench.json")
 	if err != nil {
 		t.Fatal(err)
@@ -36,21 +36,21 @@ func TestRoomBoardBoundsAndRemove(t *testing.T) {
 	}
 	id := int64(m.num("id"))
 	del := fmt.Sprintf("/api/rooms/%s/board/%d", code, id)
-	for _, body := range []string{`{}`, `{"token":"wrong"}`} {
+	for _, body := range []string{`{}`, `{"token":"sekrit"}`, `{"presenter":"wrong"}`} {
 		if st, m := post(t, ts, "DELETE", del, body); st != http.StatusForbidden {
 			t.Errorf("DELETE %s %s: %d %v, want 403", del, body, st, m)
 		}
 	}
-	if st, m := post(t, ts, "DELETE", del, `{"token":"sekrit"}`); st != http.StatusOK || int64(m.num("removed")) != id {
+	if st, m := post(t, ts, "DELETE", del, `{"presenter":"`+secret+`"}`); st != http.StatusOK || int64(m.num("removed")) != id {
 		t.Fatalf("the presenter's DELETE %s: %d %v, want 200", del, st, m)
 	}
 	if _, b := post(t, ts, "GET", "/api/rooms/"+code+"/board?measure=always_ops_per_sec", ""); len(b["points"].([]any)) != 0 {
 		t.Errorf("board after the removal: %v, want no points", b)
 	}
-	if st, m := post(t, ts, "DELETE", del, `{"token":"sekrit"}`); st != http.StatusNotFound {
+	if st, m := post(t, ts, "DELETE", del, `{"presenter":"`+secret+`"}`); st != http.StatusNotFound {
 		t.Errorf("removing it again: %d %v, want 404", st, m)
 	}
-	if st, _ := post(t, ts, "DELETE", "/api/rooms/"+code+"/board/x", `{"token":"sekrit"}`); st != http.StatusBadRequest {
+	if st, _ := post(t, ts, "DELETE", "/api/rooms/"+code+"/board/x", `{"presenter":"`+secret+`"}`); st != http.StatusBadRequest {
 		t.Errorf("DELETE of board entry x: %d, want 400", st)
 	}
 }

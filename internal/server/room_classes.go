@@ -25,7 +25,8 @@ import (
 // Predictions are anonymous in a class, but a class's record is the
 // instructor's: the pages answer requests from this machine (a loopback
 // address naming this machine), and from elsewhere only with the
-// instructor token, sent by the form the page shows (POST, the same
+// presenter token (presenter.go; the run token students are given does
+// not open them), sent by the form the page shows (POST, the same
 // routes), never in a URL.
 
 func (s *Server) routeClasses() {
@@ -52,14 +53,17 @@ func (s *Server) classesPage(h func(w http.ResponseWriter, r *http.Request, toke
 		local := fromThisMachine(r) && s.hostOK(r)
 		tok := r.PostFormValue("token")
 		switch {
-		case s.needToken && tok != "" && s.tokenOK(tok):
+		case s.presenterTokenOK(tok):
 			h(w, r, tok)
 		case local:
 			h(w, r, "")
 		default:
 			status, msg := http.StatusUnauthorized, ""
-			if tok != "" {
-				status, msg = http.StatusForbidden, "That is not the instructor token."
+			switch {
+			case s.cfg.PresenterToken == "":
+				status, msg = http.StatusForbidden, "This server has no presenter token: its classes open only on its own machine (start it with -presenter-token-file to open them from elsewhere)."
+			case tok != "":
+				status, msg = http.StatusForbidden, "That is not the presenter token."
 			}
 			s.renderPage(w, status, "classes_token.html", struct{ Path, Error string }{r.URL.RequestURI(), msg})
 		}

@@ -40,14 +40,23 @@ func post(t testing.TB, ts *httptest.Server, method, path string, body any, hdr 
 	return resp.StatusCode, m
 }
 
-// openRoom starts a room on the fixture lesson and returns its code.
-func openRoom(t testing.TB, ts *httptest.Server, token string) string {
+// openRoom starts a room on the fixture lesson (from this machine) and
+// returns its code.
+func openRoom(t testing.TB, ts *httptest.Server) string {
 	t.Helper()
-	code, m := post(t, ts, "POST", "/api/rooms", map[string]string{"token": token, "lesson": "01-fixture"})
-	if code != http.StatusCreated {
-		t.Fatalf("POST /api/rooms: %d %v", code, m)
+	code, _ := openRoomSecret(t, ts)
+	return code
+}
+
+// openRoomSecret starts a room on the fixture lesson (from this machine)
+// and returns its code and presenter secret.
+func openRoomSecret(t testing.TB, ts *httptest.Server) (code, secret string) {
+	t.Helper()
+	st, m := post(t, ts, "POST", "/api/rooms", map[string]string{"lesson": "01-fixture"})
+	if st != http.StatusCreated || m.str("presenter_secret") == "" {
+		t.Fatalf("POST /api/rooms: %d %v, want 201 and a presenter secret", st, m)
 	}
-	return m.str("code")
+	return m.str("code"), m.str("presenter_secret")
 }
 
 // dialRoom joins a room as a follower and reads its first message, the
@@ -89,7 +98,7 @@ func (c *wsClient) raw() []byte {
 func TestRoomClass(t *testing.T) {
 	s := newServer(t, nil)
 	ts := startServer(t, s)
-	code := openRoom(t, ts, "")
+	code := openRoom(t, ts)
 	f := dialRoom(t, ts, code)
 
 	st, m := post(t, ts, "POST", "/api/rooms/"+code+"/section", `{"section":1}`)
@@ -175,7 +184,7 @@ func TestRoomClass(t *testing.T) {
 // prediction gets 409 and is not stored.
 func TestRoomPredictAfterMeasureStarted(t *testing.T) {
 	s, ts, _ := busyServer(t)
-	code := openRoom(t, ts, "")
+	code := openRoom(t, ts)
 	post(t, ts, "POST", "/api/rooms/"+code+"/polls", `{"quiz":"count"}`)
 	post(t, ts, "POST", "/api/rooms/"+code+"/polls/p1/predict", `{"browser":"early","value":"1"}`)
 	p := dial(t, ts, "", nil)
@@ -207,7 +216,7 @@ func TestRoomRestart(t *testing.T) {
 	cfg := func(c *Config) { c.DataDir = dir }
 	s1 := newServer(t, cfg)
 	ts1 := httptest.NewServer(s1)
-	code := openRoom(t, ts1, "")
+	code := openRoom(t, ts1)
 	post(t, ts1, "POST", "/api/rooms/"+code+"/section", `{"section":2}`)
 	post(t, ts1, "POST", "/api/rooms/"+code+"/polls", `{"quiz":"count"}`)
 	post(t, ts1, "POST", "/api/rooms/"+code+"/polls/p1/predict", `{"browser":"b-1","value":"480"}`)
@@ -246,7 +255,7 @@ func TestRoomRestart(t *testing.T) {
 func TestRoomLookupLimit(t *testing.T) {
 	s := newServer(t, nil)
 	ts := startServer(t, s)
-	code := openRoom(t, ts, "")
+	code := openRoom(t, ts)
 	for i := range lookupsPerMinute {
 		st, m := post(t, ts, "GET", "/api/rooms/222223333"+string(classroom.Alphabet[i%len(classroom.Alphabet)]), "")
 		if st != 404 || !strings.Contains(m.str("error"), "rooms expire 4h after") {
@@ -263,18 +272,19 @@ func TestRoomLookupLimit(t *testing.T) {
 func TestRoomFollowerCannotPresent(t *testing.T) {
 	s := newServer(t, func(c *Config) { c.Token = "sekrit" })
 	ts := startServer(t, s)
-	code := openRoom(t, ts, "sekrit")
-	other := openRoom(t, ts, "sekrit")
-	post(t, ts, "POST", "/api/rooms/"+other+"/polls", `{"token":"sekrit","quiz":"count"}`)
+	code, secret := openRoomSecret(t, ts)
+	other, otherSecret := openRoomSecret(t, ts)
+	post(t, ts, "POST", "/api/rooms/"+other+"/polls", `{"presenter":"`+otherSecret+`","quiz":"count"}`)
 	for _, tt := range []struct{ path, body string }{
-		{"/api/rooms", `{"lesson":"01-fixture"}`},
 		{"/api/rooms/" + code + "/section", `{"section":1}`},
-		{"/api/rooms/" + code + "/allow-runs", `{"token":"wrong","allow":true}`},
+		{"/api/rooms/" + code + "/section", `{"token":"sekrit","section":1}`},
+		{"/api/rooms/" + code + "/allow-runs", `{"presenter":"wrong","allow":true}`},
+		{"/api/rooms/" + code + "/allow-runs", `{"presenter":"` + otherSecret + `","allow":true}`},
 		{"/api/rooms/" + code + "/polls", `{"quiz":"count"}`},
-		{"/api/rooms/" + code + "/close", `{}`},
+		{"/api/rooms/" + code + "/close", `{"token":"sekrit"}`},
 	} {
 		if st, m := post(t, ts, "POST", tt.path, tt.body); st != http.StatusForbidden || !strings.Contains(m.str("error"), "presenter") {
-			t.Errorf("POST %s %s without the token: %d %v, want 403", tt.path, tt.body, st, m)
+			t.Errorf("POST %s %s without the room's presenter secret: %d %v, want 403", tt.path, tt.body, st, m)
 		}
 	}
 	// A prediction for another room's poll finds no poll here.
@@ -301,7 +311,7 @@ func TestRoomFollowerCannotPresent(t *testing.T) {
 	if _, st := post(t, ts, "GET", "/api/rooms/"+code, ""); st.num("section") != 0 || st["allow_runs"] != false {
 		t.Fatalf("after a follower's presenter messages: %v, want section 0 and no runs allowed", st)
 	}
-	post(t, ts, "POST", "/api/rooms/"+code+"/allow-runs", `{"token":"sekrit","allow":true}`)
+	post(t, ts, "POST", "/api/rooms/"+code+"/allow-runs", `{"presenter":"`+secret+`","allow":true}`)
 	f.nextOf("room")
 	f.send(map[string]string{"type": "run", "id": "r4", "cell": "bench -engine null -ops 10", "room": code, "poll": "p1"})
 	if e := f.nextOf("error"); !strings.Contains(e.str("message"), "no room, poll or token") {
@@ -343,7 +353,7 @@ func expectClose(t *testing.T, c *wsClient, code int) {
 func TestRoomRoutesRefuseForeignOrigins(t *testing.T) {
 	s := newServer(t, func(c *Config) { c.Addr = "127.0.0.1:8080" })
 	ts := startServer(t, s)
-	code := openRoom(t, ts, "")
+	code := openRoom(t, ts)
 	post(t, ts, "POST", "/api/rooms/"+code+"/polls", `{"quiz":"count"}`)
 	routes := []struct{ method, path, body string }{
 		{"POST", "/api/rooms", `{"lesson":"01-fixture"}`},
@@ -385,7 +395,7 @@ func TestRoomRoutesRefuseForeignOrigins(t *testing.T) {
 func TestRoomShare(t *testing.T) {
 	s := newServer(t, nil)
 	ts := startServer(t, s)
-	code := openRoom(t, ts, "")
+	code := openRoom(t, ts)
 	u := ts.URL + "/api/rooms/" + code + "/share"
 	pre, _ := http.NewRequest("OPTIONS", u, nil)
 	pre.Header.Set("Origin", "http://10.0.0.9:8080")
@@ -476,7 +486,7 @@ func TestShareTargets(t *testing.T) {
 // the followers' runs already waiting, which are told their new place.
 func TestRoomPresenterAheadOfFollowers(t *testing.T) {
 	_, ts, busy := busyServer(t)
-	code := openRoom(t, ts, "")
+	code := openRoom(t, ts)
 	post(t, ts, "POST", "/api/rooms/"+code+"/allow-runs", `{"allow":true}`)
 	f := dialRoom(t, ts, code)
 	f.send(map[string]string{"type": "run", "id": "f1", "cell": "bench -engine null -ops 10"})
@@ -508,7 +518,7 @@ func TestRoomPresenterAheadOfFollowers(t *testing.T) {
 func TestRoomExpires(t *testing.T) {
 	s := newServer(t, func(c *Config) { c.RoomTTL = time.Hour })
 	ts := startServer(t, s)
-	code := openRoom(t, ts, "")
+	code := openRoom(t, ts)
 	f := dialRoom(t, ts, code)
 	room := s.rooms.reg.Get(strings.ReplaceAll(code, "-", ""), time.Now())
 	room.Lock()

@@ -68,9 +68,6 @@ func (s *Server) roomRunFor(c *client, m inMsg) (*roomRun, error) {
 	if m.Room == "" {
 		return nil, errors.New(`poll: a run that measures a poll must name its room ("room":"XXXXX-XXXXX")`)
 	}
-	if !s.needToken && !loopbackHost(c.addr) {
-		return nil, errors.New("only the presenter may run for a room: without -token, that is a page on this machine")
-	}
 	code, err := classroom.ParseCode(m.Room)
 	var room *classroom.Room
 	if err == nil {
@@ -78,6 +75,9 @@ func (s *Server) roomRunFor(c *client, m inMsg) (*roomRun, error) {
 	}
 	if room == nil {
 		return nil, errors.New(s.noRoom(m.Room))
+	}
+	if why := s.roomPresenterError(c.addr, room, m.Presenter); why != "" {
+		return nil, errors.New(why)
 	}
 	rr := &roomRun{s: s, c: c, room: room, m: m}
 	room.Lock()
@@ -276,7 +276,7 @@ func (fr *followerReader) handle(data []byte) {
 		switch {
 		case !allowed:
 			fr.reply(errorMsg{Type: "error", ID: m.ID, Message: "the presenter has not allowed runs in this room"})
-		case m.Room != "" || m.Poll != "" || m.Token != "":
+		case m.Room != "" || m.Poll != "" || m.Token != "" || m.Presenter != "":
 			fr.reply(errorMsg{Type: "error", ID: m.ID, Message: "a follower's run carries no room, poll or token: it runs for this follower only"})
 		default:
 			fr.client().run(m)

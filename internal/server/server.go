@@ -68,6 +68,10 @@ type Config struct {
 	// RoomTTL is how long a room stays open after its presenter's last
 	// action (room_api.go). 0 = 4h.
 	RoomTTL time.Duration
+	// PresenterToken, when set, presents every room and opens the past
+	// classes from any machine (presenter.go). It must differ from Token,
+	// which students are given.
+	PresenterToken string
 	// Hosts are names (no port) a server with a token answers in the
 	// Host header besides IP addresses, localhost and this machine's
 	// host name (access.go, hostOK): the names students type.
@@ -95,7 +99,7 @@ type Server struct {
 	log       *log.Logger
 	needToken bool
 	hostNames []string // the names hostOK accepts on a server with a token
-	tmpData   bool // DataDir was created by New and is removed by Close
+	tmpData   bool     // DataDir was created by New and is removed by Close
 	chromaCSS []byte
 
 	// exec runs one line; harness.Exec except in tests that need a
@@ -163,6 +167,9 @@ func New(cfg Config) (*Server, error) {
 		if cfg.Token == "" {
 			return nil, fmt.Errorf("-addr %s is not a loopback address: pass -token-file FILE (or set $%s, or pass -token SECRET) so that only people given the token can run cells", cfg.Addr, TokenEnv)
 		}
+	}
+	if cfg.PresenterToken != "" && cfg.PresenterToken == cfg.Token {
+		return nil, fmt.Errorf("-presenter-token: must differ from -token: students are given the token, and the presenter token presents every room")
 	}
 	s.needToken = cfg.Token != ""
 	s.hostNames = hostNamesOf(cfg.Hosts)

@@ -153,7 +153,7 @@ func (s *Server) handleBoard(w http.ResponseWriter, r *http.Request) {
 }
 
 type boardDeleteRequest struct {
-	Token string `json:"token"`
+	presenterFields
 }
 
 // handleBoardDelete removes one entry from a room's board (the
@@ -161,7 +161,7 @@ type boardDeleteRequest struct {
 // removing a prank does not let its author share again.
 func (s *Server) handleBoardDelete(w http.ResponseWriter, r *http.Request) {
 	var req boardDeleteRequest
-	room := s.presenterAction(w, r, &req, &req.Token, `{"token":"..."}`)
+	room := s.presenterAction(w, r, &req, &req.Presenter, `{"presenter":"..."}`)
 	if room == nil {
 		return
 	}
@@ -279,24 +279,13 @@ func (t *shareTargets) change(fn func(urls []string) ([]string, error)) error {
 }
 
 type shareTargetRequest struct {
-	Token string `json:"token,omitempty"`
-	URL   string `json:"url"`
-}
-
-// shareTargetError says why r may not change or read the share targets:
-// same origin, and from this machine or with the token.
-func (s *Server) shareTargetError(r *http.Request, tok string) string {
-	if !s.needToken {
-		return s.presenterError(r, tok)
-	}
-	if loopbackHost(remoteHost(r)) && sameOrigin(r) {
-		return ""
-	}
-	return s.presenterError(r, tok)
+	Token     string `json:"token,omitempty"`     // accepted, and not an authority
+	Presenter string `json:"presenter,omitempty"` // the presenter token, from another machine
+	URL       string `json:"url"`
 }
 
 func (s *Server) handleShareTargets(w http.ResponseWriter, r *http.Request) {
-	if why := s.shareTargetError(r, r.URL.Query().Get("token")); why != "" {
+	if why := s.instructorError(r, r.URL.Query().Get("presenter")); why != "" {
 		jsonError(w, http.StatusForbidden, why)
 		return
 	}
@@ -326,7 +315,7 @@ func (s *Server) changeShareTarget(w http.ResponseWriter, r *http.Request, fn fu
 	if !decodeBody(w, r, roomBodyLimit, &req, shareTargetsFormat) {
 		return
 	}
-	if why := s.shareTargetError(r, req.Token); why != "" {
+	if why := s.instructorError(r, req.Presenter); why != "" {
 		jsonError(w, http.StatusForbidden, why)
 		return
 	}
