@@ -72,7 +72,7 @@ func (s *Server) startRooms() error {
 	if ttl <= 0 {
 		ttl = defaultRoomTTL
 	}
-	t, err := loadShareTargets(s.cfg.DataDir)
+	t, err := loadShareTargets(s.cfg.DataDir, s.log.Printf)
 	if err != nil {
 		return err
 	}

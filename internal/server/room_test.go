@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -534,5 +535,36 @@ func TestRoomExpires(t *testing.T) {
 	f.nextOf("closed")
 	if open, _ := s.arch.OpenRooms(context.Background(), time.Now()); len(open) != 0 {
 		t.Errorf("OpenRooms after the expiry: %v, want none", open)
+	}
+}
+
+// TestShareTargetsDamaged: a damaged share-targets.json does not stop
+// the server: it is moved aside, the log names where, and the server
+// starts with no targets and can keep new ones.
+func TestShareTargetsDamaged(t *testing.T) {
+	for name, content := range map[string]string{"empty": "", "garbage": "garbage", "an object": `{"url":"http://10.0.0.5:8080"}`, "numbers": `[1,2]`, "cut off": `["http://10.0.0.5:8080"`} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, shareTargetsFile)
+			if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var log bytes.Buffer
+			s := newServer(t, func(c *Config) { c.DataDir, c.Log = dir, &log })
+			aside, _ := filepath.Glob(path + ".damaged-*")
+			if len(aside) != 1 || !strings.Contains(log.String(), aside[0]) {
+				t.Fatalf("moved aside: %v; log %q; want one file, named in the log", aside, log.String())
+			}
+			if b, _ := os.ReadFile(aside[0]); string(b) != content {
+				t.Errorf("the file moved aside holds %q, want %q", b, content)
+			}
+			ts := startServer(t, s)
+			if st, m := post(t, ts, "POST", "/api/share-target", `{"url":"http://10.0.0.9:8080"}`); st != 200 {
+				t.Fatalf("adding a target after the damaged file: %d %v", st, m)
+			}
+			if b, _ := os.ReadFile(path); string(b) != `["http://10.0.0.9:8080"]` {
+				t.Errorf("%s: %q", shareTargetsFile, b)
+			}
+		})
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -194,7 +195,12 @@ type shareTargets struct {
 	csp  string // contentSecurityPolicy with urls in connect-src
 }
 
-func loadShareTargets(dataDir string) (*shareTargets, error) {
+// loadShareTargets reads the share targets kept in dataDir. A file that
+// is not a JSON list of strings (empty, garbage, wrong types: a crash
+// mid-write before writes were synced, or a hand edit) is moved aside to
+// share-targets.json.damaged-TIMESTAMP, named in the log, and the server
+// starts with none: a student re-adds the room server by sharing again.
+func loadShareTargets(dataDir string, logf func(string, ...any)) (*shareTargets, error) {
 	t := &shareTargets{path: filepath.Join(dataDir, shareTargetsFile)}
 	b, err := os.ReadFile(t.path)
 	switch {
@@ -204,7 +210,12 @@ func loadShareTargets(dataDir string) (*shareTargets, error) {
 	default:
 		var urls []string
 		if err := json.Unmarshal(b, &urls); err != nil {
-			return nil, fmt.Errorf("share targets: %s: %w", t.path, err)
+			aside := t.path + ".damaged-" + time.Now().UTC().Format("20060102T150405.000000000Z")
+			if rerr := os.Rename(t.path, aside); rerr != nil {
+				return nil, fmt.Errorf("share targets: %s is damaged (%v) and could not be moved aside: %w", t.path, err, rerr)
+			}
+			logf("share targets: %s is damaged (%v); moved it aside to %s and started with none", t.path, err, aside)
+			break
 		}
 		for _, u := range urls {
 			if o, err := originOf(u); err == nil && len(t.urls) < maxShareTargets && !slices.Contains(t.urls, o) {
@@ -267,15 +278,45 @@ func (t *shareTargets) change(fn func(urls []string) ([]string, error)) error {
 		return err
 	}
 	b, _ := json.Marshal(urls)
-	tmp := t.path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, t.path); err != nil {
-		return err
+	if err := writeFileSynced(t.path, b); err != nil {
+		return fmt.Errorf("share targets: %w", err)
 	}
 	t.urls, t.csp = urls, cspWith(urls)
 	return nil
+}
+
+// writeFileSynced replaces path with b so that a crash leaves the old
+// file or the new one, whole: b goes to a temporary file that is synced,
+// renamed over path, and the directory is synced so the rename lasts.
+func writeFileSynced(path string, b []byte) error {
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if runtime.GOOS == "windows" { // a directory cannot be opened for syncing there; NTFS journals the rename
+		return nil
+	}
+	d, err := os.Open(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }
 
 type shareTargetRequest struct {
