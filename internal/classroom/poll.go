@@ -7,9 +7,11 @@ import (
 	"time"
 )
 
-// Poll states. A poll only moves forward: open -> measuring -> closed.
-// A run that fails leaves it measuring for good (Measured stays nil), so
-// a prediction can never follow a started measurement.
+// Poll states. A poll moves forward: open -> measuring -> closed. A run
+// that fails leaves it measuring for good (Measured stays nil), so a
+// prediction can never follow a started measurement. The one way back is
+// Reopen: a measurement the run queue refused never started (nothing
+// ran, no one saw a result), so the poll is open again.
 const (
 	PollOpen      = "open"
 	PollMeasuring = "measuring"
@@ -82,6 +84,17 @@ func (p *Poll) StartMeasuring(at time.Time) bool {
 		return false
 	}
 	p.State, p.MeasureStarted = PollMeasuring, at
+	return true
+}
+
+// Reopen opens a measuring poll again whose run was refused before it
+// was queued. It reports false (and changes nothing) for a poll that is
+// not measuring or already has its measured value.
+func (p *Poll) Reopen() bool {
+	if p.State != PollMeasuring || p.Measured != nil {
+		return false
+	}
+	p.State, p.MeasureStarted = PollOpen, time.Time{}
 	return true
 }
 

@@ -568,3 +568,40 @@ func TestShareTargetsDamaged(t *testing.T) {
 		})
 	}
 }
+
+// TestRoomPollMeasureRefused: when the run queue refuses the poll's
+// measurement, the poll opens again (nothing was measured), and the
+// presenter and every follower are told why; predictions are taken again.
+func TestRoomPollMeasureRefused(t *testing.T) {
+	s := newServer(t, nil)
+	s.maxWaiting = 1
+	ts := startServer(t, s)
+	c := dial(t, ts, "", nil)
+	c.run("long", longRun)
+	c.until("long", "started")
+	c.run("waits", longRun)
+	c.nextOf("queued") // the queue is now full
+	code := openRoom(t, ts)
+	post(t, ts, "POST", "/api/rooms/"+code+"/polls", `{"quiz":"count"}`)
+	f := dialRoom(t, ts, code)
+	p := dial(t, ts, "", nil)
+	p.send(map[string]string{"type": "run", "id": "m1", "cell_id": "always-run", "room": code, "poll": "p1", "cell": "bench -engine null -ops 500"})
+	for who, cl := range map[string]*wsClient{"presenter": p, "follower": f} {
+		if e := cl.nextOf("error"); e.str("id") != "m1" || !strings.Contains(e.str("message"), "queue") || !strings.Contains(e.str("message"), "p1 is open again") {
+			t.Errorf("%s: %v, want the refusal naming the queue and the reopened poll", who, e)
+		}
+	}
+	for {
+		m := f.nextOf("poll")
+		if m["poll"].(map[string]any)["state"] == "open" && m["poll"].(map[string]any)["measure_started_at"] == nil {
+			break
+		}
+	}
+	if st, m := post(t, ts, "POST", "/api/rooms/"+code+"/polls/p1/predict", `{"browser":"after","value":"3"}`); st != http.StatusOK {
+		t.Errorf("a prediction after the refused measurement: %d %v, want 200", st, m)
+	}
+	id := s.rooms.reg.Get(strings.ReplaceAll(code, "-", ""), time.Now()).ID
+	if polls, err := s.arch.RoomPolls(context.Background(), id); err != nil || !polls[0].MeasureStarted.IsZero() || len(polls[0].Predictions) != 1 {
+		t.Errorf("the archived poll: %+v, %v; want no measure start and the prediction", polls, err)
+	}
+}

@@ -124,6 +124,27 @@ func (rr *roomRun) attach(j *job) {
 	rr.s.spawn(func() { rr.measured(j) })
 }
 
+// refused tells the presenter and every follower (they heard room_run)
+// why the queue refused the run; a poll it was to measure opens again,
+// since nothing was measured, and the room hears the poll's new state.
+func (rr *roomRun) refused(err error) {
+	msg := "the run queue refused this run: " + err.Error()
+	if rr.poll == nil {
+		rr.send(errorMsg{Type: "error", ID: rr.m.ID, Message: msg})
+		return
+	}
+	rr.room.Lock()
+	reopened := rr.poll.Reopen()
+	if reopened {
+		rr.s.savePoll(rr.poll)
+		msg += fmt.Sprintf("; poll %s is open again: predictions are taken until the presenter measures again", rr.poll.Key)
+	}
+	v := rr.poll.View()
+	rr.room.Unlock()
+	rr.send(errorMsg{Type: "error", ID: rr.m.ID, Message: msg})
+	rr.s.broadcast(rr.room, pollMsg{Type: "poll", Poll: v})
+}
+
 // send implements sink: one encoding for the presenter and the room.
 func (rr *roomRun) send(v any) {
 	b := mustMarshal(v)

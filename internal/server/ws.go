@@ -275,7 +275,11 @@ func (c *client) run(m inMsg) {
 	// enqueue checks the queue's cap and adds the job under one lock.
 	if err := c.s.q.enqueue(j, c.s.maxWaiting); err != nil {
 		c.s.refused(c.addr, "run: "+err.Error())
-		c.send(errorMsg{Type: "error", ID: m.ID, Message: err.Error()})
+		if rr != nil {
+			rr.refused(err) // the presenter and the room hear why; a poll opens again
+		} else {
+			c.send(errorMsg{Type: "error", ID: m.ID, Message: err.Error()})
+		}
 		j.cancel()
 		finishJob(j, errors.Is(err, errShuttingDown))
 	}
