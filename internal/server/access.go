@@ -14,6 +14,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 )
 
 // IsLoopback reports whether addr (host:port, :port or host) only accepts
@@ -154,4 +155,30 @@ func hostNamesOf(extra []string) []string {
 		add(n)
 	}
 	return names
+}
+
+// defaultMaxTokenFailures is -max-token-failures' default: wrong tokens
+// and presenter secrets one address may send in a minute. A class of 60
+// behind one NAT mistyping the token at the start stays under it; a
+// script guessing is stopped after it.
+const defaultMaxTokenFailures = 30
+
+// tokenGuess checks one token or secret that addr sent: ok runs the
+// comparison. An address that sent more than -max-token-failures wrong
+// ones in the last minute is refused (throttled, a message for a 429)
+// before any comparison; a wrong, non-empty value counts against it (a
+// missing one is no guess).
+func (s *Server) tokenGuess(addr, given string, ok func() bool) (good bool, throttled string) {
+	now := time.Now()
+	if s.authFails.Over(addr, now) {
+		s.refused(addr, "token: too many wrong tokens or secrets")
+		return false, fmt.Sprintf("%s sent more than %d wrong tokens or presenter secrets in a minute (-max-token-failures): wait a minute, and check the token", addr, s.cfg.MaxTokenFailures)
+	}
+	if ok() {
+		return true, ""
+	}
+	if given != "" {
+		s.authFails.Allow(addr, now)
+	}
+	return false, ""
 }

@@ -108,6 +108,8 @@ func newServeFlags(stderr io.Writer) (*flag.FlagSet, *serveFlags) {
 		}
 		return nil
 	})
+	fl.IntVar(&c.MaxTokenFailures, "max-token-failures", defaultMaxTokenFailures, "wrong tokens and presenter secrets one address may send in a minute; past that its token checks get 429 for the rest of the minute")
+	fl.IntVar(&c.MaxUnknownCodes, "max-unknown-codes", defaultMaxUnknownCodes, "lookups of room codes that name no open room one address may make in a minute; past that its room lookups get 429 for the rest of the minute (behind a NAT the whole class is one address)")
 	fl.StringVar(&c.ArchiveTarget, "archive", "", "where every run is recorded: empty = kvlab.db (SQLite) in -data; a postgres:// URL for PostgreSQL, shared by several servers")
 	fl.Usage = func() {
 		fmt.Fprintf(stderr, "usage: labserver [serve] [flags]\n\nServe the course on http://ADDR/. Cells run on this machine's disk, one at a time.\nThe measuring commands (bench, sweep, probe, model, crash) are listed by `labserver help`.\n\nflags:\n")
@@ -190,7 +192,7 @@ func (f *serveFlags) checkPositive() error {
 		{"-max-queued-per-address", int64(c.MaxQueuedPerAddress)}, {"-max-repeat", int64(lim.MaxRepeat)},
 		{"-max-threads", int64(lim.MaxThreads)}, {"-max-total-bytes", lim.MaxTotalBytes},
 		{"-max-trials", int64(lim.MaxTrials)}, {"-max-value-size", int64(lim.MaxValueSize)},
-		{"-room-ttl", int64(c.RoomTTL)},
+		{"-room-ttl", int64(c.RoomTTL)}, {"-max-token-failures", int64(c.MaxTokenFailures)}, {"-max-unknown-codes", int64(c.MaxUnknownCodes)},
 	} {
 		if v.v <= 0 {
 			return fmt.Errorf("%s must be positive", v.name)

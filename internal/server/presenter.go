@@ -36,31 +36,47 @@ func (s *Server) presenterTokenOK(tok string) bool {
 }
 
 // instructorError says why r may not act as the instructor (start a
-// room, change the share targets), or "" when it may: same origin, and
-// from this machine or with the presenter token.
-func (s *Server) instructorError(r *http.Request, presenterTok string) string {
+// room, change the share targets), with the status to refuse with, or
+// 0, "" when it may: same origin, and from this machine or with the
+// presenter token.
+func (s *Server) instructorError(r *http.Request, presenterTok string) (int, string) {
+	if !sameOrigin(r) {
+		return http.StatusForbidden, "origin " + r.Header.Get("Origin") + " is not this server"
+	}
+	addr := remoteHost(r)
+	if presenterTok == "" && fromThisMachine(r) {
+		return 0, ""
+	}
+	ok, throttled := s.tokenGuess(addr, presenterTok, func() bool { return s.presenterTokenOK(presenterTok) || fromThisMachine(r) })
 	switch {
-	case !sameOrigin(r):
-		return "origin " + r.Header.Get("Origin") + " is not this server"
-	case s.presenterTokenOK(presenterTok), fromThisMachine(r):
-		return ""
+	case throttled != "":
+		return http.StatusTooManyRequests, throttled
+	case ok:
+		return 0, ""
 	}
-	s.refused(remoteHost(r), r.Method+" "+r.URL.Path+": not the instructor")
+	s.refused(addr, r.Method+" "+r.URL.Path+": not the instructor")
 	if s.cfg.PresenterToken == "" {
-		return "only the instructor may do this: from the server's own machine (this server has no -presenter-token to do it from elsewhere)"
+		return http.StatusForbidden, "only the instructor may do this: from the server's own machine (this server has no -presenter-token to do it from elsewhere)"
 	}
-	return "only the instructor may do this: from the server's own machine, or with the presenter token (\"presenter\")"
+	return http.StatusForbidden, "only the instructor may do this: from the server's own machine, or with the presenter token (\"presenter\")"
 }
 
 // roomPresenterError says why a request from addr carrying secret may
-// not act as room's presenter, or "" when it may.
-func (s *Server) roomPresenterError(addr string, room *classroom.Room, secret string) string {
+// not act as room's presenter, with the status to refuse with, or 0, ""
+// when it may.
+func (s *Server) roomPresenterError(addr string, room *classroom.Room, secret string) (int, string) {
+	if secret == "" && !s.needToken && loopbackHost(addr) {
+		return 0, ""
+	}
+	ok, throttled := s.tokenGuess(addr, secret, func() bool {
+		return room.PresenterOK(secret) || s.presenterTokenOK(secret) || (!s.needToken && loopbackHost(addr))
+	})
 	switch {
-	case room.PresenterOK(secret), s.presenterTokenOK(secret):
-		return ""
-	case !s.needToken && loopbackHost(addr):
-		return ""
+	case throttled != "":
+		return http.StatusTooManyRequests, throttled
+	case ok:
+		return 0, ""
 	}
 	s.refused(addr, "room "+classroom.FormatCode(room.Code)+": not the presenter")
-	return errPresenterNeeded
+	return http.StatusForbidden, errPresenterNeeded
 }

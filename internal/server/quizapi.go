@@ -180,7 +180,11 @@ func answerFormOK(w http.ResponseWriter, q *quiz.Quiz, answer string) bool {
 // prediction. It returns the results and their archive ids; ok is false
 // when it has replied with an error (see measureStatus).
 func (s *Server) measureQuiz(w http.ResponseWriter, r *http.Request, rc *http.ResponseController, lessonSlug string, q *quiz.Quiz, req *quizRequest) (raw []json.RawMessage, ids []int64, ok bool) {
-	if !s.tokenOK(req.Token) {
+	if ok, throttled := s.tokenGuess(remoteHost(r), req.Token, func() bool { return s.tokenOK(req.Token) }); !ok {
+		if throttled != "" {
+			jsonError(w, http.StatusTooManyRequests, throttled)
+			return nil, nil, false
+		}
 		s.refused(remoteHost(r), "POST /api/quiz: no or a wrong token")
 		jsonError(w, http.StatusForbidden, errTokenRequired.Error())
 		return nil, nil, false

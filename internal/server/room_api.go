@@ -36,19 +36,22 @@ import (
 //	GET  /room/{code}/qr.svg                      the join URL as a QR code
 //	GET  /room/{code}/ws                          the follower socket (room_ws.go)
 //
-// Every lookup of a code that names no open room counts against the
-// asking address (lookupsPerMinute): past that, the address is refused
-// every lookup for the rest of the minute, so codes cannot be scanned.
+// Every lookup of a well-formed code that names no open room counts
+// against the asking address (-max-unknown-codes a minute): past that,
+// the address is refused every lookup for the rest of the minute, so
+// codes cannot be scanned. Text that is not a code at all (a typo, a
+// stray path) does not count: it cannot find a room.
 
 const (
-	defaultRoomTTL   = 4 * time.Hour
-	lookupsPerMinute = 30
-	roomBodyLimit    = 4 << 10
-	predictBodyLimit = 1 << 10
-	predictsPer10s   = 10
-	pollUpdateEvery  = 250 * time.Millisecond
-	countUpdateEvery = time.Second
-	sweepEvery       = 30 * time.Second
+	defaultRoomTTL = 4 * time.Hour
+	// defaultMaxUnknownCodes is -max-unknown-codes' default.
+	defaultMaxUnknownCodes = 30
+	roomBodyLimit          = 4 << 10
+	predictBodyLimit       = 1 << 10
+	predictsPer10s         = 10
+	pollUpdateEvery        = 250 * time.Millisecond
+	countUpdateEvery       = time.Second
+	sweepEvery             = 30 * time.Second
 )
 
 // rooms is the server's live classes. It is safe for concurrent use.
@@ -72,12 +75,15 @@ func (s *Server) startRooms() error {
 	if ttl <= 0 {
 		ttl = defaultRoomTTL
 	}
+	if s.cfg.MaxUnknownCodes <= 0 {
+		s.cfg.MaxUnknownCodes = defaultMaxUnknownCodes
+	}
 	t, err := loadShareTargets(s.cfg.DataDir, s.log.Printf)
 	if err != nil {
 		return err
 	}
 	s.rooms = &rooms{reg: classroom.NewRegistry(), ttl: ttl, targets: t, hubLim: classroom.HubLimits{PingEvery: s.pongWait / 2},
-		lookups:  classroom.NewLimiter(lookupsPerMinute, time.Minute),
+		lookups:  classroom.NewLimiter(s.cfg.MaxUnknownCodes, time.Minute),
 		predicts: classroom.NewLimiter(predictsPer10s, 10*time.Second),
 		shares:   classroom.NewLimiter(1, sharePer)}
 	if err := s.reloadRooms(); err != nil {
@@ -257,14 +263,17 @@ func (s *Server) findRoom(r *http.Request) (*classroom.Room, int, string) {
 	addr, now := remoteHost(r), time.Now()
 	if s.rooms.lookups.Over(addr, now) {
 		s.refused(addr, "room lookups: too many unknown codes")
-		return nil, http.StatusTooManyRequests, fmt.Sprintf("%s asked for more than %d unknown room codes in a minute: wait a minute, and check the code", addr, lookupsPerMinute)
+		return nil, http.StatusTooManyRequests, fmt.Sprintf("%s asked for more than %d unknown room codes in a minute (-max-unknown-codes): wait a minute, and check the code", addr, s.cfg.MaxUnknownCodes)
 	}
 	var room *classroom.Room
-	if code, err := classroom.ParseCode(raw); err == nil {
+	code, err := classroom.ParseCode(raw)
+	if err == nil {
 		room = s.rooms.reg.Get(code, now)
 	}
 	if room == nil {
-		s.rooms.lookups.Allow(addr, now)
+		if err == nil { // a well-formed code that names no open room: a guess
+			s.rooms.lookups.Allow(addr, now)
+		}
 		if len(raw) > 2*classroom.CodeLen {
 			raw = raw[:2*classroom.CodeLen]
 		}
@@ -313,8 +322,8 @@ func (s *Server) handleRoomCreate(w http.ResponseWriter, r *http.Request) {
 	if !decodeBody(w, r, roomBodyLimit, &req, `{"lesson":"04-the-fsync-tax"}`) {
 		return
 	}
-	if why := s.instructorError(r, req.Presenter); why != "" {
-		jsonError(w, http.StatusForbidden, why)
+	if code, why := s.instructorError(r, req.Presenter); why != "" {
+		jsonError(w, code, why)
 		return
 	}
 	l, _, _, err := s.findLesson(req.Lesson)
@@ -470,8 +479,8 @@ func (s *Server) presenterAction(w http.ResponseWriter, r *http.Request, v any, 
 	if room == nil {
 		return nil
 	}
-	if why := s.roomPresenterError(remoteHost(r), room, *presenter); why != "" {
-		jsonError(w, http.StatusForbidden, why)
+	if code, why := s.roomPresenterError(remoteHost(r), room, *presenter); why != "" {
+		jsonError(w, code, why)
 		return nil
 	}
 	return room

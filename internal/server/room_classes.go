@@ -52,8 +52,14 @@ func (s *Server) classesPage(h func(w http.ResponseWriter, r *http.Request, toke
 		}
 		local := fromThisMachine(r) && s.hostOK(r)
 		tok := r.PostFormValue("token")
+		good, throttled := false, ""
+		if tok != "" {
+			good, throttled = s.tokenGuess(remoteHost(r), tok, func() bool { return s.presenterTokenOK(tok) })
+		}
 		switch {
-		case s.presenterTokenOK(tok):
+		case throttled != "":
+			s.errorPage(w, http.StatusTooManyRequests, "Too many wrong tokens", throttled)
+		case good:
 			h(w, r, tok)
 		case local:
 			h(w, r, "")

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -251,20 +252,57 @@ func TestRoomRestart(t *testing.T) {
 	f.conn.Close()
 }
 
-// TestRoomLookupLimit: an address that asks for too many unknown codes
-// is refused every lookup for the rest of the minute, even a right one.
+// TestRoomLookupLimit: an address that asks for more than
+// -max-unknown-codes well-formed codes that name no room is refused every
+// lookup for the rest of the minute, even a right one; text that is not a
+// code does not count.
 func TestRoomLookupLimit(t *testing.T) {
-	s := newServer(t, nil)
+	const max = 5
+	s := newServer(t, func(c *Config) { c.MaxUnknownCodes = max })
 	ts := startServer(t, s)
 	code := openRoom(t, ts)
-	for i := range lookupsPerMinute {
+	for i := range 3 * max {
+		if st, _ := post(t, ts, "GET", "/api/rooms/not-a-code-"+strconv.Itoa(i), ""); st != 404 {
+			t.Fatalf("text that is not a code: %d, want 404", st)
+		}
+	}
+	if st, m := post(t, ts, "GET", "/api/rooms/"+code, ""); st != http.StatusOK {
+		t.Fatalf("a right code after %d texts that are not codes: %d %v, want 200 (they do not count)", 3*max, st, m)
+	}
+	for i := range max {
 		st, m := post(t, ts, "GET", "/api/rooms/222223333"+string(classroom.Alphabet[i%len(classroom.Alphabet)]), "")
 		if st != 404 || !strings.Contains(m.str("error"), "rooms expire 4h after") {
 			t.Fatalf("unknown code %d: %d %v, want 404", i, st, m)
 		}
 	}
-	if st, m := post(t, ts, "GET", "/api/rooms/"+code, ""); st != http.StatusTooManyRequests {
-		t.Fatalf("a right code after %d wrong ones: %d %v, want 429", lookupsPerMinute, st, m)
+	if st, m := post(t, ts, "GET", "/api/rooms/"+code, ""); st != http.StatusTooManyRequests || !strings.Contains(m.str("error"), "-max-unknown-codes") {
+		t.Fatalf("a right code after %d wrong ones: %d %v, want 429 naming the flag", max, st, m)
+	}
+}
+
+// TestTokenFailuresThrottled: past -max-token-failures wrong tokens or
+// presenter secrets in a minute, an address gets 429 from every token
+// check, even for the right token, before any comparison.
+func TestTokenFailuresThrottled(t *testing.T) {
+	const max = 4
+	s := newServer(t, func(c *Config) { c.Token, c.PresenterToken, c.MaxTokenFailures = "run-tok", "pres-tok", max })
+	ts := startServer(t, s)
+	code, secret := openRoomSecret(t, ts)
+	for i := range max {
+		if st, _ := post(t, ts, "POST", "/api/rooms/"+code+"/section", `{"presenter":"guess-`+strconv.Itoa(i)+`","section":1}`); st != http.StatusForbidden {
+			t.Fatalf("wrong secret %d: %d, want 403", i, st)
+		}
+	}
+	if st, m := post(t, ts, "POST", "/api/rooms/"+code+"/section", `{"presenter":"`+secret+`","section":1}`); st != http.StatusTooManyRequests || !strings.Contains(m.str("error"), "-max-token-failures") {
+		t.Errorf("the right secret after %d wrong ones: %d %v, want 429 naming the flag", max, st, m)
+	}
+	c := dial(t, ts, "", nil)
+	c.send(map[string]string{"type": "run", "id": "r1", "token": "run-tok", "cell": "bench -engine null -ops 10"})
+	if e := c.nextOf("error"); !strings.Contains(e.str("message"), "wrong tokens") {
+		t.Errorf("a run with the right token from the throttled address: %v, want refused", e)
+	}
+	if st, _ := post(t, ts, "POST", "/classes", "token=pres-tok", "Content-Type", "application/x-www-form-urlencoded"); st != http.StatusTooManyRequests {
+		t.Errorf("the classes' token form from the throttled address: %d, want 429", st)
 	}
 }
 

@@ -76,7 +76,7 @@ func (s *Server) roomRunFor(c *client, m inMsg) (*roomRun, error) {
 	if room == nil {
 		return nil, errors.New(s.noRoom(m.Room))
 	}
-	if why := s.roomPresenterError(c.addr, room, m.Presenter); why != "" {
+	if _, why := s.roomPresenterError(c.addr, room, m.Presenter); why != "" {
 		return nil, errors.New(why)
 	}
 	rr := &roomRun{s: s, c: c, room: room, m: m}

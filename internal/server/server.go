@@ -14,6 +14,7 @@ import (
 
 	"kvlab/harness"
 	"kvlab/internal/archive"
+	"kvlab/internal/classroom"
 	"kvlab/internal/lesson"
 	"kvlab/lessons"
 	"kvlab/static"
@@ -68,6 +69,15 @@ type Config struct {
 	// RoomTTL is how long a room stays open after its presenter's last
 	// action (room_api.go). 0 = 4h.
 	RoomTTL time.Duration
+	// MaxTokenFailures is how many wrong tokens and presenter secrets
+	// one address may send in a minute before every token check of it
+	// is refused with 429 for the rest of the minute. 0 = 30.
+	MaxTokenFailures int
+	// MaxUnknownCodes is how many lookups of a well-formed room code that
+	// names no open room one address may make in a minute before every
+	// room lookup of it is refused with 429 for the rest of the minute.
+	// 0 = 30.
+	MaxUnknownCodes int
 	// PresenterToken, when set, presents every room and opens the past
 	// classes from any machine (presenter.go). It must differ from Token,
 	// which students are given.
@@ -99,7 +109,9 @@ type Server struct {
 	log       *log.Logger
 	needToken bool
 	hostNames []string // the names hostOK accepts on a server with a token
-	tmpData   bool     // DataDir was created by New and is removed by Close
+	// authFails counts wrong tokens and secrets per address (tokenGuess).
+	authFails *classroom.Limiter
+	tmpData   bool // DataDir was created by New and is removed by Close
 	chromaCSS []byte
 
 	// exec runs one line; harness.Exec except in tests that need a
@@ -171,6 +183,10 @@ func New(cfg Config) (*Server, error) {
 	if cfg.PresenterToken != "" && cfg.PresenterToken == cfg.Token {
 		return nil, fmt.Errorf("-presenter-token: must differ from -token: students are given the token, and the presenter token presents every room")
 	}
+	if s.cfg.MaxTokenFailures <= 0 {
+		s.cfg.MaxTokenFailures = defaultMaxTokenFailures
+	}
+	s.authFails = classroom.NewLimiter(s.cfg.MaxTokenFailures, time.Minute)
 	s.needToken = cfg.Token != ""
 	s.hostNames = hostNamesOf(cfg.Hosts)
 	if err := s.makeDataDir(); err != nil {

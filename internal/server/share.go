@@ -326,8 +326,8 @@ type shareTargetRequest struct {
 }
 
 func (s *Server) handleShareTargets(w http.ResponseWriter, r *http.Request) {
-	if why := s.instructorError(r, r.URL.Query().Get("presenter")); why != "" {
-		jsonError(w, http.StatusForbidden, why)
+	if code, why := s.instructorError(r, r.URL.Query().Get("presenter")); why != "" {
+		jsonError(w, code, why)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string][]string{"urls": s.rooms.targets.list()})
@@ -356,8 +356,8 @@ func (s *Server) changeShareTarget(w http.ResponseWriter, r *http.Request, fn fu
 	if !decodeBody(w, r, roomBodyLimit, &req, shareTargetsFormat) {
 		return
 	}
-	if why := s.instructorError(r, req.Presenter); why != "" {
-		jsonError(w, http.StatusForbidden, why)
+	if code, why := s.instructorError(r, req.Presenter); why != "" {
+		jsonError(w, code, why)
 		return
 	}
 	o, err := originOf(req.URL)

@@ -306,7 +306,11 @@ func (c *client) checkRun(m inMsg) (lines []string, rr *roomRun, ok bool) {
 	if tok == "" {
 		tok = c.token
 	}
-	if !c.s.tokenOK(tok) {
+	if ok, throttled := c.s.tokenGuess(c.addr, tok, func() bool { return c.s.tokenOK(tok) }); !ok {
+		if throttled != "" {
+			c.refuse(m.ID, -1, throttled)
+			return nil, nil, false
+		}
 		c.s.refused(c.addr, "run: no or a wrong token")
 		c.refuse(m.ID, -1, errTokenRequired.Error())
 		return nil, nil, false
