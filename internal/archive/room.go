@@ -341,11 +341,17 @@ func (s *sqlStore) PutRoomPrediction(ctx context.Context, p *RoomPrediction) err
 		return fmt.Errorf("archive: a room prediction needs a poll and a browser")
 	}
 	if p.At.IsZero() {
-		p.At = time.Now()
+		p.At = time.Now() // when accepted, not when its group commits
 	}
-	return s.exec(ctx, fmt.Sprintf("storing a prediction for poll %d", p.Poll),
-		`INSERT INTO room_predictions (poll, browser, value, at) VALUES (?,?,?,?) ON CONFLICT (poll, browser) DO UPDATE SET value = excluded.value, at = excluded.at`,
-		p.Poll, p.Browser, p.Value, nanos(p.At))
+	err := s.grouped(func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, s.d.rebind(`INSERT INTO room_predictions (poll, browser, value, at) VALUES (?,?,?,?) ON CONFLICT (poll, browser) DO UPDATE SET value = excluded.value, at = excluded.at`),
+			p.Poll, p.Browser, p.Value, nanos(p.At))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("archive: storing a prediction for poll %d in %s: %w", p.Poll, s.where, err)
+	}
+	return nil
 }
 
 // AddBoardEntry implements Archive.
@@ -368,21 +374,14 @@ func (s *sqlStore) AddBoardEntry(ctx context.Context, e *BoardEntry) (int64, err
 		e.At = time.Now()
 	}
 	var id int64
-	err = s.use(func() error {
-		tx, err := s.db.BeginTx(ctx, nil)
-		if err != nil {
-			return err
-		}
-		defer tx.Rollback()
-		err = tx.QueryRowContext(ctx, s.d.rebind(`INSERT INTO board_entries (room, at, kind, measures, conditions, result, label, addr_hash) VALUES (?,?,?,?,?,'',?,?) RETURNING id`),
+	err = s.grouped(func(tx *sql.Tx) error {
+		err := tx.QueryRowContext(ctx, s.d.rebind(`INSERT INTO board_entries (room, at, kind, measures, conditions, result, label, addr_hash) VALUES (?,?,?,?,?,'',?,?) RETURNING id`),
 			e.Room, nanos(e.At), e.Kind, string(m), string(c), e.Label, e.AddrHash).Scan(&id)
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, s.d.rebind(`INSERT INTO board_results (entry, result) VALUES (?,?)`), id, string(e.Result)); err != nil {
-			return err
-		}
-		return tx.Commit()
+		_, err = tx.ExecContext(ctx, s.d.rebind(`INSERT INTO board_results (entry, result) VALUES (?,?)`), id, string(e.Result))
+		return err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("archive: adding a board entry to %s: %w", s.where, err)
