@@ -108,6 +108,14 @@ func newServeFlags(stderr io.Writer) (*flag.FlagSet, *serveFlags) {
 		}
 		return nil
 	})
+	wl := &c.Writes
+	*wl = DefaultWriteLimits()
+	fl.IntVar(&wl.Rate, "write-rate", wl.Rate, "predictions, poll ballots and board shares one address may send a minute, all together; more get 429 (behind a NAT the whole class is one address)")
+	fl.IntVar(&wl.PerBrowser, "max-predictions-per-browser", wl.PerBrowser, "predictions one browser may store for one quiz, and ballot changes it may make in one poll")
+	fl.IntVar(&wl.BallotsPerAddress, "max-ballots-per-address", wl.BallotsPerAddress, "browsers from one address that may vote in one poll")
+	fl.IntVar(&wl.SharesPerAddressRoom, "max-shares-per-address", wl.SharesPerAddressRoom, "results one address may share with one room's board")
+	fl.Int64Var(&wl.MaxBytes, "max-write-bytes", wl.MaxBytes, "largest body of a prediction (POST /api/predict) or a poll ballot")
+	fl.Int64Var(&wl.MaxShareBytes, "max-share-bytes", wl.MaxShareBytes, "largest body of a share to a class board")
 	fl.IntVar(&c.MaxTokenFailures, "max-token-failures", defaultMaxTokenFailures, "wrong tokens and presenter secrets one address may send in a minute; past that its token checks get 429 for the rest of the minute")
 	fl.IntVar(&c.MaxUnknownCodes, "max-unknown-codes", defaultMaxUnknownCodes, "lookups of room codes that name no open room one address may make in a minute; past that its room lookups get 429 for the rest of the minute (behind a NAT the whole class is one address)")
 	fl.StringVar(&c.ArchiveTarget, "archive", "", "where every run is recorded: empty = kvlab.db (SQLite) in -data; a postgres:// URL for PostgreSQL, shared by several servers")
@@ -179,7 +187,7 @@ func (f *serveFlags) finish() error {
 // checkPositive refuses a cap flag that is zero or negative, naming the
 // first such flag in the order of the usage text.
 func (f *serveFlags) checkPositive() error {
-	c, lim, bud := &f.cfg, &f.cfg.Limits, &f.cfg.Budget
+	c, lim, bud, wl := &f.cfg, &f.cfg.Limits, &f.cfg.Budget, &f.cfg.Writes
 	for _, v := range []struct {
 		name string
 		v    int64
@@ -193,6 +201,8 @@ func (f *serveFlags) checkPositive() error {
 		{"-max-threads", int64(lim.MaxThreads)}, {"-max-total-bytes", lim.MaxTotalBytes},
 		{"-max-trials", int64(lim.MaxTrials)}, {"-max-value-size", int64(lim.MaxValueSize)},
 		{"-room-ttl", int64(c.RoomTTL)}, {"-max-token-failures", int64(c.MaxTokenFailures)}, {"-max-unknown-codes", int64(c.MaxUnknownCodes)},
+		{"-write-rate", int64(wl.Rate)}, {"-max-predictions-per-browser", int64(wl.PerBrowser)}, {"-max-ballots-per-address", int64(wl.BallotsPerAddress)},
+		{"-max-shares-per-address", int64(wl.SharesPerAddressRoom)}, {"-max-write-bytes", wl.MaxBytes}, {"-max-share-bytes", wl.MaxShareBytes},
 	} {
 		if v.v <= 0 {
 			return fmt.Errorf("%s must be positive", v.name)

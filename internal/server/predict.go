@@ -38,11 +38,11 @@ type predictReply struct {
 const maxPrediction = 128
 
 func (s *Server) handlePredict(w http.ResponseWriter, r *http.Request) {
-	if !s.apiAccessOK(w, r) {
+	if !s.apiAccessOK(w, r) || !s.writeAllowed(w, r, "prediction") {
 		return
 	}
 	var req predictRequest
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096))
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, s.cfg.Writes.MaxBytes))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
 		jsonError(w, http.StatusBadRequest, "malformed request: "+err.Error()+` (want {"lesson":"...","quiz":"...","browser":"...","value":"..."})`)
@@ -67,7 +67,10 @@ func (s *Server) handlePredict(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	p := &archive.Prediction{Browser: req.Browser, Lesson: l.Slug, Quiz: q.ID, Value: v}
+	if !s.predictionAllowed(w, req.Browser, l.Slug, q.ID) {
+		return
+	}
+	p := &archive.Prediction{Browser: req.Browser, Lesson: l.Slug, Quiz: q.ID, Value: v, At: time.Now().UTC()}
 	id, err := s.arch.AddPrediction(r.Context(), p)
 	if err != nil {
 		jsonError(w, http.StatusInternalServerError, "storing the prediction: "+err.Error())

@@ -47,8 +47,6 @@ const (
 	// defaultMaxUnknownCodes is -max-unknown-codes' default.
 	defaultMaxUnknownCodes = 30
 	roomBodyLimit          = 4 << 10
-	predictBodyLimit       = 1 << 10
-	predictsPer10s         = 10
 	pollUpdateEvery        = 250 * time.Millisecond
 	countUpdateEvery       = time.Second
 	sweepEvery             = 30 * time.Second
@@ -56,13 +54,11 @@ const (
 
 // rooms is the server's live classes. It is safe for concurrent use.
 type rooms struct {
-	reg      *classroom.Registry
-	ttl      time.Duration
-	hubLim   classroom.HubLimits
-	lookups  *classroom.Limiter // unknown codes, per address
-	predicts *classroom.Limiter // predictions, per address
-	shares   *classroom.Limiter // shares, per address
-	targets  *shareTargets      // the room servers this server's pages may share to (share.go)
+	reg     *classroom.Registry
+	ttl     time.Duration
+	hubLim  classroom.HubLimits
+	lookups *classroom.Limiter // unknown codes, per address
+	targets *shareTargets      // the room servers this server's pages may share to (share.go)
 	// sentHook, when set (benchmarks), sees every message fanned out to
 	// a room as the presenter's side sends it. Set before serving.
 	sentHook func(b []byte)
@@ -83,9 +79,7 @@ func (s *Server) startRooms() error {
 		return err
 	}
 	s.rooms = &rooms{reg: classroom.NewRegistry(), ttl: ttl, targets: t, hubLim: classroom.HubLimits{PingEvery: s.pongWait / 2},
-		lookups:  classroom.NewLimiter(s.cfg.MaxUnknownCodes, time.Minute),
-		predicts: classroom.NewLimiter(predictsPer10s, 10*time.Second),
-		shares:   classroom.NewLimiter(1, sharePer)}
+		lookups: classroom.NewLimiter(s.cfg.MaxUnknownCodes, time.Minute)}
 	if err := s.reloadRooms(); err != nil {
 		return err
 	}
@@ -639,8 +633,11 @@ func (s *Server) handlePollPredict(w http.ResponseWriter, r *http.Request) {
 	if !s.apiAccessOK(w, r) {
 		return
 	}
+	if !s.writeAllowed(w, r, "room ballot") {
+		return
+	}
 	var req predictRoomRequest
-	if !decodeBody(w, r, predictBodyLimit, &req, `{"browser":"...","value":"12.5"}`) {
+	if !decodeBody(w, r, s.cfg.Writes.MaxBytes, &req, `{"browser":"...","value":"12.5"}`) {
 		return
 	}
 	room := s.lookupRoom(w, r)
@@ -651,11 +648,6 @@ func (s *Server) handlePollPredict(w http.ResponseWriter, r *http.Request) {
 		jsonError(w, http.StatusBadRequest, `browser: 1 to 64 letters, digits and '-' (the id the page keeps), required`)
 		return
 	}
-	if addr := remoteHost(r); !s.rooms.predicts.Allow(addr, time.Now()) {
-		s.refused(addr, "room predictions: over the rate")
-		jsonError(w, http.StatusTooManyRequests, fmt.Sprintf("more than %d predictions in 10 s from %s: wait a moment", predictsPer10s, addr))
-		return
-	}
 	room.Lock()
 	p := room.Poll(r.PathValue("poll"))
 	if p == nil {
@@ -663,7 +655,7 @@ func (s *Server) handlePollPredict(w http.ResponseWriter, r *http.Request) {
 		jsonError(w, http.StatusNotFound, fmt.Sprintf("room %s has no poll %q", classroom.FormatCode(room.Code), r.PathValue("poll")))
 		return
 	}
-	v, code, err := s.predict(r.Context(), p, req)
+	v, code, err := s.predict(r.Context(), p, remoteHost(r), req)
 	if err != nil {
 		room.Unlock()
 		jsonError(w, code, err.Error())
@@ -679,7 +671,7 @@ func (s *Server) handlePollPredict(w http.ResponseWriter, r *http.Request) {
 // predict checks and stores one prediction: in the archive first, then
 // in the poll. REQUIRES: the poll's room locked, so a measurement cannot
 // start between the check and the store.
-func (s *Server) predict(ctx context.Context, p *classroom.Poll, req predictRoomRequest) (float64, int, error) {
+func (s *Server) predict(ctx context.Context, p *classroom.Poll, addr string, req predictRoomRequest) (float64, int, error) {
 	if p.State != classroom.PollOpen {
 		return 0, http.StatusConflict, fmt.Errorf("poll %s: the measurement started at %s; predictions are closed", p.Quiz, p.MeasureStarted.Format("15:04:05"))
 	}
@@ -693,6 +685,9 @@ func (s *Server) predict(ctx context.Context, p *classroom.Poll, req predictRoom
 	}
 	if err != nil {
 		return 0, http.StatusBadRequest, errors.New(strings.TrimPrefix(err.Error(), quiz.ErrBadAnswer.Error()+": "))
+	}
+	if err := p.Admit(addr, req.Browser, s.cfg.Writes.BallotsPerAddress, s.cfg.Writes.PerBrowser); err != nil {
+		return 0, http.StatusTooManyRequests, fmt.Errorf("%s (-max-ballots-per-address, -max-predictions-per-browser)", strings.TrimPrefix(err.Error(), "classroom: too many ballots: "))
 	}
 	if err := s.arch.PutRoomPrediction(ctx, &archive.RoomPrediction{Poll: p.ArchID, Browser: req.Browser, Value: v}); err != nil {
 		return 0, http.StatusInternalServerError, fmt.Errorf("storing the prediction: %v", err)

@@ -34,7 +34,7 @@ func fullBoard(tb testing.TB) (*Server, string, *classroom.Room) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	pad := strings.Repeat("x", shareBodyLimit-len(raw)-1024)
+	pad := strings.Repeat("x", int(DefaultWriteLimits().MaxShareBytes)-len(raw)-1024)
 	big := bytes.Replace(raw, []byte(`"spec": "bench`), []byte(`"spec": "`+pad+`bench`), 1)
 	if !json.Valid(big) {
 		tb.Fatal("the padded result is not JSON")

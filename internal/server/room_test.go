@@ -432,7 +432,7 @@ func TestRoomRoutesRefuseForeignOrigins(t *testing.T) {
 // TestRoomShare: the share route alone answers another origin (CORS), and
 // takes only a valid probe or bench result within its caps.
 func TestRoomShare(t *testing.T) {
-	s := newServer(t, nil)
+	s := newServer(t, func(c *Config) { c.Writes.Rate = 6 })
 	ts := startServer(t, s)
 	code := openRoom(t, ts)
 	u := ts.URL + "/api/rooms/" + code + "/share"
@@ -469,12 +469,14 @@ func TestRoomShare(t *testing.T) {
 	if resp.StatusCode != 201 || resp.Header.Get("Access-Control-Allow-Origin") != "http://10.0.0.9:8080" {
 		t.Fatalf("share: %d, Allow-Origin %q; want 201 and the Origin", resp.StatusCode, resp.Header.Get("Access-Control-Allow-Origin"))
 	}
-	if st, _ := post(t, ts, "POST", "/api/rooms/"+code+"/share", `{"result":`+string(bench)+`}`); st != http.StatusTooManyRequests {
-		t.Errorf("a second share at once: %d, want 429", st)
-	}
-	big := `{"result":{"kind":"probe","cpu":"` + strings.Repeat("x", shareBodyLimit) + `"}}`
+	limit := DefaultWriteLimits().MaxShareBytes
+	big := `{"result":{"kind":"probe","cpu":"` + strings.Repeat("x", int(limit)) + `"}}`
 	if st, _ := post(t, ts, "POST", "/api/rooms/"+code+"/share", big); st != http.StatusRequestEntityTooLarge {
-		t.Errorf("a share over %d bytes: %d, want 413", shareBodyLimit, st)
+		t.Errorf("a share over %d bytes: %d, want 413", limit, st)
+	}
+	// The seventh write from this address in a minute is over -write-rate 6.
+	if st, m := post(t, ts, "POST", "/api/rooms/"+code+"/share", `{"result":`+string(bench)+`}`); st != http.StatusTooManyRequests || !strings.Contains(m.str("error"), "-write-rate") {
+		t.Errorf("a share over the rate: %d %v, want 429 naming -write-rate", st, m)
 	}
 	_, board := post(t, ts, "GET", "/api/rooms/"+code+"/board?measure=always_ops_per_sec", "")
 	pts := board["points"].([]any)

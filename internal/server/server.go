@@ -69,6 +69,9 @@ type Config struct {
 	// RoomTTL is how long a room stays open after its presenter's last
 	// action (room_api.go). 0 = 4h.
 	RoomTTL time.Duration
+	// Writes bound what students write to the archive (writes.go). Zero
+	// fields take DefaultWriteLimits'.
+	Writes WriteLimits
 	// MaxTokenFailures is how many wrong tokens and presenter secrets
 	// one address may send in a minute before every token check of it
 	// is refused with 429 for the rest of the minute. 0 = 30.
@@ -111,7 +114,8 @@ type Server struct {
 	hostNames []string // the names hostOK accepts on a server with a token
 	// authFails counts wrong tokens and secrets per address (tokenGuess).
 	authFails *classroom.Limiter
-	tmpData   bool // DataDir was created by New and is removed by Close
+	writes    *writeGate // the bounds on students' writes (writes.go)
+	tmpData   bool       // DataDir was created by New and is removed by Close
 	chromaCSS []byte
 
 	// exec runs one line; harness.Exec except in tests that need a
@@ -187,6 +191,8 @@ func New(cfg Config) (*Server, error) {
 		s.cfg.MaxTokenFailures = defaultMaxTokenFailures
 	}
 	s.authFails = classroom.NewLimiter(s.cfg.MaxTokenFailures, time.Minute)
+	s.cfg.Writes = s.cfg.Writes.withDefaults()
+	s.writes = newWriteGate(s.cfg.Writes)
 	s.needToken = cfg.Token != ""
 	s.hostNames = hostNamesOf(cfg.Hosts)
 	if err := s.makeDataDir(); err != nil {

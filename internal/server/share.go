@@ -30,9 +30,6 @@ import (
 // which it adds to its pages' Content-Security-Policy connect-src.
 
 const (
-	shareBodyLimit     = 64 << 10
-	sharePer           = 5 * time.Second // one share per address per this
-	sharesPerAddrRoom  = 20
 	boardMax           = 500
 	maxShareTargets    = 4
 	shareTargetsFile   = "share-targets.json"
@@ -63,8 +60,11 @@ func (s *Server) handleSharePreflight(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handleShare(w http.ResponseWriter, r *http.Request) {
 	allowCORS(w, r)
+	if !s.writeAllowed(w, r, "share") {
+		return
+	}
 	var req shareRequest
-	if !decodeBody(w, r, shareBodyLimit, &req, `{"result":{...a probe or bench result...},"label":"optional"}`) {
+	if !decodeBody(w, r, s.cfg.Writes.MaxShareBytes, &req, `{"result":{...a probe or bench result...},"label":"optional"}`) {
 		return
 	}
 	room := s.lookupRoom(w, r)
@@ -81,11 +81,6 @@ func (s *Server) handleShare(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	addr := remoteHost(r)
-	if !s.rooms.shares.Allow(addr, time.Now()) {
-		s.refused(addr, "share: over the rate")
-		jsonError(w, http.StatusTooManyRequests, fmt.Sprintf("one share per %v per address: wait a moment", sharePer))
-		return
-	}
 	e := &archive.BoardEntry{Room: room.ID, Kind: sh.Kind, Measures: sh.Values, Conditions: mustMarshal(sh.Conditions), Result: redactForRoom(req.Result),
 		Label: req.Label, AddrHash: addrHash(room.Code, addr), At: time.Now().UTC()}
 	if code, err := s.addBoardEntry(r, room, e); err != nil {
@@ -103,8 +98,8 @@ func (s *Server) addBoardEntry(r *http.Request, room *classroom.Room, e *archive
 	switch {
 	case room.BoardEntries >= boardMax:
 		return http.StatusConflict, fmt.Errorf("the board of room %s is full (%d results, the most it keeps)", classroom.FormatCode(room.Code), boardMax)
-	case room.BoardByAddr[e.AddrHash] >= sharesPerAddrRoom:
-		return http.StatusTooManyRequests, fmt.Errorf("this address already shared %d results with room %s, the most one address may", sharesPerAddrRoom, classroom.FormatCode(room.Code))
+	case room.BoardByAddr[e.AddrHash] >= s.cfg.Writes.SharesPerAddressRoom:
+		return http.StatusTooManyRequests, fmt.Errorf("this address already shared %d results with room %s, the most one address may (-max-shares-per-address)", room.BoardByAddr[e.AddrHash], classroom.FormatCode(room.Code))
 	}
 	if _, err := s.arch.AddBoardEntry(r.Context(), e); err != nil {
 		return http.StatusInternalServerError, fmt.Errorf("storing the result: %v", err)

@@ -33,8 +33,10 @@ export function offBy(said, measured) {
 }
 
 // pollChart draws a poll's histogram. poll.histogram has 11 edges and 10
-// counts; measured (poll.measured) and yours, when known, are marked with
-// vertical lines, clamped into the range with an arrow when outside.
+// counts (log-spaced when histogram.log), and below/above: the ballots
+// outside its range, named in a corner; measured (poll.measured) and
+// yours, when known, are marked with vertical lines, clamped into the
+// range with an arrow when outside.
 export function pollChart(poll, yours, fmt = compact) {
   const W = 720, H = 320, M = { l: 48, r: 24, t: 40, b: 70 };
   const hist = poll && poll.histogram;
@@ -46,8 +48,16 @@ export function pollChart(poll, yours, fmt = compact) {
   if (!edges.every(Number.isFinite)) return svg(el('text', { x: W / 2, y: H / 2, 'text-anchor': 'middle', class: 'empty', text: 'No predictions yet' }));
   const lo = edges[0], hi = edges[edges.length - 1];
   const top = Math.max(1, ...counts);
-  // Halves, so hi - lo cannot overflow for edges near ±1.7e308.
-  const x = (v) => M.l + (hi === lo ? 0.5 : (v / 2 - lo / 2) / (hi / 2 - lo / 2)) * (W - M.l - M.r);
+  // A value's place is its bin plus its share of the bin, so linear and
+  // logarithmic edges (histogram.log) both draw as equal bars. Halves, so
+  // a difference cannot overflow for edges near ±1.7e308.
+  const frac = (v, a, b) => (b === a ? 0.5 : (v / 2 - a / 2) / (b / 2 - a / 2));
+  const x = (v) => {
+    let i = 0;
+    while (i < counts.length - 1 && !(v < edges[i + 1])) i++;
+    const t = hi === lo ? 0.5 : (i + Math.min(Math.max(frac(v, edges[i], edges[i + 1]), 0), 1)) / counts.length;
+    return M.l + t * (W - M.l - M.r);
+  };
   const y = (c) => H - M.b - (c / top) * (H - M.t - M.b);
   const bw = (W - M.l - M.r) / counts.length;
   const bars = counts.map((c, i) => el('rect', { x: (M.l + i * bw + 1).toFixed(1), y: y(c).toFixed(1), width: Math.max(bw - 2, 1).toFixed(1), height: (H - M.b - y(c)).toFixed(1), class: 'bar' },
@@ -57,8 +67,13 @@ export function pollChart(poll, yours, fmt = compact) {
   const shown = [...new Set(edges.filter((_, i) => i % 2 === 0 || edges.length <= 6))];
   const ticks = shown.map((e) => el('text', { x: x(e).toFixed(1), y: H - M.b + 20, 'text-anchor': 'middle', class: 'tick', text: fmt(e) }));
   const axis = el('line', { x1: M.l, x2: W - M.r, y1: H - M.b, y2: H - M.b, class: 'axis' });
-  const unit = poll.unit ? el('text', { x: 4, y: 16, class: 'unit', text: poll.unit }) : null;
-  return svg(...bars, ...labels, axis, ...ticks, unit,
+  const unit = poll.unit ? el('text', { x: 4, y: 16, class: 'unit', text: poll.unit + (hist.log ? ' (log scale)' : '') }) : null;
+  // Ballots outside the robust range (2nd to 98th percentile) are counted,
+  // not drawn: a few extreme ones cannot squash the rest.
+  const n = (k) => (Number.isFinite(k) && k > 0 ? k : 0);
+  const out = [n(hist.below) ? `${n(hist.below)} below range` : '', n(hist.above) ? `${n(hist.above)} above range` : ''].filter(Boolean).join(' · ');
+  const outside = out ? el('text', { x: W - M.r, y: 16, 'text-anchor': 'end', class: 'outside', text: out }) : null;
+  return svg(...bars, ...labels, axis, ...ticks, unit, outside,
     mark(poll.measured, 'measured', `measured ${fmt(poll.measured)}`, lo, hi, x, M, H),
     mark(yours, 'yours', `you ${fmt(yours)}`, lo, hi, x, M, H, true));
 }

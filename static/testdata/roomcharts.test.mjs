@@ -101,3 +101,14 @@ test('a poll draws any finite edges and marks in bounded time', async () => {
     }
   }
 });
+
+test('a poll with log bins places marks by bin, and names the ballots outside', () => {
+  const edges = Array.from({ length: 11 }, (_, i) => 100 * 10 ** (i / 10)); // 100 .. 1000, log-spaced
+  const d = pollChart({ quiz: 'q', unit: 'puts', histogram: { edges, counts: [1, 1, 1, 1, 1, 1, 1, 1, 1, 1], below: 2, above: 30, log: true }, measured: edges[5] }, null);
+  assert.deepEqual(problems(d), []);
+  assert.match(text(d), /2 below range · 30 above range/);
+  assert.match(text(d), /puts \(log scale\)/);
+  const line = all(d, 'g').find((g) => /measured/.test(g.attrs.class)).kids[0];
+  const mid = (48 + (720 - 24)) / 2;
+  assert.ok(Math.abs(+line.attrs.x1 - mid) < 1, `the measured mark at the middle edge sits at ${line.attrs.x1}, want ${mid} (the middle)`);
+});
