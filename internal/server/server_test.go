@@ -59,7 +59,9 @@ func TestRoutes(t *testing.T) {
 func TestMethodNotAllowed(t *testing.T) {
 	s := newServer(t, nil)
 	w := httptest.NewRecorder()
-	s.ServeHTTP(w, httptest.NewRequest("POST", "/lessons/01-fixture", nil))
+	r := httptest.NewRequest("POST", "/lessons/01-fixture", nil)
+	r.Host = "localhost"
+	s.ServeHTTP(w, r)
 	if w.Code != http.StatusMethodNotAllowed {
 		t.Errorf("got %d, want 405", w.Code)
 	}
