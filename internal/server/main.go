@@ -14,7 +14,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -215,7 +214,7 @@ func (f *serveFlags) checkPositive() error {
 // free port to try when the address is taken.
 func listenFailed(stderr io.Writer, addr string, err error) {
 	fmt.Fprintf(stderr, "labserver serve: %v\n", err)
-	if errors.Is(err, syscall.EADDRINUSE) {
+	if addrInUse(err) {
 		fmt.Fprintf(stderr, "something (another labserver?) already listens on %s; pick a free port with -addr, e.g. -addr %s\n", addr, nextPort(addr))
 	}
 }
