@@ -199,13 +199,18 @@ func (c *command) lookupFlag(name string) (flagDef, bool) {
 	return flagDef{}, false
 }
 
-// flagList lists c's flags as "-a, -b, ...".
-func (c *command) flagList() string {
+// flagNames lists the names of c's flags, without the dash.
+func (c *command) flagNames() []string {
 	names := make([]string, len(c.flags))
 	for i, f := range c.flags {
-		names[i] = "-" + f.name
+		names[i] = f.name
 	}
-	return strings.Join(names, ", ")
+	return names
+}
+
+// flagList lists c's flags as "-a, -b, ...".
+func (c *command) flagList() string {
+	return "-" + strings.Join(c.flagNames(), ", -")
 }
 
 // The help lines of flags that several commands take with different

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"kvlab/internal/suggest"
 )
 
 // The run-spec grammar. One parser serves the command line, the lesson
@@ -87,13 +89,22 @@ func parseArgs(args []string, lim Limits) (*Spec, error) {
 	}
 	cmd, ok := lookupCommand(args[0])
 	if !ok {
-		return nil, fmt.Errorf("unknown command %q: expected one of %s", args[0], strings.Join(Commands, ", "))
+		return nil, fmt.Errorf("unknown command %q%s: expected one of %s", args[0], didYouMean(args[0], Commands, ""), strings.Join(Commands, ", "))
 	}
 	given, err := cmd.splitFlags(args[1:])
 	if err != nil {
 		return nil, err
 	}
 	return cmd.fill(given, lim)
+}
+
+// didYouMean is " (did you mean `-ops`?)" when a name in among is one
+// typo away from word (kvlab/internal/suggest), prefix before it; else "".
+func didYouMean(word string, among []string, prefix string) string {
+	if m := suggest.Closest(word, among); m != "" {
+		return " (did you mean `" + prefix + m + "`?)"
+	}
+	return ""
 }
 
 // splitFlags reads a line's words after the command into each flag's
@@ -111,7 +122,7 @@ func (c *command) splitFlags(args []string) (map[string]string, error) {
 			return nil, fmt.Errorf("%s: -%s belongs to the labserver command line, not to a run line: a lesson cell or quiz cannot choose where its runs are recorded (the server records every run it executes); allowed: %s", c.name, name, c.flagList())
 		}
 		if !ok {
-			return nil, fmt.Errorf("%s: unknown flag -%s; allowed: %s", c.name, name, c.flagList())
+			return nil, fmt.Errorf("%s: unknown flag -%s%s; allowed: %s", c.name, name, didYouMean(name, c.flagNames(), "-"), c.flagList())
 		}
 		if _, twice := given[name]; twice {
 			return nil, fmt.Errorf("-%s: given twice", name)

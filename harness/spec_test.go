@@ -46,6 +46,8 @@ func TestFlagErrorsNameFlagAndAllowed(t *testing.T) {
 		{"bench -rate 0", "-rate 0: must be between 1 and 10000000"},
 		{"bench -repeat 21", "-repeat 21: must be between 1 and 20"},
 		{"bench -trials 3", "bench: unknown flag -trials; allowed: -engine"},
+		{"bench -opz 3", "bench: unknown flag -opz (did you mean `-ops`?); allowed: -engine"},
+		{"swep", "unknown command \"swep\" (did you mean `sweep`?): expected one of bench, sweep"},
 		{"bench ops 5", `bench: unexpected argument "ops"`},
 		{"bench -keep=maybe", "-keep=maybe: must be true or false"},
 		{"bench -ops 10000000 -value-size 1048576", "must be at most 8.0 GiB in total"},

@@ -4,7 +4,7 @@
 //	labserver bench | sweep | probe | model | crash [flags] [-archive V] [-data DIR]
 //	labserver runs [show ID | export] [flags]
 //	labserver compare A B | -last N [flags]
-//	labserver help
+//	labserver help [COMMAND]
 //
 // With no subcommand (or "serve") it starts the lesson server; the other
 // subcommands are the benchmark harness's command line, the same grammar a
@@ -46,6 +46,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if args[0] == "serve" {
 		return server.Main(ctx, args[1:], stdout, stderr)
+	}
+	if len(args) == 2 && args[0] == "help" && args[1] == "serve" {
+		return server.Main(ctx, []string{"-h"}, stdout, stderr)
 	}
 	return cli.Main(ctx, args, stdout, stderr)
 }

@@ -27,6 +27,7 @@ import (
 
 	"kvlab/harness"
 	"kvlab/internal/archive"
+	"kvlab/internal/suggest"
 )
 
 // recordTimeout bounds opening the archive and adding one run.
@@ -38,10 +39,9 @@ const recordTimeout = time.Minute
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
 		if len(args) > 1 {
-			return help(stdout, args[1])
+			return help(stdout, stderr, args[1])
 		}
-		harness.Usage(stdout)
-		archiveUsage(stdout)
+		usage(stdout)
 		return 0
 	}
 	switch args[0] {
@@ -53,11 +53,11 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return compareMain(ctx, args[1:], stdout, stderr)
 	}
 	if !slices.Contains(harness.Commands, args[0]) {
-		return harness.RunCLI(ctx, args, stdout, stderr) // says what is wrong
+		return unknownCommand(stderr, "labserver", args[0])
 	}
 	for _, a := range args[1:] {
 		if a == "-h" || a == "-help" || a == "--help" {
-			return help(stdout, args[0])
+			return help(stdout, stderr, args[0])
 		}
 	}
 	line, where, err := splitArchiveFlags(args)
@@ -72,20 +72,50 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return harness.RunCLIRecorded(ctx, line, stdout, stderr, record)
 }
 
-// help prints one command's usage.
-func help(w io.Writer, cmd string) int {
-	switch cmd {
-	case "runs":
+// Commands are every first word labserver takes, serve first: the short
+// usage lists them and a mistyped one is matched against them.
+var Commands = slices.Concat([]string{"serve"}, harness.Commands, []string{"runs", "compare", "version", "help"})
+
+// usage prints the overview of every command.
+func usage(w io.Writer) {
+	harness.Usage(w)
+	archiveUsage(w)
+}
+
+// help prints one command's usage (serve's is the server's, which
+// labserver's main prints). It returns the exit code: 2 for a command
+// that does not exist, reported on stderr.
+func help(w, stderr io.Writer, cmd string) int {
+	switch {
+	case cmd == "runs":
 		fmt.Fprint(w, runsUsage)
-	case "compare":
+	case cmd == "compare":
 		fmt.Fprint(w, compareUsage)
-	default:
+	case cmd == "version":
+		fmt.Fprint(w, "usage: labserver version\n\nprint this labserver's version, commit and toolchain\n")
+	case cmd == "help":
+		usage(w)
+	case slices.Contains(harness.Commands, cmd):
 		harness.CommandUsage(w, cmd)
-		if slices.Contains(harness.Commands, cmd) {
-			fmt.Fprint(w, archiveFlagsUsage)
-		}
+		fmt.Fprint(w, archiveFlagsUsage)
+	default:
+		return unknownCommand(stderr, "labserver help", cmd)
 	}
 	return 0
+}
+
+// unknownCommand reports a first word that is no command, with the
+// command it most likely meant and one short usage instead of the whole
+// help, and returns exit code 2. who is what to call the line
+// ("labserver", "labserver help").
+func unknownCommand(stderr io.Writer, who, cmd string) int {
+	fmt.Fprintf(stderr, "%s: unknown command %q", who, cmd)
+	if m := suggest.Closest(cmd, Commands); m != "" {
+		fmt.Fprintf(stderr, "; did you mean `%s`?", m)
+	}
+	fmt.Fprintf(stderr, "\nusage: labserver COMMAND [flags]; the commands: %s\n", strings.Join(Commands, ", "))
+	fmt.Fprintln(stderr, "run `labserver help` for what each does, `labserver help COMMAND` for one command's flags")
+	return 2
 }
 
 // printVersion prints the version, the commit and the toolchain, the

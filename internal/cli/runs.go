@@ -16,6 +16,7 @@ import (
 
 	"kvlab/harness"
 	"kvlab/internal/archive"
+	"kvlab/internal/suggest"
 )
 
 const runsUsage = `usage: labserver runs [flags]                  list recorded runs, newest first
@@ -126,12 +127,13 @@ func runsMain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 }
 
 // parseInterspersed parses flags that may come before or after the
-// positional arguments, which it returns.
+// positional arguments, which it returns. A mistyped flag's error
+// carries a guess at the flag meant.
 func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			return nil, err
+			return nil, suggest.FlagError(fs, err)
 		}
 		if fs.NArg() == 0 {
 			return pos, nil

@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"kvlab/internal/suggest"
 )
 
 // Main is `labserver [serve]`: it parses flags, listens, prints the URL
@@ -119,7 +121,7 @@ func newServeFlags(stderr io.Writer) (*flag.FlagSet, *serveFlags) {
 	fl.IntVar(&c.MaxUnknownCodes, "max-unknown-codes", defaultMaxUnknownCodes, "lookups of room codes that name no open room one address may make in a minute; past that its room lookups get 429 for the rest of the minute (behind a NAT the whole class is one address)")
 	fl.StringVar(&c.ArchiveTarget, "archive", "", "where every run is recorded: empty = kvlab.db (SQLite) in -data; a postgres:// URL for PostgreSQL, shared by several servers")
 	fl.Usage = func() {
-		fmt.Fprintf(stderr, "usage: labserver [serve] [flags]\n\nServe the course on http://ADDR/. Cells run on this machine's disk, one at a time.\nThe measuring commands (bench, sweep, probe, model, crash) are listed by `labserver help`.\n\nflags:\n")
+		fmt.Fprintf(fl.Output(), "usage: labserver [serve] [flags]\n\nServe the course on http://ADDR/. Cells run on this machine's disk, one at a time.\nThe measuring commands (bench, sweep, probe, model, crash) are listed by `labserver help`.\n\nflags:\n")
 		fl.PrintDefaults()
 	}
 	return fl, f
@@ -130,10 +132,16 @@ func newServeFlags(stderr io.Writer) (*flag.FlagSet, *serveFlags) {
 // reported on stderr.
 func parseServe(args []string, stderr io.Writer) (f *serveFlags, code int, ok bool) {
 	fl, f := newServeFlags(stderr)
+	// The flag package prints every flag after any mistake; a mistake
+	// gets one line instead, and -h the whole usage.
+	fl.SetOutput(io.Discard)
 	if err := fl.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fl.SetOutput(stderr)
+			fl.Usage()
 			return nil, 0, false
 		}
+		fmt.Fprintf(stderr, "labserver serve: %v; see labserver serve -h\n", suggest.FlagError(fl, err))
 		return nil, 2, false
 	}
 	if fl.NArg() > 0 {
@@ -151,6 +159,9 @@ func parseServe(args []string, stderr io.Writer) (f *serveFlags, code int, ok bo
 // every cap checked to be positive, the default data directory, and the
 // -lessons folder in author mode.
 func (f *serveFlags) finish() error {
+	if err := checkAddr(f.cfg.Addr); err != nil {
+		return err
+	}
 	tok, err := tokenFrom(f.token, f.tokenFile, os.Getenv)
 	if err != nil {
 		return err
@@ -181,6 +192,23 @@ func (f *serveFlags) finish() error {
 		f.cfg.Reload = true
 	}
 	return nil
+}
+
+// checkAddr refuses an -addr that is not host:port with a numeric port,
+// saying which form is wanted: -addr 8081 is a port without its host.
+func checkAddr(addr string) error {
+	example := "127.0.0.1:8080 (this machine only) or 0.0.0.0:8080 (every interface, with a token)"
+	_, port, err := net.SplitHostPort(addr)
+	if err == nil {
+		if n, perr := strconv.Atoi(port); perr != nil || n < 0 || n > 65535 {
+			return fmt.Errorf("-addr %s: the port must be a number from 0 to 65535; want host:port, e.g. %s", addr, example)
+		}
+		return nil
+	}
+	if n, perr := strconv.Atoi(addr); perr == nil && n >= 0 && n <= 65535 {
+		example = fmt.Sprintf("127.0.0.1:%d (this machine only) or 0.0.0.0:%d (every interface, with a token)", n, n)
+	}
+	return fmt.Errorf("-addr %s: want host:port, e.g. %s", addr, example)
 }
 
 // checkPositive refuses a cap flag that is zero or negative, naming the

@@ -31,6 +31,8 @@ func TestMainFlagErrors(t *testing.T) {
 		want string
 	}{
 		{"unknown flag", []string{"-nope"}, 2, "flag provided but not defined: -nope"},
+		{"mistyped flag", []string{"-adr", "127.0.0.1:0"}, 2, "-adr (did you mean `-addr`?); see labserver serve -h"},
+		{"port alone", []string{"-addr", "8081"}, 2, "-addr 8081: want host:port, e.g. 127.0.0.1:8081"},
 		{"argument", []string{"extra"}, 2, `unexpected argument "extra"`},
 		{"zero cap", []string{"-max-ops", "0"}, 2, "-max-ops must be positive"},
 		{"zero room ttl", []string{"-room-ttl", "0s"}, 2, "-room-ttl must be positive"},
