@@ -78,6 +78,7 @@ func TestBrowserEndToEnd(t *testing.T) {
 		}
 	}
 	watch.Check(t, "index")
+	browsertest.CheckText(t, ctx, "index")
 
 	// Every lesson opens, with its cells, quizzes and exercises live.
 	for _, l := range want {
@@ -127,14 +128,17 @@ func TestBrowserEndToEnd(t *testing.T) {
 			}
 		}
 		watch.Check(t, "lesson "+l.Slug)
+		browsertest.CheckText(t, ctx, "lesson "+l.Slug)
 		t.Logf("lesson %s: %+v (%v)", l.Slug, got, time.Since(start).Round(time.Millisecond))
 	}
 
 	runCellAndQuiz(t, ctx, base+"lessons/"+want[0].Slug, shots)
 	watch.Check(t, "the run and the quiz")
+	browsertest.CheckText(t, ctx, "the run and the quiz")
 
 	percentileExercise(t, ctx, base+"lessons/"+want[1].Slug)
 	watch.Check(t, "the percentile exercise")
+	browsertest.CheckText(t, ctx, "the percentile exercise")
 
 	if n := watch.Requests(); n < len(want) {
 		t.Errorf("the watch saw %d requests for %d pages: it is not watching the page", n, len(want))

@@ -5,6 +5,7 @@ import (
 	"embed"
 	"fmt"
 	"hash/fnv"
+	"html"
 	"html/template"
 	"net/http"
 	"strings"
@@ -219,6 +220,8 @@ func renderBody(l *lesson.Lesson) (template.HTML, []tocEntry, string, error) {
 	return template.HTML(b.String()), toc, h1, nil
 }
 
+// nodeText is the plain text of a heading (the contents, the page's
+// title, the room's section list): characters, not HTML.
 func nodeText(n ast.Node, src []byte) string {
 	var b strings.Builder
 	ast.Walk(n, func(c ast.Node, entering bool) (ast.WalkStatus, error) {
@@ -232,7 +235,10 @@ func nodeText(n ast.Node, src []byte) string {
 				b.WriteByte(' ')
 			}
 		case *ast.String:
-			b.Write(t.Value)
+			// The typographer's quotes and dashes are HTML entities
+			// (&rsquo;, &ndash;); this text is escaped again where it is
+			// used, so it takes the characters they stand for.
+			b.WriteString(html.UnescapeString(string(t.Value)))
 		case *ast.CodeSpan:
 			for cc := t.FirstChild(); cc != nil; cc = cc.NextSibling() {
 				if tt, ok := cc.(*ast.Text); ok {

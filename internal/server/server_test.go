@@ -223,6 +223,10 @@ func TestRenderedParts(t *testing.T) {
 		{"answer not in page", fixture, `$0.latency.put.count`, false},
 		{"no external", fixture, `https://cdn`, false},
 		{"gfm table", plain, `<table>`, true},
+		// The typographer's quotes and dashes reach the contents as
+		// characters, not as entities escaped twice.
+		{"toc typography", plain, `>The instrument’s own ceiling – and “quotes”</a>`, true},
+		{"no raw entity", plain, `&amp;rsquo;`, false},
 		{"shell highlighted", plain, `class="chroma"`, true},
 	}
 	for _, tt := range tests {
