@@ -14,6 +14,7 @@ import (
 
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"kvlab/internal/browsertest"
 	"kvlab/internal/labproc"
@@ -139,6 +140,8 @@ func TestBrowserEndToEnd(t *testing.T) {
 	percentileExercise(t, ctx, base+"lessons/"+want[1].Slug)
 	watch.Check(t, "the percentile exercise")
 	browsertest.CheckText(t, ctx, "the percentile exercise")
+
+	exerciseOnPhone(t, base, base+"lessons/"+want[1].Slug)
 
 	if n := watch.Requests(); n < len(want) {
 		t.Errorf("the watch saw %d requests for %d pages: it is not watching the page", n, len(want))
@@ -268,6 +271,100 @@ func percentileExercise(t *testing.T, ctx context.Context, url string) {
 			t.Errorf("%s: %d of %d cases pass, want all to pass only for the solution", try.name, passed, rows)
 		}
 	}
+}
+
+// exerciseOnPhone opens the percentile exercise in a phone-sized window
+// (390×844): the fenced block of its instructions is a block with each
+// line on its own line (the // comment does not run into the next
+// statement) that scrolls rather than widening the page; in the editor
+// Tab and Shift+Tab indent, and Esc then Tab leaves it, which the page
+// writes next to the editor, gives the editor as its accessible
+// description and announces on Esc.
+func exerciseOnPhone(t *testing.T, base, url string) {
+	ctx := browsertest.Start(t, 390, 844, 2*time.Minute)
+	watch := browsertest.NewWatch(t, ctx, base)
+	const ex = `.exercise[data-exercise=percentile]`
+	const ed = ex + " .ex-editor"
+	nctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	if err := chromedp.Do(nctx, chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile, chromedp.EmulateScale(2)),
+		chromedp.Navigate(url), chromedp.ScrollIntoView(chromedp.CSS(ex)), chromedp.WaitVisible(chromedp.CSS(ed))); err != nil {
+		t.Fatalf("opening the exercise on a phone: %v", err)
+	}
+	if w, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`innerWidth`)); w != 390 {
+		t.Fatalf("the phone's window is %d px wide, want 390", w)
+	}
+
+	type block struct {
+		Pres          int     `json:"pres"`
+		WhiteSpace    string  `json:"ws"`
+		CommentBottom float64 `json:"commentBottom"`
+		RankTop       float64 `json:"rankTop"`
+		PageWider     bool    `json:"pageWider"`
+		Backticks     bool    `json:"backticks"`
+	}
+	b, err := chromedp.Run(ctx, chromedp.Evaluate[block](`(() => {
+		const root = document.querySelector('`+ex+` .ex-instructions');
+		const pres = root.querySelectorAll('pre');
+		const out = {pres: pres.length, pageWider: document.documentElement.scrollWidth > innerWidth, backticks: root.textContent.includes('`+"```"+`')};
+		if (pres.length !== 1) return out;
+		const text = pres[0].querySelector('code').firstChild;
+		const rect = (s) => { const r = document.createRange(), i = text.data.indexOf(s); r.setStart(text, i); r.setEnd(text, i + s.length); return r.getBoundingClientRect(); };
+		return {...out, ws: getComputedStyle(pres[0]).whiteSpace, commentBottom: rect('// p in millionths').bottom, rankTop: rect('rank :=').top};
+	})()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Pres != 1 || b.Backticks || b.WhiteSpace != "pre" || b.RankTop < b.CommentBottom-1 || b.PageWider {
+		t.Errorf("the instructions' fenced block on a phone: %+v; want one pre, no backticks shown, white-space pre, "+
+			"the rank line below the comment, and the page no wider than the window", b)
+	}
+
+	// Tab and Shift+Tab indent; Esc, then Tab, leaves the editor.
+	type keyState struct {
+		Value  string `json:"value"`
+		Focus  string `json:"focus"`
+		Status string `json:"status"`
+	}
+	state := func(step string, keys ...chromedp.Action[chromedp.Void]) keyState {
+		t.Helper()
+		if err := chromedp.Do(ctx, keys...); err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+		s, err := chromedp.Run(ctx, chromedp.Evaluate[keyState](`({value: document.querySelector('`+ed+`').value,
+			focus: document.activeElement.className, status: document.querySelector('`+ex+` .ex-msg').textContent})`))
+		if err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+		return s
+	}
+	start := state("focusing the editor", chromedp.Focus(chromedp.CSS(ed)),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('`+ed+`').setSelectionRange(0, 0)`))
+	if s := state("Tab", chromedp.KeyEvent(kb.Tab)); s.Value != "\t"+start.Value || !strings.Contains(s.Focus, "ex-editor") {
+		t.Errorf("Tab in the editor: focus %q, code starts %q; want a tab inserted and the focus kept", s.Focus, s.Value[:min(12, len(s.Value))])
+	}
+	if s := state("Shift+Tab", chromedp.KeyEvent(kb.Tab, chromedp.KeyModifiers(chromedp.ModifierShift))); s.Value != start.Value || !strings.Contains(s.Focus, "ex-editor") {
+		t.Errorf("Shift+Tab in the editor: focus %q, code starts %q; want the tab removed and the focus kept", s.Focus, s.Value[:min(12, len(s.Value))])
+	}
+	if s := state("Esc", chromedp.KeyEvent(kb.Escape)); s.Status != "Tab now leaves the editor." {
+		t.Errorf("Esc in the editor: status %q, want it to say that Tab now leaves the editor", s.Status)
+	}
+	if s := state("Esc, then Tab", chromedp.KeyEvent(kb.Tab)); s.Value != start.Value || !strings.Contains(s.Focus, "ex-run") {
+		t.Errorf("Esc, then Tab: focus on %q, code changed %v; want the focus on Run tests and the code unchanged", s.Focus, s.Value != start.Value)
+	}
+
+	// Written next to the editor, and the editor's description.
+	hint, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => { const n = document.querySelector('`+ed+`').nextElementSibling;
+		return n && n.checkVisibility() ? n.textContent : ''; })()`))
+	if err != nil || !strings.Contains(hint, "press Esc, then Tab") {
+		t.Errorf("under the editor: %q, %v; want how to leave it (press Esc, then Tab)", hint, err)
+	}
+	name, desc, err := browsertest.AX(ctx, ed)
+	if err != nil || name != "Go code for Write Percentile (nearest rank)" || !strings.Contains(desc, "press Esc, then Tab") {
+		t.Errorf("the editor in the accessibility tree: name %q, description %q, %v; want its description to say how to leave it", name, desc, err)
+	}
+	watch.Check(t, "the exercise on a phone")
+	browsertest.CheckText(t, ctx, "the exercise on a phone")
 }
 
 var durationText = regexp.MustCompile(`^([0-9.,]+)\s*(ns|µs|us|ms|s)$`)

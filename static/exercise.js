@@ -170,7 +170,28 @@ function inline(text) {
     .map((part) => (part.length > 1 && part.startsWith('`') && part.endsWith('`') ? h('code', { text: part.slice(1, -1) }) : part));
 }
 
+// fence matches a fenced code block of an exercise's instructions: a
+// line of ``` (a language may follow), the code, a line of ```.
+const fence = /^```[^\n]*\n([\s\S]*?)^```[ \t]*$/m;
+
+// instructionBlocks renders an exercise's instructions: paragraphs
+// separated by blank lines, with `code` spans, and fenced code blocks as
+// blocks, each line on its own line (a phone scrolls one sideways rather
+// than wrapping a // comment into the next statement). split with the
+// fence's group alternates prose and code.
+function instructionBlocks(text) {
+  return text.split(new RegExp(fence.source, 'gm')).flatMap((part, i) => {
+    if (i % 2 === 1) {
+      return [h('pre', { class: 'ex-code', tabindex: '0' }, h('code', { text: part.replace(/\n$/, '') }))];
+    }
+    return part.split(/\n\s*\n/).map((para) => para.trim()).filter(Boolean).map((para) => h('p', {}, inline(para)));
+  });
+}
+
 // ---------- one exercise block
+
+// leaveMsg is what the status line says after Esc in an editor.
+const leaveMsg = 'Tab now leaves the editor.';
 
 class Exercise {
   constructor(root) {
@@ -207,22 +228,28 @@ class Exercise {
       h('span', { class: 'ex-kicker', text: 'Exercise' }),
       h('h3', { class: 'ex-title', text: ex.title }),
       this.badge = h('span', { class: 'ex-badge', hidden: true, text: 'passed' }));
-    const instr = h('div', { class: 'ex-instructions' }, ex.instructions.split(/\n\s*\n/).map((para) => h('p', {}, inline(para.trim()))));
+    const instr = h('div', { class: 'ex-instructions' }, instructionBlocks(ex.instructions));
     this.buildEditor(ex);
     this.solution = h('div', { class: 'ex-solution', hidden: true },
       h('div', { class: 'ex-solution-head', text: 'A model solution (your code above is unchanged)' }),
       h('pre', {}, h('code', { text: ex.solution })));
     this.results = h('div', { class: 'ex-results', 'aria-live': 'polite' });
-    this.root.replaceChildren(head, instr, this.editor, this.buildActions(), this.solution, this.results);
+    this.root.replaceChildren(head, instr, this.editor, this.keyHint, this.buildActions(), this.solution, this.results);
     if (saved.get(this.name, 'attempted')) this.solBtn.hidden = false;
     if (saved.get(this.name, 'passed')) this.badge.hidden = false;
   }
 
   buildEditor(ex) {
     const code = saved.get(this.name, 'code');
+    // Tab indents, so the way out by keyboard (Esc, then Tab, as in
+    // CodeMirror) is written under the editor and is its description.
+    const hintID = `ex-keys-${this.name}`;
+    this.keyHint = h('p', { class: 'ex-keyhint', id: hintID },
+      h('kbd', { text: 'Tab' }), ' indents, ', h('kbd', { text: 'Shift' }), '+', h('kbd', { text: 'Tab' }), ' outdents. To leave the editor by keyboard, press ',
+      h('kbd', { text: 'Esc' }), ', then ', h('kbd', { text: 'Tab' }), ' (or ', h('kbd', { text: 'Shift' }), '+', h('kbd', { text: 'Tab' }), ').');
     this.editor = h('textarea', {
       class: 'ex-editor', spellcheck: 'false', autocapitalize: 'off', autocomplete: 'off',
-      'aria-label': `Go code for ${ex.title}`, wrap: 'off',
+      'aria-label': `Go code for ${ex.title}`, 'aria-describedby': hintID, wrap: 'off',
     });
     this.editor.value = code !== null ? code : ex.stub;
     this.fitEditor();
@@ -248,13 +275,16 @@ class Exercise {
   }
 
   // onKey gives the textarea the few editor keys Go needs: Tab indents
-  // (Escape first lets Tab leave the editor), Enter keeps the indentation,
-  // Ctrl/Cmd+Enter or Shift+Enter runs the tests.
+  // (Escape first lets the next Tab leave the editor, and says so to a
+  // screen reader), Enter keeps the indentation, Ctrl/Cmd+Enter or
+  // Shift+Enter runs the tests.
   onKey(e) {
     if (e.key === 'Escape') {
       this.tabEscapes = true;
+      this.msg.textContent = leaveMsg;
       return;
     }
+    if (this.msg.textContent === leaveMsg) this.msg.textContent = '';
     if (e.key === 'Enter' && (e.ctrlKey || e.metaKey || e.shiftKey)) {
       e.preventDefault();
       this.run();
