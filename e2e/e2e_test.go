@@ -141,6 +141,16 @@ func TestBrowserEndToEnd(t *testing.T) {
 	watch.Check(t, "the percentile exercise")
 	browsertest.CheckText(t, ctx, "the percentile exercise")
 
+	// The index counts the passed exercise in that lesson's progress.
+	if err := chromedp.Do(ctx, chromedp.Navigate(base), chromedp.WaitVisible(chromedp.CSS(".lesson-card .progress-text"))); err != nil {
+		t.Fatalf("the index after the exercise: %v", err)
+	}
+	prog, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`.lesson-card[data-lesson="`+want[1].Slug+`"] .progress-text`)))
+	if wantProg := fmt.Sprintf("exercises 1/%d passed", len(want[1].Exercises)); !strings.Contains(prog, wantProg) {
+		t.Errorf("index progress of %s after passing its percentile exercise: %q, want %q", want[1].Slug, prog, wantProg)
+	}
+	browsertest.CheckText(t, ctx, "the index after a lesson")
+
 	exerciseOnPhone(t, base, base+"lessons/"+want[1].Slug)
 
 	if n := watch.Requests(); n < len(want) {

@@ -13,6 +13,7 @@
 // terminating the worker; a fresh one is started for the next run.
 
 import { $$, h, store, fmtMs } from './dom.js';
+import { exerciseKey } from './session.js';
 
 const LIMIT_MS = 2000;
 const workerURL = new URL('exercise-worker.js', import.meta.url).href;
@@ -20,7 +21,7 @@ const workerURL = new URL('exercise-worker.js', import.meta.url).href;
 // saved is what this browser keeps for one exercise: its code, and
 // whether it was attempted and passed.
 const saved = {
-  key: (name, k) => `kvlab:exercise:${name}:${k}`,
+  key: exerciseKey,
   get(name, k) { return store.get(this.key(name, k)); },
   set(name, k, v) { store.set(this.key(name, k), v); },
   del(name, k) { store.del(this.key(name, k)); },

@@ -3,7 +3,7 @@
 // contents, and a run's permalink page.
 
 import { $, $$, h, store } from './dom.js';
-import { progress } from './session.js';
+import { progress, exerciseKey } from './session.js';
 import { renderResults } from './results.js';
 
 // setupTheme wires the light/dark toggle. theme.js set the theme before
@@ -30,18 +30,21 @@ export function setupIndex() {
     if (!p.visited) { out.textContent = 'Not started'; card.classList.add('unstarted'); continue; }
     const cells = (card.dataset.cells || '').split(' ').filter(Boolean);
     const quizzes = (card.dataset.quizzes || '').split(' ').filter(Boolean);
+    const exercises = (card.dataset.exercises || '').split(' ').filter(Boolean);
     const ran = cells.filter((c) => p.cells[c]).length;
     const tried = quizzes.filter((q) => p.quizzes[q]);
     const right = tried.filter((q) => p.quizzes[q].correct).length;
-    const total = cells.length + quizzes.length;
-    const doneN = ran + right;
+    const passed = exercises.filter((x) => store.get(exerciseKey(x, 'passed'))).length;
+    const total = cells.length + quizzes.length + exercises.length;
+    const doneN = ran + right + passed;
     const pct = total ? Math.round(100 * doneN / total) : 100;
     out.replaceChildren(
       h('span', { class: 'bar', role: 'img', 'aria-label': `${pct}% done` }, h('span', { style: `width:${pct}%` })),
       h('span', { class: 'progress-text' },
         `${ran}/${cells.length} cells run`,
         quizzes.length ? ` · quizzes ${right}/${quizzes.length} right` : '',
-        tried.length > right ? ` (${tried.length - right} to retry)` : ''));
+        tried.length > right ? ` (${tried.length - right} to retry)` : '',
+        exercises.length ? ` · exercises ${passed}/${exercises.length} passed` : ''));
     if (total && doneN === total) card.classList.add('complete');
   }
 }

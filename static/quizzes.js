@@ -139,8 +139,8 @@ class Quiz {
       this.say(verdict(r, this.choice, this.predict));
       updateProgress(lessonSlug(), (p) => {
         const prev = p.quizzes[this.id] || {};
-        const q = { correct: r.correct, answer: `${r.answer}`, at: Date.now(), prediction: !!r.predicted, off: r.off || '', timing: r.timing || '', attempts: prev.attempts || {} };
-        if (r.attempt) q.attempts[r.attempt] = { answer: `${r.answer}`, correct: r.correct, off: r.off || '' };
+        const q = { correct: r.correct, answer: `${r.answer}`, at: Date.now(), prediction: !!r.predicted, off: offWords(r), timing: r.timing || '', attempts: prev.attempts || {} };
+        if (r.attempt) q.attempts[r.attempt] = { answer: `${r.answer}`, correct: r.correct, off: offWords(r) };
         p.quizzes[this.id] = q;
         // The server keeps this prediction's verdict: the next answer is a new attempt.
         const mine = (p.predictions || {})[this.id];
@@ -212,10 +212,23 @@ function verdict(r, choice, predictQuiz) {
     h('table', { class: 'kv' }, h('tbody', {},
       h('tr', {}, h('th', { scope: 'row' }, r.predicted ? 'your prediction' : 'your answer'), h('td', {}, `${r.answer}${unit}`)),
       h('tr', {}, h('th', { scope: 'row' }, r.spread ? 'measured (median)' : 'measured'), h('td', {}, h('b', {}, `${r.want}${unit}`), r.range && r.low !== r.high ? ` (accepted ${r.range}${unit})` : '')),
-      r.off && !choice ? h('tr', { class: 'off' }, h('th', { scope: 'row' }, 'off by'), h('td', {}, r.off)) : null,
+      r.off && !choice ? h('tr', { class: 'off' }, h('th', { scope: 'row' }, 'off by'), h('td', {}, offWords(r))) : null,
       r.spread ? h('tr', { class: 'spread' }, h('th', { scope: 'row' }, 'your runs'), h('td', {}, r.spread.text)) : null,
       r.shown ? h('tr', {}, h('th', { scope: 'row' }, 'from'), h('td', {}, r.shown)) : null)),
     r.explain_html ? h('p', { class: 'explain' }, safeInline(r.explain_html)) : null);
+}
+
+// offWords says how far a numeric answer was from the measured value.
+// Off by 2× or more either way it is a factor of at least 1 with its
+// direction, "19.5× too low" (the server's words, "0.0512× the measured
+// value", read like a near miss); closer, the server's words in percent
+// ("15% below the measured value"). The reply's off_factor is answer ÷
+// measured.
+export function offWords(r) {
+  const f = r.off_factor;
+  if (!(f >= 2 || (f > 0 && f <= 0.5))) return r.off || '';
+  const [x, dir] = f >= 1 ? [f, 'high'] : [1 / f, 'low'];
+  return `${+x.toPrecision(3)}× ${r.correct ? `${dir === 'high' ? 'above' : 'below'} the measured value` : `too ${dir}`}`;
 }
 
 function measuringNote(text) {

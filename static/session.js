@@ -13,6 +13,11 @@ export const resultsKey = (cell) => `kvlab:results:${lessonSlug()}:${cell}`;
 
 const progressKey = (slug) => `kvlab:progress:${slug}`;
 
+// exerciseKey is where exercise.js keeps what this browser did in the
+// exercise name: k is "code", "attempted" or "passed" (the index counts
+// passed exercises in a lesson's progress).
+export const exerciseKey = (name, k) => `kvlab:exercise:${name}:${k}`;
+
 // progress is a lesson's progress in this browser:
 // {visited, cells: {id: true}, quizzes: {id: {correct, answer, at, prediction, off, timing, attempts}}, predictions},
 // attempts being a predict: yes quiz's graded predictions by number: {n: {answer, correct, off}}.

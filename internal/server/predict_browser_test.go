@@ -60,7 +60,7 @@ func TestBrowserPredictThenMeasure(t *testing.T) {
 		t.Fatalf("no graded prediction after the run: the quiz shows %q (%v)", got, err)
 	}
 	got, _ := chromedp.Run(ctx, chromedp.Evaluate[string](verdict))
-	for _, want := range []string{"your prediction1000 puts", "measured500 puts", "2× the measured value", "Your prediction was off", "what `-ops` asked for"} {
+	for _, want := range []string{"your prediction1000 puts", "measured500 puts", "2× too high", "Your prediction was off", "what `-ops` asked for"} {
 		if !strings.Contains(got, strings.ReplaceAll(want, "`-ops`", "-ops")) {
 			t.Errorf("verdict %q lacks %q", got, want)
 		}
@@ -78,7 +78,7 @@ func TestBrowserPredictThenMeasure(t *testing.T) {
 	); err != nil {
 		t.Fatalf("reloading and running again: %v", err)
 	}
-	if got, _ := chromedp.Run(ctx, chromedp.Evaluate[string](feedback+` + '|' + (`+again+`)`)); got != "Last time you predicted 1000: not within range (2× the measured value).|true" {
+	if got, _ := chromedp.Run(ctx, chromedp.Evaluate[string](feedback+` + '|' + (`+again+`)`)); got != "Last time you predicted 1000: not within range (2× too high).|true" {
 		t.Errorf("after a reload and a second run the quiz shows %q, want the kept verdict and Predict again", got)
 	}
 
@@ -100,7 +100,7 @@ func TestBrowserPredictThenMeasure(t *testing.T) {
 		t.Fatalf("the attempts after a reload: %v", err)
 	}
 	got, _ = chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#quiz-guess-count .quiz-attempts').textContent`))
-	for _, want := range []string{"Attempt 1: predicted 1000, off (2× the measured value)", "Attempt 2: predicted 520, right (4% above the measured value)"} {
+	for _, want := range []string{"Attempt 1: predicted 1000, off (2× too high)", "Attempt 2: predicted 520, right (4% above the measured value)"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("attempts %q lack %q", got, want)
 		}

@@ -307,15 +307,16 @@ func blockIDs(l *lesson.Lesson) (cells, quizzes string) {
 
 type indexEntry struct {
 	*lesson.Lesson
-	Number  int
-	CellIDs string
-	QuizIDs string
+	Number      int
+	CellIDs     string
+	QuizIDs     string
+	ExerciseIDs string // the exercise names, space separated: passed ones count as progress
 }
 
 func (s *Server) renderIndex(all []*lesson.Lesson) ([]byte, error) {
 	var entries []indexEntry
 	for i, l := range all {
-		e := indexEntry{Lesson: l, Number: i + 1}
+		e := indexEntry{Lesson: l, Number: i + 1, ExerciseIDs: strings.Join(l.Exercises, " ")}
 		e.CellIDs, e.QuizIDs = blockIDs(l)
 		entries = append(entries, e)
 	}
