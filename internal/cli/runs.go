@@ -158,9 +158,9 @@ func listRuns(ctx context.Context, a archive.Archive, q archive.Query, format st
 	case "tsv":
 		fmt.Fprintln(w, "id\tstarted\tsource\tlesson\tcell\tkind\tengine\tsync\tworkload\tops_per_sec\tp99_ns\tspec")
 		for _, r := range runs {
-			s := summarize(r)
+			ops, p99 := gistTSV(r)
 			fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, stamp(r.Started), r.Source, r.Lesson, r.Cell, r.Kind,
-				r.Engine, r.Sync, r.Workload, s.opsTSV, s.p99TSV, r.Spec)
+				r.Engine, r.Sync, r.Workload, ops, p99, r.Spec)
 		}
 		return nil
 	}
@@ -171,7 +171,7 @@ func listRuns(ctx context.Context, a archive.Archive, q archive.Query, format st
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSTARTED\tFROM\tRESULT\tSPEC")
 	for _, r := range runs {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", r.ID, r.Started.Local().Format("2006-01-02 15:04:05"), from(r), summarize(r).text, r.Spec)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", r.ID, r.Started.Local().Format("2006-01-02 15:04:05"), from(r), r.Gist().Text, r.Spec)
 	}
 	tw.Flush()
 	if len(runs) == limitOf(q) {
@@ -206,59 +206,18 @@ func from(r archive.Run) string {
 	return r.Source
 }
 
-// summary is the one-line gist of a result.
-type summary struct {
-	text, opsTSV, p99TSV string
-}
-
-func summarize(r archive.Run) summary {
-	v, err := harness.DecodeResult(r.Result)
-	if err != nil {
-		return summary{text: "?"}
+// gistTSV is a run's throughput and p99 for the TSV list: empty when it
+// is not a bench (of several results, the first's).
+func gistTSV(r archive.Run) (ops, p99 string) {
+	g := r.Gist()
+	if g.Benches == 0 {
+		return "", ""
 	}
-	switch v := v.(type) {
-	case *harness.BenchResult:
-		return benchSummary([]*harness.BenchResult{v})
-	case []*harness.BenchResult:
-		return benchSummary(v)
-	case *harness.ProbeResult:
-		return summary{text: fmt.Sprintf("%s: fdatasync %s", v.FS, harness.FormatNs(v.FdatasyncNs))}
-	case *harness.ModelResult:
-		return summary{text: fmt.Sprintf("predicts %.0f ops/s", v.PredictedOpsPerSec)}
-	case *harness.CrashResult:
-		if v.OK {
-			return summary{text: fmt.Sprintf("ok: %d trials, lost 0", v.Trials)}
-		}
-		return summary{text: fmt.Sprintf("FAILED: %d trials, lost %d, corrupt %d", v.Trials, v.Lost, v.Corrupt)}
+	ops = fmt.Sprintf("%.1f", g.OpsPerSec)
+	if g.P99Ns >= 0 {
+		p99 = strconv.FormatInt(g.P99Ns, 10)
 	}
-	return summary{text: "?"}
-}
-
-func benchSummary(rs []*harness.BenchResult) summary {
-	if len(rs) == 0 {
-		return summary{text: "?"}
-	}
-	r := rs[0]
-	p99 := int64(-1)
-	for _, op := range []string{"put", "get", "delete", "scan"} {
-		if l := r.Latency[op]; l != nil && l.Count > 0 {
-			p99 = l.P99Ns
-			break
-		}
-	}
-	s := summary{opsTSV: fmt.Sprintf("%.1f", r.OpsPerSec)}
-	s.text = fmt.Sprintf("%.0f ops/s", r.OpsPerSec)
-	if p99 >= 0 {
-		s.p99TSV = strconv.FormatInt(p99, 10)
-		s.text += ", p99 " + harness.FormatNs(float64(p99))
-	}
-	if len(rs) > 1 {
-		s.text = fmt.Sprintf("%d results; first: %s", len(rs), s.text)
-	}
-	if r.Cancelled {
-		s.text += " (cancelled)"
-	}
-	return s
+	return ops, p99
 }
 
 // showRun prints one run: as JSON (the whole record), as the harness's

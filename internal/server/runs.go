@@ -47,8 +47,18 @@ const runsPageSize = 50
 // runRow is one line of the /runs table.
 type runRow struct {
 	archive.Run
-	Where string // "lesson · cell" or "quiz …" or "command line"
-	Took  string
+	Where  string     // "lesson · cell" or "quiz …" or "command line"
+	Took   string     // wall time, rounded (took)
+	Result []string   // the result's gist cut at its commas: "48213 ops/s", "p99 1.20 ms"
+	Words  []string   // Spec in pieces that never wrap inside: the command, each flag with its value
+	Round  bool       // one of several runs of a repeated line (archive.Repeats)
+	Median *medianRow // on the newest round of a repeated line: the row shown above it
+}
+
+// medianRow sums up a repeated line on /runs: its rounds and their median.
+type medianRow struct {
+	IDs    []int64  // the rounds, oldest first
+	Result []string // the medians' gist as Result; nil when a round is not one finished bench
 }
 
 type runsPage struct {
@@ -107,8 +117,21 @@ func (s *Server) handleRuns(w http.ResponseWriter, r *http.Request) {
 		}
 		p.First = "/runs?" + first.Encode()
 	}
+	medians := map[int64]*medianRow{} // by the newest round's id
+	round := map[int64]bool{}
+	for _, rep := range archive.Repeats(runs) {
+		m := &medianRow{IDs: rep.IDs}
+		if rep.Median != nil {
+			m.Result = strings.Split(rep.Median.Text, ", ")
+		}
+		medians[rep.IDs[len(rep.IDs)-1]] = m
+		for _, id := range rep.IDs {
+			round[id] = true
+		}
+	}
 	for _, run := range runs {
-		p.Rows = append(p.Rows, runRow{Run: run, Where: whereFrom(&run), Took: took(&run)})
+		p.Rows = append(p.Rows, runRow{Run: run, Where: whereFrom(&run), Took: took(&run), Result: strings.Split(run.Gist().Text, ", "),
+			Words: specWords(run.Spec), Round: round[run.ID], Median: medians[run.ID]})
 	}
 	var b bytes.Buffer
 	if err := pageTmpl.ExecuteTemplate(&b, "runs.html", p); err != nil {
@@ -116,6 +139,21 @@ func (s *Server) handleRuns(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeHTML(w, b.Bytes())
+}
+
+// specWords cuts a run line into the pieces /runs keeps on one line each:
+// the command, then every flag with its value ("-value-size 128"), so
+// that a narrow column wraps between flags, never at a flag's hyphens.
+func specWords(spec string) []string {
+	var words []string
+	for _, f := range strings.Fields(spec) {
+		if n := len(words); n > 0 && !strings.HasPrefix(f, "-") && strings.HasPrefix(words[n-1], "-") && !strings.Contains(words[n-1], " ") {
+			words[n-1] += " " + f
+			continue
+		}
+		words = append(words, f)
+	}
+	return words
 }
 
 // whereFrom says where a run came from, in a few words.
