@@ -374,7 +374,9 @@ func (db *DB) syncActive() (uint64, error) {
 // fails, Linux reports the error to only one of the fdatasyncs running on
 // the file, and the other returns success for pages that never reached
 // the disk. Serialized, a failure is sticky before the next fdatasync
-// starts, and that one's success no longer moves DurableSeq.
+// starts, and that one's success no longer moves DurableSeq or
+// seg.synced: it returns the sticky error. A failure also truncates seg
+// back to seg.synced (dropUnsynced, writeback.go).
 func (db *DB) syncSegment(cause fsyncCause, seg *segment, target uint64, end int64) error {
 	db.syncMu.Lock()
 	defer db.syncMu.Unlock()
@@ -388,7 +390,12 @@ func (db *DB) syncSegment(cause fsyncCause, seg *segment, target uint64, end int
 	}
 	db.commit.synced(target, err)
 	if err != nil {
-		return db.commit.failure()
+		db.dropUnsynced(seg) // writeback.go: the failed pages may read back
+	}
+	if err := db.commit.failure(); err != nil {
+		// This fdatasync failed, or an earlier one did: its success
+		// proves nothing about the pages that one marked clean.
+		return err
 	}
 	if end > seg.synced.Load() {
 		seg.synced.Store(end)

@@ -385,6 +385,7 @@ func (db *DB) placeLocked(seg *segment, at int64, mark []byte, rec record, n int
 			db.commit.fail(fmt.Errorf("write %s at offset %d: %w", seg.name, at, err))
 			return 0, db.commit.failure()
 		}
+		db.buf = idle(db.buf)
 		db.mu.Lock()
 		db.setIndex(string(rec.key), rec.kind, entry{seg: seg.id, off: uint32(off), size: uint32(n)})
 		db.mu.Unlock()
@@ -456,7 +457,7 @@ func (db *DB) flushGroupLocked() error {
 	off := seg.size - int64(len(db.group))
 	if _, err := seg.f.WriteAt(db.group, off); err != nil {
 		db.commit.fail(fmt.Errorf("write %s at offset %d: %w", seg.name, off, err))
-		db.group, db.groupIdx = db.group[:0], db.groupIdx[:0]
+		db.group, db.groupIdx = idle(db.group), db.groupIdx[:0]
 		return db.commit.failure()
 	}
 	db.mu.Lock()
@@ -464,7 +465,7 @@ func (db *DB) flushGroupLocked() error {
 		db.setIndex(g.key, g.kind, g.e)
 	}
 	db.mu.Unlock()
-	db.group, db.groupIdx = db.group[:0], db.groupIdx[:0]
+	db.group, db.groupIdx = idle(db.group), db.groupIdx[:0]
 	db.commit.handed(db.lastSeq)
 	return nil
 }
@@ -505,7 +506,9 @@ func (db *DB) rotateLocked() error {
 }
 
 // Get returns a copy of the live value of key, or an error wrapping
-// ErrNotFound. It verifies the record's checksum on every read.
+// ErrNotFound. It verifies the record's checksum on every read. After a
+// failed fdatasync, Get of a write it did not make durable fails with an
+// error wrapping ErrFailed (writeback.go).
 func (db *DB) Get(key []byte) ([]byte, error) {
 	db.mu.RLock()
 	if db.closed.Load() {
@@ -527,6 +530,10 @@ func (db *DB) Get(key []byte) ([]byte, error) {
 	db.mu.RUnlock()
 	db.stats.gets.Add(1)
 	if err != nil {
+		if ferr := db.commit.failure(); ferr != nil {
+			// The failure truncated what no fdatasync covered (writeback.go).
+			return nil, fmt.Errorf("engine: read %s at offset %d: %w: the write was not durable when the store failed, and was dropped: %w", seg.name, e.off, err, ferr)
+		}
 		return nil, fmt.Errorf("engine: read %s at offset %d: %w", seg.name, e.off, err)
 	}
 	r, _, err := decodeRecord(buf)

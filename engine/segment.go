@@ -122,6 +122,7 @@ func (db *DB) ensureSpace(seg *segment, n int64) error {
 	db.stats.fsyncsBy[causePrealloc].Add(1)
 	if err != nil {
 		db.commit.fail(fmt.Errorf("fdatasync %s after preallocating: %w", seg.name, err))
+		db.dropUnsynced(seg) // writeback.go
 	}
 	db.syncMu.Unlock()
 	if err != nil {

@@ -501,13 +501,13 @@ func modelFlags() []flagDef {
 				return nil
 			},
 			show: func(s *Spec, _ runOf) (string, bool) { return s.Sync, true }},
-		{name: "t-write", usage: "cost of one write, e.g. 900ns (default: probe the disk)",
+		{name: "t-write", usage: "mean cost of one Put outside the flush, e.g. 900ns (default: a short kv run on the disk)",
 			fill: func(s *Spec, a arg, _ Limits) (err error) {
 				s.TWrite, err = a.duration(0, time.Nanosecond, time.Second)
 				return err
 			},
 			show: func(s *Spec, _ runOf) (string, bool) { return s.TWrite.String(), s.TWrite > 0 }},
-		{name: "t-fsync", usage: "cost of one fdatasync, e.g. 200us (default: probe the disk)",
+		{name: "t-fsync", usage: "cost of one fdatasync, e.g. 200us (default: probe the disk, writing into allocated space as kv does)",
 			fill: func(s *Spec, a arg, _ Limits) (err error) {
 				s.TFsync, err = a.duration(0, 0, 10*time.Second)
 				return err
