@@ -70,12 +70,12 @@ type syncMethod struct {
 	note    string
 }
 
-// overwriteRegion caps the region an overwrite row writes and syncs
+// methodRegion caps the region an overwrite row writes and syncs
 // before its clock starts, and then rewrites in a loop: 16 MiB, the size
 // of pg_test_fsync's test file, quick to prepare on a slow disk; a
 // second of 8 KiB durable writes at a few thousand per second stays
 // inside it.
-const overwriteRegion = 16 << 20
+const methodRegion = 16 << 20
 
 // methodSizes are the write sizes the table measures each method at: a
 // small record and a database page.
@@ -151,7 +151,7 @@ func timeMethod(ctx context.Context, path string, m syncMethod, overwrite bool, 
 	buf = buf[:size]
 	region := int64(0) // the overwrite's region; 0 when appending
 	if overwrite {
-		region = min(int64(cfg.Iterations)*int64(size), overwriteRegion)
+		region = min(int64(cfg.Iterations)*int64(size), methodRegion)
 		region = max(region/int64(size), 1) * int64(size)
 		for off := int64(0); off < region; off += int64(size) {
 			if err := pwriteAll(fd, buf, off); err != nil {
