@@ -156,7 +156,7 @@ func writeBenchTable(w io.Writer, r *BenchResult) error {
 var fsyncCauses = []struct{ key, label string }{
 	{"commit", "commit (the policy's own)"},
 	{"seal", "segment seal"},
-	{"prealloc", "zero-fill (under the write lock: every Put waited)"},
+	{"prealloc", "zero-fill (under the write lock: Puts queue behind it)"},
 	{"compaction", "compaction"},
 	{"hint", "hint file"},
 	{"open", "open"},
