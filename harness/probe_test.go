@@ -34,6 +34,12 @@ func TestProbeDerivesWriteAndFdatasyncCosts(t *testing.T) {
 	if want := max(p.WriteFdatasync.MeanNs-p.Write.MeanNs, 0); p.FdatasyncNs != want {
 		t.Errorf("fdatasync_ns %v, want %v", p.FdatasyncNs, want)
 	}
+	if p.WriteFdatasyncOverwrite.Iterations != 30 {
+		t.Errorf("overwrite iterations %d, want 30", p.WriteFdatasyncOverwrite.Iterations)
+	}
+	if want := max(p.WriteFdatasyncOverwrite.MeanNs-p.Write.MeanNs, 0); p.FdatasyncOverwriteNs != want {
+		t.Errorf("fdatasync_overwrite_ns %v, want %v", p.FdatasyncOverwriteNs, want)
+	}
 	if p.SyncCall != engine.SyncCall || p.SyncCall == "" {
 		t.Errorf("sync_call %q, want the engine's %q", p.SyncCall, engine.SyncCall)
 	}
@@ -140,5 +146,19 @@ func TestProbeTimesOneWritePerFlush(t *testing.T) {
 		if want := int64(1000 + 128*100); wf.MeanNs != float64(want) || wf.MaxNs != want {
 			t.Errorf("%d iterations: write+fdatasync mean %v max %d, want %d and %d", n, wf.MeanNs, wf.MaxNs, want, want)
 		}
+	}
+}
+
+// flushCost's loop times the fdatasync alone: the write before it, which
+// carries the N Puts' bytes, is the engine's buffer write-out and in
+// T_write, not in T_fsync.
+func TestTimeFlushesTimesTheFlushOnly(t *testing.T) {
+	d := &fakeDisk{writeNs: 5000, syncNs: 10}
+	c, err := timeFlushes(context.Background(), d, func() time.Duration { return d.now }, make([]byte, 1000), 7, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := int64(1000 * 10); c.Iterations != 7 || c.MeanNs != float64(want) || c.MaxNs != want {
+		t.Errorf("got %d flushes, mean %v, max %d; want 7, each %d (1000 bytes at 10 ns, no write time)", c.Iterations, c.MeanNs, c.MaxNs, want)
 	}
 }

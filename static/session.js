@@ -46,6 +46,30 @@ export function token(ask) {
   return t;
 }
 
+// Presenter authority (docs/api.md, "Presenter"): starting a room
+// returns its presenter secret once; this browser keeps it per room. The
+// server's presenter token, when this browser was given one, presents
+// every room. Neither is the instructor token students run cells with.
+const secretKey = (code) => `kvlab:presenter:${code}`;
+
+// presenterSecret is what this browser presents room code with: the
+// room's secret, else the presenter token, else ''; with ask, a browser
+// that has neither asks for it (a second device).
+export function presenterSecret(code, ask) {
+  let s = store.get(secretKey(code)) || store.get('kvlab:presenter-token') || '';
+  if (!s && ask) {
+    s = (window.prompt(`To present room ${code} from this browser, enter its presenter secret (the presenter's page shows it under "Second device"), or the server's presenter token.`) || '').trim();
+    if (s) store.set(secretKey(code), s);
+  }
+  return s;
+}
+
+// keepPresenterSecret keeps the secret a room's start returned.
+export function keepPresenterSecret(code, secret) { store.set(secretKey(code), secret); }
+
+// forgetPresenterSecret drops a secret the server refused.
+export function forgetPresenterSecret(code) { store.del(secretKey(code)); }
+
 // forgetToken drops a token the server refused.
 export function forgetToken() { store.del('kvlab:token'); }
 

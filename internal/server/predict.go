@@ -40,11 +40,11 @@ type predictReply struct {
 const maxPrediction = 128
 
 func (s *Server) handlePredict(w http.ResponseWriter, r *http.Request) {
-	if !s.apiAccessOK(w, r) {
+	if !s.apiAccessOK(w, r) || !s.writeAllowed(w, r, "prediction") {
 		return
 	}
 	var req predictRequest
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096))
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, s.cfg.Writes.MaxBytes))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
 		jsonError(w, http.StatusBadRequest, "malformed request: "+err.Error()+` (want {"lesson":"...","quiz":"...","browser":"...","value":"..."})`)
@@ -68,6 +68,9 @@ func (s *Server) handlePredict(w http.ResponseWriter, r *http.Request) {
 			jsonError(w, http.StatusBadRequest, answerError(err))
 			return
 		}
+	}
+	if !s.predictionAllowed(w, req.Browser, l.Slug, q.ID) {
+		return
 	}
 	// At is taken here, when the server accepts the prediction: it is what
 	// a run's start is compared with (quizpredict.go), however late a

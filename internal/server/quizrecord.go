@@ -217,7 +217,11 @@ func (s *Server) gradedFrom(w http.ResponseWriter, r *http.Request, l *lesson.Le
 // store it for (no browser) or storing failed. ok is false when it has
 // replied with an error.
 func (s *Server) predictFirst(w http.ResponseWriter, r *http.Request, lessonSlug string, q *quiz.Quiz, req *quizRequest) (a *attempt, ok bool) {
-	if !s.tokenOK(req.Token) {
+	if ok, throttled := s.tokenGuess(remoteHost(r), req.Token, func() bool { return s.tokenOK(req.Token) }); !ok {
+		if throttled != "" {
+			jsonError(w, http.StatusTooManyRequests, throttled)
+			return nil, false
+		}
 		s.refused(remoteHost(r), "POST /api/quiz: no or a wrong token")
 		jsonError(w, http.StatusForbidden, errTokenRequired.Error())
 		return nil, false
