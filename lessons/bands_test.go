@@ -43,8 +43,8 @@ func runsFor(l *lesson.Lesson, key string, n int) int {
 
 // bandRow is one quiz's line of the report.
 type bandRow struct {
-	name   string  // slug/quiz
-	tol    string  // the quiz's tolerance, or "choice"
+	name   string // slug/quiz
+	tol    string // the quiz's tolerance, or "choice"
 	values []float64
 	listed bool
 	note   string
