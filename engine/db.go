@@ -54,6 +54,13 @@ type Options struct {
 	// MaxWriteBuffer. "always" and "group" ignore it. A process kill
 	// loses what is in the buffer (doc.go, "Three layers").
 	WriteBuffer int
+	// PeriodicTicks, when not nil, replaces the timer of "periodic:D":
+	// the store syncs as its timer would each time a value arrives on
+	// it, and never on its own; D only names the policy. For tests and
+	// package crashtest, which place the timer's syncs between known
+	// operations (a send returns once the syncer took the tick; a second
+	// send, once it finished the sync).
+	PeriodicTicks <-chan time.Time
 
 	// clock, when not nil, replaces the real clock for the commit
 	// delay and the periodic ticker; set only by this package's tests.
@@ -178,6 +185,9 @@ func Open(dir string, opts Options) (*DB, error) {
 	}
 	if db.clock == nil {
 		db.clock = realClock{}
+	}
+	if opts.PeriodicTicks != nil {
+		db.clock = tickClock{db.clock, opts.PeriodicTicks}
 	}
 	switch {
 	case db.segSize == 0:

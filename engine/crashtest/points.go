@@ -47,7 +47,9 @@ import (
 // it honestly must fail. For a power cut: under "always" and "group" every
 // acknowledged write; under "batch:N" all but the last N-1 acknowledged;
 // under "periodic:D" every write acknowledged more than D + fsyncBound
-// before the crash; under "none" nothing. For a process kill, also every
+// before the crash (with TickEvery, which fires the timer between known
+// steps: every write acknowledged before a sync of the timer that
+// completed); under "none" nothing. For a process kill, also every
 // write that the write buffer cannot still hold: the acknowledged records
 // from it to the last one fill at least Options.WriteBuffer bytes (and
 // under "always" and "group", which have no buffer, every write). Every
@@ -134,6 +136,12 @@ type PointsConfig struct {
 	// checker takes the latest that matches, and checks no seq and
 	// injects no damage for it.
 	EmptyEvery int
+	// TickEvery, when > 0, makes the timer of periodic:D fire after
+	// every TickEvery-th step of a run, and never otherwise
+	// (engine.Options.PeriodicTicks), so its syncs fall inside the
+	// enumerated window; D may then be short. 0 = the real timer, which
+	// must not fire during a run (D of 10s or more).
+	TickEvery int
 	// TornKill makes a kill also tear the write it interrupts: the first
 	// half of it reaches the page cache (engine.MemFS.TornStop). Applies
 	// to first crashes with Kill, and to second crashes with SecondKill.
@@ -221,8 +229,8 @@ func RunPoints(ctx context.Context, cfg PointsConfig) (PointsReport, error) {
 	if _, err := engine.ParseSync(cfg.Sync.String()); err != nil {
 		return rep, err
 	}
-	if cfg.Sync.Mode == engine.SyncPeriodic && cfg.Sync.Interval < 10*1e9 {
-		return rep, fmt.Errorf("crashtest: periodic:%v: crash points need an interval the run never reaches (10s or more), so the operations repeat exactly", cfg.Sync.Interval)
+	if cfg.Sync.Mode == engine.SyncPeriodic && cfg.Sync.Interval < 10*1e9 && cfg.TickEvery <= 0 {
+		return rep, fmt.Errorf("crashtest: periodic:%v: crash points need an interval the run never reaches (10s or more), so the operations repeat exactly, or TickEvery to fire the timer between known steps", cfg.Sync.Interval)
 	}
 	if cfg.Mode < engine.PowerPrefix || cfg.Mode > engine.PowerDirent {
 		return rep, fmt.Errorf("crashtest: power mode %d: allowed: %s", cfg.Mode, engine.PowerModes)
@@ -375,6 +383,7 @@ type event struct {
 	seq   uint64 // the store's seq for it: LastSeq before it was issued, plus one
 	size  int    // the bytes of its record: header, key and value
 	at    time.Time
+	tick  int  // TickEvery: the timer's syncs completed in its run before it was acknowledged
 	acked bool // the Put or Delete returned nil (at: when)
 	// durable: the policy promised this write survives a power cut (see
 	// the package comment and promise). The initial state counts as
@@ -454,6 +463,9 @@ func (h *history) pointValue(k, id int) []byte {
 func (h *history) options(fs engine.FS) engine.Options {
 	c := h.cfg
 	o := engine.Options{Sync: c.Sync, SegmentSize: c.SegmentSize, Preallocate: c.Preallocate, NoHints: c.NoHints, WriteBuffer: c.WriteBuffer, FS: fs}
+	if c.TickEvery > 0 && c.Sync.Mode == engine.SyncPeriodic {
+		o.PeriodicTicks = make(chan time.Time) // no tick comes but run's
+	}
 	if o.Preallocate == 0 {
 		o.Preallocate = c.SegmentSize
 	}
@@ -471,9 +483,26 @@ func (h *history) options(fs engine.FS) engine.Options {
 // operation fails) and returns it. Once the run is over it marks what the
 // policy promised for each acknowledged write (promise).
 func (h *history) run(fs engine.FS, steps []step) error {
-	db, err := engine.Open("/kv", h.options(fs))
+	ticks := make(chan time.Time)
+	opts := h.options(fs)
+	if opts.PeriodicTicks != nil {
+		opts.PeriodicTicks = ticks
+	}
+	db, err := engine.Open("/kv", opts)
 	if err != nil {
 		return err
+	}
+	// synced counts the timer's syncs (TickEvery) that completed before
+	// the machine stopped: the first send returns once the syncer took
+	// the tick, the second once it finished the sync, and a List fails
+	// once the machine stopped.
+	synced := 0
+	tick := func() {
+		ticks <- time.Time{}
+		ticks <- time.Time{}
+		if _, err := fs.List("/kv"); err == nil {
+			synced++
+		}
 	}
 	for k, r := range h.pending {
 		h.events[k][r].durable, h.events[k][r].killSafe = true, true
@@ -481,7 +510,10 @@ func (h *history) run(fs engine.FS, steps []step) error {
 	h.pending = nil
 	var werr error
 	var acked []ref // this run's acknowledged writes, in the order issued
-	for _, s := range steps {
+	for i, s := range steps {
+		if opts.PeriodicTicks != nil && i > 0 && i%h.cfg.TickEvery == 0 {
+			tick()
+		}
 		if s.op == 'c' {
 			if werr = db.Compact(); werr != nil {
 				break
@@ -499,7 +531,7 @@ func (h *history) run(fs engine.FS, steps []step) error {
 		}
 		e.size = recordHeader + len(key) + len(e.value)
 		if werr == nil {
-			e.acked, e.at = true, time.Now()
+			e.acked, e.at, e.tick = true, time.Now(), synced
 			acked = append(acked, ref{s.key, len(h.events[s.key])})
 		}
 		h.events[s.key] = append(h.events[s.key], e)
@@ -508,7 +540,7 @@ func (h *history) run(fs engine.FS, steps []step) error {
 		}
 	}
 	cerr := db.Close()
-	h.promise(acked, time.Now(), werr == nil && cerr == nil)
+	h.promise(acked, time.Now(), synced, werr == nil && cerr == nil)
 	return errors.Join(werr, cerr)
 }
 
@@ -537,10 +569,16 @@ func (c PointsConfig) bufferBound() int {
 
 // promise marks what the policy promised for one run's acknowledged
 // writes, given in the order they were issued, at the moment end the run
-// stopped (see the package comment): durable, for a power cut, and
-// killSafe, for a process kill. closed says Close returned nil, which
-// promises everything.
-func (h *history) promise(acked []ref, end time.Time, closed bool) {
+// stopped, after synced of the timer's syncs (TickEvery) completed (see
+// the package comment): durable, for a power cut, and killSafe, for a
+// process kill. closed says Close returned nil, which promises
+// everything.
+//
+// With TickEvery the run's time is the timer's: steps take none, and
+// each tick moves it by D. A write acknowledged between two ticks must
+// then be durable once the next tick's sync completed (D + T_fsync after
+// it, at the latest).
+func (h *history) promise(acked []ref, end time.Time, synced int, closed bool) {
 	pol, bound := h.cfg.Sync, h.cfg.bufferBound()
 	behind := 0 // the record bytes acknowledged from the write on
 	for i := len(acked) - 1; i >= 0; i-- {
@@ -554,7 +592,11 @@ func (h *history) promise(acked []ref, end time.Time, closed bool) {
 		case engine.SyncBatch:
 			power = power || later >= pol.N-1
 		case engine.SyncPeriodic:
-			power = power || end.Sub(e.at) > pol.Interval+fsyncBound
+			if h.cfg.TickEvery > 0 {
+				power = power || synced > e.tick
+			} else {
+				power = power || end.Sub(e.at) > pol.Interval+fsyncBound
+			}
 		}
 		e.durable = e.durable || power
 		e.killSafe = e.killSafe || power || behind >= bound
