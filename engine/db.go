@@ -34,9 +34,9 @@ type Options struct {
 	// FS is the filesystem; nil means OSFS.
 	FS FS
 	// Preallocate is how much of the active segment is zero-filled ahead
-	// of the writes (see ensureSpace): 0 means DefaultPreallocate, except
-	// under "none", where it means off; a negative value turns
-	// preallocation off (plain appends).
+	// of the writes (see ensureSpace), at most SegmentSize: 0 means
+	// DefaultPreallocate, except under "none" and "periodic:D", where it
+	// means off; a negative value turns preallocation off (plain appends).
 	Preallocate int64
 	// GroupDelay bounds how long the group-commit flusher waits for the
 	// writers it just released to rejoin before it fdatasyncs: 0 means
@@ -196,9 +196,10 @@ func Open(dir string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("engine: SegmentSize %d: must be 0 (default) or between %d and %d", db.segSize, MinSegmentSize, MaxSegmentSize)
 	}
 	switch {
-	case db.prealloc == 0 && db.policy.Mode == SyncNone:
+	case db.prealloc == 0 && (db.policy.Mode == SyncNone || db.policy.Mode == SyncPeriodic):
 		// Zero-filling makes the fdatasyncs that follow it cheaper, and
-		// costs one of its own per chunk; "none" has no fdatasyncs to make
+		// costs one of its own per chunk under writeMu; "none" and
+		// "periodic:D" have no fdatasync on the write path to make
 		// cheaper (see ensureSpace).
 		db.prealloc = -1
 	case db.prealloc == 0:
@@ -286,13 +287,13 @@ func (db *DB) write(kind byte, key, value []byte) error {
 	}
 	switch db.policy.Mode {
 	case SyncAlways:
-		err = db.syncSegment(db.active, seq, db.active.size)
+		err = db.syncSegment(causeCommit, db.active, seq, db.active.size)
 	case SyncBatch:
 		db.unsynced++
 		if db.unsynced >= db.policy.N {
 			db.unsynced = 0
 			if err = db.flushBufferLocked(); err == nil {
-				err = db.syncSegment(db.active, seq, db.active.size)
+				err = db.syncSegment(causeCommit, db.active, seq, db.active.size)
 			}
 		}
 	}
@@ -479,7 +480,8 @@ func (db *DB) flushGroupLocked() error {
 	return nil
 }
 
-// rotateLocked seals the active segment (fdatasync, hint file) and starts
+// rotateLocked seals the active segment (fdatasync, zero tail cut, hint
+// file) and starts
 // a new one. The fdatasync happens under every policy, "none" included:
 // the hint written next must never describe records a power cut could
 // take away.
@@ -490,7 +492,10 @@ func (db *DB) rotateLocked() error {
 	if err := db.flushLocked(); err != nil {
 		return err
 	}
-	if err := db.syncSegment(old, db.lastSeq, old.size); err != nil {
+	if err := db.syncSegment(causeSeal, old, db.lastSeq, old.size); err != nil {
+		return err
+	}
+	if err := db.sealTail(old); err != nil {
 		return err
 	}
 	if err := db.writeHint(old); err != nil {
@@ -571,7 +576,7 @@ func (db *DB) Close() error {
 		err = db.flushLocked()
 	}
 	if err == nil {
-		err = db.syncSegment(db.active, db.lastSeq, db.active.size)
+		err = db.syncSegment(causeSeal, db.active, db.lastSeq, db.active.size)
 	}
 	if err == nil {
 		err = db.closeMarkLocked()

@@ -54,10 +54,14 @@
 // (segment.go), each with an optional hint file that lists its keys and
 // record offsets without the values, so reopening need not read every value
 // (hint.go). The newest segment is the active one; when it reaches
-// Options.SegmentSize it is sealed and a new one starts. Segments are
-// zero-filled ahead of the writes, because on ext4 an fdatasync after an
-// overwrite is cheaper than one after an append (segment.go has the
-// measurements).
+// Options.SegmentSize it is sealed and a new one starts. By default,
+// under "always", "group" and "batch:N", the active segment is
+// zero-filled ahead of the writes (never past SegmentSize), because on
+// ext4 an fdatasync after an overwrite is cheaper than one after an
+// append (segment.go has the measurements); a sealed segment is cut back
+// to its last record.
+// Stats().FsyncsBy says which fdatasyncs a policy asked for and which
+// the files cost (sealing, zero-filling, compaction, hints, Open).
 //
 // # Durability
 //
@@ -108,8 +112,9 @@
 //  2. appendLocked makes room (makeRoomLocked): a sync mark goes before
 //     the record if an fdatasync of the segment returned since the last
 //     one (syncmark.go); it rotates to a new segment if this record would
-//     not fit (rotateLocked: fdatasync and hint file for the old one) and
-//     makes sure zero-filled space is ready (ensureSpace, segment.go). It
+//     not fit (rotateLocked: fdatasync, zero tail cut and hint file for
+//     the old one) and, where the policy preallocates, makes sure
+//     zero-filled space is ready (ensureSpace, segment.go). It
 //     gives the record the next sequence number and places it
 //     (placeLocked), encoded by appendRecord (record.go): under "always"
 //     it writes the record with one WriteAt and points the index at it;

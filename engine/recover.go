@@ -124,7 +124,9 @@ func (db *DB) recover() error {
 	// that never reached the disk; sync so DurableSeq can start at
 	// LastSeq honestly.
 	for _, id := range ids {
-		if err := db.segs[id].f.Sync(); err != nil {
+		err := db.segs[id].f.Sync()
+		db.stats.fsyncsBy[causeOpen].Add(1)
+		if err != nil {
 			return fmt.Errorf("engine: fdatasync %s: %w", db.segs[id].name, err)
 		}
 	}

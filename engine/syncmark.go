@@ -131,7 +131,7 @@ func (db *DB) closeMarkLocked() error {
 	seg.size += markSize
 	seg.filled = max(seg.filled, seg.size)
 	db.stats.bytesWritten.Add(markSize)
-	return db.syncSegment(seg, db.lastSeq, seg.size)
+	return db.syncSegment(causeSeal, seg, db.lastSeq, seg.size)
 }
 
 // trusted reports whether a sync mark at offset off of its segment that

@@ -20,7 +20,9 @@
 //     values are prepared before any clock starts.
 //   - runner.go: one run, step by step (open and preload, workers,
 //     warmup, measure, result), and the timed loop: one outer wall clock, per-op
-//     latency, prompt cancellation, open loop; progress.go watches it once
+//     latency, prompt cancellation, open loop; pacer.go wakes an open
+//     loop's workers on time and accounts for its own lateness (the
+//     pacer lag, and who was late: generator or store); progress.go watches it once
 //     a second; result.go is what a run reports; synctimes.go times every
 //     fdatasync of the timed region, for the fsync distribution.
 //   - probe.go and model.go: what this disk costs, and what that predicts.

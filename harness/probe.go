@@ -21,7 +21,28 @@ import (
 // Probe describes the machine and measures what its disk charges, in the
 // spirit of PostgreSQL's pg_test_fsync but with percentiles: the cost of a
 // small write(2) into a file in the data directory, and of a write followed
-// by fdatasync. Every benchmark number should be read beside these.
+// by fdatasync, in the two cases a storage engine meets. Every benchmark
+// number should be read beside these.
+//
+// The two cases of write+fdatasync:
+//
+//   - append: the write extends the file, so the flush must also commit
+//     the file's new size and its newly allocated blocks (on ext4, a
+//     journal commit: a data write, an inode write and a device flush per
+//     op). An appending log without preallocation pays this; so does
+//     Pebble's WAL (it preallocates with FALLOC_FL_KEEP_SIZE, which
+//     reserves blocks but leaves the size to be committed by every flush)
+//     until it recycles an old WAL file.
+//   - overwrite: the write lands in space that is already allocated and
+//     zero-filled, so the flush has no size or allocation to commit, only
+//     the data (and the device flush). The kv engine pays this: it
+//     zero-fills each segment a MiB ahead (engine.DefaultPreallocate) and
+//     writes its records into that space.
+//
+// bbolt pays both on every commit: its dirty pages go to space that its
+// Truncate grew as a hole (allocating blocks: like an append), then its
+// meta page is rewritten in place (an overwrite), each with its own
+// fdatasync. ProbeFsyncFor picks the figure for each engine.
 
 // ProbeConfig says where and how long to probe.
 type ProbeConfig struct {
@@ -55,6 +76,17 @@ type ProbeResult struct {
 	// SyncCall is the call timed as "fdatasync": fdatasync on Linux,
 	// fcntl(F_FULLFSYNC) on macOS (engine.Datasync says why).
 	SyncCall string `json:"sync_call,omitempty"`
+
+	// Methods is the sync-primitive table of probe -methods
+	// (probe_methods.go); absent without the flag.
+	Methods []SyncMethodCost `json:"methods,omitempty"`
+
+	// The overwrite case (see the file comment): a pwrite(2) of WriteSize
+	// bytes into already allocated, zero-filled space, then fdatasync.
+	WriteFdatasyncOverwrite ProbeCost `json:"write_fdatasync_overwrite"`
+	// FdatasyncOverwriteNs is WriteFdatasyncOverwrite.MeanNs - Write.MeanNs,
+	// at least 0: the flush alone when there is no size to commit.
+	FdatasyncOverwriteNs float64 `json:"fdatasync_overwrite_ns"`
 }
 
 // ProbeCost summarizes one repeated system call sequence.
@@ -97,33 +129,118 @@ func Probe(ctx context.Context, cfg ProbeConfig) (*ProbeResult, error) {
 	if unix.Statfs(abs, &st) == nil {
 		r.FreeBytes = int64(st.Bavail) * int64(st.Bsize)
 	}
-	r.Write, r.WriteFdatasync, err = measureDisk(ctx, abs, cfg)
+	r.Write, r.WriteFdatasync, r.WriteFdatasyncOverwrite, err = measureDisk(ctx, abs, cfg)
 	if err != nil {
 		return nil, err
 	}
 	r.WriteNs = r.Write.MeanNs
 	r.FdatasyncNs = max(r.WriteFdatasync.MeanNs-r.Write.MeanNs, 0)
+	r.FdatasyncOverwriteNs = max(r.WriteFdatasyncOverwrite.MeanNs-r.Write.MeanNs, 0)
 	return r, nil
 }
 
-// measureDisk times write and write+fdatasync in a scratch file under dir.
-// The file is fresh and opened for appending, so every flush also commits
-// the file's new size (lesson 5, "File growth"): the probe measures the
-// dearer kind of fdatasync, the one an appending log without
-// preallocation pays.
-func measureDisk(ctx context.Context, dir string, cfg ProbeConfig) (w, wf ProbeCost, err error) {
+// measureDisk times write and write+fdatasync in a fresh scratch file
+// under dir opened for appending, so every flush also commits the file's
+// new size (lesson 5, "File growth"), then write+fdatasync into a second
+// file zero-filled beforehand (the overwrite case of the file comment).
+func measureDisk(ctx context.Context, dir string, cfg ProbeConfig) (w, wf, wo ProbeCost, err error) {
 	tmp, err := os.MkdirTemp(dir, "kvlab-probe-")
 	if err != nil {
-		return w, wf, fmt.Errorf("probe: -dir %s: %w", dir, err)
+		return w, wf, wo, fmt.Errorf("probe: -dir %s: %w", dir, err)
 	}
 	defer os.RemoveAll(tmp)
 	f, err := os.OpenFile(filepath.Join(tmp, "probe"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
-		return w, wf, fmt.Errorf("probe: %w", err)
+		return w, wf, wo, fmt.Errorf("probe: %w", err)
 	}
 	defer f.Close()
 	base := time.Now()
-	return timeDisk(ctx, osProbeFile{fd: int(f.Fd()), dir: dir}, func() time.Duration { return time.Since(base) }, cfg)
+	clock := func() time.Duration { return time.Since(base) }
+	if w, wf, err = timeDisk(ctx, &osProbeFile{fd: int(f.Fd()), dir: dir}, clock, cfg); err != nil {
+		return w, wf, wo, err
+	}
+	o, err := os.OpenFile(filepath.Join(tmp, "probe-overwrite"), os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return w, wf, wo, fmt.Errorf("probe: %w", err)
+	}
+	defer o.Close()
+	region := overwriteRegion(cfg)
+	if err := zeroFill(o, region); err != nil {
+		return w, wf, wo, fmt.Errorf("probe: zero-fill in %s: %w", dir, err)
+	}
+	wo, err = timeOverwrite(ctx, &osProbeFile{fd: int(o.Fd()), dir: dir, overwrite: region}, clock, cfg)
+	return w, wf, wo, err
+}
+
+// maxOverwriteRegion bounds the zero-filled file of the overwrite case;
+// past it the writes wrap around to its start (still allocated space).
+const maxOverwriteRegion = 64 << 20
+
+// overwriteRegion is the size of that file: room for every iteration's
+// write, at most maxOverwriteRegion, a whole number of writes.
+func overwriteRegion(cfg ProbeConfig) int64 {
+	size := int64(cfg.WriteSize)
+	n := min(int64(cfg.Iterations), max(maxOverwriteRegion/size, 1))
+	return n * size
+}
+
+// zeroFill writes size zero bytes into f with write(2), as the kv engine
+// preallocates (not ftruncate, which leaves a hole whose blocks a later
+// write still has to allocate), and flushes them.
+func zeroFill(f *os.File, size int64) error {
+	zeros := make([]byte, min(size, 1<<20))
+	for done := int64(0); done < size; {
+		n, err := f.Write(zeros[:min(int64(len(zeros)), size-done)])
+		if err != nil {
+			return err
+		}
+		done += int64(n)
+	}
+	return engine.Datasync(f.Fd())
+}
+
+// flushCost times the flush a batch:N commit makes: an fdatasync after a
+// write of size bytes into allocated, zero-filled space (the writes
+// untimed, the fdatasyncs timed), in a scratch file under dir, up to
+// iterations times or for maxTime. A flush costs more the more bytes it
+// carries, so a model of batch:N is fed the flush of N Puts' bytes rather
+// than the probe's one small write.
+func flushCost(ctx context.Context, dir string, size int64, iterations int, maxTime time.Duration) (ProbeCost, error) {
+	tmp, err := os.MkdirTemp(dir, "kvlab-flush-")
+	if err != nil {
+		return ProbeCost{}, fmt.Errorf("probe: -dir %s: %w", dir, err)
+	}
+	defer os.RemoveAll(tmp)
+	f, err := os.OpenFile(filepath.Join(tmp, "flush"), os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return ProbeCost{}, fmt.Errorf("probe: %w", err)
+	}
+	defer f.Close()
+	region := overwriteRegion(ProbeConfig{Iterations: iterations, WriteSize: int(size)})
+	if err := zeroFill(f, region); err != nil {
+		return ProbeCost{}, fmt.Errorf("probe: zero-fill in %s: %w", dir, err)
+	}
+	base := time.Now()
+	return timeFlushes(ctx, &osProbeFile{fd: int(f.Fd()), dir: dir, overwrite: region}, func() time.Duration { return time.Since(base) },
+		make([]byte, size), iterations, maxTime)
+}
+
+// timeFlushes writes buf to f and times the fdatasync after it, on clock,
+// iterations times or for maxTime.
+func timeFlushes(ctx context.Context, f probeFile, clock func() time.Duration, buf []byte, iterations int, maxTime time.Duration) (ProbeCost, error) {
+	lat := make([]int64, 0, iterations)
+	t0 := clock()
+	for len(lat) < iterations && clock()-t0 < maxTime && ctx.Err() == nil {
+		if err := f.write(buf); err != nil {
+			return ProbeCost{}, err
+		}
+		start := clock()
+		if err := f.fdatasync(); err != nil {
+			return ProbeCost{}, err
+		}
+		lat = append(lat, int64(clock()-start))
+	}
+	return costOf(lat, clock()-t0), ctx.Err()
 }
 
 // probeFile is what the probe times: one write, one fdatasync.
@@ -132,19 +249,34 @@ type probeFile interface {
 	fdatasync() error
 }
 
+// osProbeFile is a probe file on disk. Not safe for concurrent use.
 type osProbeFile struct {
 	fd  int
 	dir string
+	// overwrite, if not 0, makes write a pwrite(2) at off, moving on by
+	// the write's length and wrapping to 0 at overwrite bytes: the
+	// overwrite case, in a file zero-filled that far.
+	overwrite, off int64
 }
 
-func (f osProbeFile) write(b []byte) error {
-	if _, err := unix.Write(f.fd, b); err != nil {
+func (f *osProbeFile) write(b []byte) error {
+	var err error
+	if f.overwrite == 0 {
+		_, err = unix.Write(f.fd, b)
+	} else {
+		if f.off+int64(len(b)) > f.overwrite {
+			f.off = 0
+		}
+		_, err = unix.Pwrite(f.fd, b, f.off)
+		f.off += int64(len(b))
+	}
+	if err != nil {
 		return fmt.Errorf("probe: write in %s: %w", f.dir, err)
 	}
 	return nil
 }
 
-func (f osProbeFile) fdatasync() error {
+func (f *osProbeFile) fdatasync() error {
 	if err := engine.Datasync(uintptr(f.fd)); err != nil {
 		fs, _, _ := fsAndDevice(f.dir)
 		return fmt.Errorf("probe: %s in %s (filesystem %q) failed: %w; durability cannot be measured there, use -dir on a disk filesystem such as ext4, xfs or apfs", engine.SyncCall, f.dir, fs, err)
@@ -157,35 +289,44 @@ func (f osProbeFile) fdatasync() error {
 // untimed: otherwise the first timed fdatasync would also carry every
 // write of the first measurement and inflate the fdatasync figure.
 func timeDisk(ctx context.Context, f probeFile, clock func() time.Duration, cfg ProbeConfig) (w, wf ProbeCost, err error) {
-	buf := make([]byte, cfg.WriteSize)
-	for i := range buf {
-		buf[i] = byte(i)
-	}
-	run := func(sync bool) (ProbeCost, error) {
-		lat := make([]int64, 0, cfg.Iterations)
-		t0 := clock()
-		for len(lat) < cfg.Iterations && clock()-t0 < cfg.MaxTime && ctx.Err() == nil {
-			start := clock()
-			if err := f.write(buf); err != nil {
-				return ProbeCost{}, err
-			}
-			if sync {
-				if err := f.fdatasync(); err != nil {
-					return ProbeCost{}, err
-				}
-			}
-			lat = append(lat, int64(clock()-start))
-		}
-		return costOf(lat, clock()-t0), ctx.Err()
-	}
-	if w, err = run(false); err != nil {
+	if w, err = timeCalls(ctx, f, clock, cfg, false); err != nil {
 		return
 	}
 	if err = f.fdatasync(); err != nil {
 		return
 	}
-	wf, err = run(true)
+	wf, err = timeCalls(ctx, f, clock, cfg, true)
 	return
+}
+
+// timeOverwrite times cfg.Iterations write+fdatasync pairs (or
+// cfg.MaxTime's worth) on f, a file whose writes land in allocated space.
+func timeOverwrite(ctx context.Context, f probeFile, clock func() time.Duration, cfg ProbeConfig) (ProbeCost, error) {
+	return timeCalls(ctx, f, clock, cfg, true)
+}
+
+// timeCalls times cfg.Iterations writes of cfg.WriteSize bytes, each
+// followed by an fdatasync if sync, or as many as fit in cfg.MaxTime.
+func timeCalls(ctx context.Context, f probeFile, clock func() time.Duration, cfg ProbeConfig, sync bool) (ProbeCost, error) {
+	buf := make([]byte, cfg.WriteSize)
+	for i := range buf {
+		buf[i] = byte(i)
+	}
+	lat := make([]int64, 0, cfg.Iterations)
+	t0 := clock()
+	for len(lat) < cfg.Iterations && clock()-t0 < cfg.MaxTime && ctx.Err() == nil {
+		start := clock()
+		if err := f.write(buf); err != nil {
+			return ProbeCost{}, err
+		}
+		if sync {
+			if err := f.fdatasync(); err != nil {
+				return ProbeCost{}, err
+			}
+		}
+		lat = append(lat, int64(clock()-start))
+	}
+	return costOf(lat, clock()-t0), ctx.Err()
 }
 
 // costOf summarizes latencies measured over wall.
@@ -230,7 +371,8 @@ func quickProbe(ctx context.Context, dir string) (*ProbeBrief, error) {
 		return nil, err
 	}
 	b := &ProbeBrief{FS: p.FS, Device: p.Device, Rotational: p.Rotational, WriteNs: p.WriteNs,
-		FdatasyncNs: p.FdatasyncNs, SyncCall: p.SyncCall, Cores: p.Cores, Go: p.Go}
+		FdatasyncNs: p.FdatasyncNs, SyncCall: p.SyncCall, Cores: p.Cores, Go: p.Go,
+		FdatasyncOverwriteNs: p.FdatasyncOverwriteNs}
 	briefMu.Lock()
 	briefCache[dir] = briefEntry{time.Now(), b}
 	briefMu.Unlock()

@@ -41,7 +41,10 @@ func Write(w io.Writer, format string, v any) error {
 	case []*BenchResult:
 		return writeCompareTable(w, r)
 	case *ProbeResult:
-		return writeProbeTable(w, r)
+		if err := writeProbeTable(w, r); err != nil {
+			return err
+		}
+		return writeMethodsTable(w, r.Methods)
 	case *ModelResult:
 		return writeModelTable(w, r)
 	case *CrashResult:
@@ -75,8 +78,15 @@ func writeBenchTable(w io.Writer, r *BenchResult) error {
 	if r.Capped {
 		fmt.Fprintln(w, "CAPPED: the run reached the total-bytes limit before its -duration was up")
 	}
+	if r.GeneratorLate {
+		writeGeneratorLate(w, r)
+	}
 	if r.BacklogUnits > 0 {
-		fmt.Fprintf(w, "BEHIND: the store fell behind -rate; %d units due before the deadline never started (censored samples: their latency, the worst of the run, is in no table below, so the corrected percentiles are incomplete without them)\n", r.BacklogUnits)
+		who := "the store"
+		if r.Behind == "generator" {
+			who = "the load generator, not the store,"
+		}
+		fmt.Fprintf(w, "BEHIND: %s fell behind -rate; %d units due before the deadline never started (censored samples: their latency, the worst of the run, is in no table below, so the corrected percentiles are incomplete without them)\n", who, r.BacklogUnits)
 	}
 	// The db_bench line: time per op, ops per second, payload throughput.
 	microsPerOp := 0.0
@@ -93,6 +103,10 @@ func writeBenchTable(w io.Writer, r *BenchResult) error {
 	if r.LatencyUncorrected != nil {
 		fmt.Fprintf(w, "open loop at %g units/s: latency above is from each intended start; without that correction:\n", r.Rate)
 		writeLatency(w, r.LatencyUncorrected, " (uncorrected)")
+		if l := r.PacerLag; l != nil {
+			fmt.Fprintf(w, "pacer lag (the load generator's own lateness): p50 %s p99 %s max %s over %d units; its delay to the units' ends p99 %s\n",
+				FormatNs(float64(l.P50Ns)), FormatNs(float64(l.P99Ns)), FormatNs(float64(l.MaxNs)), l.Count, FormatNs(float64(l.DelayP99Ns)))
+		}
 		fmt.Fprintf(w, "utilization %.2f (rate x mean service time, from the uncorrected latencies)", r.Utilization)
 		if r.BacklogUnits > 0 {
 			fmt.Fprintf(w, "   %d of %d due units never started (censored)", r.BacklogUnits, r.Units+r.BacklogUnits)
@@ -114,9 +128,19 @@ func writeBenchTable(w io.Writer, r *BenchResult) error {
 		extra = append(extra, fmt.Sprintf("fsyncs not counted (the %s engine does not report them)", r.Engine))
 	}
 	fmt.Fprintln(w, strings.Join(extra, "   "))
+	if s := fsyncSplit(r); s != "" {
+		fmt.Fprintln(w, s)
+	}
+	if s := deviceLine(r.DeviceIO); s != "" {
+		fmt.Fprintln(w, s)
+	}
 	if m := r.Model; m != nil {
-		fmt.Fprintf(w, "model: %s predicts %.0f ops/s (T_write %s, T_fsync %s: %s); measured %.0f ops/s (%s)\n",
-			r.Sync, m.PredictedOpsPerSec, FormatNs(m.TWriteNs), FormatNs(m.TFsyncNs), map[string]string{"run": "this run's mean fdatasync", "probe": "the probe's"}[m.TFsyncSource], r.OpsPerSec, ratio(r.OpsPerSec, m.PredictedOpsPerSec))
+		fsrc := map[string]string{"run": "this run's mean fdatasync", "probe": "the probe's"}[m.TFsyncSource]
+		if m.TFsyncCase != "" {
+			fsrc += " (" + m.TFsyncCase + ")"
+		}
+		fmt.Fprintf(w, "model: %s predicts %.0f ops/s (T_write %s: %s, T_fsync %s: %s); measured %.0f ops/s (%s)\n",
+			r.Sync, m.PredictedOpsPerSec, FormatNs(m.TWriteNs), tWriteSourceText(m.TWriteSource), FormatNs(m.TFsyncNs), fsrc, r.OpsPerSec, ratio(r.OpsPerSec, m.PredictedOpsPerSec))
 		fmt.Fprintf(w, "       p99 on the %s path (measured: %s, threshold %s); a crash can lose up to %.0f acknowledged writes (%.2f ms at this run's %.0f Puts/s)\n",
 			m.P99Path, m.MeasuredP99Path, FormatNs(m.P99ThresholdNs), m.LossWindowWrites, m.LossWindowMs, m.WriteRate)
 	}
@@ -125,6 +149,91 @@ func writeBenchTable(w io.Writer, r *BenchResult) error {
 		fmt.Fprintf(w, "data kept in %s (-keep)\n", r.Dir)
 	}
 	return nil
+}
+
+// fsyncCauses are the fsyncs_by_cause keys, in the order the table lists
+// them, each with what the table calls it.
+var fsyncCauses = []struct{ key, label string }{
+	{"commit", "commit (the policy's own)"},
+	{"seal", "segment seal"},
+	{"prealloc", "zero-fill (under the write lock: every Put waited)"},
+	{"compaction", "compaction"},
+	{"hint", "hint file"},
+	{"open", "open"},
+}
+
+// fsyncSplit is the table's line that splits a run's fdatasyncs by cause,
+// or "" when the store does not say or every one was a commit.
+func fsyncSplit(r *BenchResult) string {
+	by := r.FsyncsByCause
+	var parts []string
+	var total int64
+	for _, c := range fsyncCauses {
+		if n := by[c.key]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, c.label))
+			total += n
+		}
+	}
+	if total == by["commit"] {
+		return ""
+	}
+	return fmt.Sprintf("fdatasyncs by cause: %s; %d in all", strings.Join(parts, ", "), total)
+}
+
+// deviceLine is the table's line of the disk's own counters, or "" when
+// the result has none.
+func deviceLine(d *DeviceIO) string {
+	switch {
+	case d == nil:
+		return ""
+	case d.Unavailable != "":
+		return "device counters: none (" + d.Unavailable + ")"
+	}
+	per := func(p *float64, what string) string {
+		if p == nil {
+			return ""
+		}
+		return fmt.Sprintf(" (%.3g %s)", *p, what)
+	}
+	s := fmt.Sprintf("device %s: %d write requests%s, %s written%s", d.Device,
+		*d.WriteRequests, per(d.WriteRequestsPerOp, "per op"),
+		FormatBytes(*d.WriteBytes), per(d.BytesPerLogicalByte, "device bytes per logical byte"))
+	if d.FlushRequests != nil {
+		s += fmt.Sprintf(", %d flushes%s", *d.FlushRequests, per(d.FlushesPerOp, "per op"))
+		if d.WriteCache == "write through" {
+			s += " (a write-through disk: the kernel sends it no flushes)"
+		}
+	} else {
+		s += "; " + d.FlushMissing
+	}
+	return s + "; the whole device's counts, other writers included"
+}
+
+// writeGeneratorLate is the LATE line of an open-loop run whose corrected
+// tail is mostly the load generator's lateness (pacer.go).
+func writeGeneratorLate(w io.Writer, r *BenchResult) {
+	var worst int64
+	for _, l := range r.Latency {
+		worst = max(worst, l.P99Ns)
+	}
+	l := r.PacerLag
+	fmt.Fprintf(w, "LATE: the load generator, not the store, was late: its delay p99 %s (pacer lag p99 %s) is more than %.0f%% of the corrected p99 %s, so the corrected latencies below measure the generator more than the store\n",
+		FormatNs(float64(l.DelayP99Ns)), FormatNs(float64(l.P99Ns)), GeneratorLateFraction*100, FormatNs(float64(worst)))
+}
+
+// tWriteSourceText says where a bench model's T_write came from (model.go).
+func tWriteSourceText(source string) string {
+	switch source {
+	case "run_wall":
+		return "this run's wall time per Put outside the flush"
+	case "run_mean":
+		return "this run's mean Put outside the flush"
+	case "run_service":
+		return "this run's mean service time per Put outside the flush, uncorrected"
+	case "probe":
+		return "the probe's write(2)"
+	}
+	return source
 }
 
 // ratio says how far a measurement is from a prediction.
@@ -158,7 +267,11 @@ func conditions(r *BenchResult) string {
 		if p.Rotational {
 			kind = "rotational"
 		}
-		fmt.Fprintf(&b, "; %s on %s (%s), write %s, %s %s; %d cores, %s", p.FS, p.Device, kind, FormatNs(p.WriteNs), syncCallName(p.SyncCall), FormatNs(p.FdatasyncNs), p.Cores, p.Go)
+		fmt.Fprintf(&b, "; %s on %s (%s), write %s, %s %s", p.FS, p.Device, kind, FormatNs(p.WriteNs), syncCallName(p.SyncCall), FormatNs(p.FdatasyncNs))
+		if p.FdatasyncOverwriteNs > 0 {
+			fmt.Fprintf(&b, " appending, %s overwriting", FormatNs(p.FdatasyncOverwriteNs))
+		}
+		fmt.Fprintf(&b, "; %d cores, %s", p.Cores, p.Go)
 	}
 	if r.LoadAvg > 0 {
 		fmt.Fprintf(&b, "; load %.2f before the run", r.LoadAvg)
@@ -433,13 +546,15 @@ func writeProbeTable(w io.Writer, p *ProbeResult) error {
 	for _, c := range []struct {
 		name string
 		c    ProbeCost
-	}{{fmt.Sprintf("write %d B", p.WriteSize), p.Write}, {fmt.Sprintf("write %d B + %s", p.WriteSize, syncCallName(p.SyncCall)), p.WriteFdatasync}} {
+	}{{fmt.Sprintf("write %d B", p.WriteSize), p.Write}, {fmt.Sprintf("write %d B + %s, append", p.WriteSize, syncCallName(p.SyncCall)), p.WriteFdatasync},
+		{fmt.Sprintf("write %d B + %s, overwrite", p.WriteSize, syncCallName(p.SyncCall)), p.WriteFdatasyncOverwrite}} {
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%.0f\t\n", c.name, c.c.Iterations, FormatNs(c.c.MeanNs), FormatNs(float64(c.c.P50Ns)),
 			FormatNs(float64(c.c.P99Ns)), FormatNs(float64(c.c.MaxNs)), c.c.OpsPerSec)
 	}
 	tw.Flush()
 	call := syncCallName(p.SyncCall)
-	fmt.Fprintf(w, "%s alone costs about %s (mean of write+%s minus mean of write)\n", call, FormatNs(p.FdatasyncNs), call)
+	fmt.Fprintf(w, "%s alone costs about %s (mean of write+%s minus mean of write) appending, where the file's new size is committed too (pebble's WAL),\n", call, FormatNs(p.FdatasyncNs), call)
+	fmt.Fprintf(w, "and about %s overwriting allocated, zero-filled space, with only the data to commit (kv's segments)\n", FormatNs(p.FdatasyncOverwriteNs))
 	return nil
 }
 
@@ -453,11 +568,24 @@ func syncCallName(call string) string {
 }
 
 func writeModelTable(w io.Writer, m *ModelResult) error {
-	src := "measured by a quick probe of the data directory"
-	if m.Source == "given" {
-		src = "as given on the line"
+	src := func(s string) string {
+		switch s {
+		case "given":
+			return "as given on the line"
+		case "kv_run":
+			return "the wall time per Put of a short kv run here with no commit in it"
+		case "probe_batch_flush":
+			return "the mean fdatasync after writing N Puts' bytes into allocated space here"
+		case "probe_overwrite":
+			return "the probe's fdatasync into allocated space, the kv engine's case"
+		}
+		return "measured by a quick probe of the data directory"
 	}
-	fmt.Fprintf(w, "model %s with T_write %s and T_fsync %s (%s)\n", m.Sync, FormatNs(m.TWriteNs), FormatNs(m.TFsyncNs), src)
+	if m.TWriteSource == m.TFsyncSource {
+		fmt.Fprintf(w, "model %s with T_write %s and T_fsync %s (%s)\n", m.Sync, FormatNs(m.TWriteNs), FormatNs(m.TFsyncNs), src(m.TWriteSource))
+	} else {
+		fmt.Fprintf(w, "model %s with T_write %s (%s) and T_fsync %s (%s)\n", m.Sync, FormatNs(m.TWriteNs), src(m.TWriteSource), FormatNs(m.TFsyncNs), src(m.TFsyncSource))
+	}
 	fmt.Fprintf(w, "predicted throughput  %.0f ops/s\n", m.PredictedOpsPerSec)
 	fmt.Fprintf(w, "slow fraction         %.2f%% of Puts wait for an fdatasync -> p99 on the %s path (about %s)\n",
 		m.SlowFraction*100, m.P99Path, FormatNs(m.PredictedP99Ns))

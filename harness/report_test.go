@@ -29,10 +29,10 @@ func fixedBench(engine string, threads, run int, opsPerSec float64) *BenchResult
 		HitRate: &hit,
 		Fsyncs:  62, FsyncMeanNs: 210000, BytesWritten: 4000 * 160,
 		FsyncSamples: 62, FsyncP50Ns: 180000, FsyncP99Ns: 900000, FsyncMaxNs: 1200000,
-		Model: &BenchModel{PredictedOpsPerSec: 240000, TWriteNs: 900, TFsyncNs: 210000, TFsyncSource: "run", P99Path: "slow", MeasuredP99Path: "slow",
+		Model: &BenchModel{PredictedOpsPerSec: 240000, TWriteNs: 900, TWriteSource: "run_wall", TFsyncNs: 210000, TFsyncSource: "run", P99Path: "slow", MeasuredP99Path: "slow",
 			P99ThresholdNs: 46476, FsyncP50Source: "run_p50", LossWindowWrites: 63, LossWindowMs: 4.2, RateSource: "run", WriteRate: 15000},
 		Timeline: []TimelinePoint{{Second: 1, Ops: 8000, OpsPerSec: opsPerSec}},
-		Probe:    &ProbeBrief{FS: "ext4", Device: "vda", WriteNs: 900, FdatasyncNs: 190000, Cores: 2, Go: "go1.26.8"},
+		Probe:    &ProbeBrief{FS: "ext4", Device: "vda", WriteNs: 900, FdatasyncNs: 190000, Cores: 2, Go: "go1.26.8", FdatasyncOverwriteNs: 150000},
 		Run:      run,
 	}
 }
@@ -42,7 +42,9 @@ func fixedProbe() *ProbeResult {
 		Go: "go1.26.8", Dir: "/tmp", FS: "ext4", Device: "vda", FreeBytes: 80 << 30, WriteSize: 128,
 		Write:          ProbeCost{Iterations: 2000, MeanNs: 900, P50Ns: 850, P99Ns: 2100, MaxNs: 15000, OpsPerSec: 1.1e6},
 		WriteFdatasync: ProbeCost{Iterations: 2000, MeanNs: 190900, P50Ns: 180000, P99Ns: 420000, MaxNs: 3e6, OpsPerSec: 5200},
-		WriteNs:        900, FdatasyncNs: 190000}
+		WriteNs:        900, FdatasyncNs: 190000,
+		WriteFdatasyncOverwrite: ProbeCost{Iterations: 2000, MeanNs: 150900, P50Ns: 145000, P99Ns: 390000, MaxNs: 2.5e6, OpsPerSec: 6600},
+		FdatasyncOverwriteNs:    150000}
 }
 
 func TestReportsMatchGoldenFiles(t *testing.T) {
@@ -93,6 +95,18 @@ func TestReportsMatchGoldenFiles(t *testing.T) {
 			b := fixedBench("kv", 1, 0, 30000)
 			b.Rate, b.Utilization, b.BacklogUnits = 20000, 1.35, 1234
 			b.LatencyUncorrected = map[string]*LatencySummary{"get": b.Latency["get"], "put": b.Latency["put"]}
+			b.PacerLag = &PacerLag{Count: 4000, MeanNs: 4100, P50Ns: 2100, P99Ns: 41000, MaxNs: 910000, Exact: true, DelayP99Ns: 52000}
+			b.Behind = "store"
+			return b
+		}()},
+		// An open loop whose generator was late and fell behind: the LATE
+		// line, and BEHIND naming the generator, not the store.
+		{"bench_openloop_late_table", "table", func() *BenchResult {
+			b := fixedBench("null", 1, 0, 30000)
+			b.Rate, b.Utilization, b.BacklogUnits = 10000, 0.01, 120
+			b.LatencyUncorrected = map[string]*LatencySummary{"get": b.Latency["get"], "put": b.Latency["put"]}
+			b.PacerLag = &PacerLag{Count: 4000, MeanNs: 90000, P50Ns: 60000, P99Ns: 1100000, MaxNs: 9000000, Exact: true, DelayP99Ns: 8500000}
+			b.GeneratorLate, b.Behind = true, "generator"
 			return b
 		}()},
 		{"crash_table", "table", &CrashResult{Kind: "crash", Spec: "crash -sync batch:100 -trials 2 -power", Sync: "batch:100", Power: true, Trials: 2,

@@ -49,6 +49,19 @@ type BenchResult struct {
 	FsyncMaxNs   int64 `json:"fsync_max_ns"`
 	BytesWritten int64 `json:"bytes_written"`
 
+	// FsyncsByCause splits the fdatasyncs of the timed region by why the
+	// store made them (kv only; absent for a store that does not say):
+	// "commit" (the sync policy's own), "seal" (rotation), "prealloc"
+	// (after zero-filling ahead of the writes, under the write lock),
+	// "compaction", "hint", "open". For kv the values sum to
+	// fsync_samples; fsyncs is "commit" + "seal" (+ 1 per compaction).
+	FsyncsByCause map[string]int64 `json:"fsyncs_by_cause,omitempty"`
+
+	// DeviceIO is what the block device under the run directory counted
+	// in the timed region (diskstats.go): write requests, bytes, flushes
+	// and their ratios per op, or why there is no device to read.
+	DeviceIO *DeviceIO `json:"device_io,omitempty"`
+
 	Model    *BenchModel     `json:"model,omitempty"` // for batch:N and periodic:D
 	Timeline []TimelinePoint `json:"timeline"`
 	Probe    *ProbeBrief     `json:"probe,omitempty"`
@@ -61,8 +74,9 @@ type BenchResult struct {
 	Capped    bool `json:"capped,omitempty"`    // a -duration run stopped at the byte cap before its time was up
 	// BacklogUnits, in an open-loop -duration run, is how many units were
 	// due to start before the deadline but never started because the
-	// store fell behind the rate. Their latency (the worst of the run) is
-	// in no table: non-zero means the tables understate the tail.
+	// run fell behind the rate (Behind says who did). Their latency (the
+	// worst of the run) is in no table: non-zero means the tables
+	// understate the tail.
 	BacklogUnits int64 `json:"backlog_units,omitempty"`
 	// Utilization, in an open-loop run, is rate x mean service time: the
 	// intended units per second times the mean time a unit took from its
@@ -79,13 +93,42 @@ type BenchResult struct {
 	// thread count) only, is the latency of all the group's runs' samples
 	// together (pool.go): not the median of their percentiles.
 	Pooled *Pooled `json:"pooled,omitempty"`
+
+	// The open-loop pacer's account of itself (pacer.go), -rate runs only.
+	// PacerLag is the generator's own lateness per unit: from the moment
+	// the worker was free to start the unit (its intended start, or the
+	// end of the worker's previous unit if later) to its actual start.
+	PacerLag *PacerLag `json:"pacer_lag,omitempty"`
+	// GeneratorLate is true when the generator's delay p99 (at least the
+	// pacer-lag p99; PacerLag.DelayP99Ns) exceeds GeneratorLateFraction of
+	// the corrected p99 (of the op kind with the highest): the corrected
+	// tail is mostly the load generator's lateness, not the store's
+	// latency.
+	GeneratorLate bool `json:"generator_late,omitempty"`
+	// Behind, when BacklogUnits > 0, names who fell behind the rate:
+	// "generator" when GeneratorLate, else "store".
+	Behind string `json:"behind,omitempty"`
+}
+
+// PacerLag summarizes an open loop's pacer lag, in nanoseconds.
+type PacerLag struct {
+	Count  int64   `json:"count"` // paced units
+	MeanNs float64 `json:"mean_ns"`
+	P50Ns  int64   `json:"p50_ns"`
+	P99Ns  int64   `json:"p99_ns"`
+	MaxNs  int64   `json:"max_ns"`
+	Exact  bool    `json:"exact"` // as in LatencySummary
+	// DelayP99Ns is the p99 of the generator's delay: how much later each
+	// unit ended than it would have with a generator that is never late
+	// (its lateness including what carried over to the units after it).
+	DelayP99Ns int64 `json:"delay_p99_ns"`
 }
 
 // BenchModel is the model's prediction printed next to a measurement.
 type BenchModel struct {
 	PredictedOpsPerSec float64 `json:"predicted_ops_per_sec"`
 	TWriteNs           float64 `json:"t_write_ns"`
-	TWriteSource       string  `json:"t_write_source"` // "run" (this run's median Put) or "probe" (the probe's write(2))
+	TWriteSource       string  `json:"t_write_source"` // "run_wall", "run_mean", "run_service" (this run's mean Put outside the flush: runTWrite) or "probe" (the probe's write(2))
 	TFsyncNs           float64 `json:"t_fsync_ns"`
 	TFsyncSource       string  `json:"t_fsync_source"` // "run" (this run's fsync mean) or "probe"
 	P99Path            string  `json:"p99_path"`       // where the model puts p99: "slow" or "fast"
@@ -109,6 +152,11 @@ type BenchModel struct {
 	// (latency.put.count / wall_seconds).
 	RateSource string  `json:"rate_source"`
 	WriteRate  float64 `json:"write_rate"`
+
+	// TFsyncCase, when TFsyncSource is "probe", is which of the probe's
+	// cases the engine pays (ProbeFsyncFor): "overwrite" (kv),
+	// "append" (pebble) or "append+overwrite" (bbolt, both per commit).
+	TFsyncCase string `json:"t_fsync_case,omitempty"`
 }
 
 // ProbeBrief is the part of a probe a bench result carries: the conditions
@@ -122,6 +170,10 @@ type ProbeBrief struct {
 	SyncCall    string  `json:"sync_call,omitempty"` // as in ProbeResult
 	Cores       int     `json:"cores"`
 	Go          string  `json:"go"`
+
+	// FdatasyncOverwriteNs is the probe's flush into allocated space (as
+	// in ProbeResult); FdatasyncNs is the appending one.
+	FdatasyncOverwriteNs float64 `json:"fdatasync_overwrite_ns"`
 }
 
 // summarizeRun turns the workers' recorders into a result.
@@ -140,6 +192,7 @@ func summarizeRun(cfg *runConfig, all []*worker, wall time.Duration, timeline []
 	}
 	sumNs := res.addLatencies(cfg, all)
 	res.addUnits(cfg, all)
+	res.addPacerLag(cfg, all)
 	// Throughput from the one outer wall clock...
 	secs := wall.Seconds()
 	if cfg.dishonest.throughputFromSamples {
@@ -228,5 +281,38 @@ func (res *BenchResult) addUnits(cfg *runConfig, all []*worker) {
 	}
 	if cfg.rate > 0 && res.Units > 0 {
 		res.Utilization = cfg.rate * float64(serviceNs) / float64(res.Units) / 1e9
+	}
+}
+
+// addPacerLag summarizes an open loop's pacer lag over the clients and
+// decides who was late (GeneratorLate) and, when units were left due,
+// who fell behind (Behind). It needs the latencies and backlog already
+// summarized.
+func (res *BenchResult) addPacerLag(cfg *runConfig, all []*worker) {
+	if cfg.rate <= 0 {
+		return
+	}
+	var lags, delays []*recorder
+	for _, w := range all {
+		if w.role == roleClient && w.lag != nil {
+			lags, delays = append(lags, w.lag), append(delays, w.delay)
+		}
+	}
+	s := summarize(lags, false)
+	if s.Count == 0 {
+		return
+	}
+	d := summarize(delays, false)
+	res.PacerLag = &PacerLag{Count: s.Count, MeanNs: s.MeanNs, P50Ns: s.P50Ns, P99Ns: s.P99Ns, MaxNs: s.MaxNs, Exact: s.Exact, DelayP99Ns: d.P99Ns}
+	var worst int64 // the highest corrected p99 among the op kinds
+	for _, l := range res.Latency {
+		worst = max(worst, l.P99Ns)
+	}
+	res.GeneratorLate = generatorLate(d.P99Ns, worst)
+	if res.BacklogUnits > 0 {
+		res.Behind = "store"
+		if res.GeneratorLate {
+			res.Behind = "generator"
+		}
 	}
 }

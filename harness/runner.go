@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"runtime"
 	"slices"
 	"sort"
 	"sync"
@@ -30,7 +29,8 @@ import (
 //  7. each worker times each op with the monotonic clock and records it;
 //     in a -rate run, unit k of the run's one stream is due at start +
 //     k/rate, dealt round-robin to the threads, and its latency counts
-//     from then;
+//     from then; the pacer (pacer.go) wakes the worker for it and records
+//     its own lateness;
 //  8. stop the clock when the last worker (and readwhilewriting's writer)
 //     finishes; read the counters. A -duration run stops at its deadline:
 //     an open loop starts no unit due after it, and counts the units due
@@ -93,10 +93,6 @@ func (d dishonesty) rules() []string {
 	return r
 }
 
-// spinBelow is the wait under which an open-loop worker yields in a loop
-// instead of sleeping on a timer.
-const spinBelow = 100 * time.Microsecond
-
 // ringLen is how many recent latencies each worker publishes for the live
 // progress p50/p99.
 const ringLen = 1024
@@ -141,8 +137,8 @@ type worker struct {
 	visit                   func(key, value []byte) bool // Scan's callback, made once outside the timed loop
 
 	// Set by loop for the units it runs.
-	base  time.Time // the run's clock origin (run.base)
-	paced bool      // an open loop's client: each unit waits for its intended start
+	clk   clock // the run's clock (run.newClock), set on the first loop
+	paced bool  // an open loop's client: each unit waits for its intended start
 	// selfIntended is an open loop's unpaced writer: each unit's intended
 	// start is its actual start, so both tables record it with one figure.
 	selfIntended bool
@@ -153,6 +149,13 @@ type worker struct {
 	gets, hits int64
 	err        error
 	live       *liveView
+
+	// An open loop's account of its pacer (pacer.go, account): per paced
+	// unit, lag records the pacer lag and delay the generator's delay;
+	// prevEnd is when the previous unit ended, idealEnd when it would have
+	// ended had the generator never been late.
+	lag, delay        *recorder
+	prevEnd, idealEnd time.Duration
 }
 
 // run holds what the workers share.
@@ -169,6 +172,18 @@ type run struct {
 	stop     atomic.Bool   // set on cancel, error or deadline
 	stopCh   chan struct{} // closed with stop, for sleepers
 	stopOnce sync.Once
+	// fake, when set (tests only), is the clock every worker reads and
+	// waits on instead of the monotonic clock since base.
+	fake clock
+}
+
+// newClock returns the clock a worker of r reads: its own monoClock over
+// base (each has its own timer), or the injected fake.
+func (r *run) newClock() clock {
+	if r.fake != nil {
+		return r.fake
+	}
+	return &monoClock{base: r.base}
 }
 
 func (r *run) halt() {
@@ -336,6 +351,9 @@ type measurement struct {
 	before, after StoreStats
 	counted       bool // the store counts its fdatasyncs
 	syncs         LatencySummary
+	// device reads the disk's own counters either side of the wall
+	// clock (diskstats.go).
+	device *deviceWatch
 }
 
 // measure gives every worker its recorders (reserving a -ops run's
@@ -354,21 +372,26 @@ func measure(ctx context.Context, r *run, keys keyTable, store Store, clients []
 			w.reserve()
 		}
 	}
-	m.before = storeStats(store)
+	m.device = watchDevice(cfg.dir)
+	m.device.start()
+	// Armed before the counters are read, disarmed before they are read
+	// again: a sync that ends in between is both timed and counted.
 	_, m.counted = store.(StatsReporter)
 	timer, timed := store.(SyncTimer)
 	if timed {
 		timer.SyncTimes().arm()
 	}
+	m.before = storeStats(store)
 	prog := startProgress(r, m.workers, cfg.tick, cfg.engine)
 	m.wall = timedRegion(r, keys, clients, writer, prog)
 	m.cancelled = r.stop.Load() && ctx.Err() != nil
 	m.capped = cfg.duration > 0 && m.wall < cfg.duration && !m.cancelled
 	m.timeline = prog.end(m.wall)
-	m.after = storeStats(store)
 	if timed {
 		m.syncs = timer.SyncTimes().disarm()
 	}
+	m.after = storeStats(store)
+	m.device.stop()
 	for _, w := range m.workers {
 		if w.err != nil {
 			return nil, w.err
@@ -378,10 +401,11 @@ func measure(ctx context.Context, r *run, keys keyTable, store Store, clients []
 }
 
 // recordersPerWorker is how many recorders setRecorders gives a worker:
-// one per op kind, twice over in a -rate run (corrected and uncorrected).
+// one per op kind, twice over in a -rate run (corrected and uncorrected),
+// plus the pacer's two (lag and delay).
 func recordersPerWorker(cfg *runConfig) int {
 	if cfg.rate > 0 {
-		return 8
+		return 10
 	}
 	return 4
 }
@@ -400,7 +424,7 @@ func timedRegion(r *run, keys keyTable, clients []*worker, writer *worker, prog 
 		})
 	}
 	// The writer has its own stop: it stops when the clients have finished.
-	stopWriter := &run{cfg: r.cfg, stopCh: make(chan struct{}), base: r.base}
+	stopWriter := &run{cfg: r.cfg, stopCh: make(chan struct{}), base: r.base, fake: r.fake}
 	if writer != nil {
 		wwg.Go(func() {
 			<-start
@@ -434,6 +458,17 @@ func (m *measurement) result(cfg *runConfig) *BenchResult {
 		res.FsyncMeanNs = float64(m.after.FsyncTime-m.before.FsyncTime) / float64(res.Fsyncs)
 	}
 	res.FsyncSamples, res.FsyncP50Ns, res.FsyncP99Ns, res.FsyncMaxNs = m.syncs.Count, m.syncs.P50Ns, m.syncs.P99Ns, m.syncs.MaxNs
+	var puts int64
+	if p := res.Latency["put"]; p != nil {
+		puts = p.Count
+	}
+	res.DeviceIO = m.device.result(res.Ops, puts*int64(keyLen+cfg.valueSize))
+	if m.after.FsyncsBy != nil {
+		res.FsyncsByCause = map[string]int64{}
+		for cause, n := range m.after.FsyncsBy {
+			res.FsyncsByCause[cause] = n - m.before.FsyncsBy[cause]
+		}
+	}
 	return res
 }
 
@@ -442,6 +477,7 @@ func (w *worker) setRecorders(b *sampleBudget) {
 	w.put, w.get, w.del, w.scan = newRecorder(b), newRecorder(b), newRecorder(b), newRecorder(b)
 	if w.cfg.rate > 0 {
 		w.uput, w.uget, w.udel, w.uscan = newRecorder(b), newRecorder(b), newRecorder(b), newRecorder(b)
+		w.lag, w.delay = newRecorder(b), newRecorder(b)
 	}
 }
 
@@ -477,6 +513,10 @@ func (w *worker) reserve() {
 		if k.uncR != nil {
 			k.uncR.reserve(k.n)
 		}
+	}
+	if w.lag != nil { // an open loop's client: one pacer lag and delay per unit
+		w.lag.reserve(w.quota)
+		w.delay.reserve(w.quota)
 	}
 }
 
@@ -520,20 +560,18 @@ func storeStats(s Store) StoreStats {
 // loop runs n units starting at plan position from. It is the timed loop:
 // nothing in it allocates (unless -dishonest-time-keygen asks it to).
 //
-// Times are durations on the run's monotonic clock (time.Since(r.base));
-// deadline 0 means none.
+// Times are durations on the run's clock (r.newClock: monotonic, since
+// r.base); deadline 0 means none. A worker belongs to one run: its clock
+// is made on its first loop (the warmup's, when there is one).
 func (w *worker) loop(r *run, keys keyTable, from, n int64, deadline time.Duration) {
-	w.base = r.base
+	if w.clk == nil {
+		w.clk = r.newClock()
+	}
 	// An open loop (-rate) paces the clients' units; warmup is never paced,
 	// nor is the writer, which writes as fast as it can.
 	open := w.cfg.rate > 0 && !w.warming
 	w.paced = open && w.role == roleClient
 	w.selfIntended = open && !w.paced
-	var timer *time.Timer
-	if w.paced {
-		timer = time.NewTimer(time.Hour)
-		defer timer.Stop()
-	}
 	order := w.plan.order
 	pos := int(from % int64(len(order)))
 	for i := int64(0); i < n; i, pos = i+1, pos+1 {
@@ -548,16 +586,19 @@ func (w *worker) loop(r *run, keys keyTable, from, n int64, deadline time.Durati
 		var intended time.Duration // 0 in a closed loop
 		if w.paced {
 			var due bool
-			if intended, due = w.waitTurn(r, timer, i, deadline); !due {
+			if intended, due = w.waitTurn(r, i, deadline); !due {
 				return
 			}
 		}
 		isRead := w.step == stepMixed && w.plan.isRead[pos%len(w.plan.isRead)]
-		end, err := w.unit(key, val, order[pos], isRead, intended)
+		start, end, err := w.unit(key, val, order[pos], isRead, intended)
 		if err != nil {
 			w.err = fmt.Errorf("%s %s: %w", w.cfg.engine, w.cfg.workload, err)
 			r.halt()
 			return
+		}
+		if w.paced {
+			w.account(intended, start, end)
 		}
 		w.units++
 		if deadline > 0 && end > deadline {
@@ -576,22 +617,22 @@ func (w *worker) loop(r *run, keys keyTable, from, n int64, deadline time.Durati
 // the unit is scheduled at or after the deadline and so is not part of the
 // run: it then waits for the deadline itself, not past it, so the wall
 // clock covers the scheduled time and no more.
-func (w *worker) waitTurn(r *run, timer *time.Timer, i int64, deadline time.Duration) (time.Duration, bool) {
+func (w *worker) waitTurn(r *run, i int64, deadline time.Duration) (time.Duration, bool) {
 	intended := r.start + intendedOffset(w.cfg.threads, w.id, i, w.cfg.rate) // > 0: base is earlier than start
 	if deadline > 0 && intended >= deadline {
-		w.sleepUntil(r, timer, deadline)
+		w.clk.sleepUntil(deadline, r.stopCh)
 		return 0, false
 	}
-	return intended, w.sleepUntil(r, timer, intended)
+	return intended, w.clk.sleepUntil(intended, r.stopCh)
 }
 
 // unit does one unit of the worker's step on key and records each of its
 // ops; isRead is a mixed unit's coin flip and intended is when an open
 // loop meant the unit to start (0 in a closed loop). It returns when the
-// unit's last op ended. The timed region is from start to the last done.
-func (w *worker) unit(key, val []byte, k uint32, isRead bool, intended time.Duration) (end time.Duration, err error) {
+// unit started and when its last op ended: the timed region.
+func (w *worker) unit(key, val []byte, k uint32, isRead bool, intended time.Duration) (start, end time.Duration, err error) {
 	s := w.store
-	start := time.Since(w.base)
+	start = w.clk.now()
 	if w.selfIntended {
 		intended = start // both tables, same figure
 	}
@@ -617,7 +658,7 @@ func (w *worker) unit(key, val []byte, k uint32, isRead bool, intended time.Dura
 			// as soon as it does: in an open loop its corrected and
 			// uncorrected latencies are the same, and both tables
 			// count it.
-			putStart := time.Since(w.base)
+			putStart := w.clk.now()
 			var putIntended time.Duration
 			if intended != 0 {
 				putIntended = putStart
@@ -637,7 +678,7 @@ func (w *worker) unit(key, val []byte, k uint32, isRead bool, intended time.Dura
 			end = w.done(w.put, w.uput, start, intended)
 		}
 	}
-	return end, err
+	return start, end, err
 }
 
 // countBacklog counts, after an open loop's unit ran past the deadline,
@@ -647,25 +688,6 @@ func (w *worker) countBacklog(r *run, next, n int64, deadline time.Duration) int
 	return int64(sort.Search(int(n-next), func(k int) bool {
 		return r.start+intendedOffset(w.cfg.threads, w.id, next+int64(k), w.cfg.rate) >= deadline
 	}))
-}
-
-// sleepUntil waits until time at on the run's clock; false if the run was
-// stopped meanwhile.
-func (w *worker) sleepUntil(r *run, timer *time.Timer, at time.Duration) bool {
-	if d := at - time.Since(r.base); d > spinBelow {
-		timer.Reset(d)
-		select {
-		case <-timer.C:
-		case <-r.stopCh:
-			return false
-		}
-	} else {
-		// Timers are too coarse for short waits: yield until it is time.
-		for time.Since(r.base) < at {
-			runtime.Gosched()
-		}
-	}
-	return true
 }
 
 // intendedOffset is when, after the run's start, an open loop means to
@@ -691,7 +713,7 @@ func (w *worker) doGet(key []byte) error {
 // done records one op that started at start (and, in an open-loop run,
 // was meant to start at intended, if not 0) and returns the time it ended.
 func (w *worker) done(rec, unc *recorder, start, intended time.Duration) time.Duration {
-	end := time.Since(w.base)
+	end := w.clk.now()
 	ns := int64(end - start)
 	if intended != 0 {
 		unc.record(ns)

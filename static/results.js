@@ -140,17 +140,37 @@ function benchNotes(benches) {
   // what a slow Put waits for; the mean can be dragged by one flush.
   const synced = benches.filter((x) => x.b.fsync_samples > 0);
   if (synced.length) note('conditions fsyncs', 'fdatasync: ', synced.map((x) => `${label(x)} ${fsyncText(x.b)}`).join(' · '));
+  // The disk's own counters (device_io): what reached the device, or
+  // why nothing could be read.
+  const dev = benches.filter((x) => x.b.device_io);
+  if (dev.length) note('conditions device', 'Device: ', dev.map((x) => `${label(x)} ${deviceText(x.b.device_io)}`).join(' · '));
   // Open loop: utilization is the check, and units that never started
   // are censored samples no percentile above includes.
   const open = benches.filter((x) => x.b.rate);
-  if (open.length) note('conditions open-loop', 'Open loop: ', open.map((x) => `${label(x)} utilization ${sig(x.b.utilization || 0)} (rate × mean service time)`).join(' · '));
+  // Beside it, the pacer lag: the load generator's own lateness, which the
+  // corrected latencies include (pacer_lag in the JSON).
+  const lagText = (b) => (b.pacer_lag ? `, pacer lag p50 ${fmtNs(b.pacer_lag.p50_ns)} p99 ${fmtNs(b.pacer_lag.p99_ns)} max ${fmtNs(b.pacer_lag.max_ns)}` : '');
+  if (open.length) note('conditions open-loop', 'Open loop: ', open.map((x) => `${label(x)} utilization ${sig(x.b.utilization || 0)} (rate × mean service time)${lagText(x.b)}`).join(' · '));
+  const late = open.filter((x) => x.b.generator_late);
+  if (late.length) {
+    notes.push(h('p', { class: 'callout backlog', role: 'note' }, h('b', {}, 'Late generator: '),
+      late.map((x) => `${label(x)}: the load generator, not the store, was late (its delay p99 ${fmtNs(x.b.pacer_lag.delay_p99_ns)} is most of the corrected p99)`).join(' · '),
+      '. The corrected percentiles above measure the generator more than the store.'));
+  }
   const behind = open.filter((x) => x.b.backlog_units > 0);
   if (behind.length) {
     notes.push(h('p', { class: 'callout backlog', role: 'note' }, h('b', {}, 'Censored: '),
-      behind.map((x) => `${label(x)}: ${fmtInt(x.b.backlog_units)} of ${fmtInt(x.b.units + x.b.backlog_units)} units due never started`).join(' · '),
+      behind.map((x) => `${label(x)}: ${fmtInt(x.b.backlog_units)} of ${fmtInt(x.b.units + x.b.backlog_units)} units due never started (${x.b.behind === 'generator' ? 'the load generator' : 'the store'} fell behind)`).join(' · '),
       '. Their latency, the worst of the run, is in no row above: the corrected percentiles are incomplete without them.'));
   }
   return notes;
+}
+
+function deviceText(d) {
+  if (d.unavailable) return `no counters (${d.unavailable})`;
+  const per = (v, what) => (v == null ? '' : ` (${+v.toPrecision(3)} ${what})`);
+  const flushes = d.flush_requests == null ? `; ${d.flush_missing}` : `, ${fmtInt(d.flush_requests)} flushes${per(d.flushes_per_op, 'per op')}`;
+  return `${d.device}: ${fmtInt(d.write_requests)} writes${per(d.write_requests_per_op, 'per op')}, ${fmtBytes(d.write_bytes)}${per(d.device_bytes_per_logical_byte, 'per logical byte')}${flushes}; whole-device counts`;
 }
 
 function fsyncText(b) {
@@ -231,12 +251,14 @@ function probeView(r) {
   const row = (name, x) => x ? h('tr', {}, h('th', { scope: 'row' }, name), h('td', {}, fmtInt(x.iterations)), h('td', {}, fmtNs(x.mean_ns)), h('td', {}, fmtNs(x.p50_ns)), h('td', { class: 'p99' }, fmtNs(x.p99_ns)), h('td', {}, fmtNs(x.max_ns)), h('td', {}, h('b', {}, fmtRate(x.ops_per_sec)))) : null;
   const t = h('table', { class: 'nums' },
     h('thead', {}, h('tr', {}, ['', 'count', 'mean', 'p50', 'p99', 'max', 'ops/s'].map((c) => h('th', { scope: 'col', class: c === 'p99' ? 'p99' : null }, c)))),
-    h('tbody', {}, row(`write${size}`, r.write), row(`write + ${r.sync_call || 'fdatasync'}`, r.write_fdatasync)));
+    h('tbody', {}, row(`write${size}`, r.write), row(`write + ${r.sync_call || 'fdatasync'}, append`, r.write_fdatasync),
+      row(`write + ${r.sync_call || 'fdatasync'}, overwrite`, r.write_fdatasync_overwrite)));
   const ratio = r.write && r.write_fdatasync && r.write.mean_ns ? r.write_fdatasync.mean_ns / r.write.mean_ns : null;
   return h('div', {}, h('div', { class: 'table-wrap' }, t),
     ratio ? h('p', { class: 'callout' }, 'A durable write costs ', h('b', {}, `${ratio >= 10 ? Math.round(ratio).toLocaleString('en-US') : ratio.toFixed(1)}×`), ' a plain write on this disk (compare the means).') : null,
     // The two figures the batch model and lesson 5's quizzes use, by their JSON names.
-    r.write_ns != null && r.fdatasync_ns != null ? h('p', { class: 'callout' }, 'Model inputs: ', h('code', {}, 'write_ns'), ' = ', h('b', {}, fmtNs(r.write_ns)), ' (T_write, the mean write) · ', h('code', {}, 'fdatasync_ns'), ' = ', h('b', {}, fmtNs(r.fdatasync_ns)), ' (T_fsync, the mean write + fdatasync minus the mean write).') : null,
+    r.write_ns != null && r.fdatasync_ns != null ? h('p', { class: 'callout' }, 'Model inputs: ', h('code', {}, 'write_ns'), ' = ', h('b', {}, fmtNs(r.write_ns)), ' (T_write, the mean write) · ', h('code', {}, 'fdatasync_ns'), ' = ', h('b', {}, fmtNs(r.fdatasync_ns)), ' (T_fsync, the mean write + fdatasync minus the mean write, appending)',
+      r.fdatasync_overwrite_ns != null ? [' · ', h('code', {}, 'fdatasync_overwrite_ns'), ' = ', h('b', {}, fmtNs(r.fdatasync_overwrite_ns)), ' (the same into allocated space: kv\'s T_fsync)'] : null, '.') : null,
     h('p', { class: 'conditions' }, h('span', { class: 'cond-label' }, 'Conditions: '),
       [r.fs && `${r.fs} on ${r.device}${r.rotational ? ' (rotational)' : ' (non-rotational)'}`, r.cpu, r.cores && `${r.cores} cores`, r.ram_bytes && `${fmtBytes(r.ram_bytes)} RAM`, r.kernel, r.go, r.free_bytes && `${fmtBytes(r.free_bytes)} free`, r.dir && `dir ${r.dir}`].filter(Boolean).join(' · ')));
 }

@@ -61,6 +61,14 @@ const bboltSupported = "always, group, batch:N and none"
 // Other options: Timeout 1 s waiting for the file lock; page size, freelist
 // type and mmap settings are bbolt's defaults.
 //
+// Which of the probe's fdatasync cases a commit pays: both. bbolt grows its
+// file with Truncate, which leaves a hole, so the dirty pages a commit
+// writes into new space must allocate blocks (like the probe's append
+// case); its meta page is then rewritten in place (the overwrite case),
+// each followed by its own fdatasync. The model's probe-fed T_fsync for
+// bbolt is the sum, fdatasync_ns + fdatasync_overwrite_ns
+// (harness.ProbeFsyncFor).
+//
 // OpenBbolt does not implement harness.StatsReporter: the fdatasyncs happen
 // inside Tx.Commit on bbolt's own file handle, which the adapter cannot
 // count or time. (Each always-mode write costs two; the harness's probe

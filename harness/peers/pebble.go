@@ -60,6 +60,14 @@ const (
 // one compaction at a time, everything else Pebble's defaults. Pebble's
 // informational log lines are dropped; errors go to the standard logger.
 //
+// Which of the probe's fdatasync cases a WAL sync pays: append. Pebble
+// preallocates WAL space with FALLOC_FL_KEEP_SIZE, which reserves blocks
+// but leaves the file's size to grow with every write, so each sync
+// commits a new size, as the probe's appending case does; only a recycled
+// WAL file (after a memtable flush) is written in place. The model's
+// probe-fed T_fsync for pebble is therefore fdatasync_ns
+// (harness.ProbeFsyncFor).
+//
 // StoreStats counts every fdatasync or fsync Pebble issues, on the WAL and
 // also on the sstables and MANIFEST written by memtable flushes and
 // compactions, and every byte it writes to any file, so BytesWritten

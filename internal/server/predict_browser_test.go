@@ -66,11 +66,51 @@ func TestBrowserPredictThenMeasure(t *testing.T) {
 		}
 	}
 	shot(t, ctx, "#quiz-guess-count", "predict-graded.png")
+
+	// The verdict is kept: a reload and another run do not re-grade it.
+	const feedback = `document.querySelector('#quiz-guess-count .quiz-feedback').textContent`
+	const again = `!document.querySelector('#quiz-guess-count .predict-again').hidden`
+	if err := chromedp.Do(ctx,
+		chromedp.Reload(),
+		chromedp.WaitVisible(chromedp.CSS("#quiz-guess-count .quiz-last")),
+		chromedp.Click(chromedp.CSS("#cell-guess .run")),
+		chromedp.WaitVisible(chromedp.CSS("#cell-guess.is-done")),
+	); err != nil {
+		t.Fatalf("reloading and running again: %v", err)
+	}
+	if got, _ := chromedp.Run(ctx, chromedp.Evaluate[string](feedback+` + '|' + (`+again+`)`)); got != "Last time you predicted 1000: not within range (2× the measured value).|true" {
+		t.Errorf("after a reload and a second run the quiz shows %q, want the kept verdict and Predict again", got)
+	}
+
+	// A new prediction is attempt 2, graded by the next run.
+	if err := chromedp.Do(ctx,
+		chromedp.SetValue(chromedp.CSS("#quiz-guess-count input[name=answer]"), "520"),
+		chromedp.Click(chromedp.CSS("#quiz-guess-count .predict-again")),
+		chromedp.WaitVisible(chromedp.CSS("#quiz-guess-count .prediction-kept")),
+		chromedp.Click(chromedp.CSS("#cell-guess .run")),
+		chromedp.WaitVisible(chromedp.CSS("#cell-guess.is-done")),
+	); err != nil {
+		t.Fatalf("predicting again and running: %v", err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`(`+verdict+`).includes('Attempt 2: ✓ Your prediction holds.')`, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+		got, _ := chromedp.Run(ctx, chromedp.Evaluate[string](feedback))
+		t.Fatalf("no graded second attempt: the quiz shows %q (%v)", got, err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("#quiz-guess-count .quiz-attempts"))); err != nil {
+		t.Fatalf("the attempts after a reload: %v", err)
+	}
+	got, _ = chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#quiz-guess-count .quiz-attempts').textContent`))
+	for _, want := range []string{"Attempt 1: predicted 1000, off (2× the measured value)", "Attempt 2: predicted 520, right (4% above the measured value)"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("attempts %q lack %q", got, want)
+		}
+	}
 }
 
 // The page says what an open-loop result's table leaves out: its
-// utilization, and the units due that never started (censored samples),
-// and shows the run's fdatasync distribution. The result is planted in
+// utilization and pacer lag, and the units due that never started
+// (censored samples) with who fell behind, and shows the run's fdatasync
+// distribution. The result is planted in
 // the browser's store, as a past run of the cell, so the figures are
 // fixed.
 func TestBrowserOpenLoopCensoredAndFsyncs(t *testing.T) {
@@ -81,7 +121,8 @@ func TestBrowserOpenLoopCensoredAndFsyncs(t *testing.T) {
 		`"latency":{"put":{"count":3766,"mean_ns":4e8,"p50_ns":3e8,"p95_ns":9e8,"p99_ns":1e9,"p999_ns":1.1e9,"max_ns":1.2e9,"exact":true}},` +
 		`"latency_uncorrected":{"put":{"count":3766,"mean_ns":270000,"p50_ns":4000,"p95_ns":9000,"p99_ns":80000000,"p999_ns":90000000,"max_ns":95000000,"exact":true}},` +
 		`"fsyncs":150,"fsyncs_counted":true,"fsync_mean_ns":5000000,"fsync_samples":151,"fsync_p50_ns":2450000,"fsync_p99_ns":57000000,"fsync_max_ns":83000000,` +
-		`"backlog_units":6234,"utilization":1.35,"timeline":[]}`
+		`"backlog_units":6234,"utilization":1.35,"timeline":[],` +
+		`"pacer_lag":{"count":3766,"mean_ns":3000,"p50_ns":2100,"p99_ns":41000,"max_ns":910000,"exact":true,"delay_p99_ns":52000},"behind":"store"}`
 	if err := chromedp.Do(ctx,
 		chromedp.Navigate(ts.URL+"/lessons/01-fixture"),
 		chromedp.WaitVisible(chromedp.CSS("#cell-always-run .run")),
@@ -92,8 +133,8 @@ func TestBrowserOpenLoopCensoredAndFsyncs(t *testing.T) {
 		t.Fatalf("showing a planted open-loop result: %v", err)
 	}
 	for sel, wants := range map[string][]string{
-		"#cell-always-run .callout.backlog": {"6,234 of 10,000 units due never started", "corrected percentiles are incomplete without them"},
-		"#cell-always-run .open-loop":       {"utilization 1.35", "rate × mean service time"},
+		"#cell-always-run .callout.backlog": {"6,234 of 10,000 units due never started (the store fell behind)", "corrected percentiles are incomplete without them"},
+		"#cell-always-run .open-loop":       {"utilization 1.35", "rate × mean service time", "pacer lag p50 2.1 µs p99 41.0 µs max 910.0 µs"},
 		"#cell-always-run .fsyncs":          {"p50 2.45 ms", "p99 57.00 ms", "151 timed"},
 	} {
 		got, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
