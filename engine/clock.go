@@ -42,18 +42,3 @@ type realTicker struct{ t *time.Ticker }
 
 func (r realTicker) C() <-chan time.Time { return r.t.C }
 func (r realTicker) Stop()               { r.t.Stop() }
-
-// tickClock is a clock whose tickers deliver the ticks of a channel given
-// to Open (Options.PeriodicTicks) instead of real ones.
-type tickClock struct {
-	clock
-	ticks <-chan time.Time
-}
-
-func (c tickClock) NewTicker(time.Duration) ticker { return chanTicker(c.ticks) }
-
-// chanTicker is a ticker over a channel someone else sends on.
-type chanTicker <-chan time.Time
-
-func (t chanTicker) C() <-chan time.Time { return t }
-func (chanTicker) Stop()                 {}

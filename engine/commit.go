@@ -327,22 +327,34 @@ func (db *DB) runFlusher() {
 // runPeriodic is the periodic:D syncer: a real timer, so writes become
 // durable within D even if no Put comes to trigger a check. Started by
 // Open, stopped by Close.
+//
+// With Options.PeriodicTicks it takes its ticks from there instead, and
+// closes each tick's channel once the tick is handled.
 func (db *DB) runPeriodic(d time.Duration) {
 	c := db.commit
 	defer c.wg.Done()
-	t := db.clock.NewTicker(d)
-	defer t.Stop()
+	var ticks <-chan time.Time
+	if db.ticks == nil {
+		t := db.clock.NewTicker(d)
+		defer t.Stop()
+		ticks = t.C()
+	}
 	for {
+		var handled chan struct{} // a PeriodicTicks tick, closed once handled
 		select {
 		case <-c.quit:
 			return
-		case <-t.C():
-			c.mu.Lock()
-			pending := c.written > c.durable && c.err == nil
-			c.mu.Unlock()
-			if pending {
-				db.syncActive()
-			}
+		case <-ticks:
+		case handled = <-db.ticks:
+		}
+		c.mu.Lock()
+		pending := c.written > c.durable && c.err == nil
+		c.mu.Unlock()
+		if pending {
+			db.syncActive()
+		}
+		if handled != nil {
+			close(handled)
 		}
 	}
 }

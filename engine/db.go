@@ -55,12 +55,12 @@ type Options struct {
 	// loses what is in the buffer (doc.go, "Three layers").
 	WriteBuffer int
 	// PeriodicTicks, when not nil, replaces the timer of "periodic:D":
-	// the store syncs as its timer would each time a value arrives on
-	// it, and never on its own; D only names the policy. For tests and
-	// package crashtest, which place the timer's syncs between known
-	// operations (a send returns once the syncer took the tick; a second
-	// send, once it finished the sync).
-	PeriodicTicks <-chan time.Time
+	// each channel received from it is one tick, on which the store
+	// syncs as its timer would, and which it closes once that is done;
+	// the store never syncs on its own, and D only names the policy.
+	// For tests and package crashtest, which place the timer's syncs
+	// between known operations: send a channel, wait for it to close.
+	PeriodicTicks <-chan chan struct{}
 
 	// clock, when not nil, replaces the real clock for the commit
 	// delay and the periodic ticker; set only by this package's tests.
@@ -103,8 +103,9 @@ type DB struct {
 	prealloc   int64
 	groupDelay time.Duration
 	noHints    bool
-	wbufSize   int   // the write buffer's flush size; 0 = no buffer (always, group, or turned off)
-	clock      clock // timers for the commit delay and periodic:D
+	wbufSize   int                  // the write buffer's flush size; 0 = no buffer (always, group, or turned off)
+	clock      clock                // timers for the commit delay and periodic:D
+	ticks      <-chan chan struct{} // Options.PeriodicTicks: periodic:D's ticks, instead of the clock's
 
 	// flushMu is held by whoever fdatasyncs the active segment without
 	// holding writeMu (the flusher, the periodic timer) and by Compact
@@ -177,6 +178,7 @@ func Open(dir string, opts Options) (*DB, error) {
 		groupDelay: opts.GroupDelay,
 		noHints:    opts.NoHints,
 		clock:      opts.clock,
+		ticks:      opts.PeriodicTicks,
 		index:      map[string]entry{},
 		segs:       map[uint32]*segment{},
 	}
@@ -186,9 +188,7 @@ func Open(dir string, opts Options) (*DB, error) {
 	if db.clock == nil {
 		db.clock = realClock{}
 	}
-	if opts.PeriodicTicks != nil {
-		db.clock = tickClock{db.clock, opts.PeriodicTicks}
-	}
+
 	switch {
 	case db.segSize == 0:
 		db.segSize = DefaultSegmentSize

@@ -464,7 +464,7 @@ func (h *history) options(fs engine.FS) engine.Options {
 	c := h.cfg
 	o := engine.Options{Sync: c.Sync, SegmentSize: c.SegmentSize, Preallocate: c.Preallocate, NoHints: c.NoHints, WriteBuffer: c.WriteBuffer, FS: fs}
 	if c.TickEvery > 0 && c.Sync.Mode == engine.SyncPeriodic {
-		o.PeriodicTicks = make(chan time.Time) // no tick comes but run's
+		o.PeriodicTicks = make(chan chan struct{}) // no tick comes but run's
 	}
 	if o.Preallocate == 0 {
 		o.Preallocate = c.SegmentSize
@@ -483,7 +483,7 @@ func (h *history) options(fs engine.FS) engine.Options {
 // operation fails) and returns it. Once the run is over it marks what the
 // policy promised for each acknowledged write (promise).
 func (h *history) run(fs engine.FS, steps []step) error {
-	ticks := make(chan time.Time)
+	ticks := make(chan chan struct{})
 	opts := h.options(fs)
 	if opts.PeriodicTicks != nil {
 		opts.PeriodicTicks = ticks
@@ -493,13 +493,13 @@ func (h *history) run(fs engine.FS, steps []step) error {
 		return err
 	}
 	// synced counts the timer's syncs (TickEvery) that completed before
-	// the machine stopped: the first send returns once the syncer took
-	// the tick, the second once it finished the sync, and a List fails
-	// once the machine stopped.
+	// the machine stopped: the store closes a tick's channel once it
+	// handled it, and a List fails once the machine stopped.
 	synced := 0
 	tick := func() {
-		ticks <- time.Time{}
-		ticks <- time.Time{}
+		handled := make(chan struct{})
+		ticks <- handled
+		<-handled
 		if _, err := fs.List("/kv"); err == nil {
 			synced++
 		}
