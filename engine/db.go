@@ -54,13 +54,15 @@ type Options struct {
 	// MaxWriteBuffer. "always" and "group" ignore it. A process kill
 	// loses what is in the buffer (doc.go, "Three layers").
 	WriteBuffer int
-	// PeriodicTicks, when not nil, replaces the timer of "periodic:D":
-	// each channel received from it is one tick, on which the store
-	// syncs as its timer would, and which it closes once that is done;
-	// the store never syncs on its own, and D only names the policy.
-	// For tests and package crashtest, which place the timer's syncs
+	// Ticks, when not nil, replaces the timer of "periodic:D" and the
+	// commit delay of "group": each channel received from it is one
+	// tick, on which the background syncer writes and fdatasyncs what is
+	// pending, and which it closes once that is done; it never syncs on
+	// its own (a "group" Put waits for a tick, or for another sync such
+	// as rotation's or Close's; "periodic:D"'s D only names the policy).
+	// For tests and package crashtest, which place the background syncs
 	// between known operations: send a channel, wait for it to close.
-	PeriodicTicks <-chan chan struct{}
+	Ticks <-chan chan struct{}
 
 	// clock, when not nil, replaces the real clock for the commit
 	// delay and the periodic ticker; set only by this package's tests.
@@ -105,7 +107,7 @@ type DB struct {
 	noHints    bool
 	wbufSize   int                  // the write buffer's flush size; 0 = no buffer (always, group, or turned off)
 	clock      clock                // timers for the commit delay and periodic:D
-	ticks      <-chan chan struct{} // Options.PeriodicTicks: periodic:D's ticks, instead of the clock's
+	ticks      <-chan chan struct{} // Options.Ticks: the background syncer's ticks, instead of the clock's
 
 	// flushMu is held by whoever fdatasyncs the active segment without
 	// holding writeMu (the flusher, the periodic timer) and by Compact
@@ -178,7 +180,7 @@ func Open(dir string, opts Options) (*DB, error) {
 		groupDelay: opts.GroupDelay,
 		noHints:    opts.NoHints,
 		clock:      opts.clock,
-		ticks:      opts.PeriodicTicks,
+		ticks:      opts.Ticks,
 		index:      map[string]entry{},
 		segs:       map[uint32]*segment{},
 	}

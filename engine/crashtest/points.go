@@ -2,6 +2,7 @@ package crashtest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"hash/crc32"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -138,10 +140,15 @@ type PointsConfig struct {
 	EmptyEvery int
 	// TickEvery, when > 0, makes the timer of periodic:D fire after
 	// every TickEvery-th step of a run, and never otherwise
-	// (engine.Options.PeriodicTicks), so its syncs fall inside the
+	// (engine.Options.Ticks), so its syncs fall inside the
 	// enumerated window; D may then be short. 0 = the real timer, which
 	// must not fire during a run (D of 10s or more).
 	TickEvery int
+	// Followers, when > 0, makes the writes under "group" go in groups of
+	// Followers+1 concurrent writers, each queued behind the one before,
+	// committed together by one tick of the flusher (engine.Options.Ticks):
+	// group commit with queued followers, in the same order every rerun.
+	Followers int
 	// TornKill makes a kill also tear the write it interrupts: the first
 	// half of it reaches the page cache (engine.MemFS.TornStop). Applies
 	// to first crashes with Kill, and to second crashes with SecondKill.
@@ -463,8 +470,8 @@ func (h *history) pointValue(k, id int) []byte {
 func (h *history) options(fs engine.FS) engine.Options {
 	c := h.cfg
 	o := engine.Options{Sync: c.Sync, SegmentSize: c.SegmentSize, Preallocate: c.Preallocate, NoHints: c.NoHints, WriteBuffer: c.WriteBuffer, FS: fs}
-	if c.TickEvery > 0 && c.Sync.Mode == engine.SyncPeriodic {
-		o.PeriodicTicks = make(chan chan struct{}) // no tick comes but run's
+	if (c.TickEvery > 0 && c.Sync.Mode == engine.SyncPeriodic) || (c.Followers > 0 && c.Sync.Mode == engine.SyncGroup) {
+		o.Ticks = make(chan chan struct{}) // no tick comes but run's
 	}
 	if o.Preallocate == 0 {
 		o.Preallocate = c.SegmentSize
@@ -485,8 +492,8 @@ func (h *history) options(fs engine.FS) engine.Options {
 func (h *history) run(fs engine.FS, steps []step) error {
 	ticks := make(chan chan struct{})
 	opts := h.options(fs)
-	if opts.PeriodicTicks != nil {
-		opts.PeriodicTicks = ticks
+	if opts.Ticks != nil {
+		opts.Ticks = ticks
 	}
 	db, err := engine.Open("/kv", opts)
 	if err != nil {
@@ -510,38 +517,110 @@ func (h *history) run(fs engine.FS, steps []step) error {
 	h.pending = nil
 	var werr error
 	var acked []ref // this run's acknowledged writes, in the order issued
-	for i, s := range steps {
-		if opts.PeriodicTicks != nil && i > 0 && i%h.cfg.TickEvery == 0 {
-			tick()
-		}
-		if s.op == 'c' {
-			if werr = db.Compact(); werr != nil {
+	if opts.Ticks != nil && h.cfg.Sync.Mode == engine.SyncGroup {
+		werr = h.runGroups(db, steps, tick, &acked)
+	} else {
+		for i, s := range steps {
+			if opts.Ticks != nil && i > 0 && i%h.cfg.TickEvery == 0 {
+				tick()
+			}
+			if s.op == 'c' {
+				if werr = db.Compact(); werr != nil {
+					break
+				}
+				continue
+			}
+			r, write := h.issue(db, s)
+			if werr = write(); werr != nil {
 				break
 			}
-			continue
-		}
-		e := event{id: h.nextID, seq: db.Stats().LastSeq + 1} // one writer
-		h.nextID++
-		key := pointKey(s.key)
-		if s.op == 'p' {
-			e.value = h.pointValue(s.key, e.id)
-			werr = db.Put(key, e.value)
-		} else {
-			werr = db.Delete(key)
-		}
-		e.size = recordHeader + len(key) + len(e.value)
-		if werr == nil {
-			e.acked, e.at, e.tick = true, time.Now(), synced
-			acked = append(acked, ref{s.key, len(h.events[s.key])})
-		}
-		h.events[s.key] = append(h.events[s.key], e)
-		if werr != nil {
-			break
+			h.ack(r, synced)
+			acked = append(acked, r)
 		}
 	}
 	cerr := db.Close()
 	h.promise(acked, time.Now(), synced, werr == nil && cerr == nil)
 	return errors.Join(werr, cerr)
+}
+
+// issue adds the write of step s (a Put or a Delete) to h's events and
+// returns where it is and the call that makes it. Its seq is the store's
+// LastSeq now, plus one: it must be issued before any later write.
+func (h *history) issue(db *engine.DB, s step) (ref, func() error) {
+	e := event{id: h.nextID, seq: db.Stats().LastSeq + 1}
+	h.nextID++
+	key := pointKey(s.key)
+	if s.op == 'p' {
+		e.value = h.pointValue(s.key, e.id)
+	}
+	e.size = recordHeader + len(key) + len(e.value)
+	r := ref{s.key, len(h.events[s.key])}
+	h.events[s.key] = append(h.events[s.key], e)
+	if s.op == 'd' {
+		return r, func() error { return db.Delete(key) }
+	}
+	return r, func() error { return db.Put(key, e.value) }
+}
+
+// ack records that the write at r returned nil, after synced of the
+// background syncer's ticks had completed.
+func (h *history) ack(r ref, synced int) {
+	e := &h.events[r.key][r.i]
+	e.acked, e.at, e.tick = true, time.Now(), synced
+}
+
+// runGroups runs steps under "group" with Followers: the writes go in
+// groups of up to Followers+1, each issued by a goroutine of its own once
+// the one before it has queued its record (LastSeq moved) or returned,
+// then committed together by one tick of the flusher (Options.Ticks), so
+// the group that one write(2) and one fdatasync commit is the same in
+// every rerun. It records the acknowledged writes in acked, in the order
+// issued, and returns the first error.
+func (h *history) runGroups(db *engine.DB, steps []step, tick func(), acked *[]ref) error {
+	type queued struct {
+		r    ref
+		done chan error
+	}
+	for i := 0; i < len(steps); {
+		if steps[i].op == 'c' {
+			if err := db.Compact(); err != nil {
+				return err
+			}
+			i++
+			continue
+		}
+		var group []queued
+		for ; i < len(steps) && steps[i].op != 'c' && len(group) <= h.cfg.Followers; i++ {
+			r, write := h.issue(db, steps[i])
+			seq := h.events[r.key][r.i].seq
+			done := make(chan error, 1)
+			go func() { done <- write() }()
+			for db.Stats().LastSeq < seq {
+				select {
+				case err := <-done:
+					done <- err // returned without queuing: failed
+					seq = 0
+				default:
+					runtime.Gosched() // let the writer queue its record
+				}
+			}
+			group = append(group, queued{r, done})
+		}
+		tick()
+		var first error
+		for _, q := range group {
+			if err := <-q.done; err != nil {
+				first = cmp.Or(first, err)
+				continue
+			}
+			h.ack(q.r, 0)
+			*acked = append(*acked, q.r)
+		}
+		if first != nil {
+			return first
+		}
+	}
+	return nil
 }
 
 // recordHeader is the size of a record's header in the store's format
