@@ -262,6 +262,13 @@ func writeCompareTable(w io.Writer, rs []*BenchResult) error {
 			break
 		}
 	}
+	// Open-loop runs whose corrected tail is the load generator's (pacer.go).
+	for _, r := range rs {
+		if r.GeneratorLate && r.PacerLag != nil {
+			fmt.Fprintf(w, "LATE: %s, %d thread%s%s: the load generator, not the store, was late (its delay p99 %s, pacer lag p99 %s)\n",
+				r.Engine, r.Threads, plural(r.Threads), runSuffix(r), FormatNs(float64(r.PacerLag.DelayP99Ns)), FormatNs(float64(r.PacerLag.P99Ns)))
+		}
+	}
 	c := *rs[0]
 	c.Engine = strings.Join(engines, ",")
 	fmt.Fprintln(w, conditions(&c))
@@ -323,6 +330,14 @@ func writeCompareGroup(tw io.Writer, g []*BenchResult, med *BenchResult, speed s
 				FormatNs(float64(s.P50Ns)), FormatNs(float64(s.P95Ns)), FormatNs(float64(s.P99Ns)), FormatNs(float64(s.P999Ns)), FormatNs(float64(s.MaxNs)))
 		}
 	}
+}
+
+// runSuffix names a run within a -repeat, or nothing.
+func runSuffix(r *BenchResult) string {
+	if r.Run > 0 {
+		return fmt.Sprintf(", run %d", r.Run)
+	}
+	return ""
 }
 
 // groupRuns groups consecutive runs of the same engine and thread count
