@@ -130,8 +130,12 @@ func writeBenchTable(w io.Writer, r *BenchResult) error {
 		if m.TFsyncCase != "" {
 			fsrc += " (" + m.TFsyncCase + ")"
 		}
-		fmt.Fprintf(w, "model: %s predicts %.0f ops/s (T_write %s: %s, T_fsync %s: %s); measured %.0f ops/s (%s)\n",
-			r.Sync, m.PredictedOpsPerSec, FormatNs(m.TWriteNs), tWriteSourceText(m.TWriteSource), FormatNs(m.TFsyncNs), fsrc, r.OpsPerSec, ratio(r.OpsPerSec, m.PredictedOpsPerSec))
+		measured := fmt.Sprintf("measured %.0f ops/s (%s)", r.OpsPerSec, ratio(r.OpsPerSec, m.PredictedOpsPerSec))
+		if r.Rate > 0 { // an open loop runs at its rate, not at the store's capacity
+			measured = fmt.Sprintf("this open loop ran at its -rate, %.0f ops/s, %.2f of that capacity", r.OpsPerSec, r.OpsPerSec/max(m.PredictedOpsPerSec, 1))
+		}
+		fmt.Fprintf(w, "model: %s predicts %.0f ops/s (T_write %s: %s, T_fsync %s: %s); %s\n",
+			r.Sync, m.PredictedOpsPerSec, FormatNs(m.TWriteNs), tWriteSourceText(m.TWriteSource), FormatNs(m.TFsyncNs), fsrc, measured)
 		fmt.Fprintf(w, "       p99 on the %s path (measured: %s, threshold %s); a crash can lose up to %.0f acknowledged writes (%.2f ms at this run's %.0f Puts/s)\n",
 			m.P99Path, m.MeasuredP99Path, FormatNs(m.P99ThresholdNs), m.LossWindowWrites, m.LossWindowMs, m.WriteRate)
 	}
