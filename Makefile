@@ -6,7 +6,7 @@ SHELL       := /bin/bash
 BIN     := bin/labserver
 WASMDIR := static/wasm
 
-.PHONY: help run test wasm build e2e bench crash mutate fuzz lint clean
+.PHONY: help run test wasm build dist e2e bench crash mutate fuzz lint clean
 
 help:
 	@echo "kvlab targets:"
@@ -14,22 +14,42 @@ help:
 	@echo "  make test    vet, unit, crash, wasm (node) and browser tests"
 	@echo "  make wasm    build the in-browser Go interpreter into $(WASMDIR)/"
 	@echo "  make build   build $(BIN)"
+	@echo "  make dist    release archives for Linux, macOS and Windows (amd64, arm64) with SHA256SUMS, in dist/"
 	@echo "  make e2e     only the headless-Chromium tests; refreshes the README's screenshots in docs/"
 	@echo "  make bench   Go benchmarks and kv vs bbolt vs pebble (ratios measured in one run)"
-	@echo "  make crash   hundreds of SIGKILL and power-loss crash trials, and a crash after every filesystem operation of longer workloads"
+	@echo "  make crash   hundreds of SIGKILL and power-loss crash trials, and a crash after every filesystem operation of every configuration, each followed by a second crash"
 	@echo "  make mutate  apply each durability mutant to a copy of the engine and report which test kills it"
 	@echo "  make fuzz    fuzz every Fuzz target (record decoder, recovery, hints, quiz expressions) for FUZZTIME=20s each"
-	@echo "  make lint    gofmt, and go vet for Linux and for macOS"
+	@echo "  make lint    gofmt, go vet for Linux, macOS and Windows, and a Windows build"
 	@echo "  make clean   remove build output"
 
-wasm:
+# The interpreter is rebuilt only when its Go sources (this module's
+# packages it imports), go.mod, go.sum or the Go toolchain change, so `make
+# run` after the first build starts in seconds. Only the gzipped file is
+# kept: it is what browsers fetch, and the server decompresses it for the
+# rare client that refuses gzip (embedding both adds 11 MB to the binary).
+GOROOT   := $(shell $(GO) env GOROOT)
+WASM_SRC  = $(filter-out %_test.go,$(wildcard $(addsuffix /*.go,$(shell GOOS=js GOARCH=wasm $(GO) list -deps -f '{{if .Module}}{{if eq .Module.Path "kvlab"}}{{.Dir}}{{end}}{{end}}' ./wasm/worker)))) go.mod go.sum $(GOROOT)/VERSION
+
+wasm: $(WASMDIR)/yaegi.wasm.gz $(WASMDIR)/wasm_exec.js
+
+$(WASMDIR)/yaegi.wasm.gz: $(WASM_SRC)
 	@mkdir -p $(WASMDIR)
 	GOOS=js GOARCH=wasm $(GO) build -trimpath -ldflags='-s -w' -o $(WASMDIR)/yaegi.wasm ./wasm/worker
-	gzip -9 -k -f $(WASMDIR)/yaegi.wasm
-	cp "$$($(GO) env GOROOT)/lib/wasm/wasm_exec.js" $(WASMDIR)/wasm_exec.js
+	gzip -9 -f $(WASMDIR)/yaegi.wasm
+
+$(WASMDIR)/wasm_exec.js: $(GOROOT)/lib/wasm/wasm_exec.js
+	@mkdir -p $(WASMDIR)
+	cp $< $@
 
 build: wasm
 	$(GO) build -o $(BIN) ./labserver
+
+# Release archives: labserver for each OS and architecture with the
+# interpreter embedded, so a student needs no Go. DIST_VERSION names them.
+DIST_VERSION ?= $(shell date -u +%Y.%m.%d)
+dist: wasm
+	$(GO) run ./internal/dist/cmd -out dist -version $(DIST_VERSION)
 
 # ARGS go to labserver serve: make run ARGS="-addr 127.0.0.1:8081".
 ARGS ?=
@@ -40,8 +60,11 @@ lint:
 	@out="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \
 		if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
-	@# Students run labserver on their laptops: it must build for macOS too.
+	@# Students run labserver on their laptops: it must build for macOS and
+	@# Windows too (no test runs on Windows here: README, "Windows").
 	GOOS=darwin GOARCH=arm64 $(GO) vet ./...
+	GOOS=windows GOARCH=amd64 $(GO) vet ./...
+	GOOS=windows GOARCH=amd64 $(GO) build -o /dev/null ./labserver
 
 test: wasm lint
 	$(GO) test -count=1 -timeout 40m ./...
@@ -61,10 +84,12 @@ bench: build
 	./$(BIN) bench -engine kv,bbolt,pebble -sync none -workload fillrandom -ops 100000 -repeat 3 | tee -a bench-results/engines.txt
 	./$(BIN) bench -engine kv,bbolt,pebble -sync none -threads 16 -workload fillrandom -ops 100000 -repeat 3 | tee -a bench-results/engines.txt
 	./$(BIN) bench -engine kv,bbolt,pebble -sync none -workload readrandom -keys 100000 -ops 200000 -repeat 3 | tee -a bench-results/engines.txt
-	@echo "results in bench-results/ (medians of 3; quote them with the probe line)"
+	$(GO) test -count=1 -timeout 60m -run TestQuizBands ./lessons/ -args -bands=3 -bands-report=$(CURDIR)/bench-results/quiz-bands.txt
+	@echo "results in bench-results/ (medians of 3; quote them with the probe line); quiz-bands.txt: the quizzes whose band is narrower than this disk's noise"
 
-# KVLAB_CRASH_TRIALS also makes the crash-point tests enumerate their long
-# workloads (engine/crashpoints_test.go).
+# KVLAB_CRASH_TRIALS also makes the crash-point tests enumerate in full
+# (engine/crashpoints_test.go): every operation of every configuration,
+# and a second crash after every first one, where make test samples.
 crash:
 	KVLAB_CRASH_TRIALS=300 $(GO) test -count=1 -timeout 60m -run 'Crash|PowerLoss' -v ./engine/...
 
@@ -86,4 +111,4 @@ fuzz:
 	done
 
 clean:
-	rm -rf bin $(WASMDIR)/*.wasm $(WASMDIR)/*.wasm.gz $(WASMDIR)/wasm_exec.js
+	rm -rf bin dist $(WASMDIR)/*.wasm $(WASMDIR)/*.wasm.gz $(WASMDIR)/wasm_exec.js

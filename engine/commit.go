@@ -361,11 +361,11 @@ func (db *DB) syncActive() (uint64, error) {
 	if err != nil {
 		return target, err
 	}
-	return target, db.syncSegment(seg, target, end)
+	return target, db.syncSegment(causeCommit, seg, target, end)
 }
 
-// syncSegment fdatasyncs seg, records the time it took, and marks target
-// durable (or makes the error sticky). end is how far seg's file was
+// syncSegment fdatasyncs seg, records the time it took (and counts it
+// under cause), and marks target durable (or makes the error sticky). end is how far seg's file was
 // written when the fdatasync was called: on success it becomes seg.synced,
 // and the next write into seg carries a sync mark for it (syncmark.go).
 //
@@ -374,20 +374,28 @@ func (db *DB) syncActive() (uint64, error) {
 // fails, Linux reports the error to only one of the fdatasyncs running on
 // the file, and the other returns success for pages that never reached
 // the disk. Serialized, a failure is sticky before the next fdatasync
-// starts, and that one's success no longer moves DurableSeq.
-func (db *DB) syncSegment(seg *segment, target uint64, end int64) error {
+// starts, and that one's success no longer moves DurableSeq or
+// seg.synced: it returns the sticky error. A failure also truncates seg
+// back to seg.synced (dropUnsynced, writeback.go).
+func (db *DB) syncSegment(cause fsyncCause, seg *segment, target uint64, end int64) error {
 	db.syncMu.Lock()
 	defer db.syncMu.Unlock()
 	start := time.Now()
 	err := seg.f.Sync()
 	db.stats.fsyncs.Add(1)
+	db.stats.fsyncsBy[cause].Add(1)
 	db.stats.fsyncNanos.Add(int64(time.Since(start)))
 	if err != nil {
 		err = fmt.Errorf("fdatasync %s: %w", seg.name, err)
 	}
 	db.commit.synced(target, err)
 	if err != nil {
-		return db.commit.failure()
+		db.dropUnsynced(seg) // writeback.go: the failed pages may read back
+	}
+	if err := db.commit.failure(); err != nil {
+		// This fdatasync failed, or an earlier one did: its success
+		// proves nothing about the pages that one marked clean.
+		return err
 	}
 	if end > seg.synced.Load() {
 		seg.synced.Store(end)

@@ -58,7 +58,7 @@ func (db *DB) Compact() error {
 	if err := db.flushLocked(); err != nil {
 		return err
 	}
-	if err := db.syncSegment(db.active, db.lastSeq, db.active.size); err != nil {
+	if err := db.syncSegment(causeCompaction, db.active, db.lastSeq, db.active.size); err != nil {
 		return err
 	}
 	lives, old := db.compactSources()
@@ -240,7 +240,9 @@ func (w *compactWriter) sync() error {
 		return err
 	}
 	for _, s := range w.outs {
-		if err := s.f.Sync(); err != nil {
+		err := s.f.Sync()
+		w.db.stats.fsyncsBy[causeCompaction].Add(1)
+		if err != nil {
 			return fmt.Errorf("fdatasync %s: %w", s.name+tmpExt, err)
 		}
 	}

@@ -34,9 +34,9 @@ type Options struct {
 	// FS is the filesystem; nil means OSFS.
 	FS FS
 	// Preallocate is how much of the active segment is zero-filled ahead
-	// of the writes (see ensureSpace): 0 means DefaultPreallocate, except
-	// under "none", where it means off; a negative value turns
-	// preallocation off (plain appends).
+	// of the writes (see ensureSpace), at most SegmentSize: 0 means
+	// DefaultPreallocate, except under "none" and "periodic:D", where it
+	// means off; a negative value turns preallocation off (plain appends).
 	Preallocate int64
 	// GroupDelay bounds how long the group-commit flusher waits for the
 	// writers it just released to rejoin before it fdatasyncs: 0 means
@@ -186,9 +186,10 @@ func Open(dir string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("engine: SegmentSize %d: must be 0 (default) or between %d and %d", db.segSize, MinSegmentSize, MaxSegmentSize)
 	}
 	switch {
-	case db.prealloc == 0 && db.policy.Mode == SyncNone:
+	case db.prealloc == 0 && (db.policy.Mode == SyncNone || db.policy.Mode == SyncPeriodic):
 		// Zero-filling makes the fdatasyncs that follow it cheaper, and
-		// costs one of its own per chunk; "none" has no fdatasyncs to make
+		// costs one of its own per chunk under writeMu; "none" and
+		// "periodic:D" have no fdatasync on the write path to make
 		// cheaper (see ensureSpace).
 		db.prealloc = -1
 	case db.prealloc == 0:
@@ -276,13 +277,13 @@ func (db *DB) write(kind byte, key, value []byte) error {
 	}
 	switch db.policy.Mode {
 	case SyncAlways:
-		err = db.syncSegment(db.active, seq, db.active.size)
+		err = db.syncSegment(causeCommit, db.active, seq, db.active.size)
 	case SyncBatch:
 		db.unsynced++
 		if db.unsynced >= db.policy.N {
 			db.unsynced = 0
 			if err = db.flushBufferLocked(); err == nil {
-				err = db.syncSegment(db.active, seq, db.active.size)
+				err = db.syncSegment(causeCommit, db.active, seq, db.active.size)
 			}
 		}
 	}
@@ -384,6 +385,7 @@ func (db *DB) placeLocked(seg *segment, at int64, mark []byte, rec record, n int
 			db.commit.fail(fmt.Errorf("write %s at offset %d: %w", seg.name, at, err))
 			return 0, db.commit.failure()
 		}
+		db.buf = idle(db.buf)
 		db.mu.Lock()
 		db.setIndex(string(rec.key), rec.kind, entry{seg: seg.id, off: uint32(off), size: uint32(n)})
 		db.mu.Unlock()
@@ -455,7 +457,7 @@ func (db *DB) flushGroupLocked() error {
 	off := seg.size - int64(len(db.group))
 	if _, err := seg.f.WriteAt(db.group, off); err != nil {
 		db.commit.fail(fmt.Errorf("write %s at offset %d: %w", seg.name, off, err))
-		db.group, db.groupIdx = db.group[:0], db.groupIdx[:0]
+		db.group, db.groupIdx = idle(db.group), db.groupIdx[:0]
 		return db.commit.failure()
 	}
 	db.mu.Lock()
@@ -463,12 +465,13 @@ func (db *DB) flushGroupLocked() error {
 		db.setIndex(g.key, g.kind, g.e)
 	}
 	db.mu.Unlock()
-	db.group, db.groupIdx = db.group[:0], db.groupIdx[:0]
+	db.group, db.groupIdx = idle(db.group), db.groupIdx[:0]
 	db.commit.handed(db.lastSeq)
 	return nil
 }
 
-// rotateLocked seals the active segment (fdatasync, hint file) and starts
+// rotateLocked seals the active segment (fdatasync, zero tail cut, hint
+// file) and starts
 // a new one. The fdatasync happens under every policy, "none" included:
 // the hint written next must never describe records a power cut could
 // take away.
@@ -479,7 +482,10 @@ func (db *DB) rotateLocked() error {
 	if err := db.flushLocked(); err != nil {
 		return err
 	}
-	if err := db.syncSegment(old, db.lastSeq, old.size); err != nil {
+	if err := db.syncSegment(causeSeal, old, db.lastSeq, old.size); err != nil {
+		return err
+	}
+	if err := db.sealTail(old); err != nil {
 		return err
 	}
 	if err := db.writeHint(old); err != nil {
@@ -500,7 +506,9 @@ func (db *DB) rotateLocked() error {
 }
 
 // Get returns a copy of the live value of key, or an error wrapping
-// ErrNotFound. It verifies the record's checksum on every read.
+// ErrNotFound. It verifies the record's checksum on every read. After a
+// failed fdatasync, Get of a write it did not make durable fails with an
+// error wrapping ErrFailed (writeback.go).
 func (db *DB) Get(key []byte) ([]byte, error) {
 	db.mu.RLock()
 	if db.closed.Load() {
@@ -522,6 +530,10 @@ func (db *DB) Get(key []byte) ([]byte, error) {
 	db.mu.RUnlock()
 	db.stats.gets.Add(1)
 	if err != nil {
+		if ferr := db.commit.failure(); ferr != nil {
+			// The failure truncated what no fdatasync covered (writeback.go).
+			return nil, fmt.Errorf("engine: read %s at offset %d: %w: the write was not durable when the store failed, and was dropped: %w", seg.name, e.off, err, ferr)
+		}
 		return nil, fmt.Errorf("engine: read %s at offset %d: %w", seg.name, e.off, err)
 	}
 	r, _, err := decodeRecord(buf)
@@ -554,7 +566,7 @@ func (db *DB) Close() error {
 		err = db.flushLocked()
 	}
 	if err == nil {
-		err = db.syncSegment(db.active, db.lastSeq, db.active.size)
+		err = db.syncSegment(causeSeal, db.active, db.lastSeq, db.active.size)
 	}
 	if err == nil {
 		err = db.closeMarkLocked()

@@ -54,10 +54,14 @@
 // (segment.go), each with an optional hint file that lists its keys and
 // record offsets without the values, so reopening need not read every value
 // (hint.go). The newest segment is the active one; when it reaches
-// Options.SegmentSize it is sealed and a new one starts. Segments are
-// zero-filled ahead of the writes, because on ext4 an fdatasync after an
-// overwrite is cheaper than one after an append (segment.go has the
-// measurements).
+// Options.SegmentSize it is sealed and a new one starts. By default,
+// under "always", "group" and "batch:N", the active segment is
+// zero-filled ahead of the writes (never past SegmentSize), because on
+// ext4 an fdatasync after an overwrite is cheaper than one after an
+// append (segment.go has the measurements); a sealed segment is cut back
+// to its last record.
+// Stats().FsyncsBy says which fdatasyncs a policy asked for and which
+// the files cost (sealing, zero-filling, compaction, hints, Open).
 //
 // # Durability
 //
@@ -66,7 +70,13 @@
 // form. Stats().DurableSeq is the highest sequence number covered by an
 // fdatasync that returned: a power cut keeps every write up to it. The
 // first failed fdatasync (or write) is sticky: the store fails every later
-// write with it and never acknowledges anything after it.
+// write with it and never acknowledges anything after it. A failed
+// fdatasync means the bytes it covered may never reach the disk although
+// the page cache still returns them (Linux marks them clean), so the
+// store truncates the segment back to what the last successful
+// fdatasync covered: a reopen, in the same boot or after a power cut,
+// finds exactly the writes up to DurableSeq, and the acknowledged writes
+// after it are lost as in a power cut (writeback.go).
 //
 // "fdatasync" throughout means Datasync (sync_*.go): fdatasync(2) on
 // Linux; on macOS fcntl(F_FULLFSYNC), because a plain fsync there leaves
@@ -83,7 +93,11 @@
 // after it: a disk may write an unsynced tail back out of order, leaving a
 // hole before whole records that were never durable. This is sound because
 // a mark exists on disk only if the fdatasync before it returned, whatever
-// order the disk persisted things in. Open also syncs the store
+// order the disk persisted things in, and it relies on one condition:
+// every mark the store writes sits at an offset at or after the Y it
+// claims. A mark that decodes at offset X with Y > X (the bytes of a
+// value can encode one) was never written as a mark, and recovery does
+// not trust it. Open also syncs the store
 // directory, so the name of the segment it goes on writing into is
 // durable before any write there is acknowledged.
 // Compaction (compact.go) installs its output only after it is durable and
@@ -98,8 +112,9 @@
 //  2. appendLocked makes room (makeRoomLocked): a sync mark goes before
 //     the record if an fdatasync of the segment returned since the last
 //     one (syncmark.go); it rotates to a new segment if this record would
-//     not fit (rotateLocked: fdatasync and hint file for the old one) and
-//     makes sure zero-filled space is ready (ensureSpace, segment.go). It
+//     not fit (rotateLocked: fdatasync, zero tail cut and hint file for
+//     the old one) and, where the policy preallocates, makes sure
+//     zero-filled space is ready (ensureSpace, segment.go). It
 //     gives the record the next sequence number and places it
 //     (placeLocked), encoded by appendRecord (record.go): under "always"
 //     it writes the record with one WriteAt and points the index at it;

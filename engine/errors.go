@@ -38,9 +38,15 @@ var (
 
 	// ErrFailed wraps the first fdatasync or write error. Once it happened
 	// the store fails every later write with the same error and acknowledges
-	// nothing more: after a failed fdatasync the kernel may have dropped the
-	// dirty pages, so retrying and then reporting success would lie. Close
-	// and reopen the store to continue; recovery keeps what reached the disk.
+	// nothing more: after a failed fdatasync Linux marks the failed pages
+	// clean although they never reached the disk, so retrying and then
+	// reporting success would lie. A failed fdatasync of a segment also
+	// truncates it back to what the last successful fdatasync covered
+	// (writeback.go): every write up to Stats().DurableSeq is kept, and the
+	// acknowledged writes after it are lost, as in a power cut, even if
+	// the process goes on or restarts (Get of one fails with ErrFailed).
+	// Close and reopen the store to continue; the reopened store holds the
+	// writes up to that DurableSeq.
 	ErrFailed = errors.New("engine: store failed; reopen it to continue")
 
 	// ErrPowerLost is returned by every operation on a MemFS after its

@@ -14,7 +14,7 @@ import (
 
 // TestStickySyncError: after one failed fdatasync every write fails with
 // that error, even though later fdatasyncs would succeed, and nothing more
-// is acknowledged.
+// is acknowledged; a reopen finds exactly the writes that were durable.
 func TestStickySyncError(t *testing.T) {
 	for _, p := range []string{"always", "group", "batch:2", "periodic:1ms"} {
 		t.Run(p, func(t *testing.T) {
@@ -68,7 +68,18 @@ func TestStickySyncError(t *testing.T) {
 				t.Fatalf("reopen: %v", err)
 			}
 			defer db.Close()
-			checkGet(t, db, "before", "ok")
+			// The failure dropped what no fdatasync covered (writeback.go):
+			// the reopened store holds exactly the writes up to the
+			// DurableSeq it had ("before" is seq 1; periodic:1ms never
+			// synced it before the failure).
+			if got := db.Stats().LastSeq; got != durable {
+				t.Errorf("reopened: LastSeq %d, want the DurableSeq at the failure, %d", got, durable)
+			}
+			if durable >= 1 {
+				checkGet(t, db, "before", "ok")
+			} else {
+				checkGet(t, db, "before", "")
+			}
 			mustPut(t, db, "reopened", "yes")
 		})
 	}
@@ -214,4 +225,123 @@ func TestFailedSyncNotOvertaken(t *testing.T) {
 		t.Errorf("DurableSeq after the failed fdatasync: got %d, want 1 (nothing after it is durable)", got)
 	}
 	db.Close()
+}
+
+// TestMemFSLinuxWriteback: under LinuxWriteback a failed Sync marks the
+// written bytes clean without making them durable. They stay readable
+// (and survive Kill, which keeps the page cache), the next Sync succeeds
+// without persisting them, and a power cut finds zeros in their place.
+func TestMemFSLinuxWriteback(t *testing.T) {
+	mem := NewMemFS()
+	mem.LinuxWriteback = true
+	mem.MkdirAll("/d", 0o755)
+	f, _ := mem.OpenFile("/d/f", os.O_RDWR|os.O_CREATE, 0o644)
+	mem.SyncDir("/d")
+	f.WriteAt([]byte("durable"), 0)
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	f.WriteAt([]byte("failed"), 7)
+	mem.Fault = func(op, name string) error {
+		if op == "sync" {
+			return syscall.EIO
+		}
+		return nil
+	}
+	if err := f.Sync(); !errors.Is(err, syscall.EIO) {
+		t.Fatalf("Sync under the fault: got %v, want EIO", err)
+	}
+	mem.Fault = nil
+	if err := f.Sync(); err != nil {
+		t.Fatalf("Sync after the fault: %v", err)
+	}
+	read := func(fs *MemFS) string {
+		g, err := fs.OpenFile("/d/f", os.O_RDONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, _ := g.Size()
+		b := make([]byte, n)
+		g.ReadAt(b, 0)
+		return string(b)
+	}
+	killed := mem.Kill()
+	if got := read(killed); got != "durablefailed" {
+		t.Errorf("after a kill: %q, want the page cache's %q", got, "durablefailed")
+	}
+	if got := read(killed.PowerCut(PowerPrefix, nil)); got != "durable\x00\x00\x00\x00\x00\x00" {
+		t.Errorf("after a power cut: %q, want the failed bytes never written", got)
+	}
+}
+
+// TestReopenAfterFailedSync: Linux marks the pages of a failed fdatasync
+// clean, so a store reopened in the same boot reads the failed writes back
+// from the page cache, and Open's own fdatasync has nothing to write.
+// They must not count as durable: an acknowledged Put after the reopen
+// (whose sync mark vouches for everything before it) must come back after
+// a power cut, and Open must not refuse the store as corrupt. The
+// failing fdatasync is, in turn, a Put's (always), the flusher's (group),
+// a batch's (batch:2) and a zero-fill's (none, which fdatasyncs only
+// there; its full write buffer went to the OS before).
+func TestReopenAfterFailedSync(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		opts Options
+	}{
+		{"always", Options{}},
+		{"group", Options{Sync: SyncPolicy{Mode: SyncGroup}}},
+		{"batch:2", Options{Sync: SyncPolicy{Mode: SyncBatch, N: 2}}},
+		{"none/zero-fill", Options{Sync: SyncPolicy{Mode: SyncNone}, WriteBuffer: 64, Preallocate: 256}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			mem := NewMemFS()
+			mem.LinuxWriteback = true
+			opts := c.opts
+			opts.FS = mem
+			db, err := Open("/db", opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range 4 {
+				mustPut(t, db, fmt.Sprintf("k%d", i), "before")
+			}
+			durable := db.Stats().DurableSeq
+			var failed atomic.Bool
+			mem.Fault = func(op, name string) error {
+				if op == "sync" && strings.HasSuffix(name, segmentExt) && failed.CompareAndSwap(false, true) {
+					return syscall.EIO
+				}
+				return nil
+			}
+			var werr error
+			for i := 0; i < 1000 && werr == nil; i++ {
+				werr = db.Put(fmt.Appendf(nil, "x%d", i), []byte("written, then its fdatasync failed"))
+			}
+			if !errors.Is(werr, ErrFailed) {
+				t.Fatalf("Puts until the fdatasync failed: got %v, want ErrFailed", werr)
+			}
+			if _, err := db.Get([]byte("x0")); !errors.Is(err, ErrFailed) {
+				t.Errorf("Get of a write the failed fdatasync did not make durable: got %v, want ErrFailed", err)
+			}
+			db.Close()
+			mem.Fault = nil
+
+			// A new process, the same boot: the page cache still holds
+			// the bytes whose writeback failed.
+			mem = mem.Kill()
+			db = reopenMem(t, mem, Options{})
+			if st := db.Stats(); st.DurableSeq != st.LastSeq {
+				t.Errorf("after reopening: DurableSeq %d, LastSeq %d; want them equal", st.DurableSeq, st.LastSeq)
+			}
+			mustPut(t, db, "after", "acknowledged durable")
+
+			db = reopenMem(t, mem.PowerCut(PowerPrefix, nil), Options{})
+			checkGet(t, db, "after", "acknowledged durable")
+			for i := range 4 {
+				if uint64(i+1) <= durable {
+					checkGet(t, db, fmt.Sprintf("k%d", i), "before")
+				}
+			}
+		})
+	}
 }

@@ -45,9 +45,10 @@ type File interface {
 // OSFS is the operating system's filesystem. It is safe for concurrent use.
 type OSFS struct{}
 
-// OpenFile implements FS.
+// OpenFile implements FS. On Windows the file is opened so that it can be
+// renamed over and removed while open, as compaction needs (file_windows.go).
 func (OSFS) OpenFile(name string, flag int, perm os.FileMode) (File, error) {
-	f, err := os.OpenFile(name, flag, perm)
+	f, err := openFile(name, flag, perm)
 	if err != nil {
 		return nil, err
 	}
@@ -79,18 +80,9 @@ func (OSFS) List(dir string) ([]string, error) {
 	return names, nil
 }
 
-// SyncDir implements FS with fsync(2) on the directory.
-func (OSFS) SyncDir(dir string) error {
-	d, err := os.Open(filepath.Clean(dir))
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
+// SyncDir implements FS with fsync(2) on the directory (file_unix.go; on
+// Windows it does nothing, and file_windows.go says why).
+func (OSFS) SyncDir(dir string) error { return syncDir(filepath.Clean(dir)) }
 
 type osFile struct{ f *os.File }
 

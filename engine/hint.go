@@ -80,6 +80,7 @@ func (db *DB) writeHint(seg *segment) error {
 	_, err = f.WriteAt(buf, 0)
 	if err == nil {
 		err = f.Sync()
+		db.stats.fsyncsBy[causeHint].Add(1)
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr

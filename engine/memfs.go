@@ -49,6 +49,27 @@ type MemFS struct {
 	// name before the operation runs; a non-nil result fails it. Set it
 	// while no store uses the MemFS.
 	Fault func(op, name string) error
+
+	// LinuxWriteback makes a Sync that Fault fails do what Linux does
+	// when the writeback of a file's dirty pages fails: the pages are
+	// marked clean although their contents never reached the disk. A
+	// reader (and a process restarted after Kill, which keeps the page
+	// cache) still sees the bytes; a later Sync has nothing to write and
+	// succeeds; a power cut finds what the disk held before, zeros where
+	// the file had never been synced. Unset, a failed Sync changes
+	// nothing and the next Sync persists the bytes, as a transient error
+	// that the kernel retries would. Kill and PowerCut carry it over to
+	// the MemFS they return: it is the kernel's behaviour, not the
+	// process's. Set it while no store uses the MemFS.
+	LinuxWriteback bool
+
+	// TornStop, when not nil, makes the write that StopAfter's stop
+	// interrupts leave its first TornStop(len) bytes in the file (in the
+	// page cache: not synced), as a process killed in the middle of a
+	// write(2) can; it still fails with ErrPowerLost. Nil: the
+	// interrupted write changes nothing. Set it while no store uses the
+	// MemFS.
+	TornStop func(n int) int
 }
 
 // memNode is a file's contents. It outlives renames.
@@ -311,9 +332,22 @@ func (f *memFile) ReadAt(p []byte, off int64) (int, error) {
 func (f *memFile) WriteAt(p []byte, off int64) (int, error) {
 	f.fs.mu.Lock()
 	defer f.fs.mu.Unlock()
+	wasDown := f.fs.down
 	if err := f.fs.admit("write", f.name); err != nil {
+		if !wasDown && f.fs.down && f.fs.TornStop != nil {
+			// This write is the one the stop interrupted: a prefix of it
+			// lands.
+			f.write(p[:min(max(f.fs.TornStop(len(p)), 0), len(p))], off)
+		}
 		return 0, err
 	}
+	return f.write(p, off)
+}
+
+// write puts p at offset off of the file, within the MemFS's limit.
+//
+// REQUIRES: f.fs.mu held.
+func (f *memFile) write(p []byte, off int64) (int, error) {
 	n := f.node
 	want := p
 	var err error
@@ -342,10 +376,21 @@ func (f *memFile) WriteAt(p []byte, off int64) (int, error) {
 }
 
 // Sync makes the written bytes durable: copies data[dirtyLo:] to synced.
+// If Fault fails it under LinuxWriteback, the written bytes are marked
+// clean instead (failedWriteback).
 func (f *memFile) Sync() error {
 	f.fs.mu.Lock()
 	defer f.fs.mu.Unlock()
-	if err := f.fs.admit("sync", f.name); err != nil {
+	if err := f.fs.check("sync", f.name); err != nil {
+		return err
+	}
+	if err := f.fs.fault("sync", f.name); err != nil {
+		if f.fs.LinuxWriteback {
+			f.node.failedWriteback()
+		}
+		return err
+	}
+	if err := f.fs.step("sync", f.name); err != nil {
 		return err
 	}
 	n := f.node
@@ -353,6 +398,20 @@ func (f *memFile) Sync() error {
 	n.synced = append(n.synced[:lo], n.data[lo:]...)
 	n.dirtyLo, n.dirtyHi = len(n.data), 0
 	return nil
+}
+
+// failedWriteback marks every byte written since the last sync clean
+// without making it durable: synced keeps what the disk held, and grows
+// with zeros to the file's length, so that no later Sync copies the
+// failed bytes to it (a Sync copies from dirtyLo, or from the end of
+// synced if that comes first).
+//
+// REQUIRES: the MemFS's mu held.
+func (n *memNode) failedWriteback() {
+	if len(n.synced) < len(n.data) {
+		n.synced = append(n.synced, make([]byte, len(n.data)-len(n.synced))...)
+	}
+	n.dirtyLo, n.dirtyHi = len(n.data), 0
 }
 
 func (f *memFile) Truncate(size int64) error {

@@ -135,7 +135,7 @@ func (m *MemFS) Kill() *MemFS {
 		clones[n] = c
 		return c
 	}
-	after := &MemFS{live: map[string]*memNode{}, durable: map[string]*memNode{}, dirs: maps.Clone(m.dirs), limit: m.limit}
+	after := &MemFS{live: map[string]*memNode{}, durable: map[string]*memNode{}, dirs: maps.Clone(m.dirs), limit: m.limit, LinuxWriteback: m.LinuxWriteback}
 	for name, n := range m.live {
 		after.live[name] = clone(n)
 	}
@@ -183,7 +183,7 @@ func (m *MemFS) PowerCut(mode PowerMode, rng *rand.Rand) *MemFS {
 		}
 		next[name] = c
 	}
-	return &MemFS{live: next, durable: maps.Clone(next), dirs: maps.Clone(m.dirs), limit: m.limit}
+	return &MemFS{live: next, durable: maps.Clone(next), dirs: maps.Clone(m.dirs), limit: m.limit, LinuxWriteback: m.LinuxWriteback}
 }
 
 // afterPowerCut returns the contents a power cut leaves of n.

@@ -47,8 +47,12 @@ import (
 // the next write after their fdatasync happened, and always after Close.
 // Damage to the last durable records with no mark after them looks like
 // a torn tail and is truncated: nothing durable after them is lost. A
-// torn record whose value happens to contain the bytes of a whole
-// encoded sync mark claiming more than B (a store holding store files,
+// mark found after B that claims bytes after its own offset is impossible
+// (the store writes a mark only after the bytes it vouches for) and is
+// not trusted: a torn record followed by a value that happens to hold the
+// bytes of such a mark is still a torn tail. A torn record whose value
+// happens to contain the bytes of a whole encoded sync mark claiming more
+// than B but no more than its own offset (a store holding store files,
 // say) is reported as ErrCorrupt, not truncated.
 func (db *DB) recover() error {
 	names, err := db.fs.List(db.dir)
@@ -120,7 +124,9 @@ func (db *DB) recover() error {
 	// that never reached the disk; sync so DurableSeq can start at
 	// LastSeq honestly.
 	for _, id := range ids {
-		if err := db.segs[id].f.Sync(); err != nil {
+		err := db.segs[id].f.Sync()
+		db.stats.fsyncsBy[causeOpen].Add(1)
+		if err != nil {
 			return fmt.Errorf("engine: fdatasync %s: %w", db.segs[id].name, err)
 		}
 	}

@@ -276,6 +276,51 @@ func TestRecoverUnvouchedTail(t *testing.T) {
 	}
 }
 
+// TestRecoverForgedMark: a torn record followed by a record whose value
+// holds the bytes of an encoded sync mark. Recovery looks for marks at
+// every offset after the torn record, so it finds the one in the value;
+// a mark claiming bytes after its own offset is impossible (syncmark.go,
+// "Why this is sound") and must not make Open refuse the log, however
+// large the claim. A claim at or before its own offset cannot be told
+// from a real mark's, and is trusted.
+func TestRecoverForgedMark(t *testing.T) {
+	rec := func(log []byte, k string, v []byte) []byte {
+		return appendRecord(log, record{seq: uint64(len(log) + 1), kind: kindPut, key: []byte(k), value: v})
+	}
+	a := rec(nil, "a", []byte("v"))
+	torn := rec(bytes.Clone(a), "b", []byte("v"))
+	torn[len(a)+2] ^= 0xff                         // b's checksum no longer matches
+	at := int64(len(torn) + headerSize + len("c")) // where the forged mark lands
+	for _, c := range []struct {
+		name    string
+		claim   int64
+		refused bool
+	}{
+		{"claims 1 GiB", 1 << 30, false},
+		{"claims the byte after itself", at + 1, false},
+		{"claims its own offset", at, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			log := rec(bytes.Clone(torn), "c", appendMark(nil, c.claim))
+			log = append(log, make([]byte, 16)...) // the zero-filled tail
+			db, err := openLog(log)
+			if c.refused {
+				if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), fmt.Sprintf("at offset %d", len(a))) {
+					t.Fatalf("Open of a %d-byte log: got %v, want ErrCorrupt at offset %d", len(log), err, len(a))
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Open of a %d-byte log: got %v, want the torn tail truncated", len(log), err)
+			}
+			defer db.Close()
+			checkGet(t, db, "a", "v")
+			checkGet(t, db, "b", "")
+			checkGet(t, db, "c", "")
+		})
+	}
+}
+
 func TestRecoverOlderSegmentCorrupt(t *testing.T) {
 	for _, hints := range []bool{false, true} {
 		t.Run(fmt.Sprintf("hints=%v", hints), func(t *testing.T) {

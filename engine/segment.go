@@ -73,7 +73,11 @@ func parseID(name, ext string) (uint32, bool) {
 var zeros = make([]byte, 1<<20)
 
 // ensureSpace makes sure n more bytes fit below seg.filled, zero-filling
-// (and syncing) the next chunk of the file if not.
+// (and syncing) the next chunk of the file if not. A chunk is
+// db.prealloc bytes (or what the write needs, if more), but never reaches
+// past db.segSize unless the write itself does: a segment is sealed at
+// that size, so zeros beyond it would never be written over, and a
+// sealed segment is cut back to its last record anyway (sealTail).
 //
 // Why: on ext4, an fdatasync after an append must also journal the new
 // file size; after an overwrite inside already-written blocks it need not.
@@ -84,22 +88,26 @@ var zeros = make([]byte, 1<<20)
 // BenchmarkPreallocate to see the ratio on your own disk. Zero-filling is
 // kept: it wins over appends and, unlike fallocate (which leaves unwritten
 // extents whose conversion the journal must still record), works on every
-// filesystem and on MemFS. Its cost is one 1 MiB write and fdatasync per MiB of records,
-// not counted in Stats.Fsyncs.
+// filesystem and on MemFS. Its cost is one 1 MiB write and fdatasync per
+// MiB of records, taken while every writer waits (writeMu is held): not
+// in Stats.Fsyncs, counted in Stats.FsyncsBy.Prealloc.
 //
-// Under "none" it is off by default: there is no fdatasync for it to make
-// cheaper until the segment is sealed, and its own fdatasync per MiB,
-// taken while every writer waits, was the largest cost of a buffered Put
-// (200,000 Puts of 163-byte records, 64 KiB write buffer, ext4 on a
-// virtual disk, load 3.4, 3 runs each: 228-313k Puts/s zero-filled,
-// 600-869k appending).
+// Under "none" and "periodic:D" it is off by default: their Puts wait for
+// no fdatasync, so there is none on the write path for it to make
+// cheaper, and its own fdatasync per MiB, taken while every writer waits,
+// was the largest cost of a buffered Put (200,000 Puts of 163-byte
+// records, 64 KiB write buffer, ext4 on a virtual disk, load 3.4, 3 runs
+// each: 228-313k Puts/s zero-filled, 600-869k appending). "periodic:D"'s
+// timer fdatasync then also persists the file's growth, off the write
+// path, where it delays no Put.
 //
 // REQUIRES: db.writeMu held; seg is the active segment.
 func (db *DB) ensureSpace(seg *segment, n int64) error {
 	if db.prealloc <= 0 || seg.size+n <= seg.filled {
 		return nil
 	}
-	grow := max(db.prealloc, seg.size+n-seg.filled)
+	limit := max(db.segSize, seg.size+n) // a larger record has the segment to itself
+	grow := min(max(db.prealloc, seg.size+n-seg.filled), limit-seg.filled)
 	for off := seg.filled; off < seg.filled+grow; {
 		chunk := min(int64(len(zeros)), seg.filled+grow-off)
 		if _, err := seg.f.WriteAt(zeros[:chunk], off); err != nil {
@@ -111,14 +119,36 @@ func (db *DB) ensureSpace(seg *segment, n int64) error {
 	// failure is made sticky before the lock is released (see syncSegment).
 	db.syncMu.Lock()
 	err := seg.f.Sync()
+	db.stats.fsyncsBy[causePrealloc].Add(1)
 	if err != nil {
 		db.commit.fail(fmt.Errorf("fdatasync %s after preallocating: %w", seg.name, err))
+		db.dropUnsynced(seg) // writeback.go
 	}
 	db.syncMu.Unlock()
 	if err != nil {
 		return db.commit.failure()
 	}
 	seg.filled += grow
+	return nil
+}
+
+// sealTail cuts a sealed segment's file back to its last record, dropping
+// the zero-filled space after it: a sealed segment is never written
+// again, and its zeros would only take disk space and be read by every
+// scan that has no hint. The new size need not be durable: a power cut
+// that undoes the cut leaves the same records followed by zeros, which
+// recovery reads as the end of the log, and the hint, covering seg.size
+// bytes, fits either file.
+//
+// REQUIRES: db.writeMu held; seg's records are fdatasynced.
+func (db *DB) sealTail(seg *segment) error {
+	if seg.filled <= seg.size {
+		return nil
+	}
+	if err := seg.f.Truncate(seg.size); err != nil {
+		return fmt.Errorf("cut the zero tail of %s at offset %d: %w", seg.name, seg.size, err)
+	}
+	seg.filled = seg.size
 	return nil
 }
 

@@ -10,10 +10,14 @@ type Stats struct {
 	Puts, Gets, Deletes int64
 	// Fsyncs counts fdatasync calls that made records durable (the ones
 	// a sync policy asks for, plus rotation and Close, which makes two
-	// when it writes a sync mark); FsyncTime is the
-	// total time spent in them. Preallocation's syncs are not counted.
+	// when it writes a sync mark, and Compact's sync of the active
+	// segment): FsyncsBy's Commit and Seal, and one per Compact.
+	// FsyncTime is the total time spent in them.
 	Fsyncs    int64
 	FsyncTime time.Duration
+	// FsyncsBy counts every fdatasync the store made, by why it made it;
+	// FsyncsBy.Total() is every File.Sync call on a segment or hint file.
+	FsyncsBy FsyncCauses
 	// BytesWritten counts the bytes appended to segments by Put, Delete
 	// and Close: their records, and the 27-byte sync marks written before
 	// them and by Close (syncmark.go).
@@ -37,10 +41,52 @@ type Stats struct {
 	Compactions int64
 }
 
+// FsyncCauses splits a store's fdatasyncs by the reason for each. Only
+// Commit is what the sync policy asks for; the others are the price of
+// the files the store keeps, paid under every policy, "none" included.
+type FsyncCauses struct {
+	// Commit: the policy's own: every Put under "always", every group
+	// under "group", every Nth write under "batch:N", every timer tick
+	// with something to sync under "periodic:D".
+	Commit int64
+	// Seal: the active segment sealed at rotation, or at Close (whose
+	// sync mark costs a second one).
+	Seal int64
+	// Prealloc: after zero-filling the next chunk of the active segment
+	// (ensureSpace). It runs under writeMu: writers queue behind it.
+	Prealloc int64
+	// Compaction: Compact's sync of the active segment before it copies,
+	// and of each output segment before it is installed.
+	Compaction int64
+	// Hint: each hint file, before it is renamed into place.
+	Hint int64
+	// Open: recovery's sync of every segment it found.
+	Open int64
+}
+
+// Total is the number of fdatasyncs of every cause.
+func (c FsyncCauses) Total() int64 {
+	return c.Commit + c.Seal + c.Prealloc + c.Compaction + c.Hint + c.Open
+}
+
+// fsyncCause indexes counters.fsyncsBy; the order is FsyncCauses'.
+type fsyncCause int
+
+const (
+	causeCommit fsyncCause = iota
+	causeSeal
+	causePrealloc
+	causeCompaction
+	causeHint
+	causeOpen
+	numCauses
+)
+
 // counters are the atomically updated parts of Stats.
 type counters struct {
 	puts, gets, deletes atomic.Int64
 	fsyncs, fsyncNanos  atomic.Int64
+	fsyncsBy            [numCauses]atomic.Int64
 	bytesWritten        atomic.Int64
 	compactions         atomic.Int64
 }
@@ -56,6 +102,14 @@ func (db *DB) Stats() Stats {
 		FsyncTime:    time.Duration(db.stats.fsyncNanos.Load()),
 		BytesWritten: db.stats.bytesWritten.Load(),
 		Compactions:  db.stats.compactions.Load(),
+		FsyncsBy: FsyncCauses{
+			Commit:     db.stats.fsyncsBy[causeCommit].Load(),
+			Seal:       db.stats.fsyncsBy[causeSeal].Load(),
+			Prealloc:   db.stats.fsyncsBy[causePrealloc].Load(),
+			Compaction: db.stats.fsyncsBy[causeCompaction].Load(),
+			Hint:       db.stats.fsyncsBy[causeHint].Load(),
+			Open:       db.stats.fsyncsBy[causeOpen].Load(),
+		},
 	}
 	db.commit.mu.Lock()
 	s.LastSeq, s.WrittenSeq, s.DurableSeq = db.commit.written, db.commit.toOS, db.commit.durable

@@ -44,7 +44,19 @@ import (
 // reaches the disk only after it was written, and it was written only
 // after the fdatasync covering every byte before Y returned. So if a mark
 // claiming Y is on disk at all, the bytes before Y were durable before it
-// was written, and a power cut cannot have taken them. The converse is
+// was written, and a power cut cannot have taken them.
+//
+// That argument holds only for marks the store wrote, and recovery cannot
+// tell those from the bytes of a value that happen to encode a mark (a
+// store holding store files, say) when it looks for marks at every offset
+// after damage. The condition it relies on: every real mark sits at an
+// offset at or after the Y it claims, since an fdatasync covers only
+// bytes written before it, and the mark is written after them. So a mark
+// at offset X claiming Y > X (and so any mark claiming more than the file
+// holds) is impossible, and recovery does not trust it (trusted). A forged
+// mark whose claim is possible cannot be told from a real one: the worst
+// it can do is make recovery refuse a torn tail as ErrCorrupt, never drop
+// or invent a record. The converse is
 // not needed: a durable byte that no mark vouches for (the last records
 // synced before a crash) looks like a torn tail if it is damaged, exactly
 // as before marks existed, and recovery truncates there; nothing after it
@@ -83,8 +95,13 @@ func (s *segment) markDue() (int64, bool) {
 // bytes too: if it is damaged and nothing after it was vouched for, it is
 // a torn tail, and truncating it loses nothing.
 //
+// A mark that is not trusted (it claims bytes after itself) is ignored.
+//
 // REQUIRES: db.writeMu held, or recovery running alone.
 func (s *segment) noteMark(off, y int64) {
+	if !trusted(off, y) {
+		return
+	}
 	v := y
 	if off == y {
 		v = off + markSize
@@ -114,15 +131,21 @@ func (db *DB) closeMarkLocked() error {
 	seg.size += markSize
 	seg.filled = max(seg.filled, seg.size)
 	db.stats.bytesWritten.Add(markSize)
-	return db.syncSegment(seg, db.lastSeq, seg.size)
+	return db.syncSegment(causeSeal, seg, db.lastSeq, seg.size)
 }
 
-// vouchingMark looks for a sync mark that decodes in b at an offset after
-// bad, trying every offset in turn (the lengths of the records around bad
-// may be what was damaged), and claims that some byte at or after bad was
-// durable. It returns the mark's offset in b and its Y, or -1. base is
-// the offset of b[0] in the segment; bad and the result are offsets in b,
-// Y an offset in the segment.
+// trusted reports whether a sync mark at offset off of its segment that
+// claims y could have been written by the store: only if y <= off (see
+// "Why this is sound" above). A mark claiming bytes after itself is
+// impossible, whatever its checksum says.
+func trusted(off, y int64) bool { return y <= off }
+
+// vouchingMark looks for a trusted sync mark that decodes in b at an
+// offset after bad, trying every offset in turn (the lengths of the
+// records around bad may be what was damaged), and claims that some byte
+// at or after bad was durable. It returns the mark's offset in b and its
+// Y, or -1. base is the offset of b[0] in the segment; bad and the result
+// are offsets in b, Y an offset in the segment.
 func vouchingMark(b []byte, base, bad int64) (at, y int64) {
 	for i := bad + 1; i+markSize <= int64(len(b)); i++ {
 		if b[i+12] != kindMark {
@@ -132,7 +155,7 @@ func vouchingMark(b []byte, base, bad int64) (at, y int64) {
 		if err != nil || r.kind != kindMark {
 			continue
 		}
-		if y := markOffset(r); y > base+bad {
+		if y := markOffset(r); y > base+bad && trusted(base+i, y) {
 			return i, y
 		}
 	}

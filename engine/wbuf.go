@@ -47,6 +47,22 @@ const (
 	MaxWriteBuffer     = 64 << 20
 )
 
+// maxIdleBuffer is the most capacity the encoding buffer of "always"
+// (db.buf) and the commit-group queue of "group" (db.group) keep once
+// what they held is written: one maximum-size record grows them to
+// 16 MiB, which a store writing small records would otherwise keep for
+// good. A record larger than this costs its own allocation each time.
+const maxIdleBuffer = DefaultWriteBuffer
+
+// idle returns b emptied for reuse, or nil if its capacity is above
+// maxIdleBuffer, so that the memory of one large record is given back.
+func idle(b []byte) []byte {
+	if cap(b) > maxIdleBuffer {
+		return nil
+	}
+	return b[:0]
+}
+
 // buffering reports whether a Put under the policy goes through the write
 // buffer.
 func (db *DB) buffering() bool { return db.wbufSize > 0 }

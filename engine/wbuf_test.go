@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -257,4 +258,55 @@ func TestWriteBufferBoundaries(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestCommitBuffersShrink: after one record larger than maxIdleBuffer,
+// the buffers that "always" encodes into and "group" queues into give the
+// memory back, as the write buffer does, and the store goes on working.
+func TestCommitBuffersShrink(t *testing.T) {
+	for _, p := range []string{"always", "group"} {
+		t.Run(p, func(t *testing.T) {
+			pol, _ := ParseSync(p)
+			db, _ := openMem(t, Options{Sync: pol})
+			defer db.Close()
+			big := string(bytes.Repeat([]byte("b"), 4*maxIdleBuffer))
+			mustPut(t, db, "big", big)
+			mustPut(t, db, "small", "s")
+			db.writeMu.Lock()
+			kept := max(cap(db.buf), cap(db.group))
+			db.writeMu.Unlock()
+			if kept > maxIdleBuffer {
+				t.Errorf("after a %d-byte record the commit buffers keep %d bytes of capacity, want at most %d", len(big), kept, maxIdleBuffer)
+			}
+			checkGet(t, db, "big", big)
+			checkGet(t, db, "small", "s")
+		})
+	}
+}
+
+// TestFailedFlushKeepsBuffer: when the write(2) of a full write buffer
+// fails, the store fails, but the buffer is kept: Get still returns the
+// acknowledged writes that were in it (the failed write left nothing of
+// them in the file).
+func TestFailedFlushKeepsBuffer(t *testing.T) {
+	db, mem := openMem(t, Options{Sync: SyncPolicy{Mode: SyncNone}, WriteBuffer: 256})
+	defer db.Close()
+	mustPut(t, db, "k0", "acknowledged, in the buffer")
+	mem.Fault = func(op, name string) error {
+		if op == "write" {
+			return syscall.EIO
+		}
+		return nil
+	}
+	var err error
+	for i := 1; i < 100 && err == nil; i++ {
+		err = db.Put(fmt.Appendf(nil, "k%d", i), bytes.Repeat([]byte("v"), 40))
+	}
+	if !errors.Is(err, ErrFailed) || !errors.Is(err, syscall.EIO) {
+		t.Fatalf("Puts until the buffer's write failed: got %v, want ErrFailed wrapping EIO", err)
+	}
+	if mem.liveContains([]byte("acknowledged, in the buffer")) {
+		t.Fatal("the failed write reached the file; the test needs it not to")
+	}
+	checkGet(t, db, "k0", "acknowledged, in the buffer")
 }

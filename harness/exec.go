@@ -84,7 +84,12 @@ func execSpec(ctx context.Context, s *Spec, env Env) (any, error) {
 		}
 		return rs, nil
 	case "probe":
-		return Probe(ctx, ProbeConfig{Dir: dir, Iterations: int(s.Ops), MaxTime: s.Duration, WriteSize: s.ValueSize})
+		cfg := ProbeConfig{Dir: dir, Iterations: int(s.Ops), MaxTime: s.Duration, WriteSize: s.ValueSize}
+		p, err := Probe(ctx, cfg)
+		if err == nil && s.Methods {
+			p.Methods, err = ProbeMethods(ctx, p.Dir, cfg)
+		}
+		return p, err
 	case "model":
 		return modelLine(ctx, s, dir)
 	case "crash":

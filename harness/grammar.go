@@ -155,7 +155,8 @@ var commands = []command{
   labserver sweep -engine null -threads 1,2 -ops 100000`},
 	{name: "probe", what: "describe this machine and measure write and write+fdatasync on the data directory", flags: probeFlags(), examples: `
   labserver probe
-  labserver probe -dir /mnt/data -ops 5000 -format json`},
+  labserver probe -dir /mnt/data -ops 5000 -format json
+  labserver probe -methods -duration 500ms`},
 	{name: "model", what: "predict batch:N or periodic:D throughput, p99 path and loss window", flags: modelFlags(), examples: `
   labserver model -sync batch:64
   labserver model -sync periodic:10ms
@@ -475,6 +476,9 @@ func probeFlags() []flagDef {
 				return err
 			},
 			show: func(s *Spec, _ runOf) (string, bool) { return itoa(s.ValueSize), true }},
+		{name: "methods", bool: true, usage: "also time each way of making a write durable (write+fdatasync, write+fsync, O_DSYNC, O_DIRECT|O_DSYNC; F_FULLFSYNC on macOS), appending and overwriting, at 128 B and 8 KiB",
+			fill: func(s *Spec, a arg, _ Limits) error { s.Methods = a.on(); return nil },
+			show: func(s *Spec, _ runOf) (string, bool) { return "", s.Methods }},
 		dirFlag(), formatFlag(false),
 	}
 }

@@ -52,22 +52,8 @@ func fsAndDevice(dir string) (fs, device string, rotational bool) {
 	if real, err := filepath.EvalSymlinks(dir); err == nil {
 		dir = real
 	}
-	if b, err := os.ReadFile("/proc/self/mountinfo"); err == nil {
-		best := -1
-		for _, line := range strings.Split(string(b), "\n") {
-			// id parent major:minor root mountpoint opts ... - fstype source superopts
-			pre, post, ok := strings.Cut(line, " - ")
-			f, g := strings.Fields(pre), strings.Fields(post)
-			if !ok || len(f) < 5 || len(g) < 2 {
-				continue
-			}
-			mp := f[4]
-			if (dir == mp || strings.HasPrefix(dir, strings.TrimSuffix(mp, "/")+"/")) && len(mp) > best {
-				best, fs = len(mp), g[0]
-				device = strings.TrimPrefix(g[1], "/dev/")
-			}
-		}
-	}
+	fs, source := mountOf(dir)
+	device = strings.TrimPrefix(source, "/dev/")
 	var st unix.Stat_t
 	if unix.Stat(dir, &st) == nil {
 		sys := fmt.Sprintf("/sys/dev/block/%d:%d", unix.Major(uint64(st.Dev)), unix.Minor(uint64(st.Dev)))
@@ -83,6 +69,31 @@ func fsAndDevice(dir string) (fs, device string, rotational bool) {
 		}
 	}
 	return fs, device, rotational
+}
+
+// mountOf returns the filesystem type and source (e.g. "/dev/vda1") of
+// the mount that holds dir, an absolute path without symlinks, from
+// /proc/self/mountinfo: the longest mount point that is a prefix of dir.
+// Both are "" when it cannot tell.
+func mountOf(dir string) (fs, source string) {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return "", ""
+	}
+	best := -1
+	for _, line := range strings.Split(string(b), "\n") {
+		// id parent major:minor root mountpoint opts ... - fstype source superopts
+		pre, post, ok := strings.Cut(line, " - ")
+		f, g := strings.Fields(pre), strings.Fields(post)
+		if !ok || len(f) < 5 || len(g) < 2 {
+			continue
+		}
+		mp := f[4]
+		if (dir == mp || strings.HasPrefix(dir, strings.TrimSuffix(mp, "/")+"/")) && len(mp) > best {
+			best, fs, source = len(mp), g[0], g[1]
+		}
+	}
+	return fs, source
 }
 
 // loadAverage returns the 1-minute load average from /proc/loadavg, or 0

@@ -41,7 +41,10 @@ func Write(w io.Writer, format string, v any) error {
 	case []*BenchResult:
 		return writeCompareTable(w, r)
 	case *ProbeResult:
-		return writeProbeTable(w, r)
+		if err := writeProbeTable(w, r); err != nil {
+			return err
+		}
+		return writeMethodsTable(w, r.Methods)
 	case *ModelResult:
 		return writeModelTable(w, r)
 	case *CrashResult:
@@ -125,6 +128,12 @@ func writeBenchTable(w io.Writer, r *BenchResult) error {
 		extra = append(extra, fmt.Sprintf("fsyncs not counted (the %s engine does not report them)", r.Engine))
 	}
 	fmt.Fprintln(w, strings.Join(extra, "   "))
+	if s := fsyncSplit(r); s != "" {
+		fmt.Fprintln(w, s)
+	}
+	if s := deviceLine(r.DeviceIO); s != "" {
+		fmt.Fprintln(w, s)
+	}
 	if m := r.Model; m != nil {
 		fsrc := map[string]string{"run": "this run's mean fdatasync", "probe": "the probe's"}[m.TFsyncSource]
 		if m.TFsyncCase != "" {
@@ -144,6 +153,64 @@ func writeBenchTable(w io.Writer, r *BenchResult) error {
 		fmt.Fprintf(w, "data kept in %s (-keep)\n", r.Dir)
 	}
 	return nil
+}
+
+// fsyncCauses are the fsyncs_by_cause keys, in the order the table lists
+// them, each with what the table calls it.
+var fsyncCauses = []struct{ key, label string }{
+	{"commit", "commit (the policy's own)"},
+	{"seal", "segment seal"},
+	{"prealloc", "zero-fill (under the write lock: Puts queue behind it)"},
+	{"compaction", "compaction"},
+	{"hint", "hint file"},
+	{"open", "open"},
+}
+
+// fsyncSplit is the table's line that splits a run's fdatasyncs by cause,
+// or "" when the store does not say or every one was a commit.
+func fsyncSplit(r *BenchResult) string {
+	by := r.FsyncsByCause
+	var parts []string
+	var total int64
+	for _, c := range fsyncCauses {
+		if n := by[c.key]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, c.label))
+			total += n
+		}
+	}
+	if total == by["commit"] {
+		return ""
+	}
+	return fmt.Sprintf("fdatasyncs by cause: %s; %d in all", strings.Join(parts, ", "), total)
+}
+
+// deviceLine is the table's line of the disk's own counters, or "" when
+// the result has none.
+func deviceLine(d *DeviceIO) string {
+	switch {
+	case d == nil:
+		return ""
+	case d.Unavailable != "":
+		return "device counters: none (" + d.Unavailable + ")"
+	}
+	per := func(p *float64, what string) string {
+		if p == nil {
+			return ""
+		}
+		return fmt.Sprintf(" (%.3g %s)", *p, what)
+	}
+	s := fmt.Sprintf("device %s: %d write requests%s, %s written%s", d.Device,
+		*d.WriteRequests, per(d.WriteRequestsPerOp, "per op"),
+		FormatBytes(*d.WriteBytes), per(d.BytesPerLogicalByte, "device bytes per logical byte"))
+	if d.FlushRequests != nil {
+		s += fmt.Sprintf(", %d flushes%s", *d.FlushRequests, per(d.FlushesPerOp, "per op"))
+		if d.WriteCache == "write through" {
+			s += " (a write-through disk: the kernel sends it no flushes)"
+		}
+	} else {
+		s += "; " + d.FlushMissing
+	}
+	return s + "; the whole device's counts, other writers included"
 }
 
 // writeGeneratorLate is the LATE line of an open-loop run whose corrected

@@ -49,6 +49,19 @@ type BenchResult struct {
 	FsyncMaxNs   int64 `json:"fsync_max_ns"`
 	BytesWritten int64 `json:"bytes_written"`
 
+	// FsyncsByCause splits the fdatasyncs of the timed region by why the
+	// store made them (kv only; absent for a store that does not say):
+	// "commit" (the sync policy's own), "seal" (rotation), "prealloc"
+	// (after zero-filling ahead of the writes, under the write lock),
+	// "compaction", "hint", "open". For kv the values sum to
+	// fsync_samples; fsyncs is "commit" + "seal" (+ 1 per compaction).
+	FsyncsByCause map[string]int64 `json:"fsyncs_by_cause,omitempty"`
+
+	// DeviceIO is what the block device under the run directory counted
+	// in the timed region (diskstats.go): write requests, bytes, flushes
+	// and their ratios per op, or why there is no device to read.
+	DeviceIO *DeviceIO `json:"device_io,omitempty"`
+
 	Model    *BenchModel     `json:"model,omitempty"` // for batch:N and periodic:D
 	Timeline []TimelinePoint `json:"timeline"`
 	Probe    *ProbeBrief     `json:"probe,omitempty"`

@@ -351,6 +351,9 @@ type measurement struct {
 	before, after StoreStats
 	counted       bool // the store counts its fdatasyncs
 	syncs         LatencySummary
+	// device reads the disk's own counters either side of the wall
+	// clock (diskstats.go).
+	device *deviceWatch
 }
 
 // measure gives every worker its recorders (reserving a -ops run's
@@ -369,21 +372,26 @@ func measure(ctx context.Context, r *run, keys keyTable, store Store, clients []
 			w.reserve()
 		}
 	}
-	m.before = storeStats(store)
+	m.device = watchDevice(cfg.dir)
+	m.device.start()
+	// Armed before the counters are read, disarmed before they are read
+	// again: a sync that ends in between is both timed and counted.
 	_, m.counted = store.(StatsReporter)
 	timer, timed := store.(SyncTimer)
 	if timed {
 		timer.SyncTimes().arm()
 	}
+	m.before = storeStats(store)
 	prog := startProgress(r, m.workers, cfg.tick, cfg.engine)
 	m.wall = timedRegion(r, keys, clients, writer, prog)
 	m.cancelled = r.stop.Load() && ctx.Err() != nil
 	m.capped = cfg.duration > 0 && m.wall < cfg.duration && !m.cancelled
 	m.timeline = prog.end(m.wall)
-	m.after = storeStats(store)
 	if timed {
 		m.syncs = timer.SyncTimes().disarm()
 	}
+	m.after = storeStats(store)
+	m.device.stop()
 	for _, w := range m.workers {
 		if w.err != nil {
 			return nil, w.err
@@ -450,6 +458,17 @@ func (m *measurement) result(cfg *runConfig) *BenchResult {
 		res.FsyncMeanNs = float64(m.after.FsyncTime-m.before.FsyncTime) / float64(res.Fsyncs)
 	}
 	res.FsyncSamples, res.FsyncP50Ns, res.FsyncP99Ns, res.FsyncMaxNs = m.syncs.Count, m.syncs.P50Ns, m.syncs.P99Ns, m.syncs.MaxNs
+	var puts int64
+	if p := res.Latency["put"]; p != nil {
+		puts = p.Count
+	}
+	res.DeviceIO = m.device.result(res.Ops, puts*int64(keyLen+cfg.valueSize))
+	if m.after.FsyncsBy != nil {
+		res.FsyncsByCause = map[string]int64{}
+		for cause, n := range m.after.FsyncsBy {
+			res.FsyncsByCause[cause] = n - m.before.FsyncsBy[cause]
+		}
+	}
 	return res
 }
 

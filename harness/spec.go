@@ -56,6 +56,7 @@ type Spec struct {
 	Format      string
 	Progress    bool
 	Dishonest   dishonesty
+	Methods     bool // probe -methods: the sync-primitive table
 
 	given map[string]string // the flags given on the line, with their values as given
 }

@@ -33,6 +33,8 @@ var specGoldenLines = []string{
 	"probe -ops 500 -duration 200ms -value-size 4096 -format tsv -dir /tmp",
 	"probe -ops 2000",
 	"probe -duration 1s",
+	"probe -methods -duration 200ms",
+	"probe -methods=false",
 	"model -sync batch:64",
 	"model -sync periodic:10ms -t-write 900ns -t-fsync 0s",
 	"model -sync batch:100 -t-fsync 200us -format json",

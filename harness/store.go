@@ -39,6 +39,9 @@ type StoreStats struct {
 	Fsyncs       int64         // fdatasync (or fsync) calls on data files
 	FsyncTime    time.Duration // total time spent in them
 	BytesWritten int64
+	// FsyncsBy splits every fdatasync the store made by cause (the
+	// "fsyncs_by_cause" keys); nil for a store that does not say.
+	FsyncsBy map[string]int64
 }
 
 // StatsReporter is implemented by stores that count their syncs.

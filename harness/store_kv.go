@@ -51,5 +51,10 @@ func (s kvStore) SyncTimes() *SyncTimes { return s.syncs }
 
 func (s kvStore) StoreStats() StoreStats {
 	st := s.db.Stats()
-	return StoreStats{Fsyncs: st.Fsyncs, FsyncTime: st.FsyncTime, BytesWritten: st.BytesWritten}
+	by := st.FsyncsBy
+	return StoreStats{Fsyncs: st.Fsyncs, FsyncTime: st.FsyncTime, BytesWritten: st.BytesWritten,
+		FsyncsBy: map[string]int64{
+			"commit": by.Commit, "seal": by.Seal, "prealloc": by.Prealloc,
+			"compaction": by.Compaction, "hint": by.Hint, "open": by.Open,
+		}}
 }

@@ -30,10 +30,14 @@ import (
 // when the clock stops, so the figures cover the syncs that ran in the
 // timed region (and every sync that ended in it: a periodic flush that
 // began just before the clock started is counted; one that ends after
-// the clock stopped is not). For kv this includes the fdatasyncs that
-// follow preallocating the active segment, which the engine's own fsync
-// count leaves out, so fsync_samples may exceed fsyncs; every one of them
-// is a flush a Put can wait behind.
+// the clock stopped is not). It arms before reading the store's counters
+// and disarms before reading them again, and the engine counts a sync
+// after it returns, so a sync is in both or in neither (unless it ends
+// in the nanoseconds between the two). For kv this includes the
+// fdatasyncs that follow preallocating the active segment, which the
+// engine's own fsync count leaves out, so fsync_samples may exceed
+// fsyncs; fsyncs_by_cause accounts for every one, and sums to
+// fsync_samples.
 
 // SyncTimer is implemented by stores whose every data sync the harness
 // times. The runner reads it; a store returns the same *SyncTimes for its

@@ -35,6 +35,7 @@ type res struct {
 	Ops                float64        `json:"ops"`
 	Units              float64        `json:"units"`
 	Fsyncs             float64        `json:"fsyncs"`
+	WallSeconds        float64        `json:"wall_seconds"`
 	FsyncMeanNs        float64        `json:"fsync_mean_ns"`
 	FsyncP50Ns         float64        `json:"fsync_p50_ns"`
 	Rate               float64        `json:"rate"`
@@ -134,11 +135,8 @@ func fivePut99(l line) []float64 {
 // independent computes each lesson quiz's answer from the decoded results,
 // as its answer: line says in words. Choice quizzes give the 1-based index.
 var independent = map[string]func(ls lines) float64{
-	"tail-ratio": func(ls lines) float64 { return ls.r(0).put().P99Ns / ls.r(0).put().P50Ns },
-	"mean-position": func(ls lines) float64 {
-		p := ls.r(0).put()
-		return choice(p.MeanNs < p.P50Ns, 1, choice(p.MeanNs <= p.P99Ns, 2, 3))
-	},
+	"tail-ratio":       func(ls lines) float64 { return ls.r(0).put().P99Ns / ls.r(0).put().P50Ns },
+	"mean-over-p50":    func(ls lines) float64 { return ls.r(0).put().MeanNs / max(ls.r(0).put().P50Ns, 1) },
 	"max-vs-mean":      func(ls lines) float64 { return ls.r(0).put().MaxNs / ls.r(0).put().MeanNs },
 	"kv-tail":          func(ls lines) float64 { return ls.r(1).put().P99Ns / max(ls.r(1).put().P50Ns, 1) },
 	"harness-floor":    func(ls lines) float64 { return ls.r(1).put().P50Ns / max(ls.r(0).put().P50Ns, 1) },
@@ -166,9 +164,9 @@ var independent = map[string]func(ls lines) float64{
 	"miss-probe":       func(ls lines) float64 { return ls.r(1).OpsPerSec / max(ls.r(0).PredictedOpsPerSec, 1) },
 	"miss-run":         func(ls lines) float64 { return ls.r(1).OpsPerSec / max(ls.r(1).Model.PredictedOpsPerSec, 1) },
 	"linear-wrong":     func(ls lines) float64 { return 16 * ls[0].at(0).OpsPerSec / max(ls[0].at(4).OpsPerSec, 1) },
-	"puts-per-flush":   func(ls lines) float64 { return ls[0].at(4).Ops / max(ls[0].at(4).Fsyncs, 1) },
-	"always-flat":      func(ls lines) float64 { return ls[0].at(2).OpsPerSec / max(ls[0].at(0).OpsPerSec, 1) },
-	"littles-law":      func(ls lines) float64 { return ls[0].at(3).OpsPerSec * ls[0].at(3).put().MeanNs / 1e9 },
+	"flushes-per-sec":  func(ls lines) float64 { return ls[0].at(4).Fsyncs / max(ls[0].at(4).WallSeconds, 0.001) },
+	"always-16":        func(ls lines) float64 { return ls[0].at(2).OpsPerSec },
+	"littles-latency":  func(ls lines) float64 { return 8e6 / max(ls[0].at(3).OpsPerSec, 1) },
 	"everysec-gain":    func(ls lines) float64 { return ls.r(1).OpsPerSec / max(ls.r(0).OpsPerSec, 1) },
 	"kill-batch-share": func(ls lines) float64 { return ls.r(1).LostAcked / max(ls.r(1).Writes, 1) },
 	"kill-none-buffered": func(ls lines) float64 {

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -40,7 +41,7 @@ func TestBrowserResults(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The row names the result's write_size; a result without one says nothing about the size.
-	if want := []string{"write (512 B)", "write + fdatasync", "write", "write + fdatasync"}; !slices.Equal(probeRows, want) {
+	if want := []string{"write (512 B)", "write + fdatasync, append", "write", "write + fdatasync, append"}; !slices.Equal(probeRows, want) {
 		t.Errorf("probe rows: got %q, want %q", probeRows, want)
 	}
 
@@ -62,5 +63,14 @@ func TestBrowserResults(t *testing.T) {
 		if counts[k] != w {
 			t.Errorf("%s: got %d, want %d", k, counts[k], w)
 		}
+	}
+
+	// The bench's device_io is in its conditions.
+	device, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('.result-bench .conditions.device')?.textContent ?? ''`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "vda: 3 writes (3 per op), 12.0 KiB (106 per logical byte), 2 flushes (2 per op)"; !strings.Contains(device, want) {
+		t.Errorf("device note: got %q, want it to contain %q", device, want)
 	}
 }

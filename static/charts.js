@@ -49,14 +49,18 @@ export function logTicks(lo, hi, max = 7) {
 }
 
 // niceTicks gives about n ticks at 1, 2, 2.5 or 5 times a power of ten.
+// Any finite lo <= hi gives at most about 2n+1 ticks: an empty range is
+// widened by its own size, the span is taken in halves so it cannot
+// overflow, and a step too small to move a tick gives just the ends.
 export function niceTicks(lo, hi, n = 5) {
   if (!isFinite(lo) || !isFinite(hi) || hi < lo || !(n > 0)) return [];
-  const span = hi - lo || 1;
-  const step0 = span / n;
+  const step0 = ((hi / 2 - lo / 2) || Math.abs(hi / 2) || 0.5) / n * 2;
   const mag = 10 ** Math.floor(Math.log10(step0));
   const step = [1, 2, 2.5, 5, 10].map((m) => m * mag).find((st) => st >= step0);
+  const start = Math.ceil(lo / step) * step;
+  if (!(step > 0) || !isFinite(step) || !isFinite(start) || start + step === start) return lo === hi ? [lo] : [lo, hi];
   const out = [];
-  for (let v = Math.ceil(lo / step) * step; v <= hi + 1e-9; v += step) out.push(+v.toFixed(10));
+  for (let i = 0, v = start; i <= 2 * n + 2 && v <= hi + 1e-9; i++, v = start + i * step) out.push(+v.toFixed(10));
   return out;
 }
 

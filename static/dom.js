@@ -140,3 +140,52 @@ export function fmtBytes(b) {
 
 // fmtMs writes a wall time the page measured itself (an exercise's run).
 export function fmtMs(ms) { return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`; }
+
+// parseNumber reads a typed number the way the server's quiz.ParseNumber
+// does (both are held to internal/quiz/testdata/numbers.json): digits
+// grouped with spaces, '_' or commas, '.' or ',' as the decimal separator
+// where a comma can only be one, an exponent, then optionally unit (or x,
+// ×). It returns {value} or {error}, the error saying how to write it:
+// "1,234" could be either 1234 or 1.234 and is refused.
+export function parseNumber(s, unit = '') {
+  const bad = (msg) => ({ error: `${JSON.stringify(s)} ${msg}` });
+  const notANumber = () => bad('is not a number (write e.g. 12.5, 0,95 or 12500)');
+  const grouping = () => bad('is not a number: group digits in threes (12,500,000 or 12 500 000) or write them without separators; the decimal separator may be . or ,');
+  let t = String(s).trim();
+  if (unit && t.endsWith(unit)) t = t.slice(0, -unit.length).trim();
+  if (t.endsWith('x')) t = t.slice(0, -1);
+  if (t.endsWith('×')) t = t.slice(0, -1);
+  t = t.trim().replace(/[_ \u00a0\u202f]/g, '');
+  const e = t.search(/[eE]/);
+  const mant = e >= 0 ? t.slice(0, e) : t;
+  const exp = e >= 0 ? t.slice(e) : '';
+  const commas = mant.split(',').length - 1;
+  const grouped = /^[+-]?[0-9]{1,3}(,[0-9]{3})+$/;
+  if (commas > 0) {
+    const dot = mant.lastIndexOf('.');
+    const last = mant.lastIndexOf(',');
+    if (dot > last) {
+      if (!grouped.test(mant.slice(0, dot))) return grouping();
+      t = mant.replaceAll(',', '') + exp;
+    } else if (dot >= 0) {
+      const whole = mant.slice(0, last).replaceAll('.', ',');
+      if (commas > 1 || !grouped.test(whole)) return grouping();
+      t = `${whole.replaceAll(',', '')}.${mant.slice(last + 1)}${exp}`;
+    } else if (commas > 1) {
+      if (!grouped.test(mant)) return grouping();
+      t = mant.replaceAll(',', '') + exp;
+    } else {
+      const whole = mant.slice(0, last);
+      const frac = mant.slice(last + 1);
+      const digits = whole.replace(/^[+-]+/, '');
+      if (frac.length !== 3 || digits === '' || digits.startsWith('0') || digits.length > 3) {
+        t = `${whole}.${frac}${exp}`;
+      } else {
+        return bad(`could mean ${whole}${frac}${exp} or ${whole}.${frac}${exp}: write ${whole}${frac}${exp} (no comma) for the whole number, or ${whole}.${frac}${exp} with a point for the decimal`);
+      }
+    }
+  }
+  if (!/^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$/.test(t)) return notANumber();
+  const value = Number(t);
+  return isFinite(value) ? { value } : notANumber();
+}

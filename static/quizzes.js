@@ -3,7 +3,7 @@
 // cell makes the server measure. A predict: yes quiz takes its answer
 // before its cell may run, and that cell's next results grade it.
 
-import { $, $$, h, store, safeInline, randomID } from './dom.js';
+import { $, $$, h, store, safeInline, randomID, parseNumber } from './dom.js';
 import { lessonSlug, resultsKey, progress, updateProgress, prediction, setPrediction, needToken, token, browserID } from './session.js';
 
 // predictQuizzes are the predict: yes quizzes on a cell.
@@ -40,12 +40,19 @@ class Quiz {
     this.btn = $('.check', el);
     this.choice = !!el.querySelector('fieldset');
     this.predict = el.dataset.predict != null && !!this.cell;
+    this.repeat = Number(el.dataset.repeat || 0);
+    if (this.repeat) $('.quiz-source', el).replaceChildren(`Graded on ${this.repeat} runs of `, cellLink(this.cell), ': run it with its repeat button; the answer is their median, the range widened to their spread.');
+    // Once a prediction is graded, Check answers (after the result) and
+    // this button makes the typed value a new prediction: a new attempt.
+    this.again = this.predict ? h('button', { type: 'button', class: 'btn predict-again', hidden: true, onclick: () => this.submit(true) }, 'Predict again') : null;
+    if (this.again) this.btn.after(' ', this.again);
     this.showPrevious();
-    this.form.addEventListener('submit', (e) => { e.preventDefault(); this.submit(); });
+    this.form.addEventListener('submit', (e) => { e.preventDefault(); this.submit(false); });
     if (this.predict) {
+      // The cell's first run after the prediction grades it, once.
       document.addEventListener('kvlab:measured', (e) => {
         const p = prediction(this.id);
-        if (e.detail.cell === this.cell && p) this.check(p.answer, true);
+        if (e.detail.cell === this.cell && p && !p.graded) this.check(p.answer, true);
       });
     }
   }
@@ -61,20 +68,34 @@ class Quiz {
       $('.quiz-source', this.el).replaceChildren('Predict first: the cell ', cellLink(this.cell), ' stays locked until you do, and your run grades the prediction.');
       const p = prediction(this.id);
       this.btn.textContent = p ? 'Check' : 'Lock in prediction';
-      if (p && !(prev && prev.prediction)) this.say(this.waiting(p));
+      this.again.hidden = !(p && p.graded);
+      if (p && !p.graded) this.say(this.waiting(p));
     }
-    if (prev) this.say(h('p', { class: `quiz-last ${prev.correct ? 'ok' : 'bad'}` }, `Last time you ${prev.prediction ? 'predicted' : 'answered'} ${prev.answer}: ${prev.correct ? 'right' : this.choice ? 'wrong' : 'not within range'}${prev.off ? ` (${prev.off})` : ''}.`));
+    if (prev && !(this.predict && prediction(this.id) && !prediction(this.id).graded)) this.say(...attemptLines(prev, this.choice), this.lastLine(prev));
   }
-  async submit() {
+  lastLine(prev) {
+    const how = prev.prediction ? 'predicted' : prev.timing === 'answered after the result' && this.predict ? 'answered after the result' : 'answered';
+    return h('p', { class: `quiz-last ${prev.correct ? 'ok' : 'bad'}` }, `Last time you ${how} ${prev.answer}: ${prev.correct ? 'right' : this.choice ? 'wrong' : 'not within range'}${prev.off ? ` (${prev.off})` : ''}.`);
+  }
+  // submit sends the typed answer: as a prediction when none is stored
+  // yet (or anew, when again), else as an answer to check.
+  async submit(again) {
     const answer = String(new FormData(this.form).get('answer') || '').trim();
     if (!answer) { this.say(errorP(this.choice ? 'Pick one of the choices.' : 'Type a number first.')); return; }
-    if (this.predict && !prediction(this.id)) {
-      // The first answer is the prediction: stored in the server's
-      // record before the cell can run, kept, and graded by the cell's
-      // next run, which it unlocks.
-      try { await savePrediction(this.id, answer); } catch (err) { this.say(errorP(`Your prediction was not recorded: ${err.message}`)); return; }
-      setPrediction(this.id, answer);
+    // The server reads numbers the same way; saying so here saves a round trip.
+    const num = this.choice ? null : parseNumber(answer, (this.el.querySelector('.unit') || {}).textContent || '');
+    if (num && num.error) { this.say(errorP(`Your answer ${num.error}`)); return; }
+    const p = prediction(this.id);
+    if (this.predict && (!p || again)) {
+      // The first answer (and one sent with Predict again: a new
+      // attempt) is the prediction: stored in the server's record before
+      // the cell runs, kept, and graded once, by the cell's first run
+      // after it, which it unlocks.
+      let stored;
+      try { stored = await savePrediction(this.id, answer); } catch (err) { this.say(errorP(`Your prediction was not recorded: ${err.message}`)); return; }
+      setPrediction(this.id, answer, stored.id);
       this.btn.textContent = 'Check';
+      this.again.hidden = true;
       this.say(this.waiting(prediction(this.id)));
       this.relock(this.cell);
       return;
@@ -90,7 +111,8 @@ class Quiz {
       const last = store.json(resultsKey(this.cell), null);
       // The server grades from the runs it recorded: the page sends their ids, never numbers.
       if (!last || !last.lines || !last.lines.every((l) => l.run_id)) { this.say(errorP('Run the cell ', cellLink(this.cell), ' first: this quiz is checked against your own measurement, as this server recorded it.')); return null; }
-      req.run_ids = last.lines.map((l) => l.run_id);
+      // A repeated run sends every round's run (a repeat: quiz is graded on them).
+      req.run_ids = last.lines.flatMap((l) => (l.group && l.group.length > 1 ? l.group : [l.run_id]));
       req.browser = browserID();
       return req;
     }
@@ -114,8 +136,17 @@ class Quiz {
       const resp = await fetch('/api/quiz', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(req) });
       const r = await resp.json();
       if (!resp.ok) { this.say(errorP(r.error || `HTTP ${resp.status}`)); return; }
-      this.say(verdict(r, this.choice));
-      updateProgress(lessonSlug(), (p) => { p.quizzes[this.id] = { correct: r.correct, answer: `${r.answer}`, at: Date.now(), prediction: !!r.predicted, off: r.off || '' }; });
+      this.say(verdict(r, this.choice, this.predict));
+      updateProgress(lessonSlug(), (p) => {
+        const prev = p.quizzes[this.id] || {};
+        const q = { correct: r.correct, answer: `${r.answer}`, at: Date.now(), prediction: !!r.predicted, off: r.off || '', timing: r.timing || '', attempts: prev.attempts || {} };
+        if (r.attempt) q.attempts[r.attempt] = { answer: `${r.answer}`, correct: r.correct, off: r.off || '' };
+        p.quizzes[this.id] = q;
+        // The server keeps this prediction's verdict: the next answer is a new attempt.
+        const mine = (p.predictions || {})[this.id];
+        if (r.predicted && mine && mine.id === r.prediction_id) mine.graded = true;
+      });
+      if (this.again) this.again.hidden = !(prediction(this.id) && prediction(this.id).graded);
     } catch (err) {
       this.say(errorP(`Could not reach labserver: ${err.message}`));
     } finally {
@@ -153,19 +184,36 @@ function choiceText(el, n) {
   return input ? input.parentElement.textContent.trim() : n;
 }
 
+// attemptLines lists a predict: yes quiz's graded attempts, as kept in
+// the progress; none when there was only one.
+function attemptLines(prev, choice) {
+  const nums = Object.keys(prev.attempts || {}).map(Number).sort((a, b) => a - b);
+  if (nums.length < 2) return [];
+  return [h('ol', { class: 'quiz-attempts' }, ...nums.map((n) => {
+    const a = prev.attempts[n];
+    return h('li', { value: n, class: a.correct ? 'ok' : 'bad' }, `Attempt ${n}: predicted ${a.answer}, ${a.correct ? 'right' : choice ? 'wrong' : 'off'}${a.off && !choice ? ` (${a.off})` : ''}`);
+  }))];
+}
+
 // verdict renders a quiz reply: the answer or prediction, the measured
-// value, how far off, where it came from, and the explanation.
-function verdict(r, choice) {
+// value, how far off, where it came from, and the explanation. For a
+// predict: yes quiz it says which attempt was graded, that a kept
+// verdict is not graded again, and when an answer came after the result.
+function verdict(r, choice, predictQuiz) {
   const unit = r.unit && !choice ? ` ${r.unit}` : '';
   const head = r.predicted
     ? (r.correct ? '✓ Your prediction holds.' : choice ? '✗ Your prediction was wrong.' : '✗ Your prediction was off.')
     : (r.correct ? '✓ Right.' : choice ? '✗ Not what your run shows.' : '✗ Not within range.');
+  const late = predictQuiz && !r.predicted && r.timing === 'answered after the result';
   return h('div', { class: `verdict ${r.correct ? 'ok' : 'bad'}${r.predicted ? ' predicted' : ''}` },
-    h('p', { class: 'verdict-head' }, head),
+    h('p', { class: 'verdict-head' }, r.attempt ? `Attempt ${r.attempt}: ${head}` : head),
+    late ? h('p', { class: 'timing-note' }, 'Answered after the result: the server had no prediction of yours stored before this run, so this is graded as an answer, not a prediction.') : null,
+    r.kept ? h('p', { class: 'timing-note' }, 'Graded by your first run after this prediction; later runs do not change it. Predict again for a new attempt.') : null,
     h('table', { class: 'kv' }, h('tbody', {},
       h('tr', {}, h('th', { scope: 'row' }, r.predicted ? 'your prediction' : 'your answer'), h('td', {}, `${r.answer}${unit}`)),
-      h('tr', {}, h('th', { scope: 'row' }, 'measured'), h('td', {}, h('b', {}, `${r.want}${unit}`), r.range && r.low !== r.high ? ` (accepted ${r.range}${unit})` : '')),
+      h('tr', {}, h('th', { scope: 'row' }, r.spread ? 'measured (median)' : 'measured'), h('td', {}, h('b', {}, `${r.want}${unit}`), r.range && r.low !== r.high ? ` (accepted ${r.range}${unit})` : '')),
       r.off && !choice ? h('tr', { class: 'off' }, h('th', { scope: 'row' }, 'off by'), h('td', {}, r.off)) : null,
+      r.spread ? h('tr', { class: 'spread' }, h('th', { scope: 'row' }, 'your runs'), h('td', {}, r.spread.text)) : null,
       r.shown ? h('tr', {}, h('th', { scope: 'row' }, 'from'), h('td', {}, r.shown)) : null)),
     r.explain_html ? h('p', { class: 'explain' }, safeInline(r.explain_html)) : null);
 }

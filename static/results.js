@@ -140,6 +140,10 @@ function benchNotes(benches) {
   // what a slow Put waits for; the mean can be dragged by one flush.
   const synced = benches.filter((x) => x.b.fsync_samples > 0);
   if (synced.length) note('conditions fsyncs', 'fdatasync: ', synced.map((x) => `${label(x)} ${fsyncText(x.b)}`).join(' · '));
+  // The disk's own counters (device_io): what reached the device, or
+  // why nothing could be read.
+  const dev = benches.filter((x) => x.b.device_io);
+  if (dev.length) note('conditions device', 'Device: ', dev.map((x) => `${label(x)} ${deviceText(x.b.device_io)}`).join(' · '));
   // Open loop: utilization is the check, and units that never started
   // are censored samples no percentile above includes.
   const open = benches.filter((x) => x.b.rate);
@@ -160,6 +164,13 @@ function benchNotes(benches) {
       '. Their latency, the worst of the run, is in no row above: the corrected percentiles are incomplete without them.'));
   }
   return notes;
+}
+
+function deviceText(d) {
+  if (d.unavailable) return `no counters (${d.unavailable})`;
+  const per = (v, what) => (v == null ? '' : ` (${+v.toPrecision(3)} ${what})`);
+  const flushes = d.flush_requests == null ? `; ${d.flush_missing}` : `, ${fmtInt(d.flush_requests)} flushes${per(d.flushes_per_op, 'per op')}`;
+  return `${d.device}: ${fmtInt(d.write_requests)} writes${per(d.write_requests_per_op, 'per op')}, ${fmtBytes(d.write_bytes)}${per(d.device_bytes_per_logical_byte, 'per logical byte')}${flushes}; whole-device counts`;
 }
 
 function fsyncText(b) {

@@ -14,19 +14,22 @@ export const resultsKey = (cell) => `kvlab:results:${lessonSlug()}:${cell}`;
 const progressKey = (slug) => `kvlab:progress:${slug}`;
 
 // progress is a lesson's progress in this browser:
-// {visited, cells: {id: true}, quizzes: {id: {correct, answer, at, prediction, off}}, predictions}.
+// {visited, cells: {id: true}, quizzes: {id: {correct, answer, at, prediction, off, timing, attempts}}, predictions},
+// attempts being a predict: yes quiz's graded predictions by number: {n: {answer, correct, off}}.
 export function progress(slug) { return store.json(progressKey(slug), { visited: false, cells: {}, quizzes: {} }); }
 
 // updateProgress changes a lesson's progress with fn and keeps it.
 export function updateProgress(slug, fn) { const p = progress(slug); fn(p); store.setJSON(progressKey(slug), p); }
 
 // Predictions (quizzes with predict: yes) are kept with the progress:
-// p.predictions[id] = { answer, at }. The quiz's cell stays locked until
-// every predicting quiz on it has one; the cell's next results grade it.
+// p.predictions[id] = { answer, at, id, graded }, id being the server's
+// (POST /api/predict) and graded set once the server graded it. The
+// quiz's cell stays locked until every predicting quiz on it has one; the
+// server grades it by the cell's first run after it, once.
 export function prediction(id) { return (progress(lessonSlug()).predictions || {})[id] || null; }
 
-export function setPrediction(id, answer) {
-  updateProgress(lessonSlug(), (p) => { p.predictions = p.predictions || {}; p.predictions[id] = { answer, at: Date.now() }; });
+export function setPrediction(id, answer, serverID) {
+  updateProgress(lessonSlug(), (p) => { p.predictions = p.predictions || {}; p.predictions[id] = { answer, at: Date.now(), id: serverID || 0, graded: false }; });
 }
 
 // needToken says the server is shared: running needs the instructor token.
@@ -42,6 +45,30 @@ export function token(ask) {
   }
   return t;
 }
+
+// Presenter authority (docs/api.md, "Presenter"): starting a room
+// returns its presenter secret once; this browser keeps it per room. The
+// server's presenter token, when this browser was given one, presents
+// every room. Neither is the instructor token students run cells with.
+const secretKey = (code) => `kvlab:presenter:${code}`;
+
+// presenterSecret is what this browser presents room code with: the
+// room's secret, else the presenter token, else ''; with ask, a browser
+// that has neither asks for it (a second device).
+export function presenterSecret(code, ask) {
+  let s = store.get(secretKey(code)) || store.get('kvlab:presenter-token') || '';
+  if (!s && ask) {
+    s = (window.prompt(`To present room ${code} from this browser, enter its presenter secret (the presenter's page shows it under "Second device"), or the server's presenter token.`) || '').trim();
+    if (s) store.set(secretKey(code), s);
+  }
+  return s;
+}
+
+// keepPresenterSecret keeps the secret a room's start returned.
+export function keepPresenterSecret(code, secret) { store.set(secretKey(code), secret); }
+
+// forgetPresenterSecret drops a secret the server refused.
+export function forgetPresenterSecret(code) { store.del(secretKey(code)); }
 
 // forgetToken drops a token the server refused.
 export function forgetToken() { store.del('kvlab:token'); }

@@ -39,14 +39,16 @@ import (
 // A closed-loop writer (each Put issued when the previous one returned)
 // therefore does not wait for the timer's flush; it can be slowed by the
 // flush indirectly, by competing for the disk or a core, and directly in
-// one case: a Put that zero-fills the next stretch of the segment
-// (engine.DefaultPreallocate, 1 MiB) or seals it fdatasyncs under syncMu
-// too, so it waits for a timer flush in flight. That is one Put per MiB
-// written: with 128-byte values about 1 in 7000, far below p99; with
-// values of tens of KiB, more than 1 in 100, and then p99 can land on it.
+// one case: a Put that seals the segment fdatasyncs under syncMu too, so
+// it waits for a timer flush in flight. That is one Put per segment
+// (engine.DefaultSegmentSize, 64 MiB) written: with 128-byte values about
+// 1 in 400,000, far below p99. (Under periodic:D the engine does not
+// zero-fill ahead by default; with engine.Options.Preallocate set, a Put
+// that zero-fills the next MiB fdatasyncs under syncMu as well: with
+// values of tens of KiB, more than 1 in 100, and then p99 can land on it.)
 //
 // An open-loop stream (-rate: arrivals on a schedule, whatever the store is
-// doing) sees more of it. With one writer, a Put that waits (for the preallocation
+// doing) sees more of it. With one writer, a Put that waits (for the seal's
 // fdatasync above, or a write stalled behind the flush on a busy device)
 // holds up every arrival due during the wait, and the corrected latencies
 // count the wait once per arrival queued behind it: at 5000 Puts/s, one

@@ -166,3 +166,34 @@ func TestDurableRunTimesFsyncs(t *testing.T) {
 		})
 	}
 }
+
+// TestPeersCarryDeviceIO: every engine's result carries the disk's own
+// counters (or why there are none), read by the same runner, so a peer's
+// writes per commit are measured, not assumed: a durable write reaches
+// the device at least once.
+func TestPeersCarryDeviceIO(t *testing.T) {
+	const units = 50
+	for _, engineName := range []string{"kv", "bbolt", "pebble"} {
+		t.Run(engineName, func(t *testing.T) {
+			raw, err := harness.Exec(context.Background(), fmt.Sprintf("bench -engine %s -sync always -workload fillrandom -ops %d -warmup 0", engineName, units), harness.Env{Dir: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var r struct {
+				DeviceIO *harness.DeviceIO `json:"device_io"`
+			}
+			if err := json.Unmarshal(raw, &r); err != nil {
+				t.Fatal(err)
+			}
+			d := r.DeviceIO
+			switch {
+			case d == nil:
+				t.Fatal("no device_io")
+			case d.Unavailable != "":
+				t.Logf("no device counters here: %s", d.Unavailable)
+			case d.WriteRequests == nil || *d.WriteRequests < units:
+				t.Errorf("device_io %+v: want at least %d write requests for %d durable writes", d, units, units)
+			}
+		})
+	}
+}

@@ -32,6 +32,16 @@ type Run struct {
 	Host     string          `json:"host"`              // where it ran (HostID())
 	Started  time.Time       `json:"started"`
 	Ended    time.Time       `json:"ended"`
+
+	// Line is the 0-based index of the line in the cell (or run: quiz) it
+	// was run from, -1 when it has none (command-line runs, and runs
+	// recorded before schema version 3). Own says the line is the lesson's own line
+	// at that index, after the page's normalisation (lesson.CellLines:
+	// trimmed, comments and blank lines dropped); an edited cell's line
+	// is recorded with Own false. Quizzes grade only from own lines, or
+	// from edits a quiz allows (package quiz, "edit:").
+	Line int  `json:"line"`
+	Own  bool `json:"own"`
 }
 
 // Query selects runs for List. Empty fields do not filter; the others
@@ -43,6 +53,12 @@ type Query struct {
 	Source                                        string // cell, quiz, cli; "" for every source
 	Before                                        int64  // only ids below this (a cursor for the next page); 0 = from the newest
 	Limit                                         int    // at most this many; 0 = DefaultLimit, capped at MaxLimit
+
+	// StartedAfter, when not zero, selects only runs whose Started is
+	// after it; with Oldest the list is oldest (smallest id) first, so the
+	// first run after a moment comes first.
+	StartedAfter time.Time
+	Oldest       bool
 }
 
 // Page sizes for List.
@@ -59,7 +75,11 @@ type Prediction struct {
 	Lesson  string    `json:"lesson"`
 	Quiz    string    `json:"quiz"`
 	Value   string    `json:"value"`
-	At      time.Time `json:"at"`
+	At      time.Time `json:"at"` // when the server accepted it, not when a write committed
+
+	// Verdict is the grade of this prediction, kept once given (see
+	// SetVerdict): the quiz feedback as JSON, empty until graded.
+	Verdict json.RawMessage `json:"verdict,omitempty"`
 }
 
 // Archive stores runs and predictions. Implementations are safe for
@@ -79,8 +99,13 @@ type Archive interface {
 	// zero At is set to now.
 	AddPrediction(ctx context.Context, p *Prediction) (int64, error)
 	// Predictions returns a browser's predictions for one quiz, oldest
-	// first.
+	// first, each with its verdict when it has one.
 	Predictions(ctx context.Context, browser, quiz string) ([]Prediction, error)
+	// SetVerdict keeps verdict as prediction id's grade unless it already
+	// has one, and returns the verdict the prediction keeps: the first
+	// one set wins, so a prediction is graded once. An unknown id is an
+	// error wrapping ErrNotFound.
+	SetVerdict(ctx context.Context, id int64, verdict json.RawMessage) (json.RawMessage, error)
 	// Rooms: live classes, their polls and the class board (room.go).
 	RoomArchive
 	// Close releases the database. Methods called after it return

@@ -72,6 +72,7 @@ func fullRun() *Run {
 		Timeline: json.RawMessage(`[{"elapsed_seconds":1,"ops":100}]`),
 		Source:   "cell", Lesson: "03-batching", Cell: "c2", Quiz: "q1", Browser: "b-42",
 		Version: "v1.2.3+abc", Host: "lab/123456789abc", Started: t0, Ended: t0.Add(1500 * time.Millisecond),
+		Line: 2, Own: true,
 	}
 }
 
@@ -247,6 +248,64 @@ func TestPredictions(t *testing.T) {
 		}
 		if _, err := a.AddPrediction(ctx, &Prediction{Quiz: "q1"}); err == nil {
 			t.Error("a prediction with no browser was stored")
+		}
+	})
+}
+
+// A prediction keeps the first verdict set: a second one is not stored.
+func TestSetVerdictKeepsTheFirst(t *testing.T) {
+	forEach(t, func(t *testing.T, b backend) {
+		a := openFresh(t, b)
+		ctx := context.Background()
+		p := &Prediction{Browser: "b1", Lesson: "03", Quiz: "q1", Value: "8"}
+		if _, err := a.AddPrediction(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		first, second := json.RawMessage(`{"correct":true,"want":"8.2"}`), json.RawMessage(`{"correct":false,"want":"0.02"}`)
+		for _, v := range []json.RawMessage{first, second} {
+			kept, err := a.SetVerdict(ctx, p.ID, v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(kept, first) {
+				t.Errorf("SetVerdict(%s): kept %s, want the first, %s", v, kept, first)
+			}
+		}
+		got, err := a.Predictions(ctx, "b1", "q1")
+		if err != nil || len(got) != 1 || !bytes.Equal(got[0].Verdict, first) {
+			t.Errorf("Predictions: got %+v, %v; want one with verdict %s", got, err, first)
+		}
+		if _, err := a.SetVerdict(ctx, p.ID+100, first); !errors.Is(err, ErrNotFound) {
+			t.Errorf("SetVerdict of a missing id: got %v, want ErrNotFound", err)
+		}
+		if _, err := a.SetVerdict(ctx, p.ID, json.RawMessage(`{`)); err == nil {
+			t.Error("SetVerdict stored invalid JSON")
+		}
+	})
+}
+
+// StartedAfter and Oldest find the first run after a moment.
+func TestListStartedAfterOldest(t *testing.T) {
+	forEach(t, func(t *testing.T, b backend) {
+		a := openFresh(t, b)
+		ctx := context.Background()
+		t0 := time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)
+		for i := range 4 {
+			r := &Run{Kind: "bench", Spec: "bench", Source: "cell", Cell: "c", Started: t0.Add(time.Duration(i) * time.Second), Line: i}
+			if _, err := a.Add(ctx, r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := a.List(ctx, Query{Cell: "c", StartedAfter: t0.Add(time.Second), Oldest: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var lines []int
+		for _, r := range got {
+			lines = append(lines, r.Line)
+		}
+		if fmt.Sprint(lines) != "[2 3]" {
+			t.Errorf("runs started after t0+1s, oldest first: got lines %v, want [2 3]", lines)
 		}
 	})
 }

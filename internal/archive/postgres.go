@@ -55,7 +55,7 @@ func openPostgres(ctx context.Context, target string, logf func(string, ...any))
 		db.Close()
 		return nil, fmt.Errorf("archive: connecting to %s: %w", where, err)
 	}
-	s := &sqlStore{db: db, d: postgresDialect, where: where}
+	s := &sqlStore{db: db, d: postgresDialect, where: where, group: newCommitter()}
 	if err := s.migrate(ctx, logf); err != nil {
 		db.Close()
 		return nil, err

@@ -25,6 +25,9 @@ type Room struct {
 	Created   time.Time `json:"created"`
 	Closed    time.Time `json:"closed"`  // zero while open
 	Expires   time.Time `json:"expires"` // the last presenter action plus the room's time to live
+	// PresenterHash is the SHA-256 (hex) of the room's presenter secret;
+	// never exported.
+	PresenterHash string `json:"-"`
 }
 
 // Poll is one quiz opened to a room.
@@ -55,9 +58,13 @@ type BoardEntry struct {
 	At       time.Time          `json:"at"`
 	Kind     string             `json:"kind"`     // probe or bench
 	Measures map[string]float64 `json:"measures"` // the board's values taken from Result
-	Result   json.RawMessage    `json:"result"`
-	Label    string             `json:"label"`
-	AddrHash string             `json:"addr_hash"` // a hash of the sharer's address and the room: counts shares, names no one
+	// Conditions are the sharer's machine and run as the board shows
+	// them (os, fs, device, ...), taken from Result once, when shared.
+	// They are kept as JSON, and passed on as they are.
+	Conditions json.RawMessage `json:"conditions"`
+	Result     json.RawMessage `json:"result"` // BoardEntries leaves it out; BoardResult reads it
+	Label      string          `json:"label"`
+	AddrHash   string          `json:"addr_hash"` // a hash of the sharer's address and the room: counts shares, names no one
 }
 
 // RoomArchive is the part of Archive that records rooms.
@@ -85,8 +92,17 @@ type RoomArchive interface {
 	PutRoomPrediction(ctx context.Context, p *RoomPrediction) error
 	// AddBoardEntry stores e and sets e.ID.
 	AddBoardEntry(ctx context.Context, e *BoardEntry) (int64, error)
-	// BoardEntries returns a room's board, oldest first.
+	// BoardEntries returns a room's board, oldest first, without the
+	// stored results: reading it costs in proportion to the entries, not
+	// their bytes. (An entry stored before conditions were kept comes
+	// with its Result and no Conditions.)
 	BoardEntries(ctx context.Context, room int64) ([]BoardEntry, error)
+	// BoardResult returns one entry's stored result, or an error
+	// wrapping ErrNotFound.
+	BoardResult(ctx context.Context, room, id int64) (json.RawMessage, error)
+	// DeleteBoardEntry removes one entry from a room's board; an entry
+	// that is not there is an error wrapping ErrNotFound.
+	DeleteBoardEntry(ctx context.Context, room, id int64) error
 }
 
 const roomsMigration = `CREATE TABLE rooms (
@@ -130,6 +146,19 @@ const roomsMigration = `CREATE TABLE rooms (
 	);
 	CREATE INDEX board_entries_room ON board_entries (room, id)`
 
+// roomsMigration3 keeps a hash of each room's presenter secret, and each
+// board entry's conditions beside its measures, and its result (up to 64 KiB) in a table of its own, so
+// reading a board reads small rows and decodes no result. (In a row of
+// board_entries the result lay before label and addr_hash: SQLite had to
+// walk its overflow pages to reach them.) An entry stored before keeps
+// its result in board_entries and has no conditions.
+const roomsMigration3 = `ALTER TABLE rooms ADD COLUMN presenter_hash TEXT NOT NULL DEFAULT '';
+	ALTER TABLE board_entries ADD COLUMN conditions TEXT NOT NULL DEFAULT '';
+	CREATE TABLE board_results (
+		entry BIGINT PRIMARY KEY,
+		result TEXT NOT NULL
+	)`
+
 func boolInt(b bool) int {
 	if b {
 		return 1
@@ -164,8 +193,8 @@ func (s *sqlStore) AddRoom(ctx context.Context, r *Room) (int64, error) {
 	if r == nil || r.Code == "" || r.Lesson == "" {
 		return 0, fmt.Errorf("archive: a room needs a code and a lesson")
 	}
-	id, err := s.insertID(ctx, "a room", `INSERT INTO rooms (code, lesson, section, allow_runs, created, closed, expires) VALUES (?,?,?,?,?,?,?) RETURNING id`,
-		r.Code, r.Lesson, r.Section, boolInt(r.AllowRuns), nanos(r.Created), nanos(r.Closed), nanos(r.Expires))
+	id, err := s.insertID(ctx, "a room", `INSERT INTO rooms (code, lesson, section, allow_runs, created, closed, expires, presenter_hash) VALUES (?,?,?,?,?,?,?,?) RETURNING id`,
+		r.Code, r.Lesson, r.Section, boolInt(r.AllowRuns), nanos(r.Created), nanos(r.Closed), nanos(r.Expires), r.PresenterHash)
 	r.ID = id
 	return id, err
 }
@@ -191,7 +220,7 @@ func (s *sqlStore) queryEach(ctx context.Context, stmt string, args []any, scan 
 	return rows.Err()
 }
 
-const roomColumns = `id, code, lesson, section, allow_runs, created, closed, expires`
+const roomColumns = `id, code, lesson, section, allow_runs, created, closed, expires, presenter_hash`
 
 func (s *sqlStore) queryRooms(ctx context.Context, stmt string, args ...any) ([]Room, error) {
 	var out []Room
@@ -200,7 +229,7 @@ func (s *sqlStore) queryRooms(ctx context.Context, stmt string, args ...any) ([]
 			var r Room
 			var allow int
 			var created, closed, expires int64
-			if err := rows.Scan(&r.ID, &r.Code, &r.Lesson, &r.Section, &allow, &created, &closed, &expires); err != nil {
+			if err := rows.Scan(&r.ID, &r.Code, &r.Lesson, &r.Section, &allow, &created, &closed, &expires, &r.PresenterHash); err != nil {
 				return err
 			}
 			r.AllowRuns = allow != 0
@@ -312,11 +341,17 @@ func (s *sqlStore) PutRoomPrediction(ctx context.Context, p *RoomPrediction) err
 		return fmt.Errorf("archive: a room prediction needs a poll and a browser")
 	}
 	if p.At.IsZero() {
-		p.At = time.Now()
+		p.At = time.Now() // when accepted, not when its group commits
 	}
-	return s.exec(ctx, fmt.Sprintf("storing a prediction for poll %d", p.Poll),
-		`INSERT INTO room_predictions (poll, browser, value, at) VALUES (?,?,?,?) ON CONFLICT (poll, browser) DO UPDATE SET value = excluded.value, at = excluded.at`,
-		p.Poll, p.Browser, p.Value, nanos(p.At))
+	err := s.grouped(func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, s.d.rebind(`INSERT INTO room_predictions (poll, browser, value, at) VALUES (?,?,?,?) ON CONFLICT (poll, browser) DO UPDATE SET value = excluded.value, at = excluded.at`),
+			p.Poll, p.Browser, p.Value, nanos(p.At))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("archive: storing a prediction for poll %d in %s: %w", p.Poll, s.where, err)
+	}
+	return nil
 }
 
 // AddBoardEntry implements Archive.
@@ -328,29 +363,54 @@ func (s *sqlStore) AddBoardEntry(ctx context.Context, e *BoardEntry) (int64, err
 	if err != nil {
 		return 0, fmt.Errorf("archive: board entry measures: %w", err)
 	}
+	c := e.Conditions
+	if len(c) == 0 {
+		c = json.RawMessage(`{}`)
+	}
+	if !json.Valid(c) {
+		return 0, fmt.Errorf("archive: board entry conditions: not JSON")
+	}
 	if e.At.IsZero() {
 		e.At = time.Now()
 	}
-	id, err := s.insertID(ctx, "a board entry", `INSERT INTO board_entries (room, at, kind, measures, result, label, addr_hash) VALUES (?,?,?,?,?,?,?) RETURNING id`,
-		e.Room, nanos(e.At), e.Kind, string(m), string(e.Result), e.Label, e.AddrHash)
+	var id int64
+	err = s.grouped(func(tx *sql.Tx) error {
+		err := tx.QueryRowContext(ctx, s.d.rebind(`INSERT INTO board_entries (room, at, kind, measures, conditions, result, label, addr_hash) VALUES (?,?,?,?,?,'',?,?) RETURNING id`),
+			e.Room, nanos(e.At), e.Kind, string(m), string(c), e.Label, e.AddrHash).Scan(&id)
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, s.d.rebind(`INSERT INTO board_results (entry, result) VALUES (?,?)`), id, string(e.Result))
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("archive: adding a board entry to %s: %w", s.where, err)
+	}
 	e.ID = id
-	return id, err
+	return id, nil
 }
 
 // BoardEntries implements Archive.
 func (s *sqlStore) BoardEntries(ctx context.Context, room int64) ([]BoardEntry, error) {
 	var out []BoardEntry
 	err := s.use(func() error {
-		return s.queryEach(ctx, `SELECT id, room, at, kind, measures, result, label, addr_hash FROM board_entries WHERE room = ? ORDER BY id`, []any{room}, func(rows *sql.Rows) error {
+		return s.queryEach(ctx, `SELECT id, room, at, kind, measures, conditions, CASE WHEN conditions = '' THEN result ELSE '' END, label, addr_hash
+			FROM board_entries WHERE room = ? ORDER BY id`, []any{room}, func(rows *sql.Rows) error {
 			var e BoardEntry
 			var at int64
-			var measures, result string
-			if err := rows.Scan(&e.ID, &e.Room, &at, &e.Kind, &measures, &result, &e.Label, &e.AddrHash); err != nil {
+			var measures, conditions, result string
+			if err := rows.Scan(&e.ID, &e.Room, &at, &e.Kind, &measures, &conditions, &result, &e.Label, &e.AddrHash); err != nil {
 				return err
 			}
-			e.At, e.Result = fromNanos(at), raw(result)
+			e.At = fromNanos(at)
+			if result != "" {
+				e.Result = raw(result)
+			}
 			if err := json.Unmarshal([]byte(measures), &e.Measures); err != nil {
 				return errors.Join(fmt.Errorf("board entry %d: measures", e.ID), err)
+			}
+			if conditions != "" {
+				e.Conditions = raw(conditions)
 			}
 			out = append(out, e)
 			return nil
@@ -360,4 +420,50 @@ func (s *sqlStore) BoardEntries(ctx context.Context, room int64) ([]BoardEntry, 
 		return nil, fmt.Errorf("archive: reading room %d's board from %s: %w", room, s.where, err)
 	}
 	return out, nil
+}
+
+// BoardResult implements Archive.
+func (s *sqlStore) BoardResult(ctx context.Context, room, id int64) (json.RawMessage, error) {
+	var result string
+	err := s.use(func() error {
+		return s.db.QueryRowContext(ctx, s.d.rebind(`SELECT COALESCE(r.result, e.result) FROM board_entries e LEFT JOIN board_results r ON r.entry = e.id
+			WHERE e.room = ? AND e.id = ?`), room, id).Scan(&result)
+	})
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("%w: board entry %d of room %d is not in %s", ErrNotFound, id, room, s.where)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("archive: reading board entry %d from %s: %w", id, s.where, err)
+	}
+	return raw(result), nil
+}
+
+// DeleteBoardEntry implements Archive.
+func (s *sqlStore) DeleteBoardEntry(ctx context.Context, room, id int64) error {
+	var n int64
+	err := s.use(func() error {
+		tx, err := s.db.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		res, err := tx.ExecContext(ctx, s.d.rebind(`DELETE FROM board_entries WHERE room = ? AND id = ?`), room, id)
+		if err != nil {
+			return err
+		}
+		if n, err = res.RowsAffected(); err != nil || n == 0 {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, s.d.rebind(`DELETE FROM board_results WHERE entry = ?`), id); err != nil {
+			return err
+		}
+		return tx.Commit()
+	})
+	if err != nil {
+		return fmt.Errorf("archive: removing board entry %d from %s: %w", id, s.where, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("%w: board entry %d of room %d is not in %s", ErrNotFound, id, room, s.where)
+	}
+	return nil
 }

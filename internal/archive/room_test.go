@@ -48,9 +48,23 @@ func TestRooms(t *testing.T) {
 			t.Fatal(err)
 		}
 		e := &BoardEntry{Room: live.ID, At: now, Kind: "probe", Measures: map[string]float64{"fdatasync_p50": 210000},
-			Result: json.RawMessage(`{"kind":"probe"}`), Label: "lab 3", AddrHash: "ab12"}
+			Conditions: json.RawMessage(`{"fs":"ext4","rotational":true}`),
+			Result:     json.RawMessage(`{"kind":"probe"}`), Label: "lab 3", AddrHash: "ab12"}
 		if _, err := a.AddBoardEntry(ctx, e); err != nil {
 			t.Fatal(err)
+		}
+		gone2 := &BoardEntry{Room: live.ID, At: now, Kind: "probe", Measures: map[string]float64{"fdatasync_p50": 1}, Result: json.RawMessage(`{}`)}
+		if _, err := a.AddBoardEntry(ctx, gone2); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.DeleteBoardEntry(ctx, live.ID, gone2.ID); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.DeleteBoardEntry(ctx, live.ID, gone2.ID); !errors.Is(err, ErrNotFound) {
+			t.Errorf("deleting it again: got %v, want ErrNotFound", err)
+		}
+		if err := a.DeleteBoardEntry(ctx, shut.ID, e.ID); !errors.Is(err, ErrNotFound) {
+			t.Errorf("deleting an entry through another room: got %v, want ErrNotFound", err)
 		}
 		a.Close()
 		a = open(t, target, dir)
@@ -81,8 +95,18 @@ func TestRooms(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(board) != 1 || board[0].Measures["fdatasync_p50"] != 210000 || board[0].Label != "lab 3" || string(board[0].Result) != `{"kind":"probe"}` {
-			t.Fatalf("BoardEntries: got %+v", board)
+		if len(board) != 1 || board[0].Measures["fdatasync_p50"] != 210000 || board[0].Label != "lab 3" || board[0].Result != nil ||
+			string(board[0].Conditions) != `{"fs":"ext4","rotational":true}` {
+			t.Fatalf("BoardEntries: got %+v, want the one entry with its conditions and without its result", board)
+		}
+		if res, err := a.BoardResult(ctx, live.ID, e.ID); err != nil || string(res) != `{"kind":"probe"}` {
+			t.Fatalf("BoardResult: got %s, %v", res, err)
+		}
+		// An entry stored before its conditions were kept comes with its result.
+		rawExec(t, a, `UPDATE board_entries SET conditions = '', result = '{"kind":"probe"}'`)
+		rawExec(t, a, `DELETE FROM board_results`)
+		if board, err := a.BoardEntries(ctx, live.ID); err != nil || len(board) != 1 || board[0].Conditions != nil || string(board[0].Result) != `{"kind":"probe"}` {
+			t.Fatalf("BoardEntries of an entry without conditions: got %+v, %v; want its result", board, err)
 		}
 		if _, err := a.GetRoom(ctx, 999999); !errors.Is(err, ErrNotFound) {
 			t.Errorf("GetRoom(999999): got %v, want ErrNotFound", err)

@@ -61,13 +61,14 @@ func openSQLiteFile(ctx context.Context, path string, logf func(string, ...any))
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", sqliteBusyTimeout.Milliseconds()))
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(FULL)")
+	q.Add("_pragma", fmt.Sprintf("journal_size_limit(%d)", walCheckpointBytes))
 	q.Add("_txlock", "immediate")
 	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("archive: %s: %w", path, err)
 	}
-	s := &sqlStore{db: db, d: sqliteDialect, where: path}
+	s := &sqlStore{db: db, d: sqliteDialect, where: path, group: newCommitter()}
 	if err := s.check(ctx); err != nil {
 		db.Close()
 		return nil, err

@@ -25,6 +25,7 @@ type sqlStore struct {
 	mu      sync.RWMutex // guards closed
 	closed  bool
 	onClose func() error // runs after db.Close; may be nil
+	group   *committer   // the group commit of flood-prone writes (group.go)
 }
 
 // dialect is what differs between SQLite and PostgreSQL.
@@ -85,6 +86,14 @@ var migrations = []string{
 	CREATE INDEX predictions_browser_quiz ON predictions (browser, quiz, id);`,
 	// 2: rooms (live classes), their polls and predictions, and the class board.
 	roomsMigration,
+	// 3: which line of its cell a run was and whether it was the lesson's
+	// own (Run.Line, Run.Own), and a prediction's kept grade.
+	`ALTER TABLE runs ADD COLUMN line INTEGER NOT NULL DEFAULT -1;
+	ALTER TABLE runs ADD COLUMN own INTEGER NOT NULL DEFAULT 0;
+	ALTER TABLE predictions ADD COLUMN verdict TEXT NOT NULL DEFAULT ''`,
+	// 4: a hash of each room's presenter secret; each board entry's
+	// conditions beside its measures, its result in a table of its own.
+	roomsMigration3,
 }
 
 // migrate brings the database to schemaVersion in one transaction, or
@@ -175,11 +184,14 @@ func raw(s string) json.RawMessage {
 	return json.RawMessage(s)
 }
 
-const runColumns = `kind, spec, spec_full, engine, sync, workload, result, probe, timeline, source, lesson, cell, quiz, browser, version, host, started, ended`
+const runColumns = `kind, spec, spec_full, engine, sync, workload, result, probe, timeline, source, lesson, cell, quiz, browser, version, host, started, ended, line, own`
+
+// insertRun is the statement that stores one run, its id returned.
+const insertRun = `INSERT INTO runs (` + runColumns + `) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id`
 
 func runArgs(r *Run) []any {
 	return []any{r.Kind, r.Spec, r.SpecFull, r.Engine, r.Sync, r.Workload, text(r.Result), text(r.Probe), text(r.Timeline),
-		r.Source, r.Lesson, r.Cell, r.Quiz, r.Browser, r.Version, r.Host, nanos(r.Started), nanos(r.Ended)}
+		r.Source, r.Lesson, r.Cell, r.Quiz, r.Browser, r.Version, r.Host, nanos(r.Started), nanos(r.Ended), r.Line, boolInt(r.Own)}
 }
 
 // Add implements Archive.
@@ -189,8 +201,7 @@ func (s *sqlStore) Add(ctx context.Context, r *Run) (int64, error) {
 	}
 	var id int64
 	err := s.use(func() error {
-		q := `INSERT INTO runs (` + runColumns + `) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id`
-		return s.db.QueryRowContext(ctx, s.d.rebind(q), runArgs(r)...).Scan(&id)
+		return s.db.QueryRowContext(ctx, s.d.rebind(insertRun), runArgs(r)...).Scan(&id)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("archive: adding a %s run to %s: %w", r.Kind, s.where, err)
@@ -207,7 +218,7 @@ func (s *sqlStore) addBatch(ctx context.Context, runs []*Run) error {
 			return err
 		}
 		defer tx.Rollback()
-		st, err := tx.PrepareContext(ctx, s.d.rebind(`INSERT INTO runs (`+runColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id`))
+		st, err := tx.PrepareContext(ctx, s.d.rebind(insertRun))
 		if err != nil {
 			return err
 		}
@@ -246,11 +257,11 @@ func checkRun(r *Run) error {
 func (s *sqlStore) Get(ctx context.Context, id int64) (*Run, error) {
 	r := &Run{ID: id}
 	var result, probe, timeline string
-	var started, ended int64
+	var started, ended, own int64
 	err := s.use(func() error {
 		return s.db.QueryRowContext(ctx, s.d.rebind(`SELECT `+runColumns+` FROM runs WHERE id = ?`), id).Scan(
 			&r.Kind, &r.Spec, &r.SpecFull, &r.Engine, &r.Sync, &r.Workload, &result, &probe, &timeline,
-			&r.Source, &r.Lesson, &r.Cell, &r.Quiz, &r.Browser, &r.Version, &r.Host, &started, &ended)
+			&r.Source, &r.Lesson, &r.Cell, &r.Quiz, &r.Browser, &r.Version, &r.Host, &started, &ended, &r.Line, &own)
 	})
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("%w: run %d is not in %s", ErrNotFound, id, s.where)
@@ -259,7 +270,7 @@ func (s *sqlStore) Get(ctx context.Context, id int64) (*Run, error) {
 		return nil, fmt.Errorf("archive: reading run %d from %s: %w", id, s.where, err)
 	}
 	r.Result, r.Probe, r.Timeline = raw(result), raw(probe), raw(timeline)
-	r.Started, r.Ended = fromNanos(started), fromNanos(ended)
+	r.Started, r.Ended, r.Own = fromNanos(started), fromNanos(ended), own != 0
 	return r, nil
 }
 
@@ -280,28 +291,36 @@ func (s *sqlStore) List(ctx context.Context, q Query) ([]Run, error) {
 		where = append(where, "id < ?")
 		args = append(args, q.Before)
 	}
+	if !q.StartedAfter.IsZero() {
+		where = append(where, "started > ?")
+		args = append(args, nanos(q.StartedAfter))
+	}
 	limit := q.Limit
 	if limit <= 0 {
 		limit = DefaultLimit
 	}
 	limit = min(limit, MaxLimit)
-	stmt := `SELECT id, kind, spec, spec_full, engine, sync, workload, result, source, lesson, cell, quiz, browser, version, host, started, ended FROM runs`
+	stmt := `SELECT id, kind, spec, spec_full, engine, sync, workload, result, source, lesson, cell, quiz, browser, version, host, started, ended, line, own FROM runs`
 	if len(where) > 0 {
 		stmt += " WHERE " + strings.Join(where, " AND ")
 	}
-	stmt += " ORDER BY id DESC LIMIT " + strconv.Itoa(limit)
+	order := " ORDER BY id DESC"
+	if q.Oldest {
+		order = " ORDER BY id"
+	}
+	stmt += order + " LIMIT " + strconv.Itoa(limit)
 	var out []Run
 	err := s.use(func() error {
 		return s.queryEach(ctx, stmt, args, func(rows *sql.Rows) error {
 			var r Run
 			var result string
-			var started, ended int64
+			var started, ended, own int64
 			if err := rows.Scan(&r.ID, &r.Kind, &r.Spec, &r.SpecFull, &r.Engine, &r.Sync, &r.Workload, &result,
-				&r.Source, &r.Lesson, &r.Cell, &r.Quiz, &r.Browser, &r.Version, &r.Host, &started, &ended); err != nil {
+				&r.Source, &r.Lesson, &r.Cell, &r.Quiz, &r.Browser, &r.Version, &r.Host, &started, &ended, &r.Line, &own); err != nil {
 				return err
 			}
 			r.Result = raw(result)
-			r.Started, r.Ended = fromNanos(started), fromNanos(ended)
+			r.Started, r.Ended, r.Own = fromNanos(started), fromNanos(ended), own != 0
 			out = append(out, r)
 			return nil
 		})
@@ -318,11 +337,11 @@ func (s *sqlStore) AddPrediction(ctx context.Context, p *Prediction) (int64, err
 		return 0, fmt.Errorf("archive: a prediction needs a browser and a quiz")
 	}
 	if p.At.IsZero() {
-		p.At = time.Now()
+		p.At = time.Now() // when accepted, not when its group commits
 	}
 	var id int64
-	err := s.use(func() error {
-		return s.db.QueryRowContext(ctx, s.d.rebind(`INSERT INTO predictions (browser, lesson, quiz, value, at) VALUES (?,?,?,?,?) RETURNING id`),
+	err := s.grouped(func(tx *sql.Tx) error {
+		return tx.QueryRowContext(ctx, s.d.rebind(`INSERT INTO predictions (browser, lesson, quiz, value, at) VALUES (?,?,?,?,?) RETURNING id`),
 			p.Browser, p.Lesson, p.Quiz, p.Value, nanos(p.At)).Scan(&id)
 	})
 	if err != nil {
@@ -336,13 +355,14 @@ func (s *sqlStore) AddPrediction(ctx context.Context, p *Prediction) (int64, err
 func (s *sqlStore) Predictions(ctx context.Context, browser, quiz string) ([]Prediction, error) {
 	var out []Prediction
 	err := s.use(func() error {
-		return s.queryEach(ctx, `SELECT id, browser, lesson, quiz, value, at FROM predictions WHERE browser = ? AND quiz = ? ORDER BY id`, []any{browser, quiz}, func(rows *sql.Rows) error {
+		return s.queryEach(ctx, `SELECT id, browser, lesson, quiz, value, at, verdict FROM predictions WHERE browser = ? AND quiz = ? ORDER BY id`, []any{browser, quiz}, func(rows *sql.Rows) error {
 			var p Prediction
 			var at int64
-			if err := rows.Scan(&p.ID, &p.Browser, &p.Lesson, &p.Quiz, &p.Value, &at); err != nil {
+			var verdict string
+			if err := rows.Scan(&p.ID, &p.Browser, &p.Lesson, &p.Quiz, &p.Value, &at, &verdict); err != nil {
 				return err
 			}
-			p.At = fromNanos(at)
+			p.At, p.Verdict = fromNanos(at), raw(verdict)
 			out = append(out, p)
 			return nil
 		})
@@ -353,11 +373,34 @@ func (s *sqlStore) Predictions(ctx context.Context, browser, quiz string) ([]Pre
 	return out, nil
 }
 
+// SetVerdict implements Archive: the UPDATE sets the verdict only where
+// none is kept, so of two graders racing the first one's verdict stays.
+func (s *sqlStore) SetVerdict(ctx context.Context, id int64, verdict json.RawMessage) (json.RawMessage, error) {
+	if len(verdict) == 0 || !json.Valid(verdict) {
+		return nil, fmt.Errorf("archive: prediction %d: a verdict must be valid JSON", id)
+	}
+	var kept string
+	err := s.use(func() error {
+		if _, err := s.db.ExecContext(ctx, s.d.rebind(`UPDATE predictions SET verdict = ? WHERE id = ? AND verdict = ''`), text(verdict), id); err != nil {
+			return err
+		}
+		return s.db.QueryRowContext(ctx, s.d.rebind(`SELECT verdict FROM predictions WHERE id = ?`), id).Scan(&kept)
+	})
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("%w: prediction %d is not in %s", ErrNotFound, id, s.where)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("archive: keeping the verdict of prediction %d in %s: %w", id, s.where, err)
+	}
+	return raw(kept), nil
+}
+
 // Where implements Archive.
 func (s *sqlStore) Where() string { return s.where }
 
 // Close implements Archive.
 func (s *sqlStore) Close() error {
+	s.stopGroup()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {

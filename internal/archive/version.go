@@ -11,7 +11,8 @@ import (
 )
 
 // Version is this labserver's version, from the build info: the module
-// version when built from a tagged module, else "devel", followed by
+// version when built from a tagged module, else the release name `make
+// dist` stamped, else "devel", followed by
 // "+" and the short commit when the build recorded one, and "-dirty"
 // when the tree had uncommitted changes. A build that recorded no commit
 // (go build -buildvcs=false, or outside a repository) gets "+bin." and
@@ -21,6 +22,9 @@ import (
 func Version() string {
 	versionOnce.Do(func() {
 		version = versionFrom(debug.ReadBuildInfo())
+		if rest, ok := strings.CutPrefix(version, "devel"); ok && release != "" {
+			version = release + rest
+		}
 		if !strings.Contains(version, "+") {
 			if h := exeHash(); h != "" {
 				version += "+bin." + h
@@ -53,6 +57,34 @@ var (
 	versionOnce sync.Once
 	version     string
 )
+
+// release names a release build in place of "devel": `make dist` sets it
+// with -ldflags "-X kvlab/internal/archive.release=NAME".
+var release string
+
+// Commit is the full commit the binary was built from, "" when the build
+// recorded none; with "-dirty" when the tree had uncommitted changes.
+func Commit() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	var rev, dirty string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = "-dirty"
+			}
+		}
+	}
+	if rev == "" {
+		return ""
+	}
+	return rev + dirty
+}
 
 func versionFrom(bi *debug.BuildInfo, ok bool) string {
 	if !ok || bi == nil {

@@ -43,7 +43,8 @@ type Share struct {
 // CheckShare decodes a shared result strictly against the JSON contract
 // (harness's result types, unknown fields refused): a probe, a bench, or
 // an array of bench results (sweep, -repeat). Other kinds are refused
-// with an error wrapping ErrBadShare.
+// with an error wrapping ErrBadShare; a rate or latency outside the
+// physical bounds (bounds.go) with one wrapping ErrOutOfBounds.
 func CheckShare(raw json.RawMessage) (*Share, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
@@ -61,6 +62,9 @@ func CheckShare(raw json.RawMessage) (*Share, error) {
 			if r == nil || r.Kind != "bench" {
 				return nil, fmt.Errorf("%w: result[%d]: an array holds bench results only", ErrBadShare, i)
 			}
+			if err := checkAll(benchBounds(fmt.Sprintf("result[%d]", i), r)); err != nil {
+				return nil, err
+			}
 		}
 		return benchShare(rs), nil
 	}
@@ -76,11 +80,17 @@ func CheckShare(raw json.RawMessage) (*Share, error) {
 		if err := strictDecode(raw, &p); err != nil {
 			return nil, fmt.Errorf("%w: probe result: %v", ErrBadShare, err)
 		}
+		if err := checkAll(probeBounds(&p)); err != nil {
+			return nil, err
+		}
 		return probeShare(&p), nil
 	case "bench":
 		var b harness.BenchResult
 		if err := strictDecode(raw, &b); err != nil {
 			return nil, fmt.Errorf("%w: bench result: %v", ErrBadShare, err)
+		}
+		if err := checkAll(benchBounds("result", &b)); err != nil {
+			return nil, err
 		}
 		return benchShare([]*harness.BenchResult{&b}), nil
 	}

@@ -93,32 +93,63 @@ func TestHistogram(t *testing.T) {
 	for i := 1; i <= 100; i++ {
 		vals = append(vals, float64(i))
 	}
-	vals = append(vals, 1e9) // an outlier: clamped into the last bin
+	vals = append(vals, 1e9) // an outlier: above the range
 	h := NewHistogram(vals, nil)
 	if len(h.Edges) != Bins+1 || len(h.Counts) != Bins {
 		t.Fatalf("got %d edges and %d counts, want %d and %d", len(h.Edges), len(h.Counts), Bins+1, Bins)
 	}
-	if h.Edges[0] != 6 || h.Edges[Bins] != 96 {
-		t.Errorf("edges %v..%v: want the 5th (6) to the 95th percentile (96) of 101 values", h.Edges[0], h.Edges[Bins])
+	if h.Edges[0] != 3 || h.Edges[Bins] != 99 || !h.Log {
+		t.Errorf("edges %v..%v (log %v): want log bins from the 2nd (3) to the 98th percentile (99) of 101 values", h.Edges[0], h.Edges[Bins], h.Log)
 	}
-	total := 0
+	total := h.Below + h.Above
 	for _, c := range h.Counts {
 		total += c
 	}
-	if total != len(vals) {
-		t.Errorf("counts add up to %d, want every value (%d)", total, len(vals))
+	if total != len(vals) || h.Below != 2 || h.Above != 2 {
+		t.Errorf("counts %v, %d below, %d above: want every value once, 2 below (1, 2) and 2 above (100, 1e9)", h.Counts, h.Below, h.Above)
 	}
 	m := 500.0
 	h = NewHistogram(vals, &m)
-	if h.Edges[Bins] != 500 {
-		t.Errorf("with measured 500: top edge %v, want 500", h.Edges[Bins])
+	if h.Edges[Bins] != 500 || h.Above != 1 {
+		t.Errorf("with measured 500: top edge %v, %d above; want 500 and only 1e9 above", h.Edges[Bins], h.Above)
 	}
 	one := NewHistogram([]float64{3, 3, 3}, nil)
-	if one.Edges[0] >= 3 || one.Edges[Bins] <= 3 || one.Counts[Bins/2] != 3 {
+	if one.Edges[0] >= 3 || one.Edges[Bins] <= 3 || one.Counts[Bins/2-1]+one.Counts[Bins/2] != 3 {
 		t.Errorf("equal values: got %+v, want a range around 3 with them in the middle", one)
 	}
 	if e := NewHistogram(nil, nil); len(e.Edges) != 0 || e.Counts == nil {
 		t.Errorf("no values: got %+v, want empty edges and counts", e)
+	}
+	neg := NewHistogram([]float64{-5, 0, 5}, nil)
+	if neg.Log || neg.Edges[0] != -5 || neg.Edges[Bins] != 5 || neg.Counts[0] != 1 || neg.Counts[Bins/2] != 1 || neg.Counts[Bins-1] != 1 {
+		t.Errorf("values around zero: got %+v, want linear bins from -5 to 5", neg)
+	}
+}
+
+// TestHistogramExtremesDoNotSquash: a few ballots at 1e15 among fifty
+// near 500 stay outside the range, and the fifty spread over the bins
+// (before, the range ran to 1e15 and all fifty shared the first bin).
+func TestHistogramExtremesDoNotSquash(t *testing.T) {
+	var vals []float64
+	for i := range 50 {
+		vals = append(vals, 300+float64(i)*8) // 300 .. 692
+	}
+	vals = append(vals, 1e15)
+	h := NewHistogram(vals, nil)
+	if h.Above != 1 || h.Edges[Bins] > 1000 {
+		t.Fatalf("got edges %v..%v, %d above; want the range to end near 700 with 1e15 above it", h.Edges[0], h.Edges[Bins], h.Above)
+	}
+	used := 0
+	for _, c := range h.Counts {
+		if c > 0 {
+			used++
+		}
+		if c > 10 {
+			t.Errorf("a bin holds %d of 50 spread values: %v", c, h.Counts)
+		}
+	}
+	if used < 8 {
+		t.Errorf("50 values spread over %d bins (%v), want most of the 10", used, h.Counts)
 	}
 }
 
@@ -305,5 +336,45 @@ func TestLimiter(t *testing.T) {
 	}
 	if !l.Allow("a", t0.Add(time.Minute)) || l.Over("a", t0.Add(time.Minute)) {
 		t.Fatal("the next window: refused, want allowed")
+	}
+}
+
+// TestCheckShareBounds: a finite but impossible figure is refused with
+// ErrOutOfBounds, naming the field; the bounds themselves pass.
+func TestCheckShareBounds(t *testing.T) {
+	bench, _ := os.ReadFile("testdata/bench.json")
+	probe, _ := os.ReadFile("testdata/probe.json")
+	for _, c := range []struct {
+		name      string
+		file      []byte
+		old, new  string
+		wantField string // "" when it must pass
+	}{
+		{"ops/s at 1.7e308", bench, `"ops_per_sec": 4527.2088648182225`, `"ops_per_sec": 1.7e308`, "result.ops_per_sec"},
+		{"ops/s at the bound", bench, `"ops_per_sec": 4527.2088648182225`, `"ops_per_sec": 1e9`, ""},
+		{"ops/s just past the bound", bench, `"ops_per_sec": 4527.2088648182225`, `"ops_per_sec": 1.0000001e9`, "result.ops_per_sec"},
+		{"negative ops/s", bench, `"ops_per_sec": 4527.2088648182225`, `"ops_per_sec": -1`, "result.ops_per_sec"},
+		{"ops/s at 5e-324", bench, `"ops_per_sec": 4527.2088648182225`, `"ops_per_sec": 5e-324`, ""},
+		{"p99 of a year", bench, `"p99_ns": 447128`, `"p99_ns": 31536000000000000`, "result.latency.put.p99_ns"},
+		{"negative probe p50", probe, `"p50_ns": 210000`, `"p50_ns": -5`, "result.write_fdatasync.p50_ns"},
+		{"probe ops/s past the bound", probe, `"ops_per_sec": 4509.62661763999`, `"ops_per_sec": 1e300`, "result.write_fdatasync.ops_per_sec"},
+		{"a sweep's second result", []byte("[" + string(bench) + "," + strings.Replace(string(bench), `"units_per_sec": 4527.2088648182225`, `"units_per_sec": 2e9`, 1) + "]"), "", "", "result[1].units_per_sec"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := c.file
+			if c.old != "" {
+				if !bytes.Contains(b, []byte(c.old)) {
+					t.Fatalf("testdata has no %s", c.old)
+				}
+				b = bytes.Replace(b, []byte(c.old), []byte(c.new), 1)
+			}
+			_, err := CheckShare(b)
+			switch {
+			case c.wantField == "" && err != nil:
+				t.Errorf("got %v, want it accepted", err)
+			case c.wantField != "" && (!errors.Is(err, ErrOutOfBounds) || !strings.Contains(err.Error(), c.wantField+" ")):
+				t.Errorf("got %v, want ErrOutOfBounds naming %s", err, c.wantField)
+			}
+		})
 	}
 }

@@ -12,6 +12,13 @@ var (
 	// ErrBadShare is returned by CheckShare for a body that is not a
 	// probe or bench result as labserver emits it.
 	ErrBadShare = errors.New("classroom: not a shareable result")
+	// ErrOutOfBounds is returned by CheckShare for a result with a rate
+	// or latency that is negative or past its physical bound
+	// (MaxOpsPerSec, MaxLatencyNs).
+	ErrOutOfBounds = errors.New("classroom: a value outside physical bounds")
+	// ErrBallotCap is returned by Poll.Admit for a ballot over the poll's
+	// caps per address or per browser.
+	ErrBallotCap = errors.New("classroom: too many ballots")
 	// ErrClosed is returned by Hub.Join once the hub is closed.
 	ErrClosed = errors.New("classroom: the room is closed")
 )

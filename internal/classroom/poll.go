@@ -7,9 +7,11 @@ import (
 	"time"
 )
 
-// Poll states. A poll only moves forward: open -> measuring -> closed.
-// A run that fails leaves it measuring for good (Measured stays nil), so
-// a prediction can never follow a started measurement.
+// Poll states. A poll moves forward: open -> measuring -> closed. A run
+// that fails leaves it measuring for good (Measured stays nil), so a
+// prediction can never follow a started measurement. The one way back is
+// Reopen: a measurement the run queue refused never started (nothing
+// ran, no one saw a result), so the poll is open again.
 const (
 	PollOpen      = "open"
 	PollMeasuring = "measuring"
@@ -36,11 +38,37 @@ type Poll struct {
 	// Updates spaces out the prediction-driven updates.
 	Updates     Throttle
 	predictions map[string]float64
+	// The caps' counts (Admit), kept in memory only: the browsers that
+	// voted from each address, and each browser's ballots.
+	voters  map[string]map[string]bool
+	ballots map[string]int
 }
 
 // NewPoll returns an open poll.
 func NewPoll(key, quiz, question, unit string, opened time.Time) *Poll {
-	return &Poll{Key: key, Quiz: quiz, Question: question, Unit: unit, State: PollOpen, Opened: opened, predictions: map[string]float64{}}
+	return &Poll{Key: key, Quiz: quiz, Question: question, Unit: unit, State: PollOpen, Opened: opened, predictions: map[string]float64{},
+		voters: map[string]map[string]bool{}, ballots: map[string]int{}}
+}
+
+// Admit counts a ballot of browser from addr, or refuses it (an error
+// wrapping ErrBallotCap) when addr's browsers already voted perAddr
+// times in this poll (a new browser), or browser already cast perBrowser
+// ballots in it.
+func (p *Poll) Admit(addr, browser string, perAddr, perBrowser int) error {
+	if p.ballots[browser] >= perBrowser {
+		return fmt.Errorf("%w: this browser already voted %d times in poll %s, the most one browser may", ErrBallotCap, p.ballots[browser], p.Key)
+	}
+	vs := p.voters[addr]
+	if !vs[browser] && len(vs) >= perAddr {
+		return fmt.Errorf("%w: %d browsers from this address already voted in poll %s, the most one address may", ErrBallotCap, len(vs), p.Key)
+	}
+	if vs == nil {
+		vs = map[string]bool{}
+		p.voters[addr] = vs
+	}
+	vs[browser] = true
+	p.ballots[browser]++
+	return nil
 }
 
 // CheckPrediction refuses a value that is not finite or too large.
@@ -82,6 +110,17 @@ func (p *Poll) StartMeasuring(at time.Time) bool {
 		return false
 	}
 	p.State, p.MeasureStarted = PollMeasuring, at
+	return true
+}
+
+// Reopen opens a measuring poll again whose run was refused before it
+// was queued. It reports false (and changes nothing) for a poll that is
+// not measuring or already has its measured value.
+func (p *Poll) Reopen() bool {
+	if p.State != PollMeasuring || p.Measured != nil {
+		return false
+	}
+	p.State, p.MeasureStarted = PollOpen, time.Time{}
 	return true
 }
 
@@ -153,15 +192,23 @@ func (p *Poll) View() PollView {
 const Bins = 10
 
 // Histogram is Bins bins: Edges has Bins+1 entries, Counts Bins. Both are
-// empty when there is nothing to show.
+// empty when there is nothing to show. Values outside the edges are not
+// in any bin: Below and Above count them.
 type Histogram struct {
 	Edges  []float64 `json:"edges"`
 	Counts []int     `json:"counts"`
+	Below  int       `json:"below"` // values under Edges[0]
+	Above  int       `json:"above"` // values over Edges[Bins]
+	Log    bool      `json:"log"`   // the edges are spaced by a constant factor, not a constant step
 }
 
-// NewHistogram bins vals between their 5th and 95th percentiles
-// (nearest rank), widened to include measured when it is known; values
-// outside fall into the end bins.
+// NewHistogram bins vals between robust ends: their 2nd and 98th
+// percentiles (nearest rank), widened to include measured when it is
+// known, so a few extreme ballots (1e15 among answers near 500) fall
+// outside, counted in Below and Above, instead of squashing the rest
+// into one bin. When both ends are positive the bins are logarithmic
+// (each edge a constant factor above the one before: predictions of a
+// rate or a latency differ by factors); else linear.
 func NewHistogram(vals []float64, measured *float64) Histogram {
 	h := Histogram{Edges: []float64{}, Counts: []int{}}
 	if len(vals) == 0 && measured == nil {
@@ -171,27 +218,47 @@ func NewHistogram(vals []float64, measured *float64) Histogram {
 	slices.Sort(sorted)
 	var lo, hi float64
 	if len(sorted) > 0 {
-		lo, hi = nearestRank(sorted, 5), nearestRank(sorted, 95)
+		lo, hi = nearestRank(sorted, 2), nearestRank(sorted, 98)
 	} else {
 		lo, hi = *measured, *measured
 	}
 	if measured != nil {
 		lo, hi = min(lo, *measured), max(hi, *measured)
 	}
+	h.Log = lo > 0 && hi > 0
 	if lo == hi {
-		d := math.Max(math.Abs(lo)*0.1, 0.5)
-		lo, hi = lo-d, hi+d
+		if h.Log {
+			lo, hi = lo/1.5, hi*1.5
+		} else {
+			d := math.Max(math.Abs(lo)*0.1, 0.5)
+			lo, hi = lo-d, hi+d
+		}
 	}
-	width := (hi - lo) / Bins
 	h.Edges = make([]float64, Bins+1)
 	for i := range h.Edges {
-		h.Edges[i] = lo + float64(i)*width
+		f := float64(i) / Bins
+		if h.Log {
+			h.Edges[i] = math.Exp(math.Log(lo) + f*(math.Log(hi)-math.Log(lo)))
+		} else {
+			h.Edges[i] = lo + f*(hi-lo)
+		}
 	}
-	h.Edges[Bins] = hi
+	h.Edges[0], h.Edges[Bins] = lo, hi
 	h.Counts = make([]int, Bins)
 	for _, x := range sorted {
-		i := int((x - lo) / width)
-		h.Counts[min(max(i, 0), Bins-1)]++
+		switch {
+		case x < lo:
+			h.Below++
+		case x > hi:
+			h.Above++
+		default:
+			// Bin i holds [Edges[i], Edges[i+1]); the last also its top edge.
+			i, found := slices.BinarySearch(h.Edges, x)
+			if !found {
+				i--
+			}
+			h.Counts[min(i, Bins-1)]++
+		}
 	}
 	return h
 }

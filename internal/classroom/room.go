@@ -1,6 +1,10 @@
 package classroom
 
 import (
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
 	"sync"
 	"time"
 )
@@ -15,6 +19,11 @@ type Room struct {
 	Sections int    // sections of the lesson: 0..Sections-1
 	Created  time.Time
 	Hub      *Hub
+	// PresenterHash is the SHA-256 of the room's presenter secret, hex
+	// ("" for a room started before rooms had one: then only the
+	// server's presenter token presents it). Set before the room is
+	// registered; it never changes after.
+	PresenterHash string
 
 	mu        sync.Mutex
 	Section   int
@@ -33,6 +42,22 @@ type Room struct {
 func NewRoom(code string, id int64, lesson string, sections int, created, expires time.Time, lim HubLimits, onCount func(n int)) *Room {
 	return &Room{Code: code, ID: id, Lesson: lesson, Sections: sections, Created: created, Expires: expires,
 		Hub: NewHub(lim, onCount), BoardByAddr: map[string]int{}}
+}
+
+// PresenterOK reports whether secret is the room's presenter secret. The
+// comparison takes the same time whatever secret is.
+func (r *Room) PresenterOK(secret string) bool {
+	return r.PresenterHash != "" && secret != "" && subtle.ConstantTimeCompare([]byte(HashSecret(secret)), []byte(r.PresenterHash)) == 1
+}
+
+// NewSecret draws a presenter secret: 128 bits from crypto/rand, as 26
+// letters and digits.
+func NewSecret() string { return rand.Text() }
+
+// HashSecret is what the archive keeps of a presenter secret.
+func HashSecret(secret string) string {
+	h := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(h[:])
 }
 
 // Lock and Unlock guard the room's mutable fields.

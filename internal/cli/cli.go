@@ -20,6 +20,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -44,6 +45,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	switch args[0] {
+	case "version":
+		return printVersion(stdout, args[1:], stderr)
 	case "runs":
 		return runsMain(ctx, args[1:], stdout, stderr)
 	case "compare":
@@ -85,11 +88,28 @@ func help(w io.Writer, cmd string) int {
 	return 0
 }
 
+// printVersion prints the version, the commit and the toolchain, the
+// facts to quote with a bug report or a result from a release binary.
+func printVersion(w io.Writer, args []string, stderr io.Writer) int {
+	if len(args) > 0 {
+		fmt.Fprintf(stderr, "labserver version: takes no arguments, got %q\n", args)
+		return 2
+	}
+	commit := archive.Commit()
+	if commit == "" {
+		commit = "not recorded"
+	}
+	fmt.Fprintf(w, "labserver %s\ncommit %s\nbuilt with %s for %s/%s\n", archive.Version(), commit, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	return 0
+}
+
 func archiveUsage(w io.Writer) {
 	fmt.Fprint(w, `
 the run archive (every bench, sweep, probe, model and crash run is recorded; -archive=false to skip):
   runs     list, show and export the recorded runs (labserver runs -h)
   compare  before/after: two groups of runs, per metric, with the Mann-Whitney U test (labserver compare -h)
+
+  version  this labserver's version, commit and toolchain
 `)
 }
 
@@ -186,7 +206,7 @@ func splitArchiveFlags(args []string) ([]string, archiveFlags, error) {
 func recordRun(ctx context.Context, cr harness.CLIRun, line []string, where archiveFlags, stderr io.Writer) {
 	r := &archive.Run{
 		Kind: cr.Spec.Cmd, Spec: strings.Join(line, " "), SpecFull: cr.Spec.String(), Result: cr.Result,
-		Source: "cli", Started: cr.Started, Ended: cr.Ended,
+		Source: "cli", Started: cr.Started, Ended: cr.Ended, Line: -1, // not a lesson's line
 	}
 	if len(cr.Progress) > 0 {
 		r.Timeline, _ = json.Marshal(cr.Progress)

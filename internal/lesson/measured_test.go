@@ -92,3 +92,45 @@ func TestCountPredictions(t *testing.T) {
 		t.Error("1 of 4: AtLeastHalf true, want false")
 	}
 }
+
+// LawProblem refuses answers the laws every disk keeps fix for the cell's
+// own lines ("≈ threads", "≈ 1", "between p50 and p99"), and accepts
+// answers that move with the disk, for several thread counts.
+func TestLawProblem(t *testing.T) {
+	for _, threads := range []string{"1,2,4,8,16", "3,6,12,24,48"} {
+		group := "sweep -engine kv -sync group -workload fillrandom -threads " + threads + " -duration 2s"
+		always := "sweep -engine kv -sync always -workload fillrandom -threads " + threads + " -duration 1s"
+		for _, tt := range []struct {
+			name, line, answer, choices string
+			fixed                       bool
+		}{
+			{"Little's law gives the threads", group, "$0[3].ops_per_sec * $0[3].latency.put.mean_ns / 1e9", "", true},
+			{"Puts per group flush are the threads", group, "$0[4].ops / max($0[4].fsyncs, 1)", "", true},
+			{"always does not scale", always, "$0[4].ops_per_sec / max($0[0].ops_per_sec, 1)", "", true},
+			{"the mean between p50 and p99", group, "if($0[0].latency.put.mean_ns < $0[0].latency.put.p50_ns, 1, if($0[0].latency.put.mean_ns <= $0[0].latency.put.p99_ns, 2, 3))", "below | between | above", true},
+			{"group scales by the disk's costs", group, "$0[4].ops_per_sec / max($0[0].ops_per_sec, 1)", "", false},
+			{"linear extrapolation", group, "16 * $0[0].ops_per_sec / max($0[4].ops_per_sec, 1)", "", false},
+			{"Little's law's latency", group, "8e6 / max($0[3].ops_per_sec, 1)", "", false},
+			{"flushes per second", group, "$0[4].fsyncs / max($0[4].wall_seconds, 0.001)", "", false},
+			{"the tail", group, "$0[0].latency.put.p99_ns / $0[0].latency.put.p50_ns", "", false},
+			{"mean over p50", group, "$0[0].latency.put.mean_ns / $0[0].latency.put.p50_ns", "", false},
+		} {
+			src := "id: q\nquestion: ?\ncell: c\nanswer: " + tt.answer + "\n"
+			if tt.choices != "" {
+				src += "choices: " + tt.choices + "\n"
+			} else {
+				src += "tolerance: 10%\n"
+			}
+			err := LawProblem(mustQuiz(t, src), []string{tt.line})
+			if got := err != nil; got != tt.fixed {
+				t.Errorf("%s (threads %s): LawProblem = %v, want fixed %v", tt.name, threads, err, tt.fixed)
+			}
+		}
+	}
+	// Two lines are two runs: their ratio is not fixed, even for one policy.
+	two := []string{"bench -engine kv -sync always -ops 1000 -value-size 128", "bench -engine kv -sync always -ops 1000 -value-size 8192"}
+	q := mustQuiz(t, "id: q\nquestion: ?\ncell: c\nanswer: $0.ops_per_sec / $1.ops_per_sec\ntolerance: 10%")
+	if err := LawProblem(q, two); err != nil {
+		t.Errorf("two lines' ratio: %v, want accepted", err)
+	}
+}

@@ -24,7 +24,10 @@
 // "N%" relative or an absolute number), unit, choices ("a | b | c"; the
 // answer then evaluates to a 1-based index), show (text in which each
 // $path and each {expression} is replaced by its measured value), explain,
-// predict (yes or no; default no).
+// predict (yes or no; default no), edit (the flags a reader may change
+// in the cell and still be graded: see "Which runs grade a quiz" in
+// edit.go), repeat (the number of runs a cell: quiz is graded on: see
+// "Graded on several runs" in repeat.go).
 //
 // # Predict, then measure
 //
@@ -32,18 +35,19 @@
 // exists: a run: quiz always is (it measures only when checked), and a
 // cell: quiz is when it says "predict: yes". For such a cell: quiz the page
 // keeps the cell's Run button locked until the reader has entered a
-// prediction in every predicting quiz on that cell; it keeps the
-// prediction with the reader's progress, and when the cell's results
-// arrive it sends the prediction as the answer with "prediction": true.
+// prediction in every predicting quiz on that cell, which the server
+// stores (POST /api/predict); when the cell's results arrive the page
+// sends the prediction as the answer. The server, not the page, decides
+// that it came first (by the archive's times) and grades it once, against
+// the first run after it (internal/server, quizpredict.go).
 //
 // Every reply says how far the answer was from the measurement, so a
 // prediction is graded by distance as well as by tolerance (additions to
 // [Feedback], documented in docs/api.md):
 //
-//	"predicted":   true when the quiz is a prediction (predict: yes or run:)
-//	               and the page says the answer was entered before the
-//	               measurement ("prediction": true in the request; always
-//	               for run: quizzes)
+//	"predicted":   true when the answer was a prediction the server
+//	               stored before the graded runs started (set by the
+//	               server; Check sets it for run: quizzes)
 //	"off":         the distance in words: "2.4× the measured value",
 //	               "15% below the measured value", "exactly the measured
 //	               value"; for a choice quiz "right" or "wrong"
@@ -114,6 +118,13 @@ type Quiz struct {
 	// Predict is "predict: yes": the page locks Cell's Run button until
 	// the reader has entered a prediction here. See IsPrediction.
 	Predict bool
+	// Edit names the flags a reader may change in Cell's lines and still
+	// have the run grade this quiz ("edit: -rate, -ops"); see LineGrades.
+	Edit []string
+	// Repeat is "repeat: K": the quiz is graded on K runs of Cell, against
+	// their median, with the range widened to their spread; 0 for one
+	// run. See CheckRepeated.
+	Repeat int
 
 	show []showPart
 }
@@ -144,7 +155,7 @@ func (q *Quiz) Lines() int {
 
 var idRE = regexp.MustCompile(`^[A-Za-z0-9-]+$`)
 
-var knownKeys = "id, question, cell, run, answer, tolerance, unit, choices, show, explain, predict"
+var knownKeys = "id, question, cell, run, answer, tolerance, unit, choices, show, explain, predict, edit, repeat"
 
 // IsPrediction reports whether the reader answers before the measurement
 // exists: a run: quiz (it measures when checked) or a cell: quiz with
@@ -233,6 +244,10 @@ func (q *Quiz) set(b *block, key, val string) error {
 		q.Show = val
 	case "explain":
 		q.Explain = val
+	case "edit":
+		return q.setEdit(val)
+	case "repeat":
+		return q.setRepeat(val)
 	case "predict":
 		switch val {
 		case "yes":
@@ -285,6 +300,10 @@ func (q *Quiz) checkKeys(b block) error {
 		return fmt.Errorf("%s: needs cell: NAME (the student's results of that lab cell) or run: LINE (measured when checked)", name)
 	case q.Cell != "" && q.Run != nil:
 		return fmt.Errorf("%s: has both cell: and run:; use one", name)
+	case q.Edit != nil && q.Cell == "":
+		return fmt.Errorf("%s: edit: applies to a cell: quiz (a run: quiz measures its own lines)", name)
+	case q.Repeat > 0 && (q.Cell == "" || q.Choices != nil):
+		return fmt.Errorf("%s: repeat: applies to a numeric cell: quiz", name)
 	}
 	return nil
 }
@@ -453,6 +472,9 @@ type Feedback struct {
 	Off        string   `json:"off,omitempty"`
 	OffFactor  *float64 `json:"off_factor,omitempty"`
 	OffPercent *float64 `json:"off_percent,omitempty"`
+
+	// Spread is what the runs of a repeat: quiz gave (CheckRepeated).
+	Spread *Spread `json:"spread,omitempty"`
 }
 
 // ErrBadAnswer wraps errors about the student's answer itself (not a
@@ -465,63 +487,82 @@ var ErrBadAnswer = errors.New("quiz: bad answer")
 // of the cell or of the quiz's run: lines.
 func Check(q *Quiz, results []any, answer string) (Feedback, error) {
 	fb := Feedback{ID: q.ID, Unit: q.Unit, Explain: q.Explain, Predicted: q.Run != nil}
-	if need := q.Lines(); len(results) < need {
-		if q.Cell != "" {
-			return fb, fmt.Errorf("quiz %s needs the results of %d line(s) of cell %s, got %d: run the cell first", q.ID, need, q.Cell, len(results))
-		}
-		return fb, fmt.Errorf("quiz %s needs %d result(s), got %d", q.ID, need, len(results))
-	}
-	want, err := q.Answer.Eval(results)
+	want, err := q.measure(results)
 	if err != nil {
-		return fb, fmt.Errorf("quiz %s: computing the answer from the results: %v", q.ID, err)
-	}
-	if want.IsStr {
-		return fb, fmt.Errorf("quiz %s: the answer expression gave the string %q, want a number", q.ID, want.Str)
-	}
-	if math.IsNaN(want.Num) || math.IsInf(want.Num, 0) {
-		return fb, fmt.Errorf("quiz %s: the answer expression gave %s, not a finite number: the results hold values too large to compute with", q.ID, FormatNumber(want.Num))
+		return fb, err
 	}
 	if fb.Shown, err = q.ShowText(results); err != nil {
 		return fb, fmt.Errorf("quiz %s: show: %v", q.ID, err)
 	}
-	fb.WantNum = want.Num
+	fb.WantNum = want
 	answer = strings.TrimSpace(answer)
 	if q.Choices != nil {
-		idx := int(want.Num)
-		if float64(idx) != want.Num || idx < 1 || idx > len(q.Choices) {
-			return fb, fmt.Errorf("quiz %s: the answer expression gave %s, want a choice index 1..%d", q.ID, FormatNumber(want.Num), len(q.Choices))
-		}
-		fb.Want = q.Choices[idx-1]
-		got, err := q.choiceIndex(answer)
-		if err != nil {
-			return fb, err
-		}
-		fb.Answer = q.Choices[got-1]
-		fb.Correct = got == idx
-		fb.Off = "wrong"
-		if fb.Correct {
-			fb.Off = "right"
-		}
-		return fb, nil
+		return q.checkChoice(fb, want, answer)
 	}
+	d := q.Tol.Value
+	if q.Tol.Relative {
+		d = math.Abs(want) * q.Tol.Value
+	}
+	return q.checkNumber(fb, want, want-d, want+d, answer)
+}
+
+// measure computes the quiz's answer from one set of results: a finite
+// number, or an error that says why not.
+func (q *Quiz) measure(results []any) (float64, error) {
+	if need := q.Lines(); len(results) < need {
+		if q.Cell != "" {
+			return 0, fmt.Errorf("quiz %s needs the results of %d line(s) of cell %s, got %d: run the cell first", q.ID, need, q.Cell, len(results))
+		}
+		return 0, fmt.Errorf("quiz %s needs %d result(s), got %d", q.ID, need, len(results))
+	}
+	want, err := q.Answer.Eval(results)
+	if err != nil {
+		return 0, fmt.Errorf("quiz %s: computing the answer from the results: %v", q.ID, err)
+	}
+	if want.IsStr {
+		return 0, fmt.Errorf("quiz %s: the answer expression gave the string %q, want a number", q.ID, want.Str)
+	}
+	if math.IsNaN(want.Num) || math.IsInf(want.Num, 0) {
+		return 0, fmt.Errorf("quiz %s: the answer expression gave %s, not a finite number: the results hold values too large to compute with", q.ID, FormatNumber(want.Num))
+	}
+	return want.Num, nil
+}
+
+// checkChoice grades a choice answer against the measured choice index.
+func (q *Quiz) checkChoice(fb Feedback, want float64, answer string) (Feedback, error) {
+	idx := int(want)
+	if float64(idx) != want || idx < 1 || idx > len(q.Choices) {
+		return fb, fmt.Errorf("quiz %s: the answer expression gave %s, want a choice index 1..%d", q.ID, FormatNumber(want), len(q.Choices))
+	}
+	fb.Want = q.Choices[idx-1]
+	got, err := q.choiceIndex(answer)
+	if err != nil {
+		return fb, err
+	}
+	fb.Answer = q.Choices[got-1]
+	fb.Correct = got == idx
+	fb.Off = "wrong"
+	if fb.Correct {
+		fb.Off = "right"
+	}
+	return fb, nil
+}
+
+// checkNumber grades a numeric answer against want, accepting low to high.
+func (q *Quiz) checkNumber(fb Feedback, want, low, high float64, answer string) (Feedback, error) {
 	got, err := ParseNumber(answer, q.Unit)
 	if err != nil {
 		return fb, err
 	}
 	fb.Answer = answer
-	fb.Want = FormatNumber(want.Num)
-	d := q.Tol.Value
-	if q.Tol.Relative {
-		d = math.Abs(want.Num) * q.Tol.Value
-	}
-	low, high := want.Num-d, want.Num+d
+	fb.Want = FormatNumber(want)
 	if math.IsInf(low, 0) || math.IsInf(high, 0) {
-		return fb, fmt.Errorf("quiz %s: the accepted range around %s is not a finite number: the results hold values too large to compute with", q.ID, FormatNumber(want.Num))
+		return fb, fmt.Errorf("quiz %s: the accepted range around %s is not a finite number: the results hold values too large to compute with", q.ID, FormatNumber(want))
 	}
 	fb.Low, fb.High = &low, &high
 	fb.Range = FormatNumber(low) + " to " + FormatNumber(high)
 	fb.Correct = got >= low && got <= high
-	fb.Off, fb.OffFactor, fb.OffPercent = distance(got, want.Num)
+	fb.Off, fb.OffFactor, fb.OffPercent = distance(got, want)
 	return fb, nil
 }
 
@@ -538,21 +579,4 @@ func (q *Quiz) choiceIndex(answer string) (int, error) {
 		}
 	}
 	return 0, fmt.Errorf("%w: %q is not one of the choices: %s", ErrBadAnswer, answer, strings.Join(q.Choices, " | "))
-}
-
-// ParseNumber reads a student's numeric answer: an optional sign, digits
-// with optional ',' or '_' separators, a fraction or exponent, and
-// optionally the quiz unit (or a trailing x or ×) after it.
-func ParseNumber(s, unit string) (float64, error) {
-	t := strings.TrimSpace(s)
-	if unit != "" {
-		t = strings.TrimSpace(strings.TrimSuffix(t, unit))
-	}
-	t = strings.TrimSpace(strings.TrimSuffix(strings.TrimSuffix(t, "x"), "×"))
-	t = strings.NewReplacer(",", "", "_", "", " ", "").Replace(t)
-	f, err := strconv.ParseFloat(t, 64)
-	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-		return 0, fmt.Errorf("%w: %q is not a number (write e.g. 12.5 or 12,500)", ErrBadAnswer, s)
-	}
-	return f, nil
 }

@@ -192,7 +192,7 @@ tolerance: 10`
 		{choice, "2", true, "the slow path"},
 		{choice, "the slow path", true, "the slow path"},
 		{choice, "1", false, "the slow path"},
-		{absolute, "8,009", true, "8000"},
+		{absolute, "8,009.0", true, "8000"},
 		{absolute, "8011", false, "8000"},
 	}
 	for _, tt := range tests {

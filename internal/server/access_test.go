@@ -7,27 +7,30 @@ import (
 
 // hostOK and IsLoopback share one loopback test (loopbackHost); each
 // keeps its own reading of a name: a browser resolves every *.localhost
-// name to this machine, a listen address goes through the resolver.
+// name to this machine, a listen address goes through the resolver. A
+// server with a token also answers IP addresses and its -host names, and
+// still refuses every other name (DNS rebinding).
 func TestHostOK(t *testing.T) {
 	tests := []struct {
-		host string
-		want bool
+		host            string
+		want, wantToken bool
 	}{
-		{"localhost:8080", true}, {"localhost", true}, {"LOCALHOST:80", true}, {"localhost.", true},
-		{"app.localhost:8080", true}, {"127.0.0.1:80", true}, {"127.1.2.3", true}, {"[::1]:8080", true}, {"[::1]", true},
-		{"rebind.evil.example:8080", false}, {"localhost.evil.example", false}, {"evil-localhost", false},
-		{"10.0.0.1:80", false}, {"[::]:8080", false}, {"0.0.0.0", false}, {"", false},
+		{"localhost:8080", true, true}, {"localhost", true, true}, {"LOCALHOST:80", true, true}, {"localhost.", true, true},
+		{"app.localhost:8080", true, true}, {"127.0.0.1:80", true, true}, {"127.1.2.3", true, true}, {"[::1]:8080", true, true}, {"[::1]", true, true},
+		{"rebind.evil.example:8080", false, false}, {"localhost.evil.example", false, false}, {"evil-localhost", false, false},
+		{"10.0.0.1:80", false, true}, {"[fe80::1]:8080", false, true}, {"0.0.0.0", false, true},
+		{"lab.example.edu:8080", false, true}, {"Lab.Example.EDU.", false, true}, {"lab.example.edu.evil.example", false, false}, {"", false, false},
 	}
 	open := &Server{}
-	withToken := &Server{needToken: true}
+	withToken := &Server{needToken: true, hostNames: []string{"lab.example.edu"}}
 	for _, tt := range tests {
 		r := httptest.NewRequest("GET", "/ws", nil)
 		r.Host = tt.host
 		if got := open.hostOK(r); got != tt.want {
 			t.Errorf("without a token, Host %q: got %v, want %v", tt.host, got, tt.want)
 		}
-		if !withToken.hostOK(r) {
-			t.Errorf("with a token, Host %q: got refused, want the token to be the check", tt.host)
+		if got := withToken.hostOK(r); got != tt.wantToken {
+			t.Errorf("with a token and -host lab.example.edu, Host %q: got %v, want %v", tt.host, got, tt.wantToken)
 		}
 	}
 }

@@ -46,6 +46,7 @@ var apiTypes = []any{
 	shareRequest{},
 	shareTargetRequest{},
 	boardReply{},
+	boardDeleteRequest{},
 	archive.Room{},
 	archive.Poll{},
 	archive.BoardEntry{},

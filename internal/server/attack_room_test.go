@@ -112,7 +112,7 @@ func TestQuizDecodesOnlyWhatItNeeds(t *testing.T) {
 		{"a prediction", `{"lesson":"01-fixture","quiz":"tail","answer":"5","prediction":true,"browser":"b1","run_ids":[]}`, 422, "run the cell first"},
 		{"a prediction that is not a bool", `{"lesson":"01-fixture","quiz":"tail","answer":"5","prediction":"yes"}`, 400, "prediction:"},
 		{"results first, trimmed to the quiz's", `{"results":[` + one + `,` + one + `,` + one + `],"lesson":"01-fixture","quiz":"tail","answer":"5"}`, 400, "not from numbers sent with the answer"},
-		{"more run ids than any cell has lines", `{"lesson":"01-fixture","quiz":"tail","answer":"5","run_ids":[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17]}`, 400, "run_ids: 17 ids; a cell has at most 16 lines"},
+		{"more run ids than any cell has lines and rounds", `{"lesson":"01-fixture","quiz":"tail","answer":"5","run_ids":[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44,45,46,47,48,49,50,51,52,53,54,55,56,57,58,59,60,61,62,63,64,65,66,67,68,69,70,71,72,73,74,75,76,77,78,79,80,81]}`, 400, "run_ids: 81 ids; at most 80 (a cell's lines, 5 runs each)"},
 		{"run ids not numbers", `{"lesson":"01-fixture","quiz":"tail","answer":"5","run_ids":"1,2"}`, 400, "run_ids: want an array of run ids"},
 	}
 	checkQuizRefusals(t, ts, tests)

@@ -204,7 +204,7 @@ func TestWSOriginVariants(t *testing.T) {
 		{"http://evil.example@" + host, false},
 		{"file://", false},
 	}
-	room := openRoom(t, ts, "")
+	room := openRoom(t, ts)
 	for _, path := range []string{"/ws", "/room/" + room + "/ws"} {
 		u := "ws" + strings.TrimPrefix(ts.URL, "http") + path
 		for _, tt := range tests {

@@ -52,7 +52,7 @@ func startServer(t testing.TB, s *Server) *httptest.Server {
 
 func get(t *testing.T, s http.Handler, path string, hdr ...string) *httptest.ResponseRecorder {
 	t.Helper()
-	r := httptest.NewRequest("GET", "http://kvlab.test"+path, nil)
+	r := httptest.NewRequest("GET", "http://localhost"+path, nil)
 	if strings.Contains(path, "%") || strings.Contains(path, "..") {
 		r.URL.RawPath = ""
 		r.RequestURI = path

@@ -13,7 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
-	"syscall"
+	"strings"
 	"time"
 )
 
@@ -59,8 +59,10 @@ type serveFlags struct {
 	lessonsDir       string // -lessons: serve this folder in author mode
 	open             bool   // -open: open the course in the browser
 	token, tokenFile string // -token and -token-file; see tokenFrom
-	maxConns         int    // -max-conns: open connections in all (LimitListener)
-	maxConnsAddr     int    // -max-conns-per-address
+	// -presenter-token and -presenter-token-file; see presenterTokenFrom
+	presenterToken, presenterTokenFile string
+	maxConns                           int // -max-conns: open connections in all (LimitListener)
+	maxConnsAddr                       int // -max-conns-per-address
 }
 
 // newServeFlags defines the flags on a new FlagSet that reports to stderr.
@@ -75,6 +77,8 @@ func newServeFlags(stderr io.Writer) (*flag.FlagSet, *serveFlags) {
 	fl.BoolVar(&f.open, "open", false, "open the course in the browser")
 	fl.StringVar(&f.token, "token", "", "instructor token every run must present (required on a non-loopback -addr); other local users can read it in the process list: prefer -token-file or $"+TokenEnv)
 	fl.StringVar(&f.tokenFile, "token-file", "", "read the instructor token from this file (its first line), instead of -token; default: $"+TokenEnv+" when set")
+	fl.StringVar(&f.presenterToken, "presenter-token", "", "presenter token: presents every room and opens the past classes from any machine; never give it to students (prefer -presenter-token-file or $"+PresenterTokenEnv+")")
+	fl.StringVar(&f.presenterTokenFile, "presenter-token-file", "", "read the presenter token from this file (its first line), instead of -presenter-token; default: $"+PresenterTokenEnv+" when set")
 	fl.Int64Var(&lim.MaxOps, "max-ops", lim.MaxOps, "largest -ops a run may ask for")
 	fl.DurationVar(&lim.MaxDuration, "max-duration", lim.MaxDuration, "longest -duration a run may ask for")
 	fl.IntVar(&lim.MaxValueSize, "max-value-size", lim.MaxValueSize, "largest -value-size in bytes")
@@ -92,6 +96,27 @@ func newServeFlags(stderr io.Writer) (*flag.FlagSet, *serveFlags) {
 	fl.DurationVar(&bud.MaxCellTime, "max-cell-time", bud.MaxCellTime, "longest one cell may hold the disk, preload and every run included; a cell whose -duration (or -ops / -rate) adds up to more is refused")
 	fl.Int64Var(&bud.MaxMemory, "max-memory", bud.MaxMemory, "most bytes of memory one run may need, estimated from its -keys, -value-size, -engine and the latency samples it keeps")
 	fl.DurationVar(&c.RoomTTL, "room-ttl", defaultRoomTTL, "a room (a live class: /api/rooms) closes this long after its presenter's last action; its code then answers 404")
+	fl.Func("host", "a name students type to reach this server (e.g. lab.example.edu; repeat or separate with commas): a server with a token answers IP addresses, localhost and this machine's host name, and refuses every other Host (DNS rebinding)", func(v string) error {
+		for _, n := range strings.Split(v, ",") {
+			if n = strings.TrimSpace(n); n != "" {
+				if strings.ContainsAny(n, ":/ ") {
+					return fmt.Errorf("%q: want a host name without scheme or port, e.g. lab.example.edu", n)
+				}
+				c.Hosts = append(c.Hosts, n)
+			}
+		}
+		return nil
+	})
+	wl := &c.Writes
+	*wl = DefaultWriteLimits()
+	fl.IntVar(&wl.Rate, "write-rate", wl.Rate, "predictions, poll ballots and board shares one address may send a minute, all together; more get 429 (behind a NAT the whole class is one address)")
+	fl.IntVar(&wl.PerBrowser, "max-predictions-per-browser", wl.PerBrowser, "predictions one browser may store for one quiz, and ballot changes it may make in one poll")
+	fl.IntVar(&wl.BallotsPerAddress, "max-ballots-per-address", wl.BallotsPerAddress, "browsers from one address that may vote in one poll")
+	fl.IntVar(&wl.SharesPerAddressRoom, "max-shares-per-address", wl.SharesPerAddressRoom, "results one address may share with one room's board")
+	fl.Int64Var(&wl.MaxBytes, "max-write-bytes", wl.MaxBytes, "largest body of a prediction (POST /api/predict) or a poll ballot")
+	fl.Int64Var(&wl.MaxShareBytes, "max-share-bytes", wl.MaxShareBytes, "largest body of a share to a class board")
+	fl.IntVar(&c.MaxTokenFailures, "max-token-failures", defaultMaxTokenFailures, "wrong tokens and presenter secrets one address may send in a minute; past that its token checks get 429 for the rest of the minute")
+	fl.IntVar(&c.MaxUnknownCodes, "max-unknown-codes", defaultMaxUnknownCodes, "lookups of room codes that name no open room one address may make in a minute; past that its room lookups get 429 for the rest of the minute (behind a NAT the whole class is one address)")
 	fl.StringVar(&c.ArchiveTarget, "archive", "", "where every run is recorded: empty = kvlab.db (SQLite) in -data; a postgres:// URL for PostgreSQL, shared by several servers")
 	fl.Usage = func() {
 		fmt.Fprintf(stderr, "usage: labserver [serve] [flags]\n\nServe the course on http://ADDR/. Cells run on this machine's disk, one at a time.\nThe measuring commands (bench, sweep, probe, model, crash) are listed by `labserver help`.\n\nflags:\n")
@@ -131,6 +156,9 @@ func (f *serveFlags) finish() error {
 		return err
 	}
 	f.cfg.Token = tok
+	if f.cfg.PresenterToken, err = presenterTokenFrom(f.presenterToken, f.presenterTokenFile, os.Getenv); err != nil {
+		return err
+	}
 	if err := f.checkPositive(); err != nil {
 		return err
 	}
@@ -158,7 +186,7 @@ func (f *serveFlags) finish() error {
 // checkPositive refuses a cap flag that is zero or negative, naming the
 // first such flag in the order of the usage text.
 func (f *serveFlags) checkPositive() error {
-	c, lim, bud := &f.cfg, &f.cfg.Limits, &f.cfg.Budget
+	c, lim, bud, wl := &f.cfg, &f.cfg.Limits, &f.cfg.Budget, &f.cfg.Writes
 	for _, v := range []struct {
 		name string
 		v    int64
@@ -171,7 +199,9 @@ func (f *serveFlags) checkPositive() error {
 		{"-max-queued-per-address", int64(c.MaxQueuedPerAddress)}, {"-max-repeat", int64(lim.MaxRepeat)},
 		{"-max-threads", int64(lim.MaxThreads)}, {"-max-total-bytes", lim.MaxTotalBytes},
 		{"-max-trials", int64(lim.MaxTrials)}, {"-max-value-size", int64(lim.MaxValueSize)},
-		{"-room-ttl", int64(c.RoomTTL)},
+		{"-room-ttl", int64(c.RoomTTL)}, {"-max-token-failures", int64(c.MaxTokenFailures)}, {"-max-unknown-codes", int64(c.MaxUnknownCodes)},
+		{"-write-rate", int64(wl.Rate)}, {"-max-predictions-per-browser", int64(wl.PerBrowser)}, {"-max-ballots-per-address", int64(wl.BallotsPerAddress)},
+		{"-max-shares-per-address", int64(wl.SharesPerAddressRoom)}, {"-max-write-bytes", wl.MaxBytes}, {"-max-share-bytes", wl.MaxShareBytes},
 	} {
 		if v.v <= 0 {
 			return fmt.Errorf("%s must be positive", v.name)
@@ -184,7 +214,7 @@ func (f *serveFlags) checkPositive() error {
 // free port to try when the address is taken.
 func listenFailed(stderr io.Writer, addr string, err error) {
 	fmt.Fprintf(stderr, "labserver serve: %v\n", err)
-	if errors.Is(err, syscall.EADDRINUSE) {
+	if addrInUse(err) {
 		fmt.Fprintf(stderr, "something (another labserver?) already listens on %s; pick a free port with -addr, e.g. -addr %s\n", addr, nextPort(addr))
 	}
 }

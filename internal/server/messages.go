@@ -45,6 +45,9 @@ type inMsg struct {
 	// Poll names the room's poll the run measures (room_ws.go).
 	Room string `json:"room,omitempty"`
 	Poll string `json:"poll,omitempty"`
+	// Presenter is the room's presenter secret (or the presenter token)
+	// on a run with Room (presenter.go).
+	Presenter string `json:"presenter,omitempty"`
 }
 
 // Messages, as DESIGN.md's table, with additions only (docs/api.md lists

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"golang.org/x/sys/unix"
-
 	"kvlab/harness"
 )
 
@@ -24,7 +22,7 @@ import (
 // server sharing the data directory, and is left alone.
 //
 // Why a lock and not the PID and its start time: the kernel drops a
-// flock when the process dies however it dies, so no stale record can
+// flock (Windows: a LockFileEx lock) when the process dies however it dies, so no stale record can
 // claim a directory, a reused PID cannot pass for its dead namesake, and
 // nothing reads /proc (which macOS does not have).
 
@@ -100,7 +98,7 @@ func lockFile(path string) (*os.File, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		if err := tryLock(f); err != nil {
 			f.Close()
 			return nil, err
 		}
@@ -122,16 +120,20 @@ func ownerGone(path string) bool {
 		return errors.Is(err, fs.ErrNotExist)
 	}
 	defer f.Close() // drops the probe's lock, if it took one
-	return unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil
+	return tryLock(f) == nil
 }
 
-// release gives up the claim: the lock file is removed and unlocked.
+// release gives up the claim: the lock file is unlocked and removed.
 func (o *owner) release() {
 	if o == nil || o.lock == nil {
 		return
 	}
-	os.Remove(o.lock.Name())
+	// Closed before removed: Windows cannot remove a file that is open.
+	// A server that locks the file in between and then finds it gone
+	// takes a new one (lockFile checks for that).
+	name := o.lock.Name()
 	o.lock.Close()
+	os.Remove(name)
 	o.lock = nil
 }
 

@@ -17,7 +17,9 @@ import (
 //
 //	{"lesson":"04-the-fsync-tax","quiz":"flush-vs-write","browser":"...","value":"120"}
 //
-// Reply: {"id":7,"at":"2026-12-01T03:04:05Z"}, or {"error":"..."} with
+// Reply: {"id":7,"at":"2026-12-01T03:04:05Z"} ("at": when the server
+// accepted it; only runs that start after it grade it as a prediction),
+// or {"error":"..."} with
 // 400 (bad body or value), 403 (origin or host), 404 (no such quiz) or 500
 // (the archive failed). A run: quiz's answer is its prediction and is
 // stored by POST /api/quiz before it measures.
@@ -38,11 +40,11 @@ type predictReply struct {
 const maxPrediction = 128
 
 func (s *Server) handlePredict(w http.ResponseWriter, r *http.Request) {
-	if !s.apiAccessOK(w, r) {
+	if !s.apiAccessOK(w, r) || !s.writeAllowed(w, r, "prediction") {
 		return
 	}
 	var req predictRequest
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096))
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, s.cfg.Writes.MaxBytes))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
 		jsonError(w, http.StatusBadRequest, "malformed request: "+err.Error()+` (want {"lesson":"...","quiz":"...","browser":"...","value":"..."})`)
@@ -67,16 +69,18 @@ func (s *Server) handlePredict(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	p := &archive.Prediction{Browser: req.Browser, Lesson: l.Slug, Quiz: q.ID, Value: v}
+	if !s.predictionAllowed(w, req.Browser, l.Slug, q.ID) {
+		return
+	}
+	// At is taken here, when the server accepts the prediction: it is what
+	// a run's start is compared with (quizpredict.go), however late a
+	// batched write commits it.
+	p := &archive.Prediction{Browser: req.Browser, Lesson: l.Slug, Quiz: q.ID, Value: v, At: time.Now().UTC()}
 	id, err := s.arch.AddPrediction(r.Context(), p)
 	if err != nil {
 		jsonError(w, http.StatusInternalServerError, "storing the prediction: "+err.Error())
 		return
 	}
-	at := p.At
-	if at.IsZero() {
-		at = time.Now().UTC()
-	}
 	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(predictReply{ID: id, At: at})
+	json.NewEncoder(w).Encode(predictReply{ID: id, At: p.At})
 }

@@ -66,6 +66,45 @@ func TestBrowserPredictThenMeasure(t *testing.T) {
 		}
 	}
 	shot(t, ctx, "#quiz-guess-count", "predict-graded.png")
+
+	// The verdict is kept: a reload and another run do not re-grade it.
+	const feedback = `document.querySelector('#quiz-guess-count .quiz-feedback').textContent`
+	const again = `!document.querySelector('#quiz-guess-count .predict-again').hidden`
+	if err := chromedp.Do(ctx,
+		chromedp.Reload(),
+		chromedp.WaitVisible(chromedp.CSS("#quiz-guess-count .quiz-last")),
+		chromedp.Click(chromedp.CSS("#cell-guess .run")),
+		chromedp.WaitVisible(chromedp.CSS("#cell-guess.is-done")),
+	); err != nil {
+		t.Fatalf("reloading and running again: %v", err)
+	}
+	if got, _ := chromedp.Run(ctx, chromedp.Evaluate[string](feedback+` + '|' + (`+again+`)`)); got != "Last time you predicted 1000: not within range (2× the measured value).|true" {
+		t.Errorf("after a reload and a second run the quiz shows %q, want the kept verdict and Predict again", got)
+	}
+
+	// A new prediction is attempt 2, graded by the next run.
+	if err := chromedp.Do(ctx,
+		chromedp.SetValue(chromedp.CSS("#quiz-guess-count input[name=answer]"), "520"),
+		chromedp.Click(chromedp.CSS("#quiz-guess-count .predict-again")),
+		chromedp.WaitVisible(chromedp.CSS("#quiz-guess-count .prediction-kept")),
+		chromedp.Click(chromedp.CSS("#cell-guess .run")),
+		chromedp.WaitVisible(chromedp.CSS("#cell-guess.is-done")),
+	); err != nil {
+		t.Fatalf("predicting again and running: %v", err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`(`+verdict+`).includes('Attempt 2: ✓ Your prediction holds.')`, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+		got, _ := chromedp.Run(ctx, chromedp.Evaluate[string](feedback))
+		t.Fatalf("no graded second attempt: the quiz shows %q (%v)", got, err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("#quiz-guess-count .quiz-attempts"))); err != nil {
+		t.Fatalf("the attempts after a reload: %v", err)
+	}
+	got, _ = chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#quiz-guess-count .quiz-attempts').textContent`))
+	for _, want := range []string{"Attempt 1: predicted 1000, off (2× the measured value)", "Attempt 2: predicted 520, right (4% above the measured value)"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("attempts %q lack %q", got, want)
+		}
+	}
 }
 
 // The page says what an open-loop result's table leaves out: its

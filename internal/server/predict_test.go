@@ -14,11 +14,16 @@ type predictResp struct {
 	OffPercent *float64 `json:"off_percent"`
 }
 
-// A predict: yes quiz says "predicted" when the page says the answer came
-// before the run, and every reply says how far off the answer was.
+// A predict: yes quiz says "predicted" when the server stored the answer
+// before the run (not because the request says so), and every reply
+// says how far off the answer was.
 func TestQuizPredictionReply(t *testing.T) {
 	s := newServer(t, func(c *Config) { c.Lessons = os.DirFS("testdata/predict") })
 	ts := startServer(t, s)
+	var stored map[string]any
+	if code := postJSON(t, ts.URL+"/api/predict", []byte(`{"lesson":"01-predict","quiz":"guess-count","browser":"`+testBrowser+`","value":"1000"}`), &stored); code != 200 {
+		t.Fatalf("POST /api/predict: %d %v", code, stored)
+	}
 	ids, _ := runCellAs(t, ts, "01-predict", "guess", testBrowser, "bench -engine null -sync none -workload fillrandom -ops 500", 1)
 	for _, tt := range []struct {
 		quiz       string
@@ -29,8 +34,8 @@ func TestQuizPredictionReply(t *testing.T) {
 		factor     float64
 	}{
 		{"guess-count", true, "1000", true, "2× the measured value", 2},
-		{"guess-count", false, "450", false, "10% below the measured value", 0.9},
-		{"after-count", true, "500", false, "exactly the measured value", 1}, // not a predict: yes quiz
+		{"guess-count", true, "450", false, "10% below the measured value", 0.9}, // not stored first
+		{"after-count", true, "500", false, "exactly the measured value", 1},     // not a predict: yes quiz
 	} {
 		req := map[string]any{"lesson": "01-predict", "quiz": tt.quiz, "answer": tt.answer, "browser": testBrowser, "run_ids": ids, "prediction": tt.prediction}
 		b, _ := json.Marshal(req)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 )
 
 // A sink receives a job's messages. Implementations must not block: the
@@ -33,8 +34,9 @@ type job struct {
 
 	// results is written by the runner only; read after done is closed.
 	results []json.RawMessage
-	runIDs  []int64 // the archive id of each result (0: not recorded); as results
-	err     error   // the first failure, if any; read after done is closed
+	runIDs  []int64   // the archive id of each result (0: not recorded); as results
+	started time.Time // when the first recorded line started, as recorded
+	err     error     // the first failure, if any; read after done is closed
 	done    chan struct{}
 }
 

@@ -172,6 +172,7 @@ func TestQuizErrors(t *testing.T) {
 		{"no lesson", map[string]any{"lesson": "nope", "quiz": "count", "answer": "1"}, 404, `no lesson "nope"`},
 		{"no quiz", map[string]any{"lesson": "01-fixture", "quiz": "nope", "answer": "1"}, 404, `no quiz "nope"`},
 		{"not a number", map[string]any{"lesson": "01-fixture", "quiz": "count", "answer": "lots", "browser": testBrowser, "run_ids": ids}, 400, `Your answer "lots" is not a number`},
+		{"an ambiguous comma", map[string]any{"lesson": "01-fixture", "quiz": "count", "answer": "1,500", "browser": testBrowser, "run_ids": ids}, 400, `Your answer "1,500" could mean 1500 or 1.500: write 1500 (no comma) for the whole number, or 1.500 with a point for the decimal`},
 		{"not a choice", map[string]any{"lesson": "01-fixture", "quiz": "path", "answer": "maybe"}, 400, "not one of the choices"},
 		{"no results", map[string]any{"lesson": "01-fixture", "quiz": "count", "answer": "1"}, 422, "run the cell first"},
 		{"too few runs", map[string]any{"lesson": "01-fixture", "quiz": "tail", "answer": "1", "browser": testBrowser, "run_ids": ids[:1]}, 422, "run the cell first"},

@@ -21,13 +21,13 @@ import (
 //	 "prediction":true, "browser":"...", "run_ids":[17, 18],
 //	 "token":"...", "ticket":"..."}
 //
-// "prediction" (optional) says the answer was entered before the cell's
-// results existed: the page sends it for a predict: yes quiz, whose cell
-// it keeps locked until the reader has predicted; the reply then says
-// "predicted": true (see package quiz, "Predict, then measure").
+// "prediction" (optional) is accepted and decides nothing: whether the
+// answer was a prediction is read off the archive's times (quizpredict.go),
+// and a prediction is graded once, by the first runs after it.
 //
-// A cell quiz is graded from the runs the server recorded (quizrecord.go):
-// the request names them by "run_ids" with its "browser"; "results"
+// A cell quiz is graded from the runs the server recorded (quizrecord.go),
+// each read as the line of the lesson's cell its record names: the
+// request names them by "run_ids" with its "browser"; "results"
 // (numbers sent by the client) are refused. A quiz with run: lines
 // measures its lines through the run queue instead (so it waits its turn,
 // and needs the token when one is set), after storing its answer as a
@@ -59,8 +59,8 @@ type quizRequest struct {
 	Results []json.RawMessage `json:"results"`
 	Token   string            `json:"token,omitempty"`
 	Ticket  string            `json:"ticket,omitempty"` // names the request for GET /api/quiz/queue
-	// Prediction says the answer was entered before the cell's results
-	// existed (the page locks a predict: yes quiz's cell until then).
+	// Prediction is what older pages send for a predict: yes quiz. It is
+	// decoded and ignored: the archive's times decide (quizpredict.go).
 	Prediction bool `json:"prediction,omitempty"`
 	// Browser and RunIDs name the recorded runs a cell quiz is graded
 	// from (see quizrecord.go); Results is refused.
@@ -68,18 +68,22 @@ type quizRequest struct {
 	RunIDs  []int64 `json:"run_ids,omitempty"`
 }
 
-// predicted is the reply's "predicted": a run: quiz's answer always comes
-// before its measurement; a cell: quiz's only when the quiz asks for a
-// prediction and the page says it was entered before the run.
-func predicted(q *quiz.Quiz, req *quizRequest) bool {
-	return q.Run != nil || q.Predict && req.Prediction
-}
-
 type quizReply struct {
 	quiz.Feedback
 	ExplainHTML string            `json:"explain_html,omitempty"`
 	Measured    []json.RawMessage `json:"measured,omitempty"` // results of run: lines
-	RunIDs      []int64           `json:"run_ids,omitempty"`  // the archived runs the answer was graded from
+	RunIDs      []int64           `json:"run_ids,omitempty"`  // the archived runs the answer was graded from, line by line
+	Unused      []unusedRun       `json:"unused,omitempty"`   // runs the request named that graded nothing, and why
+	// Timing says whether the answer was stored before the graded runs
+	// started (timingPredicted) or not (timingAfter); see quizpredict.go.
+	Timing string `json:"timing"`
+	// A graded prediction: its archive id, its number among the
+	// browser's predictions for the quiz and how many there are, and
+	// whether this verdict was given before and is kept (not re-graded).
+	PredictionID int64 `json:"prediction_id,omitempty"`
+	Attempt      int   `json:"attempt,omitempty"`
+	Attempts     int   `json:"attempts,omitempty"`
+	Kept         bool  `json:"kept,omitempty"`
 }
 
 func jsonError(w http.ResponseWriter, code int, msg string) {
@@ -89,8 +93,10 @@ func jsonError(w http.ResponseWriter, code int, msg string) {
 }
 
 // handleQuiz answers POST /api/quiz: read the request, find the quiz,
-// check the answer's form, gather the results it is graded from
-// (recorded runs, or a run: quiz's own measurement), then grade it.
+// check the answer's form, gather the runs it is graded from (a
+// prediction's first runs after it, the request's recorded runs, or a
+// run: quiz's own measurement), then grade it, once for a prediction
+// (quizpredict.go).
 func (s *Server) handleQuiz(w http.ResponseWriter, r *http.Request) {
 	if !s.apiAccessOK(w, r) {
 		return
@@ -108,16 +114,50 @@ func (s *Server) handleQuiz(w http.ResponseWriter, r *http.Request) {
 	if !answerFormOK(w, q, req.Answer) {
 		return
 	}
-	raw, graded, ok := s.gradedFrom(w, r, l.Slug, q, &req)
-	if !ok {
+	if len(req.Results) > 0 {
+		jsonError(w, http.StatusBadRequest, errClientNumbers)
 		return
 	}
-	var measured []json.RawMessage
-	if q.Run != nil {
-		if raw, graded, ok = s.measureQuiz(w, r, rc, l.Slug, q, &req); !ok {
+	var a *attempt
+	var g *gradingRuns
+	if q.Predict && q.Cell != "" {
+		if a, g, ok = s.predictionAttempt(w, r.Context(), l, q, &req); !ok {
 			return
 		}
-		measured = raw
+		if a != nil && a.p.Verdict != nil {
+			// Graded before: the kept verdict, not a new grade.
+			writeReply(w, q, a.kept(a.p.Verdict, quizReply{}, true))
+			return
+		}
+	}
+	if g == nil && q.Cell != "" {
+		if g, ok = s.gradedFrom(w, r, l, q, &req); !ok {
+			return
+		}
+	}
+	reply := quizReply{}
+	var rounds [][]json.RawMessage
+	var started time.Time
+	if g != nil {
+		rounds, reply.RunIDs, reply.Unused, started = g.rounds(), g.ids(), g.unused, g.started()
+	}
+	if q.Run != nil {
+		if a, ok = s.predictFirst(w, r, l.Slug, q, &req); !ok {
+			return
+		}
+		if reply.Measured, reply.RunIDs, started, ok = s.measureQuiz(w, r, rc, l.Slug, q, &req); !ok {
+			return
+		}
+		rounds = [][]json.RawMessage{reply.Measured}
+	}
+	// The answer is a prediction only when it was stored before the
+	// graded runs started.
+	if a != nil && !a.p.At.Before(started) {
+		a = nil
+	}
+	reply.Timing = timingAfter
+	if a != nil {
+		reply.Timing, reply.PredictionID, reply.Attempt, reply.Attempts = timingPredicted, a.p.ID, a.n, a.count
 	}
 	// Building the results and checking them is the costly part: only
 	// quizCheckSlots requests do it at once.
@@ -126,7 +166,13 @@ func (s *Server) handleQuiz(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
-	s.grade(w, q, &req, raw, quizReply{Measured: measured, RunIDs: graded})
+	if reply, ok = s.grade(w, q, req.Answer, rounds, reply); !ok {
+		return
+	}
+	if a != nil {
+		reply = s.keepVerdict(r.Context(), a, reply)
+	}
+	writeReply(w, q, reply)
 }
 
 // readQuizRequest reads and decodes the request body under its size cap
@@ -175,34 +221,22 @@ func answerFormOK(w http.ResponseWriter, q *quiz.Quiz, answer string) bool {
 	return true
 }
 
-// measureQuiz runs a run: quiz's lines through the run queue, after
-// checking the token and the ticket and storing the answer as a
-// prediction. It returns the results and their archive ids; ok is false
-// when it has replied with an error (see measureStatus).
-func (s *Server) measureQuiz(w http.ResponseWriter, r *http.Request, rc *http.ResponseController, lessonSlug string, q *quiz.Quiz, req *quizRequest) (raw []json.RawMessage, ids []int64, ok bool) {
-	if !s.tokenOK(req.Token) {
-		s.refused(remoteHost(r), "POST /api/quiz: no or a wrong token")
-		jsonError(w, http.StatusForbidden, errTokenRequired.Error())
-		return nil, nil, false
-	}
-	if len(req.Ticket) > maxTicket {
-		jsonError(w, http.StatusBadRequest, badTicket)
-		return nil, nil, false
-	}
-	if !s.predictFirst(w, r, lessonSlug, q, req) {
-		return nil, nil, false
-	}
+// measureQuiz runs a run: quiz's lines through the run queue (its token
+// and ticket checked by predictFirst). It returns the results, their
+// archive ids and when the first line started; ok is false when it has
+// replied with an error (see measureStatus).
+func (s *Server) measureQuiz(w http.ResponseWriter, r *http.Request, rc *http.ResponseController, lessonSlug string, q *quiz.Quiz, req *quizRequest) (raw []json.RawMessage, ids []int64, started time.Time, ok bool) {
 	// The measurement waits its turn, maybe for minutes: no write
 	// deadline until it is done.
 	rc.SetWriteDeadline(time.Time{})
 	from := origin{source: "quiz", lesson: lessonSlug, quiz: q.ID, browser: req.Browser}
-	raw, ids, err := s.measure(r.Context(), remoteHost(r), q.ID, req.Ticket, q.Run, from)
+	raw, ids, started, err := s.measure(r.Context(), remoteHost(r), q.ID, req.Ticket, q.Run, from)
 	rc.SetWriteDeadline(time.Now().Add(s.limits.writeTimeout))
 	if err != nil {
 		jsonError(w, measureStatus(err), measuringError(q.ID, err))
-		return nil, nil, false
+		return nil, nil, time.Time{}, false
 	}
-	return raw, ids, true
+	return raw, ids, started, true
 }
 
 // measureStatus is the reply's status for a failed measurement: 503 when
@@ -234,32 +268,41 @@ func (s *Server) takeCheckSlot(w http.ResponseWriter, r *http.Request) (release 
 	}
 }
 
-// grade decodes the results, checks the answer against them and replies
-// with the feedback, filled into reply (which carries the measured
-// results and run ids): 400 for a bad result or answer, 422 when the
-// results cannot answer the quiz.
-func (s *Server) grade(w http.ResponseWriter, q *quiz.Quiz, req *quizRequest, raw []json.RawMessage, reply quizReply) {
-	results := make([]any, len(raw))
-	for i, m := range raw {
-		if len(m) == 0 || bytes.Equal(m, []byte("null")) {
-			continue
-		}
-		if err := json.Unmarshal(m, &results[i]); err != nil {
-			jsonError(w, http.StatusBadRequest, fmt.Sprintf("results[%d]: %v", i, err))
-			return
+// grade decodes the results of each round (one, or a repeat: quiz's runs)
+// and checks the answer against them, filling reply (which carries the
+// measured results, run ids and timing) with the feedback. ok is false
+// when it has replied with an error: 400 for a bad result or answer, 422
+// when the results cannot answer the quiz.
+func (s *Server) grade(w http.ResponseWriter, q *quiz.Quiz, answer string, rounds [][]json.RawMessage, reply quizReply) (quizReply, bool) {
+	results := make([][]any, len(rounds))
+	for r, raw := range rounds {
+		results[r] = make([]any, len(raw))
+		for i, m := range raw {
+			if len(m) == 0 || bytes.Equal(m, []byte("null")) {
+				continue
+			}
+			if err := json.Unmarshal(m, &results[r][i]); err != nil {
+				jsonError(w, http.StatusBadRequest, fmt.Sprintf("results[%d]: %v", i, err))
+				return reply, false
+			}
 		}
 	}
-	fb, err := quiz.Check(q, results, req.Answer)
+	fb, err := quiz.CheckRepeated(q, results, answer)
 	if err != nil {
 		code, msg := http.StatusUnprocessableEntity, err.Error()
 		if errors.Is(err, quiz.ErrBadAnswer) {
 			code, msg = http.StatusBadRequest, answerError(err)
 		}
 		jsonError(w, code, msg)
-		return
+		return reply, false
 	}
-	fb.Predicted = predicted(q, req)
+	fb.Predicted = reply.Timing == timingPredicted
 	reply.Feedback, reply.ExplainHTML = fb, inlineMarkdown(q.Explain)
+	return reply, true
+}
+
+// writeReply sends a quiz's reply as JSON.
+func writeReply(w http.ResponseWriter, q *quiz.Quiz, reply quizReply) {
 	b, err := json.Marshal(reply)
 	if err != nil {
 		jsonError(w, http.StatusInternalServerError, "quiz "+q.ID+": the feedback does not encode as JSON: "+err.Error())
@@ -343,41 +386,42 @@ func (collector) send(any) {}
 
 // measure runs lines through the queue and waits for the results.
 // ticket, when not "", lets GET /api/quiz/queue find the job.
-// It returns the results and their archive ids (0 where not recorded).
-func (s *Server) measure(ctx context.Context, addr, id, ticket string, lines []string, from origin) ([]json.RawMessage, []int64, error) {
+// It returns the results, their archive ids (0 where not recorded) and
+// when the first line started.
+func (s *Server) measure(ctx context.Context, addr, id, ticket string, lines []string, from origin) ([]json.RawMessage, []int64, time.Time, error) {
 	if err := s.checkRunLines(lines); err != nil {
-		return nil, nil, err
+		return nil, nil, time.Time{}, err
 	}
 	if s.quizRuns.Add(1) > maxQuizRuns {
 		s.quizRuns.Add(-1)
-		return nil, nil, errQuizBusy
+		return nil, nil, time.Time{}, errQuizBusy
 	}
 	defer s.quizRuns.Add(-1)
 	release, err := s.holdAddr(addr)
 	if err != nil {
 		s.refused(addr, err.Error())
-		return nil, nil, err
+		return nil, nil, time.Time{}, err
 	}
 	jctx, cancel := context.WithCancel(s.ctx)
 	defer cancel()
 	j := &job{id: "quiz:" + id, ticket: ticket, lines: lines, out: collector{}, ctx: jctx, cancel: cancel, release: release, done: make(chan struct{}), from: from}
 	if err := s.q.enqueue(j, s.maxWaiting); err != nil {
-		return nil, nil, err
+		return nil, nil, time.Time{}, err
 	}
 	select {
 	case <-j.done:
 	case <-ctx.Done():
 		s.cancelJob(j)
 		<-j.done
-		return nil, nil, ctx.Err()
+		return nil, nil, time.Time{}, ctx.Err()
 	}
 	if j.err != nil {
-		return nil, nil, j.err
+		return nil, nil, time.Time{}, j.err
 	}
 	if len(j.results) != len(lines) {
-		return nil, nil, errRunCancelled
+		return nil, nil, time.Time{}, errRunCancelled
 	}
-	return j.results, j.runIDs, nil
+	return j.results, j.runIDs, j.started, nil
 }
 
 // maxQuizRuns caps the run: quizzes queued or running at once, over all

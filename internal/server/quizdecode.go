@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"kvlab/internal/quiz"
 )
 
 // decodeQuizRequest reads one POST /api/quiz body. It decodes the body as
@@ -51,7 +53,7 @@ func decodeQuizRequest(r io.Reader, most int, keep func(lesson, quiz string) int
 				return req, false, fmt.Errorf("prediction: %w", err)
 			}
 		case "run_ids":
-			if err := decodeRunIDs(dec, most, &req.RunIDs); err != nil {
+			if err := decodeRunIDs(dec, most*quiz.MaxRepeat, &req.RunIDs); err != nil {
 				return req, false, err
 			}
 		case "results":
@@ -114,13 +116,13 @@ func decodeResults(dec *json.Decoder, n, most int, ready bool) (out []json.RawMe
 }
 
 // decodeRunIDs reads "run_ids": an array of at most `most` run ids (one
-// per line of a cell), or null.
+// per line of a cell, or per line and round of a repeat: quiz), or null.
 func decodeRunIDs(dec *json.Decoder, most int, out *[]int64) error {
 	if err := dec.Decode(out); err != nil {
 		return fmt.Errorf("run_ids: want an array of run ids (whole numbers), one per line of the cell: %w", err)
 	}
 	if len(*out) > most {
-		return fmt.Errorf("run_ids: %d ids; a cell has at most %d lines", len(*out), most)
+		return fmt.Errorf("run_ids: %d ids; at most %d (a cell's lines, %d runs each)", len(*out), most, quiz.MaxRepeat)
 	}
 	return nil
 }

@@ -1,22 +1,33 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
+	"time"
 
 	"kvlab/internal/archive"
+	"kvlab/internal/lesson"
 	"kvlab/internal/quiz"
 )
 
 // Quizzes graded from the server's record: a quiz that reads a cell is
 // graded from runs this server recorded for that lesson, cell and browser.
-// The page sends the archive ids of its latest run of the cell, one per
-// line (run_ids, from the result messages), never numbers; numbers in
-// "results" are refused. Each id must name a run the server recorded from
-// that cell of that lesson for that browser.
+// The page sends the archive ids of its latest run of the cell (run_ids,
+// from the result messages), never numbers; numbers in "results" are
+// refused. Each id must name a run the server recorded from that cell of
+// that lesson for that browser.
+//
+// A result is read as $N because the record says it was line N of the
+// cell, whatever the order of run_ids; and a run grades only when its
+// line is the lesson's own line N (or an edit the quiz allows: package
+// quiz, "edit:"). Runs that cannot grade are named in the reply's
+// "unused" with why.
 
 // errClientNumbers is the reply to a request that carries results.
 const errClientNumbers = `results: this server grades quizzes from the runs it recorded itself, not from numbers sent with the answer; send "run_ids" (the run_id of each line's result message) and "browser" instead`
@@ -29,9 +40,67 @@ type quizError struct {
 
 func (e *quizError) Error() string { return e.msg }
 
-// recordedResults loads the runs a cell quiz is graded from and returns
-// their results in the order of ids.
-func (s *Server) recordedResults(ctx context.Context, lessonSlug string, q *quiz.Quiz, browser string, ids []int64) ([]json.RawMessage, error) {
+// unusedRun is a run the request named that did not grade the quiz, and
+// why (the reply's "unused").
+type unusedRun struct {
+	RunID int64  `json:"run_id"`
+	Why   string `json:"why"`
+}
+
+// gradingRuns are the runs a cell quiz is graded from: lines[N] holds
+// the runs of line N of the cell, oldest first: one, or for a repeat:
+// quiz at least its K. Round r is the r-th run of every line.
+type gradingRuns struct {
+	lines  [][]*archive.Run
+	unused []unusedRun
+}
+
+// rounds returns each round's results, one per line, for as many rounds
+// as every line has runs.
+func (g *gradingRuns) rounds() [][]json.RawMessage {
+	n := -1
+	for _, rs := range g.lines {
+		if n < 0 || len(rs) < n {
+			n = len(rs)
+		}
+	}
+	out := make([][]json.RawMessage, max(n, 0))
+	for r := range out {
+		out[r] = make([]json.RawMessage, len(g.lines))
+		for i, rs := range g.lines {
+			out[r][i] = rs[r].Result
+		}
+	}
+	return out
+}
+
+// ids returns the graded runs' ids, line by line.
+func (g *gradingRuns) ids() []int64 {
+	var out []int64
+	for _, rs := range g.lines {
+		for _, r := range rs {
+			out = append(out, r.ID)
+		}
+	}
+	return out
+}
+
+// started is when the earliest of the graded runs started.
+func (g *gradingRuns) started() time.Time {
+	var t time.Time
+	for _, rs := range g.lines {
+		for _, r := range rs {
+			if t.IsZero() || r.Started.Before(t) {
+				t = r.Started
+			}
+		}
+	}
+	return t
+}
+
+// loadRuns reads the runs ids name, each of which must be one this server
+// recorded from cell q.Cell of the lesson for browser.
+func (s *Server) loadRuns(ctx context.Context, lessonSlug string, q *quiz.Quiz, browser string, ids []int64) ([]*archive.Run, error) {
 	first := fmt.Sprintf("run the cell first: this quiz is graded from the runs this server recorded of cell %s for your browser", q.Cell)
 	if len(ids) == 0 {
 		return nil, &quizError{http.StatusUnprocessableEntity, first}
@@ -42,15 +111,13 @@ func (s *Server) recordedResults(ctx context.Context, lessonSlug string, q *quiz
 	if err := checkOrigin("", "", browser); err != nil {
 		return nil, &quizError{http.StatusBadRequest, err.Error()}
 	}
-	if len(ids) > s.cfg.MaxLinesPerCell {
-		return nil, &quizError{http.StatusBadRequest, fmt.Sprintf("run_ids: %d ids; a cell has at most %d lines", len(ids), s.cfg.MaxLinesPerCell)}
+	if most := s.cfg.MaxLinesPerCell * quiz.MaxRepeat; len(ids) > most {
+		return nil, &quizError{http.StatusBadRequest, fmt.Sprintf("run_ids: %d ids; at most %d (%d lines of a cell, %d runs each)", len(ids), most, s.cfg.MaxLinesPerCell, quiz.MaxRepeat)}
 	}
-	out := make([]json.RawMessage, len(ids))
+	runs := make([]*archive.Run, len(ids))
 	for i, id := range ids {
-		for _, prev := range ids[:i] {
-			if prev == id {
-				return nil, &quizError{http.StatusBadRequest, fmt.Sprintf("run_ids: run %d is given twice; give one run per line of the cell", id)}
-			}
+		if slices.Contains(ids[:i], id) {
+			return nil, &quizError{http.StatusBadRequest, fmt.Sprintf("run_ids: run %d is given twice; give one run per line of the cell", id)}
 		}
 		r, err := s.arch.Get(ctx, id)
 		if errors.Is(err, archive.ErrNotFound) {
@@ -62,57 +129,134 @@ func (s *Server) recordedResults(ctx context.Context, lessonSlug string, q *quiz
 		if r.Source != "cell" || r.Lesson != lessonSlug || r.Cell != q.Cell || r.Browser != browser {
 			return nil, &quizError{http.StatusUnprocessableEntity, fmt.Sprintf("run %d was not recorded from cell %s of lesson %s in this browser: %s", id, q.Cell, lessonSlug, first)}
 		}
-		out[i] = r.Result
+		runs[i] = r
 	}
-	return out, nil
+	return runs, nil
 }
 
-// gradedFrom returns the results a quiz is graded from and their run ids:
-// for a cell quiz, the recorded runs the request names. It refuses numbers
-// sent by the client. ok is false when it has replied with an error.
-func (s *Server) gradedFrom(w http.ResponseWriter, r *http.Request, lessonSlug string, q *quiz.Quiz, req *quizRequest) (raw []json.RawMessage, ids []int64, ok bool) {
-	if len(req.Results) > 0 {
-		jsonError(w, http.StatusBadRequest, errClientNumbers)
-		return nil, nil, false
+// pickLines places each run at the line of the cell its record names and
+// keeps those that may grade q: the lesson's own line (or an edit q
+// allows), a line q reads. Every line q reads must be filled, with one
+// run, or for a repeat: quiz at least q.Repeat; else the error says which
+// is missing and why each run was not used.
+func pickLines(l *lesson.Lesson, q *quiz.Quiz, runs []*archive.Run) (*gradingRuns, error) {
+	c := l.Cell(q.Cell)
+	if c == nil {
+		return nil, &quizError{http.StatusInternalServerError, fmt.Sprintf("quiz %s reads cell %s, which lesson %s does not have", q.ID, q.Cell, l.Slug)}
 	}
-	if q.Cell == "" {
-		return nil, nil, true
+	g := &gradingRuns{lines: make([][]*archive.Run, q.Lines())}
+	for _, r := range runs {
+		why := ""
+		switch {
+		case r.Line < 0:
+			why = "it was recorded before the server kept which line of the cell a run was: run the cell again"
+		case r.Line >= len(g.lines):
+			why = fmt.Sprintf("this run is line %d of the cell; the quiz reads lines 1 to %d", r.Line+1, len(g.lines))
+		case r.Line >= len(c.Lines) || !q.LineGrades(c.Lines[r.Line], r.Spec):
+			why = editedWhy(q, c.Lines, r)
+		case q.Repeat == 0 && len(g.lines[r.Line]) > 0:
+			return nil, &quizError{http.StatusBadRequest, fmt.Sprintf("run_ids: runs %d and %d are both line %d of the cell; give one run per line", g.lines[r.Line][0].ID, r.ID, r.Line+1)}
+		default:
+			g.lines[r.Line] = append(g.lines[r.Line], r)
+			continue
+		}
+		g.unused = append(g.unused, unusedRun{RunID: r.ID, Why: why})
 	}
-	raw, err := s.recordedResults(r.Context(), lessonSlug, q, req.Browser, req.RunIDs)
+	for i, rs := range g.lines {
+		slices.SortFunc(rs, func(a, b *archive.Run) int { return cmp.Compare(a.ID, b.ID) })
+		if q.Repeat > 0 && len(rs) > 0 && len(rs) < q.Repeat {
+			return nil, &quizError{http.StatusUnprocessableEntity, fmt.Sprintf("quiz %s is graded on %d runs of cell %s and got %d of line %d: run the cell with its repeat button", q.ID, q.Repeat, q.Cell, len(rs), i+1)}
+		}
+		if len(rs) > 0 {
+			continue
+		}
+		if len(g.unused) == 0 {
+			return nil, &quizError{http.StatusUnprocessableEntity, fmt.Sprintf("quiz %s reads line %d of cell %s, and no run sent is that line: run the cell first", q.ID, i+1, q.Cell)}
+		}
+		msg := fmt.Sprintf("quiz %s reads line %d of cell %s, and no run sent is the lesson's line %d: run the cell as the lesson wrote it", q.ID, i+1, q.Cell, i+1)
+		for _, u := range g.unused {
+			msg += fmt.Sprintf("; run %d: %s", u.RunID, u.Why)
+		}
+		return nil, &quizError{http.StatusUnprocessableEntity, msg}
+	}
+	return g, nil
+}
+
+// editedWhy says why a run's line is not the lesson's.
+func editedWhy(q *quiz.Quiz, own []string, r *archive.Run) string {
+	if r.Line >= len(own) {
+		return fmt.Sprintf("this run's line %d (%s) is not in the lesson's cell, which has %d lines", r.Line+1, r.Spec, len(own))
+	}
+	why := fmt.Sprintf("this run's line %d (%s) is not the lesson's line %d (%s)", r.Line+1, r.Spec, r.Line+1, own[r.Line])
+	if len(q.Edit) > 0 {
+		why += fmt.Sprintf("; this quiz lets you change only %s", strings.Join(q.Edit, ", "))
+	} else {
+		why += "; an edited cell is recorded, but grades no quiz"
+	}
+	return why
+}
+
+// gradedFrom returns the runs of a cell quiz's request that grade it.
+// ok is false when it has replied with an error.
+func (s *Server) gradedFrom(w http.ResponseWriter, r *http.Request, l *lesson.Lesson, q *quiz.Quiz, req *quizRequest) (g *gradingRuns, ok bool) {
+	runs, err := s.loadRuns(r.Context(), l.Slug, q, req.Browser, req.RunIDs)
+	if err == nil {
+		g, err = pickLines(l, q, runs)
+	}
 	if err != nil {
 		qe := err.(*quizError)
 		jsonError(w, qe.code, qe.msg)
-		return nil, nil, false
+		return nil, false
 	}
-	return raw, req.RunIDs, true
+	return g, true
 }
 
-// predictFirst checks a run: quiz request's browser id and lines, then
-// stores its answer as a prediction before the measurement is queued.
-// It returns false when it has replied with an error.
-func (s *Server) predictFirst(w http.ResponseWriter, r *http.Request, lessonSlug string, q *quiz.Quiz, req *quizRequest) bool {
+// predictFirst checks a run: quiz request's token, ticket, browser id
+// and lines, then stores its answer as a prediction before the
+// measurement is queued. The attempt is nil when there was nothing to
+// store it for (no browser) or storing failed. ok is false when it has
+// replied with an error.
+func (s *Server) predictFirst(w http.ResponseWriter, r *http.Request, lessonSlug string, q *quiz.Quiz, req *quizRequest) (a *attempt, ok bool) {
+	if ok, throttled := s.tokenGuess(remoteHost(r), req.Token, func() bool { return s.tokenOK(req.Token) }); !ok {
+		if throttled != "" {
+			jsonError(w, http.StatusTooManyRequests, throttled)
+			return nil, false
+		}
+		s.refused(remoteHost(r), "POST /api/quiz: no or a wrong token")
+		jsonError(w, http.StatusForbidden, errTokenRequired.Error())
+		return nil, false
+	}
+	if len(req.Ticket) > maxTicket {
+		jsonError(w, http.StatusBadRequest, badTicket)
+		return nil, false
+	}
 	if err := checkOrigin("", "", req.Browser); err != nil {
 		jsonError(w, http.StatusBadRequest, err.Error())
-		return false
+		return nil, false
 	}
 	if err := s.checkRunLines(q.Run); err != nil {
 		jsonError(w, http.StatusInternalServerError, measuringError(q.ID, err))
-		return false
+		return nil, false
 	}
-	s.notePrediction(r.Context(), lessonSlug, q.ID, req.Browser, req.Answer)
-	return true
+	if p := s.notePrediction(r.Context(), lessonSlug, q.ID, req.Browser, req.Answer); p != nil {
+		a = &attempt{p: p}
+	}
+	return a, true
 }
 
 // notePrediction stores the answer to a run: quiz as a prediction before
-// its measurement starts, so the record shows the prediction came first.
-// A failure is logged, not fatal: the quiz is still graded.
-// Without a browser id there is nobody to attribute it to: nothing is stored.
-func (s *Server) notePrediction(ctx context.Context, lessonSlug, quizID, browser, value string) {
+// its measurement starts, so the record shows the prediction came first,
+// and returns it. A failure is logged, not fatal: the quiz is still
+// graded, as an answer. Without a browser id there is nobody to
+// attribute it to: nothing is stored.
+func (s *Server) notePrediction(ctx context.Context, lessonSlug, quizID, browser, value string) *archive.Prediction {
 	if browser == "" {
-		return
+		return nil
 	}
-	p := &archive.Prediction{Browser: browser, Lesson: lessonSlug, Quiz: quizID, Value: value}
+	p := &archive.Prediction{Browser: browser, Lesson: lessonSlug, Quiz: quizID, Value: value, At: time.Now().UTC()}
 	if _, err := s.arch.AddPrediction(ctx, p); err != nil {
 		s.log.Printf("archive: storing the prediction for quiz %s: %v", quizID, err)
+		return nil
 	}
+	return p
 }

@@ -26,6 +26,32 @@ type origin struct {
 	cell    string // the cell's id in the lesson, "" when unknown
 	quiz    string // the quiz's id, for run: quizzes
 	browser string // the id the page keeps in localStorage, "" when none
+	// own[i] says line i of a cell's job is the lesson's own line i of
+	// cell (see ownLines); a run: quiz's lines are always its own.
+	own []bool
+}
+
+// ownLines says, for each of a cell run's lines, whether it is the
+// lesson's own line at that index: the same text after lesson.CellLines'
+// normalisation, which the page's splitter shares. An unknown lesson or
+// cell owns no line.
+func (s *Server) ownLines(lessonSlug, cellID string, lines []string) []bool {
+	own := make([]bool, len(lines))
+	if lessonSlug == "" || cellID == "" {
+		return own
+	}
+	l, _, _, err := s.findLesson(lessonSlug)
+	if err != nil || l == nil {
+		return own
+	}
+	c := l.Cell(cellID)
+	if c == nil {
+		return own
+	}
+	for i, line := range lines {
+		own[i] = i < len(c.Lines) && c.Lines[i] == line
+	}
+	return own
 }
 
 // browserRE is what a browser id may look like: the page sends a UUID; any
@@ -76,14 +102,17 @@ func (t *timeline) json() json.RawMessage {
 	return b
 }
 
-// record stores one finished line in the archive and returns its id, or 0
-// and the error when it could not be stored (the run is still reported;
-// it just has no permalink).
-func (s *Server) record(j *job, line string, res json.RawMessage, tl *timeline, started, ended time.Time) (int64, error) {
+// record stores the job's finished line i in the archive, with its index
+// and whether it is the lesson's own, and returns its id, or 0 and the
+// error when it could not be stored (the run is still reported; it just
+// has no permalink).
+func (s *Server) record(j *job, i int, res json.RawMessage, tl *timeline, started, ended time.Time) (int64, error) {
+	line := j.lines[i]
 	r := &archive.Run{
 		Spec: line, Result: res, Timeline: tl.json(),
 		Source: j.from.source, Lesson: j.from.lesson, Cell: j.from.cell, Quiz: j.from.quiz, Browser: j.from.browser,
 		Version: s.version, Host: s.hostID, Started: started.UTC(), Ended: ended.UTC(),
+		Line: i, Own: j.from.source == "quiz" || i < len(j.from.own) && j.from.own[i],
 	}
 	describe(r, s.cfg.Limits)
 	// The record must not be lost to a cancelled client: it has its own

@@ -31,34 +31,34 @@ import (
 //	POST /api/rooms/{code}/polls                  {"token","quiz"}: open a prediction poll
 //	POST /api/rooms/{code}/polls/{poll}/predict   {"browser","value"}
 //	GET  /api/rooms/{code}/board?measure=M        the class board
+//	DELETE /api/rooms/{code}/board/{id}           {"token"}: remove an entry
 //	POST /api/rooms/{code}/share                  the one cross-origin route (share.go)
 //	GET  /room/{code}/qr.svg                      the join URL as a QR code
 //	GET  /room/{code}/ws                          the follower socket (room_ws.go)
 //
-// Every lookup of a code that names no open room counts against the
-// asking address (lookupsPerMinute): past that, the address is refused
-// every lookup for the rest of the minute, so codes cannot be scanned.
+// Every lookup of a well-formed code that names no open room counts
+// against the asking address (-max-unknown-codes a minute): past that,
+// the address is refused every lookup for the rest of the minute, so
+// codes cannot be scanned. Text that is not a code at all (a typo, a
+// stray path) does not count: it cannot find a room.
 
 const (
-	defaultRoomTTL   = 4 * time.Hour
-	lookupsPerMinute = 30
-	roomBodyLimit    = 4 << 10
-	predictBodyLimit = 1 << 10
-	predictsPer10s   = 10
-	pollUpdateEvery  = 250 * time.Millisecond
-	countUpdateEvery = time.Second
-	sweepEvery       = 30 * time.Second
+	defaultRoomTTL = 4 * time.Hour
+	// defaultMaxUnknownCodes is -max-unknown-codes' default.
+	defaultMaxUnknownCodes = 30
+	roomBodyLimit          = 4 << 10
+	pollUpdateEvery        = 250 * time.Millisecond
+	countUpdateEvery       = time.Second
+	sweepEvery             = 30 * time.Second
 )
 
 // rooms is the server's live classes. It is safe for concurrent use.
 type rooms struct {
-	reg      *classroom.Registry
-	ttl      time.Duration
-	hubLim   classroom.HubLimits
-	lookups  *classroom.Limiter // unknown codes, per address
-	predicts *classroom.Limiter // predictions, per address
-	shares   *classroom.Limiter // shares, per address
-	targets  *shareTargets      // the room servers this server's pages may share to (share.go)
+	reg     *classroom.Registry
+	ttl     time.Duration
+	hubLim  classroom.HubLimits
+	lookups *classroom.Limiter // unknown codes, per address
+	targets *shareTargets      // the room servers this server's pages may share to (share.go)
 	// sentHook, when set (benchmarks), sees every message fanned out to
 	// a room as the presenter's side sends it. Set before serving.
 	sentHook func(b []byte)
@@ -71,14 +71,15 @@ func (s *Server) startRooms() error {
 	if ttl <= 0 {
 		ttl = defaultRoomTTL
 	}
-	t, err := loadShareTargets(s.cfg.DataDir)
+	if s.cfg.MaxUnknownCodes <= 0 {
+		s.cfg.MaxUnknownCodes = defaultMaxUnknownCodes
+	}
+	t, err := loadShareTargets(s.cfg.DataDir, s.log.Printf)
 	if err != nil {
 		return err
 	}
 	s.rooms = &rooms{reg: classroom.NewRegistry(), ttl: ttl, targets: t, hubLim: classroom.HubLimits{PingEvery: s.pongWait / 2},
-		lookups:  classroom.NewLimiter(lookupsPerMinute, time.Minute),
-		predicts: classroom.NewLimiter(predictsPer10s, 10*time.Second),
-		shares:   classroom.NewLimiter(1, sharePer)}
+		lookups: classroom.NewLimiter(s.cfg.MaxUnknownCodes, time.Minute)}
 	if err := s.reloadRooms(); err != nil {
 		return err
 	}
@@ -96,6 +97,7 @@ func (s *Server) routeRooms() {
 	s.mux.HandleFunc("POST /api/rooms/{code}/polls", s.handlePollOpen)
 	s.mux.HandleFunc("POST /api/rooms/{code}/polls/{poll}/predict", s.handlePollPredict)
 	s.mux.HandleFunc("GET /api/rooms/{code}/board", s.handleBoard)
+	s.mux.HandleFunc("DELETE /api/rooms/{code}/board/{id}", s.handleBoardDelete)
 	s.mux.HandleFunc("POST /api/rooms/{code}/share", s.handleShare)
 	s.mux.HandleFunc("OPTIONS /api/rooms/{code}/share", s.handleSharePreflight)
 	s.mux.HandleFunc("GET /api/share-target", s.handleShareTargets)
@@ -223,24 +225,6 @@ func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, v any, want
 	return false
 }
 
-// presenterError says why r (carrying tok) may not act as a room's
-// presenter, or "" when it may: same origin, a Host naming this machine
-// (without a token), and the token, or without one a loopback address.
-func (s *Server) presenterError(r *http.Request, tok string) string {
-	switch {
-	case !sameOrigin(r):
-		return "origin " + r.Header.Get("Origin") + " is not this server"
-	case !s.hostOK(r):
-		return s.hostError(r)
-	case !s.tokenOK(tok):
-		s.refused(remoteHost(r), r.Method+" "+r.URL.Path+": no or a wrong token")
-		return "only the presenter (the instructor token's holder) may do this: " + errTokenRequired.Error()
-	case !s.needToken && !loopbackHost(remoteHost(r)):
-		return "only the presenter may do this: without -token, that is a page on this machine (localhost)"
-	}
-	return ""
-}
-
 // followerRoom is lookupRoom for a route anyone with the code may use:
 // it first refuses another origin and, without a token, a Host that is
 // not this machine (apiAccessOK).
@@ -273,14 +257,17 @@ func (s *Server) findRoom(r *http.Request) (*classroom.Room, int, string) {
 	addr, now := remoteHost(r), time.Now()
 	if s.rooms.lookups.Over(addr, now) {
 		s.refused(addr, "room lookups: too many unknown codes")
-		return nil, http.StatusTooManyRequests, fmt.Sprintf("%s asked for more than %d unknown room codes in a minute: wait a minute, and check the code", addr, lookupsPerMinute)
+		return nil, http.StatusTooManyRequests, fmt.Sprintf("%s asked for more than %d unknown room codes in a minute (-max-unknown-codes): wait a minute, and check the code", addr, s.cfg.MaxUnknownCodes)
 	}
 	var room *classroom.Room
-	if code, err := classroom.ParseCode(raw); err == nil {
+	code, err := classroom.ParseCode(raw)
+	if err == nil {
 		room = s.rooms.reg.Get(code, now)
 	}
 	if room == nil {
-		s.rooms.lookups.Allow(addr, now)
+		if err == nil { // a well-formed code that names no open room: a guess
+			s.rooms.lookups.Allow(addr, now)
+		}
 		if len(raw) > 2*classroom.CodeLen {
 			raw = raw[:2*classroom.CodeLen]
 		}
@@ -307,26 +294,30 @@ func (s *Server) saveRoom(ctx context.Context, r *classroom.Room) {
 }
 
 type roomCreateRequest struct {
-	Token  string `json:"token"`
-	Lesson string `json:"lesson"`
+	Token     string `json:"token,omitempty"`     // accepted, and not an authority: see presenter.go
+	Presenter string `json:"presenter,omitempty"` // the presenter token, from another machine
+	Lesson    string `json:"lesson"`
 }
 
 type roomCreateReply struct {
-	Code         string    `json:"code"`
-	ID           int64     `json:"id"`
-	Lesson       string    `json:"lesson"`
-	JoinURL      string    `json:"join_url"`
-	PresenterURL string    `json:"presenter_url"`
-	ExpiresAt    time.Time `json:"expires_at"`
+	Code         string `json:"code"`
+	ID           int64  `json:"id"`
+	Lesson       string `json:"lesson"`
+	JoinURL      string `json:"join_url"`
+	PresenterURL string `json:"presenter_url"`
+	// PresenterSecret presents this room (presenter.go). This reply is
+	// the only place it is ever given.
+	PresenterSecret string    `json:"presenter_secret"`
+	ExpiresAt       time.Time `json:"expires_at"`
 }
 
 func (s *Server) handleRoomCreate(w http.ResponseWriter, r *http.Request) {
 	var req roomCreateRequest
-	if !decodeBody(w, r, roomBodyLimit, &req, `{"token":"...","lesson":"04-the-fsync-tax"}`) {
+	if !decodeBody(w, r, roomBodyLimit, &req, `{"lesson":"04-the-fsync-tax"}`) {
 		return
 	}
-	if why := s.presenterError(r, req.Token); why != "" {
-		jsonError(w, http.StatusForbidden, why)
+	if code, why := s.instructorError(r, req.Presenter); why != "" {
+		jsonError(w, code, why)
 		return
 	}
 	l, _, _, err := s.findLesson(req.Lesson)
@@ -338,14 +329,15 @@ func (s *Server) handleRoomCreate(w http.ResponseWriter, r *http.Request) {
 		jsonError(w, http.StatusNotFound, fmt.Sprintf("lesson: no lesson %q (the slug as in /lessons/SLUG)", req.Lesson))
 		return
 	}
-	room, err := s.newRoom(r.Context(), l)
+	secret := classroom.NewSecret()
+	room, err := s.newRoom(r.Context(), l, classroom.HashSecret(secret))
 	if err != nil {
 		jsonError(w, http.StatusInternalServerError, "starting the room: "+err.Error())
 		return
 	}
 	code := classroom.FormatCode(room.Code)
 	writeJSON(w, http.StatusCreated, roomCreateReply{Code: code, ID: room.ID, Lesson: l.Slug,
-		JoinURL: joinURL(r, room.Code), PresenterURL: "/present/" + code, ExpiresAt: room.Expires})
+		JoinURL: joinURL(r, room.Code), PresenterURL: "/present/" + code, PresenterSecret: secret, ExpiresAt: room.Expires})
 }
 
 // joinURL is the follower page's URL as the presenter's request names
@@ -359,14 +351,14 @@ func joinURL(r *http.Request, code string) string {
 }
 
 // newRoom draws a free code, records the room and registers it.
-func (s *Server) newRoom(ctx context.Context, l *lesson.Lesson) (*classroom.Room, error) {
+func (s *Server) newRoom(ctx context.Context, l *lesson.Lesson, presenterHash string) (*classroom.Room, error) {
 	now := time.Now().UTC()
 	for range 8 {
 		code, err := classroom.NewCode()
 		if err != nil {
 			return nil, err
 		}
-		ar := &archive.Room{Code: code, Lesson: l.Slug, Created: now, Expires: now.Add(s.rooms.ttl)}
+		ar := &archive.Room{Code: code, Lesson: l.Slug, Created: now, Expires: now.Add(s.rooms.ttl), PresenterHash: presenterHash}
 		if _, err := s.arch.AddRoom(ctx, ar); err != nil {
 			return nil, err
 		}
@@ -385,6 +377,7 @@ func (s *Server) registerRoom(ar *archive.Room, sections int) *classroom.Room {
 	room = classroom.NewRoom(ar.Code, ar.ID, ar.Lesson, sections, ar.Created, ar.Expires, s.rooms.hubLim,
 		func(int) { s.followersChanged(room) })
 	room.Section, room.AllowRuns = min(ar.Section, sections-1), ar.AllowRuns
+	room.PresenterHash = ar.PresenterHash
 	if !s.rooms.reg.Add(room) {
 		return nil
 	}
@@ -466,22 +459,38 @@ func (s *Server) handleRoomState(w http.ResponseWriter, r *http.Request) {
 }
 
 // presenterAction decodes a presenter's request into v (which carries
-// "token"), checks the presenter and finds the room; on failure it has
-// written the reply and returns nil.
-func (s *Server) presenterAction(w http.ResponseWriter, r *http.Request, v any, token *string, want string) *classroom.Room {
+// "presenter"), finds the room and checks the presenter; on failure it
+// has written the reply and returns nil.
+func (s *Server) presenterAction(w http.ResponseWriter, r *http.Request, v any, presenter *string, want string) *classroom.Room {
 	if !decodeBody(w, r, roomBodyLimit, v, want) {
 		return nil
 	}
-	if why := s.presenterError(r, *token); why != "" {
-		jsonError(w, http.StatusForbidden, why)
+	if !sameOrigin(r) {
+		jsonError(w, http.StatusForbidden, "origin "+r.Header.Get("Origin")+" is not this server")
 		return nil
 	}
-	return s.lookupRoom(w, r)
+	room := s.lookupRoom(w, r)
+	if room == nil {
+		return nil
+	}
+	if code, why := s.roomPresenterError(remoteHost(r), room, *presenter); why != "" {
+		jsonError(w, code, why)
+		return nil
+	}
+	return room
+}
+
+// presenterFields are the authority fields of every presenter action's
+// body: "presenter" is the one that counts; "token" (the run token) is
+// accepted for older pages and presents nothing.
+type presenterFields struct {
+	Token     string `json:"token,omitempty"`
+	Presenter string `json:"presenter"`
 }
 
 type sectionRequest struct {
-	Token   string `json:"token"`
-	Section *int   `json:"section"`
+	presenterFields
+	Section *int `json:"section"`
 }
 
 type sectionMsg struct {
@@ -491,7 +500,7 @@ type sectionMsg struct {
 
 func (s *Server) handleRoomSection(w http.ResponseWriter, r *http.Request) {
 	var req sectionRequest
-	room := s.presenterAction(w, r, &req, &req.Token, `{"token":"...","section":3}`)
+	room := s.presenterAction(w, r, &req, &req.Presenter, `{"presenter":"...","section":3}`)
 	if room == nil {
 		return
 	}
@@ -512,13 +521,13 @@ func (s *Server) handleRoomSection(w http.ResponseWriter, r *http.Request) {
 }
 
 type allowRunsRequest struct {
-	Token string `json:"token"`
-	Allow *bool  `json:"allow"`
+	presenterFields
+	Allow *bool `json:"allow"`
 }
 
 func (s *Server) handleRoomAllowRuns(w http.ResponseWriter, r *http.Request) {
 	var req allowRunsRequest
-	room := s.presenterAction(w, r, &req, &req.Token, `{"token":"...","allow":true}`)
+	room := s.presenterAction(w, r, &req, &req.Presenter, `{"presenter":"...","allow":true}`)
 	if room == nil {
 		return
 	}
@@ -534,12 +543,12 @@ func (s *Server) handleRoomAllowRuns(w http.ResponseWriter, r *http.Request) {
 }
 
 type tokenRequest struct {
-	Token string `json:"token"`
+	presenterFields
 }
 
 func (s *Server) handleRoomClose(w http.ResponseWriter, r *http.Request) {
 	var req tokenRequest
-	room := s.presenterAction(w, r, &req, &req.Token, `{"token":"..."}`)
+	room := s.presenterAction(w, r, &req, &req.Presenter, `{"presenter":"..."}`)
 	if room == nil {
 		return
 	}
@@ -552,8 +561,8 @@ func (s *Server) handleRoomClose(w http.ResponseWriter, r *http.Request) {
 }
 
 type pollRequest struct {
-	Token string `json:"token"`
-	Quiz  string `json:"quiz"`
+	presenterFields
+	Quiz string `json:"quiz"`
 }
 
 // pollQuiz finds a quiz of the room's lesson that a poll can measure:
@@ -578,7 +587,7 @@ func (s *Server) pollQuiz(room *classroom.Room, id string) (*quiz.Quiz, int, err
 
 func (s *Server) handlePollOpen(w http.ResponseWriter, r *http.Request) {
 	var req pollRequest
-	room := s.presenterAction(w, r, &req, &req.Token, `{"token":"...","quiz":"always-vs-batch"}`)
+	room := s.presenterAction(w, r, &req, &req.Presenter, `{"presenter":"...","quiz":"always-vs-batch"}`)
 	if room == nil {
 		return
 	}
@@ -624,8 +633,11 @@ func (s *Server) handlePollPredict(w http.ResponseWriter, r *http.Request) {
 	if !s.apiAccessOK(w, r) {
 		return
 	}
+	if !s.writeAllowed(w, r, "room ballot") {
+		return
+	}
 	var req predictRoomRequest
-	if !decodeBody(w, r, predictBodyLimit, &req, `{"browser":"...","value":"12.5"}`) {
+	if !decodeBody(w, r, s.cfg.Writes.MaxBytes, &req, `{"browser":"...","value":"12.5"}`) {
 		return
 	}
 	room := s.lookupRoom(w, r)
@@ -636,11 +648,6 @@ func (s *Server) handlePollPredict(w http.ResponseWriter, r *http.Request) {
 		jsonError(w, http.StatusBadRequest, `browser: 1 to 64 letters, digits and '-' (the id the page keeps), required`)
 		return
 	}
-	if addr := remoteHost(r); !s.rooms.predicts.Allow(addr, time.Now()) {
-		s.refused(addr, "room predictions: over the rate")
-		jsonError(w, http.StatusTooManyRequests, fmt.Sprintf("more than %d predictions in 10 s from %s: wait a moment", predictsPer10s, addr))
-		return
-	}
 	room.Lock()
 	p := room.Poll(r.PathValue("poll"))
 	if p == nil {
@@ -648,7 +655,7 @@ func (s *Server) handlePollPredict(w http.ResponseWriter, r *http.Request) {
 		jsonError(w, http.StatusNotFound, fmt.Sprintf("room %s has no poll %q", classroom.FormatCode(room.Code), r.PathValue("poll")))
 		return
 	}
-	v, code, err := s.predict(r.Context(), p, req)
+	v, code, err := s.predict(r.Context(), p, remoteHost(r), req)
 	if err != nil {
 		room.Unlock()
 		jsonError(w, code, err.Error())
@@ -664,7 +671,7 @@ func (s *Server) handlePollPredict(w http.ResponseWriter, r *http.Request) {
 // predict checks and stores one prediction: in the archive first, then
 // in the poll. REQUIRES: the poll's room locked, so a measurement cannot
 // start between the check and the store.
-func (s *Server) predict(ctx context.Context, p *classroom.Poll, req predictRoomRequest) (float64, int, error) {
+func (s *Server) predict(ctx context.Context, p *classroom.Poll, addr string, req predictRoomRequest) (float64, int, error) {
 	if p.State != classroom.PollOpen {
 		return 0, http.StatusConflict, fmt.Errorf("poll %s: the measurement started at %s; predictions are closed", p.Quiz, p.MeasureStarted.Format("15:04:05"))
 	}
@@ -678,6 +685,9 @@ func (s *Server) predict(ctx context.Context, p *classroom.Poll, req predictRoom
 	}
 	if err != nil {
 		return 0, http.StatusBadRequest, errors.New(strings.TrimPrefix(err.Error(), quiz.ErrBadAnswer.Error()+": "))
+	}
+	if err := p.Admit(addr, req.Browser, s.cfg.Writes.BallotsPerAddress, s.cfg.Writes.PerBrowser); err != nil {
+		return 0, http.StatusTooManyRequests, fmt.Errorf("%s (-max-ballots-per-address, -max-predictions-per-browser)", strings.TrimPrefix(err.Error(), "classroom: too many ballots: "))
 	}
 	if err := s.arch.PutRoomPrediction(ctx, &archive.RoomPrediction{Poll: p.ArchID, Browser: req.Browser, Value: v}); err != nil {
 		return 0, http.StatusInternalServerError, fmt.Errorf("storing the prediction: %v", err)

@@ -90,7 +90,7 @@ func newFanoutRig(tb testing.TB, followers, progress int, pace time.Duration) *f
 	tb.Cleanup(ts.Close)
 	tb.Cleanup(func() { s.Close() })
 	r.ts = ts
-	r.code = openRoom(tb, ts, "")
+	r.code = openRoom(tb, ts)
 	r.room = s.rooms.reg.Get(strings.ReplaceAll(r.code, "-", ""), time.Now())
 	u := "ws" + strings.TrimPrefix(ts.URL, "http") + "/room/" + r.code + "/ws"
 	for range followers {

@@ -104,10 +104,12 @@ func TestBrowserRoomClass(t *testing.T) {
 
 	endClass(t, pres, fs[1], a.URL, code, token)
 	// After the class its room is a 404, as it should be: the follower's
-	// reload, and the presenter's page asking for the room's state.
+	// reload, and the presenter's page asking for the room's state; and
+	// endClass's close with the run token was refused (403).
 	for who, w := range map[string]*browsertest.Watch{"follower 2": fw[1], "presenter": pw} {
 		for _, p := range w.Problems() {
-			if !strings.Contains(p, "404") || !strings.Contains(p, "/"+code) {
+			refusedClose := strings.Contains(p, "403") && strings.HasSuffix(p, "/api/rooms/"+code+"/close")
+			if !refusedClose && (!strings.Contains(p, "404") || !strings.Contains(p, "/"+code)) {
 				t.Errorf("%s, after the class: %s", who, p)
 			}
 		}
@@ -347,7 +349,14 @@ func followerRuns(t *testing.T, pres, f context.Context) {
 // so, and the code then answers with a page that says the room is gone.
 func endClass(t *testing.T, pres, f context.Context, origin, code, token string) {
 	t.Helper()
-	if err := chromedp.Do(pres, chromedp.Evaluate[chromedp.Void](`fetch('/api/rooms/`+code+`/close', {method: 'POST', headers: {'Content-Type': 'application/json'}, body: JSON.stringify({token: `+jsString(token)+`})})`)); err != nil {
+	// The run token no longer closes a room; the secret the presenter's browser keeps does.
+	if err := chromedp.Do(pres, chromedp.Evaluate[chromedp.Void](`fetch('/api/rooms/`+code+`/close', {method: 'POST', headers: {'Content-Type': 'application/json'}, body: JSON.stringify({token: `+jsString(token)+`})}).then((r) => { window.closeWithToken = r.status; })`)); err != nil {
+		t.Fatal(err)
+	}
+	if refused, err := chromedp.Run(pres, chromedp.Poll[int](`window.closeWithToken || 0`, chromedp.WithPollingTimeout(10*time.Second))); err != nil || refused != 403 {
+		t.Fatalf("closing the room with the run token: %d (%v), want 403", refused, err)
+	}
+	if err := chromedp.Do(pres, chromedp.Evaluate[chromedp.Void](`fetch('/api/rooms/`+code+`/close', {method: 'POST', headers: {'Content-Type': 'application/json'}, body: JSON.stringify({presenter: localStorage.getItem('kvlab:presenter:`+code+`')})})`)); err != nil {
 		t.Fatal(err)
 	}
 	roomWait(t, f, "follower", `document.body.classList.contains('room-ended') && document.getElementById('room-status').textContent.includes('ended this class')`, `document.getElementById('room-status').textContent`)
@@ -372,8 +381,12 @@ func sharedWithoutHost(t *testing.T, s *Server) {
 	if err != nil || len(es) != 1 {
 		t.Fatalf("the board in the archive: %d entries, %v; want 1", len(es), err)
 	}
+	res, err := s.arch.BoardResult(context.Background(), rooms[0].ID, es[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var probe map[string]any
-	if err := json.Unmarshal(es[0].Result, &probe); err != nil {
+	if err := json.Unmarshal(res, &probe); err != nil {
 		t.Fatal(err)
 	}
 	for _, k := range []string{"host", "dir"} {
@@ -396,13 +409,14 @@ func TestBrowserRoomPresenterWrongToken(t *testing.T) {
 	var created struct {
 		Code string `json:"code"`
 	}
-	if st := roomCall(t, s, "POST", "/api/rooms", map[string]string{"token": pagesToken, "lesson": "01-fixture"}, &created); st != 201 {
+	if st := roomCall(t, s, "POST", "/api/rooms", map[string]string{"lesson": "01-fixture"}, &created); st != 201 {
 		t.Fatalf("POST /api/rooms: got %d", st)
 	}
 	pres, w := roomTab(t, root, a.URL)
+	// The run token is right; the room's presenter secret is not.
 	if err := chromedp.Do(pres,
 		chromedp.Navigate(a.URL+"/join"),
-		chromedp.Evaluate[chromedp.Void](`localStorage.setItem('kvlab:token', 'not-the-token')`),
+		chromedp.Evaluate[chromedp.Void](`localStorage.setItem('kvlab:token', `+jsString(pagesToken)+`); localStorage.setItem('kvlab:presenter:`+created.Code+`', 'not-the-secret')`),
 		chromedp.Navigate(a.URL+"/present/"+created.Code),
 		chromedp.WaitVisible(chromedp.CSS(`.room-section.current[data-section="0"]`)),
 		chromedp.KeyEvent(kb.ArrowRight),
@@ -410,14 +424,14 @@ func TestBrowserRoomPresenterWrongToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	roomWait(t, pres, "presenter", `!document.getElementById('room-status').hidden`, `document.body.textContent`)
-	if got := pageText(t, pres, "#room-status"); !strings.Contains(got, "Moving the room") || !strings.Contains(got, "instructor token") {
-		t.Errorf("the banner says %q, want the server's refusal naming the instructor token", got)
+	if got := pageText(t, pres, "#room-status"); !strings.Contains(got, "Moving the room") || !strings.Contains(got, "presenter secret") {
+		t.Errorf("the banner says %q, want the server's refusal naming the presenter secret", got)
 	}
 	if got := pageText(t, pres, ".room-section.current h1"); got != "A fixture lesson" {
 		t.Errorf("the projector shows %q, want section 0, where the room still is", got)
 	}
-	if kept, _ := chromedp.Run(pres, chromedp.Evaluate[bool](`localStorage.getItem('kvlab:token') !== null`)); kept {
-		t.Errorf("the refused token is still kept")
+	if kept, _ := chromedp.Run(pres, chromedp.Evaluate[bool](`localStorage.getItem('kvlab:presenter:`+created.Code+`') !== null`)); kept {
+		t.Errorf("the refused presenter secret is still kept")
 	}
 	for _, p := range w.Problems() { // the refusal itself is a 403
 		if !strings.Contains(p, "403") {

@@ -25,7 +25,8 @@ import (
 // Predictions are anonymous in a class, but a class's record is the
 // instructor's: the pages answer requests from this machine (a loopback
 // address naming this machine), and from elsewhere only with the
-// instructor token, sent by the form the page shows (POST, the same
+// presenter token (presenter.go; the run token students are given does
+// not open them), sent by the form the page shows (POST, the same
 // routes), never in a URL.
 
 func (s *Server) routeClasses() {
@@ -51,15 +52,24 @@ func (s *Server) classesPage(h func(w http.ResponseWriter, r *http.Request, toke
 		}
 		local := fromThisMachine(r) && s.hostOK(r)
 		tok := r.PostFormValue("token")
+		good, throttled := false, ""
+		if tok != "" {
+			good, throttled = s.tokenGuess(remoteHost(r), tok, func() bool { return s.presenterTokenOK(tok) })
+		}
 		switch {
-		case s.needToken && tok != "" && s.tokenOK(tok):
+		case throttled != "":
+			s.errorPage(w, http.StatusTooManyRequests, "Too many wrong tokens", throttled)
+		case good:
 			h(w, r, tok)
 		case local:
 			h(w, r, "")
 		default:
 			status, msg := http.StatusUnauthorized, ""
-			if tok != "" {
-				status, msg = http.StatusForbidden, "That is not the instructor token."
+			switch {
+			case s.cfg.PresenterToken == "":
+				status, msg = http.StatusForbidden, "This server has no presenter token: its classes open only on its own machine (start it with -presenter-token-file to open them from elsewhere)."
+			case tok != "":
+				status, msg = http.StatusForbidden, "That is not the presenter token."
 			}
 			s.renderPage(w, status, "classes_token.html", struct{ Path, Error string }{r.URL.RequestURI(), msg})
 		}
@@ -183,16 +193,26 @@ func boardOf(entries []archive.BoardEntry, m string) boardReply {
 	b := boardReply{Measure: m, Unit: classroom.MeasureUnit(m), Points: []boardPoint{}}
 	for _, e := range entries {
 		v, ok := e.Measures[m]
-		if !ok {
+		if !ok || classroom.CheckMeasure(m, v) != nil { // a value stored before the bounds is left out
 			continue
 		}
-		pt := boardPoint{ID: e.ID, Value: v, Label: e.Label, At: e.At, Conditions: map[string]any{}}
-		if sh, err := classroom.CheckShare(e.Result); err == nil {
-			pt.Conditions = sh.Conditions
+		pt := boardPoint{ID: e.ID, Value: v, Label: e.Label, At: e.At, Conditions: e.Conditions}
+		if pt.Conditions == nil {
+			pt.Conditions = legacyConditions(e)
 		}
 		b.Points = append(b.Points, pt)
 	}
 	return b
+}
+
+// legacyConditions are the conditions of an entry stored before they
+// were kept beside its measures: taken from its result (the archive
+// returns the result of such an entry only).
+func legacyConditions(e archive.BoardEntry) json.RawMessage {
+	if sh, err := classroom.CheckShare(e.Result); err == nil {
+		return mustMarshal(sh.Conditions)
+	}
+	return json.RawMessage(`{}`)
 }
 
 // classID parses a class id from a path or form value.

@@ -17,7 +17,10 @@ import (
 	"kvlab/lessons"
 )
 
-const pagesToken = "pages-token"
+const (
+	pagesToken     = "pages-token"
+	pagesPresenter = "pages-presenter-token"
+)
 
 // roomCall sends a JSON request to s as the page on s would (same
 // origin) and decodes the reply into out.
@@ -30,9 +33,10 @@ func roomCall(t *testing.T, s http.Handler, method, path string, body any, out a
 	} else {
 		rd = strings.NewReader("")
 	}
-	r := httptest.NewRequest(method, "http://kvlab.test"+path, rd)
+	r := httptest.NewRequest(method, "http://localhost"+path, rd)
+	r.RemoteAddr = "127.0.0.1:40000"
 	r.Header.Set("Content-Type", "application/json")
-	r.Header.Set("Origin", "http://kvlab.test")
+	r.Header.Set("Origin", "http://localhost")
 	w := httptest.NewRecorder()
 	s.ServeHTTP(w, r)
 	if out != nil {
@@ -41,23 +45,25 @@ func roomCall(t *testing.T, s http.Handler, method, path string, body any, out a
 	return w.Code
 }
 
-// pagesRoom starts a server with a token and a room on the fixture
-// lesson; it returns the room's code as shown (XXXXX-XXXXX) and its id.
-func pagesRoom(t *testing.T) (*Server, string, int64) {
+// pagesRoom starts a server with a token and a presenter token, and a
+// room on the fixture lesson (started from this machine); it returns the
+// room's code as shown (XXXXX-XXXXX), its id and its presenter secret.
+func pagesRoom(t *testing.T) (*Server, string, int64, string) {
 	t.Helper()
-	s := newServer(t, func(c *Config) { c.Token = pagesToken })
+	s := newServer(t, func(c *Config) { c.Token, c.PresenterToken = pagesToken, pagesPresenter })
 	var created struct {
-		Code string `json:"code"`
-		ID   int64  `json:"id"`
+		Code   string `json:"code"`
+		ID     int64  `json:"id"`
+		Secret string `json:"presenter_secret"`
 	}
-	if code := roomCall(t, s, "POST", "/api/rooms", map[string]string{"token": pagesToken, "lesson": "01-fixture"}, &created); code != http.StatusCreated {
-		t.Fatalf("POST /api/rooms: got %d, want 201", code)
+	if code := roomCall(t, s, "POST", "/api/rooms", map[string]string{"lesson": "01-fixture"}, &created); code != http.StatusCreated || created.Secret == "" {
+		t.Fatalf("POST /api/rooms: got %d and secret %q, want 201 and a secret", code, created.Secret)
 	}
-	return s, created.Code, created.ID
+	return s, created.Code, created.ID, created.Secret
 }
 
 func TestRoomPagesFindTheirRoom(t *testing.T) {
-	s, code, _ := pagesRoom(t)
+	s, code, _, _ := pagesRoom(t)
 	plain := strings.ReplaceAll(code, "-", "")
 	tests := []struct {
 		path   string
@@ -68,7 +74,7 @@ func TestRoomPagesFindTheirRoom(t *testing.T) {
 		{"/join?code=" + strings.ToLower(plain), http.StatusSeeOther, []string{"/room/" + code}},
 		{"/join?code=ABCDE-FGHJ0", http.StatusBadRequest, []string{"not a room code", "ABCDE-FGHJ0"}},
 		{"/room/" + code, 200, []string{`class="room-page room-follow"`, `data-code="` + code + `"`, `data-section="0"`, `data-section="1"`, `data-section="2"`, "follows the presenter"}},
-		{"/present/" + code, 200, []string{`class="room-page room-present"`, `/room/` + code + `/qr.svg`, "http://kvlab.test/room/" + code}},
+		{"/present/" + code, 200, []string{`class="room-page room-present"`, `/room/` + code + `/qr.svg`, "http://localhost/room/" + code}},
 		{"/room/" + code + "/board", 200, []string{`class="room-page room-board"`, `value="fdatasync_p50"`, `value="always_ops_per_sec"`, `value="p99"`}},
 		{"/room/" + strings.ToLower(plain), http.StatusMovedPermanently, []string{"/room/" + code}},
 		{"/room/" + strings.ToLower(plain) + "/board?measure=p99", http.StatusMovedPermanently, []string{"/room/" + code + "/board?measure=p99"}},
@@ -129,13 +135,14 @@ func TestRoomSectionsAgreeWithTheRoom(t *testing.T) {
 }
 
 // Past classes are the instructor's: from this machine, or with the
-// token; never to another origin.
+// presenter token (not the run token, not one room's secret); never to
+// another origin.
 func TestClassesNeedThisMachineOrTheToken(t *testing.T) {
-	s, code, id := pagesRoom(t)
+	s, code, id, secret := pagesRoom(t)
 	var poll struct {
 		ID string `json:"id"`
 	}
-	if st := roomCall(t, s, "POST", "/api/rooms/"+code+"/polls", map[string]string{"token": pagesToken, "quiz": "count"}, &poll); st != http.StatusCreated {
+	if st := roomCall(t, s, "POST", "/api/rooms/"+code+"/polls", map[string]string{"presenter": secret, "quiz": "count"}, &poll); st != http.StatusCreated {
 		t.Fatalf("opening a poll: got %d", st)
 	}
 	for i, v := range []string{"400", "700"} {
@@ -145,7 +152,7 @@ func TestClassesNeedThisMachineOrTheToken(t *testing.T) {
 	}
 	page := "/classes/" + strconv.FormatInt(id, 10)
 	req := func(method, path, remote, origin string, form url.Values) *httptest.ResponseRecorder {
-		r := httptest.NewRequest(method, "http://kvlab.test"+path, strings.NewReader(form.Encode()))
+		r := httptest.NewRequest(method, "http://localhost"+path, strings.NewReader(form.Encode()))
 		r.RemoteAddr = remote + ":40000"
 		if form != nil {
 			r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
@@ -157,7 +164,7 @@ func TestClassesNeedThisMachineOrTheToken(t *testing.T) {
 		s.ServeHTTP(w, r)
 		return w
 	}
-	tok := url.Values{"token": {pagesToken}}
+	tok := url.Values{"token": {pagesPresenter}}
 	tests := []struct {
 		name, method, path, remote, origin string
 		form                               url.Values
@@ -167,11 +174,13 @@ func TestClassesNeedThisMachineOrTheToken(t *testing.T) {
 		{"list from this machine", "GET", "/classes", "127.0.0.1", "", nil, 200, code},
 		{"class from this machine", "GET", page, "127.0.0.1", "", nil, 200, `"count":2`},
 		{"list from elsewhere", "GET", "/classes", "192.0.2.7", "", nil, 401, `type="password" name="token"`},
-		{"class from elsewhere", "GET", page, "192.0.2.7", "", nil, 401, "instructor token"},
-		{"wrong token", "POST", "/classes", "192.0.2.7", "", url.Values{"token": {"nope"}}, 403, "not the instructor token"},
+		{"class from elsewhere", "GET", page, "192.0.2.7", "", nil, 401, "presenter token"},
+		{"wrong token", "POST", "/classes", "192.0.2.7", "", url.Values{"token": {"nope"}}, 403, "not the presenter token"},
+		{"the run token", "POST", page, "192.0.2.7", "", url.Values{"token": {pagesToken}}, 403, "not the presenter token"},
+		{"the room's secret", "POST", page, "192.0.2.7", "", url.Values{"token": {secret}}, 403, "not the presenter token"},
 		{"token", "POST", page, "192.0.2.7", "", tok, 200, `"quiz":"count"`},
-		{"token carried in links", "POST", "/classes", "192.0.2.7", "", tok, 200, `<input type="hidden" name="token" value="` + pagesToken + `">`},
-		{"compare", "POST", "/classes/compare", "192.0.2.7", "", url.Values{"token": {pagesToken}, "a": {strconv.FormatInt(id, 10)}, "b": {strconv.FormatInt(id, 10)}}, 200, "classes-side"},
+		{"token carried in links", "POST", "/classes", "192.0.2.7", "", tok, 200, `<input type="hidden" name="token" value="` + pagesPresenter + `">`},
+		{"compare", "POST", "/classes/compare", "192.0.2.7", "", url.Values{"token": {pagesPresenter}, "a": {strconv.FormatInt(id, 10)}, "b": {strconv.FormatInt(id, 10)}}, 200, "classes-side"},
 		{"compare a bad id", "GET", "/classes/compare?a=x&b=1", "127.0.0.1", "", nil, 400, `a=&#34;x&#34; is not a class id`},
 		{"no such class", "GET", "/classes/999", "127.0.0.1", "", nil, 404, "Class 999 is not in this server&#39;s archive"},
 		{"another origin", "POST", page, "127.0.0.1", "http://evil.example", tok, 403, "is not this server"},

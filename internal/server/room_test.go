@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -40,14 +42,23 @@ func post(t testing.TB, ts *httptest.Server, method, path string, body any, hdr 
 	return resp.StatusCode, m
 }
 
-// openRoom starts a room on the fixture lesson and returns its code.
-func openRoom(t testing.TB, ts *httptest.Server, token string) string {
+// openRoom starts a room on the fixture lesson (from this machine) and
+// returns its code.
+func openRoom(t testing.TB, ts *httptest.Server) string {
 	t.Helper()
-	code, m := post(t, ts, "POST", "/api/rooms", map[string]string{"token": token, "lesson": "01-fixture"})
-	if code != http.StatusCreated {
-		t.Fatalf("POST /api/rooms: %d %v", code, m)
+	code, _ := openRoomSecret(t, ts)
+	return code
+}
+
+// openRoomSecret starts a room on the fixture lesson (from this machine)
+// and returns its code and presenter secret.
+func openRoomSecret(t testing.TB, ts *httptest.Server) (code, secret string) {
+	t.Helper()
+	st, m := post(t, ts, "POST", "/api/rooms", map[string]string{"lesson": "01-fixture"})
+	if st != http.StatusCreated || m.str("presenter_secret") == "" {
+		t.Fatalf("POST /api/rooms: %d %v, want 201 and a presenter secret", st, m)
 	}
-	return m.str("code")
+	return m.str("code"), m.str("presenter_secret")
 }
 
 // dialRoom joins a room as a follower and reads its first message, the
@@ -89,7 +100,7 @@ func (c *wsClient) raw() []byte {
 func TestRoomClass(t *testing.T) {
 	s := newServer(t, nil)
 	ts := startServer(t, s)
-	code := openRoom(t, ts, "")
+	code := openRoom(t, ts)
 	f := dialRoom(t, ts, code)
 
 	st, m := post(t, ts, "POST", "/api/rooms/"+code+"/section", `{"section":1}`)
@@ -175,7 +186,7 @@ func TestRoomClass(t *testing.T) {
 // prediction gets 409 and is not stored.
 func TestRoomPredictAfterMeasureStarted(t *testing.T) {
 	s, ts, _ := busyServer(t)
-	code := openRoom(t, ts, "")
+	code := openRoom(t, ts)
 	post(t, ts, "POST", "/api/rooms/"+code+"/polls", `{"quiz":"count"}`)
 	post(t, ts, "POST", "/api/rooms/"+code+"/polls/p1/predict", `{"browser":"early","value":"1"}`)
 	p := dial(t, ts, "", nil)
@@ -207,7 +218,7 @@ func TestRoomRestart(t *testing.T) {
 	cfg := func(c *Config) { c.DataDir = dir }
 	s1 := newServer(t, cfg)
 	ts1 := httptest.NewServer(s1)
-	code := openRoom(t, ts1, "")
+	code := openRoom(t, ts1)
 	post(t, ts1, "POST", "/api/rooms/"+code+"/section", `{"section":2}`)
 	post(t, ts1, "POST", "/api/rooms/"+code+"/polls", `{"quiz":"count"}`)
 	post(t, ts1, "POST", "/api/rooms/"+code+"/polls/p1/predict", `{"browser":"b-1","value":"480"}`)
@@ -241,20 +252,57 @@ func TestRoomRestart(t *testing.T) {
 	f.conn.Close()
 }
 
-// TestRoomLookupLimit: an address that asks for too many unknown codes
-// is refused every lookup for the rest of the minute, even a right one.
+// TestRoomLookupLimit: an address that asks for more than
+// -max-unknown-codes well-formed codes that name no room is refused every
+// lookup for the rest of the minute, even a right one; text that is not a
+// code does not count.
 func TestRoomLookupLimit(t *testing.T) {
-	s := newServer(t, nil)
+	const max = 5
+	s := newServer(t, func(c *Config) { c.MaxUnknownCodes = max })
 	ts := startServer(t, s)
-	code := openRoom(t, ts, "")
-	for i := range lookupsPerMinute {
+	code := openRoom(t, ts)
+	for i := range 3 * max {
+		if st, _ := post(t, ts, "GET", "/api/rooms/not-a-code-"+strconv.Itoa(i), ""); st != 404 {
+			t.Fatalf("text that is not a code: %d, want 404", st)
+		}
+	}
+	if st, m := post(t, ts, "GET", "/api/rooms/"+code, ""); st != http.StatusOK {
+		t.Fatalf("a right code after %d texts that are not codes: %d %v, want 200 (they do not count)", 3*max, st, m)
+	}
+	for i := range max {
 		st, m := post(t, ts, "GET", "/api/rooms/222223333"+string(classroom.Alphabet[i%len(classroom.Alphabet)]), "")
 		if st != 404 || !strings.Contains(m.str("error"), "rooms expire 4h after") {
 			t.Fatalf("unknown code %d: %d %v, want 404", i, st, m)
 		}
 	}
-	if st, m := post(t, ts, "GET", "/api/rooms/"+code, ""); st != http.StatusTooManyRequests {
-		t.Fatalf("a right code after %d wrong ones: %d %v, want 429", lookupsPerMinute, st, m)
+	if st, m := post(t, ts, "GET", "/api/rooms/"+code, ""); st != http.StatusTooManyRequests || !strings.Contains(m.str("error"), "-max-unknown-codes") {
+		t.Fatalf("a right code after %d wrong ones: %d %v, want 429 naming the flag", max, st, m)
+	}
+}
+
+// TestTokenFailuresThrottled: past -max-token-failures wrong tokens or
+// presenter secrets in a minute, an address gets 429 from every token
+// check, even for the right token, before any comparison.
+func TestTokenFailuresThrottled(t *testing.T) {
+	const max = 4
+	s := newServer(t, func(c *Config) { c.Token, c.PresenterToken, c.MaxTokenFailures = "run-tok", "pres-tok", max })
+	ts := startServer(t, s)
+	code, secret := openRoomSecret(t, ts)
+	for i := range max {
+		if st, _ := post(t, ts, "POST", "/api/rooms/"+code+"/section", `{"presenter":"guess-`+strconv.Itoa(i)+`","section":1}`); st != http.StatusForbidden {
+			t.Fatalf("wrong secret %d: %d, want 403", i, st)
+		}
+	}
+	if st, m := post(t, ts, "POST", "/api/rooms/"+code+"/section", `{"presenter":"`+secret+`","section":1}`); st != http.StatusTooManyRequests || !strings.Contains(m.str("error"), "-max-token-failures") {
+		t.Errorf("the right secret after %d wrong ones: %d %v, want 429 naming the flag", max, st, m)
+	}
+	c := dial(t, ts, "", nil)
+	c.send(map[string]string{"type": "run", "id": "r1", "token": "run-tok", "cell": "bench -engine null -ops 10"})
+	if e := c.nextOf("error"); !strings.Contains(e.str("message"), "wrong tokens") {
+		t.Errorf("a run with the right token from the throttled address: %v, want refused", e)
+	}
+	if st, _ := post(t, ts, "POST", "/classes", "token=pres-tok", "Content-Type", "application/x-www-form-urlencoded"); st != http.StatusTooManyRequests {
+		t.Errorf("the classes' token form from the throttled address: %d, want 429", st)
 	}
 }
 
@@ -263,18 +311,19 @@ func TestRoomLookupLimit(t *testing.T) {
 func TestRoomFollowerCannotPresent(t *testing.T) {
 	s := newServer(t, func(c *Config) { c.Token = "sekrit" })
 	ts := startServer(t, s)
-	code := openRoom(t, ts, "sekrit")
-	other := openRoom(t, ts, "sekrit")
-	post(t, ts, "POST", "/api/rooms/"+other+"/polls", `{"token":"sekrit","quiz":"count"}`)
+	code, secret := openRoomSecret(t, ts)
+	other, otherSecret := openRoomSecret(t, ts)
+	post(t, ts, "POST", "/api/rooms/"+other+"/polls", `{"presenter":"`+otherSecret+`","quiz":"count"}`)
 	for _, tt := range []struct{ path, body string }{
-		{"/api/rooms", `{"lesson":"01-fixture"}`},
 		{"/api/rooms/" + code + "/section", `{"section":1}`},
-		{"/api/rooms/" + code + "/allow-runs", `{"token":"wrong","allow":true}`},
+		{"/api/rooms/" + code + "/section", `{"token":"sekrit","section":1}`},
+		{"/api/rooms/" + code + "/allow-runs", `{"presenter":"wrong","allow":true}`},
+		{"/api/rooms/" + code + "/allow-runs", `{"presenter":"` + otherSecret + `","allow":true}`},
 		{"/api/rooms/" + code + "/polls", `{"quiz":"count"}`},
-		{"/api/rooms/" + code + "/close", `{}`},
+		{"/api/rooms/" + code + "/close", `{"token":"sekrit"}`},
 	} {
 		if st, m := post(t, ts, "POST", tt.path, tt.body); st != http.StatusForbidden || !strings.Contains(m.str("error"), "presenter") {
-			t.Errorf("POST %s %s without the token: %d %v, want 403", tt.path, tt.body, st, m)
+			t.Errorf("POST %s %s without the room's presenter secret: %d %v, want 403", tt.path, tt.body, st, m)
 		}
 	}
 	// A prediction for another room's poll finds no poll here.
@@ -301,7 +350,7 @@ func TestRoomFollowerCannotPresent(t *testing.T) {
 	if _, st := post(t, ts, "GET", "/api/rooms/"+code, ""); st.num("section") != 0 || st["allow_runs"] != false {
 		t.Fatalf("after a follower's presenter messages: %v, want section 0 and no runs allowed", st)
 	}
-	post(t, ts, "POST", "/api/rooms/"+code+"/allow-runs", `{"token":"sekrit","allow":true}`)
+	post(t, ts, "POST", "/api/rooms/"+code+"/allow-runs", `{"presenter":"`+secret+`","allow":true}`)
 	f.nextOf("room")
 	f.send(map[string]string{"type": "run", "id": "r4", "cell": "bench -engine null -ops 10", "room": code, "poll": "p1"})
 	if e := f.nextOf("error"); !strings.Contains(e.str("message"), "no room, poll or token") {
@@ -343,7 +392,7 @@ func expectClose(t *testing.T, c *wsClient, code int) {
 func TestRoomRoutesRefuseForeignOrigins(t *testing.T) {
 	s := newServer(t, func(c *Config) { c.Addr = "127.0.0.1:8080" })
 	ts := startServer(t, s)
-	code := openRoom(t, ts, "")
+	code := openRoom(t, ts)
 	post(t, ts, "POST", "/api/rooms/"+code+"/polls", `{"quiz":"count"}`)
 	routes := []struct{ method, path, body string }{
 		{"POST", "/api/rooms", `{"lesson":"01-fixture"}`},
@@ -383,9 +432,9 @@ func TestRoomRoutesRefuseForeignOrigins(t *testing.T) {
 // TestRoomShare: the share route alone answers another origin (CORS), and
 // takes only a valid probe or bench result within its caps.
 func TestRoomShare(t *testing.T) {
-	s := newServer(t, nil)
+	s := newServer(t, func(c *Config) { c.Writes.Rate = 6 })
 	ts := startServer(t, s)
-	code := openRoom(t, ts, "")
+	code := openRoom(t, ts)
 	u := ts.URL + "/api/rooms/" + code + "/share"
 	pre, _ := http.NewRequest("OPTIONS", u, nil)
 	pre.Header.Set("Origin", "http://10.0.0.9:8080")
@@ -420,12 +469,14 @@ func TestRoomShare(t *testing.T) {
 	if resp.StatusCode != 201 || resp.Header.Get("Access-Control-Allow-Origin") != "http://10.0.0.9:8080" {
 		t.Fatalf("share: %d, Allow-Origin %q; want 201 and the Origin", resp.StatusCode, resp.Header.Get("Access-Control-Allow-Origin"))
 	}
-	if st, _ := post(t, ts, "POST", "/api/rooms/"+code+"/share", `{"result":`+string(bench)+`}`); st != http.StatusTooManyRequests {
-		t.Errorf("a second share at once: %d, want 429", st)
-	}
-	big := `{"result":{"kind":"probe","cpu":"` + strings.Repeat("x", shareBodyLimit) + `"}}`
+	limit := DefaultWriteLimits().MaxShareBytes
+	big := `{"result":{"kind":"probe","cpu":"` + strings.Repeat("x", int(limit)) + `"}}`
 	if st, _ := post(t, ts, "POST", "/api/rooms/"+code+"/share", big); st != http.StatusRequestEntityTooLarge {
-		t.Errorf("a share over %d bytes: %d, want 413", shareBodyLimit, st)
+		t.Errorf("a share over %d bytes: %d, want 413", limit, st)
+	}
+	// The seventh write from this address in a minute is over -write-rate 6.
+	if st, m := post(t, ts, "POST", "/api/rooms/"+code+"/share", `{"result":`+string(bench)+`}`); st != http.StatusTooManyRequests || !strings.Contains(m.str("error"), "-write-rate") {
+		t.Errorf("a share over the rate: %d %v, want 429 naming -write-rate", st, m)
 	}
 	_, board := post(t, ts, "GET", "/api/rooms/"+code+"/board?measure=always_ops_per_sec", "")
 	pts := board["points"].([]any)
@@ -476,7 +527,7 @@ func TestShareTargets(t *testing.T) {
 // the followers' runs already waiting, which are told their new place.
 func TestRoomPresenterAheadOfFollowers(t *testing.T) {
 	_, ts, busy := busyServer(t)
-	code := openRoom(t, ts, "")
+	code := openRoom(t, ts)
 	post(t, ts, "POST", "/api/rooms/"+code+"/allow-runs", `{"allow":true}`)
 	f := dialRoom(t, ts, code)
 	f.send(map[string]string{"type": "run", "id": "f1", "cell": "bench -engine null -ops 10"})
@@ -508,7 +559,7 @@ func TestRoomPresenterAheadOfFollowers(t *testing.T) {
 func TestRoomExpires(t *testing.T) {
 	s := newServer(t, func(c *Config) { c.RoomTTL = time.Hour })
 	ts := startServer(t, s)
-	code := openRoom(t, ts, "")
+	code := openRoom(t, ts)
 	f := dialRoom(t, ts, code)
 	room := s.rooms.reg.Get(strings.ReplaceAll(code, "-", ""), time.Now())
 	room.Lock()
@@ -524,5 +575,73 @@ func TestRoomExpires(t *testing.T) {
 	f.nextOf("closed")
 	if open, _ := s.arch.OpenRooms(context.Background(), time.Now()); len(open) != 0 {
 		t.Errorf("OpenRooms after the expiry: %v, want none", open)
+	}
+}
+
+// TestShareTargetsDamaged: a damaged share-targets.json does not stop
+// the server: it is moved aside, the log names where, and the server
+// starts with no targets and can keep new ones.
+func TestShareTargetsDamaged(t *testing.T) {
+	for name, content := range map[string]string{"empty": "", "garbage": "garbage", "an object": `{"url":"http://10.0.0.5:8080"}`, "numbers": `[1,2]`, "cut off": `["http://10.0.0.5:8080"`} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, shareTargetsFile)
+			if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var log bytes.Buffer
+			s := newServer(t, func(c *Config) { c.DataDir, c.Log = dir, &log })
+			aside, _ := filepath.Glob(path + ".damaged-*")
+			if len(aside) != 1 || !strings.Contains(log.String(), aside[0]) {
+				t.Fatalf("moved aside: %v; log %q; want one file, named in the log", aside, log.String())
+			}
+			if b, _ := os.ReadFile(aside[0]); string(b) != content {
+				t.Errorf("the file moved aside holds %q, want %q", b, content)
+			}
+			ts := startServer(t, s)
+			if st, m := post(t, ts, "POST", "/api/share-target", `{"url":"http://10.0.0.9:8080"}`); st != 200 {
+				t.Fatalf("adding a target after the damaged file: %d %v", st, m)
+			}
+			if b, _ := os.ReadFile(path); string(b) != `["http://10.0.0.9:8080"]` {
+				t.Errorf("%s: %q", shareTargetsFile, b)
+			}
+		})
+	}
+}
+
+// TestRoomPollMeasureRefused: when the run queue refuses the poll's
+// measurement, the poll opens again (nothing was measured), and the
+// presenter and every follower are told why; predictions are taken again.
+func TestRoomPollMeasureRefused(t *testing.T) {
+	s := newServer(t, nil)
+	s.maxWaiting = 1
+	ts := startServer(t, s)
+	c := dial(t, ts, "", nil)
+	c.run("long", longRun)
+	c.until("long", "started")
+	c.run("waits", longRun)
+	c.nextOf("queued") // the queue is now full
+	code := openRoom(t, ts)
+	post(t, ts, "POST", "/api/rooms/"+code+"/polls", `{"quiz":"count"}`)
+	f := dialRoom(t, ts, code)
+	p := dial(t, ts, "", nil)
+	p.send(map[string]string{"type": "run", "id": "m1", "cell_id": "always-run", "room": code, "poll": "p1", "cell": "bench -engine null -ops 500"})
+	for who, cl := range map[string]*wsClient{"presenter": p, "follower": f} {
+		if e := cl.nextOf("error"); e.str("id") != "m1" || !strings.Contains(e.str("message"), "queue") || !strings.Contains(e.str("message"), "p1 is open again") {
+			t.Errorf("%s: %v, want the refusal naming the queue and the reopened poll", who, e)
+		}
+	}
+	for {
+		m := f.nextOf("poll")
+		if m["poll"].(map[string]any)["state"] == "open" && m["poll"].(map[string]any)["measure_started_at"] == nil {
+			break
+		}
+	}
+	if st, m := post(t, ts, "POST", "/api/rooms/"+code+"/polls/p1/predict", `{"browser":"after","value":"3"}`); st != http.StatusOK {
+		t.Errorf("a prediction after the refused measurement: %d %v, want 200", st, m)
+	}
+	id := s.rooms.reg.Get(strings.ReplaceAll(code, "-", ""), time.Now()).ID
+	if polls, err := s.arch.RoomPolls(context.Background(), id); err != nil || !polls[0].MeasureStarted.IsZero() || len(polls[0].Predictions) != 1 {
+		t.Errorf("the archived poll: %+v, %v; want no measure start and the prediction", polls, err)
 	}
 }

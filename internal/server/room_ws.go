@@ -68,9 +68,6 @@ func (s *Server) roomRunFor(c *client, m inMsg) (*roomRun, error) {
 	if m.Room == "" {
 		return nil, errors.New(`poll: a run that measures a poll must name its room ("room":"XXXXX-XXXXX")`)
 	}
-	if !s.needToken && !loopbackHost(c.addr) {
-		return nil, errors.New("only the presenter may run for a room: without -token, that is a page on this machine")
-	}
 	code, err := classroom.ParseCode(m.Room)
 	var room *classroom.Room
 	if err == nil {
@@ -78,6 +75,9 @@ func (s *Server) roomRunFor(c *client, m inMsg) (*roomRun, error) {
 	}
 	if room == nil {
 		return nil, errors.New(s.noRoom(m.Room))
+	}
+	if _, why := s.roomPresenterError(c.addr, room, m.Presenter); why != "" {
+		return nil, errors.New(why)
 	}
 	rr := &roomRun{s: s, c: c, room: room, m: m}
 	room.Lock()
@@ -122,6 +122,27 @@ func (rr *roomRun) attach(j *job) {
 	rr.room.Unlock()
 	rr.s.broadcast(rr.room, pollMsg{Type: "poll", Poll: v})
 	rr.s.spawn(func() { rr.measured(j) })
+}
+
+// refused tells the presenter and every follower (they heard room_run)
+// why the queue refused the run; a poll it was to measure opens again,
+// since nothing was measured, and the room hears the poll's new state.
+func (rr *roomRun) refused(err error) {
+	msg := "the run queue refused this run: " + err.Error()
+	if rr.poll == nil {
+		rr.send(errorMsg{Type: "error", ID: rr.m.ID, Message: msg})
+		return
+	}
+	rr.room.Lock()
+	reopened := rr.poll.Reopen()
+	if reopened {
+		rr.s.savePoll(rr.poll)
+		msg += fmt.Sprintf("; poll %s is open again: predictions are taken until the presenter measures again", rr.poll.Key)
+	}
+	v := rr.poll.View()
+	rr.room.Unlock()
+	rr.send(errorMsg{Type: "error", ID: rr.m.ID, Message: msg})
+	rr.s.broadcast(rr.room, pollMsg{Type: "poll", Poll: v})
 }
 
 // send implements sink: one encoding for the presenter and the room.
@@ -276,7 +297,7 @@ func (fr *followerReader) handle(data []byte) {
 		switch {
 		case !allowed:
 			fr.reply(errorMsg{Type: "error", ID: m.ID, Message: "the presenter has not allowed runs in this room"})
-		case m.Room != "" || m.Poll != "" || m.Token != "":
+		case m.Room != "" || m.Poll != "" || m.Token != "" || m.Presenter != "":
 			fr.reply(errorMsg{Type: "error", ID: m.ID, Message: "a follower's run carries no room, poll or token: it runs for this follower only"})
 		default:
 			fr.client().run(m)

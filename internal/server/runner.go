@@ -138,7 +138,10 @@ func (s *Server) runLine(ctx context.Context, j *job, dir string, i, round, roun
 // sendResult records line i's result and then sends it with its run_id.
 // The measurement is over: recording it cannot perturb it.
 func (s *Server) sendResult(j *job, i, round, rounds int, res json.RawMessage, tl *timeline, started, ended time.Time) {
-	id, _ := s.record(j, j.lines[i], res, tl, started, ended)
+	id, _ := s.record(j, i, res, tl, started, ended)
+	if j.started.IsZero() {
+		j.started = started.UTC()
+	}
 	if round == rounds {
 		j.results = append(j.results, res)
 		j.runIDs = append(j.runIDs, id)

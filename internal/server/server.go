@@ -14,6 +14,7 @@ import (
 
 	"kvlab/harness"
 	"kvlab/internal/archive"
+	"kvlab/internal/classroom"
 	"kvlab/internal/lesson"
 	"kvlab/lessons"
 	"kvlab/static"
@@ -68,6 +69,26 @@ type Config struct {
 	// RoomTTL is how long a room stays open after its presenter's last
 	// action (room_api.go). 0 = 4h.
 	RoomTTL time.Duration
+	// Writes bound what students write to the archive (writes.go). Zero
+	// fields take DefaultWriteLimits'.
+	Writes WriteLimits
+	// MaxTokenFailures is how many wrong tokens and presenter secrets
+	// one address may send in a minute before every token check of it
+	// is refused with 429 for the rest of the minute. 0 = 30.
+	MaxTokenFailures int
+	// MaxUnknownCodes is how many lookups of a well-formed room code that
+	// names no open room one address may make in a minute before every
+	// room lookup of it is refused with 429 for the rest of the minute.
+	// 0 = 30.
+	MaxUnknownCodes int
+	// PresenterToken, when set, presents every room and opens the past
+	// classes from any machine (presenter.go). It must differ from Token,
+	// which students are given.
+	PresenterToken string
+	// Hosts are names (no port) a server with a token answers in the
+	// Host header besides IP addresses, localhost and this machine's
+	// host name (access.go, hostOK): the names students type.
+	Hosts []string
 }
 
 // DefaultLimits are the server's caps: smaller than the command line's,
@@ -90,7 +111,11 @@ type Server struct {
 	mux       *http.ServeMux
 	log       *log.Logger
 	needToken bool
-	tmpData   bool // DataDir was created by New and is removed by Close
+	hostNames []string // the names hostOK accepts on a server with a token
+	// authFails counts wrong tokens and secrets per address (tokenGuess).
+	authFails *classroom.Limiter
+	writes    *writeGate // the bounds on students' writes (writes.go)
+	tmpData   bool       // DataDir was created by New and is removed by Close
 	chromaCSS []byte
 
 	// exec runs one line; harness.Exec except in tests that need a
@@ -159,7 +184,17 @@ func New(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("-addr %s is not a loopback address: pass -token-file FILE (or set $%s, or pass -token SECRET) so that only people given the token can run cells", cfg.Addr, TokenEnv)
 		}
 	}
+	if cfg.PresenterToken != "" && cfg.PresenterToken == cfg.Token {
+		return nil, fmt.Errorf("-presenter-token: must differ from -token: students are given the token, and the presenter token presents every room")
+	}
+	if s.cfg.MaxTokenFailures <= 0 {
+		s.cfg.MaxTokenFailures = defaultMaxTokenFailures
+	}
+	s.authFails = classroom.NewLimiter(s.cfg.MaxTokenFailures, time.Minute)
+	s.cfg.Writes = s.cfg.Writes.withDefaults()
+	s.writes = newWriteGate(s.cfg.Writes)
 	s.needToken = cfg.Token != ""
+	s.hostNames = hostNamesOf(cfg.Hosts)
 	if err := s.makeDataDir(); err != nil {
 		return nil, err
 	}
@@ -275,6 +310,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Referrer-Policy", "no-referrer")
 	w.Header().Set("Content-Security-Policy", s.csp())
+	if !staticPath(r.URL.Path) && !s.hostGate(w, r) {
+		return
+	}
 	s.mux.ServeHTTP(w, r)
 }
 

@@ -59,7 +59,9 @@ func TestRoutes(t *testing.T) {
 func TestMethodNotAllowed(t *testing.T) {
 	s := newServer(t, nil)
 	w := httptest.NewRecorder()
-	s.ServeHTTP(w, httptest.NewRequest("POST", "/lessons/01-fixture", nil))
+	r := httptest.NewRequest("POST", "/lessons/01-fixture", nil)
+	r.Host = "localhost"
+	s.ServeHTTP(w, r)
 	if w.Code != http.StatusMethodNotAllowed {
 		t.Errorf("got %d, want 405", w.Code)
 	}
@@ -111,6 +113,7 @@ func TestWasmGzip(t *testing.T) {
 	zw.Close()
 	both := fstest.MapFS{"wasm/yaegi.wasm": {Data: plain}, "wasm/yaegi.wasm.gz": {Data: gz.Bytes()}}
 	onlyPlain := fstest.MapFS{"wasm/yaegi.wasm": {Data: plain}}
+	onlyGz := fstest.MapFS{"wasm/yaegi.wasm.gz": {Data: gz.Bytes()}}
 	tests := []struct {
 		name     string
 		fs       fstest.MapFS
@@ -123,6 +126,8 @@ func TestWasmGzip(t *testing.T) {
 		{"gzip not accepted", both, "", 200, "", plain},
 		{"gzip refused", both, "gzip;q=0", 200, "", plain},
 		{"no gz built", onlyPlain, "gzip", 200, "", plain},
+		{"only gz built (make wasm), gzip accepted", onlyGz, "gzip", 200, "gzip", gz.Bytes()},
+		{"only gz built (make wasm), gzip refused", onlyGz, "", 200, "", plain},
 		{"nothing built", fstest.MapFS{}, "gzip", 404, "", nil},
 	}
 	for _, tt := range tests {

@@ -11,7 +11,9 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -28,9 +30,6 @@ import (
 // which it adds to its pages' Content-Security-Policy connect-src.
 
 const (
-	shareBodyLimit     = 64 << 10
-	sharePer           = 5 * time.Second // one share per address per this
-	sharesPerAddrRoom  = 20
 	boardMax           = 500
 	maxShareTargets    = 4
 	shareTargetsFile   = "share-targets.json"
@@ -61,8 +60,11 @@ func (s *Server) handleSharePreflight(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handleShare(w http.ResponseWriter, r *http.Request) {
 	allowCORS(w, r)
+	if !s.writeAllowed(w, r, "share") {
+		return
+	}
 	var req shareRequest
-	if !decodeBody(w, r, shareBodyLimit, &req, `{"result":{...a probe or bench result...},"label":"optional"}`) {
+	if !decodeBody(w, r, s.cfg.Writes.MaxShareBytes, &req, `{"result":{...a probe or bench result...},"label":"optional"}`) {
 		return
 	}
 	room := s.lookupRoom(w, r)
@@ -79,12 +81,7 @@ func (s *Server) handleShare(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	addr := remoteHost(r)
-	if !s.rooms.shares.Allow(addr, time.Now()) {
-		s.refused(addr, "share: over the rate")
-		jsonError(w, http.StatusTooManyRequests, fmt.Sprintf("one share per %v per address: wait a moment", sharePer))
-		return
-	}
-	e := &archive.BoardEntry{Room: room.ID, Kind: sh.Kind, Measures: sh.Values, Result: redactForRoom(req.Result),
+	e := &archive.BoardEntry{Room: room.ID, Kind: sh.Kind, Measures: sh.Values, Conditions: mustMarshal(sh.Conditions), Result: redactForRoom(req.Result),
 		Label: req.Label, AddrHash: addrHash(room.Code, addr), At: time.Now().UTC()}
 	if code, err := s.addBoardEntry(r, room, e); err != nil {
 		jsonError(w, code, err.Error())
@@ -101,8 +98,8 @@ func (s *Server) addBoardEntry(r *http.Request, room *classroom.Room, e *archive
 	switch {
 	case room.BoardEntries >= boardMax:
 		return http.StatusConflict, fmt.Errorf("the board of room %s is full (%d results, the most it keeps)", classroom.FormatCode(room.Code), boardMax)
-	case room.BoardByAddr[e.AddrHash] >= sharesPerAddrRoom:
-		return http.StatusTooManyRequests, fmt.Errorf("this address already shared %d results with room %s, the most one address may", sharesPerAddrRoom, classroom.FormatCode(room.Code))
+	case room.BoardByAddr[e.AddrHash] >= s.cfg.Writes.SharesPerAddressRoom:
+		return http.StatusTooManyRequests, fmt.Errorf("this address already shared %d results with room %s, the most one address may (-max-shares-per-address)", room.BoardByAddr[e.AddrHash], classroom.FormatCode(room.Code))
 	}
 	if _, err := s.arch.AddBoardEntry(r.Context(), e); err != nil {
 		return http.StatusInternalServerError, fmt.Errorf("storing the result: %v", err)
@@ -119,11 +116,11 @@ func addrHash(code, addr string) string {
 }
 
 type boardPoint struct {
-	ID         int64          `json:"id"`
-	Value      float64        `json:"value"`
-	Label      string         `json:"label"`
-	Conditions map[string]any `json:"conditions"`
-	At         time.Time      `json:"at"`
+	ID         int64           `json:"id"`
+	Value      float64         `json:"value"`
+	Label      string          `json:"label"`
+	Conditions json.RawMessage `json:"conditions"` // as stored at share time
+	At         time.Time       `json:"at"`
 }
 
 type boardReply struct {
@@ -151,6 +148,39 @@ func (s *Server) handleBoard(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, boardOf(es, m))
 }
 
+type boardDeleteRequest struct {
+	presenterFields
+}
+
+// handleBoardDelete removes one entry from a room's board (the
+// presenter's). The entry still counts against its sharer's address, so
+// removing a prank does not let its author share again.
+func (s *Server) handleBoardDelete(w http.ResponseWriter, r *http.Request) {
+	var req boardDeleteRequest
+	room := s.presenterAction(w, r, &req, &req.Presenter, `{"presenter":"..."}`)
+	if room == nil {
+		return
+	}
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id <= 0 {
+		jsonError(w, http.StatusBadRequest, fmt.Sprintf("board entry %q: want the positive id the board's points carry", r.PathValue("id")))
+		return
+	}
+	room.Lock()
+	defer room.Unlock()
+	err = s.arch.DeleteBoardEntry(r.Context(), room.ID, id)
+	switch {
+	case errors.Is(err, archive.ErrNotFound):
+		jsonError(w, http.StatusNotFound, fmt.Sprintf("room %s has no board entry %d", classroom.FormatCode(room.Code), id))
+		return
+	case err != nil:
+		jsonError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	room.BoardEntries--
+	writeJSON(w, http.StatusOK, map[string]int64{"removed": id})
+}
+
 // shareTargets are the room servers this server's pages may POST shares
 // to, persisted in DataDir. It is safe for concurrent use.
 type shareTargets struct {
@@ -160,7 +190,12 @@ type shareTargets struct {
 	csp  string // contentSecurityPolicy with urls in connect-src
 }
 
-func loadShareTargets(dataDir string) (*shareTargets, error) {
+// loadShareTargets reads the share targets kept in dataDir. A file that
+// is not a JSON list of strings (empty, garbage, wrong types: a crash
+// mid-write before writes were synced, or a hand edit) is moved aside to
+// share-targets.json.damaged-TIMESTAMP, named in the log, and the server
+// starts with none: a student re-adds the room server by sharing again.
+func loadShareTargets(dataDir string, logf func(string, ...any)) (*shareTargets, error) {
 	t := &shareTargets{path: filepath.Join(dataDir, shareTargetsFile)}
 	b, err := os.ReadFile(t.path)
 	switch {
@@ -170,7 +205,12 @@ func loadShareTargets(dataDir string) (*shareTargets, error) {
 	default:
 		var urls []string
 		if err := json.Unmarshal(b, &urls); err != nil {
-			return nil, fmt.Errorf("share targets: %s: %w", t.path, err)
+			aside := t.path + ".damaged-" + time.Now().UTC().Format("20060102T150405.000000000Z")
+			if rerr := os.Rename(t.path, aside); rerr != nil {
+				return nil, fmt.Errorf("share targets: %s is damaged (%v) and could not be moved aside: %w", t.path, err, rerr)
+			}
+			logf("share targets: %s is damaged (%v); moved it aside to %s and started with none", t.path, err, aside)
+			break
 		}
 		for _, u := range urls {
 			if o, err := originOf(u); err == nil && len(t.urls) < maxShareTargets && !slices.Contains(t.urls, o) {
@@ -233,37 +273,56 @@ func (t *shareTargets) change(fn func(urls []string) ([]string, error)) error {
 		return err
 	}
 	b, _ := json.Marshal(urls)
-	tmp := t.path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, t.path); err != nil {
-		return err
+	if err := writeFileSynced(t.path, b); err != nil {
+		return fmt.Errorf("share targets: %w", err)
 	}
 	t.urls, t.csp = urls, cspWith(urls)
 	return nil
 }
 
-type shareTargetRequest struct {
-	Token string `json:"token,omitempty"`
-	URL   string `json:"url"`
+// writeFileSynced replaces path with b so that a crash leaves the old
+// file or the new one, whole: b goes to a temporary file that is synced,
+// renamed over path, and the directory is synced so the rename lasts.
+func writeFileSynced(path string, b []byte) error {
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if runtime.GOOS == "windows" { // a directory cannot be opened for syncing there; NTFS journals the rename
+		return nil
+	}
+	d, err := os.Open(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }
 
-// shareTargetError says why r may not change or read the share targets:
-// same origin, and from this machine or with the token.
-func (s *Server) shareTargetError(r *http.Request, tok string) string {
-	if !s.needToken {
-		return s.presenterError(r, tok)
-	}
-	if loopbackHost(remoteHost(r)) && sameOrigin(r) {
-		return ""
-	}
-	return s.presenterError(r, tok)
+type shareTargetRequest struct {
+	Token     string `json:"token,omitempty"`     // accepted, and not an authority
+	Presenter string `json:"presenter,omitempty"` // the presenter token, from another machine
+	URL       string `json:"url"`
 }
 
 func (s *Server) handleShareTargets(w http.ResponseWriter, r *http.Request) {
-	if why := s.shareTargetError(r, r.URL.Query().Get("token")); why != "" {
-		jsonError(w, http.StatusForbidden, why)
+	if code, why := s.instructorError(r, r.URL.Query().Get("presenter")); why != "" {
+		jsonError(w, code, why)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string][]string{"urls": s.rooms.targets.list()})
@@ -292,8 +351,8 @@ func (s *Server) changeShareTarget(w http.ResponseWriter, r *http.Request, fn fu
 	if !decodeBody(w, r, roomBodyLimit, &req, shareTargetsFormat) {
 		return
 	}
-	if why := s.shareTargetError(r, req.Token); why != "" {
-		jsonError(w, http.StatusForbidden, why)
+	if code, why := s.instructorError(r, req.Presenter); why != "" {
+		jsonError(w, code, why)
 		return
 	}
 	o, err := originOf(req.URL)

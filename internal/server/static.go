@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
 	"io"
@@ -119,20 +120,44 @@ func (s *Server) etag(p string, content io.ReadSeeker) (string, error) {
 
 // serveWasm serves wasm/yaegi.wasm.gz with Content-Encoding: gzip when the
 // request accepts gzip, else wasm/yaegi.wasm; 404 when neither was built.
+// `make wasm` keeps only the gzipped file (it is what every browser asks
+// for, and embedding both would add 11 MB to the binary), so a request
+// that refuses gzip gets it decompressed as it streams, without Range.
 func (s *Server) serveWasm(w http.ResponseWriter, r *http.Request) {
 	const plain, gz = "wasm/yaegi.wasm", "wasm/yaegi.wasm.gz"
-	if acceptsGzip(r) {
-		if _, err := fs.Stat(s.cfg.Static, gz); err == nil {
-			s.serveFile(w, r, gz, "gzip")
-			return
-		}
+	_, gzErr := fs.Stat(s.cfg.Static, gz)
+	if acceptsGzip(r) && gzErr == nil {
+		s.serveFile(w, r, gz, "gzip")
+		return
 	}
+	w.Header().Set("Vary", "Accept-Encoding")
 	if _, err := fs.Stat(s.cfg.Static, plain); err == nil {
-		w.Header().Set("Vary", "Accept-Encoding")
 		s.serveFile(w, r, plain, "")
 		return
 	}
+	if gzErr == nil {
+		s.serveGunzipped(w, gz)
+		return
+	}
 	http.Error(w, "yaegi.wasm is not built into this binary: run `make wasm` and rebuild", http.StatusNotFound)
+}
+
+// serveGunzipped streams the gzipped static file p decompressed, as
+// application/wasm.
+func (s *Server) serveGunzipped(w http.ResponseWriter, p string) {
+	f, err := s.cfg.Static.Open(p)
+	if err != nil {
+		http.NotFound(w, nil)
+		return
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		http.Error(w, "reading "+p+": "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/wasm")
+	io.Copy(w, zr) // a client that goes away mid-stream just stops it
 }
 
 func acceptsGzip(r *http.Request) bool {

@@ -83,3 +83,20 @@ func TestMainTokenWithoutCommandLine(t *testing.T) {
 		})
 	}
 }
+
+// TestPresenterTokenFrom: the presenter token has its own flags and
+// environment variable, and its errors name them.
+func TestPresenterTokenFrom(t *testing.T) {
+	env := func(k string) string {
+		if k == PresenterTokenEnv {
+			return "from-env"
+		}
+		return "wrong-variable"
+	}
+	if got, err := presenterTokenFrom("", "", env); err != nil || got != "from-env" {
+		t.Errorf("from the environment: got %q, %v; want from-env", got, err)
+	}
+	if _, err := presenterTokenFrom("a", "b", env); err == nil || !strings.Contains(err.Error(), "-presenter-token and -presenter-token-file") {
+		t.Errorf("both flags: got %v, want an error naming both", err)
+	}
+}

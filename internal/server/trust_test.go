@@ -88,7 +88,7 @@ func TestCSPOnEveryRoute(t *testing.T) {
 func httpPost(t *testing.T, s http.Handler, path, body string) *httptest.ResponseRecorder {
 	t.Helper()
 	w := httptest.NewRecorder()
-	r, _ := http.NewRequest("POST", "http://kvlab.test"+path, strings.NewReader(body))
+	r, _ := http.NewRequest("POST", "http://localhost"+path, strings.NewReader(body))
 	s.ServeHTTP(w, r)
 	return w
 }

@@ -275,7 +275,11 @@ func (c *client) run(m inMsg) {
 	// enqueue checks the queue's cap and adds the job under one lock.
 	if err := c.s.q.enqueue(j, c.s.maxWaiting); err != nil {
 		c.s.refused(c.addr, "run: "+err.Error())
-		c.send(errorMsg{Type: "error", ID: m.ID, Message: err.Error()})
+		if rr != nil {
+			rr.refused(err) // the presenter and the room hear why; a poll opens again
+		} else {
+			c.send(errorMsg{Type: "error", ID: m.ID, Message: err.Error()})
+		}
 		j.cancel()
 		finishJob(j, errors.Is(err, errShuttingDown))
 	}
@@ -302,7 +306,11 @@ func (c *client) checkRun(m inMsg) (lines []string, rr *roomRun, ok bool) {
 	if tok == "" {
 		tok = c.token
 	}
-	if !c.s.tokenOK(tok) {
+	if ok, throttled := c.s.tokenGuess(c.addr, tok, func() bool { return c.s.tokenOK(tok) }); !ok {
+		if throttled != "" {
+			c.refuse(m.ID, -1, throttled)
+			return nil, nil, false
+		}
 		c.s.refused(c.addr, "run: no or a wrong token")
 		c.refuse(m.ID, -1, errTokenRequired.Error())
 		return nil, nil, false
@@ -356,7 +364,7 @@ func (c *client) admit(m inMsg, lines []string) (j *job, ok bool) {
 	}
 	ctx, cancel := context.WithCancel(c.ctx)
 	j = &job{id: m.ID, lines: lines, out: c, ctx: ctx, cancel: cancel, owner: c, release: release, done: make(chan struct{}),
-		from: origin{source: "cell", lesson: m.Lesson, cell: m.CellID, browser: m.Browser}, repeat: m.Repeat}
+		from: origin{source: "cell", lesson: m.Lesson, cell: m.CellID, browser: m.Browser, own: c.s.ownLines(m.Lesson, m.CellID, lines)}, repeat: m.Repeat}
 	c.jobs[m.ID] = j
 	c.mu.Unlock()
 	return j, true

@@ -3,7 +3,7 @@
 // server's JSON or rejects with an Error carrying the server's own
 // message ({"error": "..."}) and the HTTP status.
 
-import { needToken, token, forgetToken, browserID, lessonSlug } from '../session.js';
+import { needToken, token, browserID, lessonSlug, presenterSecret, forgetPresenterSecret } from '../session.js';
 import { showConn } from '../cells.js';
 
 export { needToken, token, browserID, lessonSlug };
@@ -30,16 +30,23 @@ export const getState = () => request('GET', roomPath());
 
 export const predict = (poll, value) => request('POST', roomPath(`/polls/${encodeURIComponent(poll)}/predict`), { browser: browserID(), value: String(value) });
 
-// ---------- presenter actions: each carries the instructor token
+// ---------- presenter actions: each carries the room's presenter secret
 
-// presenterCall sends a presenter action; a refused token is forgotten so
-// that the next action asks again.
-export async function presenterCall(path, body = {}) {
-  if (needToken() && !token(true)) throw Object.assign(new Error('this server needs the instructor token to present: reload the page and enter it'), { status: 401 });
+// onThisMachine says the page was opened as localhost or a loopback
+// address: on a server without a token, its requests are the presenter's.
+export const onThisMachine = () => /^(localhost|.*\.localhost|127\.\d+\.\d+\.\d+|\[::1\])$/.test(location.hostname);
+
+// secret is this browser's presenter secret for the room; a browser that
+// needs one and has none asks for it.
+export const secret = () => presenterSecret(code(), needToken() || !onThisMachine());
+
+// presenterCall sends a presenter action; a refused secret is forgotten
+// so that the next action asks again.
+export async function presenterCall(path, body = {}, method = 'POST') {
   try {
-    return await request('POST', roomPath(path), { ...body, token: token(false) });
+    return await request(method, roomPath(path), { ...body, presenter: secret() });
   } catch (err) {
-    if (err.status === 401 || err.status === 403) forgetToken();
+    if (err.status === 403) forgetPresenterSecret(code());
     throw err;
   }
 }
@@ -48,6 +55,7 @@ export const setSection = (n) => presenterCall('/section', { section: n });
 export const allowRuns = (allow) => presenterCall('/allow-runs', { allow });
 export const openPoll = (quiz) => presenterCall('/polls', { quiz });
 export const closeRoom = () => presenterCall('/close');
+export const removeEntry = (id) => presenterCall(`/board/${encodeURIComponent(id)}`, {}, 'DELETE');
 
 // RoomSocket is the follower's socket, /room/CODE/ws: it reconnects after
 // a lost connection (with a growing pause, at most 5 s) until the room

@@ -2,10 +2,13 @@
 // from their own labserver; the chosen measure is drawn per machine with
 // its conditions (OS, filesystem, device, rotational), so the room sees
 // how much the conditions make the number. The board refreshes every
-// few seconds while it is open.
+// few seconds while it is open. In the presenter's browser (it keeps the
+// room's presenter secret, or is this machine on a server without a
+// token) each row has a button that removes the entry.
 
 import { h, svg, fmtNs, fmtRate } from '../dom.js';
-import { request, code } from './api.js';
+import { request, code, needToken, onThisMachine, removeEntry } from './api.js';
+import { presenterSecret } from '../session.js';
 import { boardChart, conditionsText } from './roomcharts.js';
 
 const MEASURES = ['fdatasync_p50', 'always_ops_per_sec', 'p99'];
@@ -39,10 +42,22 @@ function draw(b) {
     return h('tr', { 'data-id': String(p.id) }, h('th', { scope: 'row' }, String(i + 1)), h('td', { class: 'p99' }, h('b', {}, fmt(p.value))),
       h('td', {}, c.os || '–'), h('td', {}, c.fs || '–'), h('td', {}, c.device || '–'),
       h('td', {}, c.rotational === true ? 'yes' : c.rotational === false ? 'no' : '–'), h('td', {}, p.label || ''),
-      h('td', { class: 'minor' }, p.at ? new Date(p.at).toLocaleTimeString() : ''));
+      h('td', { class: 'minor' }, p.at ? new Date(p.at).toLocaleTimeString() : ''),
+      presenting() ? h('td', {}, removeButton(p, fmt)) : null);
   }));
   document.body.dataset.points = String(pts.length);
   document.getElementById('board-figure').setAttribute('aria-label', pts.map((p) => `${fmt(p.value)} ${conditionsText(p.conditions)}`).join('; '));
+}
+
+const presenting = () => Boolean(presenterSecret(code(), false)) || (!needToken() && onThisMachine());
+
+function removeButton(p, fmt) {
+  const b = h('button', { type: 'button', class: 'linkish board-remove', title: 'Remove this entry from the board' }, 'remove');
+  b.addEventListener('click', async () => {
+    if (!window.confirm(`Remove ${fmt(p.value)}${p.label ? ` (${p.label})` : ''} from the board?`)) return;
+    try { await removeEntry(p.id); load(); } catch (err) { status(err.message, 'error'); }
+  });
+  return b;
 }
 
 async function load() {

@@ -19,7 +19,7 @@ class RoomRunSocket extends Socket {
   constructor(status) { super(status); this.measuring = new Map(); } // cell id -> poll id
   send(m) {
     if (m.type === 'run') {
-      m = { ...m, room: api.code() };
+      m = { ...m, room: api.code(), presenter: api.secret() };
       const poll = this.measuring.get(m.cell_id);
       if (poll) { m.poll = poll; this.measuring.delete(m.cell_id); }
     }
@@ -142,6 +142,13 @@ function wire() {
     if (!window.confirm('End this class? Followers are told, and the code stops working.')) return;
     if (await act('Ending the class', () => api.closeRoom())) ended();
   });
+  // The secret is shown on request only: this page is on the projector.
+  $('#room-second-device').addEventListener('click', () => {
+    const s = api.secret();
+    if (!s) { api.banner('This browser presents as this machine (no presenter secret to show).', 'notice'); return; }
+    if (!window.confirm('Show the presenter secret? Whoever sees it can drive this room: make sure the projector does not show this screen.')) return;
+    window.prompt('Presenter secret of this room: enter it on the second device (its presenter page asks for it).', s);
+  });
   // The projector shows this run's results, not the ones this browser kept.
   cells = $$('.room-section .cell').map((el) => new Cell(el, sock, () => false));
   for (const c of cells) { c.out.replaceChildren(); c.setState('', ''); }
@@ -154,6 +161,7 @@ async function start() {
   wire();
   showSection(0);
   if (api.needToken()) api.token(true);
+  api.secret();
   try {
     apply(await api.getState(), true);
   } catch (err) {

@@ -33,8 +33,10 @@ export function offBy(said, measured) {
 }
 
 // pollChart draws a poll's histogram. poll.histogram has 11 edges and 10
-// counts; measured (poll.measured) and yours, when known, are marked with
-// vertical lines, clamped into the range with an arrow when outside.
+// counts (log-spaced when histogram.log), and below/above: the ballots
+// outside its range, named in a corner; measured (poll.measured) and
+// yours, when known, are marked with vertical lines, clamped into the
+// range with an arrow when outside.
 export function pollChart(poll, yours, fmt = compact) {
   const W = 720, H = 320, M = { l: 48, r: 24, t: 40, b: 70 };
   const hist = poll && poll.histogram;
@@ -42,10 +44,20 @@ export function pollChart(poll, yours, fmt = compact) {
   if (!hist || !Array.isArray(hist.edges) || hist.edges.length < 2 || !Array.isArray(hist.counts) || !hist.counts.length) {
     return svg(el('text', { x: W / 2, y: H / 2, 'text-anchor': 'middle', class: 'empty', text: 'No predictions yet' }));
   }
-  const edges = hist.edges, counts = hist.counts;
+  const edges = hist.edges, counts = hist.counts.map((c) => (Number.isFinite(c) && c > 0 ? c : 0));
+  if (!edges.every(Number.isFinite)) return svg(el('text', { x: W / 2, y: H / 2, 'text-anchor': 'middle', class: 'empty', text: 'No predictions yet' }));
   const lo = edges[0], hi = edges[edges.length - 1];
   const top = Math.max(1, ...counts);
-  const x = (v) => M.l + (hi === lo ? 0.5 : (v - lo) / (hi - lo)) * (W - M.l - M.r);
+  // A value's place is its bin plus its share of the bin, so linear and
+  // logarithmic edges (histogram.log) both draw as equal bars. Halves, so
+  // a difference cannot overflow for edges near ±1.7e308.
+  const frac = (v, a, b) => (b === a ? 0.5 : (v / 2 - a / 2) / (b / 2 - a / 2));
+  const x = (v) => {
+    let i = 0;
+    while (i < counts.length - 1 && !(v < edges[i + 1])) i++;
+    const t = hi === lo ? 0.5 : (i + Math.min(Math.max(frac(v, edges[i], edges[i + 1]), 0), 1)) / counts.length;
+    return M.l + t * (W - M.l - M.r);
+  };
   const y = (c) => H - M.b - (c / top) * (H - M.t - M.b);
   const bw = (W - M.l - M.r) / counts.length;
   const bars = counts.map((c, i) => el('rect', { x: (M.l + i * bw + 1).toFixed(1), y: y(c).toFixed(1), width: Math.max(bw - 2, 1).toFixed(1), height: (H - M.b - y(c)).toFixed(1), class: 'bar' },
@@ -55,8 +67,13 @@ export function pollChart(poll, yours, fmt = compact) {
   const shown = [...new Set(edges.filter((_, i) => i % 2 === 0 || edges.length <= 6))];
   const ticks = shown.map((e) => el('text', { x: x(e).toFixed(1), y: H - M.b + 20, 'text-anchor': 'middle', class: 'tick', text: fmt(e) }));
   const axis = el('line', { x1: M.l, x2: W - M.r, y1: H - M.b, y2: H - M.b, class: 'axis' });
-  const unit = poll.unit ? el('text', { x: 4, y: 16, class: 'unit', text: poll.unit }) : null;
-  return svg(...bars, ...labels, axis, ...ticks, unit,
+  const unit = poll.unit ? el('text', { x: 4, y: 16, class: 'unit', text: poll.unit + (hist.log ? ' (log scale)' : '') }) : null;
+  // Ballots outside the robust range (2nd to 98th percentile) are counted,
+  // not drawn: a few extreme ones cannot squash the rest.
+  const n = (k) => (Number.isFinite(k) && k > 0 ? k : 0);
+  const out = [n(hist.below) ? `${n(hist.below)} below range` : '', n(hist.above) ? `${n(hist.above)} above range` : ''].filter(Boolean).join(' · ');
+  const outside = out ? el('text', { x: W - M.r, y: 16, 'text-anchor': 'end', class: 'outside', text: out }) : null;
+  return svg(...bars, ...labels, axis, ...ticks, unit, outside,
     mark(poll.measured, 'measured', `measured ${fmt(poll.measured)}`, lo, hi, x, M, H),
     mark(yours, 'yours', `you ${fmt(yours)}`, lo, hi, x, M, H, true));
 }
@@ -104,15 +121,21 @@ export function boardChart(points, fmt = compact) {
   const H = M.t + M.b + Math.max(pts.length, 1) * rowH;
   const svg = (...kids) => el('svg', { viewBox: `0 0 ${W} ${H}`, class: 'boardchart', role: 'img', 'aria-label': `${pts.length} shared machines` }, ...kids);
   if (!pts.length) return svg(el('text', { x: W / 2, y: M.t + 24, 'text-anchor': 'middle', class: 'empty', text: 'Nothing shared for this measure yet' }));
-  let lo = pts[0].value / 1.5, hi = pts[pts.length - 1].value * 1.5;
-  const lg = Math.log10;
-  const x = (v) => M.l + (lg(v) - lg(lo)) / (lg(hi) - lg(lo)) * (W - M.l - M.r);
-  const ticks = [];
-  for (let e = Math.ceil(lg(lo)); e <= Math.floor(lg(hi)); e++) ticks.push(10 ** e);
-  if (ticks.length < 2) ticks.splice(0, ticks.length, lo * 1.2, Math.sqrt(lo * hi), hi / 1.2);
-  const grid = ticks.map((t) => el('g', { class: 'tick' },
-    el('line', { x1: x(t).toFixed(1), x2: x(t).toFixed(1), y1: M.t, y2: H - M.b, class: 'grid' }),
-    el('text', { x: x(t).toFixed(1), y: H - M.b + 22, 'text-anchor': 'middle', text: fmt(t) })));
+  // The axis works in decades (log10 of the values), padded by a factor
+  // of 1.5 each side: every finite positive value has a finite log, so
+  // 1.7e308 and 5e-324 place like any other, and the ticks are at most
+  // eight powers of ten, however many decades the values span.
+  const lg = Math.log10, pad = lg(1.5);
+  const a = lg(pts[0].value) - pad, b = lg(pts[pts.length - 1].value) + pad;
+  const xe = (e) => M.l + (e - a) / (b - a) * (W - M.l - M.r);
+  const x = (v) => xe(lg(v));
+  const first = Math.ceil(a), last = Math.floor(b), every = Math.max(1, Math.ceil((last - first + 1) / 8));
+  let exps = [];
+  for (let e = first; e <= last; e += every) exps.push(e);
+  if (exps.length < 2) exps = [a + (b - a) * 0.15, (a + b) / 2, b - (b - a) * 0.15];
+  const grid = exps.map((e) => el('g', { class: 'tick' },
+    el('line', { x1: xe(e).toFixed(1), x2: xe(e).toFixed(1), y1: M.t, y2: H - M.b, class: 'grid' }),
+    el('text', { x: xe(e).toFixed(1), y: H - M.b + 22, 'text-anchor': 'middle', text: fmt(10 ** e) })));
   const rows = pts.map((p, i) => {
     const cy = M.t + (i + 0.5) * rowH;
     const c = p.conditions || {};

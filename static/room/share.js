@@ -14,7 +14,7 @@
 // a probe's host name and directory path.
 
 import { h, store } from '../dom.js';
-import { resultsKey, token } from '../session.js';
+import { resultsKey } from '../session.js';
 
 const ROOM_KEY = 'kvlab:share-room';
 const PENDING_KEY = 'kvlab:share-pending';
@@ -65,7 +65,6 @@ async function json(resp) { try { return await resp.json(); } catch { return {};
 // register asks this page's own server to let its pages reach origin.
 async function register(origin) {
   const body = { url: origin };
-  if (token(false)) body.token = token(false);
   const resp = await fetch('/api/share-target', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
   if (!resp.ok) throw new Error(`your labserver refused to remember ${origin}: ${(await json(resp)).error || `HTTP ${resp.status}`}`);
 }
@@ -179,7 +178,7 @@ export async function startShare() {
   // Only a browser that shares asks its server which rooms it may reach.
   if (!store.json(ROOM_KEY, null)) return;
   try {
-    const resp = await fetch(`/api/share-target${token(false) ? `?token=${encodeURIComponent(token(false))}` : ''}`);
+    const resp = await fetch('/api/share-target');
     if (resp.ok) registered = (await resp.json()).urls || [];
   } catch { /* unreachable: every share registers first */ }
   const pending = JSON.parse(sessionStorage.getItem(PENDING_KEY) || 'null');

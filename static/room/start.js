@@ -1,16 +1,19 @@
 // start.js: "Present this lesson to a room" on a lesson page. It is
-// shown where starting a room can work: on a server without a token (the
-// presenter is then whoever uses it from this machine), or in a browser
-// that keeps the instructor token. It starts a room on the lesson
-// (POST /api/rooms) and opens the presenter's view.
+// shown where starting a room can work: on a page opened on the server's
+// own machine (localhost), in a browser that keeps the server's
+// presenter token, or on a lesson opened with #present (which asks for
+// the presenter token). It starts a room on the lesson (POST
+// /api/rooms), keeps the room's presenter secret in this browser and
+// opens the presenter's view.
 
-import { h } from '../dom.js';
-import { needToken, token } from '../session.js';
-import { request } from './api.js';
+import { h, store } from '../dom.js';
+import { keepPresenterSecret } from '../session.js';
+import { request, onThisMachine } from './api.js';
 
 export function addStart() {
   const toc = document.querySelector('nav.toc');
-  if (!toc || (needToken() && !token(false))) return;
+  const asked = location.hash === '#present';
+  if (!toc || !(onThisMachine() || store.get('kvlab:presenter-token') || asked)) return;
   const msg = h('span', { class: 'start-room-msg', role: 'status' });
   const btn = h('button', { type: 'button', class: 'linkish start-room' }, 'Present this lesson to a room');
   btn.addEventListener('click', async () => {
@@ -18,9 +21,17 @@ export function addStart() {
     msg.textContent = ' starting…';
     try {
       const body = { lesson: document.body.dataset.lesson };
-      if (token(false)) body.token = token(false);
-      location.href = (await request('POST', '/api/rooms', body)).presenter_url;
+      let pt = store.get('kvlab:presenter-token') || '';
+      if (!pt && !onThisMachine()) {
+        pt = (window.prompt('Starting a room from another machine needs the server\'s presenter token (not the token students run cells with).') || '').trim();
+        if (pt) store.set('kvlab:presenter-token', pt);
+      }
+      if (pt) body.presenter = pt;
+      const room = await request('POST', '/api/rooms', body);
+      keepPresenterSecret(room.code, room.presenter_secret);
+      location.href = room.presenter_url;
     } catch (err) {
+      if (err.status === 403) store.del('kvlab:presenter-token');
       msg.textContent = ` ${err.message}`;
       btn.disabled = false;
     }

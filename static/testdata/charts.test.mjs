@@ -138,3 +138,18 @@ test('path', () => {
   assert.equal(path([[0, 1], [2.25, 3]]), 'M0.0,1.0L2.3,3.0');
   assert.equal(path([]), '');
 });
+
+// The tick makers are total: any finite range gives a few finite ticks in
+// bounded time (each call runs in a worker that is ended after 5 s).
+test('ticks of any finite range, in bounded time', async () => {
+  const { within } = await import('./bounded.mjs');
+  const charts = new URL('../charts.js', import.meta.url);
+  const ranges = [[1e300, 1e300], [-1.7e308, 1.7e308], [0, 5e-324], [5e-324, 5e-324], [5e-324, 1.7e308], [1.7e308, 1.7e308], [0, 1.7e308], [-5, -5]];
+  for (const [lo, hi] of ranges) {
+    for (const fn of ['niceTicks', 'logTicks']) {
+      const ticks = await within(5000, charts, fn, [lo, hi, 5]);
+      assert.ok(ticks.length <= 13 && ticks.every(Number.isFinite), `${fn}(${lo}, ${hi}): ${ticks}`);
+    }
+  }
+  assert.deepEqual(niceTicks(1e300, 1e300), [1e300], 'an empty range far from zero has its one tick');
+});

@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pollChart, boardChart, offBy, compact, conditionsText, fit } from '../room/roomcharts.js';
 import { problems } from './svgdesc.mjs';
+import { within } from './bounded.mjs';
 
 const text = (d) => JSON.stringify(d);
 const all = (d, tag) => (d.tag === tag ? [d] : []).concat(...(d.kids || []).map((k) => all(k, tag)));
@@ -65,4 +66,49 @@ test('off by and the numbers', () => {
   assert.equal(compact(0.125), '0.125');
   assert.equal(conditionsText({}), 'conditions unknown');
   assert.equal(conditionsText({ fs: 'xfs', rotational: false }), 'xfs · non-rotational');
+});
+
+// Every finite value draws, in bounded time: the extremes of a double
+// (1.7e308, 5e-324), zero, equal values, and a mix spanning all of them.
+// Each chart runs in a worker that is ended after a few seconds, so a
+// loop that never ends fails the test instead of hanging it.
+const roomcharts = new URL('../room/roomcharts.js', import.meta.url);
+const extremes = [1.7e308, Number.MAX_VALUE, 5e-324, Number.MIN_VALUE, 0, 1, 1e-300, 1e300];
+
+test('the board draws any finite value in bounded time', async () => {
+  const sets = [
+    ...extremes.map((v) => [v]),
+    [7, 7, 7], [1.7e308, 1.7e308], [5e-324, 5e-324],
+    [5e-324, 1.7e308], [0, 5e-324, 1, 1e6, 1.7e308],
+    Array.from({ length: 500 }, (_, i) => 10 ** ((i % 617) - 308)),
+  ];
+  for (const vals of sets) {
+    const d = await within(5000, roomcharts, 'boardChart', [vals.map((value, id) => ({ id, value, conditions: { fs: 'ext4' } }))]);
+    assert.deepEqual(problems(d), [], `board of ${vals.slice(0, 5)}`);
+    assert.equal(all(d, 'circle').length, vals.filter((v) => v > 0).length, `board of ${vals.slice(0, 5)}: one dot per positive value`);
+    const ticks = all(d, 'g').filter((g) => g.attrs.class === 'tick');
+    assert.ok(ticks.length <= 8, `board of ${vals.slice(0, 5)}: ${ticks.length} ticks, want at most 8`);
+  }
+});
+
+test('a poll draws any finite edges and marks in bounded time', async () => {
+  const hist = (lo, hi) => ({ edges: Array.from({ length: 11 }, (_, i) => (lo / 10) * (10 - i) + (hi / 10) * i), counts: [3, 0, 0, 0, 0, 0, 0, 0, 0, 1] });
+  for (const [lo, hi] of [[-1.7e308, 1.7e308], [1.7e308, 1.7e308], [5e-324, 5e-324], [0, 5e-324], [-1e15, 1e15], [0, 0]]) {
+    for (const mark of [1.7e308, -1.7e308, 5e-324, 0]) {
+      const d = await within(5000, roomcharts, 'pollChart', [{ quiz: 'q', histogram: hist(lo, hi), measured: mark }, -mark]);
+      assert.deepEqual(problems(d), [], `poll from ${lo} to ${hi}, marks at ${mark}`);
+      assert.equal(all(d, 'rect').length, 10);
+    }
+  }
+});
+
+test('a poll with log bins places marks by bin, and names the ballots outside', () => {
+  const edges = Array.from({ length: 11 }, (_, i) => 100 * 10 ** (i / 10)); // 100 .. 1000, log-spaced
+  const d = pollChart({ quiz: 'q', unit: 'puts', histogram: { edges, counts: [1, 1, 1, 1, 1, 1, 1, 1, 1, 1], below: 2, above: 30, log: true }, measured: edges[5] }, null);
+  assert.deepEqual(problems(d), []);
+  assert.match(text(d), /2 below range · 30 above range/);
+  assert.match(text(d), /puts \(log scale\)/);
+  const line = all(d, 'g').find((g) => /measured/.test(g.attrs.class)).kids[0];
+  const mid = (48 + (720 - 24)) / 2;
+  assert.ok(Math.abs(+line.attrs.x1 - mid) < 1, `the measured mark at the middle edge sits at ${line.attrs.x1}, want ${mid} (the middle)`);
 });

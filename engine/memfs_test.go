@@ -1,0 +1,147 @@
+package engine
+
+import (
+	"bytes"
+	"errors"
+	"math/rand/v2"
+	"os"
+	"testing"
+)
+
+// The crash-point tests trust MemFS to crash as it says; these tests pin
+// what each power mode, StopAfter and Kill do.
+
+// unsyncedFile returns a MemFS holding /d/f: size zero bytes, synced, then
+// overwritten with 0xff and not synced again.
+func unsyncedFile(t *testing.T, size int) *MemFS {
+	t.Helper()
+	m := NewMemFS()
+	m.MkdirAll("/d", 0o755)
+	f, err := m.OpenFile("/d/f", os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteAt(make([]byte, size), 0)
+	f.Sync()
+	m.SyncDir("/d")
+	f.WriteAt(bytes.Repeat([]byte{0xff}, size), 0)
+	return m
+}
+
+// contents returns what /d/f holds on m, or nil if it does not exist.
+func contents(t *testing.T, m *MemFS) []byte {
+	t.Helper()
+	f, err := m.OpenFile("/d/f", os.O_RDONLY, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, _ := f.Size()
+	b := make([]byte, n)
+	f.ReadAt(b, 0)
+	return b
+}
+
+// TestPowerModesGranularity: PowerReorder keeps each unsynced 512-byte
+// sector whole, old or new, and over many cuts both keeps and loses some;
+// PowerPages does the same with whole 4 KiB pages; PowerDirent keeps no
+// unsynced byte.
+func TestPowerModesGranularity(t *testing.T) {
+	const size = 4 * PageSize
+	for _, c := range []struct {
+		mode  PowerMode
+		block int // 0: nothing unsynced survives
+	}{{PowerReorder, SectorSize}, {PowerPages, PageSize}, {PowerDirent, 0}} {
+		t.Run(c.mode.String(), func(t *testing.T) {
+			kept, lost := 0, 0
+			for seed := range uint64(20) {
+				b := contents(t, unsyncedFile(t, size).PowerCut(c.mode, rand.New(rand.NewPCG(seed, 1))))
+				if len(b) != size {
+					t.Fatalf("seed %d: %d bytes after the cut, want %d", seed, len(b), size)
+				}
+				if c.block == 0 {
+					if !bytes.Equal(b, make([]byte, size)) {
+						t.Fatalf("seed %d: unsynced bytes survived a %s cut", seed, c.mode)
+					}
+					continue
+				}
+				for at := 0; at < size; at += c.block {
+					switch blk := b[at : at+c.block]; {
+					case bytes.Equal(blk, bytes.Repeat([]byte{0xff}, c.block)):
+						kept++
+					case bytes.Equal(blk, make([]byte, c.block)):
+						lost++
+					default:
+						t.Fatalf("seed %d: the %d-byte block at %d is part old, part new", seed, c.block, at)
+					}
+				}
+			}
+			if c.block != 0 && (kept == 0 || lost == 0) {
+				t.Errorf("%d blocks kept and %d lost over 20 cuts; want some of each", kept, lost)
+			}
+		})
+	}
+}
+
+// TestPowerDirentNames: under PowerDirent a name created, or removed, and
+// not synced since persists in some cuts and not in others.
+func TestPowerDirentNames(t *testing.T) {
+	for _, removed := range []bool{false, true} {
+		present, absent := 0, 0
+		for seed := range uint64(20) {
+			m := NewMemFS()
+			m.MkdirAll("/d", 0o755)
+			if removed {
+				m.OpenFile("/d/f", os.O_RDWR|os.O_CREATE, 0o644)
+				m.SyncDir("/d")
+				m.Remove("/d/f")
+			} else {
+				m.OpenFile("/d/f", os.O_RDWR|os.O_CREATE, 0o644)
+			}
+			after := m.PowerCut(PowerDirent, rand.New(rand.NewPCG(seed, 2)))
+			if names, _ := after.List("/d"); len(names) == 1 {
+				present++
+			} else {
+				absent++
+			}
+		}
+		if present == 0 || absent == 0 {
+			t.Errorf("removed=%v: the unsynced name persisted in %d cuts and was lost in %d; want some of each", removed, present, absent)
+		}
+	}
+}
+
+// TestStopAfterRunsExactlyK: after StopAfter(k), exactly k operations
+// change the filesystem, and the next one fails with ErrPowerLost.
+func TestStopAfterRunsExactlyK(t *testing.T) {
+	m := NewMemFS()
+	m.MkdirAll("/d", 0o755)
+	f, _ := m.OpenFile("/d/f", os.O_RDWR|os.O_CREATE, 0o644)
+	m.StopAfter(2)
+	for i := range 2 {
+		if _, err := f.WriteAt([]byte{byte('a' + i)}, int64(i)); err != nil {
+			t.Fatalf("operation %d of 2: %v", i+1, err)
+		}
+	}
+	if _, err := f.WriteAt([]byte("c"), 2); !errors.Is(err, ErrPowerLost) {
+		t.Fatalf("operation 3 after StopAfter(2): got %v, want ErrPowerLost", err)
+	}
+	if got := contents(t, m.Kill()); string(got) != "ab" {
+		t.Errorf("after the stop: %q, want %q", got, "ab")
+	}
+}
+
+// TestKillKeepsUnsyncedUndurable: Kill keeps every byte the process
+// wrote, but what was not synced is still not durable: a power cut after
+// the kill loses it.
+func TestKillKeepsUnsyncedUndurable(t *testing.T) {
+	killed := unsyncedFile(t, 100).Kill()
+	if got := contents(t, killed); !bytes.Equal(got, bytes.Repeat([]byte{0xff}, 100)) {
+		t.Fatalf("after a kill: %x, want the unsynced bytes", got)
+	}
+	if got := contents(t, killed.PowerCut(PowerPrefix, nil)); !bytes.Equal(got, make([]byte, 100)) {
+		t.Errorf("after a kill and a power cut: %x, want the synced zeros", got)
+	}
+}

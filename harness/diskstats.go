@@ -1,0 +1,346 @@
+package harness
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// The disk's own counters.
+//
+// Timings only let a lesson infer what reached the device ("bbolt
+// flushes twice per commit", "group commit shares one flush"). The
+// device counts it: on Linux every block device has a line in
+// /proc/diskstats (and the same numbers in /sys/block/NAME/stat) with
+// the write requests it completed, the 512-byte sectors they wrote and,
+// since kernel 5.5, the flush requests (cache flushes: what an
+// fdatasync or a journal commit asks of the drive). The runner reads the
+// device under the run directory just before the wall clock starts and
+// just after it stops (watchDevice), and a result carries the difference
+// as device_io, with per-op ratios.
+//
+// Two cautions go with the numbers:
+//   - they are the whole device's: anything else writing to the same disk
+//     in the timed region (another process, the filesystem's own
+//     writeback and journal) is in them. Quote them with the load.
+//   - a filesystem's writeback may run after the clock stops, so
+//     buffered writes (sync none, periodic) can show fewer device bytes
+//     than they will cost; a flush is counted when it completes.
+//
+// Where there is no device to read (tmpfs, an overlay or other
+// filesystem without a block device of its own, a container that hides
+// /sys or /proc/diskstats, macOS), device_io says which and why
+// ("unavailable") and carries no counts: never a zero that looks like a
+// measurement.
+
+// DeviceIO is what the block device under the run directory counted
+// during the timed region: the "device_io" object of a bench result.
+type DeviceIO struct {
+	// Device names the whole disk(s) read, e.g. "vda", or
+	// "dm-0 (vg-root) on sda" for a device-mapper volume, whose I/O is
+	// counted where it lands: on the disks under it.
+	Device string `json:"device,omitempty"`
+	// Unavailable, when set, says why there are no counters; every
+	// count below is then absent.
+	Unavailable string `json:"unavailable,omitempty"`
+	Source      string `json:"source,omitempty"` // "/proc/diskstats" or "/sys/block/NAME/stat"
+
+	WriteRequests *int64 `json:"write_requests,omitempty"` // write requests completed
+	WriteBytes    *int64 `json:"write_bytes,omitempty"`    // sectors written x 512
+	// FlushRequests is absent when the kernel's counters have no flush
+	// field (before Linux 5.5); FlushMissing then says so.
+	FlushRequests *int64 `json:"flush_requests,omitempty"`
+	FlushMissing  string `json:"flush_missing,omitempty"`
+	// WriteCache is the disk's /sys/block/NAME/queue/write_cache: "write
+	// back" (a volatile cache, which the kernel flushes for every
+	// fdatasync) or "write through" (none: the kernel sends no flushes,
+	// so flush_requests stays 0 however often the store syncs).
+	WriteCache string `json:"write_cache,omitempty"`
+
+	// Per-op ratios: per primitive op of the run (ops), and device bytes
+	// per logical byte (the keys and values the run's Puts stored:
+	// puts x (16 + value_size)). Absent when their denominator is 0 or
+	// their count is absent.
+	WriteRequestsPerOp  *float64 `json:"write_requests_per_op,omitempty"`
+	FlushesPerOp        *float64 `json:"flushes_per_op,omitempty"`
+	LogicalBytes        int64    `json:"logical_bytes,omitempty"`
+	BytesPerLogicalByte *float64 `json:"device_bytes_per_logical_byte,omitempty"`
+}
+
+// diskCounters are the write-side fields of one diskstats line.
+type diskCounters struct {
+	writes         int64 // field 5: writes completed
+	sectorsWritten int64 // field 7: sectors written (always 512 bytes)
+	flushes        int64 // field 16: flush requests completed (Linux >= 5.5)
+	hasFlush       bool  // the line has field 16
+}
+
+// add sums two devices' counters (the disks under one volume).
+func (c diskCounters) add(d diskCounters) diskCounters {
+	return diskCounters{c.writes + d.writes, c.sectorsWritten + d.sectorsWritten, c.flushes + d.flushes, c.hasFlush && d.hasFlush}
+}
+
+// flushMissingNote is device_io.flush_missing on a kernel without the
+// flush field.
+const flushMissingNote = "this kernel's disk statistics have no flush field (it appeared in Linux 5.5): flushes not counted"
+
+// parseStatFields reads the fields of a diskstats line after the device
+// name, which is also the whole of a /sys/block/NAME/stat file: 11
+// fields before Linux 4.18, 15 from 4.18 (discards), 17 from 5.5
+// (flushes).
+func parseStatFields(f []string) (diskCounters, error) {
+	if len(f) < 11 {
+		return diskCounters{}, fmt.Errorf("%d fields, want at least 11", len(f))
+	}
+	num := func(i int) (int64, error) {
+		n, err := strconv.ParseInt(f[i], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("field %d %q: %w", i+1, f[i], err)
+		}
+		return n, nil
+	}
+	var c diskCounters
+	var err error
+	if c.writes, err = num(4); err != nil {
+		return c, err
+	}
+	if c.sectorsWritten, err = num(6); err != nil {
+		return c, err
+	}
+	if len(f) >= 17 {
+		if c.flushes, err = num(15); err != nil {
+			return c, err
+		}
+		c.hasFlush = true
+	}
+	return c, nil
+}
+
+// parseDiskstats reads /proc/diskstats: one line per device, "major minor
+// name" and then the fields parseStatFields reads. It returns the
+// counters by device name.
+func parseDiskstats(text string) (map[string]diskCounters, error) {
+	out := map[string]diskCounters{}
+	for i, line := range strings.Split(text, "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		if len(f) < 3 {
+			return nil, fmt.Errorf("diskstats line %d: %d fields", i+1, len(f))
+		}
+		c, err := parseStatFields(f[3:])
+		if err != nil {
+			return nil, fmt.Errorf("diskstats line %d (%s): %w", i+1, f[2], err)
+		}
+		out[f[2]] = c
+	}
+	return out, nil
+}
+
+// blockDevice is the device under a directory, resolved to the whole
+// disks that count its I/O.
+type blockDevice struct {
+	name       string   // what device_io.device says
+	disks      []string // whole-disk names in diskstats, sorted
+	writeCache string   // their queue/write_cache, "" when unknown; joined by "+" when they differ
+}
+
+// sysfs is where resolveDevice reads the kernel's device tree: "/sys" on
+// a real system, a directory built by a test otherwise.
+type sysfs string
+
+// resolve finds the whole disks under the block device major:minor:
+// /sys/dev/block/MAJ:MIN links to the device's directory; a partition
+// (a directory with a "partition" file) is counted on its parent disk;
+// a stacked device (device-mapper, md RAID, with a non-empty slaves/) on
+// the disks under its slaves, recursively. It returns why not when the
+// link is missing.
+func (s sysfs) resolve(major, minor uint32) (blockDevice, error) {
+	link := filepath.Join(string(s), "dev", "block", fmt.Sprintf("%d:%d", major, minor))
+	dir, err := filepath.EvalSymlinks(link)
+	if err != nil {
+		return blockDevice{}, fmt.Errorf("no %s: sysfs is not mounted here or hides the device (a container?)", link)
+	}
+	disks := map[string]bool{}
+	if err := s.leaves(dir, disks, 0); err != nil {
+		return blockDevice{}, err
+	}
+	d := blockDevice{disks: slices.Sorted(maps.Keys(disks))}
+	var caches []string
+	for _, disk := range d.disks {
+		if b, err := os.ReadFile(filepath.Join(string(s), "block", disk, "queue", "write_cache")); err == nil {
+			if c := strings.TrimSpace(string(b)); !slices.Contains(caches, c) {
+				caches = append(caches, c)
+			}
+		}
+	}
+	d.writeCache = strings.Join(caches, "+")
+	top := filepath.Base(dir)
+	if _, err := os.Stat(filepath.Join(dir, "partition")); err == nil {
+		top = filepath.Base(filepath.Dir(dir))
+	}
+	d.name = top
+	if b, err := os.ReadFile(filepath.Join(dir, "dm", "name")); err == nil {
+		d.name += " (" + strings.TrimSpace(string(b)) + ")"
+	}
+	if on := strings.Join(d.disks, "+"); on != top {
+		d.name += " on " + on
+	}
+	return d, nil
+}
+
+// leaves adds to disks the whole disks under the device directory dir.
+func (s sysfs) leaves(dir string, disks map[string]bool, depth int) error {
+	if depth > 8 {
+		return fmt.Errorf("%s: devices stacked more than 8 deep", dir)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "partition")); err == nil {
+		dir = filepath.Dir(dir) // a partition's parent is its disk
+	}
+	slaves, _ := os.ReadDir(filepath.Join(dir, "slaves"))
+	if len(slaves) == 0 {
+		disks[filepath.Base(dir)] = true
+		return nil
+	}
+	for _, sl := range slaves {
+		next, err := filepath.EvalSymlinks(filepath.Join(dir, "slaves", sl.Name()))
+		if err != nil {
+			return fmt.Errorf("%s: slave %s: %w", dir, sl.Name(), err)
+		}
+		if err := s.leaves(next, disks, depth+1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// noDeviceReason says why a filesystem of type fs, whose st_dev has major
+// number 0 (an anonymous device), has no block device to read.
+func noDeviceReason(fs, dir string) string {
+	switch fs {
+	case "tmpfs", "ramfs":
+		return fmt.Sprintf("%s is on %s, in memory: there is no block device, and nothing reaches a disk", dir, fs)
+	case "overlay", "overlayfs", "aufs":
+		return fmt.Sprintf("%s is on %s, a container's layered filesystem: its writes reach a device on the host that this process cannot name; run with -dir on a mounted volume", dir, fs)
+	case "":
+		return fmt.Sprintf("%s has no block device of its own (its filesystem could not be found in /proc/self/mountinfo)", dir)
+	}
+	return fmt.Sprintf("%s is on %s, which has no single block device of its own (anonymous st_dev)", dir, fs)
+}
+
+// deviceWatch reads a device's counters before and after a timed region.
+// The runner calls start, stop and result in that order, from one
+// goroutine.
+type deviceWatch struct {
+	dev           blockDevice
+	read          func() (diskCounters, string, error) // the counters now, and their source
+	unavailable   string                               // why there is nothing to read
+	source        string
+	before, after diskCounters
+}
+
+// start reads the counters just before the timed region.
+func (w *deviceWatch) start() {
+	if w.unavailable != "" {
+		return
+	}
+	c, src, err := w.read()
+	if err != nil {
+		w.unavailable = err.Error()
+		return
+	}
+	w.before, w.source = c, src
+}
+
+// stop reads them again just after it.
+func (w *deviceWatch) stop() {
+	if w.unavailable != "" {
+		return
+	}
+	c, _, err := w.read()
+	if err != nil {
+		w.unavailable = err.Error()
+		return
+	}
+	w.after = c
+}
+
+// result is device_io for a run of ops primitive ops whose Puts stored
+// logical bytes of keys and values.
+func (w *deviceWatch) result(ops, logical int64) *DeviceIO {
+	if w.unavailable != "" {
+		return &DeviceIO{Device: w.dev.name, Unavailable: w.unavailable}
+	}
+	d := deviceDelta(w.dev.name, w.source, w.before, w.after, ops, logical)
+	d.WriteCache = w.dev.writeCache
+	return d
+}
+
+// deviceDelta turns two readings into device_io.
+func deviceDelta(name, source string, before, after diskCounters, ops, logical int64) *DeviceIO {
+	d := &DeviceIO{Device: name, Source: source}
+	writes := after.writes - before.writes
+	bytes := (after.sectorsWritten - before.sectorsWritten) * 512
+	d.WriteRequests, d.WriteBytes = &writes, &bytes
+	ratio := func(n, of int64) *float64 {
+		if of <= 0 {
+			return nil
+		}
+		r := float64(n) / float64(of)
+		return &r
+	}
+	d.WriteRequestsPerOp = ratio(writes, ops)
+	if before.hasFlush && after.hasFlush {
+		flushes := after.flushes - before.flushes
+		d.FlushRequests = &flushes
+		d.FlushesPerOp = ratio(flushes, ops)
+	} else {
+		d.FlushMissing = flushMissingNote
+	}
+	d.LogicalBytes = logical
+	d.BytesPerLogicalByte = ratio(bytes, logical)
+	return d
+}
+
+// readCounters returns the summed counters of disks from the diskstats
+// file ("/proc/diskstats" on a real system), or from each disk's
+// /sys/block/NAME/stat when diskstats does not list them (some containers
+// rewrite /proc/diskstats).
+func readCounters(diskstats string, sys sysfs, disks []string) (diskCounters, string, error) {
+	sum := diskCounters{hasFlush: true}
+	if b, err := os.ReadFile(diskstats); err == nil {
+		all, err := parseDiskstats(string(b))
+		if err == nil {
+			found := 0
+			for _, d := range disks {
+				if c, ok := all[d]; ok {
+					sum, found = sum.add(c), found+1
+				}
+			}
+			if found == len(disks) {
+				return sum, diskstats, nil
+			}
+		}
+	}
+	sum = diskCounters{hasFlush: true}
+	var src []string
+	for _, d := range disks {
+		p := filepath.Join(string(sys), "block", d, "stat")
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return diskCounters{}, "", fmt.Errorf("%s is in neither /proc/diskstats nor %s: %v", d, p, err)
+		}
+		c, err := parseStatFields(strings.Fields(string(b)))
+		if err != nil {
+			return diskCounters{}, "", fmt.Errorf("%s: %w", p, err)
+		}
+		sum = sum.add(c)
+		src = append(src, p)
+	}
+	return sum, strings.Join(src, ", "), nil
+}

@@ -1,0 +1,203 @@
+package lessons_test
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"kvlab/internal/lesson"
+	"kvlab/internal/quiz"
+	"kvlab/internal/server"
+)
+
+// The band check (make bench, not make test: on a busy machine its
+// verdicts move with the load). A quiz graded on one run is a lottery
+// when its answer moves from run to run by more than its tolerance:
+// TestQuizBands runs every graded cell (and every run: quiz) -bands times
+// at full size and lists each quiz whose band around one run's answer
+// refuses another run's answer (for a choice quiz: whose runs pick
+// different choices). A repeat: K quiz is graded on K runs against their
+// median, its band widened to their spread: its cell is run at least 2K
+// times, and it is listed when the runs, taken K at a time as two readers
+// would make them, give a median the other K runs' band refuses.
+var (
+	bands       = flag.Int("bands", 0, "run each graded cell this many times and list the quizzes whose band accepts one run's answer and refuses another's (make bench)")
+	bandsReport = flag.String("bands-report", "", "write the band check's report to this file")
+)
+
+// runsFor is how many times the band check runs the cell (or run: quiz)
+// key: n, or twice the largest repeat: K of the quizzes on it, so that
+// two readers' K runs can be compared.
+func runsFor(l *lesson.Lesson, key string, n int) int {
+	for _, q := range l.Quizzes {
+		if q.Cell == key {
+			n = max(n, 2*q.Repeat)
+		}
+	}
+	return n
+}
+
+// bandRow is one quiz's line of the report.
+type bandRow struct {
+	name   string  // slug/quiz
+	tol    string  // the quiz's tolerance, or "choice"
+	values []float64
+	listed bool
+	note   string
+}
+
+func TestQuizBands(t *testing.T) {
+	if *bands < 2 {
+		t.Skip("the band check runs with -bands N, N >= 2 (make bench)")
+	}
+	lim := server.DefaultLimits()
+	var rows []bandRow
+	start := time.Now()
+	for _, l := range load(t) {
+		runs := map[string][][]any{} // cell id -> results of each run
+		for _, q := range l.Quizzes {
+			key, lines := q.Cell, []string(nil)
+			if q.Run != nil {
+				key, lines = "run:"+q.ID, q.Run
+			} else if c := l.Cell(q.Cell); c != nil {
+				lines = c.Lines
+			}
+			if _, done := runs[key]; !done {
+				for i := range runsFor(l, key, *bands) {
+					rs, err := execLines(t, lines, 1, lim)
+					if err != nil {
+						t.Fatalf("%s: %s run %d: %v", l.Slug, key, i+1, err)
+					}
+					runs[key] = append(runs[key], rs)
+				}
+			}
+			row, err := bandOf(l, q, runs[key])
+			if err != nil {
+				t.Errorf("%s: %v", l.Slug, err)
+				continue
+			}
+			rows = append(rows, row)
+		}
+	}
+	report := bandReport(rows, *bands, time.Since(start))
+	t.Log("\n" + report)
+	if *bandsReport != "" {
+		if err := os.WriteFile(*bandsReport, []byte(report), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, r := range rows {
+		if r.listed {
+			t.Errorf("%s: its band accepts one run's answer and refuses another's: %s (tolerance %s)", r.name, fmtValues(r.values), r.tol)
+		}
+	}
+}
+
+// bandOf judges one quiz on its runs' results.
+func bandOf(l *lesson.Lesson, q *quiz.Quiz, runs [][]any) (bandRow, error) {
+	row := bandRow{name: l.Slug + "/" + q.ID, tol: "choice"}
+	if q.Choices == nil {
+		row.tol = q.Tol.String()
+	}
+	for i, rs := range runs {
+		v, err := q.Answer.Eval(rs)
+		if err != nil || v.IsStr {
+			return row, fmt.Errorf("quiz %s, run %d: %v", q.ID, i+1, err)
+		}
+		row.values = append(row.values, v.Num)
+	}
+	if q.Repeat > 0 {
+		row.tol += fmt.Sprintf(", repeat %d", q.Repeat)
+		row.note = fmt.Sprintf("graded on %d runs at a time, against their median", q.Repeat)
+		var groups [][][]any
+		for i := 0; i+q.Repeat <= len(runs); i += q.Repeat {
+			groups = append(groups, runs[i:i+q.Repeat])
+		}
+		for _, g := range groups {
+			for _, other := range groups {
+				fb, err := quiz.CheckRepeated(q, g, medianAnswer(q, other))
+				if err != nil {
+					return row, err
+				}
+				row.listed = row.listed || !fb.Correct
+			}
+		}
+		return row, nil
+	}
+	for i, rs := range runs {
+		for j := range runs {
+			answer := quiz.FormatNumber(row.values[j])
+			if q.Choices != nil {
+				answer = fmt.Sprint(int(row.values[j]))
+			}
+			fb, err := quiz.Check(q, rs, answer)
+			if err != nil {
+				return row, fmt.Errorf("quiz %s, run %d's answer against run %d: %v", q.ID, j+1, i+1, err)
+			}
+			row.listed = row.listed || !fb.Correct
+		}
+	}
+	return row, nil
+}
+
+// medianAnswer is the median of q's answers on runs, as typed.
+func medianAnswer(q *quiz.Quiz, runs [][]any) string {
+	var vs []float64
+	for _, rs := range runs {
+		if v, err := q.Answer.Eval(rs); err == nil {
+			vs = append(vs, v.Num)
+		}
+	}
+	slices.Sort(vs)
+	return quiz.FormatNumber(vs[len(vs)/2])
+}
+
+func fmtValues(vs []float64) string {
+	s := make([]string, len(vs))
+	for i, v := range vs {
+		s[i] = quiz.FormatNumber(v)
+	}
+	return strings.Join(s, ", ")
+}
+
+// bandReport is the written report: every quiz with its runs' answers,
+// their spread (highest ÷ lowest) and whether it is listed.
+func bandReport(rows []bandRow, n int, took time.Duration) string {
+	var b strings.Builder
+	host, _ := os.Hostname()
+	load, _ := os.ReadFile("/proc/loadavg")
+	fmt.Fprintf(&b, "Quiz bands against the disk's noise: each graded cell run %d times at full size.\n", n)
+	fmt.Fprintf(&b, "host %s, %s, load average at the end %s, took %v\n\n", host, time.Now().UTC().Format(time.RFC3339), strings.TrimSpace(string(load)), took.Round(time.Second))
+	listed := 0
+	for _, r := range rows {
+		if r.listed {
+			listed++
+		}
+	}
+	fmt.Fprintf(&b, "%d of %d quizzes listed (a run's band refuses another run's answer)\n\n", listed, len(rows))
+	fmt.Fprintf(&b, "%-50s %-18s %-8s %s\n", "quiz", "tolerance", "spread", "answers per run")
+	for _, r := range rows {
+		lo, hi := slices.Min(r.values), slices.Max(r.values)
+		spread := "-"
+		if lo > 0 {
+			spread = fmt.Sprintf("%.2f×", hi/lo)
+		} else if lo == hi {
+			spread = "1.00×"
+		}
+		mark := "  "
+		if r.listed {
+			mark = "* "
+		}
+		line := fmt.Sprintf("%s%-48s %-18s %-8s %s", mark, r.name, r.tol, spread, fmtValues(r.values))
+		if r.note != "" {
+			line += "  (" + r.note + ")"
+		}
+		fmt.Fprintln(&b, line)
+	}
+	fmt.Fprintf(&b, "\n* listed. spread: highest ÷ lowest answer over the runs.\n")
+	return b.String()
+}
