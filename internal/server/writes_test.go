@@ -110,3 +110,38 @@ func TestBallotsBounded(t *testing.T) {
 		t.Errorf("the poll counts %v ballots, want %d", n, perAddr)
 	}
 }
+
+// TestBallotsShareGroupCommits: ballots cast at once share group commits:
+// the room's lock is not held while one waits for the archive, so a
+// class voting together waits one commit, not one commit per ballot in
+// turn (before, 40 ballots took 40 commits, each up to a window long).
+func TestBallotsShareGroupCommits(t *testing.T) {
+	s := newServer(t, nil)
+	ts := startServer(t, s)
+	code := openRoom(t, ts)
+	post(t, ts, "POST", "/api/rooms/"+code+"/polls", `{"quiz":"count"}`)
+	const n = 40
+	before := archive.GroupCommits(s.arch)
+	var wg sync.WaitGroup
+	var bad atomic.Int64
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if st, _ := post(t, ts, "POST", "/api/rooms/"+code+"/polls/p1/predict", fmt.Sprintf(`{"browser":"v%d","value":"%d"}`, i, 100+i)); st != http.StatusOK {
+				bad.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if bad.Load() != 0 {
+		t.Fatalf("%d of %d ballots refused", bad.Load(), n)
+	}
+	if commits := archive.GroupCommits(s.arch) - before; commits > n/4 {
+		t.Errorf("%d ballots cast at once took %d commits, want a few (at most %d)", n, commits, n/4)
+	}
+	_, st := post(t, ts, "GET", "/api/rooms/"+code, "")
+	if c := st["polls"].([]any)[0].(map[string]any)["count"]; c != float64(n) {
+		t.Errorf("the poll counts %v ballots, want %d", c, n)
+	}
+}
