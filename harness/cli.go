@@ -5,11 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // The command line: `labserver bench | sweep | probe | model | crash | help`.
@@ -167,14 +164,4 @@ func prefix(engine string) string {
 		return ""
 	}
 	return engine + " "
-}
-
-// isTerminal reports whether w is a terminal.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	_, err := unix.IoctlGetTermios(int(f.Fd()), ioctlReadTermios)
-	return err == nil
 }

@@ -75,8 +75,9 @@ func volumeOf(dir string) (string, error) {
 }
 
 // fsAndDevice names the filesystem (NTFS, ReFS, FAT32...) and the volume
-// with its drive type ("C: fixed", "Z: remote"), and whether the device
-// incurs a seek penalty (Windows' own word for a spinning disk).
+// with its drive type and write cache ("C: fixed, write cache on",
+// "Z: remote"), and whether the device incurs a seek penalty (Windows'
+// own word for a spinning disk).
 func fsAndDevice(dir string) (fs, device string, rotational bool) {
 	root, err := volumeOf(dir)
 	if err != nil {
@@ -90,6 +91,11 @@ func fsAndDevice(dir string) (fs, device string, rotational bool) {
 	device = strings.TrimSuffix(root, `\`) + " " + driveType(windows.GetDriveType(rootp))
 	if b, ok := storageProperty(root, storageDeviceSeekPenaltyProperty); ok {
 		rotational = seekPenalty(b)
+	}
+	if b, ok := storageProperty(root, storageDeviceWriteCacheProperty); ok {
+		if c := writeCacheState(b); c != "" {
+			device += ", write cache " + c
+		}
 	}
 	return fs, device, rotational
 }
@@ -142,16 +148,28 @@ func storageProperty(root string, id uint32) ([]byte, bool) {
 	return out[:n], true
 }
 
-// writeCache describes the volume's write cache from its
-// STORAGE_WRITE_CACHE_PROPERTY: "on", "off", or "" when unknown.
-func writeCache(dir string) string {
-	root, err := volumeOf(dir)
+// freeBytes is the space the user may still write on dir's volume
+// (GetDiskFreeSpaceEx), or 0 when it cannot be read.
+func freeBytes(dir string) int64 {
+	p, err := windows.UTF16PtrFromString(dir)
 	if err != nil {
-		return ""
+		return 0
 	}
-	b, ok := storageProperty(root, storageDeviceWriteCacheProperty)
-	if !ok {
-		return ""
+	var avail, total, free uint64
+	if windows.GetDiskFreeSpaceEx(p, &avail, &total, &free) != nil {
+		return 0
 	}
-	return writeCacheState(b)
+	return int64(avail)
+}
+
+// writeFd and pwriteFd are WriteFile on the file's handle, at the file
+// position or at off: the probe times the system call, not os.File's
+// wrapper.
+func writeFd(fd int, b []byte) (int, error) { return windows.Write(windows.Handle(fd), b) }
+
+func pwriteFd(fd int, b []byte, off int64) (int, error) {
+	ol := windows.Overlapped{Offset: uint32(off), OffsetHigh: uint32(off >> 32)}
+	var n uint32
+	err := windows.WriteFile(windows.Handle(fd), b, &n, &ol)
+	return int(n), err
 }

@@ -13,8 +13,6 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"kvlab/engine"
 )
 
@@ -125,10 +123,7 @@ func Probe(ctx context.Context, cfg ProbeConfig) (*ProbeResult, error) {
 	r.Kernel = kernel()
 	r.FS, r.Device, r.Rotational = fsAndDevice(abs)
 	r.SyncCall = engine.SyncCall
-	var st unix.Statfs_t
-	if unix.Statfs(abs, &st) == nil {
-		r.FreeBytes = int64(st.Bavail) * int64(st.Bsize)
-	}
+	r.FreeBytes = freeBytes(abs)
 	r.Write, r.WriteFdatasync, r.WriteFdatasyncOverwrite, err = measureDisk(ctx, abs, cfg)
 	if err != nil {
 		return nil, err
@@ -262,12 +257,12 @@ type osProbeFile struct {
 func (f *osProbeFile) write(b []byte) error {
 	var err error
 	if f.overwrite == 0 {
-		_, err = unix.Write(f.fd, b)
+		_, err = writeFd(f.fd, b)
 	} else {
 		if f.off+int64(len(b)) > f.overwrite {
 			f.off = 0
 		}
-		_, err = unix.Pwrite(f.fd, b, f.off)
+		_, err = pwriteFd(f.fd, b, f.off)
 		f.off += int64(len(b))
 	}
 	if err != nil {
@@ -377,14 +372,6 @@ func quickProbe(ctx context.Context, dir string) (*ProbeBrief, error) {
 	briefCache[dir] = briefEntry{time.Now(), b}
 	briefMu.Unlock()
 	return b, nil
-}
-
-func kernel() string {
-	var u unix.Utsname
-	if unix.Uname(&u) != nil {
-		return ""
-	}
-	return unix.ByteSliceToString(u.Sysname[:]) + " " + unix.ByteSliceToString(u.Release[:])
 }
 
 // parseLoadAvg reads the first field of /proc/loadavg's
