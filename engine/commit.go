@@ -276,9 +276,15 @@ func (c *committer) stop() {
 // 8.2-17.9x, the ratio swinging with the one-writer rate of the shared
 // disk; again at load 6-7, 4 runs each: 50µs a median 8.8x, 200µs 10.3x).
 // So DefaultGroupDelay is 200µs.
+//
+// With Options.Ticks it syncs on each tick instead (syncOnTicks).
 func (db *DB) runFlusher() {
 	c := db.commit
 	defer c.wg.Done()
+	if db.ticks != nil {
+		db.syncOnTicks()
+		return
+	}
 	for {
 		c.mu.Lock()
 		for c.written <= c.durable && !c.closing && c.err == nil {
@@ -327,9 +333,15 @@ func (db *DB) runFlusher() {
 // runPeriodic is the periodic:D syncer: a real timer, so writes become
 // durable within D even if no Put comes to trigger a check. Started by
 // Open, stopped by Close.
+//
+// With Options.Ticks it syncs on each tick instead (syncOnTicks).
 func (db *DB) runPeriodic(d time.Duration) {
 	c := db.commit
 	defer c.wg.Done()
+	if db.ticks != nil {
+		db.syncOnTicks()
+		return
+	}
 	t := db.clock.NewTicker(d)
 	defer t.Stop()
 	for {
@@ -343,6 +355,28 @@ func (db *DB) runPeriodic(d time.Duration) {
 			if pending {
 				db.syncActive()
 			}
+		}
+	}
+}
+
+// syncOnTicks is the background syncer of "group" and "periodic:D" under
+// Options.Ticks: on each tick it writes and fdatasyncs what is pending,
+// as the timer or the flusher would, then closes the tick's channel. It
+// returns when Close stops it.
+func (db *DB) syncOnTicks() {
+	c := db.commit
+	for {
+		select {
+		case <-c.quit:
+			return
+		case handled := <-db.ticks:
+			c.mu.Lock()
+			pending := c.written > c.durable && c.err == nil
+			c.mu.Unlock()
+			if pending {
+				db.syncActive()
+			}
+			close(handled)
 		}
 	}
 }

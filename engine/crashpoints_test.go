@@ -17,19 +17,29 @@ import (
 // "none" with a 300-byte write buffer, so the buffer also goes to the OS
 // when full, between sync points; "batch:4/wbuf300" does so between
 // batch:4's fdatasyncs, which must still come every 4th write.
-var pointPolicies = []string{"always", "group", "batch:4", "batch:4/wbuf300", "periodic:1m", "none", "none/wbuf300"}
+// "periodic:10ms/tick5" fires periodic's timer after every 5th step
+// (PointsConfig.TickEvery), so its syncs are enumerated too;
+// "group/followers3" commits the writes in groups of four writers queued
+// behind one another (PointsConfig.Followers).
+var pointPolicies = []string{"always", "group", "group/followers3", "batch:4", "batch:4/wbuf300", "periodic:1m", "periodic:10ms/tick5", "none", "none/wbuf300"}
 
 // pointConfig is the enumeration of one of pointPolicies.
 func pointConfig(t *testing.T, p string) crashtest.PointsConfig {
-	name, wbuf := p, 0
+	name, wbuf, tick, followers := p, 0, 0, 0
 	if n, ok := strings.CutSuffix(p, "/wbuf300"); ok {
 		name, wbuf = n, 300
+	}
+	if n, ok := strings.CutSuffix(p, "/tick5"); ok {
+		name, tick = n, 5
+	}
+	if n, ok := strings.CutSuffix(p, "/followers3"); ok {
+		name, followers = n, 3
 	}
 	pol, err := engine.ParseSync(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return crashtest.PointsConfig{Sync: pol, WriteBuffer: wbuf}
+	return crashtest.PointsConfig{Sync: pol, WriteBuffer: wbuf, TickEvery: tick, Followers: followers}
 }
 
 // fullPoints reports whether make crash asked for the full enumeration.

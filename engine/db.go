@@ -54,6 +54,15 @@ type Options struct {
 	// MaxWriteBuffer. "always" and "group" ignore it. A process kill
 	// loses what is in the buffer (doc.go, "Three layers").
 	WriteBuffer int
+	// Ticks, when not nil, replaces the timer of "periodic:D" and the
+	// commit delay of "group": each channel received from it is one
+	// tick, on which the background syncer writes and fdatasyncs what is
+	// pending, and which it closes once that is done; it never syncs on
+	// its own (a "group" Put waits for a tick, or for another sync such
+	// as rotation's or Close's; "periodic:D"'s D only names the policy).
+	// For tests and package crashtest, which place the background syncs
+	// between known operations: send a channel, wait for it to close.
+	Ticks <-chan chan struct{}
 
 	// clock, when not nil, replaces the real clock for the commit
 	// delay and the periodic ticker; set only by this package's tests.
@@ -96,8 +105,9 @@ type DB struct {
 	prealloc   int64
 	groupDelay time.Duration
 	noHints    bool
-	wbufSize   int   // the write buffer's flush size; 0 = no buffer (always, group, or turned off)
-	clock      clock // timers for the commit delay and periodic:D
+	wbufSize   int                  // the write buffer's flush size; 0 = no buffer (always, group, or turned off)
+	clock      clock                // timers for the commit delay and periodic:D
+	ticks      <-chan chan struct{} // Options.Ticks: the background syncer's ticks, instead of the clock's
 
 	// flushMu is held by whoever fdatasyncs the active segment without
 	// holding writeMu (the flusher, the periodic timer) and by Compact
@@ -170,6 +180,7 @@ func Open(dir string, opts Options) (*DB, error) {
 		groupDelay: opts.GroupDelay,
 		noHints:    opts.NoHints,
 		clock:      opts.clock,
+		ticks:      opts.Ticks,
 		index:      map[string]entry{},
 		segs:       map[uint32]*segment{},
 	}
@@ -179,6 +190,7 @@ func Open(dir string, opts Options) (*DB, error) {
 	if db.clock == nil {
 		db.clock = realClock{}
 	}
+
 	switch {
 	case db.segSize == 0:
 		db.segSize = DefaultSegmentSize

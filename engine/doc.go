@@ -136,9 +136,10 @@
 //     syncSegment.
 //  5. syncSegment calls File.Sync, which in OSFS (fs.go) is
 //     unix.Fdatasync, and then committer.synced: DurableSeq moves up to the
-//     last seq the fdatasync covered, or the error becomes sticky. Either
-//     way every waiting Put wakes; a Put returns nil only if its seq is
-//     at or below DurableSeq.
+//     last seq the fdatasync covered, or the error becomes sticky and the
+//     segment is truncated back to what the last successful fdatasync
+//     covered (writeback.go). Either way every waiting Put wakes; a Put
+//     returns nil only if its seq is at or below DurableSeq.
 //
 // # Three layers
 //

@@ -53,7 +53,7 @@ type FsyncCauses struct {
 	// sync mark costs a second one).
 	Seal int64
 	// Prealloc: after zero-filling the next chunk of the active segment
-	// (ensureSpace). It runs under writeMu: every writer waits for it.
+	// (ensureSpace). It runs under writeMu: writers queue behind it.
 	Prealloc int64
 	// Compaction: Compact's sync of the active segment before it copies,
 	// and of each output segment before it is installed.

@@ -58,7 +58,7 @@ func TestFsyncSplitLine(t *testing.T) {
 		{"all commits", map[string]int64{"commit": 1000, "seal": 0, "prealloc": 0}, ""},
 		{"none at all", map[string]int64{"commit": 0, "seal": 0}, ""},
 		{"always with zero-fill", map[string]int64{"commit": 1001, "prealloc": 63, "seal": 0, "hint": 0},
-			"fdatasyncs by cause: 1001 commit (the policy's own), 63 zero-fill (under the write lock: every Put waited); 1064 in all"},
+			"fdatasyncs by cause: 1001 commit (the policy's own), 63 zero-fill (under the write lock: Puts queue behind it); 1064 in all"},
 		{"none with a seal", map[string]int64{"commit": 0, "seal": 1, "hint": 1},
 			"fdatasyncs by cause: 1 segment seal, 1 hint file; 2 in all"},
 	} {

@@ -64,6 +64,13 @@ type syncMethod struct {
 	note    string
 }
 
+// methodRegion caps the region an overwrite row writes and syncs
+// before its clock starts, and then rewrites in a loop: 16 MiB, the size
+// of pg_test_fsync's test file, quick to prepare on a slow disk; a
+// second of 8 KiB durable writes at a few thousand per second stays
+// inside it.
+const methodRegion = 16 << 20
+
 // methodSizes are the write sizes the table measures each method at: a
 // small record and a database page.
 var methodSizes = []int{128, 8 << 10}

@@ -139,8 +139,12 @@ func writeBenchTable(w io.Writer, r *BenchResult) error {
 		if m.TFsyncCase != "" {
 			fsrc += " (" + m.TFsyncCase + ")"
 		}
-		fmt.Fprintf(w, "model: %s predicts %.0f ops/s (T_write %s: %s, T_fsync %s: %s); measured %.0f ops/s (%s)\n",
-			r.Sync, m.PredictedOpsPerSec, FormatNs(m.TWriteNs), tWriteSourceText(m.TWriteSource), FormatNs(m.TFsyncNs), fsrc, r.OpsPerSec, ratio(r.OpsPerSec, m.PredictedOpsPerSec))
+		measured := fmt.Sprintf("measured %.0f ops/s (%s)", r.OpsPerSec, ratio(r.OpsPerSec, m.PredictedOpsPerSec))
+		if r.Rate > 0 { // an open loop runs at its rate, not at the store's capacity
+			measured = fmt.Sprintf("this open loop ran at its -rate, %.0f ops/s, %.2f of that capacity", r.OpsPerSec, r.OpsPerSec/max(m.PredictedOpsPerSec, 1))
+		}
+		fmt.Fprintf(w, "model: %s predicts %.0f ops/s (T_write %s: %s, T_fsync %s: %s); %s\n",
+			r.Sync, m.PredictedOpsPerSec, FormatNs(m.TWriteNs), tWriteSourceText(m.TWriteSource), FormatNs(m.TFsyncNs), fsrc, measured)
 		fmt.Fprintf(w, "       p99 on the %s path (measured: %s, threshold %s); a crash can lose up to %.0f acknowledged writes (%.2f ms at this run's %.0f Puts/s)\n",
 			m.P99Path, m.MeasuredP99Path, FormatNs(m.P99ThresholdNs), m.LossWindowWrites, m.LossWindowMs, m.WriteRate)
 	}
@@ -156,7 +160,7 @@ func writeBenchTable(w io.Writer, r *BenchResult) error {
 var fsyncCauses = []struct{ key, label string }{
 	{"commit", "commit (the policy's own)"},
 	{"seal", "segment seal"},
-	{"prealloc", "zero-fill (under the write lock: every Put waited)"},
+	{"prealloc", "zero-fill (under the write lock: Puts queue behind it)"},
 	{"compaction", "compaction"},
 	{"hint", "hint file"},
 	{"open", "open"},
@@ -329,6 +333,13 @@ func writeCompareTable(w io.Writer, rs []*BenchResult) error {
 			break
 		}
 	}
+	// Open-loop runs whose corrected tail is the load generator's (pacer.go).
+	for _, r := range rs {
+		if r.GeneratorLate && r.PacerLag != nil {
+			fmt.Fprintf(w, "LATE: %s, %d thread%s%s: the load generator, not the store, was late (its delay p99 %s, pacer lag p99 %s)\n",
+				r.Engine, r.Threads, plural(r.Threads), runSuffix(r), FormatNs(float64(r.PacerLag.DelayP99Ns)), FormatNs(float64(r.PacerLag.P99Ns)))
+		}
+	}
 	c := *rs[0]
 	c.Engine = strings.Join(engines, ",")
 	fmt.Fprintln(w, conditions(&c))
@@ -390,6 +401,14 @@ func writeCompareGroup(tw io.Writer, g []*BenchResult, med *BenchResult, speed s
 				FormatNs(float64(s.P50Ns)), FormatNs(float64(s.P95Ns)), FormatNs(float64(s.P99Ns)), FormatNs(float64(s.P999Ns)), FormatNs(float64(s.MaxNs)))
 		}
 	}
+}
+
+// runSuffix names a run within a -repeat, or nothing.
+func runSuffix(r *BenchResult) string {
+	if r.Run > 0 {
+		return fmt.Sprintf(", run %d", r.Run)
+	}
+	return ""
 }
 
 // groupRuns groups consecutive runs of the same engine and thread count

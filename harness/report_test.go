@@ -64,6 +64,17 @@ func TestReportsMatchGoldenFiles(t *testing.T) {
 		{"bench_tsv", "tsv", fixedBench("kv", 1, 0, 30000)},
 		{"bench_benchstat", "benchstat", []*BenchResult{fixedBench("kv", 1, 1, 30000), fixedBench("kv", 1, 2, 32000), fixedBench("kv", 1, 3, 29000)}},
 		{"sweep_table", "table", []*BenchResult{fixedBench("kv", 1, 0, 4000), fixedBench("kv", 2, 0, 7000), fixedBench("kv", 4, 0, 12000), fixedBench("kv", 8, 0, 13000)}},
+		// An open-loop sweep in which one thread count's generator was late:
+		// the LATE line names the run.
+		{"sweep_openloop_late_table", "table", func() []*BenchResult {
+			rs := []*BenchResult{fixedBench("null", 1, 0, 4000), fixedBench("null", 2, 0, 7000)}
+			for _, r := range rs {
+				r.Rate = 10000
+				r.PacerLag = &PacerLag{Count: 4000, P50Ns: 900, P99Ns: 30000, MaxNs: 90000, DelayP99Ns: 40000, Exact: true}
+			}
+			rs[1].PacerLag.P99Ns, rs[1].PacerLag.DelayP99Ns, rs[1].GeneratorLate = 1100000, 8500000, true
+			return rs
+		}()},
 		{"repeat_table", "table", func() []*BenchResult {
 			rs := []*BenchResult{fixedBench("kv", 1, 1, 30000), fixedBench("kv", 1, 2, 32000), fixedBench("kv", 1, 3, 29000),
 				fixedBench("bbolt", 1, 1, 9000), fixedBench("bbolt", 1, 2, 9500), fixedBench("bbolt", 1, 3, 8000)}

@@ -43,8 +43,8 @@ func runsFor(l *lesson.Lesson, key string, n int) int {
 
 // bandRow is one quiz's line of the report.
 type bandRow struct {
-	name   string  // slug/quiz
-	tol    string  // the quiz's tolerance, or "choice"
+	name   string // slug/quiz
+	tol    string // the quiz's tolerance, or "choice"
 	values []float64
 	listed bool
 	note   string
@@ -170,7 +170,7 @@ func bandReport(rows []bandRow, n int, took time.Duration) string {
 	var b strings.Builder
 	host, _ := os.Hostname()
 	load, _ := os.ReadFile("/proc/loadavg")
-	fmt.Fprintf(&b, "Quiz bands against the disk's noise: each graded cell run %d times at full size.\n", n)
+	fmt.Fprintf(&b, "Quiz bands against the disk's noise: each graded cell run %d times at full size (a cell with a repeat: K quiz 2K times).\n", n)
 	fmt.Fprintf(&b, "host %s, %s, load average at the end %s, took %v\n\n", host, time.Now().UTC().Format(time.RFC3339), strings.TrimSpace(string(load)), took.Round(time.Second))
 	listed := 0
 	for _, r := range rows {

@@ -41,7 +41,7 @@ func TestBrowserResults(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The row names the result's write_size; a result without one says nothing about the size.
-	if want := []string{"write (512 B)", "write + fdatasync", "write", "write + fdatasync"}; !slices.Equal(probeRows, want) {
+	if want := []string{"write (512 B)", "write + fdatasync, append", "write", "write + fdatasync, append"}; !slices.Equal(probeRows, want) {
 		t.Errorf("probe rows: got %q, want %q", probeRows, want)
 	}
 

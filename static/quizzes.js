@@ -65,7 +65,8 @@ class Quiz {
     const prev = progress(lessonSlug()).quizzes[this.id];
     if (this.predict) {
       this.el.classList.add('is-predict');
-      $('.quiz-source', this.el).replaceChildren('Predict first: the cell ', cellLink(this.cell), ' stays locked until you do, and your run grades the prediction.');
+      $('.quiz-source', this.el).replaceChildren('Predict first: the cell ', cellLink(this.cell), ' stays locked until you do, and ',
+        this.repeat ? `your next ${this.repeat} runs of it (its repeat button makes them) grade the prediction, against their median.` : 'your next run grades the prediction.');
       const p = prediction(this.id);
       this.btn.textContent = p ? 'Check' : 'Lock in prediction';
       this.again.hidden = !(p && p.graded);

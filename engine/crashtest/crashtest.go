@@ -46,9 +46,12 @@
 //
 // A kill also checks the layer above the disk: LostWritten counts the
 // acknowledged writes the store had handed to the OS before the kill
-// (Stats().WrittenSeq) that did not come back, and must be 0, because the
+// (Stats().WrittenSeq), or that its write buffer could no longer hold by
+// the policy's bound, that did not come back, and must be 0, because the
 // page cache outlives the process. Writes still in the store's write
-// buffer may be lost to a kill (they are in LostAcked only).
+// buffer may be lost to a kill (they are in LostAcked only). Durable
+// likewise means promised by the policy (batch:N: all but the last N-1
+// acknowledged) or reported by the store (DurableSeq).
 //
 // MaybeRunChild must be called first thing in main() and in TestMain of any
 // test binary that runs SIGKILL trials.
@@ -152,7 +155,9 @@ type Trial struct {
 	LostPageCache int64 `json:"lost_page_cache"`
 
 	// SIGKILL only: the last WrittenSeq the store reported, and the
-	// acknowledged writes up to it that did not come back (must be 0).
+	// acknowledged writes a kill must keep (up to it, or no longer in
+	// the write buffer by the policy's bound) that did not come back
+	// (must be 0).
 	WrittenSeq  uint64 `json:"written_seq,omitempty"`
 	LostWritten int64  `json:"lost_written"`
 
@@ -553,9 +558,13 @@ func valueFor(w workload, wr int, j int64) []byte {
 }
 
 // verify reopens the crashed store and checks every key against what was
-// acknowledged. Under always and group an acknowledged write was durable
-// when it returned; otherwise DurableSeq decides. After a kill, WrittenSeq
-// decides which writes were in the OS's hands.
+// acknowledged. A write was promised durable if the policy promised it
+// (under always and group when it returned; under batch:N once N-1 more
+// were acknowledged) or the store reported it (DurableSeq). After a kill,
+// also every write the store reported in the OS's hands (WrittenSeq) and
+// every write its write buffer can no longer hold (killSafeUpTo): either
+// promise broken is a finding, so an engine that syncs or flushes less
+// than its policy says fails even if it reports that honestly.
 //
 // The invariant it checks (see the package comment): every write
 // acknowledged as durable is present with its value (or its later durable
@@ -576,11 +585,15 @@ func verify(w workload, a *acks, fs engine.FS, killed bool) Trial {
 	defer db.Close()
 	c := checker{w: w, a: a, killed: killed, t: &t,
 		ackDurable: pol.Mode == engine.SyncAlways || pol.Mode == engine.SyncGroup}
+	if pol.Mode == engine.SyncBatch {
+		c.batchN = int64(pol.N)
+	}
 	for wr := range w.Writers {
 		acked := a.acked[wr]
 		// Every write j of this writer with j <= acked was acknowledged;
 		// j = acked+1 may have been in flight.
 		t.Writes += acked + 1
+		c.killSafe = killSafeUpTo(w, wr, acked)
 		for slot := int64(0); slot < int64(w.Keys); slot++ {
 			c.checkKey(db, wr, slot, acked)
 		}
@@ -596,7 +609,9 @@ type checker struct {
 	w          workload
 	a          *acks
 	killed     bool
-	ackDurable bool // always and group: an acknowledged write was durable
+	ackDurable bool  // always and group: an acknowledged write was durable
+	batchN     int64 // batch:N's N, else 0
+	killSafe   int64 // the writer being checked: killSafeUpTo
 	t          *Trial
 	detail     []string // what broke the invariant, key by key
 }
@@ -665,8 +680,8 @@ func (c *checker) count(slot, acked, got int64) int64 {
 	t, a := c.t, c.a
 	lastDurable := int64(-1)
 	for j := slot; j <= acked; j += int64(c.w.Keys) {
-		durable := c.ackDurable || uint64(j+1) <= a.durableSeq
-		written := c.killed && (c.ackDurable || uint64(j+1) <= a.writtenSeq)
+		durable := c.ackDurable || uint64(j+1) <= a.durableSeq || (c.batchN > 0 && acked-j >= c.batchN-1)
+		written := c.killed && (durable || uint64(j+1) <= a.writtenSeq || j <= c.killSafe)
 		if durable {
 			t.DurableAcked++
 			lastDurable = j
@@ -691,6 +706,35 @@ func (c *checker) count(slot, acked, got int64) int64 {
 		}
 	}
 	return lastDurable
+}
+
+// killSafeUpTo returns the last of writer wr's writes 0..acked that a
+// process kill may not take (-1: none): the write buffer holds less than
+// Options.WriteBuffer bytes once a Put returns (else it is handed to the
+// OS), so a write whose record and those of the acknowledged writes after
+// it fill that many bytes cannot be in it. Under always and group (no
+// buffer) and with the buffer off it is acked. Batch's and the store's
+// own promises are counted apart (count).
+func killSafeUpTo(w workload, wr int, acked int64) int64 {
+	pol, _ := engine.ParseSync(w.Sync)
+	bound := w.WriteBuffer
+	switch {
+	case pol.Mode == engine.SyncAlways || pol.Mode == engine.SyncGroup || bound < 0:
+		return acked
+	case bound == 0:
+		bound = engine.DefaultWriteBuffer
+	}
+	behind := 0
+	for j := acked; j >= 0; j-- {
+		behind += recordHeader + len(keyFor(wr, j, w.Keys))
+		if !isDelete(j) {
+			behind += len(valueFor(w, wr, j))
+		}
+		if behind >= bound {
+			return j
+		}
+	}
+	return -1
 }
 
 // parseValue reads the writer and write number from a value's prefix.

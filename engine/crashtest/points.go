@@ -2,6 +2,7 @@ package crashtest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"hash/crc32"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -47,7 +49,9 @@ import (
 // it honestly must fail. For a power cut: under "always" and "group" every
 // acknowledged write; under "batch:N" all but the last N-1 acknowledged;
 // under "periodic:D" every write acknowledged more than D + fsyncBound
-// before the crash; under "none" nothing. For a process kill, also every
+// before the crash (with TickEvery, which fires the timer between known
+// steps: every write acknowledged before a sync of the timer that
+// completed); under "none" nothing. For a process kill, also every
 // write that the write buffer cannot still hold: the acknowledged records
 // from it to the last one fill at least Options.WriteBuffer bytes (and
 // under "always" and "group", which have no buffer, every write). Every
@@ -134,6 +138,17 @@ type PointsConfig struct {
 	// checker takes the latest that matches, and checks no seq and
 	// injects no damage for it.
 	EmptyEvery int
+	// TickEvery, when > 0, makes the timer of periodic:D fire after
+	// every TickEvery-th step of a run, and never otherwise
+	// (engine.Options.Ticks), so its syncs fall inside the
+	// enumerated window; D may then be short. 0 = the real timer, which
+	// must not fire during a run (D of 10s or more).
+	TickEvery int
+	// Followers, when > 0, makes the writes under "group" go in groups of
+	// Followers+1 concurrent writers, each queued behind the one before,
+	// committed together by one tick of the flusher (engine.Options.Ticks):
+	// group commit with queued followers, in the same order every rerun.
+	Followers int
 	// TornKill makes a kill also tear the write it interrupts: the first
 	// half of it reaches the page cache (engine.MemFS.TornStop). Applies
 	// to first crashes with Kill, and to second crashes with SecondKill.
@@ -221,8 +236,8 @@ func RunPoints(ctx context.Context, cfg PointsConfig) (PointsReport, error) {
 	if _, err := engine.ParseSync(cfg.Sync.String()); err != nil {
 		return rep, err
 	}
-	if cfg.Sync.Mode == engine.SyncPeriodic && cfg.Sync.Interval < 10*1e9 {
-		return rep, fmt.Errorf("crashtest: periodic:%v: crash points need an interval the run never reaches (10s or more), so the operations repeat exactly", cfg.Sync.Interval)
+	if cfg.Sync.Mode == engine.SyncPeriodic && cfg.Sync.Interval < 10*1e9 && cfg.TickEvery <= 0 {
+		return rep, fmt.Errorf("crashtest: periodic:%v: crash points need an interval the run never reaches (10s or more), so the operations repeat exactly, or TickEvery to fire the timer between known steps", cfg.Sync.Interval)
 	}
 	if cfg.Mode < engine.PowerPrefix || cfg.Mode > engine.PowerDirent {
 		return rep, fmt.Errorf("crashtest: power mode %d: allowed: %s", cfg.Mode, engine.PowerModes)
@@ -375,6 +390,7 @@ type event struct {
 	seq   uint64 // the store's seq for it: LastSeq before it was issued, plus one
 	size  int    // the bytes of its record: header, key and value
 	at    time.Time
+	tick  int  // TickEvery: the timer's syncs completed in its run before it was acknowledged
 	acked bool // the Put or Delete returned nil (at: when)
 	// durable: the policy promised this write survives a power cut (see
 	// the package comment and promise). The initial state counts as
@@ -454,6 +470,9 @@ func (h *history) pointValue(k, id int) []byte {
 func (h *history) options(fs engine.FS) engine.Options {
 	c := h.cfg
 	o := engine.Options{Sync: c.Sync, SegmentSize: c.SegmentSize, Preallocate: c.Preallocate, NoHints: c.NoHints, WriteBuffer: c.WriteBuffer, FS: fs}
+	if (c.TickEvery > 0 && c.Sync.Mode == engine.SyncPeriodic) || (c.Followers > 0 && c.Sync.Mode == engine.SyncGroup) {
+		o.Ticks = make(chan chan struct{}) // no tick comes but run's
+	}
 	if o.Preallocate == 0 {
 		o.Preallocate = c.SegmentSize
 	}
@@ -471,9 +490,26 @@ func (h *history) options(fs engine.FS) engine.Options {
 // operation fails) and returns it. Once the run is over it marks what the
 // policy promised for each acknowledged write (promise).
 func (h *history) run(fs engine.FS, steps []step) error {
-	db, err := engine.Open("/kv", h.options(fs))
+	ticks := make(chan chan struct{})
+	opts := h.options(fs)
+	if opts.Ticks != nil {
+		opts.Ticks = ticks
+	}
+	db, err := engine.Open("/kv", opts)
 	if err != nil {
 		return err
+	}
+	// synced counts the timer's syncs (TickEvery) that completed before
+	// the machine stopped: the store closes a tick's channel once it
+	// handled it, and a List fails once the machine stopped.
+	synced := 0
+	tick := func() {
+		handled := make(chan struct{})
+		ticks <- handled
+		<-handled
+		if _, err := fs.List("/kv"); err == nil {
+			synced++
+		}
 	}
 	for k, r := range h.pending {
 		h.events[k][r].durable, h.events[k][r].killSafe = true, true
@@ -481,35 +517,110 @@ func (h *history) run(fs engine.FS, steps []step) error {
 	h.pending = nil
 	var werr error
 	var acked []ref // this run's acknowledged writes, in the order issued
-	for _, s := range steps {
-		if s.op == 'c' {
-			if werr = db.Compact(); werr != nil {
+	if opts.Ticks != nil && h.cfg.Sync.Mode == engine.SyncGroup {
+		werr = h.runGroups(db, steps, tick, &acked)
+	} else {
+		for i, s := range steps {
+			if opts.Ticks != nil && i > 0 && i%h.cfg.TickEvery == 0 {
+				tick()
+			}
+			if s.op == 'c' {
+				if werr = db.Compact(); werr != nil {
+					break
+				}
+				continue
+			}
+			r, write := h.issue(db, s)
+			if werr = write(); werr != nil {
 				break
 			}
-			continue
-		}
-		e := event{id: h.nextID, seq: db.Stats().LastSeq + 1} // one writer
-		h.nextID++
-		key := pointKey(s.key)
-		if s.op == 'p' {
-			e.value = h.pointValue(s.key, e.id)
-			werr = db.Put(key, e.value)
-		} else {
-			werr = db.Delete(key)
-		}
-		e.size = recordHeader + len(key) + len(e.value)
-		if werr == nil {
-			e.acked, e.at = true, time.Now()
-			acked = append(acked, ref{s.key, len(h.events[s.key])})
-		}
-		h.events[s.key] = append(h.events[s.key], e)
-		if werr != nil {
-			break
+			h.ack(r, synced)
+			acked = append(acked, r)
 		}
 	}
 	cerr := db.Close()
-	h.promise(acked, time.Now(), werr == nil && cerr == nil)
+	h.promise(acked, time.Now(), synced, werr == nil && cerr == nil)
 	return errors.Join(werr, cerr)
+}
+
+// issue adds the write of step s (a Put or a Delete) to h's events and
+// returns where it is and the call that makes it. Its seq is the store's
+// LastSeq now, plus one: it must be issued before any later write.
+func (h *history) issue(db *engine.DB, s step) (ref, func() error) {
+	e := event{id: h.nextID, seq: db.Stats().LastSeq + 1}
+	h.nextID++
+	key := pointKey(s.key)
+	if s.op == 'p' {
+		e.value = h.pointValue(s.key, e.id)
+	}
+	e.size = recordHeader + len(key) + len(e.value)
+	r := ref{s.key, len(h.events[s.key])}
+	h.events[s.key] = append(h.events[s.key], e)
+	if s.op == 'd' {
+		return r, func() error { return db.Delete(key) }
+	}
+	return r, func() error { return db.Put(key, e.value) }
+}
+
+// ack records that the write at r returned nil, after synced of the
+// background syncer's ticks had completed.
+func (h *history) ack(r ref, synced int) {
+	e := &h.events[r.key][r.i]
+	e.acked, e.at, e.tick = true, time.Now(), synced
+}
+
+// runGroups runs steps under "group" with Followers: the writes go in
+// groups of up to Followers+1, each issued by a goroutine of its own once
+// the one before it has queued its record (LastSeq moved) or returned,
+// then committed together by one tick of the flusher (Options.Ticks), so
+// the group that one write(2) and one fdatasync commit is the same in
+// every rerun. It records the acknowledged writes in acked, in the order
+// issued, and returns the first error.
+func (h *history) runGroups(db *engine.DB, steps []step, tick func(), acked *[]ref) error {
+	type queued struct {
+		r    ref
+		done chan error
+	}
+	for i := 0; i < len(steps); {
+		if steps[i].op == 'c' {
+			if err := db.Compact(); err != nil {
+				return err
+			}
+			i++
+			continue
+		}
+		var group []queued
+		for ; i < len(steps) && steps[i].op != 'c' && len(group) <= h.cfg.Followers; i++ {
+			r, write := h.issue(db, steps[i])
+			seq := h.events[r.key][r.i].seq
+			done := make(chan error, 1)
+			go func() { done <- write() }()
+			for db.Stats().LastSeq < seq {
+				select {
+				case err := <-done:
+					done <- err // returned without queuing: failed
+					seq = 0
+				default:
+					runtime.Gosched() // let the writer queue its record
+				}
+			}
+			group = append(group, queued{r, done})
+		}
+		tick()
+		var first error
+		for _, q := range group {
+			if err := <-q.done; err != nil {
+				first = cmp.Or(first, err)
+				continue
+			}
+			h.ack(q.r, 0)
+			*acked = append(*acked, q.r)
+		}
+		if first != nil {
+			return first
+		}
+	}
+	return nil
 }
 
 // recordHeader is the size of a record's header in the store's format
@@ -537,10 +648,16 @@ func (c PointsConfig) bufferBound() int {
 
 // promise marks what the policy promised for one run's acknowledged
 // writes, given in the order they were issued, at the moment end the run
-// stopped (see the package comment): durable, for a power cut, and
-// killSafe, for a process kill. closed says Close returned nil, which
-// promises everything.
-func (h *history) promise(acked []ref, end time.Time, closed bool) {
+// stopped, after synced of the timer's syncs (TickEvery) completed (see
+// the package comment): durable, for a power cut, and killSafe, for a
+// process kill. closed says Close returned nil, which promises
+// everything.
+//
+// With TickEvery the run's time is the timer's: steps take none, and
+// each tick moves it by D. A write acknowledged between two ticks must
+// then be durable once the next tick's sync completed (D + T_fsync after
+// it, at the latest).
+func (h *history) promise(acked []ref, end time.Time, synced int, closed bool) {
 	pol, bound := h.cfg.Sync, h.cfg.bufferBound()
 	behind := 0 // the record bytes acknowledged from the write on
 	for i := len(acked) - 1; i >= 0; i-- {
@@ -554,7 +671,11 @@ func (h *history) promise(acked []ref, end time.Time, closed bool) {
 		case engine.SyncBatch:
 			power = power || later >= pol.N-1
 		case engine.SyncPeriodic:
-			power = power || end.Sub(e.at) > pol.Interval+fsyncBound
+			if h.cfg.TickEvery > 0 {
+				power = power || synced > e.tick
+			} else {
+				power = power || end.Sub(e.at) > pol.Interval+fsyncBound
+			}
 		}
 		e.durable = e.durable || power
 		e.killSafe = e.killSafe || power || behind >= bound

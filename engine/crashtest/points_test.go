@@ -50,7 +50,7 @@ func TestPromise(t *testing.T) {
 				acked = append(acked, ref{0, len(h.events[0])})
 				h.events[0] = append(h.events[0], event{value: []byte("v"), size: 120, acked: true, at: end.Add(-age)})
 			}
-			h.promise(acked, end, c.closed)
+			h.promise(acked, end, 0, c.closed)
 			var power, kill []byte
 			for _, e := range h.events[0][1:] {
 				power = append(power, ".y"[b2i(e.durable)])
@@ -77,6 +77,25 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// TestPromiseTicks: with TickEvery, periodic:D promises every write
+// acknowledged before a completed sync of the timer, and no other.
+func TestPromiseTicks(t *testing.T) {
+	h := newHistory(PointsConfig{Sync: engine.SyncPolicy{Mode: engine.SyncPeriodic, Interval: 10 * time.Millisecond}, TickEvery: 5, Keys: 1}.defaults())
+	var acked []ref
+	for _, tick := range []int{0, 1, 2, 2} {
+		acked = append(acked, ref{0, len(h.events[0])})
+		h.events[0] = append(h.events[0], event{value: []byte("v"), size: 120, acked: true, tick: tick})
+	}
+	h.promise(acked, time.Now(), 2, false)
+	var power []byte
+	for _, e := range h.events[0][1:] {
+		power = append(power, ".y"[b2i(e.durable)])
+	}
+	if string(power) != "yy.." {
+		t.Errorf("after 2 of the timer's syncs, writes acknowledged after 0, 1, 2, 2 of them: promised %s, want yy..", power)
+	}
 }
 
 // TestKillCheck: after a kill, a write promised to survive a kill (not a

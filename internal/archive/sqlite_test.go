@@ -154,19 +154,25 @@ func TestVersionFrom(t *testing.T) {
 		return b
 	}
 	for _, tc := range []struct {
-		bi   *debug.BuildInfo
-		want string
+		bi      *debug.BuildInfo
+		release string
+		want    string
 	}{
-		{bi("(devel)", "vcs.revision", "026d61d8a5b3c1e2f0", "vcs.modified", "false"), "devel+026d61d8a5b3"},
-		{bi("", "vcs.revision", "026d61d8a5b3c1e2f0", "vcs.modified", "true"), "devel+026d61d8a5b3-dirty"},
-		{bi("v1.2.0"), "v1.2.0"},
-		{bi("(devel)"), "devel"},
+		{bi("(devel)", "vcs.revision", "026d61d8a5b3c1e2f0", "vcs.modified", "false"), "", "devel+026d61d8a5b3"},
+		{bi("", "vcs.revision", "026d61d8a5b3c1e2f0", "vcs.modified", "true"), "", "devel+026d61d8a5b3-dirty"},
+		{bi("v1.2.0"), "", "v1.2.0"},
+		{bi("(devel)"), "", "devel"},
+		// Go 1.24+ in a checkout: the pseudo-version already names both.
+		{bi("v0.0.0-20261202025710-353c43753df2+dirty", "vcs.revision", "353c43753df2235b", "vcs.modified", "true"), "", "v0.0.0-20261202025710-353c43753df2+dirty"},
+		// make dist's release name replaces whatever the build info says.
+		{bi("v0.0.0-20261202025710-353c43753df2+dirty", "vcs.revision", "353c43753df2235b", "vcs.modified", "true"), "2026.12.02", "2026.12.02+353c43753df2-dirty"},
+		{bi("(devel)"), "2026.12.02", "2026.12.02"},
 	} {
-		if got := versionFrom(tc.bi, true); got != tc.want {
+		if got := versionFrom(tc.bi, true, tc.release); got != tc.want {
 			t.Errorf("versionFrom(%+v): got %q, want %q", tc.bi, got, tc.want)
 		}
 	}
-	if got := versionFrom(nil, false); got != "unknown" {
+	if got := versionFrom(nil, false, ""); got != "unknown" {
 		t.Errorf("no build info: got %q, want unknown", got)
 	}
 }

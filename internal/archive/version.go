@@ -21,10 +21,8 @@ import (
 // measured different engine code.
 func Version() string {
 	versionOnce.Do(func() {
-		version = versionFrom(debug.ReadBuildInfo())
-		if rest, ok := strings.CutPrefix(version, "devel"); ok && release != "" {
-			version = release + rest
-		}
+		bi, ok := debug.ReadBuildInfo()
+		version = versionFrom(bi, ok, release)
 		if !strings.Contains(version, "+") {
 			if h := exeHash(); h != "" {
 				version += "+bin." + h
@@ -86,12 +84,20 @@ func Commit() string {
 	return rev + dirty
 }
 
-func versionFrom(bi *debug.BuildInfo, ok bool) string {
+// versionFrom builds Version from the build info and the stamped release
+// name. Since Go 1.24 a build in a checkout gets a pseudo-version such as
+// "v0.0.0-20261202025710-353c43753df2+dirty" as its main module's
+// version; it already names the commit and the dirty tree, so neither is
+// added twice.
+func versionFrom(bi *debug.BuildInfo, ok bool, release string) string {
 	if !ok || bi == nil {
 		return "unknown"
 	}
 	v := bi.Main.Version
-	if v == "" || v == "(devel)" {
+	switch {
+	case release != "":
+		v = release
+	case v == "" || v == "(devel)":
 		v = "devel"
 	}
 	var rev string
@@ -107,7 +113,7 @@ func versionFrom(bi *debug.BuildInfo, ok bool) string {
 	if rev != "" && !strings.Contains(v, rev[:min(len(rev), 12)]) {
 		v += "+" + rev[:min(len(rev), 12)]
 	}
-	if dirty {
+	if dirty && !strings.Contains(v, "dirty") {
 		v += "-dirty"
 	}
 	return v

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 	"time"
 )
 
@@ -38,6 +39,11 @@ type Poll struct {
 	// Updates spaces out the prediction-driven updates.
 	Updates     Throttle
 	predictions map[string]float64
+	// Pending counts ballots accepted while the poll was open whose
+	// store has not finished: a measurement waits for them (Wait) after
+	// closing the poll, so every accepted ballot is stored before its
+	// run. Add only while the poll is open, under the room's lock.
+	Pending sync.WaitGroup
 	// The caps' counts (Admit), kept in memory only: the browsers that
 	// voted from each address, and each browser's ballots.
 	voters  map[string]map[string]bool
@@ -93,8 +99,9 @@ func (p *Poll) Predict(browser string, v float64) error {
 	return nil
 }
 
-// Restore puts back a stored prediction whatever the state (a reload
-// from the archive).
+// Restore puts a stored prediction in the poll whatever the state: a
+// reload from the archive, or a ballot accepted while the poll was open
+// whose store finished after the measurement closed it (Pending).
 func (p *Poll) Restore(browser string, v float64) { p.predictions[browser] = v }
 
 // Prediction returns browser's prediction.

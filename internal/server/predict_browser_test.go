@@ -96,6 +96,17 @@ func TestBrowserPredictThenMeasure(t *testing.T) {
 		got, _ := chromedp.Run(ctx, chromedp.Evaluate[string](feedback))
 		t.Fatalf("no graded second attempt: the quiz shows %q (%v)", got, err)
 	}
+	// An answer checked after the result says so.
+	if err := chromedp.Do(ctx,
+		chromedp.SetValue(chromedp.CSS("#quiz-guess-count input[name=answer]"), "500"),
+		chromedp.Click(chromedp.CSS("#quiz-guess-count .check")),
+		chromedp.WaitVisible(chromedp.CSS("#quiz-guess-count .verdict .timing-note")),
+	); err != nil {
+		t.Fatalf("checking an answer after the result: %v", err)
+	}
+	if got, _ := chromedp.Run(ctx, chromedp.Evaluate[string](feedback)); !strings.Contains(got, "✓ Right.") || !strings.Contains(got, "Answered after the result") {
+		t.Errorf("an answer after the result shows %q, want it right and marked as answered after the result", got)
+	}
 	if err := chromedp.Do(ctx, chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("#quiz-guess-count .quiz-attempts"))); err != nil {
 		t.Fatalf("the attempts after a reload: %v", err)
 	}

@@ -655,23 +655,37 @@ func (s *Server) handlePollPredict(w http.ResponseWriter, r *http.Request) {
 		jsonError(w, http.StatusNotFound, fmt.Sprintf("room %s has no poll %q", classroom.FormatCode(room.Code), r.PathValue("poll")))
 		return
 	}
-	v, code, err := s.predict(r.Context(), p, remoteHost(r), req)
+	v, code, err := s.checkBallot(p, remoteHost(r), req)
 	if err != nil {
 		room.Unlock()
 		jsonError(w, code, err.Error())
 		return
 	}
+	// Accepted while the poll is open: the measurement waits for it
+	// (Pending) before its run is queued, and the room's lock is not held
+	// while the archive's group commit takes its turn.
+	p.Pending.Add(1)
+	room.Unlock()
+	err = s.arch.PutRoomPrediction(r.Context(), &archive.RoomPrediction{Poll: p.ArchID, Browser: req.Browser, Value: v, At: time.Now().UTC()})
+	room.Lock()
+	if err == nil {
+		p.Restore(req.Browser, v)
+	}
+	p.Pending.Done()
 	view := p.View()
 	send, pending := p.Updates.Now(time.Now(), pollUpdateEvery)
 	room.Unlock()
+	if err != nil {
+		jsonError(w, http.StatusInternalServerError, fmt.Sprintf("storing the prediction: %v", err))
+		return
+	}
 	s.pollChanged(room, p, view, send, pending)
 	writeJSON(w, http.StatusOK, predictRoomReply{Poll: view, Yours: v})
 }
 
-// predict checks and stores one prediction: in the archive first, then
-// in the poll. REQUIRES: the poll's room locked, so a measurement cannot
-// start between the check and the store.
-func (s *Server) predict(ctx context.Context, p *classroom.Poll, addr string, req predictRoomRequest) (float64, int, error) {
+// checkBallot checks one prediction for an open poll and counts it
+// against the poll's caps. REQUIRES: the poll's room locked.
+func (s *Server) checkBallot(p *classroom.Poll, addr string, req predictRoomRequest) (float64, int, error) {
 	if p.State != classroom.PollOpen {
 		return 0, http.StatusConflict, fmt.Errorf("poll %s: the measurement started at %s; predictions are closed", p.Quiz, p.MeasureStarted.Format("15:04:05"))
 	}
@@ -688,12 +702,6 @@ func (s *Server) predict(ctx context.Context, p *classroom.Poll, addr string, re
 	}
 	if err := p.Admit(addr, req.Browser, s.cfg.Writes.BallotsPerAddress, s.cfg.Writes.PerBrowser); err != nil {
 		return 0, http.StatusTooManyRequests, fmt.Errorf("%s (-max-ballots-per-address, -max-predictions-per-browser)", strings.TrimPrefix(err.Error(), "classroom: too many ballots: "))
-	}
-	if err := s.arch.PutRoomPrediction(ctx, &archive.RoomPrediction{Poll: p.ArchID, Browser: req.Browser, Value: v}); err != nil {
-		return 0, http.StatusInternalServerError, fmt.Errorf("storing the prediction: %v", err)
-	}
-	if err := p.Predict(req.Browser, v); err != nil {
-		return 0, http.StatusConflict, err
 	}
 	return v, 0, nil
 }

@@ -118,6 +118,11 @@ func (rr *roomRun) attach(j *job) {
 	rr.room.Lock()
 	rr.poll.StartMeasuring(time.Now().UTC())
 	rr.s.savePoll(rr.poll)
+	rr.room.Unlock()
+	// Ballots accepted before the poll closed are stored before the run
+	// is queued (at most one group commit away).
+	rr.poll.Pending.Wait()
+	rr.room.Lock()
 	v := rr.poll.View()
 	rr.room.Unlock()
 	rr.s.broadcast(rr.room, pollMsg{Type: "poll", Poll: v})

@@ -90,22 +90,31 @@ func (s *Server) handleShare(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, map[string]int64{"id": e.ID})
 }
 
-// addBoardEntry stores e within the room's caps. The room's lock is held
-// across the check and the store, so the caps hold under concurrency.
+// addBoardEntry stores e within the room's caps. The caps' counts are
+// taken under the room's lock, so they hold under concurrency, and given
+// back when the store fails; the lock is not held while the archive's
+// group commit takes its turn.
 func (s *Server) addBoardEntry(r *http.Request, room *classroom.Room, e *archive.BoardEntry) (int, error) {
 	room.Lock()
-	defer room.Unlock()
 	switch {
 	case room.BoardEntries >= boardMax:
+		room.Unlock()
 		return http.StatusConflict, fmt.Errorf("the board of room %s is full (%d results, the most it keeps)", classroom.FormatCode(room.Code), boardMax)
 	case room.BoardByAddr[e.AddrHash] >= s.cfg.Writes.SharesPerAddressRoom:
-		return http.StatusTooManyRequests, fmt.Errorf("this address already shared %d results with room %s, the most one address may (-max-shares-per-address)", room.BoardByAddr[e.AddrHash], classroom.FormatCode(room.Code))
-	}
-	if _, err := s.arch.AddBoardEntry(r.Context(), e); err != nil {
-		return http.StatusInternalServerError, fmt.Errorf("storing the result: %v", err)
+		n := room.BoardByAddr[e.AddrHash]
+		room.Unlock()
+		return http.StatusTooManyRequests, fmt.Errorf("this address already shared %d results with room %s, the most one address may (-max-shares-per-address)", n, classroom.FormatCode(room.Code))
 	}
 	room.BoardEntries++
 	room.BoardByAddr[e.AddrHash]++
+	room.Unlock()
+	if _, err := s.arch.AddBoardEntry(r.Context(), e); err != nil {
+		room.Lock()
+		room.BoardEntries--
+		room.BoardByAddr[e.AddrHash]--
+		room.Unlock()
+		return http.StatusInternalServerError, fmt.Errorf("storing the result: %v", err)
+	}
 	return 0, nil
 }
 

@@ -74,6 +74,9 @@ type writeGate struct {
 	perBrowser map[string]int
 }
 
+// refusalDelay is how long a write over -write-rate waits for its 429.
+const refusalDelay = time.Second
+
 // maxTracked bounds writeGate.perBrowser.
 const maxTracked = 100_000
 
@@ -89,6 +92,18 @@ func (s *Server) writeAllowed(w http.ResponseWriter, r *http.Request, what strin
 		return true
 	}
 	s.refused(addr, what+": over -write-rate")
+	// The refusal waits before it answers: a script that floods gets one
+	// answer a second per connection (and -max-conns-per-address bounds
+	// its connections), instead of a 429 as fast as it can send, whose
+	// HTTP work alone would take the CPUs from a measurement.
+	t := time.NewTimer(refusalDelay)
+	select {
+	case <-t.C:
+	case <-r.Context().Done():
+	case <-s.ctx.Done():
+	}
+	t.Stop()
+	w.Header().Set("Retry-After", "1")
 	jsonError(w, http.StatusTooManyRequests, fmt.Sprintf("%s made more than %d predictions, ballots and shares in a minute, the most one address may (-write-rate): wait a moment", addr, s.cfg.Writes.Rate))
 	return false
 }

@@ -25,11 +25,14 @@ import (
 // address floods POST /api/predict and a room's ballots from 32
 // connections, and while 100 addresses (127.0.0.2...101) flood them from
 // one connection each. It reports the bench's ops/s in each condition
-// (and flooded/alone), the writes the server accepted a second, the
+// (and flooded/alone), the writes the server accepted and refused (429)
+// a second, the
 // largest SQLite WAL seen and how much the archive grew.
 //
 // KVLAB_FLOOD_SECONDS sets each bench's length (default 3);
-// `-benchtime Nx` the rounds. The figures in the closing report came from
+// `-benchtime Nx` the rounds. KVLAB_FLOOD_READONLY=1 is the control: the
+// flood reads the room's state instead (no write reaches the archive),
+// so what it costs the bench is the HTTP work alone, on the same CPUs. The figures in the closing report came from
 // KVLAB_FLOOD_SECONDS=30 with -benchtime 3x.
 func BenchmarkWriteFlood(b *testing.B) {
 	secs := 3
@@ -54,13 +57,13 @@ func BenchmarkWriteFlood(b *testing.B) {
 		conns int // connections per address
 	}{{"alone", 0, 0}, {"one-address", 1, 32}, {"100-addresses", 100, 1}}
 	ops := map[string][]float64{}
-	var accepted, floodSecs float64
+	var accepted, refusedN, floodSecs float64
 	var walMax, grown int64
 	for b.Loop() {
 		for _, c := range conds {
 			size0 := fileSize(db) + fileSize(db+"-wal")
 			stop := make(chan struct{})
-			var ok atomic.Int64
+			var ok, refused atomic.Int64
 			var wg sync.WaitGroup
 			for a := range c.addrs {
 				client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: c.conns, DialContext: (&net.Dialer{
@@ -69,7 +72,7 @@ func BenchmarkWriteFlood(b *testing.B) {
 					wg.Add(1)
 					go func() {
 						defer wg.Done()
-						flood(client, "http://127.0.0.1:"+port, code, fmt.Sprintf("a%dc%d", a, k), stop, &ok)
+						flood(client, "http://127.0.0.1:"+port, code, fmt.Sprintf("a%dc%d", a, k), stop, &ok, &refused)
 					}()
 				}
 			}
@@ -100,6 +103,7 @@ func BenchmarkWriteFlood(b *testing.B) {
 			ops[c.name] = append(ops[c.name], r.OpsPerSec)
 			if c.addrs > 0 {
 				accepted += float64(ok.Load())
+				refusedN += float64(refused.Load())
 				floodSecs += float64(secs)
 				walMax = max(walMax, walSeen.Load())
 				grown = max(grown, fileSize(db)+fileSize(db+"-wal")-size0)
@@ -113,13 +117,15 @@ func BenchmarkWriteFlood(b *testing.B) {
 		}
 	}
 	b.ReportMetric(accepted/floodSecs, "accepted-writes/s")
+	b.ReportMetric(refusedN/floodSecs, "refused-429/s")
 	b.ReportMetric(float64(walMax)/(1<<20), "wal-max-MiB")
 	b.ReportMetric(float64(grown)/(1<<20), "archive-growth-max-MiB")
 }
 
 // flood sends predictions and ballots, each from a fresh browser id,
-// until stop, counting the ones the server accepted.
-func flood(c *http.Client, base, code, who string, stop chan struct{}, ok *atomic.Int64) {
+// until stop, counting the ones the server accepted and the ones it
+// refused with 429.
+func flood(c *http.Client, base, code, who string, stop chan struct{}, ok, refused *atomic.Int64) {
 	for i := 0; ; i++ {
 		select {
 		case <-stop:
@@ -130,13 +136,22 @@ func flood(c *http.Client, base, code, who string, stop chan struct{}, ok *atomi
 		if i%2 == 1 {
 			url, body = base+"/api/rooms/"+code+"/polls/p1/predict", fmt.Sprintf(`{"browser":"%s-%d","value":"%d"}`, who, i, i)
 		}
-		resp, err := c.Post(url, "application/json", strings.NewReader(body))
+		var resp *http.Response
+		var err error
+		if os.Getenv("KVLAB_FLOOD_READONLY") != "" {
+			resp, err = c.Get(base + "/api/rooms/" + code)
+		} else {
+			resp, err = c.Post(url, "application/json", strings.NewReader(body))
+		}
 		if err != nil {
 			continue
 		}
 		resp.Body.Close()
-		if resp.StatusCode == http.StatusOK {
+		switch resp.StatusCode {
+		case http.StatusOK:
 			ok.Add(1)
+		case http.StatusTooManyRequests:
+			refused.Add(1)
 		}
 	}
 }

@@ -1,0 +1,57 @@
+package server
+
+import (
+	"os"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+// TestBrowserBoardRemove: the board page shows a remove button only in
+// the presenter's browser (here: the browser that keeps the room's
+// presenter secret, on a server with a token), and removing an entry
+// takes it off the board; a follower's browser has no such button.
+func TestBrowserBoardRemove(t *testing.T) {
+	root := browser(t, 1280, 900)
+	s := newServer(t, func(c *Config) { c.Token = "run-tok" })
+	ts := startServer(t, s)
+	code, secret := openRoomSecret(t, ts)
+	bench, err := os.ReadFile("../classroom/testdata/bench.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, m := post(t, ts, "POST", "/api/rooms/"+code+"/share", `{"result":`+string(bench)+`,"label":"prank"}`); st != 201 {
+		t.Fatalf("share: %d %v", st, m)
+	}
+	board := ts.URL + "/room/" + code + "/board?measure=always_ops_per_sec"
+	const shown = `document.body.dataset.points === "1"`
+
+	follower, _ := roomTab(t, root, ts.URL)
+	if err := chromedp.Do(follower, chromedp.Navigate(board)); err != nil {
+		t.Fatal(err)
+	}
+	roomWait(t, follower, "follower", shown, `document.body.textContent`)
+	if n, _ := chromedp.Run(follower, chromedp.Evaluate[int](`document.querySelectorAll('.board-remove').length`)); n != 0 {
+		t.Errorf("a follower's board shows %d remove buttons, want none", n)
+	}
+
+	pres, _ := roomTab(t, root, ts.URL)
+	if err := chromedp.Do(pres,
+		chromedp.Navigate(ts.URL+"/join"),
+		chromedp.Evaluate[chromedp.Void](`localStorage.setItem('kvlab:presenter:`+code+`', `+jsString(secret)+`)`),
+		chromedp.Navigate(board),
+	); err != nil {
+		t.Fatal(err)
+	}
+	roomWait(t, pres, "presenter", shown+` && document.querySelector('.board-remove') !== null`, `document.body.textContent`)
+	if err := chromedp.Do(pres,
+		chromedp.Evaluate[chromedp.Void](`window.confirm = () => true`),
+		chromedp.Click(chromedp.CSS(".board-remove")),
+	); err != nil {
+		t.Fatal(err)
+	}
+	roomWait(t, pres, "presenter", `document.body.dataset.points === "0"`, `document.getElementById('board-status').textContent`)
+	if _, b := post(t, ts, "GET", "/api/rooms/"+code+"/board?measure=always_ops_per_sec", ""); len(b["points"].([]any)) != 0 {
+		t.Errorf("the board after the presenter's removal: %v, want no points", b)
+	}
+}
