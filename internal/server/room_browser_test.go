@@ -190,6 +190,7 @@ func pollAndMeasure(t *testing.T, pres context.Context, fs [2]context.Context) {
 	if err := chromedp.Do(pres, chromedp.KeyEvent("p"), chromedp.WaitVisible(chromedp.CSS(`#quiz-count .room-poll .poll-measure`))); err != nil {
 		t.Fatalf("opening a poll with p: %v", err)
 	}
+	browsertest.CheckText(t, pres, "presenter with a poll open")
 	predictions := [2]string{"1000", "100"}
 	for i, f := range fs {
 		who := fmt.Sprintf("follower %d", i+1)
@@ -212,13 +213,15 @@ func pollAndMeasure(t *testing.T, pres context.Context, fs [2]context.Context) {
 	}
 	roomWait(t, pres, "presenter", `document.querySelector('#quiz-count .pollchart .mark.measured') !== null`, `document.querySelector('#quiz-count .room-poll').textContent`)
 	shot(t, pres, "#quiz-count", "room-presenter-poll.png")
-	wants := [2]string{"You said 1000 puts, the disk said 500 puts: off by 2×.", "You said 100 puts, the disk said 500 puts: off by 5×."}
+	browsertest.CheckText(t, pres, "presenter after the measurement")
+	wants := [2]string{"You said 1000 puts, the disk said 500 puts: 2× too high.", "You said 100 puts, the disk said 500 puts: 5× too low."}
 	for i, f := range fs {
 		who := fmt.Sprintf("follower %d", i+1)
 		roomWait(t, f, who, `document.querySelector('#quiz-count .poll-verdict') !== null`, `document.querySelector('#quiz-count .room-poll').textContent`)
 		if got := pageText(t, f, "#quiz-count .poll-verdict"); got != wants[i] {
 			t.Errorf("%s: got verdict %q, want %q", who, got, wants[i])
 		}
+		browsertest.CheckText(t, f, who+" after the measurement")
 		if got, _ := chromedp.Run(f, chromedp.Evaluate[int](`document.querySelectorAll('#quiz-count .pollchart .mark').length`)); got != 2 {
 			t.Errorf("%s: histogram marks %d values, want 2 (measured and theirs)", who, got)
 		}

@@ -41,13 +41,13 @@ function head(p) {
 function chart(p, mine) { return h('div', { class: 'poll-chart' }, svg(pollChart(p, mine))); }
 
 // verdictLine is "the disk said Y" and, for a follower who predicted,
-// "you said X: off by Z×".
+// "you said X: Z× too high".
 function verdictLine(p, mine) {
   if (p.measured == null) return null;
   const unit = p.unit ? ` ${p.unit}` : '';
   if (mine == null) return h('p', { class: 'poll-verdict' }, 'The disk said ', h('b', {}, `${compact(p.measured)}${unit}`), '.');
   return h('p', { class: 'poll-verdict' }, 'You said ', h('b', { class: 'said' }, `${compact(mine)}${unit}`), ', the disk said ',
-    h('b', { class: 'measured' }, `${compact(p.measured)}${unit}`), ': off by ', h('b', { class: 'off' }, offBy(mine, p.measured)), '.');
+    h('b', { class: 'measured' }, `${compact(p.measured)}${unit}`), ': ', h('b', { class: 'off' }, offBy(mine, p.measured)), '.');
 }
 
 // showPresenterPoll draws poll p in its quiz for the projector; measure
@@ -56,7 +56,8 @@ export function showPresenterPoll(quiz, p, measure) {
   quiz.classList.add('has-poll');
   const btn = p.state === 'open' ? h('button', { type: 'button', class: 'btn run poll-measure', onclick: () => measure(quiz, p) }, 'Measure now (r)') : null;
   const note = p.state === 'measuring' && p.measured == null ? h('p', { class: 'poll-note' }, 'Measuring on this disk… (if the run failed, press p to open a new poll and measure again)') : null;
-  pollBox(quiz).replaceChildren(head(p), chart(p, null), verdictLine(p, null), note, btn);
+  // replaceChildren writes a null as the text "null": leave them out.
+  pollBox(quiz).replaceChildren(...[head(p), chart(p, null), verdictLine(p, null), note, btn].filter(Boolean));
 }
 
 // showFollowerPoll draws poll p in its quiz with this browser's prediction.

@@ -20,16 +20,19 @@ export function compact(x) {
   return `${+x.toPrecision(3)}`;
 }
 
-// offBy says how far a prediction was from the measured value: the
-// ratio of the larger to the smaller ("3.2×") when both are positive,
-// else the difference.
+// offBy says how far a prediction was from the measured value, with its
+// direction: the ratio of the larger to the smaller ("3.2× too high")
+// when both are positive, else the difference ("10 too low"); "right on"
+// when they are equal.
 export function offBy(said, measured) {
   if (!isFinite(said) || !isFinite(measured)) return '';
+  if (said === measured) return 'right on';
+  const dir = said > measured ? 'too high' : 'too low';
   if (said > 0 && measured > 0) {
     const r = Math.max(said / measured, measured / said);
-    return `${r >= 10 ? Math.round(r) : +r.toFixed(r < 1.1 ? 2 : 1)}×`;
+    return `${r >= 10 ? Math.round(r) : +r.toFixed(r < 1.1 ? 2 : 1)}× ${dir}`;
   }
-  return `${compact(Math.abs(said - measured))}`;
+  return `${compact(Math.abs(said - measured))} ${dir}`;
 }
 
 // pollChart draws a poll's histogram. poll.histogram has 11 edges and 10

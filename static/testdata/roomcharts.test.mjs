@@ -57,10 +57,11 @@ test('the board: long conditions end in an ellipsis, a label gets its own line',
 });
 
 test('off by and the numbers', () => {
-  assert.equal(offBy(1000, 500), '2×');
-  assert.equal(offBy(100, 500), '5×');
-  assert.equal(offBy(480, 500), '1.04×');
-  assert.equal(offBy(-5, 5), '10');
+  assert.equal(offBy(1000, 500), '2× too high');
+  assert.equal(offBy(100, 500), '5× too low');
+  assert.equal(offBy(480, 500), '1.04× too low');
+  assert.equal(offBy(-5, 5), '10 too low');
+  assert.equal(offBy(500, 500), 'right on');
   assert.equal(compact(123456), '123k');
   assert.equal(compact(2500000), '2.5M');
   assert.equal(compact(0.125), '0.125');
