@@ -62,6 +62,7 @@ func TestBrowserRoomClass(t *testing.T) {
 
 	pres, pw := roomTab(t, root, a.URL)
 	code := startRoom(t, pres, a.URL, token)
+	barFitsOneLine(t, pres)
 	var fs [2]context.Context
 	var fw [2]*browsertest.Watch
 	for i := range fs {
@@ -113,6 +114,30 @@ func TestBrowserRoomClass(t *testing.T) {
 				t.Errorf("%s, after the class: %s", who, p)
 			}
 		}
+	}
+}
+
+// barFitsOneLine checks the presenter's bar keeps every control on one
+// line on a 1366 px projector: a wrapped bar hides the top of each section.
+func barFitsOneLine(t *testing.T, pres context.Context) {
+	t.Helper()
+	if err := chromedp.Do(pres, chromedp.EmulateViewport(1366, 900)); err != nil {
+		t.Fatal(err)
+	}
+	spread, err := chromedp.Run(pres, chromedp.Evaluate[float64](`(() => {
+		const tops = [...document.querySelectorAll('.room-bar > *')].filter((e) => e.offsetParent !== null && e.getBoundingClientRect().height > 0)
+			.map((e) => { const r = e.getBoundingClientRect(); return r.top + r.height / 2; });
+		return Math.max(...tops) - Math.min(...tops);
+	})()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spread > 8 {
+		t.Errorf("presenter bar at 1366 px: its controls' middles lie %.0f px apart, want one line", spread)
+	}
+	over, err := chromedp.Run(pres, chromedp.Evaluate[float64](`(() => { const b = document.querySelector('.room-bar'); return b.scrollWidth - b.clientWidth; })()`))
+	if err != nil || over > 0 {
+		t.Errorf("presenter bar at 1366 px: %v px wider than the window (%v), want every control visible", over, err)
 	}
 }
 

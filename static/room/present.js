@@ -71,10 +71,26 @@ async function go(n) {
 async function pollQuiz(quiz) {
   if (!quiz) { api.banner('There is no quiz measured by a cell in this section to poll.', 'notice'); return; }
   const p = await act('Opening the poll', () => api.openPoll(quiz.dataset.quiz));
-  if (p) { polls.set(p.quiz, p); showPresenterPoll(quiz, p, measure); }
+  if (p) {
+    polls.set(p.quiz, p);
+    showPresenterPoll(quiz, p, measure);
+    // The poll opens below its question: bring it onto the projector.
+    const box = quiz.querySelector('.room-poll');
+    if (box) box.scrollIntoView({ block: 'nearest', behavior: 'smooth' });
+  }
 }
 
 function measure(quiz, p) { runCell($(`.room-section .cell[data-cell="${CSS.escape(quiz.dataset.cell)}"]`), p); }
+
+// runKey is r: with a poll open, it measures that poll (as its "Measure
+// now (r)" button says), whichever section its cell is in; otherwise it
+// runs the cell in view.
+function runKey() {
+  const open = [...polls.values()].find((p) => p.state === 'open');
+  const quiz = open && $(`.quiz[data-quiz="${CSS.escape(open.quiz)}"]`);
+  if (quiz) { measure(quiz, open); return; }
+  runCell(cellInView());
+}
 
 // apply shows the room's state: the section (the server's, on load),
 // who follows, whether followers may run, and every poll.
@@ -123,7 +139,7 @@ function onKey(e) {
   const keys = {
     ArrowRight: () => go(currentSection() + 1), PageDown: () => go(currentSection() + 1), ' ': () => go(currentSection() + 1),
     ArrowLeft: () => go(currentSection() - 1), PageUp: () => go(currentSection() - 1),
-    r: () => runCell(cellInView()), p: () => pollQuiz(quizInView()), q: () => togglePanel(),
+    r: runKey, p: () => pollQuiz(quizInView()), q: () => togglePanel(),
   };
   const fn = keys[e.key];
   if (!fn) return;
