@@ -282,7 +282,8 @@ func TestMemFSLinuxWriteback(t *testing.T) {
 // a power cut, and Open must not refuse the store as corrupt. The
 // failing fdatasync is, in turn, a Put's (always), the flusher's (group),
 // a batch's (batch:2) and a zero-fill's (none, which fdatasyncs only
-// there; its full write buffer went to the OS before).
+// there and when it seals a segment; its full write buffer went to the
+// OS before).
 func TestReopenAfterFailedSync(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -291,7 +292,7 @@ func TestReopenAfterFailedSync(t *testing.T) {
 		{"always", Options{}},
 		{"group", Options{Sync: SyncPolicy{Mode: SyncGroup}}},
 		{"batch:2", Options{Sync: SyncPolicy{Mode: SyncBatch, N: 2}}},
-		{"none/zero-fill", Options{Sync: SyncPolicy{Mode: SyncNone}, WriteBuffer: 64, Preallocate: 256}},
+		{"none/zero-fill", Options{Sync: SyncPolicy{Mode: SyncNone}, WriteBuffer: 64, Preallocate: 256, SegmentSize: MinSegmentSize}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			mem := NewMemFS()

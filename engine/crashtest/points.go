@@ -855,7 +855,8 @@ func (r *PointsReport) damage(h *history, img *engine.MemFS, k int, where string
 
 // damageCheck flips one byte in the value of a write promised to survive
 // the crash (kill: a process kill, else a power cut) that verify found
-// recovered (h.state), in every segment of img that holds it, and
+// recovered (h.state), the first such from key k on that recovery must
+// vouch for, in every segment of img that holds it, and
 // reopens img: the reopen must refuse the damage, with ErrCorrupt from
 // Open or from the Get of that key. It applies only where recovery can
 // tell the damage from a torn tail: in a segment other than the newest,
@@ -865,11 +866,58 @@ func (r *PointsReport) damage(h *history, img *engine.MemFS, k int, where string
 // design (engine/doc.go), so it is not injected there. It reports whether
 // it damaged anything, and what was wrong if the reopen did not refuse.
 func (h *history) damageCheck(img *engine.MemFS, k int, kill bool) (bool, string) {
+	names, err := img.List("/kv")
+	if err != nil {
+		return false, ""
+	}
+	var segs []string
+	data := map[string][]byte{}
+	for _, n := range names {
+		if !strings.HasSuffix(n, ".seg") {
+			continue
+		}
+		f, err := img.OpenFile("/kv/"+n, os.O_RDONLY, 0)
+		if err != nil {
+			return false, ""
+		}
+		size, _ := f.Size()
+		b := make([]byte, size)
+		f.ReadAt(b, 0)
+		f.Close()
+		segs, data[n] = append(segs, n), b
+	}
+	slices.Sort(segs)
+	// The first key from k on whose recovered write was promised and
+	// lies where recovery must vouch for it.
+	type place struct {
+		seg string
+		at  int
+	}
 	key := -1
+	var where []place
 	for i := range h.state {
 		kk := (k + i) % len(h.state)
 		r := h.state[kk]
-		if e := h.events[kk][r]; r > 0 && len(e.value) > 0 && (e.durable || kill && e.killSafe) {
+		e := h.events[kk][r]
+		if r == 0 || len(e.value) == 0 || !(e.durable || kill && e.killSafe) {
+			continue
+		}
+		protected := false
+		where = where[:0]
+		for j, name := range segs {
+			b := data[name]
+			for from := 0; ; {
+				at := bytes.Index(b[from:], e.value)
+				if at < 0 {
+					break
+				}
+				at += from
+				from = at + len(e.value)
+				protected = protected || j < len(segs)-1 || vouched(b, at)
+				where = append(where, place{name, at + len(e.value)/2})
+			}
+		}
+		if protected {
 			key = kk
 			break
 		}
@@ -877,47 +925,16 @@ func (h *history) damageCheck(img *engine.MemFS, k int, kill bool) (bool, string
 	if key < 0 {
 		return false, ""
 	}
-	value := h.events[key][h.state[key]].value
-	names, err := img.List("/kv")
-	if err != nil {
-		return false, ""
-	}
-	var segs []string
-	for _, n := range names {
-		if strings.HasSuffix(n, ".seg") {
-			segs = append(segs, n)
-		}
-	}
-	slices.Sort(segs)
-	protected := false
 	var damaged []string
-	for i, name := range segs {
-		f, err := img.OpenFile("/kv/"+name, os.O_RDWR, 0)
+	for _, p := range where {
+		f, err := img.OpenFile("/kv/"+p.seg, os.O_RDWR, 0)
 		if err != nil {
 			return false, ""
 		}
-		size, _ := f.Size()
-		b := make([]byte, size)
-		f.ReadAt(b, 0)
-		for from := 0; ; {
-			at := bytes.Index(b[from:], value)
-			if at < 0 {
-				break
-			}
-			at += from
-			from = at + len(value)
-			if i < len(segs)-1 || vouched(b, at) {
-				protected = true
-			}
-			flip := int64(at + len(value)/2)
-			f.WriteAt([]byte{b[flip] ^ 0xff}, flip)
-			damaged = append(damaged, fmt.Sprintf("%s at offset %d", name, flip))
-		}
+		f.WriteAt([]byte{data[p.seg][p.at] ^ 0xff}, int64(p.at))
 		f.Sync()
 		f.Close()
-	}
-	if !protected {
-		return false, ""
+		damaged = append(damaged, fmt.Sprintf("%s at offset %d", p.seg, p.at))
 	}
 	what := fmt.Sprintf("key%02d's write %d damaged in %s", key, h.state[key], strings.Join(damaged, ", "))
 	db, err := engine.Open("/kv", h.options(img))
