@@ -55,6 +55,9 @@ func (s *Server) instructorError(r *http.Request, presenterTok string) (int, str
 		return 0, ""
 	}
 	s.refused(addr, r.Method+" "+r.URL.Path+": not the instructor")
+	if presenterTok != "" && s.cfg.PresenterToken != "" {
+		return http.StatusForbidden, "the presenter token (\"presenter\") is wrong: it is the one this server was started with (-presenter-token), not the token students run cells with"
+	}
 	if s.cfg.PresenterToken == "" {
 		return http.StatusForbidden, "only the instructor may do this: from the server's own machine (this server has no -presenter-token to do it from elsewhere)"
 	}

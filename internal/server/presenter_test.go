@@ -32,6 +32,9 @@ func TestPresenterAuthority(t *testing.T) {
 			t.Errorf("starting a room from elsewhere with %s: %d %v, want 403 naming the presenter token", body, st, m)
 		}
 	}
+	if _, m := call(s, "POST", "/api/rooms", far, `{"presenter":"run-tok","lesson":"01-fixture"}`); !strings.Contains(m.str("error"), "is wrong") {
+		t.Errorf("starting a room with a wrong presenter token: %v, want it called wrong", m)
+	}
 	st, m := call(s, "POST", "/api/rooms", far, `{"presenter":"pres-tok","lesson":"01-fixture"}`)
 	if st != http.StatusCreated || len(m.str("presenter_secret")) < 20 {
 		t.Fatalf("starting a room with the presenter token: %d %v, want 201 and a secret", st, m)
