@@ -100,6 +100,16 @@ const (
 // instead of billing the store for it.
 const GeneratorLateFraction = 0.5
 
+// worstP99 is the highest corrected p99 among a result's op kinds: the
+// tail generatorLate weighs the generator's delay against.
+func worstP99(lat map[string]*LatencySummary) int64 {
+	var worst int64
+	for _, l := range lat {
+		worst = max(worst, l.P99Ns)
+	}
+	return worst
+}
+
 // generatorLate reports whether a generator-delay p99 of delayP99 ns makes
 // the load generator, not the store, the one that was late, against a
 // corrected p99 of correctedP99 ns.

@@ -163,7 +163,7 @@ func measureDisk(ctx context.Context, dir string, cfg ProbeConfig) (w, wf, wo Pr
 	if err := zeroFill(o, region); err != nil {
 		return w, wf, wo, fmt.Errorf("probe: zero-fill in %s: %w", dir, err)
 	}
-	wo, err = timeOverwrite(ctx, &osProbeFile{fd: int(o.Fd()), dir: dir, overwrite: region}, clock, cfg)
+	wo, err = timeCalls(ctx, &osProbeFile{fd: int(o.Fd()), dir: dir, overwrite: region}, clock, cfg, true)
 	return w, wf, wo, err
 }
 
@@ -174,9 +174,15 @@ const maxOverwriteRegion = 64 << 20
 // overwriteRegion is the size of that file: room for every iteration's
 // write, at most maxOverwriteRegion, a whole number of writes.
 func overwriteRegion(cfg ProbeConfig) int64 {
-	size := int64(cfg.WriteSize)
-	n := min(int64(cfg.Iterations), max(maxOverwriteRegion/size, 1))
-	return n * size
+	return regionFor(cfg.Iterations, cfg.WriteSize, maxOverwriteRegion)
+}
+
+// regionFor is the region an overwrite of iterations writes of size bytes
+// goes round: room for all of them, cut to a whole number of writes at
+// most limit bytes (at least one write's worth when limit is smaller).
+func regionFor(iterations, size int, limit int64) int64 {
+	n := min(int64(iterations), max(limit/int64(size), 1))
+	return n * int64(size)
 }
 
 // zeroFill writes size zero bytes into f with write(2), as the kv engine
@@ -292,12 +298,6 @@ func timeDisk(ctx context.Context, f probeFile, clock func() time.Duration, cfg 
 	}
 	wf, err = timeCalls(ctx, f, clock, cfg, true)
 	return
-}
-
-// timeOverwrite times cfg.Iterations write+fdatasync pairs (or
-// cfg.MaxTime's worth) on f, a file whose writes land in allocated space.
-func timeOverwrite(ctx context.Context, f probeFile, clock func() time.Duration, cfg ProbeConfig) (ProbeCost, error) {
-	return timeCalls(ctx, f, clock, cfg, true)
 }
 
 // timeCalls times cfg.Iterations writes of cfg.WriteSize bytes, each

@@ -76,8 +76,7 @@ func timeMethod(ctx context.Context, path string, m syncMethod, overwrite bool, 
 	buf = buf[:size]
 	region := int64(0) // the overwrite's region; 0 when appending
 	if overwrite {
-		region = min(int64(cfg.Iterations)*int64(size), methodRegion)
-		region = max(region/int64(size), 1) * int64(size)
+		region = max(regionFor(cfg.Iterations, size, methodRegion), int64(size))
 		for off := int64(0); off < region; off += int64(size) {
 			if err := pwriteAll(fd, buf, off); err != nil {
 				return c, fmt.Sprintf("preparing the region to overwrite: %v", err), nil

@@ -216,10 +216,7 @@ func deviceLine(d *DeviceIO) string {
 // writeGeneratorLate is the LATE line of an open-loop run whose corrected
 // tail is mostly the load generator's lateness (pacer.go).
 func writeGeneratorLate(w io.Writer, r *BenchResult) {
-	var worst int64
-	for _, l := range r.Latency {
-		worst = max(worst, l.P99Ns)
-	}
+	worst := worstP99(r.Latency)
 	l := r.PacerLag
 	fmt.Fprintf(w, "LATE: the load generator, not the store, was late: its delay p99 %s (pacer lag p99 %s) is more than %.0f%% of the corrected p99 %s, so the corrected latencies below measure the generator more than the store\n",
 		FormatNs(float64(l.DelayP99Ns)), FormatNs(float64(l.P99Ns)), GeneratorLateFraction*100, FormatNs(float64(worst)))
@@ -463,12 +460,23 @@ func median(g []*BenchResult, f func(*BenchResult) float64) float64 {
 	for i, r := range g {
 		v[i] = f(r)
 	}
-	sort.Float64s(v)
-	n := len(v)
-	if n%2 == 1 {
-		return v[n/2]
+	return Median(v)
+}
+
+// Median is the median of v, a summary of repeated runs: the middle value,
+// or the mean of the two middle ones for an even count; 0 for none. v is
+// not changed.
+func Median(v []float64) float64 {
+	s := slices.Clone(v)
+	sort.Float64s(s)
+	n := len(s)
+	switch {
+	case n == 0:
+		return 0
+	case n%2 == 1:
+		return s[n/2]
 	}
-	return (v[n/2-1] + v[n/2]) / 2
+	return (s[n/2-1] + s[n/2]) / 2
 }
 
 func benchList(v any) []*BenchResult {

@@ -304,11 +304,7 @@ func (res *BenchResult) addPacerLag(cfg *runConfig, all []*worker) {
 	}
 	d := summarize(delays, false)
 	res.PacerLag = &PacerLag{Count: s.Count, MeanNs: s.MeanNs, P50Ns: s.P50Ns, P99Ns: s.P99Ns, MaxNs: s.MaxNs, Exact: s.Exact, DelayP99Ns: d.P99Ns}
-	var worst int64 // the highest corrected p99 among the op kinds
-	for _, l := range res.Latency {
-		worst = max(worst, l.P99Ns)
-	}
-	res.GeneratorLate = generatorLate(d.P99Ns, worst)
+	res.GeneratorLate = generatorLate(d.P99Ns, worstP99(res.Latency))
 	if res.BacklogUnits > 0 {
 		res.Behind = "store"
 		if res.GeneratorLate {

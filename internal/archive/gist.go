@@ -167,25 +167,12 @@ func newRepeat(rounds []*Run) Repeat {
 		}
 	}
 	if len(ops) == len(rounds) {
-		m := Gist{Benches: 1, OpsPerSec: middle(ops), P99Ns: -1}
+		m := Gist{Benches: 1, OpsPerSec: harness.Median(ops), P99Ns: -1}
 		if len(p99s) == len(rounds) {
-			m.P99Ns = int64(middle(p99s))
+			m.P99Ns = int64(harness.Median(p99s))
 		}
 		m.Text = benchText(m.OpsPerSec, m.P99Ns)
 		rep.Median = &m
 	}
 	return rep
-}
-
-// middle is the median of v: the middle value, or the mean of the two
-// middle ones for an even count (a median of runs is a summary, as in
-// harness's -repeat table and a repeat: quiz).
-func middle(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
