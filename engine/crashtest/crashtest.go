@@ -717,12 +717,9 @@ func (c *checker) count(slot, acked, got int64) int64 {
 // own promises are counted apart (count).
 func killSafeUpTo(w workload, wr int, acked int64) int64 {
 	pol, _ := engine.ParseSync(w.Sync)
-	bound := w.WriteBuffer
-	switch {
-	case pol.Mode == engine.SyncAlways || pol.Mode == engine.SyncGroup || bound < 0:
+	bound := bufferBound(pol, w.WriteBuffer)
+	if bound == 0 {
 		return acked
-	case bound == 0:
-		bound = engine.DefaultWriteBuffer
 	}
 	behind := 0
 	for j := acked; j >= 0; j-- {

@@ -636,14 +636,19 @@ const fsyncBound = time.Second
 // bufferBound is how many bytes of acknowledged records a process kill may
 // take under the policy: the write buffer's size, or 0 under "always" and
 // "group" (no buffer) and with the buffer off.
-func (c PointsConfig) bufferBound() int {
+func (c PointsConfig) bufferBound() int { return bufferBound(c.Sync, c.WriteBuffer) }
+
+// bufferBound is the write buffer's size under pol with Options.WriteBuffer
+// set to writeBuffer: 0 under "always" and "group" (no buffer) and with
+// the buffer off (negative), DefaultWriteBuffer for 0.
+func bufferBound(pol engine.SyncPolicy, writeBuffer int) int {
 	switch {
-	case c.Sync.Mode == engine.SyncAlways || c.Sync.Mode == engine.SyncGroup || c.WriteBuffer < 0:
+	case pol.Mode == engine.SyncAlways || pol.Mode == engine.SyncGroup || writeBuffer < 0:
 		return 0
-	case c.WriteBuffer == 0:
+	case writeBuffer == 0:
 		return engine.DefaultWriteBuffer
 	}
-	return c.WriteBuffer
+	return writeBuffer
 }
 
 // promise marks what the policy promised for one run's acknowledged
