@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -51,8 +52,7 @@ type committer struct {
 	start   sync.Once
 	stop    chan struct{} // closed by Close
 	stopped chan struct{} // closed when the loop has returned
-	commits int64         // group commits so far; read with Stats (tests)
-	mu      sync.Mutex    // guards commits
+	commits atomic.Int64  // group commits so far; read with GroupCommits (tests)
 }
 
 func newCommitter() *committer {
@@ -135,9 +135,7 @@ func (s *sqlStore) commitGroup(batch []*groupWrite) {
 	if err != nil {
 		err = fmt.Errorf("archive: group commit of %d writes to %s: %w", len(batch), s.where, err)
 	}
-	s.group.mu.Lock()
-	s.group.commits++
-	s.group.mu.Unlock()
+	s.group.commits.Add(1)
 	for i, w := range batch {
 		w.done <- errors.Join(errs[i], err)
 	}
@@ -184,7 +182,5 @@ func GroupCommits(a Archive) int64 {
 	if !ok {
 		return -1
 	}
-	s.group.mu.Lock()
-	defer s.group.mu.Unlock()
-	return s.group.commits
+	return s.group.commits.Load()
 }

@@ -67,21 +67,25 @@ func Commit() string {
 	if !ok {
 		return ""
 	}
-	var rev, dirty string
+	rev, dirty := vcsOf(bi)
+	if rev != "" && dirty {
+		rev += "-dirty"
+	}
+	return rev
+}
+
+// vcsOf reads the commit and whether the tree was modified from the
+// build info's vcs settings ("" and false when it recorded none).
+func vcsOf(bi *debug.BuildInfo) (rev string, dirty bool) {
 	for _, s := range bi.Settings {
 		switch s.Key {
 		case "vcs.revision":
 			rev = s.Value
 		case "vcs.modified":
-			if s.Value == "true" {
-				dirty = "-dirty"
-			}
+			dirty = s.Value == "true"
 		}
 	}
-	if rev == "" {
-		return ""
-	}
-	return rev + dirty
+	return rev, dirty
 }
 
 // versionFrom builds Version from the build info and the stamped release
@@ -100,16 +104,7 @@ func versionFrom(bi *debug.BuildInfo, ok bool, release string) string {
 	case v == "" || v == "(devel)":
 		v = "devel"
 	}
-	var rev string
-	dirty := false
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			dirty = s.Value == "true"
-		}
-	}
+	rev, dirty := vcsOf(bi)
 	if rev != "" && !strings.Contains(v, rev[:min(len(rev), 12)]) {
 		v += "+" + rev[:min(len(rev), 12)]
 	}

@@ -499,11 +499,17 @@ func Check(q *Quiz, results []any, answer string) (Feedback, error) {
 	if q.Choices != nil {
 		return q.checkChoice(fb, want, answer)
 	}
-	d := q.Tol.Value
-	if q.Tol.Relative {
-		d = math.Abs(want) * q.Tol.Value
-	}
+	d := q.tolerance(want)
 	return q.checkNumber(fb, want, want-d, want+d, answer)
+}
+
+// tolerance is the band's half-width around want: the tolerance itself,
+// or that fraction of want when it is relative.
+func (q *Quiz) tolerance(want float64) float64 {
+	if q.Tol.Relative {
+		return math.Abs(want) * q.Tol.Value
+	}
+	return q.Tol.Value
 }
 
 // measure computes the quiz's answer from one set of results: a finite

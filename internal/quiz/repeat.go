@@ -88,10 +88,7 @@ func CheckRepeated(q *Quiz, rounds [][]any, answer string) (Feedback, error) {
 	fb.Spread = &Spread{Runs: len(rounds), Low: lo, High: hi,
 		Text: fmt.Sprintf("your disk gave %s–%s%s over %d runs", FormatNumber(lo), FormatNumber(hi), unitSuffix(q.Unit), len(rounds))}
 	fb.WantNum = med
-	d := q.Tol.Value
-	if q.Tol.Relative {
-		d = math.Abs(med) * q.Tol.Value
-	}
+	d := q.tolerance(med)
 	return q.checkNumber(fb, med, min(med-d, lo), max(med+d, hi), answer)
 }
 

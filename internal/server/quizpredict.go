@@ -96,21 +96,21 @@ func (s *Server) predictionAttempt(w http.ResponseWriter, ctx context.Context, l
 // grade q (pickLines), or the first q.Repeat of them for a repeat: quiz;
 // nil when some line has not that many yet.
 func (s *Server) firstRunsAfter(ctx context.Context, l *lesson.Lesson, q *quiz.Quiz, browser string, at time.Time) (*gradingRuns, error) {
+	c := l.Cell(q.Cell)
+	if c == nil {
+		return nil, fmt.Errorf("quiz %s reads cell %s, which lesson %s does not have", q.ID, q.Cell, l.Slug)
+	}
 	runs, err := s.arch.List(ctx, archive.Query{Lesson: l.Slug, Cell: q.Cell, Browser: browser, Source: "cell",
 		StartedAfter: at, Oldest: true, Limit: archive.MaxLimit})
 	if err != nil {
 		return nil, fmt.Errorf("reading the runs after your prediction: %w", err)
-	}
-	c := l.Cell(q.Cell)
-	if c == nil {
-		return nil, fmt.Errorf("quiz %s reads cell %s, which lesson %s does not have", q.ID, q.Cell, l.Slug)
 	}
 	need := max(q.Repeat, 1)
 	g := &gradingRuns{lines: make([][]*archive.Run, q.Lines())}
 	missing := len(g.lines) * need
 	for i := range runs {
 		r := &runs[i]
-		if r.Line < 0 || r.Line >= len(g.lines) || len(g.lines[r.Line]) == need || r.Line >= len(c.Lines) || !q.LineGrades(c.Lines[r.Line], r.Spec) {
+		if r.Line < 0 || r.Line >= len(g.lines) || len(g.lines[r.Line]) == need || !lineMayGrade(c, q, r) {
 			continue
 		}
 		g.lines[r.Line] = append(g.lines[r.Line], r)

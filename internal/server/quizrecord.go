@@ -134,6 +134,12 @@ func (s *Server) loadRuns(ctx context.Context, lessonSlug string, q *quiz.Quiz, 
 	return runs, nil
 }
 
+// lineMayGrade reports whether run r, recorded as line r.Line of cell c,
+// is that line as the lesson has it, or an edit q allows.
+func lineMayGrade(c *lesson.Cell, q *quiz.Quiz, r *archive.Run) bool {
+	return r.Line >= 0 && r.Line < len(c.Lines) && q.LineGrades(c.Lines[r.Line], r.Spec)
+}
+
 // pickLines places each run at the line of the cell its record names and
 // keeps those that may grade q: the lesson's own line (or an edit q
 // allows), a line q reads. Every line q reads must be filled, with one
@@ -152,7 +158,7 @@ func pickLines(l *lesson.Lesson, q *quiz.Quiz, runs []*archive.Run) (*gradingRun
 			why = "it was recorded before the server kept which line of the cell a run was: run the cell again"
 		case r.Line >= len(g.lines):
 			why = fmt.Sprintf("this run is line %d of the cell; the quiz reads lines 1 to %d", r.Line+1, len(g.lines))
-		case r.Line >= len(c.Lines) || !q.LineGrades(c.Lines[r.Line], r.Spec):
+		case !lineMayGrade(c, q, r):
 			why = editedWhy(q, c.Lines, r)
 		case q.Repeat == 0 && len(g.lines[r.Line]) > 0:
 			return nil, &quizError{http.StatusBadRequest, fmt.Sprintf("run_ids: runs %d and %d are both line %d of the cell; give one run per line", g.lines[r.Line][0].ID, r.ID, r.Line+1)}

@@ -619,8 +619,7 @@ func TestRoomPollMeasureRefused(t *testing.T) {
 	c := dial(t, ts, "", nil)
 	c.run("long", longRun)
 	c.until("long", "started")
-	c.run("waits", longRun)
-	c.nextOf("queued") // the queue is now full
+	queueRuns(t, ts, 1) // the queue is now full
 	code := openRoom(t, ts)
 	post(t, ts, "POST", "/api/rooms/"+code+"/polls", `{"quiz":"count"}`)
 	f := dialRoom(t, ts, code)

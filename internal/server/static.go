@@ -136,7 +136,7 @@ func (s *Server) serveWasm(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if gzErr == nil {
-		s.serveGunzipped(w, gz)
+		s.serveGunzipped(w, r, gz)
 		return
 	}
 	http.Error(w, "yaegi.wasm is not built into this binary: run `make wasm` and rebuild", http.StatusNotFound)
@@ -144,10 +144,10 @@ func (s *Server) serveWasm(w http.ResponseWriter, r *http.Request) {
 
 // serveGunzipped streams the gzipped static file p decompressed, as
 // application/wasm.
-func (s *Server) serveGunzipped(w http.ResponseWriter, p string) {
+func (s *Server) serveGunzipped(w http.ResponseWriter, r *http.Request, p string) {
 	f, err := s.cfg.Static.Open(p)
 	if err != nil {
-		http.NotFound(w, nil)
+		http.NotFound(w, r)
 		return
 	}
 	defer f.Close()
