@@ -63,16 +63,16 @@ class Quiz {
   // showPrevious shows what this browser answered or predicted before.
   showPrevious() {
     const prev = progress(lessonSlug()).quizzes[this.id];
+    const p = this.predict ? prediction(this.id) : null;
     if (this.predict) {
       this.el.classList.add('is-predict');
       $('.quiz-source', this.el).replaceChildren('Predict first: the cell ', cellLink(this.cell), ' stays locked until you do, and ',
         this.repeat ? `your next ${this.repeat} runs of it (its repeat button makes them) grade the prediction, against their median.` : 'your next run grades the prediction.');
-      const p = prediction(this.id);
       this.btn.textContent = p ? 'Check' : 'Lock in prediction';
       this.again.hidden = !(p && p.graded);
       if (p && !p.graded) this.say(this.waiting(p));
     }
-    if (prev && !(this.predict && prediction(this.id) && !prediction(this.id).graded)) this.say(...attemptLines(prev, this.choice), this.lastLine(prev));
+    if (prev && !(p && !p.graded)) this.say(...attemptLines(prev, this.choice), this.lastLine(prev));
   }
   lastLine(prev) {
     const how = prev.prediction ? 'predicted' : prev.timing === 'answered after the result' && this.predict ? 'answered after the result' : 'answered';

@@ -56,12 +56,28 @@ export function token(ask) {
 // server's presenter token, when this browser was given one, presents
 // every room. Neither is the instructor token students run cells with.
 const secretKey = (code) => `kvlab:presenter:${code}`;
+const presenterTokenKey = 'kvlab:presenter-token';
+
+// presenterToken is the server's presenter token this browser keeps, or
+// ''; with ask, a browser without one asks for it (prompt names why) and
+// keeps the answer.
+export function presenterToken(ask) {
+  let t = store.get(presenterTokenKey) || '';
+  if (!t && ask) {
+    t = (window.prompt(ask) || '').trim();
+    if (t) store.set(presenterTokenKey, t);
+  }
+  return t;
+}
+
+// forgetPresenterToken drops a presenter token the server refused.
+export function forgetPresenterToken() { store.del(presenterTokenKey); }
 
 // presenterSecret is what this browser presents room code with: the
 // room's secret, else the presenter token, else ''; with ask, a browser
 // that has neither asks for it (a second device).
 export function presenterSecret(code, ask) {
-  let s = store.get(secretKey(code)) || store.get('kvlab:presenter-token') || '';
+  let s = store.get(secretKey(code)) || presenterToken() || '';
   if (!s && ask) {
     s = (window.prompt(`To present room ${code} from this browser, enter its presenter secret (the presenter's page shows it under "Second device"), or the server's presenter token.`) || '').trim();
     if (s) store.set(secretKey(code), s);

@@ -84,6 +84,7 @@ type Archive struct {
 	Target     Target
 	Path       string // the archive file
 	BinarySize int64  // bytes of the binary inside
+	Size       int64  // bytes of the archive
 	SHA256     string
 }
 
@@ -116,7 +117,7 @@ func Build(ctx context.Context, o Options) ([]Archive, error) {
 			return nil, err
 		}
 		if o.Log != nil {
-			fmt.Fprintf(o.Log, "%-15s binary %5.1f MB  %s\n", t, float64(a.BinarySize)/1e6, filepath.Base(a.Path))
+			fmt.Fprintf(o.Log, "%-15s binary %5.1f MB  archive %5.1f MB  %s\n", t, float64(a.BinarySize)/1e6, float64(a.Size)/1e6, filepath.Base(a.Path))
 		}
 		out = append(out, a)
 	}
@@ -164,6 +165,9 @@ func buildOne(ctx context.Context, o Options, t Target) (Archive, error) {
 	}
 	if err != nil {
 		return Archive{}, fmt.Errorf("dist: packing %s: %w", t, err)
+	}
+	if info, err := os.Stat(a.Path); err == nil {
+		a.Size = info.Size()
 	}
 	a.SHA256, err = fileSHA256(a.Path)
 	return a, err

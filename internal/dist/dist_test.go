@@ -64,6 +64,9 @@ func TestArchiveServesALesson(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if int64(len(data)) != a.Size {
+		t.Errorf("archive is %d bytes, Build reported %d", len(data), a.Size)
+	}
 	sum := sha256.Sum256(data)
 	if want := hex.EncodeToString(sum[:]) + "  " + name + ".tar.gz\n"; string(sums) != want {
 		t.Errorf("SHA256SUMS: got %q, want %q", sums, want)

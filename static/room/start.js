@@ -6,14 +6,14 @@
 // /api/rooms), keeps the room's presenter secret in this browser and
 // opens the presenter's view.
 
-import { h, store } from '../dom.js';
-import { keepPresenterSecret } from '../session.js';
+import { h } from '../dom.js';
+import { keepPresenterSecret, presenterToken, forgetPresenterToken } from '../session.js';
 import { request, onThisMachine } from './api.js';
 
 export function addStart() {
   const toc = document.querySelector('nav.toc');
   const asked = location.hash === '#present';
-  if (!toc || !(onThisMachine() || store.get('kvlab:presenter-token') || asked)) return;
+  if (!toc || !(onThisMachine() || presenterToken() || asked)) return;
   const msg = h('span', { class: 'start-room-msg', role: 'status' });
   const btn = h('button', { type: 'button', class: 'linkish start-room' }, 'Present this lesson to a room');
   btn.addEventListener('click', async () => {
@@ -21,17 +21,13 @@ export function addStart() {
     msg.textContent = ' starting…';
     try {
       const body = { lesson: document.body.dataset.lesson };
-      let pt = store.get('kvlab:presenter-token') || '';
-      if (!pt && !onThisMachine()) {
-        pt = (window.prompt('Starting a room from another machine needs the server\'s presenter token (not the token students run cells with).') || '').trim();
-        if (pt) store.set('kvlab:presenter-token', pt);
-      }
+      const pt = presenterToken(!onThisMachine() && 'Starting a room from another machine needs the server\'s presenter token (not the token students run cells with).');
       if (pt) body.presenter = pt;
       const room = await request('POST', '/api/rooms', body);
       keepPresenterSecret(room.code, room.presenter_secret);
       location.href = room.presenter_url;
     } catch (err) {
-      if (err.status === 403) store.del('kvlab:presenter-token');
+      if (err.status === 403) forgetPresenterToken();
       msg.textContent = ` ${err.message}`;
       btn.disabled = false;
     }
