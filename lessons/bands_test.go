@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"kvlab/harness"
 	"kvlab/internal/lesson"
 	"kvlab/internal/quiz"
 	"kvlab/internal/server"
@@ -113,13 +114,16 @@ func bandOf(l *lesson.Lesson, q *quiz.Quiz, runs [][]any) (bandRow, error) {
 	if q.Repeat > 0 {
 		row.tol += fmt.Sprintf(", repeat %d", q.Repeat)
 		row.note = fmt.Sprintf("graded on %d runs at a time, against their median", q.Repeat)
-		var groups [][][]any
+		// Each group of q.Repeat runs is graded against every group's
+		// median answer (row.values holds each run's answer, in order).
+		var groups []int // each group's first run
 		for i := 0; i+q.Repeat <= len(runs); i += q.Repeat {
-			groups = append(groups, runs[i:i+q.Repeat])
+			groups = append(groups, i)
 		}
 		for _, g := range groups {
 			for _, other := range groups {
-				fb, err := quiz.CheckRepeated(q, g, medianAnswer(q, other))
+				answer := quiz.FormatNumber(harness.Median(row.values[other : other+q.Repeat]))
+				fb, err := quiz.CheckRepeated(q, runs[g:g+q.Repeat], answer)
 				if err != nil {
 					return row, err
 				}
@@ -142,18 +146,6 @@ func bandOf(l *lesson.Lesson, q *quiz.Quiz, runs [][]any) (bandRow, error) {
 		}
 	}
 	return row, nil
-}
-
-// medianAnswer is the median of q's answers on runs, as typed.
-func medianAnswer(q *quiz.Quiz, runs [][]any) string {
-	var vs []float64
-	for _, rs := range runs {
-		if v, err := q.Answer.Eval(rs); err == nil {
-			vs = append(vs, v.Num)
-		}
-	}
-	slices.Sort(vs)
-	return quiz.FormatNumber(vs[len(vs)/2])
 }
 
 func fmtValues(vs []float64) string {
