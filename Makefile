@@ -66,8 +66,11 @@ lint:
 	GOOS=windows GOARCH=amd64 $(GO) vet ./...
 	GOOS=windows GOARCH=amd64 $(GO) build -o /dev/null ./labserver
 
+# The lessons' claims are timings on this machine's disk: their package
+# runs after the others, alone, so a browser test is not what it measures.
 test: wasm lint
-	$(GO) test -count=1 -timeout 40m ./...
+	$(GO) test -count=1 -timeout 40m $$($(GO) list ./... | grep -v '/lessons$$')
+	$(GO) test -count=1 -timeout 40m ./lessons/
 
 e2e: wasm
 	$(GO) test -count=1 -run 'Browser' ./e2e/ -args -docs=$(CURDIR)/docs
