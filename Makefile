@@ -74,8 +74,9 @@ test: wasm lint
 
 e2e: wasm
 	$(GO) test -count=1 -run 'Browser' ./e2e/ -args -docs=$(CURDIR)/docs
-	$(GO) test -count=1 -run 'Browser' $$($(GO) list ./... | grep -v /e2e$$)
-	@echo "screenshots for the README saved in docs/ (screenshot.png, screenshot-dark.png)"
+	@shots=$$(mktemp -d) && KVLAB_SCREENSHOTS=$$shots $(GO) test -count=1 -run 'Browser' $$($(GO) list ./... | grep -v /e2e$$) && \
+		cp $$shots/room-presenter-poll.png docs/presenter-poll.png && rm -r $$shots
+	@echo "screenshots for the README saved in docs/ (screenshot.png, screenshot-dark.png, presenter-poll.png)"
 
 bench: build
 	@mkdir -p bench-results
