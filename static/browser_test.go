@@ -65,6 +65,15 @@ func TestBrowserResults(t *testing.T) {
 		}
 	}
 
+	// Its fdatasyncs are split by cause when not all are commits.
+	fsyncs, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('.result-bench .conditions.fsyncs')?.textContent ?? ''`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "(2 timed: 1 commit, 1 zero-fill, under the write lock)"; !strings.Contains(fsyncs, want) {
+		t.Errorf("fdatasync note: got %q, want it to contain %q", fsyncs, want)
+	}
+
 	// The bench's device_io is in its conditions.
 	device, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('.result-bench .conditions.device')?.textContent ?? ''`))
 	if err != nil {

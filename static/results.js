@@ -175,7 +175,21 @@ function deviceText(d) {
 
 function fsyncText(b) {
   const path = b.model && b.model.measured_p99_path ? `; put p99 on the ${b.model.measured_p99_path} path (threshold ${fmtNs(b.model.p99_threshold_ns)})` : '';
-  return `p50 ${fmtNs(b.fsync_p50_ns)}, p99 ${fmtNs(b.fsync_p99_ns)}, max ${fmtNs(b.fsync_max_ns)}, mean ${fmtNs(b.fsync_mean_ns)} (${fmtInt(b.fsync_samples)} timed)${path}`;
+  return `p50 ${fmtNs(b.fsync_p50_ns)}, p99 ${fmtNs(b.fsync_p99_ns)}, max ${fmtNs(b.fsync_max_ns)}, mean ${fmtNs(b.fsync_mean_ns)} (${fmtInt(b.fsync_samples)} timed${causeText(b.fsyncs_by_cause)})${path}`;
+}
+
+// FSYNC_CAUSES names the fsyncs_by_cause keys, in the CLI table's order
+// (harness/report.go, fsyncCauses).
+const FSYNC_CAUSES = [['commit', 'commit'], ['seal', 'segment seal'], ['prealloc', 'zero-fill, under the write lock'], ['compaction', 'compaction'], ['hint', 'hint file'], ['open', 'open']];
+
+// causeText is ": 5 commit, 2 zero-fill…" when a store splits its
+// fdatasyncs by cause and not all of them are the policy's own commits;
+// otherwise nothing.
+function causeText(by) {
+  if (!by) return '';
+  const parts = FSYNC_CAUSES.filter(([k]) => by[k] > 0).map(([k, name]) => `${fmtInt(by[k])} ${name}`);
+  const total = FSYNC_CAUSES.reduce((n, [k]) => n + (by[k] || 0), 0);
+  return total === (by.commit || 0) ? '' : `: ${parts.join(', ')}`;
 }
 
 // benchCharts draws the charts the results support: spectrum and
