@@ -140,6 +140,10 @@ function benchNotes(benches) {
   // what a slow Put waits for; the mean can be dragged by one flush.
   const synced = benches.filter((x) => x.b.fsync_samples > 0);
   if (synced.length) note('conditions fsyncs', 'fdatasync: ', synced.map((x) => `${label(x)} ${fsyncText(x.b)}`).join(' · '));
+  // -cache cold: what was evicted before the clock started, and what
+  // stayed (cache in the JSON).
+  const cold = benches.filter((x) => x.b.cache);
+  if (cold.length) note('conditions cache', 'Page cache: ', cold.map((x) => `${label(x)} ${cacheText(x.b.cache)}`).join(' · '));
   // The disk's own counters (device_io): what reached the device, or
   // why nothing could be read.
   const dev = benches.filter((x) => x.b.device_io);
@@ -166,11 +170,18 @@ function benchNotes(benches) {
   return notes;
 }
 
+function cacheText(c) {
+  if (c.unavailable) return `NOT cold (${c.unavailable})`;
+  const res = c.resident_after == null ? '' : `; ${(c.resident_after * 100).toFixed(1)}% of their pages still resident`;
+  return `cold: ${fmtInt(c.files)} files, ${fmtBytes(c.bytes)} evicted after the warmup${res}${c.note ? `; ${c.note}` : ''}`;
+}
+
 function deviceText(d) {
   if (d.unavailable) return `no counters (${d.unavailable})`;
   const per = (v, what) => (v == null ? '' : ` (${+v.toPrecision(3)} ${what})`);
   const flushes = d.flush_requests == null ? `; ${d.flush_missing}` : `, ${fmtInt(d.flush_requests)} flushes${per(d.flushes_per_op, 'per op')}`;
-  return `${d.device}: ${fmtInt(d.write_requests)} writes${per(d.write_requests_per_op, 'per op')}, ${fmtBytes(d.write_bytes)}${per(d.device_bytes_per_logical_byte, 'per logical byte')}${flushes}; whole-device counts`;
+  const reads = d.read_requests > 0 ? `, ${fmtInt(d.read_requests)} reads (${fmtBytes(d.read_bytes)})` : '';
+  return `${d.device}: ${fmtInt(d.write_requests)} writes${per(d.write_requests_per_op, 'per op')}, ${fmtBytes(d.write_bytes)}${per(d.device_bytes_per_logical_byte, 'per logical byte')}${reads}${flushes}; whole-device counts`;
 }
 
 function fsyncText(b) {
