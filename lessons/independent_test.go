@@ -23,6 +23,7 @@ import (
 type lat struct {
 	MeanNs float64 `json:"mean_ns"`
 	P50Ns  float64 `json:"p50_ns"`
+	P95Ns  float64 `json:"p95_ns"`
 	P99Ns  float64 `json:"p99_ns"`
 	MaxNs  float64 `json:"max_ns"`
 }
@@ -176,6 +177,8 @@ var independent = map[string]func(ls lines) float64{
 	"power-none-vs-batch":   func(ls lines) float64 { return ls.r(2).LostAcked / max(ls.r(1).LostAcked, 1) },
 	"headline-ratio":        func(ls lines) float64 { return ls.r(0).OpsPerSec / max(ls.r(1).OpsPerSec, 1) },
 	"dist-ratio":            func(ls lines) float64 { return ls.r(0).Latency["get"].P50Ns / max(ls.r(1).Latency["get"].P50Ns, 1) },
+	"cold-p50":              func(ls lines) float64 { return ls.r(1).Latency["get"].P50Ns / max(ls.r(0).Latency["get"].P50Ns, 1) },
+	"cold-p95":              func(ls lines) float64 { return ls.r(1).Latency["get"].P95Ns / max(ls.r(0).Latency["get"].P95Ns, 1) },
 	"flush-share-of-budget": func(ls lines) float64 { return 1e9 / max(ls.r(0).WriteFdatasync.MeanNs, 1) },
 	"steady-drift":          func(ls lines) float64 { return drift(ls.r(0)) },
 	"background-drift":      func(ls lines) float64 { return drift(ls.r(0)) },
