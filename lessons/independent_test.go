@@ -142,7 +142,6 @@ var independent = map[string]func(ls lines) float64{
 	"harness-floor":    func(ls lines) float64 { return ls.r(1).put().P50Ns / max(ls.r(0).put().P50Ns, 1) },
 	"keygen-inflation": func(ls lines) float64 { return ls.r(1).put().P50Ns / max(ls.r(0).put().P50Ns, 1) },
 	"harness-ceiling":  func(ls lines) float64 { return ls.r(1).OpsPerSec / max(ls[0].at(2).OpsPerSec, 1) },
-	"samples-vs-wall":  func(ls lines) float64 { return ls.r(0).OpsPerSec / max(ls.r(1).OpsPerSec, 1) },
 	"cold-max":         func(ls lines) float64 { return ls.r(1).put().MaxNs / max(ls.r(0).put().MaxNs, 1) },
 	"unsorted-p99":     func(ls lines) float64 { return ls.r(1).put().P99Ns / max(ls.r(0).put().P99Ns, 1) },
 	"flush-vs-write":   func(ls lines) float64 { return ls.r(0).WriteFdatasync.MeanNs / max(ls.r(0).Write.MeanNs, 1) },
