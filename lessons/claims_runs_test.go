@@ -4,7 +4,10 @@ package lessons_test
 // figures show, checked on the cells' results.
 
 import (
+	"fmt"
+	"math"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -61,5 +64,40 @@ func TestSampleSumJudgedInsideOneRun(t *testing.T) {
 	t.Logf("inside the dishonest run: wall-clock ops/s ÷ sample-sum ops/s = %.3f", x)
 	if !inRange(x) {
 		t.Errorf("wallclock: inside the dishonest run, wall-clock ops/s is %.2f× the sample-sum ops/s (median of 3 runs); the lesson says almost exactly the thread count, %d", x, threads)
+	}
+}
+
+// Lesson 6's linear-wrong extrapolates to the end of the sweep: at 16
+// threads this 2-core VM's curve can still be near-linear, and the quiz's
+// answer there moved 0.97-2.52 from run to run. Group commit does at best
+// n Puts per T_fsync + n·T_write, so n × the 1-thread rate over-predicts
+// by (T_fsync + n·T_write) ÷ (T_fsync + T_write), more the more writers:
+// the sweep's largest thread count is where the bend shows. (How wide the
+// answer moves from run to run is TestQuizBands' to judge, in make bench.)
+func TestLinearExtrapolationAtTheEndOfTheSweep(t *testing.T) {
+	l, c := cellByID(t, "06-", "curve")
+	m := regexp.MustCompile(`-threads ([\d,]+)`).FindStringSubmatch(c.Lines[0])
+	if m == nil {
+		t.Fatalf("curve: no -threads list in %q", c.Lines[0])
+	}
+	var threads []float64
+	for _, f := range strings.Split(m[1], ",") {
+		n, _ := strconv.Atoi(f)
+		threads = append(threads, float64(n))
+	}
+	last := len(threads) - 1
+	// The quiz's answer on a made-up sweep: the largest thread count times
+	// the 1-thread rate over the largest thread count's rate.
+	var sweep []any
+	for i, n := range threads {
+		sweep = append(sweep, synthetic("threads", n, "ops_per_sec", 1000*(1+float64(i*i))))
+	}
+	q := quizByID(t, l, "linear-wrong")
+	want := threads[last] / (1 + float64(last*last))
+	if got := answer(t, q, []any{sweep}); math.Abs(got-want) > 1e-9*want {
+		t.Errorf("linear-wrong answers %v on a made-up sweep, want %v × the 1-thread rate over the %v-thread rate = %v", got, threads[last], threads[last], want)
+	}
+	if !strings.Contains(q.Question, fmt.Sprintf("%.0f × your 1-thread ops/s", threads[last])) {
+		t.Errorf("linear-wrong's question does not extrapolate to the sweep's largest thread count, %v: %q", threads[last], q.Question)
 	}
 }

@@ -162,7 +162,7 @@ var independent = map[string]func(ls lines) float64{
 	"loss-window":      func(ls lines) float64 { return ls.r(0).OpsPerSec * (0.010 + ls.r(0).FsyncMeanNs/1e9) },
 	"miss-probe":       func(ls lines) float64 { return ls.r(1).OpsPerSec / max(ls.r(0).PredictedOpsPerSec, 1) },
 	"miss-run":         func(ls lines) float64 { return ls.r(1).OpsPerSec / max(ls.r(1).Model.PredictedOpsPerSec, 1) },
-	"linear-wrong":     func(ls lines) float64 { return 16 * ls[0].at(0).OpsPerSec / max(ls[0].at(4).OpsPerSec, 1) },
+	"linear-wrong":     func(ls lines) float64 { return 32 * ls[0].at(0).OpsPerSec / max(ls[0].at(5).OpsPerSec, 1) },
 	"flushes-per-sec":  func(ls lines) float64 { return ls[0].at(4).Fsyncs / max(ls[0].at(4).WallSeconds, 0.001) },
 	"always-16":        func(ls lines) float64 { return ls[0].at(2).OpsPerSec },
 	"littles-latency":  func(ls lines) float64 { return 8e6 / max(ls[0].at(3).OpsPerSec, 1) },
