@@ -5,10 +5,13 @@ package lessons_test
 // that source, exercise or quiz. None of these runs a cell.
 
 import (
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+
+	"golang.org/x/perf/benchmath"
 
 	"kvlab/harness/calc"
 	"kvlab/wasm/grader"
@@ -204,5 +207,50 @@ func TestCommitDelayDefault(t *testing.T) {
 	}
 	if near := body[i:min(len(body), i+300)]; !strings.Contains(near, "default is 0") {
 		t.Errorf("lesson 6 names commit_delay without its default, 0: %q", near)
+	}
+}
+
+// Lesson 9 teaches sample size for the U test benchstat and compare use:
+// with 3 runs a side the smallest two-sided p is 0.10, so no change can
+// be significant at 0.05, and the fewest runs that can be is 4 a side
+// (the text it replaced called three repeats "the usual minimum"). The
+// p-values the lesson quotes are benchmath's own.
+func TestChapter9TeachesSampleSize(t *testing.T) {
+	body := flat(string(lessonByPrefix(t, "09-").Body))
+	if strings.Contains(body, "Three repeats is the usual minimum") {
+		t.Errorf("lesson 9 still calls three repeats the usual minimum")
+	}
+	th := benchmath.DefaultThresholds
+	th.CompareAlpha = 0.05
+	// p of n runs a side, apart, or with the closest pair swapped.
+	p := func(n int, swapped bool) float64 {
+		a, b := make([]float64, n), make([]float64, n)
+		for i := range n {
+			a[i], b[i] = float64(i), float64(n+i)
+		}
+		if swapped {
+			a[n-1], b[0] = b[0], a[n-1]
+		}
+		return benchmath.AssumeNothing.Compare(benchmath.NewSample(a, &th), benchmath.NewSample(b, &th)).P
+	}
+	fewest := 0
+	for n := 2; n <= 10 && fewest == 0; n++ {
+		if p(n, false) <= th.CompareAlpha {
+			fewest = n
+		}
+	}
+	words := []string{"", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"}
+	for _, want := range []string{
+		fmt.Sprintf("p = %.2f at best", p(3, false)),
+		fmt.Sprintf("at least %s a side", words[fewest]),
+		fmt.Sprintf("p = %.3f at best", p(4, false)),
+		fmt.Sprintf("p is %.3f", p(4, true)),
+		fmt.Sprintf("(%.3f)", p(5, true)),
+		fmt.Sprintf("(%.4f)", p(6, true)),
+		"too few runs",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("lesson 9 does not say %q", want)
+		}
 	}
 }
