@@ -10,6 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"kvlab/engine"
+	"kvlab/harness/calc"
 )
 
 // Lesson 8's headline-ratio divides the in-memory reads' ops/s by the
@@ -99,5 +102,34 @@ func TestLinearExtrapolationAtTheEndOfTheSweep(t *testing.T) {
 	}
 	if !strings.Contains(q.Question, fmt.Sprintf("%.0f × your 1-thread ops/s", threads[last])) {
 		t.Errorf("linear-wrong's question does not extrapolate to the sweep's largest thread count, %v: %q", threads[last], q.Question)
+	}
+}
+
+// Lesson 2's kv-tail: under none a Put copies its record into the
+// engine's 64 KiB write buffer, and the Puts that find it full hand 64 KiB
+// to write(2). The lesson says they are about a dozen in 5,000: more than
+// the samples above p99.9, fewer than those above p99. (The text it
+// replaced said the tail came from the page cache taking a lock while it
+// writes back.)
+func TestKVTailIsTheBufferHandOffs(t *testing.T) {
+	q := quizByID(t, lessonByPrefix(t, "02-"), "kv-tail")
+	if strings.Contains(q.Explain, "page cache taking a lock") {
+		t.Errorf("kv-tail still blames the page cache's lock: %q", q.Explain)
+	}
+	for _, want := range []string{"64 KiB write buffer", "write(2)", "p99.9 and the max"} {
+		if !strings.Contains(q.Explain, want) {
+			t.Errorf("kv-tail's explain does not say %q", want)
+		}
+	}
+	kv := cellResults(t, "02-", "spectrum")[1]
+	n := num(t, kv, "latency.put.count")
+	handOffs := math.Floor(num(t, kv, "bytes_written") / float64(engine.DefaultWriteBuffer))
+	above := func(p float64) float64 { return n - float64(calc.Rank(p, int64(n))) }
+	t.Logf("%v Puts, %v bytes written: %v hand-offs of %d bytes; %v samples above p99.9, %v above p99", n, num(t, kv, "bytes_written"), handOffs, engine.DefaultWriteBuffer, above(99.9), above(99))
+	if handOffs <= above(99.9) || handOffs >= above(99) {
+		t.Errorf("spectrum kv line: %v buffer hand-offs in %v Puts; the lesson says more than the %v samples above p99.9 and fewer than the %v above p99", handOffs, n, above(99.9), above(99))
+	}
+	if strings.Contains(q.Explain, "5,000 Puts") && n != 5000 {
+		t.Errorf("kv-tail's explain counts 5,000 Puts; the cell measured %v", n)
 	}
 }
