@@ -133,3 +133,50 @@ func TestKVTailIsTheBufferHandOffs(t *testing.T) {
 		t.Errorf("kv-tail's explain counts 5,000 Puts; the cell measured %v", n)
 	}
 }
+
+// Lessons 5 and 6 say what periodic:D keeps off the write path and what
+// it does not: the timer's fdatasync runs outside the write lock, which it
+// takes only to hand the buffer to write(2); periodic does not zero-fill
+// ahead, so no zero-fill fdatasync runs under the lock; a segment seal's
+// still does. (The texts they replaced said the lock was held "only to
+// note what the flush will cover" and that periodic:1s takes the flush
+// off the write path "entirely".)
+func TestPeriodicWritePathAsTheEngineDoesIt(t *testing.T) {
+	sec := flat(section(t, lessonByPrefix(t, "05-"), "periodic: a timer instead of a count"))
+	if strings.Contains(sec, "held only to note what the flush will cover") {
+		t.Errorf("lesson 5 still says the timer holds the write lock only to note what the flush will cover")
+	}
+	for _, want := range []string{"one write(2)", "does not zero-fill ahead", "sealing a full segment"} {
+		if !strings.Contains(sec, want) {
+			t.Errorf("lesson 5's periodic section does not say %q", want)
+		}
+	}
+	q := quizByID(t, lessonByPrefix(t, "06-"), "everysec-gain")
+	if strings.Contains(q.Explain, "entirely") {
+		t.Errorf("lesson 6's everysec-gain still says periodic:1s takes the flush off the write path entirely")
+	}
+	if !strings.Contains(q.Explain, "seal") {
+		t.Errorf("lesson 6's everysec-gain does not say a segment seal still flushes under the lock")
+	}
+	// The counts, on the runs themselves: no zero-fill fdatasync under
+	// periodic, and no more commit fdatasyncs than timer ticks.
+	for _, c := range []struct {
+		prefix, cell string
+		line         int
+		tick         float64 // seconds
+	}{{"05-", "periodic", 0, 0.010}, {"05-", "periodic", 1, 0.010}, {"06-", "knobs", 1, 1}} {
+		r := cellResults(t, c.prefix, c.cell)[c.line]
+		by, ok := r.(map[string]any)["fsyncs_by_cause"].(map[string]any)
+		if !ok {
+			t.Fatalf("%s%s line %d: no fsyncs_by_cause", c.prefix, c.cell, c.line)
+		}
+		if n, _ := by["prealloc"].(float64); n != 0 {
+			t.Errorf("%s%s line %d: %v zero-fill fdatasyncs under periodic; the lessons say none", c.prefix, c.cell, c.line, n)
+		}
+		commits, _ := by["commit"].(float64)
+		if most := num(t, r, "wall_seconds")/c.tick + 2; commits > most {
+			t.Errorf("%s%s line %d: %v commit fdatasyncs in %.2f s, more than one per tick", c.prefix, c.cell, c.line, commits, num(t, r, "wall_seconds"))
+		}
+		t.Logf("%s%s line %d: fdatasyncs by cause %v in %.2f s", c.prefix, c.cell, c.line, by, num(t, r, "wall_seconds"))
+	}
+}
