@@ -219,3 +219,48 @@ func TestKillAndPowerLossesExplained(t *testing.T) {
 		}
 	}
 }
+
+// Lessons 10 and 5: an open-loop run's corrected latency counts the
+// generator's own lateness (pacer_lag) as well as any queue, so at low
+// utilization the gap between corrected and uncorrected is the pacer lag,
+// not the store; and the open-loop periodic line's model judges its p99
+// path from the uncorrected latency. (The texts they replaced said the
+// corrected figures stay near the uncorrected ones well below utilization
+// 1, and named only the wait for the generator's thread.)
+func TestCorrectedLatencyCountsThePacerLag(t *testing.T) {
+	l10 := lessonByPrefix(t, "10-")
+	under := flat(section(t, l10, "Under capacity, with stalls"))
+	for _, want := range []string{"plus the generator's own lateness, `pacer_lag`", "charges them the generator's lateness (`pacer_lag`)", "they need not agree"} {
+		if !strings.Contains(under, want) {
+			t.Errorf("lesson 10's under-capacity section does not say %q", want)
+		}
+	}
+	if q := quizByID(t, l10, "gentle-utilization"); !strings.Contains(q.Explain, "pacer_lag") {
+		t.Errorf("gentle-utilization's explain says the corrected p50 stays near the uncorrected one without the pacer lag")
+	}
+	if q := quizByID(t, l10, "gentle-correction"); !strings.Contains(q.Show, "$0.pacer_lag.p99_ns") {
+		t.Errorf("gentle-correction's show line does not print the pacer lag beside the corrected p99")
+	}
+	per := flat(section(t, lessonByPrefix(t, "05-"), "periodic: a timer instead of a count"))
+	for _, want := range []string{"judges its path from that uncorrected latency", "`pacer_lag`"} {
+		if !strings.Contains(per, want) {
+			t.Errorf("lesson 5's periodic section does not say %q", want)
+		}
+	}
+	// Each unit's corrected latency is its uncorrected one plus its wait
+	// to start, and that wait is at least its pacer lag: the means add.
+	g := cellResults(t, "10-", "gentle")[0]
+	gap := num(t, g, "latency.put.mean_ns") - num(t, g, "latency_uncorrected.put.mean_ns")
+	lag := num(t, g, "pacer_lag.mean_ns")
+	t.Logf("gentle at utilization %.2f: corrected − uncorrected mean %.0f ns, pacer lag mean %.0f ns", num(t, g, "utilization"), gap, lag)
+	if gap < lag*0.999-1 {
+		t.Errorf("gentle: corrected mean exceeds uncorrected by %.0f ns, less than the mean pacer lag %.0f ns it includes", gap, lag)
+	}
+	// The open-loop periodic line's model: its threshold is the geometric
+	// mean of the uncorrected p50 and the run's median fdatasync.
+	o := cellResults(t, "05-", "periodic")[1]
+	want := math.Sqrt(num(t, o, "latency_uncorrected.put.p50_ns") * num(t, o, "fsync_p50_ns"))
+	if got := num(t, o, "model.p99_threshold_ns"); math.Abs(got-want) > 1e-6*want+1 {
+		t.Errorf("periodic open-loop line: model threshold %v ns, want sqrt(uncorrected p50 × median fdatasync) = %v ns", got, want)
+	}
+}
