@@ -264,3 +264,45 @@ func TestCorrectedLatencyCountsThePacerLag(t *testing.T) {
 		t.Errorf("periodic open-loop line: model threshold %v ns, want sqrt(uncorrected p50 × median fdatasync) = %v ns", got, want)
 	}
 }
+
+// Lesson 4, "Larger records": under always the engine zero-fills ahead
+// and fdatasyncs the zeros, so the disk writes every record byte twice,
+// and those flushes are not in fsyncs. The MB/s plateau is the records';
+// the device's own counters show about twice that. (The text it replaced
+// called the records' plateau the disk's bandwidth for durable writes.)
+func TestLargeRecordsAreWrittenTwice(t *testing.T) {
+	l := lessonByPrefix(t, "04-")
+	sec := flat(section(t, l, "Larger records"))
+	for _, want := range []string{"every byte of a record reaches the disk twice", "`fsyncs_by_cause`", "`device_io`", "about twice the column"} {
+		if !strings.Contains(sec, want) {
+			t.Errorf("lesson 4's Larger records does not say %q", want)
+		}
+	}
+	if strings.Contains(sec, "that is this disk's bandwidth for durable writes") {
+		t.Errorf("lesson 4 still calls the records' MB/s plateau the disk's bandwidth")
+	}
+	big := cellResults(t, "04-", "value-size")[2]
+	by, _ := big.(map[string]any)["fsyncs_by_cause"].(map[string]any)
+	pre, _ := by["prealloc"].(float64)
+	commit, _ := by["commit"].(float64)
+	seal, _ := by["seal"].(float64)
+	if pre < 1 {
+		t.Errorf("value-size 64 KiB line: %v zero-fill fdatasyncs; 64 MiB of records under always cross dozens of 1 MiB zero-filled chunks", pre)
+	}
+	if f := num(t, big, "fsyncs"); f != commit+seal {
+		t.Errorf("value-size 64 KiB line: fsyncs %v, want commit %v + seal %v: the zero-fill flushes are not in it", f, commit, seal)
+	}
+	dev, _ := big.(map[string]any)["device_io"].(map[string]any)
+	if why, _ := dev["unavailable"].(string); dev == nil || why != "" {
+		t.Logf("no device counters here (%q): the bytes-twice check needs them", why)
+		return
+	}
+	// Zeros, then the records over them, both flushed: at least twice the
+	// logical bytes but for the first chunk, zero-filled before the clock
+	// started. Other writers on the device only add to it.
+	x := num(t, big, "device_io.device_bytes_per_logical_byte")
+	t.Logf("64 KiB line: %v zero-fill fdatasyncs, %.2f device bytes per logical byte", pre, x)
+	if x < 1.8 {
+		t.Errorf("value-size 64 KiB line: the device wrote %.2f bytes per logical byte; zeros then records is about 2", x)
+	}
+}
