@@ -713,13 +713,18 @@ func TestWhatToLookFor(t *testing.T) {
 			t.Errorf("lesson 4 policies line %d: p50 %v ns is not far below an fdatasync (%v ns)", i+1, p50, fs)
 		}
 	}
-	eng := cellResults(t, "04-", "engines")[0].([]any)
-	lo, hi := math.Inf(1), 0.0
-	for _, r := range eng {
-		lo, hi = math.Min(lo, ops(r)), math.Max(hi, ops(r))
+	// The engines' spread, as the median of three runs if the first is
+	// wide: bbolt's two appending flushes per Put slow down most when
+	// the disk is busy.
+	spread := func(rs []any) []float64 {
+		lo, hi := math.Inf(1), 0.0
+		for _, r := range rs[0].([]any) {
+			lo, hi = math.Min(lo, ops(r)), math.Max(hi, ops(r))
+		}
+		return []float64{hi / lo}
 	}
-	if hi > 10*lo {
-		t.Errorf("lesson 4 engines: fastest %.0f ops/s is %.1fx the slowest; the lesson says within a small factor", hi, hi/lo)
+	if x := medianOfRuns(t, "04-", "engines", spread, func(x float64) bool { return x <= 10 })[0]; x > 10 {
+		t.Errorf("lesson 4 engines: fastest is %.1fx the slowest (median of 3 runs); the lesson says within a small factor", x)
 	}
 	// Lesson 5: about one fdatasync per 10 ms, never more.
 	per := cellResults(t, "05-", "periodic")[0]
