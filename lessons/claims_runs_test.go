@@ -340,3 +340,30 @@ func TestWarmupShownByTheStart(t *testing.T) {
 		t.Errorf("warmup cell: without warmup the first ten Puts' median is only %.1f× the tenth block's; the lesson says several times", x)
 	}
 }
+
+// Lesson 4's methods cell: every way of making a 128-byte overwrite
+// durable is a round trip to the device, at least ten times a plain
+// write(2) into the page cache (one or two orders of magnitude, the
+// lesson says), whatever the method. Rows 1, 3, 5 and 7 are the four
+// methods' overwrites at 128 B, which the cheapest-sync quiz reads.
+func TestSyncMethodsAreRoundTrips(t *testing.T) {
+	r := cellResults(t, "04-", "methods")[0]
+	write := num(t, r, "write.p50_ns")
+	names := []string{"write+fdatasync", "write+fsync", "O_DSYNC write", "O_DIRECT|O_DSYNC write"}
+	rows, _ := r.(map[string]any)["methods"].([]any)
+	for i, name := range names {
+		row, _ := rows[2*i+1].(map[string]any)
+		if row["method"] != name || row["placement"] != "overwrite" {
+			t.Fatalf("methods row %d is %v %v; cheapest-sync reads it as %s overwrite", 2*i+1, row["method"], row["placement"], name)
+		}
+		if row["refused"] != nil {
+			t.Logf("%s refused here: %v", name, row["refused"])
+			continue
+		}
+		p50 := num(t, row, "p50_ns")
+		t.Logf("%s overwrite %v B: p50 %v ns, %.0f× a plain write's %v ns", name, row["write_size"], p50, p50/write, write)
+		if p50 < 10*write {
+			t.Errorf("%s: a 128-byte overwrite made durable in %v ns, less than ten plain writes (%v ns each): no round trip to a device", name, p50, write)
+		}
+	}
+}
