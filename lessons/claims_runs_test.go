@@ -367,3 +367,39 @@ func TestSyncMethodsAreRoundTrips(t *testing.T) {
 		}
 	}
 }
+
+// Lesson 10's floor: against the null engine, the open loop's corrected
+// latency is the generator's lateness and nothing else. Per unit, the
+// corrected latency counts from the intended start and the pacer lag only
+// from when the generator could have started the unit, so each unit's
+// corrected latency is at least its lag (and the order statistics
+// follow); the null engine's own call is a fraction of a microsecond, so
+// what stands above it is the instrument's.
+func TestGeneratorFloor(t *testing.T) {
+	sec := flat(section(t, lessonByPrefix(t, "10-"), "The instrument's floor"))
+	for _, want := range []string{"`null` engine", "`pacer_lag`", "`delay_p99_ns`", "floor"} {
+		if !strings.Contains(sec, want) {
+			t.Errorf("lesson 10's floor section does not say %q", want)
+		}
+	}
+	r := cellResults(t, "10-", "floor")[0]
+	for _, p := range []string{"p50_ns", "p99_ns", "max_ns"} {
+		if c, l := num(t, r, "latency.put."+p), num(t, r, "pacer_lag."+p); c < l {
+			t.Errorf("floor: corrected %s %v ns below the pacer lag's %v ns, which it includes", p, c, l)
+		}
+	}
+	// The generator's delay (its lateness with what carried over) is each
+	// unit's corrected latency less its service time: with a store that
+	// does nothing the two p99s differ by at most the slowest call.
+	c99, d99 := num(t, r, "latency.put.p99_ns"), num(t, r, "pacer_lag.delay_p99_ns")
+	if slowest := num(t, r, "latency_uncorrected.put.max_ns"); math.Abs(c99-d99) > slowest+1 {
+		t.Errorf("floor: corrected p99 %v ns and the generator's delay p99 %v ns differ by more than the slowest null call, %v ns", c99, d99, slowest)
+	}
+	u := num(t, r, "latency_uncorrected.put.p50_ns")
+	load, _ := lookup(r, "load_avg")
+	t.Logf("floor at load average %v: uncorrected p50 %v ns; corrected p50 %v, p99 %v ns; pacer lag p50 %v, p99 %v ns", load, u,
+		num(t, r, "latency.put.p50_ns"), num(t, r, "latency.put.p99_ns"), num(t, r, "pacer_lag.p50_ns"), num(t, r, "pacer_lag.p99_ns"))
+	if u > 10_000 {
+		t.Errorf("floor: the null engine's uncorrected p50 is %v ns; a call that does nothing is far below 10 µs", u)
+	}
+}
