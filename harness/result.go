@@ -245,6 +245,9 @@ func (res *BenchResult) addLatencies(cfg *runConfig, all []*worker) (sumNs float
 		if s.Count == 0 {
 			continue
 		}
+		if len(recs) > 0 {
+			s.Start = startBlocks(recs[0])
+		}
 		res.Latency[k.name] = &s
 		res.Ops += s.Count
 		sumNs += s.MeanNs * float64(s.Count)
