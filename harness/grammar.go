@@ -345,7 +345,7 @@ func workloadFlag() flagDef {
 			}
 			for _, e := range s.Engines {
 				if why, ok := unordered[e]; ok {
-					return fmt.Errorf("-workload %s: engine %s cannot scan keys in order: %s; ordered engines (bbolt, pebble) can", s.Workload, e, why)
+					return fmt.Errorf("-workload %s: engine %s cannot scan keys in order: %s; ordered engines (bbolt, pebble, sqlite) can", s.Workload, e, why)
 				}
 			}
 			return nil

@@ -248,7 +248,7 @@ func scannerFor(cfg *runConfig, store Store) (Scanner, error) {
 	}
 	scanner, ok := store.(Scanner)
 	if !ok {
-		return nil, fmt.Errorf("-workload %s: engine %s cannot scan keys in order; ordered engines (bbolt, pebble) can, while kv's hash index keeps no key order", cfg.workload, cfg.engine)
+		return nil, fmt.Errorf("-workload %s: engine %s cannot scan keys in order; ordered engines (bbolt, pebble, sqlite) can, while kv's hash index keeps no key order", cfg.workload, cfg.engine)
 	}
 	return scanner, nil
 }

@@ -5,4 +5,5 @@ import "kvlab/harness"
 func init() {
 	harness.RegisterEngine("bbolt", OpenBbolt)
 	harness.RegisterEngine("pebble", OpenPebble)
+	harness.RegisterEngine("sqlite", OpenSQLite)
 }
