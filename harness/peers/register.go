@@ -2,8 +2,14 @@ package peers
 
 import "kvlab/harness"
 
+// respUnordered is why a RESP server's store cannot scan keys in order.
+const respUnordered = "a RESP server's keys are reached by name (SCAN visits them in no order)"
+
 func init() {
 	harness.RegisterEngine("bbolt", OpenBbolt)
 	harness.RegisterEngine("pebble", OpenPebble)
 	harness.RegisterEngine("sqlite", OpenSQLite)
+	harness.RegisterEngine("redis", OpenRedis)
+	harness.MarkUnordered("redis", respUnordered)
+	harness.RegisterScheme("resp", "resp://HOST:PORT", respUnordered, openRESPScheme)
 }
