@@ -2,7 +2,11 @@
 // beside kv: bbolt (go.etcd.io/bbolt, a copy-on-write B+tree in one
 // memory-mapped file), Pebble (github.com/cockroachdb/pebble/v2, an LSM
 // tree with a write-ahead log) and SQLite (modernc.org/sqlite, the SQL
-// database in WAL mode, one table, one statement per write). Running the
+// database in WAL mode, one table, one statement per write), all three
+// in-process; and servers across a socket: any RESP (Redis protocol)
+// server, kvlab's own kvserver included (resp.go), a throwaway
+// redis-server (redis.go) and PostgreSQL, a throwaway cluster or a running
+// one (postgres.go, postgres_cluster.go). Running the
 // same workload on all of them measures the engines, not the framework: the
 // fsync tax and group commit are properties of durable storage, not of a
 // teaching toy.

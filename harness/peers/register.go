@@ -12,4 +12,6 @@ func init() {
 	harness.RegisterEngine("redis", OpenRedis)
 	harness.MarkUnordered("redis", respUnordered)
 	harness.RegisterScheme("resp", "resp://HOST:PORT", respUnordered, openRESPScheme)
+	harness.RegisterEngine("postgres", OpenPostgres)
+	harness.RegisterScheme("postgres", "postgres://USER@HOST:PORT/DB", "", openPostgresScheme)
 }

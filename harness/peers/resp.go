@@ -148,10 +148,7 @@ type respStore struct {
 	mux  []*muxConn
 	next atomic.Uint64
 
-	mu   sync.Mutex  // guards idle and closed
-	idle []*syncConn // without mux: connections no caller is using
-	// closed: Close ran; a connection returned after it is closed.
-	closed bool
+	idle idleList[*syncConn] // without mux: connections no caller is using
 }
 
 // dial opens one connection.
@@ -184,14 +181,9 @@ func (s *respStore) do(args ...[]byte) (resp.Reply, error) {
 
 // take returns an idle connection, dialling one when there is none.
 func (s *respStore) take() (*syncConn, error) {
-	s.mu.Lock()
-	if n := len(s.idle); n > 0 {
-		c := s.idle[n-1]
-		s.idle = s.idle[:n-1]
-		s.mu.Unlock()
+	if c, ok := s.idle.take(); ok {
 		return c, nil
 	}
-	s.mu.Unlock()
 	c, err := s.dial()
 	if err != nil {
 		return nil, err
@@ -201,13 +193,9 @@ func (s *respStore) take() (*syncConn, error) {
 
 // give puts c back for the next caller.
 func (s *respStore) give(c *syncConn) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
+	if !s.idle.give(c) {
 		c.conn.Close()
-		return
 	}
-	s.idle = append(s.idle, c)
 }
 
 // Put stores value under key (SET).
@@ -245,12 +233,7 @@ func (s *respStore) Delete(key []byte) error {
 
 // Close closes every connection. The server keeps its data.
 func (s *respStore) Close() error {
-	s.mu.Lock()
-	s.closed = true
-	idle := s.idle
-	s.idle = nil
-	s.mu.Unlock()
-	for _, c := range idle {
+	for _, c := range s.idle.close() {
 		c.conn.Close()
 	}
 	for _, m := range s.mux {

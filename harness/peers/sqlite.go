@@ -326,6 +326,13 @@ func (s *sqliteStore) Scan(start []byte, limit int, fn func(key, value []byte) b
 	if err != nil {
 		return err
 	}
+	return visitRows(rows, fn)
+}
+
+// visitRows calls fn with each (key, value) row until fn returns false,
+// and closes rows. fn gets sql.RawBytes: the driver's memory, valid until
+// the next row is read, which is after fn returns.
+func visitRows(rows *sql.Rows, fn func(key, value []byte) bool) error {
 	defer rows.Close()
 	var k, v sql.RawBytes
 	for rows.Next() {

@@ -26,7 +26,7 @@ func policiesFor(engineName string) []string {
 		return []string{"always", "group", "batch:3", "periodic:5ms", "none"}
 	case "sqlite":
 		return []string{"always", "batch:3", "periodic:5ms", "none"}
-	case "redis": // TestRedisEngine runs it; here it needs redis-server
+	case "redis", "postgres": // TestRedisEngine and TestPostgresEngine run them
 		return nil
 	default:
 		return []string{"always", "none"}
@@ -57,7 +57,7 @@ func TestStoreSuiteOnEveryEngine(t *testing.T) {
 }
 
 func suite(t *testing.T, name, policy string) {
-	dir := t.TempDir()
+	dir := openDir(t)
 	s := openStore(t, name, dir, policy)
 	if storesNothing(name) {
 		for _, err := range []error{s.Put([]byte("k"), []byte("v")), s.Delete([]byte("k"))} {

@@ -48,7 +48,7 @@ func (r *benchResult) UnmarshalJSON(b []byte) error {
 // execBench runs one bench line through harness.Exec in a temporary dir.
 func execBench(t *testing.T, line string) benchResult {
 	t.Helper()
-	raw, err := harness.Exec(context.Background(), line, harness.Env{Dir: t.TempDir()})
+	raw, err := harness.Exec(context.Background(), line, harness.Env{Dir: openDir(t)})
 	if err != nil {
 		t.Fatalf("Exec(%q): %v", line, err)
 	}
@@ -76,8 +76,11 @@ func TestWorkloadsOnEveryEngine(t *testing.T) {
 					}
 					return
 				}
-				if engineName == "redis" {
+				switch engineName {
+				case "redis":
 					requireRedis(t)
+				case "postgres":
+					requirePostgres(t)
 				}
 				r := execBench(t, line)
 				if r.Engine != engineName || r.Workload != workload {
