@@ -4,6 +4,20 @@ import (
 	"testing"
 )
 
+// marginsHold checks timing relations on a cell's runs, each written as a
+// margin that is below 1 when the relation (named in what, in order)
+// holds, on the median of three runs when the first run breaks one
+// (medianOfRuns).
+func marginsHold(t *testing.T, prefix, cell string, margins func([]any) []float64, what ...string) {
+	t.Helper()
+	holds := func(m float64) bool { return m < 1 }
+	for i, m := range medianOfRuns(t, prefix, cell, margins, holds) {
+		if !holds(m) {
+			t.Errorf("%s%s: %s does not hold: margin %.2f (median of 3 runs), want below 1", prefix, cell, what[i], m)
+		}
+	}
+}
+
 // Lesson 11, "The same engine behind a socket": under none nearly all of a
 // Put's time over the wire is the trip. The client's median is several
 // times the in-process one, the server's own median is below the
@@ -19,12 +33,7 @@ func TestWireHop(t *testing.T) {
 			2000 / (client - server), // the hop at least 2 µs
 		}
 	}
-	holds := func(m float64) bool { return m < 1 }
-	for i, m := range medianOfRuns(t, "11-", "hop", margins, holds) {
-		if !holds(m) {
-			t.Errorf("hop, relation %d (wire >= 5x in-process; server < client; hop >= 2 µs): margin %.2f (median of 3 runs), want below 1", i, m)
-		}
-	}
+	marginsHold(t, "11-", "hop", margins, "wire >= 5x in-process", "server < client", "hop >= 2 µs")
 }
 
 // "The wire beside a flush": under always the flush still dominates: the
@@ -39,12 +48,7 @@ func TestWireBesideAFlush(t *testing.T) {
 			0.5 * num(t, srv, "latency.put.p50_ns") / num(t, srv, "server_latency.put.p50_ns"), // the server's median at least half the client's
 		}
 	}
-	holds := func(m float64) bool { return m < 1 }
-	for i, m := range medianOfRuns(t, "11-", "hop-always", margins, holds) {
-		if !holds(m) {
-			t.Errorf("hop-always, relation %d (kvserver >= 0.4x kv's ops/s; server p50 >= half the client's): margin %.2f (median of 3 runs), want below 1", i, m)
-		}
-	}
+	marginsHold(t, "11-", "hop-always", margins, "kvserver >= 0.4x kv's ops/s", "server p50 >= half the client's")
 }
 
 // "Connections share a flush": 16 connections under group commit do more
@@ -61,12 +65,7 @@ func TestConnectionsShareAFlush(t *testing.T) {
 			2 * perPut(many) / perPut(one),                               // at most half the flushes per Put
 		}
 	}
-	holds := func(m float64) bool { return m < 1 }
-	for i, m := range medianOfRuns(t, "11-", "connections", margins, holds) {
-		if !holds(m) {
-			t.Errorf("connections, relation %d (16 connections >= 2x one; at most half the fdatasyncs per Put): margin %.2f (median of 3 runs), want below 1", i, m)
-		}
-	}
+	marginsHold(t, "11-", "connections", margins, "16 connections >= 2x one", "at most half the fdatasyncs per Put")
 }
 
 // "Real systems beside kv": under always kv makes one fdatasync per Put,
