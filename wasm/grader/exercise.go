@@ -16,7 +16,8 @@ type Exercise struct {
 	Stub         string `json:"stub"`     // the starting code in the editor
 	Solution     string `json:"solution"` // a model answer, shown on request after an attempt
 
-	grade func(p *program) Result
+	grade   func(p *program) Result
+	prelude prelude // what grade calls the student's code through, if anything
 }
 
 // Case is one row of a results table.
@@ -107,7 +108,7 @@ func Run(name, src string) Result {
 		return Result{Exercise: name, Error: &CodeError{Msg: err.Error()}}
 	}
 	r := func() Result {
-		p, ce := load(src)
+		p, ce := load(src, e.prelude)
 		if ce != nil {
 			return Result{Error: ce}
 		}

@@ -1,0 +1,305 @@
+// Package kvfs is the filesystem a student's store is given in the crash
+// exercises (kvlab/wasm/grader): one flat directory of files, reached by
+// plain names, with exactly the operations a durable store needs and
+// nothing else of the host. The student's code imports it as "kvfs".
+//
+// It sits on an engine.FS rooted in one directory: in the browser and in
+// the grader's tests an engine.MemFS, which can lose power after any
+// operation. Every operation that changes the disk (create, write,
+// fdatasync, directory fsync, rename, remove, truncate) is numbered from 1
+// and described in the page's words ("write seg-0 @4096, 21 bytes"), and
+// After, when set, sees each one once it is done: that is how a grader
+// takes the filesystem after every operation and names the operation a
+// power cut followed.
+//
+// An FS and its Files are not safe for concurrent use: the exercises run
+// one student call at a time.
+package kvfs
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"kvlab/engine"
+)
+
+// Errors a student's code can meet besides the ones of the engine.FS.
+var (
+	// ErrTooManyOps is returned by every operation once the FS has done
+	// MaxOps of them: a store that loops writing is stopped here.
+	ErrTooManyOps = errors.New("kvfs: too many filesystem operations")
+	// ErrClosed is returned by a File's methods after Close.
+	ErrClosed = errors.New("kvfs: file already closed")
+)
+
+// Op is one operation that changed the disk.
+type Op struct {
+	N    int    // 1 for the first operation on the FS
+	Kind string // create, write, fdatasync, fsync-dir, rename, remove, truncate
+	File string // the file it changed ("" for fsync-dir); a rename's new name
+	From string // a rename's old name
+	Off  int64  // a write's offset, a truncate's size
+	Len  int    // a write's length
+}
+
+// String describes the operation as the exercises' messages quote it.
+func (o Op) String() string {
+	switch o.Kind {
+	case "write":
+		return fmt.Sprintf("write %s @%d, %d bytes", o.File, o.Off, o.Len)
+	case "fsync-dir":
+		return "fsync dir"
+	case "rename":
+		return fmt.Sprintf("rename %s → %s", o.From, o.File)
+	case "truncate":
+		return fmt.Sprintf("truncate %s to %d bytes", o.File, o.Off)
+	}
+	return o.Kind + " " + o.File
+}
+
+// FS is a flat directory of files.
+type FS struct {
+	under engine.FS
+	dir   string
+	ops   int // operations counted so far
+
+	// MaxOps, when > 0, is how many operations the FS allows; every later
+	// one fails with ErrTooManyOps.
+	MaxOps int
+	// After, when not nil, is called after every operation that changed
+	// the disk, with the operation.
+	After func(Op)
+}
+
+// New returns an FS on the directory dir of under. dir must exist.
+func New(under engine.FS, dir string) *FS {
+	return &FS{under: under, dir: dir}
+}
+
+// Ops returns how many operations changed the disk so far.
+func (f *FS) Ops() int { return f.ops }
+
+// done counts one operation and tells After.
+func (f *FS) done(op Op) {
+	f.ops++
+	op.N = f.ops
+	if f.After != nil {
+		f.After(op)
+	}
+}
+
+// path checks that name is a plain file name and returns its full path.
+func (f *FS) path(op, name string) (string, error) {
+	if f.MaxOps > 0 && f.ops >= f.MaxOps {
+		return "", fmt.Errorf("%w: %s %s after %d operations", ErrTooManyOps, op, name, f.ops)
+	}
+	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, `/\`) {
+		return "", fmt.Errorf("kvfs: %s %q: a file name must be a plain name such as seg-0 (no slashes, not empty)", op, name)
+	}
+	return filepath.Join(f.dir, name), nil
+}
+
+// Create creates the file name, or empties it if it exists, and opens it
+// for writing; Write appends from offset 0. The new name is not durable
+// until SyncDir.
+func (f *FS) Create(name string) (*File, error) {
+	p, err := f.path("create", name)
+	if err != nil {
+		return nil, err
+	}
+	h, err := f.under.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	f.done(Op{Kind: "create", File: name})
+	return &File{fs: f, h: h, name: name}, nil
+}
+
+// OpenAppend opens the existing file name for writing; Write appends
+// after its last byte. It fails (IsNotExist) if there is no such file.
+func (f *FS) OpenAppend(name string) (*File, error) {
+	p, err := f.path("open", name)
+	if err != nil {
+		return nil, err
+	}
+	h, err := f.under.OpenFile(p, os.O_RDWR, 0)
+	if err != nil {
+		return nil, err
+	}
+	size, err := h.Size()
+	if err != nil {
+		h.Close()
+		return nil, err
+	}
+	return &File{fs: f, h: h, name: name, off: size}, nil
+}
+
+// ReadFile returns the contents of the file name. It fails (IsNotExist)
+// if there is no such file.
+func (f *FS) ReadFile(name string) ([]byte, error) {
+	p, err := f.path("read", name)
+	if err != nil {
+		return nil, err
+	}
+	h, err := f.under.OpenFile(p, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer h.Close()
+	size, err := h.Size()
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, size)
+	if _, err := h.ReadAt(b, 0); err != nil && err != io.EOF {
+		return nil, err
+	}
+	return b, nil
+}
+
+// List returns the names of the files, sorted.
+func (f *FS) List() ([]string, error) { return f.under.List(f.dir) }
+
+// Rename gives the file oldname the name newname, replacing any file of
+// that name, atomically: a reader sees the old file or the new one,
+// never neither. The change is not durable until SyncDir.
+func (f *FS) Rename(oldname, newname string) error {
+	po, err := f.path("rename", oldname)
+	if err != nil {
+		return err
+	}
+	pn, err := f.path("rename", newname)
+	if err != nil {
+		return err
+	}
+	if err := f.under.Rename(po, pn); err != nil {
+		return err
+	}
+	f.done(Op{Kind: "rename", From: oldname, File: newname})
+	return nil
+}
+
+// Remove deletes the file name. The removal is not durable until SyncDir.
+func (f *FS) Remove(name string) error {
+	p, err := f.path("remove", name)
+	if err != nil {
+		return err
+	}
+	if err := f.under.Remove(p); err != nil {
+		return err
+	}
+	f.done(Op{Kind: "remove", File: name})
+	return nil
+}
+
+// SyncDir makes the directory's names durable (fsync(2) on the directory):
+// files created, renamed or removed before it keep their names through a
+// power cut.
+func (f *FS) SyncDir() error {
+	if _, err := f.path("fsync-dir", "dir"); err != nil {
+		return err
+	}
+	if err := f.under.SyncDir(f.dir); err != nil {
+		return err
+	}
+	f.done(Op{Kind: "fsync-dir"})
+	return nil
+}
+
+// IsNotExist reports whether err says a file does not exist.
+func IsNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
+
+// File is a file open for writing.
+type File struct {
+	fs     *FS
+	h      engine.File
+	name   string
+	off    int64 // where the next Write goes
+	closed bool
+}
+
+// Name returns the file's name.
+func (w *File) Name() string { return w.name }
+
+// check fails an operation on a closed file or past MaxOps.
+func (w *File) check(op string) error {
+	if w.closed {
+		return fmt.Errorf("%w: %s %s", ErrClosed, op, w.name)
+	}
+	_, err := w.fs.path(op, w.name)
+	return err
+}
+
+// Write appends p at the end of what this File wrote so far (or of the
+// file as OpenAppend found it). The bytes are not durable until Sync.
+func (w *File) Write(p []byte) (int, error) {
+	n, err := w.WriteAt(p, w.off)
+	w.off += int64(n)
+	return n, err
+}
+
+// WriteAt writes p at offset off. The bytes are not durable until Sync.
+func (w *File) WriteAt(p []byte, off int64) (int, error) {
+	if err := w.check("write"); err != nil {
+		return 0, err
+	}
+	if off < 0 {
+		return 0, fmt.Errorf("kvfs: write %s at offset %d: the offset must be 0 or more", w.name, off)
+	}
+	n, err := w.h.WriteAt(p, off)
+	if n > 0 || err == nil {
+		w.fs.done(Op{Kind: "write", File: w.name, Off: off, Len: n})
+	}
+	return n, err
+}
+
+// Sync makes what was written to the file durable: fdatasync(2).
+func (w *File) Sync() error {
+	if err := w.check("fdatasync"); err != nil {
+		return err
+	}
+	if err := w.h.Sync(); err != nil {
+		return err
+	}
+	w.fs.done(Op{Kind: "fdatasync", File: w.name})
+	return nil
+}
+
+// Truncate cuts the file to size bytes (or extends it with zeros); the
+// next Write goes at the new end. The new size is not durable until Sync.
+func (w *File) Truncate(size int64) error {
+	if err := w.check("truncate"); err != nil {
+		return err
+	}
+	if size < 0 {
+		return fmt.Errorf("kvfs: truncate %s to %d bytes: the size must be 0 or more", w.name, size)
+	}
+	if err := w.h.Truncate(size); err != nil {
+		return err
+	}
+	w.off = size
+	w.fs.done(Op{Kind: "truncate", File: w.name, Off: size})
+	return nil
+}
+
+// Size returns the file's current size.
+func (w *File) Size() (int64, error) {
+	if w.closed {
+		return 0, fmt.Errorf("%w: size %s", ErrClosed, w.name)
+	}
+	return w.h.Size()
+}
+
+// Close closes the file. It makes nothing durable.
+func (w *File) Close() error {
+	if w.closed {
+		return fmt.Errorf("%w: close %s", ErrClosed, w.name)
+	}
+	w.closed = true
+	return w.h.Close()
+}
