@@ -184,8 +184,13 @@ func (r *recording) syncsIn(from, to int) int {
 // value of its last acknowledged Put, or of a later Put of the same key
 // that had started before the cut. last is that acknowledged Put.
 func (r *recording) expected(c int) (keys []string, allowed map[string][]string, last map[string]putCall) {
+	return expectedOf(r.puts, c)
+}
+
+// expectedOf is expected for the Puts puts.
+func expectedOf(puts []putCall, c int) (keys []string, allowed map[string][]string, last map[string]putCall) {
 	allowed, last = map[string][]string{}, map[string]putCall{}
-	for _, p := range r.puts {
+	for _, p := range puts {
 		switch {
 		case p.err == nil && p.acked <= c:
 			if _, ok := last[p.key]; !ok {
@@ -213,23 +218,33 @@ type cut struct {
 // cutFailure is the first thing a cut broke.
 type cutFailure struct {
 	cut
-	what string // "key k3 was acknowledged at operation 5 but is gone"
-	put  *putCall
+	what string   // "key k3 was acknowledged at operation 5 but is gone"
+	put  *putCall // the acknowledged Put that did not come back, if that was the failure
+	kind string   // what else failed, for an exercise's hint ("" for a lost Put or a failed Open)
 }
 
 // trialSeeds are the choices of unsynced data each cut point is tried
 // with: none of it survives, and two random ones.
 var trialSeeds = []uint64{0, 1, 2}
 
-// cutAll cuts the power after every operation of rec in mode, reopens and
-// reads back every acknowledged key; it returns the first failure, or nil,
+// reopenCheck checks the student's store after the cut k, which left
+// the filesystem m.
+type reopenCheck func(p *program, rec *recording, k cut, m *engine.MemFS) *cutFailure
+
+// cutAll cuts the power after every operation of rec in mode and runs
+// check on what each cut leaves; it returns the first failure, or nil,
 // and the number of points tried.
-func cutAll(p *program, rec *recording, mode engine.PowerMode) (*cutFailure, int) {
+func cutAll(p *program, rec *recording, mode engine.PowerMode, check reopenCheck) (*cutFailure, int) {
 	points := 0
 	for c := 0; c < len(rec.snaps); c++ {
 		points++
 		for _, seed := range trialSeeds {
-			if f := tryCut(p, rec, cut{c: c, mode: mode, seed: seed}); f != nil {
+			k := cut{c: c, mode: mode, seed: seed}
+			var rng *rand.Rand
+			if seed != 0 {
+				rng = rand.New(rand.NewPCG(seed, uint64(c)))
+			}
+			if f := check(p, rec, k, rec.snaps[c].Copy().PowerCut(mode, rng)); f != nil {
 				return f, points
 			}
 		}
@@ -237,24 +252,22 @@ func cutAll(p *program, rec *recording, mode engine.PowerMode) (*cutFailure, int
 	return nil, points
 }
 
-// tryCut runs one power cut and checks what the student's Open finds.
-func tryCut(p *program, rec *recording, k cut) *cutFailure {
-	var rng *rand.Rand
-	if k.seed != 0 {
-		rng = rand.New(rand.NewPCG(k.seed, uint64(k.c)))
-	}
-	after := rec.snaps[k.c].Copy().PowerCut(k.mode, rng)
-	return checkReopen(p, rec, k, after)
-}
-
 // checkReopen opens the student's store on m, as it is after the cut k,
 // and reads back every key acknowledged before it.
 func checkReopen(p *program, rec *recording, k cut, m *engine.MemFS) *cutFailure {
+	_, f := openAndRead(p, k, m, rec.puts)
+	return f
+}
+
+// openAndRead opens the student's store on m, as it is after the cut k,
+// and reads back every key that puts acknowledged before it; it returns
+// the open store.
+func openAndRead(p *program, k cut, m *engine.MemFS, puts []putCall) (*store, *cutFailure) {
 	s, err := openStore(p, newFS(m))
 	if err != nil {
-		return &cutFailure{cut: k, what: "Open failed: " + err.Error()}
+		return nil, &cutFailure{cut: k, what: "Open failed: " + err.Error()}
 	}
-	keys, allowed, last := rec.expected(k.c)
+	keys, allowed, last := expectedOf(puts, k.c)
 	for _, key := range keys {
 		a := last[key]
 		got, ok, err := s.Get(key)
@@ -269,9 +282,9 @@ func checkReopen(p *program, rec *recording, k cut, m *engine.MemFS) *cutFailure
 		default:
 			continue
 		}
-		return &cutFailure{cut: k, what: what, put: &a}
+		return s, &cutFailure{cut: k, what: what, put: &a}
 	}
-	return nil
+	return s, nil
 }
 
 func contains(s []string, v string) bool {

@@ -18,9 +18,9 @@ var ackWorkload = func() []kv {
 	return append(w, kv{"k2", "v2-again"}, kv{"k5", "v5-again"})
 }()
 
-// ackCodec is the record format both durable exercises' code uses, given
-// to the student in this exercise's stub.
-const ackCodec = `
+// recordEncode is the record format of the crash exercises, with the
+// engine's checksum: given in durable-ack, written in torn-tail.
+const recordEncode = `
 // table is CRC-32C, the checksum the engine's records carry.
 var table = crc32.MakeTable(crc32.Castagnoli)
 
@@ -39,7 +39,10 @@ func encode(key, value string) []byte {
 	b[0], b[1], b[2], b[3] = byte(c), byte(c>>8), byte(c>>16), byte(c>>24)
 	return b
 }
+`
 
+// ackDecode is durable-ack's given decoder.
+const ackDecode = `
 // decode calls put for each whole, intact record at the start of data and
 // returns the length of those records: it stops at the first record that
 // is cut short or does not match its CRC (a torn tail).
@@ -63,13 +66,34 @@ func decode(data []byte, put func(key, value string)) int {
 }
 `
 
-// ackSource is the store both the stub and the solution are: newLog is
-// what Open does after it created the log, put the body of Put.
-func ackSource(newLog, put string) string {
+// truncateTail is the end of Open in the solutions: it cuts a torn tail
+// off, so new records follow the last good one.
+const truncateTail = `	if good < len(data) {
+		// A torn tail: cut it off, so new records follow the last good one.
+		if err := s.log.Truncate(int64(good)); err != nil {
+			return nil, err
+		}
+	}
+`
+
+// storeParts are the pieces in which the crash exercises' stubs and
+// solutions differ; storeSource puts them into one program.
+type storeParts struct {
+	imports string // besides hash/crc32 and kvfs, each line "\t\"name\"\n"
+	newLog  string // what Open does after it created the log
+	scan    string // the statements of Open that read data into s.index and set good
+	tail    string // what Open does with data[good:]
+	put     string // the body of Put before it updates the index
+	codec   string // the record functions
+}
+
+// storeSource is a store of the crash exercises: a log file "log" and an
+// index in memory.
+func storeSource(p storeParts) string {
 	return `package main
 
 import (
-	"hash/crc32"
+` + p.imports + `	"hash/crc32"
 	"kvfs"
 )
 
@@ -87,27 +111,20 @@ func Open(fs *kvfs.FS) (*Store, error) {
 		if s.log, err = fs.Create("log"); err != nil {
 			return nil, err
 		}
-` + newLog + `		return s, nil
+` + p.newLog + `		return s, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	good := decode(data, func(key, value string) { s.index[key] = value })
-	if s.log, err = fs.OpenAppend("log"); err != nil {
+` + p.scan + `	if s.log, err = fs.OpenAppend("log"); err != nil {
 		return nil, err
 	}
-	if good < len(data) {
-		// A torn tail: cut it off, so new records follow the last good one.
-		if err := s.log.Truncate(int64(good)); err != nil {
-			return nil, err
-		}
-	}
-	return s, nil
+` + p.tail + `	return s, nil
 }
 
 // Put appends a record and returns once it is durable.
 func (s *Store) Put(key, value string) error {
-` + put + `	s.index[key] = value
+` + p.put + `	s.index[key] = value
 	return nil
 }
 
@@ -116,25 +133,40 @@ func (s *Store) Get(key string) (string, bool) {
 	v, ok := s.index[key]
 	return v, ok
 }
-` + ackCodec
+` + p.codec
 }
 
-var (
-	ackSolution = ackSource(`		// The new name is durable only once the directory is synced.
+// Pieces of the solutions.
+const (
+	syncDirNewLog = `		// The new name is durable only once the directory is synced.
 		if err := fs.SyncDir(); err != nil {
 			return nil, err
 		}
-`, `	if _, err := s.log.Write(encode(key, value)); err != nil {
+`
+	writeSyncPut = `	if _, err := s.log.Write(encode(key, value)); err != nil {
 		return err
 	}
 	if err := s.log.Sync(); err != nil {
 		return err
 	}
-`)
-	ackStub = ackSource(`		// TODO: is the name "log" durable now?
-`, `	// TODO: write encode(key, value) to s.log, and return only when it
-	// would survive a power cut.
-`)
+`
+)
+
+var (
+	ackSolution = storeSource(storeParts{
+		newLog: syncDirNewLog,
+		scan:   "\tgood := decode(data, func(key, value string) { s.index[key] = value })\n",
+		tail:   truncateTail,
+		put:    writeSyncPut,
+		codec:  recordEncode + ackDecode,
+	})
+	ackStub = storeSource(storeParts{
+		newLog: "\t\t// TODO: is the name \"log\" durable now?\n",
+		scan:   "\tgood := decode(data, func(key, value string) { s.index[key] = value })\n",
+		tail:   truncateTail,
+		put:    "\t// TODO: write encode(key, value) to s.log, and return only when it\n\t// would survive a power cut.\n",
+		codec:  recordEncode + ackDecode,
+	})
 )
 
 var durableAckExercise = &Exercise{
@@ -158,6 +190,26 @@ The record format (` + "`encode`, `decode`" + `, with a CRC) is given; ` + "`dec
 var crashModes = []engine.PowerMode{engine.PowerPrefix, engine.PowerReorder}
 
 func gradeDurableAck(p *program) Result {
+	rec, r := runWorkload(p)
+	if rec == nil {
+		return r
+	}
+	for _, mode := range crashModes {
+		row, note := cutRow(p, rec, mode)
+		r.Cases = append(r.Cases, row)
+		if note != "" && len(r.Notes) == 0 {
+			r.Notes = append(r.Notes, note)
+		}
+	}
+	r.Cases = append(r.Cases, syncsRow(rec))
+	r.Passed = allPass(r.Cases)
+	return r
+}
+
+// runWorkload runs ackWorkload on the student's store and reopens it
+// with no power cut. It returns the recording and a Result with a row for
+// each, or a nil recording when the workload failed.
+func runWorkload(p *program) (*recording, Result) {
 	var r Result
 	rec, err := record(p, ackWorkload)
 	work := Case{
@@ -170,20 +222,10 @@ func gradeDurableAck(p *program) Result {
 		work.Got = err.Error()
 		work.Hint = "the workload must run before any power is cut"
 		r.Cases = append(r.Cases, work)
-		return r
+		return nil, r
 	}
-	r.Cases = append(r.Cases, work)
-	r.Cases = append(r.Cases, cleanReopen(p, rec))
-	for _, mode := range crashModes {
-		row, note := cutRow(p, rec, mode)
-		r.Cases = append(r.Cases, row)
-		if note != "" && len(r.Notes) == 0 {
-			r.Notes = append(r.Notes, note)
-		}
-	}
-	r.Cases = append(r.Cases, syncsRow(rec))
-	r.Passed = allPass(r.Cases)
-	return r
+	r.Cases = append(r.Cases, work, cleanReopen(p, rec))
+	return rec, r
 }
 
 // cleanReopen reopens the store after the workload with every byte still
@@ -212,7 +254,7 @@ func cutRow(p *program, rec *recording, mode engine.PowerMode) (Case, string) {
 		Input: fmt.Sprintf("power cut after each operation, %s mode", mode),
 		Want:  "every acknowledged key comes back",
 	}
-	f, points := cutAll(p, rec, mode)
+	f, points := cutAll(p, rec, mode, checkReopen)
 	if f == nil {
 		c.Got = fmt.Sprintf("all came back, at %d cut points × %d choices", points, len(trialSeeds))
 		c.Pass = true

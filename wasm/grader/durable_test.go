@@ -49,15 +49,40 @@ const (
 		}`
 )
 
+// brokenCase is a broken version of an exercise's solution and the row it
+// must fail, with the words it must fail with.
+type brokenCase struct {
+	name, old, new string // the solution with old replaced by new
+	row            string // the failing row's input prefix
+	got, hint      string // substrings of its got and hint
+}
+
+// checkBroken runs each broken version of sol as the exercise name.
+func checkBroken(t *testing.T, name, sol string, tests []brokenCase) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := broken(t, sol, tt.old, tt.new)
+			if strings.Contains(tt.new, "fmt.") && !strings.Contains(src, "\t\"fmt\"\n") {
+				src = broken(t, src, "import (\n", "import (\n\t\"fmt\"\n")
+			}
+			r := mustRun(t, name, src)
+			if r.Passed {
+				t.Fatal("passed; want a failure")
+			}
+			c := rowOf(t, r, tt.row)
+			if c.Pass || !strings.Contains(c.Got, tt.got) || !strings.Contains(c.Hint, tt.hint) {
+				t.Errorf("row %q:\n got  %q\n hint %q\nwant got containing %q and hint containing %q", c.Input, c.Got, c.Hint, tt.got, tt.hint)
+			}
+		})
+	}
+}
+
 // TestDurableAckBrokenVersions: each plausible wrong store fails the row
 // it should, naming the crash point and the rule it broke.
 func TestDurableAckBrokenVersions(t *testing.T) {
 	sol := durableAckExercise.Solution
-	tests := []struct {
-		name, old, new string
-		row            string // the failing row's input prefix
-		got, hint      string // substrings of its got and hint
-	}{
+	checkBroken(t, "durable-ack", sol, []brokenCase{
 		{"no fdatasync", putSync, "\ts.index[key] = value", "power cut after each operation, prefix",
 			"power cut after operation 3 (write log @0, 13 bytes): key k0 was acknowledged at operation 3 but is gone", "you acknowledged before its fdatasync"},
 		{"fdatasync before the write (it covers the previous Put)", putWriteSync,
@@ -72,23 +97,7 @@ func TestDurableAckBrokenVersions(t *testing.T) {
 	if true {`, "reopen after the Puts", "key k0 was acknowledged at operation 4 but is gone", "Open must read back every record"},
 		{"Open refuses a torn tail", openTruncate, "\t\treturn nil, fmt.Errorf(\"log: torn record at %d\", good)", "power cut after each operation, prefix",
 			"Open failed: log: torn record at", "Open must accept whatever a power cut leaves"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			src := broken(t, sol, tt.old, tt.new)
-			if strings.Contains(tt.new, "fmt.") {
-				src = broken(t, src, "import (\n", "import (\n\t\"fmt\"\n")
-			}
-			r := mustRun(t, "durable-ack", src)
-			if r.Passed {
-				t.Fatal("passed; want a failure")
-			}
-			c := rowOf(t, r, tt.row)
-			if c.Pass || !strings.Contains(c.Got, tt.got) || !strings.Contains(c.Hint, tt.hint) {
-				t.Errorf("row %q:\n got  %q\n hint %q\nwant got containing %q and hint containing %q", c.Input, c.Got, c.Hint, tt.got, tt.hint)
-			}
-		})
-	}
+	})
 }
 
 // TestDurableAckTraceNote: a failure comes with the operations up to the

@@ -1,6 +1,7 @@
 package wasmtest
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -9,11 +10,14 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// crashLesson has the crash exercise's block, as lesson 7 has.
-const crashLesson = "---\ntitle: Crash exercise fixture\nsummary: The crash exercise.\norder: 1\n---\n\n# Crash exercise fixture\n\n" +
-	"```exercise durable-ack\n```\n"
+// crashLesson has the crash exercises' blocks, as lesson 7 has.
+const crashLesson = "---\ntitle: Crash exercise fixture\nsummary: The crash exercises.\norder: 1\n---\n\n# Crash exercise fixture\n\n" +
+	"```exercise durable-ack\n```\n\nBetween the two.\n\n```exercise torn-tail\n```\n"
 
-const exAck = `.exercise[data-exercise=durable-ack]`
+const (
+	exAck  = `.exercise[data-exercise=durable-ack]`
+	exTorn = `.exercise[data-exercise=torn-tail]`
+)
 
 // TestBrowserCrashExercise submits a store that acknowledges before its
 // fdatasync, reads the crash point the page names, then submits the model
@@ -56,21 +60,54 @@ func TestBrowserCrashExercise(t *testing.T) {
 		t.Errorf("note %q, want the operations up to the cut", note)
 	}
 
-	setCode(t, ctx, exAck, sol)
+	timeSolution(t, ctx, "durable-ack", sol)
+
+	// torn-tail: an Open that leaves the torn tail in place loses the
+	// record appended after it.
+	sol = solution(t, "torn-tail")
+	const truncate = "\tif good < len(data) {\n\t\t// A torn tail: cut it off, so new records follow the last good one.\n\t\tif err := s.log.Truncate(int64(good)); err != nil {\n\t\t\treturn nil, err\n\t\t}\n\t}\n"
+	if !strings.Contains(sol, truncate) {
+		t.Fatalf("the solution has no %q to remove", truncate)
+	}
+	setCode(t, ctx, exTorn, strings.Replace(sol, truncate, "", 1))
+	if state, _ := runAndWait(t, ctx, exTorn, 60*time.Second); state != "failed" {
+		t.Fatalf("torn-tail without truncation: state %q, want failed", state)
+	}
+	rows = readTable(t, ctx, exTorn)
+	i = slices.IndexFunc(rows, func(r tableRow) bool { return strings.HasPrefix(r.Cells[1], "power cut after each operation") })
+	if i < 0 {
+		t.Fatalf("no power-cut row in %+v", rows)
+	}
+	r = rows[i]
+	if r.Class != "ex-fail" || !strings.HasPrefix(r.Cells[3], "power cut after operation ") ||
+		!strings.HasSuffix(r.Cells[3], `reopened, Put("after") acknowledged, reopened again: key after is gone`) ||
+		!strings.Contains(r.Cells[5], "Open must truncate the file") {
+		t.Errorf("torn-tail power-cut row %+v, want the crash point, the lost Put and the truncation rule", r)
+	}
+	timeSolution(t, ctx, "torn-tail", sol)
+}
+
+// timeSolution runs the model solution sol in the block of exercise name
+// five times, checks every row passes and logs the median time from the
+// click to the results.
+func timeSolution(t *testing.T, ctx context.Context, name, sol string) {
+	t.Helper()
+	sel := `.exercise[data-exercise=` + name + `]`
+	setCode(t, ctx, sel, sol)
 	var times []time.Duration
 	for range 5 {
-		state, d := runAndWait(t, ctx, exAck, 60*time.Second)
+		state, d := runAndWait(t, ctx, sel, 60*time.Second)
 		if state != "passed" {
-			t.Fatalf("solution: state %q, want passed", state)
+			t.Fatalf("%s solution: state %q, want passed", sel, state)
 		}
 		times = append(times, d)
 	}
-	for i, r := range readTable(t, ctx, exAck) {
+	for i, r := range readTable(t, ctx, sel) {
 		if r.Class != "ex-pass" {
-			t.Errorf("row %d %+v, want pass", i+1, r)
+			t.Errorf("%s row %d %+v, want pass", sel, i+1, r)
 		}
 	}
 	slices.Sort(times)
-	t.Logf("browser: durable-ack solution graded (click to results) in %v median of %d (min %v, max %v)",
+	t.Logf("browser: %s solution graded (click to results) in %v median of %d (min %v, max %v)", name,
 		times[len(times)/2].Round(time.Millisecond), len(times), times[0].Round(time.Millisecond), times[len(times)-1].Round(time.Millisecond))
 }
