@@ -144,12 +144,7 @@ type recording struct {
 // is a failure of Open or of a Put (p.err), or a panic.
 func record(p *program, work []kv) (*recording, error) {
 	m := newMemFS()
-	rec := &recording{snaps: []*engine.MemFS{m.Copy()}}
-	fsys := newFS(m)
-	fsys.After = func(op kvfs.Op) {
-		rec.ops = append(rec.ops, op)
-		rec.snaps = append(rec.snaps, m.Copy())
-	}
+	rec, fsys := recordOn(m)
 	s, err := openStore(p, fsys)
 	if err != nil {
 		return rec, fmt.Errorf("Open on an empty directory failed: %w", err)
@@ -165,6 +160,19 @@ func record(p *program, work []kv) (*recording, error) {
 	}
 	rec.final = m
 	return rec, nil
+}
+
+// recordOn returns a recording of m, starting now, and the student's
+// view of m, which adds every operation and a copy of m after it to the
+// recording.
+func recordOn(m *engine.MemFS) (*recording, *kvfs.FS) {
+	rec := &recording{snaps: []*engine.MemFS{m.Copy()}}
+	fsys := newFS(m)
+	fsys.After = func(op kvfs.Op) {
+		rec.ops = append(rec.ops, op)
+		rec.snaps = append(rec.snaps, m.Copy())
+	}
+	return rec, fsys
 }
 
 // syncsIn counts the fdatasyncs and directory fsyncs among operations
@@ -227,24 +235,20 @@ type cutFailure struct {
 // with: none of it survives, and two random ones.
 var trialSeeds = []uint64{0, 1, 2}
 
-// reopenCheck checks the student's store after the cut k, which left
-// the filesystem m.
-type reopenCheck func(p *program, rec *recording, k cut, m *engine.MemFS) *cutFailure
-
-// cutAll cuts the power after every operation of rec in mode and runs
-// check on what each cut leaves; it returns the first failure, or nil,
-// and the number of points tried.
-func cutAll(p *program, rec *recording, mode engine.PowerMode, check reopenCheck) (*cutFailure, int) {
+// cutAll cuts the power after every operation of rec in mode, once for
+// each of seeds (the choice of what unsynced survives; 0: nothing), and
+// runs check on the filesystem each cut leaves; it returns the first
+// failure, or nil, and the number of points tried.
+func cutAll(rec *recording, mode engine.PowerMode, seeds []uint64, check func(k cut, m *engine.MemFS) *cutFailure) (*cutFailure, int) {
 	points := 0
 	for c := 0; c < len(rec.snaps); c++ {
 		points++
-		for _, seed := range trialSeeds {
-			k := cut{c: c, mode: mode, seed: seed}
+		for _, seed := range seeds {
 			var rng *rand.Rand
 			if seed != 0 {
 				rng = rand.New(rand.NewPCG(seed, uint64(c)))
 			}
-			if f := check(p, rec, k, rec.snaps[c].Copy().PowerCut(mode, rng)); f != nil {
+			if f := check(cut{c: c, mode: mode, seed: seed}, rec.snaps[c].Copy().PowerCut(mode, rng)); f != nil {
 				return f, points
 			}
 		}

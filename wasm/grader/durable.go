@@ -254,7 +254,7 @@ func cutRow(p *program, rec *recording, mode engine.PowerMode) (Case, string) {
 		Input: fmt.Sprintf("power cut after each operation, %s mode", mode),
 		Want:  "every acknowledged key comes back",
 	}
-	f, points := cutAll(p, rec, mode, checkReopen)
+	f, points := cutAll(rec, mode, trialSeeds, func(k cut, m *engine.MemFS) *cutFailure { return checkReopen(p, rec, k, m) })
 	if f == nil {
 		c.Got = fmt.Sprintf("all came back, at %d cut points × %d choices", points, len(trialSeeds))
 		c.Pass = true

@@ -137,16 +137,19 @@ func TestDurableAckShapeErrors(t *testing.T) {
 	}
 }
 
-// TestDurableAckSourcesAreGofmted: the editor starts with, and the
-// solution shows, code as gofmt writes it.
-func TestDurableAckSourcesAreGofmted(t *testing.T) {
-	for name, src := range map[string]string{"stub": durableAckExercise.Stub, "solution": durableAckExercise.Solution} {
-		got, err := format.Source([]byte(src))
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if string(got) != src {
-			t.Errorf("%s is not gofmt-formatted:\n%s", name, firstLineDiff(string(got), src))
+// TestCrashSourcesAreGofmted: the editor starts with, and the solution
+// shows, code as gofmt writes it (the crash exercises build theirs from
+// pieces).
+func TestCrashSourcesAreGofmted(t *testing.T) {
+	for _, e := range []*Exercise{durableAckExercise, tornTailExercise, atomicReplaceExercise} {
+		for kind, src := range map[string]string{"stub": e.Stub, "solution": e.Solution} {
+			got, err := format.Source([]byte(src))
+			if err != nil {
+				t.Fatalf("%s %s: %v", e.Name, kind, err)
+			}
+			if string(got) != src {
+				t.Errorf("%s %s is not gofmt-formatted:\n%s", e.Name, kind, firstLineDiff(string(got), src))
+			}
 		}
 	}
 }

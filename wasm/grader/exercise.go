@@ -80,7 +80,7 @@ func (r Result) Summary() string {
 }
 
 // exercises in the order a course meets them.
-var exercises = []*Exercise{percentileExercise, percentileTestsExercise, meanVsTailExercise, batchModelExercise, durableAckExercise, tornTailExercise}
+var exercises = []*Exercise{percentileExercise, percentileTestsExercise, meanVsTailExercise, batchModelExercise, durableAckExercise, tornTailExercise, atomicReplaceExercise}
 
 // Names lists the exercise names a lesson may use.
 func Names() []string {

@@ -23,7 +23,7 @@ func mustRun(t *testing.T, name, src string) Result {
 
 func TestNames(t *testing.T) {
 	got := Names()
-	want := []string{"percentile", "percentile-tests", "mean-vs-tail", "batch-model", "durable-ack", "torn-tail"}
+	want := []string{"percentile", "percentile-tests", "mean-vs-tail", "batch-model", "durable-ack", "torn-tail", "atomic-replace"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("Names() = %v, want %v", got, want)
 	}

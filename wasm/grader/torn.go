@@ -127,7 +127,8 @@ func gradeTornTail(p *program) Result {
 		Input: "power cut after each operation, prefix mode; reopen, Put(after), reopen",
 		Want:  "every acknowledged key comes back, and the Put after the reopen",
 	}
-	if f, points := cutAll(p, rec, engine.PowerPrefix, checkReopenAndAppend); f != nil {
+	f, points := cutAll(rec, engine.PowerPrefix, trialSeeds, func(k cut, m *engine.MemFS) *cutFailure { return checkReopenAndAppend(p, rec, k, m) })
+	if f != nil {
 		c.Got = f.message(rec)
 		c.Hint = tornHint(f)
 		r.Notes = append(r.Notes, rec.traceNote(f.c))

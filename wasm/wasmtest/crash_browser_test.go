@@ -12,17 +12,39 @@ import (
 
 // crashLesson has the crash exercises' blocks, as lesson 7 has.
 const crashLesson = "---\ntitle: Crash exercise fixture\nsummary: The crash exercises.\norder: 1\n---\n\n# Crash exercise fixture\n\n" +
-	"```exercise durable-ack\n```\n\nBetween the two.\n\n```exercise torn-tail\n```\n"
+	"```exercise durable-ack\n```\n\nBetween the two.\n\n```exercise torn-tail\n```\n\n```exercise atomic-replace\n```\n"
 
-const (
-	exAck  = `.exercise[data-exercise=durable-ack]`
-	exTorn = `.exercise[data-exercise=torn-tail]`
-)
+const exAck = `.exercise[data-exercise=durable-ack]`
 
-// TestBrowserCrashExercise submits a store that acknowledges before its
-// fdatasync, reads the crash point the page names, then submits the model
-// solution and times its grading: every crash point of the workload in
-// both power modes.
+// crashWrong is a wrong submission of a crash exercise: the model
+// solution with old replaced by new, and the failing row the page must
+// show.
+type crashWrong struct {
+	exercise, old, new string
+	row                string // the row's input starts so
+	got                string // the row's got cell, exactly
+	hint               string // in the row's hint cell
+}
+
+var crashWrongs = []crashWrong{
+	{"durable-ack", "\tif err := s.log.Sync(); err != nil {\n\t\treturn err\n\t}\n\ts.index[key] = value", "\ts.index[key] = value",
+		"power cut after each operation, prefix",
+		"power cut after operation 3 (write log @0, 13 bytes): key k0 was acknowledged at operation 3 but is gone",
+		"you acknowledged before its fdatasync"},
+	{"torn-tail", "\tif good < len(data) {\n\t\t// A torn tail: cut it off, so new records follow the last good one.\n\t\tif err := s.log.Truncate(int64(good)); err != nil {\n\t\t\treturn nil, err\n\t\t}\n\t}\n", "",
+		"power cut after each operation",
+		`power cut after operation 3 (write log @0, 13 bytes): reopened, Put("after") acknowledged, reopened again: key after is gone`,
+		"Open must truncate the file"},
+	{"atomic-replace", "\treturn fs.SyncDir()\n", "\treturn nil\n",
+		"power cut after each operation, dirent",
+		"power cut after operation 4 (rename config.tmp → config): config holds version 0, but the Save of version 1 had returned at operation 4",
+		"call SyncDir after Rename"},
+}
+
+// TestBrowserCrashExercise submits a wrong solution of each crash
+// exercise and reads the crash point and the rule the page names, then
+// submits the model solution and times its grading: every crash point of
+// the workload in every power mode.
 func TestBrowserCrashExercise(t *testing.T) {
 	ctx := browser(t)
 	url := serveLesson(t, staticDir(t, true), crashLesson)
@@ -35,56 +57,32 @@ func TestBrowserCrashExercise(t *testing.T) {
 	if err != nil || !slices.Equal(limits, []int{10000, 2000}) {
 		t.Errorf("time limits of durable-ack and percentile = %v (err %v), want [10000 2000] ms", limits, err)
 	}
-	sol := solution(t, "durable-ack")
-	const sync = "\tif err := s.log.Sync(); err != nil {\n\t\treturn err\n\t}\n\ts.index[key] = value"
-	if !strings.Contains(sol, sync) {
-		t.Fatalf("the solution has no %q to remove", sync)
+	for _, w := range crashWrongs {
+		sel := `.exercise[data-exercise=` + w.exercise + `]`
+		sol := solution(t, w.exercise)
+		if !strings.Contains(sol, w.old) {
+			t.Fatalf("%s: the solution has no %q to replace", w.exercise, w.old)
+		}
+		setCode(t, ctx, sel, strings.Replace(sol, w.old, w.new, 1))
+		if state, _ := runAndWait(t, ctx, sel, 60*time.Second); state != "failed" {
+			t.Fatalf("%s, wrong: state %q, want failed", w.exercise, state)
+		}
+		rows := readTable(t, ctx, sel)
+		i := slices.IndexFunc(rows, func(r tableRow) bool { return strings.HasPrefix(r.Cells[1], w.row) })
+		if i < 0 {
+			t.Fatalf("%s: no row %q in %+v", w.exercise, w.row, rows)
+		}
+		if r := rows[i]; r.Class != "ex-fail" || r.Cells[3] != w.got || !strings.Contains(r.Cells[5], w.hint) {
+			t.Errorf("%s: row %+v, want a failure with got %q and a hint containing %q", w.exercise, r, w.got, w.hint)
+		}
+		if w.exercise == "durable-ack" {
+			note, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel+` .ex-notes`)))
+			if !strings.Contains(note, "1 create log · 2 fsync dir · 3 write log @0, 13 bytes") {
+				t.Errorf("note %q, want the operations up to the cut", note)
+			}
+		}
+		timeSolution(t, ctx, w.exercise, sol)
 	}
-	setCode(t, ctx, exAck, strings.Replace(sol, sync, "\ts.index[key] = value", 1))
-	state, _ := runAndWait(t, ctx, exAck, 60*time.Second)
-	if state != "failed" {
-		t.Fatalf("store without fdatasync: state %q, want failed", state)
-	}
-	rows := readTable(t, ctx, exAck)
-	i := slices.IndexFunc(rows, func(r tableRow) bool { return strings.HasPrefix(r.Cells[1], "power cut after each operation, prefix") })
-	if i < 0 {
-		t.Fatalf("no prefix-mode row in %+v", rows)
-	}
-	r := rows[i]
-	const wantGot = "power cut after operation 3 (write log @0, 13 bytes): key k0 was acknowledged at operation 3 but is gone"
-	if r.Class != "ex-fail" || r.Cells[3] != wantGot || !strings.Contains(r.Cells[5], "you acknowledged before its fdatasync") {
-		t.Errorf("prefix row %+v, want a failure with got %q and the fdatasync rule", r, wantGot)
-	}
-	note, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(exAck+` .ex-notes`)))
-	if !strings.Contains(note, "1 create log · 2 fsync dir · 3 write log @0, 13 bytes") {
-		t.Errorf("note %q, want the operations up to the cut", note)
-	}
-
-	timeSolution(t, ctx, "durable-ack", sol)
-
-	// torn-tail: an Open that leaves the torn tail in place loses the
-	// record appended after it.
-	sol = solution(t, "torn-tail")
-	const truncate = "\tif good < len(data) {\n\t\t// A torn tail: cut it off, so new records follow the last good one.\n\t\tif err := s.log.Truncate(int64(good)); err != nil {\n\t\t\treturn nil, err\n\t\t}\n\t}\n"
-	if !strings.Contains(sol, truncate) {
-		t.Fatalf("the solution has no %q to remove", truncate)
-	}
-	setCode(t, ctx, exTorn, strings.Replace(sol, truncate, "", 1))
-	if state, _ := runAndWait(t, ctx, exTorn, 60*time.Second); state != "failed" {
-		t.Fatalf("torn-tail without truncation: state %q, want failed", state)
-	}
-	rows = readTable(t, ctx, exTorn)
-	i = slices.IndexFunc(rows, func(r tableRow) bool { return strings.HasPrefix(r.Cells[1], "power cut after each operation") })
-	if i < 0 {
-		t.Fatalf("no power-cut row in %+v", rows)
-	}
-	r = rows[i]
-	if r.Class != "ex-fail" || !strings.HasPrefix(r.Cells[3], "power cut after operation ") ||
-		!strings.HasSuffix(r.Cells[3], `reopened, Put("after") acknowledged, reopened again: key after is gone`) ||
-		!strings.Contains(r.Cells[5], "Open must truncate the file") {
-		t.Errorf("torn-tail power-cut row %+v, want the crash point, the lost Put and the truncation rule", r)
-	}
-	timeSolution(t, ctx, "torn-tail", sol)
 }
 
 // timeSolution runs the model solution sol in the block of exercise name
