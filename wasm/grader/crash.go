@@ -18,14 +18,14 @@ import (
 // followed and the rule the store broke.
 
 // storeShape is what a crash exercise's student code must declare.
-const storeShape = "your code must define func Open(fs *kvfs.FS) (*Store, error) and, on *Store, Put(key, value string) error and Get(key string) (string, bool)"
+const storeShape = "your code must define func Open(fs kvfs.FS) (*Store, error) and, on *Store, Put(key, value string) error and Get(key string) (string, bool)"
 
 // storePrelude hands the grader the student's Put and Get as plain funcs,
 // which it can call; the methods of an interpreted type it cannot.
 var storePrelude = prelude{
 	code: `
 
-func KvlabStore(fs *kvfs.FS) (func(string, string) error, func(string) (string, bool), error) {
+func KvlabStore(fs kvfs.FS) (func(string, string) error, func(string) (string, bool), error) {
 	s, err := Open(fs)
 	if err != nil || s == nil {
 		return nil, nil, err
@@ -55,7 +55,7 @@ type store struct {
 
 // openStore calls the student's Open (through the prelude) on fsys. A
 // panic comes back as a *PanicError.
-func openStore(p *program, fsys *kvfs.FS) (*store, error) {
+func openStore(p *program, fsys kvfs.FS) (*store, error) {
 	fn, ok := p.lookup("KvlabStore")
 	if !ok {
 		return nil, &CodeError{Msg: storeShape}
@@ -107,11 +107,10 @@ func newMemFS() *engine.MemFS {
 	return m
 }
 
-// newFS returns the student's view of m.
-func newFS(m *engine.MemFS) *kvfs.FS {
-	f := kvfs.New(m, crashDir)
-	f.MaxOps = crashMaxOps
-	return f
+// newFS returns the student's view of m; after, when not nil, sees every
+// operation.
+func newFS(m *engine.MemFS, after func(kvfs.Op)) kvfs.FS {
+	return kvfs.New(m, crashDir, kvfs.Config{MaxOps: crashMaxOps, After: after})
 }
 
 // kv is one Put of a workload.
@@ -165,14 +164,12 @@ func record(p *program, work []kv) (*recording, error) {
 // recordOn returns a recording of m, starting now, and the student's
 // view of m, which adds every operation and a copy of m after it to the
 // recording.
-func recordOn(m *engine.MemFS) (*recording, *kvfs.FS) {
+func recordOn(m *engine.MemFS) (*recording, kvfs.FS) {
 	rec := &recording{snaps: []*engine.MemFS{m.Copy()}}
-	fsys := newFS(m)
-	fsys.After = func(op kvfs.Op) {
+	return rec, newFS(m, func(op kvfs.Op) {
 		rec.ops = append(rec.ops, op)
 		rec.snaps = append(rec.snaps, m.Copy())
-	}
-	return rec, fsys
+	})
 }
 
 // syncsIn counts the fdatasyncs and directory fsyncs among operations
@@ -267,7 +264,7 @@ func checkReopen(p *program, rec *recording, k cut, m *engine.MemFS) *cutFailure
 // and reads back every key that puts acknowledged before it; it returns
 // the open store.
 func openAndRead(p *program, k cut, m *engine.MemFS, puts []putCall) (*store, *cutFailure) {
-	s, err := openStore(p, newFS(m))
+	s, err := openStore(p, newFS(m, nil))
 	if err != nil {
 		return nil, &cutFailure{cut: k, what: "Open failed: " + err.Error()}
 	}

@@ -99,12 +99,12 @@ import (
 
 // Store is a log of records in the file "log" and an index of it in memory.
 type Store struct {
-	log   *kvfs.File
+	log   kvfs.File
 	index map[string]string
 }
 
 // Open rebuilds the index from the log, creating the log if there is none.
-func Open(fs *kvfs.FS) (*Store, error) {
+func Open(fs kvfs.FS) (*Store, error) {
 	s := &Store{index: map[string]string{}}
 	data, err := fs.ReadFile("log")
 	if kvfs.IsNotExist(err) {
@@ -174,9 +174,9 @@ var durableAckExercise = &Exercise{
 	Title: "Acknowledge after it is safe",
 	Instructions: `Make ` + "`Put`" + ` return only once its record would survive a power cut, and make ` + "`Open`" + ` find every record a ` + "`Put`" + ` acknowledged.
 
-Your store gets a ` + "`*kvfs.FS`" + `: one directory with ` + "`Create`, `OpenAppend`, `ReadFile`, `List`, `Rename`, `Remove`" + ` and ` + "`SyncDir`" + `; a ` + "`*kvfs.File`" + ` has ` + "`Write`, `WriteAt`, `Sync`" + ` (fdatasync), ` + "`Truncate`, `Size`" + ` and ` + "`Close`" + `. Nothing written is durable until ` + "`Sync`" + `; no new file name is durable until ` + "`SyncDir`" + `.
+Your store gets a ` + "`kvfs.FS`" + `: one directory with ` + "`Create`, `OpenAppend`, `ReadFile`, `List`, `Rename`, `Remove`" + ` and ` + "`SyncDir`" + `; a ` + "`kvfs.File`" + ` has ` + "`Write`, `WriteAt`, `Sync`" + ` (fdatasync), ` + "`Truncate`, `Size`" + ` and ` + "`Close`" + `. Nothing written is durable until ` + "`Sync`" + `; no new file name is durable until ` + "`SyncDir`" + `.
 
-The grader opens your store on an empty disk and runs 12 Puts, numbering every operation that changes the disk. Then it cuts the power after each operation in turn, in two modes: ` + "`prefix`" + ` (unsynced bytes reach the disk in order, the last write torn) and ` + "`reorder`" + ` (any 512-byte sectors of them do), each tried with none and with two random choices of the unsynced data surviving. After each cut it reopens your store and reads every key whose ` + "`Put`" + ` had returned: each must hold its value. It also counts fdatasyncs and directory fsyncs per ` + "`Put`" + `: at most one; a second makes nothing more durable.
+The grader opens your store on an empty disk and runs 12 Puts, numbering every operation that changes the disk; it reopens the store with no power cut, and once on an empty disk, where no key may be (keep the index in the ` + "`Store`" + `, not in a package-level variable). Then it cuts the power after each operation in turn, in two modes: ` + "`prefix`" + ` (unsynced bytes reach the disk in order, the last write torn) and ` + "`reorder`" + ` (any 512-byte sectors of them do), each tried with none and with two random choices of the unsynced data surviving. After each cut it reopens your store and reads every key whose ` + "`Put`" + ` had returned: each must hold its value. It also counts fdatasyncs and directory fsyncs per ` + "`Put`" + `: at most one; a second makes nothing more durable.
 
 The record format (` + "`encode`, `decode`" + `, with a CRC) is given; ` + "`decode`" + ` stops at a torn tail.`,
 	Stub:     ackStub,
@@ -224,8 +224,32 @@ func runWorkload(p *program) (*recording, Result) {
 		r.Cases = append(r.Cases, work)
 		return nil, r
 	}
-	r.Cases = append(r.Cases, work, cleanReopen(p, rec))
+	r.Cases = append(r.Cases, work, cleanReopen(p, rec), emptyReopen(p))
 	return rec, r
+}
+
+// emptyReopen opens the store on an empty disk after the workload: no key
+// may be there. A store that keeps its index in a package-level variable
+// finds the workload's keys in memory, since the grader reopens it in the
+// same interpreter; it would pass every power cut without reading a byte.
+func emptyReopen(p *program) Case {
+	c := Case{Input: "Open on an empty disk after the Puts", Want: "no keys", Got: "no keys", Pass: true}
+	s, err := openStore(p, newFS(newMemFS(), nil))
+	if err != nil {
+		c.Got, c.Pass = "Open failed: "+err.Error(), false
+		return c
+	}
+	for _, w := range ackWorkload {
+		if _, ok, err := s.Get(w.key); err != nil || ok {
+			c.Got, c.Pass = fmt.Sprintf("key %s is there", w.key), false
+			if err != nil {
+				c.Got = fmt.Sprintf("Get(%q) failed: %v", w.key, err)
+			}
+			c.Hint = "Open must build the index from the disk alone: a package-level variable keeps the keys across a reopen here, where a real restart would lose them, and hides every power cut"
+			return c
+		}
+	}
+	return c
 }
 
 // cleanReopen reopens the store after the workload with every byte still

@@ -124,7 +124,8 @@ func TestDurableAckSolutionSyncsOncePerPut(t *testing.T) {
 
 func TestDurableAckShapeErrors(t *testing.T) {
 	tests := []struct{ name, old, new, msg string }{
-		{"Open misnamed", "func Open(fs *kvfs.FS)", "func OpenStore(fs *kvfs.FS)", "your code must define func Open(fs *kvfs.FS) (*Store, error)"},
+
+		{"Open misnamed", "func Open(fs kvfs.FS)", "func OpenStore(fs kvfs.FS)", "your code must define func Open(fs kvfs.FS) (*Store, error)"},
 		{"Get without ok", "func (s *Store) Get(key string) (string, bool) {\n\tv, ok := s.index[key]\n\treturn v, ok", "func (s *Store) Get(key string) string {\n\treturn s.index[key]", "and Get(key string) (string, bool)"},
 	}
 	for _, tt := range tests {
@@ -163,4 +164,38 @@ func firstLineDiff(a, b string) string {
 		}
 	}
 	return fmt.Sprintf("%d lines vs %d", len(al), len(bl))
+}
+
+// TestDurableAckPackageLevelIndex: a store whose index outlives Open (a
+// package-level map) would pass every power cut, as the grader reopens it
+// in the same interpreter; the empty-disk row catches it even when Put
+// never syncs.
+func TestDurableAckPackageLevelIndex(t *testing.T) {
+	src := broken(t, durableAckExercise.Solution, putSync, "\ts.index[key] = value")
+	src = broken(t, src, "s := &Store{index: map[string]string{}}", "s := &Store{index: shared}")
+	src = broken(t, src, "// Store is a log", "var shared = map[string]string{}\n\n// Store is a log")
+	r := mustRun(t, "durable-ack", src)
+	c := rowOf(t, r, "Open on an empty disk after the Puts")
+	if c.Pass || c.Got != "key k0 is there" || !strings.Contains(c.Hint, "Open must build the index from the disk alone") {
+		t.Errorf("row %+v, want key k0 found on an empty disk and the hint", c)
+	}
+	if c := rowOf(t, r, "Open on an empty disk after the Puts"); c.Input == "" {
+		t.Error("no empty-disk row")
+	}
+}
+
+// TestStudentCannotTouchTheRecording: the FS a store is handed is an
+// interface, so its fields, exported or not, are out of reach: the
+// interpreter would let code set an unexported field of a struct it can
+// name (fs.c.MaxOps = 0 ran when FS was a struct).
+func TestStudentCannotTouchTheRecording(t *testing.T) {
+	for _, stmt := range []string{"fs.After = nil", "fs.MaxOps = 0", "fs.c.MaxOps = 0"} {
+		t.Run(stmt, func(t *testing.T) {
+			src := broken(t, durableAckExercise.Solution, "\ts := &Store{index: map[string]string{}}\n", "\t"+stmt+"\n\ts := &Store{index: map[string]string{}}\n")
+			r := Run("durable-ack", src)
+			if r.Error == nil || r.Error.Line != 16 || !strings.Contains(r.Error.Msg, "undefined method") {
+				t.Errorf("error %+v, want an undefined method at line 16", r.Error)
+			}
+		})
+	}
 }

@@ -13,7 +13,7 @@ import (
 // at any point leaves the old contents or the new, and once Save returned,
 // the new.
 
-const saveSig = "func Save(fs *kvfs.FS, name string, data []byte) error"
+const saveSig = "func Save(fs kvfs.FS, name string, data []byte) error"
 
 // replaceName is the file the grader has Save replace.
 const replaceName = "config"
@@ -39,7 +39,7 @@ const replaceSolution = `package main
 import "kvfs"
 
 // Save replaces the file name with data, atomically and durably.
-func Save(fs *kvfs.FS, name string, data []byte) error {
+func Save(fs kvfs.FS, name string, data []byte) error {
 	tmp := name + ".tmp"
 	f, err := fs.Create(tmp)
 	if err != nil {
@@ -70,7 +70,7 @@ const replaceStub = `package main
 import "kvfs"
 
 // Save replaces the file name with data, atomically and durably.
-func Save(fs *kvfs.FS, name string, data []byte) error {
+func Save(fs kvfs.FS, name string, data []byte) error {
 	// TODO: a power cut at any point must leave the old contents or the
 	// new, never a mix, an empty file or no file; once Save returns, the
 	// new.
@@ -89,7 +89,7 @@ var atomicReplaceExercise = &Exercise{
 	Title: "Replace a file atomically",
 	Instructions: `Implement ` + "`" + saveSig + "`" + `: replace the file ` + "`name`" + ` with ` + "`data`" + ` so that a power cut at any point leaves either the old contents or the new (never a mix, an empty file or no file), and once ` + "`Save`" + ` returned, the new.
 
-The ` + "`*kvfs.FS`" + ` is the one of the previous exercises: ` + "`Create`, `Rename`, `Remove`, `SyncDir`, `ReadFile`" + `, and a file's ` + "`Write`, `Sync`" + ` (fdatasync), ` + "`Close`" + `. A rename replaces a file atomically, but neither it nor a new file's name is durable until ` + "`SyncDir`" + `, and a renamed file holds only what was synced before.
+The ` + "`kvfs.FS`" + ` is the one of the previous exercises: ` + "`Create`, `Rename`, `Remove`, `SyncDir`, `ReadFile`" + `, and a file's ` + "`Write`, `Sync`" + ` (fdatasync), ` + "`Close`" + `. A rename replaces a file atomically, but neither it nor a new file's name is durable until ` + "`SyncDir`" + `, and a renamed file holds only what was synced before.
 
 The grader starts from a durable ` + "`config`" + ` of about 1.2 KB, calls ` + "`Save`" + ` three times with new versions, and cuts the power after each filesystem operation in two modes: ` + "`dirent`" + ` (each name changed since the last ` + "`SyncDir`" + ` may or may not survive, with only synced data) and ` + "`reorder`" + ` (unsynced names are lost, any 512-byte sectors of unsynced data survive). After each cut ` + "`config`" + ` must hold a whole version: the last one whose ` + "`Save`" + ` had returned, or one being saved. A leftover temporary file does not matter.`,
 	Stub:     replaceStub,
@@ -102,7 +102,7 @@ The grader starts from a durable ` + "`config`" + ` of about 1.2 KB, calls ` + "
 var replaceModes = []engine.PowerMode{engine.PowerDirent, engine.PowerReorder}
 
 func gradeAtomicReplace(p *program) Result {
-	fn, ce := p.function("Save", (func(*kvfs.FS, string, []byte) error)(nil), saveSig)
+	fn, ce := p.function("Save", (func(kvfs.FS, string, []byte) error)(nil), saveSig)
 	if ce != nil {
 		return Result{Error: ce}
 	}
@@ -153,7 +153,7 @@ func gradeAtomicReplace(p *program) Result {
 // before any operation.
 func recordSaves(fn reflect.Value) (*recording, error) {
 	m := newMemFS()
-	setup := newFS(m)
+	setup := newFS(m, nil)
 	f, err := setup.Create(replaceName)
 	if err == nil {
 		_, err = f.Write([]byte(replaceVersions[0]))
@@ -212,7 +212,7 @@ func versionOf(data string) string {
 func checkConfig(rec *recording, k cut, m *engine.MemFS) *cutFailure {
 	_, allowed, last := rec.expected(k.c)
 	a := last[replaceName]
-	data, err := kvfs.New(m, crashDir).ReadFile(replaceName)
+	data, err := newFS(m, nil).ReadFile(replaceName)
 	var what string
 	switch {
 	case kvfs.IsNotExist(err):

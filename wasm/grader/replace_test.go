@@ -31,7 +31,7 @@ const inPlace = `package main
 import "kvfs"
 
 // Save overwrites name in place.
-func Save(fs *kvfs.FS, name string, data []byte) error {
+func Save(fs kvfs.FS, name string, data []byte) error {
 	f, err := fs.Create(name)
 	if err != nil {
 		return err
@@ -78,7 +78,7 @@ func TestAtomicReplaceStub(t *testing.T) {
 }
 
 func TestAtomicReplaceSignature(t *testing.T) {
-	r := Run("atomic-replace", "package main\n\nimport \"kvfs\"\n\nfunc Save(fs *kvfs.FS, data []byte) error { return nil }\n")
+	r := Run("atomic-replace", "package main\n\nimport \"kvfs\"\n\nfunc Save(fs kvfs.FS, data []byte) error { return nil }\n")
 	if r.Error == nil || !strings.Contains(r.Error.Msg, "the exercise needs "+saveSig) {
 		t.Errorf("error %+v, want one naming %s", r.Error, saveSig)
 	}

@@ -273,7 +273,7 @@ func flipMiddle(p *program, rec *recording) Case {
 		c.Got = err.Error()
 		return c
 	}
-	s, err := openStore(p, newFS(m))
+	s, err := openStore(p, newFS(m, nil))
 	if err != nil {
 		c.Got = fmt.Sprintf("%s flipped: Open failed: %v", where, err)
 		c.Pass = true

@@ -8,9 +8,13 @@
 // operation. Every operation that changes the disk (create, write,
 // fdatasync, directory fsync, rename, remove, truncate) is numbered from 1
 // and described in the page's words ("write seg-0 @4096, 21 bytes"), and
-// After, when set, sees each one once it is done: that is how a grader
-// takes the filesystem after every operation and names the operation a
-// power cut followed.
+// Config.After, when set, sees each one once it is done: that is how a
+// grader takes the filesystem after every operation and names the
+// operation a power cut followed. FS and File are interfaces over
+// unexported types, and what an FS is made with cannot be changed through
+// their methods, so code that is handed an FS (a student's, in the
+// interpreter) reaches the operations and cannot switch the recording or
+// the limit off.
 //
 // An FS and its Files are not safe for concurrent use: the exercises run
 // one student call at a time.
@@ -62,12 +66,8 @@ func (o Op) String() string {
 	return o.Kind + " " + o.File
 }
 
-// FS is a flat directory of files.
-type FS struct {
-	under engine.FS
-	dir   string
-	ops   int // operations counted so far
-
+// Config is what an FS is made with besides its directory.
+type Config struct {
 	// MaxOps, when > 0, is how many operations the FS allows; every later
 	// one fails with ErrTooManyOps.
 	MaxOps int
@@ -76,26 +76,89 @@ type FS struct {
 	After func(Op)
 }
 
-// New returns an FS on the directory dir of under. dir must exist.
-func New(under engine.FS, dir string) *FS {
-	return &FS{under: under, dir: dir}
+// FS is a flat directory of files. It is an interface, and the type
+// behind it unexported, so that code handed an FS reaches its methods and
+// nothing else: the interpreter lets code read and set the unexported
+// fields of a struct it can name.
+type FS interface {
+	// Create creates the file name, or empties it if it exists, and
+	// opens it for writing; Write appends from offset 0. The new name is
+	// not durable until SyncDir.
+	Create(name string) (File, error)
+	// OpenAppend opens the existing file name for writing; Write appends
+	// after its last byte. It fails (IsNotExist) if there is no such file.
+	OpenAppend(name string) (File, error)
+	// ReadFile returns the contents of the file name. It fails
+	// (IsNotExist) if there is no such file.
+	ReadFile(name string) ([]byte, error)
+	// List returns the names of the files, sorted.
+	List() ([]string, error)
+	// Rename gives the file oldname the name newname, replacing any file
+	// of that name, atomically: a reader sees the old file or the new
+	// one, never neither. The change is not durable until SyncDir.
+	Rename(oldname, newname string) error
+	// Remove deletes the file name. The removal is not durable until
+	// SyncDir.
+	Remove(name string) error
+	// SyncDir makes the directory's names durable (fsync(2) on the
+	// directory): files created, renamed or removed before it keep their
+	// names through a power cut.
+	SyncDir() error
+	// Ops returns how many operations changed the disk so far.
+	Ops() int
 }
 
-// Ops returns how many operations changed the disk so far.
-func (f *FS) Ops() int { return f.ops }
+// File is a file open for writing.
+type File interface {
+	// Name returns the file's name.
+	Name() string
+	// Write appends p at the end of what this File wrote so far (or of
+	// the file as OpenAppend found it). The bytes are not durable until
+	// Sync.
+	Write(p []byte) (int, error)
+	// WriteAt writes p at offset off. The bytes are not durable until
+	// Sync.
+	WriteAt(p []byte, off int64) (int, error)
+	// Sync makes what was written to the file durable: fdatasync(2).
+	Sync() error
+	// Truncate cuts the file to size bytes (or extends it with zeros);
+	// the next Write goes at the new end. The new size is not durable
+	// until Sync.
+	Truncate(size int64) error
+	// Size returns the file's current size.
+	Size() (int64, error)
+	// Close closes the file. It makes nothing durable.
+	Close() error
+}
+
+// dirFS is the FS: one directory of under.
+type dirFS struct {
+	under engine.FS
+	dir   string
+	c     Config
+	ops   int // operations counted so far
+}
+
+// New returns an FS on the directory dir of under. dir must exist.
+func New(under engine.FS, dir string, c Config) FS {
+	return &dirFS{under: under, dir: dir, c: c}
+}
+
+// Ops implements FS.
+func (f *dirFS) Ops() int { return f.ops }
 
 // done counts one operation and tells After.
-func (f *FS) done(op Op) {
+func (f *dirFS) done(op Op) {
 	f.ops++
 	op.N = f.ops
-	if f.After != nil {
-		f.After(op)
+	if f.c.After != nil {
+		f.c.After(op)
 	}
 }
 
 // path checks that name is a plain file name and returns its full path.
-func (f *FS) path(op, name string) (string, error) {
-	if f.MaxOps > 0 && f.ops >= f.MaxOps {
+func (f *dirFS) path(op, name string) (string, error) {
+	if f.c.MaxOps > 0 && f.ops >= f.c.MaxOps {
 		return "", fmt.Errorf("%w: %s %s after %d operations", ErrTooManyOps, op, name, f.ops)
 	}
 	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, `/\`) {
@@ -104,10 +167,8 @@ func (f *FS) path(op, name string) (string, error) {
 	return filepath.Join(f.dir, name), nil
 }
 
-// Create creates the file name, or empties it if it exists, and opens it
-// for writing; Write appends from offset 0. The new name is not durable
-// until SyncDir.
-func (f *FS) Create(name string) (*File, error) {
+// Create implements FS.
+func (f *dirFS) Create(name string) (File, error) {
 	p, err := f.path("create", name)
 	if err != nil {
 		return nil, err
@@ -117,12 +178,11 @@ func (f *FS) Create(name string) (*File, error) {
 		return nil, err
 	}
 	f.done(Op{Kind: "create", File: name})
-	return &File{fs: f, h: h, name: name}, nil
+	return &file{fs: f, h: h, name: name}, nil
 }
 
-// OpenAppend opens the existing file name for writing; Write appends
-// after its last byte. It fails (IsNotExist) if there is no such file.
-func (f *FS) OpenAppend(name string) (*File, error) {
+// OpenAppend implements FS.
+func (f *dirFS) OpenAppend(name string) (File, error) {
 	p, err := f.path("open", name)
 	if err != nil {
 		return nil, err
@@ -136,12 +196,11 @@ func (f *FS) OpenAppend(name string) (*File, error) {
 		h.Close()
 		return nil, err
 	}
-	return &File{fs: f, h: h, name: name, off: size}, nil
+	return &file{fs: f, h: h, name: name, off: size}, nil
 }
 
-// ReadFile returns the contents of the file name. It fails (IsNotExist)
-// if there is no such file.
-func (f *FS) ReadFile(name string) ([]byte, error) {
+// ReadFile implements FS.
+func (f *dirFS) ReadFile(name string) ([]byte, error) {
 	p, err := f.path("read", name)
 	if err != nil {
 		return nil, err
@@ -162,13 +221,11 @@ func (f *FS) ReadFile(name string) ([]byte, error) {
 	return b, nil
 }
 
-// List returns the names of the files, sorted.
-func (f *FS) List() ([]string, error) { return f.under.List(f.dir) }
+// List implements FS.
+func (f *dirFS) List() ([]string, error) { return f.under.List(f.dir) }
 
-// Rename gives the file oldname the name newname, replacing any file of
-// that name, atomically: a reader sees the old file or the new one,
-// never neither. The change is not durable until SyncDir.
-func (f *FS) Rename(oldname, newname string) error {
+// Rename implements FS.
+func (f *dirFS) Rename(oldname, newname string) error {
 	po, err := f.path("rename", oldname)
 	if err != nil {
 		return err
@@ -184,8 +241,8 @@ func (f *FS) Rename(oldname, newname string) error {
 	return nil
 }
 
-// Remove deletes the file name. The removal is not durable until SyncDir.
-func (f *FS) Remove(name string) error {
+// Remove implements FS.
+func (f *dirFS) Remove(name string) error {
 	p, err := f.path("remove", name)
 	if err != nil {
 		return err
@@ -197,10 +254,8 @@ func (f *FS) Remove(name string) error {
 	return nil
 }
 
-// SyncDir makes the directory's names durable (fsync(2) on the directory):
-// files created, renamed or removed before it keep their names through a
-// power cut.
-func (f *FS) SyncDir() error {
+// SyncDir implements FS.
+func (f *dirFS) SyncDir() error {
 	if _, err := f.path("fsync-dir", "dir"); err != nil {
 		return err
 	}
@@ -214,20 +269,20 @@ func (f *FS) SyncDir() error {
 // IsNotExist reports whether err says a file does not exist.
 func IsNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
 
-// File is a file open for writing.
-type File struct {
-	fs     *FS
+// file is a File.
+type file struct {
+	fs     *dirFS
 	h      engine.File
 	name   string
 	off    int64 // where the next Write goes
 	closed bool
 }
 
-// Name returns the file's name.
-func (w *File) Name() string { return w.name }
+// Name implements File.
+func (w *file) Name() string { return w.name }
 
 // check fails an operation on a closed file or past MaxOps.
-func (w *File) check(op string) error {
+func (w *file) check(op string) error {
 	if w.closed {
 		return fmt.Errorf("%w: %s %s", ErrClosed, op, w.name)
 	}
@@ -235,16 +290,15 @@ func (w *File) check(op string) error {
 	return err
 }
 
-// Write appends p at the end of what this File wrote so far (or of the
-// file as OpenAppend found it). The bytes are not durable until Sync.
-func (w *File) Write(p []byte) (int, error) {
+// Write implements File.
+func (w *file) Write(p []byte) (int, error) {
 	n, err := w.WriteAt(p, w.off)
 	w.off += int64(n)
 	return n, err
 }
 
-// WriteAt writes p at offset off. The bytes are not durable until Sync.
-func (w *File) WriteAt(p []byte, off int64) (int, error) {
+// WriteAt implements File.
+func (w *file) WriteAt(p []byte, off int64) (int, error) {
 	if err := w.check("write"); err != nil {
 		return 0, err
 	}
@@ -258,8 +312,8 @@ func (w *File) WriteAt(p []byte, off int64) (int, error) {
 	return n, err
 }
 
-// Sync makes what was written to the file durable: fdatasync(2).
-func (w *File) Sync() error {
+// Sync implements File.
+func (w *file) Sync() error {
 	if err := w.check("fdatasync"); err != nil {
 		return err
 	}
@@ -270,9 +324,8 @@ func (w *File) Sync() error {
 	return nil
 }
 
-// Truncate cuts the file to size bytes (or extends it with zeros); the
-// next Write goes at the new end. The new size is not durable until Sync.
-func (w *File) Truncate(size int64) error {
+// Truncate implements File.
+func (w *file) Truncate(size int64) error {
 	if err := w.check("truncate"); err != nil {
 		return err
 	}
@@ -287,16 +340,16 @@ func (w *File) Truncate(size int64) error {
 	return nil
 }
 
-// Size returns the file's current size.
-func (w *File) Size() (int64, error) {
+// Size implements File.
+func (w *file) Size() (int64, error) {
 	if w.closed {
 		return 0, fmt.Errorf("%w: size %s", ErrClosed, w.name)
 	}
 	return w.h.Size()
 }
 
-// Close closes the file. It makes nothing durable.
-func (w *File) Close() error {
+// Close implements File.
+func (w *file) Close() error {
 	if w.closed {
 		return fmt.Errorf("%w: close %s", ErrClosed, w.name)
 	}

@@ -9,15 +9,14 @@ import (
 	"kvlab/engine"
 )
 
-func newFS(t *testing.T) (*FS, *engine.MemFS, *[]string) {
+func newFS(t *testing.T) (FS, *engine.MemFS, *[]string) {
 	t.Helper()
 	m := engine.NewMemFS()
 	if err := m.MkdirAll("/db", 0o755); err != nil {
 		t.Fatal(err)
 	}
-	f := New(m, "/db")
 	var ops []string
-	f.After = func(op Op) { ops = append(ops, op.String()) }
+	f := New(m, "/db", Config{After: func(op Op) { ops = append(ops, op.String()) }})
 	return f, m, &ops
 }
 
@@ -70,7 +69,7 @@ func TestOpenAppendWritesAtTheEnd(t *testing.T) {
 }
 
 func TestBadNamesAndLimits(t *testing.T) {
-	f, _, ops := newFS(t)
+	f, m, ops := newFS(t)
 	for _, name := range []string{"", ".", "..", "a/b", "../x", `a\b`} {
 		if _, err := f.Create(name); err == nil || !strings.Contains(err.Error(), "plain name") {
 			t.Errorf("Create(%q): %v, want an error asking for a plain name", name, err)
@@ -79,7 +78,7 @@ func TestBadNamesAndLimits(t *testing.T) {
 	if len(*ops) != 0 {
 		t.Errorf("refused names counted operations: %q", *ops)
 	}
-	f.MaxOps = 2
+	f = New(m, "/db", Config{MaxOps: 2})
 	w, _ := f.Create("log")
 	w.Write([]byte("x"))
 	if _, err := w.Write([]byte("y")); !errors.Is(err, ErrTooManyOps) {
@@ -102,7 +101,7 @@ func TestSyncDirMakesNamesDurable(t *testing.T) {
 		if syncDir {
 			f.SyncDir()
 		}
-		got, err := New(m.PowerCut(engine.PowerPrefix, nil), "/db").ReadFile("log")
+		got, err := New(m.PowerCut(engine.PowerPrefix, nil), "/db", Config{}).ReadFile("log")
 		if syncDir && string(got) != "data" || !syncDir && !IsNotExist(err) {
 			t.Errorf("SyncDir %v: after a power cut ReadFile = %q, %v", syncDir, got, err)
 		}
