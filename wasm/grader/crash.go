@@ -41,10 +41,13 @@ const crashDir = "/db"
 
 // Bounds on what a student's store may do in one open or one workload:
 // past them the FS fails every operation, so a store that loops writing
-// ends with an error rather than eating the page's memory.
+// ends with an error rather than eating the page's memory. The recording
+// keeps a copy of the disk after every operation, so together they bound
+// it at about crashMaxOps × crashMaxBytes (25 MiB); a correct store of the
+// exercises needs some 40 operations and 1 KiB.
 const (
-	crashMaxBytes = 256 << 10
-	crashMaxOps   = 2000
+	crashMaxBytes = 64 << 10
+	crashMaxOps   = 400
 )
 
 // store is one open of the student's store.

@@ -199,3 +199,20 @@ func TestStudentCannotTouchTheRecording(t *testing.T) {
 		})
 	}
 }
+
+// TestDurableAckRunawayStore: a store that writes without end is stopped
+// by the FS's bounds with an error in the workload row, not by the
+// page's time limit or its memory.
+func TestDurableAckRunawayStore(t *testing.T) {
+	src := broken(t, durableAckExercise.Solution, writeSyncPut, `	for {
+		if _, err := s.log.Write(encode(key, value)); err != nil {
+			return err
+		}
+	}
+`)
+	src = broken(t, src, "\ts.index[key] = value\n\treturn nil\n}", "}")
+	r := mustRun(t, "durable-ack", src)
+	if c := r.Cases[0]; c.Pass || !strings.Contains(c.Got, `Put("k0", "v0-") failed with no power cut: kvfs: too many filesystem operations`) {
+		t.Errorf("workload row %+v, want Put(k0) stopped by the operation limit", c)
+	}
+}
