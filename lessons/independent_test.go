@@ -23,6 +23,7 @@ import (
 type lat struct {
 	MeanNs float64 `json:"mean_ns"`
 	P50Ns  float64 `json:"p50_ns"`
+	P95Ns  float64 `json:"p95_ns"`
 	P99Ns  float64 `json:"p99_ns"`
 	MaxNs  float64 `json:"max_ns"`
 }
@@ -142,7 +143,6 @@ var independent = map[string]func(ls lines) float64{
 	"harness-floor":    func(ls lines) float64 { return ls.r(1).put().P50Ns / max(ls.r(0).put().P50Ns, 1) },
 	"keygen-inflation": func(ls lines) float64 { return ls.r(1).put().P50Ns / max(ls.r(0).put().P50Ns, 1) },
 	"harness-ceiling":  func(ls lines) float64 { return ls.r(1).OpsPerSec / max(ls[0].at(2).OpsPerSec, 1) },
-	"samples-vs-wall":  func(ls lines) float64 { return ls.r(0).OpsPerSec / max(ls.r(1).OpsPerSec, 1) },
 	"cold-max":         func(ls lines) float64 { return ls.r(1).put().MaxNs / max(ls.r(0).put().MaxNs, 1) },
 	"unsorted-p99":     func(ls lines) float64 { return ls.r(1).put().P99Ns / max(ls.r(0).put().P99Ns, 1) },
 	"flush-vs-write":   func(ls lines) float64 { return ls.r(0).WriteFdatasync.MeanNs / max(ls.r(0).Write.MeanNs, 1) },
@@ -163,7 +163,7 @@ var independent = map[string]func(ls lines) float64{
 	"loss-window":      func(ls lines) float64 { return ls.r(0).OpsPerSec * (0.010 + ls.r(0).FsyncMeanNs/1e9) },
 	"miss-probe":       func(ls lines) float64 { return ls.r(1).OpsPerSec / max(ls.r(0).PredictedOpsPerSec, 1) },
 	"miss-run":         func(ls lines) float64 { return ls.r(1).OpsPerSec / max(ls.r(1).Model.PredictedOpsPerSec, 1) },
-	"linear-wrong":     func(ls lines) float64 { return 16 * ls[0].at(0).OpsPerSec / max(ls[0].at(4).OpsPerSec, 1) },
+	"linear-wrong":     func(ls lines) float64 { return 32 * ls[0].at(0).OpsPerSec / max(ls[0].at(5).OpsPerSec, 1) },
 	"flushes-per-sec":  func(ls lines) float64 { return ls[0].at(4).Fsyncs / max(ls[0].at(4).WallSeconds, 0.001) },
 	"always-16":        func(ls lines) float64 { return ls[0].at(2).OpsPerSec },
 	"littles-latency":  func(ls lines) float64 { return 8e6 / max(ls[0].at(3).OpsPerSec, 1) },
@@ -176,6 +176,8 @@ var independent = map[string]func(ls lines) float64{
 	"power-none-vs-batch":   func(ls lines) float64 { return ls.r(2).LostAcked / max(ls.r(1).LostAcked, 1) },
 	"headline-ratio":        func(ls lines) float64 { return ls.r(0).OpsPerSec / max(ls.r(1).OpsPerSec, 1) },
 	"dist-ratio":            func(ls lines) float64 { return ls.r(0).Latency["get"].P50Ns / max(ls.r(1).Latency["get"].P50Ns, 1) },
+	"cold-p50":              func(ls lines) float64 { return ls.r(1).Latency["get"].P50Ns / max(ls.r(0).Latency["get"].P50Ns, 1) },
+	"cold-p95":              func(ls lines) float64 { return ls.r(1).Latency["get"].P95Ns / max(ls.r(0).Latency["get"].P95Ns, 1) },
 	"flush-share-of-budget": func(ls lines) float64 { return 1e9 / max(ls.r(0).WriteFdatasync.MeanNs, 1) },
 	"steady-drift":          func(ls lines) float64 { return drift(ls.r(0)) },
 	"background-drift":      func(ls lines) float64 { return drift(ls.r(0)) },
