@@ -233,7 +233,7 @@ func runWorkload(p *program) (*recording, Result) {
 // finds the workload's keys in memory, since the grader reopens it in the
 // same interpreter; it would pass every power cut without reading a byte.
 func emptyReopen(p *program) Case {
-	c := Case{Input: "Open on an empty disk after the Puts", Want: "no keys", Got: "no keys", Pass: true}
+	c := Case{Input: "Open again, on a second and empty disk", Want: "no keys", Got: "no keys", Pass: true}
 	s, err := openStore(p, newFS(newMemFS(), nil))
 	if err != nil {
 		c.Got, c.Pass = "Open failed: "+err.Error(), false

@@ -175,12 +175,9 @@ func TestDurableAckPackageLevelIndex(t *testing.T) {
 	src = broken(t, src, "s := &Store{index: map[string]string{}}", "s := &Store{index: shared}")
 	src = broken(t, src, "// Store is a log", "var shared = map[string]string{}\n\n// Store is a log")
 	r := mustRun(t, "durable-ack", src)
-	c := rowOf(t, r, "Open on an empty disk after the Puts")
+	c := rowOf(t, r, "Open again, on a second and empty disk")
 	if c.Pass || c.Got != "key k0 is there" || !strings.Contains(c.Hint, "Open must build the index from the disk alone") {
 		t.Errorf("row %+v, want key k0 found on an empty disk and the hint", c)
-	}
-	if c := rowOf(t, r, "Open on an empty disk after the Puts"); c.Input == "" {
-		t.Error("no empty-disk row")
 	}
 }
 
