@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"strings"
+	"sync"
 
 	"kvlab/engine"
 	"kvlab/wasm/kvfs"
@@ -138,7 +139,23 @@ type recording struct {
 	ops   []kvfs.Op
 	snaps []*engine.MemFS // snaps[c] is the filesystem after operation c; snaps[0] before any
 	puts  []putCall
-	final *engine.MemFS // the filesystem when the workload ended, still running
+	// final is the filesystem as the workload left it, stopped (Kill):
+	// a goroutine the store left running cannot change it, nor the
+	// recording, any more.
+	final *engine.MemFS
+	// mu guards ops and snaps while the workload runs, and done, which
+	// ends the recording.
+	mu   sync.Mutex
+	done bool
+}
+
+// finish ends the recording of m: later operations (of a goroutine the
+// student's store left running) are not recorded, and fail.
+func (r *recording) finish(m *engine.MemFS) {
+	r.mu.Lock()
+	r.done = true
+	r.mu.Unlock()
+	r.final = m.Kill()
 }
 
 // record opens the student's store on a fresh MemFS and runs the Puts of
@@ -160,7 +177,7 @@ func record(p *program, work []kv) (*recording, error) {
 			return rec, fmt.Errorf("Put(%q, %q) failed with no power cut: %w", w.key, w.value, c.err)
 		}
 	}
-	rec.final = m
+	rec.finish(m)
 	return rec, nil
 }
 
@@ -170,8 +187,12 @@ func record(p *program, work []kv) (*recording, error) {
 func recordOn(m *engine.MemFS) (*recording, kvfs.FS) {
 	rec := &recording{snaps: []*engine.MemFS{m.Copy()}}
 	return rec, newFS(m, func(op kvfs.Op) {
-		rec.ops = append(rec.ops, op)
-		rec.snaps = append(rec.snaps, m.Copy())
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		if !rec.done {
+			rec.ops = append(rec.ops, op)
+			rec.snaps = append(rec.snaps, m.Copy())
+		}
 	})
 }
 

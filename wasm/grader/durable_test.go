@@ -213,3 +213,18 @@ func TestDurableAckRunawayStore(t *testing.T) {
 		t.Errorf("workload row %+v, want Put(k0) stopped by the operation limit", c)
 	}
 }
+
+// TestDurableAckSyncFromAGoroutine: a store that syncs from a goroutine of
+// its own is graded like any other, its operations numbered in the order
+// they ran, whatever the goroutines do after the workload (go test -race
+// checks the recording). Whether each sync ran before its Put returned
+// depends on the scheduler, so only the rows are checked.
+func TestDurableAckSyncFromAGoroutine(t *testing.T) {
+	src := broken(t, durableAckExercise.Solution, putSync, "\tgo s.log.Sync()\n\ts.index[key] = value")
+	for range 3 {
+		r := mustRun(t, "durable-ack", src)
+		if len(r.Cases) != 6 {
+			t.Fatalf("got %d rows, want 6: %+v", len(r.Cases), r.Cases)
+		}
+	}
+}

@@ -181,7 +181,7 @@ func recordSaves(fn reflect.Value) (*recording, error) {
 			return rec, fmt.Errorf("Save of version %d failed with no power cut: %w", len(rec.puts)-1, err)
 		}
 	}
-	rec.final = m
+	rec.finish(m)
 	return rec, nil
 }
 

@@ -16,8 +16,10 @@
 // interpreter) reaches the operations and cannot switch the recording or
 // the limit off.
 //
-// An FS and its Files are not safe for concurrent use: the exercises run
-// one student call at a time.
+// An FS and its Files are safe for concurrent use: their operations run
+// one at a time, each with its After call, so that the numbering is the
+// order in which they reached the disk even when a student's store syncs
+// from a goroutine of its own.
 package kvfs
 
 import (
@@ -28,6 +30,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"kvlab/engine"
 )
@@ -136,7 +139,11 @@ type dirFS struct {
 	under engine.FS
 	dir   string
 	c     Config
-	ops   int // operations counted so far
+
+	// mu is held for the whole of every operation of the FS and its
+	// files; it guards ops and every file's off and closed.
+	mu  sync.Mutex
+	ops int // operations counted so far
 }
 
 // New returns an FS on the directory dir of under. dir must exist.
@@ -145,9 +152,15 @@ func New(under engine.FS, dir string, c Config) FS {
 }
 
 // Ops implements FS.
-func (f *dirFS) Ops() int { return f.ops }
+func (f *dirFS) Ops() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.ops
+}
 
 // done counts one operation and tells After.
+//
+// REQUIRES: f.mu held.
 func (f *dirFS) done(op Op) {
 	f.ops++
 	op.N = f.ops
@@ -157,6 +170,8 @@ func (f *dirFS) done(op Op) {
 }
 
 // path checks that name is a plain file name and returns its full path.
+//
+// REQUIRES: f.mu held.
 func (f *dirFS) path(op, name string) (string, error) {
 	if f.c.MaxOps > 0 && f.ops >= f.c.MaxOps {
 		return "", fmt.Errorf("%w: %s %s after %d operations", ErrTooManyOps, op, name, f.ops)
@@ -169,6 +184,8 @@ func (f *dirFS) path(op, name string) (string, error) {
 
 // Create implements FS.
 func (f *dirFS) Create(name string) (File, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	p, err := f.path("create", name)
 	if err != nil {
 		return nil, err
@@ -183,6 +200,8 @@ func (f *dirFS) Create(name string) (File, error) {
 
 // OpenAppend implements FS.
 func (f *dirFS) OpenAppend(name string) (File, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	p, err := f.path("open", name)
 	if err != nil {
 		return nil, err
@@ -201,6 +220,8 @@ func (f *dirFS) OpenAppend(name string) (File, error) {
 
 // ReadFile implements FS.
 func (f *dirFS) ReadFile(name string) ([]byte, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	p, err := f.path("read", name)
 	if err != nil {
 		return nil, err
@@ -222,10 +243,16 @@ func (f *dirFS) ReadFile(name string) ([]byte, error) {
 }
 
 // List implements FS.
-func (f *dirFS) List() ([]string, error) { return f.under.List(f.dir) }
+func (f *dirFS) List() ([]string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.under.List(f.dir)
+}
 
 // Rename implements FS.
 func (f *dirFS) Rename(oldname, newname string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	po, err := f.path("rename", oldname)
 	if err != nil {
 		return err
@@ -243,6 +270,8 @@ func (f *dirFS) Rename(oldname, newname string) error {
 
 // Remove implements FS.
 func (f *dirFS) Remove(name string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	p, err := f.path("remove", name)
 	if err != nil {
 		return err
@@ -256,6 +285,8 @@ func (f *dirFS) Remove(name string) error {
 
 // SyncDir implements FS.
 func (f *dirFS) SyncDir() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	if _, err := f.path("fsync-dir", "dir"); err != nil {
 		return err
 	}
@@ -269,7 +300,7 @@ func (f *dirFS) SyncDir() error {
 // IsNotExist reports whether err says a file does not exist.
 func IsNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
 
-// file is a File.
+// file is a File. Its fields are guarded by fs.mu.
 type file struct {
 	fs     *dirFS
 	h      engine.File
@@ -282,6 +313,8 @@ type file struct {
 func (w *file) Name() string { return w.name }
 
 // check fails an operation on a closed file or past MaxOps.
+//
+// REQUIRES: w.fs.mu held.
 func (w *file) check(op string) error {
 	if w.closed {
 		return fmt.Errorf("%w: %s %s", ErrClosed, op, w.name)
@@ -292,13 +325,24 @@ func (w *file) check(op string) error {
 
 // Write implements File.
 func (w *file) Write(p []byte) (int, error) {
-	n, err := w.WriteAt(p, w.off)
+	w.fs.mu.Lock()
+	defer w.fs.mu.Unlock()
+	n, err := w.writeAt(p, w.off)
 	w.off += int64(n)
 	return n, err
 }
 
 // WriteAt implements File.
 func (w *file) WriteAt(p []byte, off int64) (int, error) {
+	w.fs.mu.Lock()
+	defer w.fs.mu.Unlock()
+	return w.writeAt(p, off)
+}
+
+// writeAt is WriteAt.
+//
+// REQUIRES: w.fs.mu held.
+func (w *file) writeAt(p []byte, off int64) (int, error) {
 	if err := w.check("write"); err != nil {
 		return 0, err
 	}
@@ -314,6 +358,8 @@ func (w *file) WriteAt(p []byte, off int64) (int, error) {
 
 // Sync implements File.
 func (w *file) Sync() error {
+	w.fs.mu.Lock()
+	defer w.fs.mu.Unlock()
 	if err := w.check("fdatasync"); err != nil {
 		return err
 	}
@@ -326,6 +372,8 @@ func (w *file) Sync() error {
 
 // Truncate implements File.
 func (w *file) Truncate(size int64) error {
+	w.fs.mu.Lock()
+	defer w.fs.mu.Unlock()
 	if err := w.check("truncate"); err != nil {
 		return err
 	}
@@ -342,6 +390,8 @@ func (w *file) Truncate(size int64) error {
 
 // Size implements File.
 func (w *file) Size() (int64, error) {
+	w.fs.mu.Lock()
+	defer w.fs.mu.Unlock()
 	if w.closed {
 		return 0, fmt.Errorf("%w: size %s", ErrClosed, w.name)
 	}
@@ -350,6 +400,8 @@ func (w *file) Size() (int64, error) {
 
 // Close implements File.
 func (w *file) Close() error {
+	w.fs.mu.Lock()
+	defer w.fs.mu.Unlock()
 	if w.closed {
 		return fmt.Errorf("%w: close %s", ErrClosed, w.name)
 	}

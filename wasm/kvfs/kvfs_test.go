@@ -2,8 +2,10 @@ package kvfs
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"kvlab/engine"
@@ -104,6 +106,44 @@ func TestSyncDirMakesNamesDurable(t *testing.T) {
 		got, err := New(m.PowerCut(engine.PowerPrefix, nil), "/db", Config{}).ReadFile("log")
 		if syncDir && string(got) != "data" || !syncDir && !IsNotExist(err) {
 			t.Errorf("SyncDir %v: after a power cut ReadFile = %q, %v", syncDir, got, err)
+		}
+	}
+}
+
+// TestConcurrentOpsAreNumberedInOrder: operations from several goroutines
+// (a store that syncs from a goroutine of its own) are each counted once
+// and reach After numbered 1, 2, 3, ... in the order they ran.
+func TestConcurrentOpsAreNumberedInOrder(t *testing.T) {
+	m := engine.NewMemFS()
+	if err := m.MkdirAll("/db", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var seen []int
+	f := New(m, "/db", Config{After: func(op Op) { seen = append(seen, op.N) }})
+	const workers, each = 4, 200
+	var wg sync.WaitGroup
+	for g := range workers {
+		w, err := f.Create(fmt.Sprintf("f%d", g))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range each {
+				w.Write([]byte("x"))
+				w.Sync()
+			}
+		}()
+	}
+	wg.Wait()
+	want := workers + workers*each*2
+	if f.Ops() != want || len(seen) != want {
+		t.Fatalf("Ops() = %d, After saw %d, want %d each", f.Ops(), len(seen), want)
+	}
+	for i, n := range seen {
+		if n != i+1 {
+			t.Fatalf("After's %d-th operation is numbered %d", i+1, n)
 		}
 	}
 }
