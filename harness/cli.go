@@ -22,7 +22,7 @@ func Usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-6s %s\n", c.name, c.what)
 	}
 	fmt.Fprintln(w, "  help   this text; `labserver help COMMAND` or `labserver COMMAND -h` for a command's flags")
-	fmt.Fprintf(w, "\nengines: %s\n", strings.Join(Engines(), ", "))
+	fmt.Fprintf(w, "\nengines: %s\n", strings.Join(EngineNames(), ", "))
 	bench, _ := lookupCommand("bench")
 	fmt.Fprintln(w, "\nexamples:"+bench.examples)
 }
@@ -45,7 +45,7 @@ func CommandUsage(w io.Writer, cmd string) {
 	}
 	fmt.Fprintln(w, "\nexamples:"+c.examples)
 	if _, ok := c.lookupFlag("engine"); ok {
-		fmt.Fprintf(w, "\nengines: %s\n", strings.Join(Engines(), ", "))
+		fmt.Fprintf(w, "\nengines: %s\n", strings.Join(EngineNames(), ", "))
 	}
 }
 

@@ -100,6 +100,9 @@ func writeBenchTable(w io.Writer, r *BenchResult) error {
 		fmt.Fprintf(w, "%-16s   %11s           %10.0f units/sec (%d units; a unit is one workload step)\n", "", "", r.UnitsPerSec, r.Units)
 	}
 	writeLatency(w, r.Latency, "")
+	if s := serverLine(r); s != "" {
+		fmt.Fprintln(w, s)
+	}
 	if r.LatencyUncorrected != nil {
 		fmt.Fprintf(w, "open loop at %g units/s: latency above is from each intended start; without that correction:\n", r.Rate)
 		writeLatency(w, r.LatencyUncorrected, " (uncorrected)")
@@ -360,6 +363,11 @@ func writeCompareTable(w io.Writer, rs []*BenchResult) error {
 		if r.GeneratorLate && r.PacerLag != nil {
 			fmt.Fprintf(w, "LATE: %s, %d thread%s%s: the load generator, not the store, was late (its delay p99 %s, pacer lag p99 %s)\n",
 				r.Engine, r.Threads, plural(r.Threads), runSuffix(r), FormatNs(float64(r.PacerLag.DelayP99Ns)), FormatNs(float64(r.PacerLag.P99Ns)))
+		}
+	}
+	for _, r := range rs {
+		if s := serverLine(r); s != "" {
+			fmt.Fprintf(w, "%s, %d thread%s%s: %s\n", r.Engine, r.Threads, plural(r.Threads), runSuffix(r), s)
 		}
 	}
 	c := *rs[0]

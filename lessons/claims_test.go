@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -110,7 +111,8 @@ func answer(t *testing.T, q *quiz.Quiz, results []any) float64 {
 	return v.Num
 }
 
-// num reads a number at a dotted path of a decoded result ("latency.put.p99_ns").
+// num reads a number at a dotted path of a decoded result ("latency.put.p99_ns";
+// a number picks an array element: "latency.put.start.0.p50_ns").
 func num(t *testing.T, v any, path string) float64 {
 	t.Helper()
 	f, ok := lookup(v, path)
@@ -123,6 +125,14 @@ func num(t *testing.T, v any, path string) float64 {
 func lookup(v any, path string) (float64, bool) {
 	cur := v
 	for _, k := range strings.Split(path, ".") {
+		if a, ok := cur.([]any); ok { // "start.0": an array's element
+			i, err := strconv.Atoi(k)
+			if err != nil || i < 0 || i >= len(a) {
+				return 0, false
+			}
+			cur = a[i]
+			continue
+		}
 		m, ok := cur.(map[string]any)
 		if !ok {
 			return 0, false
