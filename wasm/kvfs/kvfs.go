@@ -35,15 +35,6 @@ import (
 	"kvlab/engine"
 )
 
-// Errors a student's code can meet besides the ones of the engine.FS.
-var (
-	// ErrTooManyOps is returned by every operation once the FS has done
-	// MaxOps of them: a store that loops writing is stopped here.
-	ErrTooManyOps = errors.New("kvfs: too many filesystem operations")
-	// ErrClosed is returned by a File's methods after Close.
-	ErrClosed = errors.New("kvfs: file already closed")
-)
-
 // Op is one operation that changed the disk.
 type Op struct {
 	N    int    // 1 for the first operation on the FS
