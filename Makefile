@@ -66,13 +66,17 @@ lint:
 	GOOS=windows GOARCH=amd64 $(GO) vet ./...
 	GOOS=windows GOARCH=amd64 $(GO) build -o /dev/null ./labserver
 
+# The lessons' claims are timings on this machine's disk: their package
+# runs after the others, alone, so a browser test is not what it measures.
 test: wasm lint
-	$(GO) test -count=1 -timeout 40m ./...
+	$(GO) test -count=1 -timeout 40m $$($(GO) list ./... | grep -v '/lessons$$')
+	$(GO) test -count=1 -timeout 40m ./lessons/
 
 e2e: wasm
 	$(GO) test -count=1 -run 'Browser' ./e2e/ -args -docs=$(CURDIR)/docs
-	$(GO) test -count=1 -run 'Browser' $$($(GO) list ./... | grep -v /e2e$$)
-	@echo "screenshots for the README saved in docs/ (screenshot.png, screenshot-dark.png)"
+	@shots=$$(mktemp -d) && KVLAB_SCREENSHOTS=$$shots $(GO) test -count=1 -run 'Browser' $$($(GO) list ./... | grep -v /e2e$$) && \
+		cp $$shots/room-presenter-poll.png docs/presenter-poll.png && rm -r $$shots
+	@echo "screenshots for the README saved in docs/ (screenshot.png, screenshot-dark.png, presenter-poll.png)"
 
 bench: build
 	@mkdir -p bench-results

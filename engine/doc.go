@@ -55,7 +55,8 @@
 // record offsets without the values, so reopening need not read every value
 // (hint.go). The newest segment is the active one; when it reaches
 // Options.SegmentSize it is sealed and a new one starts. By default,
-// under "always", "group" and "batch:N", the active segment is
+// under "always", "group" and "batch:N" (not under "none" or
+// "periodic:D", where no writer waits for a flush), the active segment is
 // zero-filled ahead of the writes (never past SegmentSize), because on
 // ext4 an fdatasync after an overwrite is cheaper than one after an
 // append (segment.go has the measurements); a sealed segment is cut back

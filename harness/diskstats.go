@@ -51,6 +51,10 @@ type DeviceIO struct {
 
 	WriteRequests *int64 `json:"write_requests,omitempty"` // write requests completed
 	WriteBytes    *int64 `json:"write_bytes,omitempty"`    // sectors written x 512
+	// ReadRequests and ReadBytes are the reads that reached the device: a
+	// read the page cache served is not among them (see -cache cold).
+	ReadRequests *int64 `json:"read_requests,omitempty"`
+	ReadBytes    *int64 `json:"read_bytes,omitempty"` // sectors read x 512
 	// FlushRequests is absent when the kernel's counters have no flush
 	// field (before Linux 5.5); FlushMissing then says so.
 	FlushRequests *int64 `json:"flush_requests,omitempty"`
@@ -71,8 +75,10 @@ type DeviceIO struct {
 	BytesPerLogicalByte *float64 `json:"device_bytes_per_logical_byte,omitempty"`
 }
 
-// diskCounters are the write-side fields of one diskstats line.
+// diskCounters are the fields of one diskstats line a run reports.
 type diskCounters struct {
+	reads          int64 // field 1: reads completed
+	sectorsRead    int64 // field 3: sectors read (always 512 bytes)
 	writes         int64 // field 5: writes completed
 	sectorsWritten int64 // field 7: sectors written (always 512 bytes)
 	flushes        int64 // field 16: flush requests completed (Linux >= 5.5)
@@ -81,7 +87,7 @@ type diskCounters struct {
 
 // add sums two devices' counters (the disks under one volume).
 func (c diskCounters) add(d diskCounters) diskCounters {
-	return diskCounters{c.writes + d.writes, c.sectorsWritten + d.sectorsWritten, c.flushes + d.flushes, c.hasFlush && d.hasFlush}
+	return diskCounters{c.reads + d.reads, c.sectorsRead + d.sectorsRead, c.writes + d.writes, c.sectorsWritten + d.sectorsWritten, c.flushes + d.flushes, c.hasFlush && d.hasFlush}
 }
 
 // flushMissingNote is device_io.flush_missing on a kernel without the
@@ -105,6 +111,12 @@ func parseStatFields(f []string) (diskCounters, error) {
 	}
 	var c diskCounters
 	var err error
+	if c.reads, err = num(0); err != nil {
+		return c, err
+	}
+	if c.sectorsRead, err = num(2); err != nil {
+		return c, err
+	}
 	if c.writes, err = num(4); err != nil {
 		return c, err
 	}
@@ -287,6 +299,9 @@ func deviceDelta(name, source string, before, after diskCounters, ops, logical i
 	writes := after.writes - before.writes
 	bytes := (after.sectorsWritten - before.sectorsWritten) * 512
 	d.WriteRequests, d.WriteBytes = &writes, &bytes
+	reads := after.reads - before.reads
+	readBytes := (after.sectorsRead - before.sectorsRead) * 512
+	d.ReadRequests, d.ReadBytes = &reads, &readBytes
 	ratio := func(n, of int64) *float64 {
 		if of <= 0 {
 			return nil

@@ -69,7 +69,7 @@ func TestParseSysBlockStat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (diskCounters{writes: 499940, sectorsWritten: 22245064, flushes: 194913, hasFlush: true}); c != want {
+	if want := (diskCounters{reads: 47191, sectorsRead: 3049906, writes: 499940, sectorsWritten: 22245064, flushes: 194913, hasFlush: true}); c != want {
 		t.Errorf("got %+v, want %+v", c, want)
 	}
 }
@@ -210,7 +210,7 @@ func TestReadCountersSumsAndFallsBack(t *testing.T) {
 	os.WriteFile(filepath.Join(string(sys), "block", "sdc", "stat"), []byte("1 0 0 0 30 0 300 0 0 0 0 0 0 0 0 11 0\n"), 0o644)
 
 	c, src, err := readCounters(ds, sys, []string{"sda", "sdb"})
-	if err != nil || src != ds || c != (diskCounters{writes: 30, sectorsWritten: 300, flushes: 12, hasFlush: true}) {
+	if err != nil || src != ds || c != (diskCounters{reads: 2, writes: 30, sectorsWritten: 300, flushes: 12, hasFlush: true}) {
 		t.Errorf("sda+sdb: %+v from %s, %v; want 30 writes, 300 sectors, 12 flushes from %s", c, src, err, ds)
 	}
 	c, src, err = readCounters(ds, sys, []string{"sdc"})
@@ -261,6 +261,8 @@ func TestRunCarriesDeviceIO(t *testing.T) {
 func TestDeviceLine(t *testing.T) {
 	before := diskCounters{writes: 100, sectorsWritten: 800, flushes: 10, hasFlush: true}
 	after := diskCounters{writes: 300, sectorsWritten: 8800, flushes: 110, hasFlush: true}
+	read := after
+	read.reads, read.sectorsRead = 40, 320
 	old := after
 	old.hasFlush = false
 	for _, c := range []struct {
@@ -271,6 +273,8 @@ func TestDeviceLine(t *testing.T) {
 		{"none", nil, ""},
 		{"counts", deviceDelta("vda", "/proc/diskstats", before, after, 100, 4096),
 			"device vda: 200 write requests (2 per op), 3.9 MiB written (1e+03 device bytes per logical byte), 100 flushes (1 per op); the whole device's counts, other writers included"},
+		{"reads", deviceDelta("vda", "/proc/diskstats", before, read, 100, 4096),
+			"device vda: 200 write requests (2 per op), 3.9 MiB written (1e+03 device bytes per logical byte), 40 read requests (160.0 KiB), 100 flushes (1 per op); the whole device's counts, other writers included"},
 		{"no flush field", deviceDelta("sda", "/proc/diskstats", before, old, 100, 0),
 			"device sda: 200 write requests (2 per op), 3.9 MiB written; " + flushMissingNote + "; the whole device's counts, other writers included"},
 		{"unavailable", &DeviceIO{Unavailable: "/x is on tmpfs"}, "device counters: none (/x is on tmpfs)"},

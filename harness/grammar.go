@@ -281,7 +281,7 @@ func benchFlags(threads string) []flagDef {
 				return err
 			},
 			show: func(s *Spec, _ runOf) (string, bool) { return itoa(s.Warmup), true }},
-		rateFlag(),
+		rateFlag(), cacheFlag(),
 		{name: "repeat", usage: "run N times and report each (the table adds the medians)", part: partLine,
 			fill: func(s *Spec, a arg, lim Limits) error {
 				n, err := a.int(1, 1, int64(max(lim.MaxRepeat, 1)))
@@ -391,6 +391,32 @@ func rateFlag() flagDef {
 			return nil
 		},
 		show: func(s *Spec, _ runOf) (string, bool) { return strconv.FormatFloat(s.Rate, 'g', -1, 64), s.Rate > 0 }}
+}
+
+func cacheFlag() flagDef {
+	return flagDef{name: "cache", usage: "page cache at the start of the timed region: warm | cold (cold evicts the store's files first; workloads that read a preloaded store; default warm)",
+		fill: func(s *Spec, a arg, _ Limits) error {
+			s.Cache = a.str("warm")
+			if !slices.Contains(CacheModes, s.Cache) {
+				return fmt.Errorf("-cache %s: unknown; allowed: %s", s.Cache, strings.Join(CacheModes, ", "))
+			}
+			if wl, _ := lookupWorkload(s.Workload); s.Cache == "cold" && !wl.preload {
+				return fmt.Errorf("-cache cold: -workload %s reads nothing written before the timed region, so there is no cache to empty; cold applies to workloads on a preloaded store: %s", s.Workload, strings.Join(preloadWorkloads(), ", "))
+			}
+			return nil
+		},
+		show: func(s *Spec, _ runOf) (string, bool) { return s.Cache, s.Cache == "cold" }}
+}
+
+// preloadWorkloads names the workloads that run on a preloaded store.
+func preloadWorkloads() []string {
+	var names []string
+	for _, wl := range workloads {
+		if wl.preload {
+			names = append(names, wl.name)
+		}
+	}
+	return names
 }
 
 func seedFlag() flagDef {

@@ -139,3 +139,69 @@ func TestBucketEdgesIncreaseAndBucketOfRoundsUp(t *testing.T) {
 		}
 	}
 }
+
+// TestStartBlocks: the first worker's first samples, in recorded order,
+// in blocks of StartBlock; a part block and a recorder with no exact
+// samples give none, and samples kept in several chunks read as one
+// sequence.
+func TestStartBlocks(t *testing.T) {
+	seq := func(n int) []int64 { // 1000, 1001, ... with every tenth sample 9000
+		var v []int64
+		for i := range n {
+			x := int64(1000 + i)
+			if i%10 == 9 {
+				x = 9000
+			}
+			v = append(v, x)
+		}
+		return v
+	}
+	for _, tc := range []struct {
+		name   string
+		budget int64
+		n      int
+		blocks int
+	}{
+		{"fewer than a block", 1000, StartBlock - 1, 0},
+		{"two blocks and a part", 1000, 2*StartBlock + 5, 2},
+		{"more than StartSamples", 1 << 20, 3 * StartSamples, StartSamples / StartBlock},
+		{"a budget smaller than the first chunk: the rest in a histogram", 15, 3 * StartSamples, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRecorder(newSampleBudget(tc.budget))
+			in := seq(tc.n)
+			for _, v := range in {
+				r.record(v)
+			}
+			got := startBlocks(r)
+			if len(got) != tc.blocks {
+				t.Fatalf("%d blocks, want %d: %+v", len(got), tc.blocks, got)
+			}
+			for i, b := range got {
+				block := in[i*StartBlock : (i+1)*StartBlock]
+				var sum int64
+				for _, v := range block {
+					sum += v
+				}
+				sorted := slices.Sorted(slices.Values(block))
+				want := StartBlockSummary{First: int64(i*StartBlock + 1), Last: int64((i + 1) * StartBlock),
+					MeanNs: float64(sum) / StartBlock, P50Ns: Percentile(sorted, 50), MaxNs: 9000}
+				if b != want {
+					t.Errorf("block %d: %+v, want %+v", i, b, want)
+				}
+			}
+		})
+	}
+	// Chunks: a recorder whose first chunk is shorter than StartSamples.
+	r := newRecorder(newSampleBudget(1 << 20))
+	r.reserve(StartBlock + 3)
+	for _, v := range seq(StartSamples) {
+		r.record(v)
+	}
+	if n := len(r.samples()); n < 2 {
+		t.Fatalf("the recorder kept %d chunk(s); the test wants its samples split", n)
+	}
+	if got := startBlocks(r); len(got) != StartSamples/StartBlock || got[1].First != StartBlock+1 || got[1].P50Ns != Percentile(slices.Sorted(slices.Values(seq(2 * StartBlock)[StartBlock:])), 50) {
+		t.Errorf("blocks across chunks: %+v", got)
+	}
+}

@@ -134,6 +134,9 @@ func writeBenchTable(w io.Writer, r *BenchResult) error {
 	if s := fsyncSplit(r); s != "" {
 		fmt.Fprintln(w, s)
 	}
+	if s := cacheLine(r.Cache); s != "" {
+		fmt.Fprintln(w, s)
+	}
 	if s := deviceLine(r.DeviceIO); s != "" {
 		fmt.Fprintln(w, s)
 	}
@@ -187,6 +190,25 @@ func fsyncSplit(r *BenchResult) string {
 	return fmt.Sprintf("fdatasyncs by cause: %s; %d in all", strings.Join(parts, ", "), total)
 }
 
+// cacheLine is the table's line of a -cache cold run's eviction, or ""
+// on a warm run.
+func cacheLine(c *CacheReport) string {
+	switch {
+	case c == nil:
+		return ""
+	case c.Unavailable != "":
+		return "page cache: NOT cold (" + c.Unavailable + ")"
+	}
+	s := fmt.Sprintf("page cache: cold: %d files, %s written back and evicted after the warmup", c.Files, FormatBytes(c.Bytes))
+	if c.ResidentAfter != nil {
+		s += fmt.Sprintf("; %.1f%% of their pages still resident (mincore)", 100**c.ResidentAfter)
+	}
+	if c.Note != "" {
+		s += "; " + c.Note
+	}
+	return s
+}
+
 // deviceLine is the table's line of the disk's own counters, or "" when
 // the result has none.
 func deviceLine(d *DeviceIO) string {
@@ -205,6 +227,9 @@ func deviceLine(d *DeviceIO) string {
 	s := fmt.Sprintf("device %s: %d write requests%s, %s written%s", d.Device,
 		*d.WriteRequests, per(d.WriteRequestsPerOp, "per op"),
 		FormatBytes(*d.WriteBytes), per(d.BytesPerLogicalByte, "device bytes per logical byte"))
+	if d.ReadRequests != nil && *d.ReadRequests > 0 {
+		s += fmt.Sprintf(", %d read requests (%s)", *d.ReadRequests, FormatBytes(*d.ReadBytes))
+	}
 	if d.FlushRequests != nil {
 		s += fmt.Sprintf(", %d flushes%s", *d.FlushRequests, per(d.FlushesPerOp, "per op"))
 		if d.WriteCache == "write through" {

@@ -32,6 +32,10 @@ type BenchResult struct {
 
 	HitRate *float64 `json:"hit_rate,omitempty"` // found / Gets, for workloads that read
 
+	// Cache is what -cache cold evicted before the timed region and what
+	// stayed resident (cache.go); absent on a warm run.
+	Cache *CacheReport `json:"cache,omitempty"`
+
 	Fsyncs int64 `json:"fsyncs"` // during the timed region; 0 when not counted
 	// FsyncsCounted is false for an engine that cannot report its syncs
 	// (bbolt syncs inside its own commit): then Fsyncs 0 means "unknown",
@@ -248,6 +252,9 @@ func (res *BenchResult) addLatencies(cfg *runConfig, all []*worker) (sumNs float
 		s := summarize(recs, cfg.dishonest.unsortedPercentile)
 		if s.Count == 0 {
 			continue
+		}
+		if len(recs) > 0 {
+			s.Start = startBlocks(recs[0])
 		}
 		res.Latency[k.name] = &s
 		res.Ops += s.Count

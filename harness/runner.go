@@ -22,6 +22,8 @@ import (
 //     (written without per-key syncs, then reopened with the policy);
 //  4. warm up: each worker runs its share of -warmup units, closed loop even
 //     in a -rate run, recorded into recorders that are then thrown away;
+//     with -cache cold, then evict the store's files from the page cache
+//     (cache.go);
 //  5. in a -ops run, reserve (and touch) every exact-sample slot the run
 //     will fill, so no chunk is allocated inside the wall clock;
 //  6. read the store's fsync counters, start the one outer wall clock,
@@ -56,6 +58,7 @@ type runConfig struct {
 	keys      int
 	warmup    int64
 	rate      float64 // units per second in total; 0 = closed loop
+	cold      bool    // -cache cold: evict the store's files after the warmup
 	seed      int64
 	dishonest dishonesty
 	dir       string // the fresh directory the store lives in
@@ -213,11 +216,17 @@ func runOne(ctx context.Context, cfg runConfig) (*BenchResult, error) {
 	if err := warmup(ctx, r, keys, clients); err != nil {
 		return nil, err
 	}
+	var cache *CacheReport
+	if cfg.cold {
+		cache = evictCache(cfg.dir, cfg.engine) // after the warmup, which reads
+	}
 	m, err := measure(ctx, r, keys, store, clients, writer)
 	if err != nil {
 		return nil, err
 	}
-	return m.result(&cfg), nil
+	res := m.result(&cfg)
+	res.Cache = cache
+	return res, nil
 }
 
 // openAndPreload builds every key, preloads the store if the workload

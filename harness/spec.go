@@ -43,6 +43,7 @@ type Spec struct {
 	Keys      int
 	Warmup    int64
 	Rate      float64
+	Cache     string // bench, sweep: "warm" or "cold" (cache.go)
 	Repeat    int
 	Seed      int64
 	Trials    int

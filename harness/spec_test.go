@@ -44,6 +44,8 @@ func TestFlagErrorsNameFlagAndAllowed(t *testing.T) {
 		{"bench -dist pareto", "-dist pareto: unknown distribution; allowed: uniform, zipfian"},
 		{"bench -format xml", "-format xml: allowed: table, tsv, json, benchstat"},
 		{"bench -rate 0", "-rate 0: must be between 1 and 10000000"},
+		{"bench -workload readrandom -cache hot", "-cache hot: unknown; allowed: warm, cold"},
+		{"bench -cache cold", "-cache cold: -workload fillrandom reads nothing written before the timed region, so there is no cache to empty; cold applies to workloads on a preloaded store: overwrite, readrandom"},
 		{"bench -repeat 21", "-repeat 21: must be between 1 and 20"},
 		{"bench -trials 3", "bench: unknown flag -trials; allowed: -engine"},
 		{"bench -opz 3", "bench: unknown flag -opz (did you mean `-ops`?); allowed: -engine"},

@@ -16,8 +16,10 @@ import (
 )
 
 // The band check (make bench, not make test: on a busy machine its
-// verdicts move with the load). A quiz graded on one run is a lottery
-// when its answer moves from run to run by more than its tolerance:
+// verdicts move with the load). A prediction graded on one run is a
+// lottery when its answer moves from run to run by more than its
+// tolerance (a quiz that asks for a figure of the reader's own run is
+// graded on that run, so it is reported but never listed):
 // TestQuizBands runs every graded cell (and every run: quiz) -bands times
 // at full size and lists each quiz whose band around one run's answer
 // refuses another run's answer (for a choice quiz: whose runs pick
@@ -111,6 +113,15 @@ func bandOf(l *lesson.Lesson, q *quiz.Quiz, runs [][]any) (bandRow, error) {
 		}
 		row.values = append(row.values, v.Num)
 	}
+	// A quiz that is not a prediction asks for a figure the reader reads
+	// or computes from the run on their page, and is graded against that
+	// same run (or, with repeat: K, a range that covers each of the K
+	// runs): another run's answer never grades it, so its spread is
+	// reported and not listed.
+	if !q.IsPrediction() {
+		row.note = "not a prediction: graded on the reader's own run"
+		return row, nil
+	}
 	if q.Repeat > 0 {
 		row.tol += fmt.Sprintf(", repeat %d", q.Repeat)
 		row.note = fmt.Sprintf("graded on %d runs at a time, against their median", q.Repeat)
@@ -192,4 +203,37 @@ func bandReport(rows []bandRow, n int, took time.Duration) string {
 	}
 	fmt.Fprintf(&b, "\n* listed. spread: highest ÷ lowest answer over the runs.\n")
 	return b.String()
+}
+
+// TestBandOfListsOnlyPredictions: runs whose answers differ 2x against a
+// 10% band make a prediction a lottery (listed), with or
+// without repeat:, while the same quiz asking for the reader's own
+// figure is graded on their own run and is not listed.
+func TestBandOfListsOnlyPredictions(t *testing.T) {
+	l := &lesson.Lesson{Slug: "00-bands"}
+	// Two readers' runs, two each: 100 and 110, then 200 and 220.
+	runs := [][]any{{synthetic("ops_per_sec", 100)}, {synthetic("ops_per_sec", 110)}, {synthetic("ops_per_sec", 200)}, {synthetic("ops_per_sec", 220)}}
+	for _, c := range []struct {
+		name, extra string
+		listed      bool
+	}{
+		{"prediction", "predict: yes\n", true},
+		{"prediction, repeat 2", "predict: yes\nrepeat: 2\n", true},
+		{"own figure", "", false},
+		{"own figure, repeat 2", "repeat: 2\n", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			q, err := quiz.Parse("id: b\nquestion: ?\ncell: c\nanswer: $0.ops_per_sec\ntolerance: 10%\n" + c.extra)
+			if err != nil {
+				t.Fatal(err)
+			}
+			row, err := bandOf(l, q, runs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if row.listed != c.listed {
+				t.Errorf("listed %v, want %v (%s)", row.listed, c.listed, row.note)
+			}
+		})
+	}
 }

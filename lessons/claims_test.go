@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -110,7 +111,8 @@ func answer(t *testing.T, q *quiz.Quiz, results []any) float64 {
 	return v.Num
 }
 
-// num reads a number at a dotted path of a decoded result ("latency.put.p99_ns").
+// num reads a number at a dotted path of a decoded result ("latency.put.p99_ns";
+// a number picks an array element: "latency.put.start.0.p50_ns").
 func num(t *testing.T, v any, path string) float64 {
 	t.Helper()
 	f, ok := lookup(v, path)
@@ -123,6 +125,14 @@ func num(t *testing.T, v any, path string) float64 {
 func lookup(v any, path string) (float64, bool) {
 	cur := v
 	for _, k := range strings.Split(path, ".") {
+		if a, ok := cur.([]any); ok { // "start.0": an array's element
+			i, err := strconv.Atoi(k)
+			if err != nil || i < 0 || i >= len(a) {
+				return 0, false
+			}
+			cur = a[i]
+			continue
+		}
 		m, ok := cur.(map[string]any)
 		if !ok {
 			return 0, false
@@ -686,24 +696,17 @@ func TestWhatToLookFor(t *testing.T) {
 			t.Errorf("lesson 2 spectrum line %d: exact is false; the lesson says both lines are exact", i)
 		}
 	}
-	// Lesson 3: only the ops/s of the sample-sum line differs, and it is
-	// too low with four overlapping threads.
-	wc := cellResults(t, "03-", "wallclock")
-	// Within the dishonest run itself: its ops over its own wall clock
-	// against the ops/s it reported from the sum of its samples.
-	d := wc[1]
-	if x := ratio(num(t, d, "ops")/num(t, d, "wall_seconds"), ops(d)); x < 1.1 || x > 4.4 {
-		t.Errorf("lesson 3 wallclock: wall-clock/sample-sum throughput %.2f in one 4-thread run; the lesson says the sum of samples is too low by up to 4x", x)
-	}
+	// Lesson 3's wallclock cell: TestSampleSumJudgedInsideOneRun.
 	// Lesson 3: without warmup the middle percentiles barely change.
 	wu := cellResults(t, "03-", "warmup")
 	if x := ratio(num(t, wu[1], "latency.put.p50_ns"), num(t, wu[0], "latency.put.p50_ns")); x < 0.5 || x > 2 {
 		t.Errorf("lesson 3 warmup: p50 without warmup is %.2fx the p50 with it; the lesson says the middle barely changes", x)
 	}
-	// Lesson 4: a write+fdatasync is at least ten times a plain write.
+	// Lesson 4: a write+fdatasync is at least ten times a plain write,
+	// compared by their means as the lesson and its quiz do.
 	pr := cellResults(t, "04-", "probe")[0]
-	if x := num(t, pr, "write_fdatasync.p50_ns") / math.Max(num(t, pr, "write.p50_ns"), 1); x < 10 {
-		t.Errorf("lesson 4 probe: write+fdatasync p50 is only %.1fx a plain write's", x)
+	if x := num(t, pr, "write_fdatasync.mean_ns") / math.Max(num(t, pr, "write.mean_ns"), 1); x < 10 {
+		t.Errorf("lesson 4 probe: write+fdatasync mean is only %.1fx a plain write's", x)
 	}
 	// Lesson 4: always is the slowest by a wide margin; its p50 is about
 	// one fdatasync, the other two lines' far below one.
@@ -720,13 +723,18 @@ func TestWhatToLookFor(t *testing.T) {
 			t.Errorf("lesson 4 policies line %d: p50 %v ns is not far below an fdatasync (%v ns)", i+1, p50, fs)
 		}
 	}
-	eng := cellResults(t, "04-", "engines")[0].([]any)
-	lo, hi := math.Inf(1), 0.0
-	for _, r := range eng {
-		lo, hi = math.Min(lo, ops(r)), math.Max(hi, ops(r))
+	// The engines' spread, as the median of three runs if the first is
+	// wide: bbolt's two appending flushes per Put slow down most when
+	// the disk is busy.
+	spread := func(rs []any) []float64 {
+		lo, hi := math.Inf(1), 0.0
+		for _, r := range rs[0].([]any) {
+			lo, hi = math.Min(lo, ops(r)), math.Max(hi, ops(r))
+		}
+		return []float64{hi / lo}
 	}
-	if hi > 10*lo {
-		t.Errorf("lesson 4 engines: fastest %.0f ops/s is %.1fx the slowest; the lesson says within a small factor", hi, hi/lo)
+	if x := medianOfRuns(t, "04-", "engines", spread, func(x float64) bool { return x <= 10 })[0]; x > 10 {
+		t.Errorf("lesson 4 engines: fastest is %.1fx the slowest (median of 3 runs); the lesson says within a small factor", x)
 	}
 	// Lesson 5: about one fdatasync per 10 ms, never more.
 	per := cellResults(t, "05-", "periodic")[0]

@@ -65,6 +65,24 @@ func TestBrowserResults(t *testing.T) {
 		}
 	}
 
+	// Its fdatasyncs are split by cause when not all are commits.
+	fsyncs, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('.result-bench .conditions.fsyncs')?.textContent ?? ''`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "(2 timed: 1 commit, 1 zero-fill, under the write lock)"; !strings.Contains(fsyncs, want) {
+		t.Errorf("fdatasync note: got %q, want it to contain %q", fsyncs, want)
+	}
+
+	// A -cache cold run says what it evicted and what stayed.
+	cache, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('.result-bench .conditions.cache')?.textContent ?? ''`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "cold: 2 files, 1.00 MiB evicted after the warmup; 0.2% of their pages still resident"; !strings.Contains(cache, want) {
+		t.Errorf("cache note: got %q, want it to contain %q", cache, want)
+	}
+
 	// The bench's device_io is in its conditions.
 	device, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('.result-bench .conditions.device')?.textContent ?? ''`))
 	if err != nil {

@@ -140,6 +140,10 @@ function benchNotes(benches) {
   // what a slow Put waits for; the mean can be dragged by one flush.
   const synced = benches.filter((x) => x.b.fsync_samples > 0);
   if (synced.length) note('conditions fsyncs', 'fdatasync: ', synced.map((x) => `${label(x)} ${fsyncText(x.b)}`).join(' · '));
+  // -cache cold: what was evicted before the clock started, and what
+  // stayed (cache in the JSON).
+  const cold = benches.filter((x) => x.b.cache);
+  if (cold.length) note('conditions cache', 'Page cache: ', cold.map((x) => `${label(x)} ${cacheText(x.b.cache)}`).join(' · '));
   // The disk's own counters (device_io): what reached the device, or
   // why nothing could be read.
   const dev = benches.filter((x) => x.b.device_io);
@@ -166,16 +170,37 @@ function benchNotes(benches) {
   return notes;
 }
 
+function cacheText(c) {
+  if (c.unavailable) return `NOT cold (${c.unavailable})`;
+  const res = c.resident_after == null ? '' : `; ${(c.resident_after * 100).toFixed(1)}% of their pages still resident`;
+  return `cold: ${fmtInt(c.files)} files, ${fmtBytes(c.bytes)} evicted after the warmup${res}${c.note ? `; ${c.note}` : ''}`;
+}
+
 function deviceText(d) {
   if (d.unavailable) return `no counters (${d.unavailable})`;
   const per = (v, what) => (v == null ? '' : ` (${+v.toPrecision(3)} ${what})`);
   const flushes = d.flush_requests == null ? `; ${d.flush_missing}` : `, ${fmtInt(d.flush_requests)} flushes${per(d.flushes_per_op, 'per op')}`;
-  return `${d.device}: ${fmtInt(d.write_requests)} writes${per(d.write_requests_per_op, 'per op')}, ${fmtBytes(d.write_bytes)}${per(d.device_bytes_per_logical_byte, 'per logical byte')}${flushes}; whole-device counts`;
+  const reads = d.read_requests > 0 ? `, ${fmtInt(d.read_requests)} reads (${fmtBytes(d.read_bytes)})` : '';
+  return `${d.device}: ${fmtInt(d.write_requests)} writes${per(d.write_requests_per_op, 'per op')}, ${fmtBytes(d.write_bytes)}${per(d.device_bytes_per_logical_byte, 'per logical byte')}${reads}${flushes}; whole-device counts`;
 }
 
 function fsyncText(b) {
   const path = b.model && b.model.measured_p99_path ? `; put p99 on the ${b.model.measured_p99_path} path (threshold ${fmtNs(b.model.p99_threshold_ns)})` : '';
-  return `p50 ${fmtNs(b.fsync_p50_ns)}, p99 ${fmtNs(b.fsync_p99_ns)}, max ${fmtNs(b.fsync_max_ns)}, mean ${fmtNs(b.fsync_mean_ns)} (${fmtInt(b.fsync_samples)} timed)${path}`;
+  return `p50 ${fmtNs(b.fsync_p50_ns)}, p99 ${fmtNs(b.fsync_p99_ns)}, max ${fmtNs(b.fsync_max_ns)}, mean ${fmtNs(b.fsync_mean_ns)} (${fmtInt(b.fsync_samples)} timed${causeText(b.fsyncs_by_cause)})${path}`;
+}
+
+// FSYNC_CAUSES names the fsyncs_by_cause keys, in the CLI table's order
+// (harness/report.go, fsyncCauses).
+const FSYNC_CAUSES = [['commit', 'commit'], ['seal', 'segment seal'], ['prealloc', 'zero-fill, under the write lock'], ['compaction', 'compaction'], ['hint', 'hint file'], ['open', 'open']];
+
+// causeText is ": 5 commit, 2 zero-fill…" when a store splits its
+// fdatasyncs by cause and not all of them are the policy's own commits;
+// otherwise nothing.
+function causeText(by) {
+  if (!by) return '';
+  const parts = FSYNC_CAUSES.filter(([k]) => by[k] > 0).map(([k, name]) => `${fmtInt(by[k])} ${name}`);
+  const total = FSYNC_CAUSES.reduce((n, [k]) => n + (by[k] || 0), 0);
+  return total === (by.commit || 0) ? '' : `: ${parts.join(', ')}`;
 }
 
 // benchCharts draws the charts the results support: spectrum and

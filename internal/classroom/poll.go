@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"kvlab/harness/calc"
 )
 
 // Poll states. A poll moves forward: open -> measuring -> closed. A run
@@ -270,9 +272,10 @@ func NewHistogram(vals []float64, measured *float64) Histogram {
 	return h
 }
 
-// nearestRank is harness.Percentile's rule on floats: rank ceil(p/100*n),
-// clamped.
+// nearestRank is harness.Percentile's rule on floats: the value of rank
+// calc.Rank(p, n), clamped, whose integer arithmetic has no float trap at
+// any n.
 func nearestRank(sorted []float64, p float64) float64 {
-	rank := int(math.Ceil(p / 100 * float64(len(sorted))))
+	rank := int(calc.Rank(p, int64(len(sorted))))
 	return sorted[min(max(rank-1, 0), len(sorted)-1)]
 }

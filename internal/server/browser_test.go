@@ -180,7 +180,33 @@ func TestBrowserEditCancelAndTheme(t *testing.T) {
 	}
 	shot(t, ctx, "#cell-cell-2 .result-crash", "phone-crash.png")
 	shot(t, ctx, "#cell-cell-2 .result-bench", "phone-sweep.png")
+	// The sweep above has whatever figures this machine measured; a busy
+	// machine's are wider. The widest a sweep can show (every latency
+	// "999.9 µs", a seven-digit ops/s) must fit as well.
+	over, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](widestSweep, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("drawing the widest sweep: %v", err)
+	}
+	if len(over) > 0 {
+		t.Errorf("the widest sweep's table scrolls sideways on a 390 px phone: %q", over)
+	}
 }
+
+// widestSweep draws, with the page's own results.js, a five-line sweep
+// whose every figure takes the most characters its format allows, into
+// the cell's result area, and lists the tables that scroll sideways.
+const widestSweep = `(async () => {
+  const { renderResults } = await import('/static/results.js');
+  const lat = { count: 1999999, mean_ns: 999949, p50_ns: 999949, p95_ns: 999949, p99_ns: 999949, p999_ns: 999949, max_ns: 99994999 };
+  const runs = [1, 2, 4, 8, 16].map((n) => ({ kind: 'bench', engine: 'null', sync: 'none', workload: 'fillrandom', threads: n, ops_per_sec: 9999999, latency: { put: lat } }));
+  const out = document.querySelector('#cell-cell-2 .cell-out') || document.querySelector('#cell-cell-2');
+  const box = document.createElement('div');
+  out.append(box);
+  renderResults(box, [{ spec: 'sweep -engine null -sync none -threads 1,2,4,8,16', result: runs }]);
+  const over = [...box.querySelectorAll('.table-wrap')].filter((w) => w.scrollWidth > w.clientWidth + 1).map((w) => w.scrollWidth + ' px in ' + w.clientWidth);
+  box.remove();
+  return over;
+})()`
 
 // phoneCell is a crash (power loss simulated in memory, so it is quick)
 // and a sweep, whose tables are the widest a cell shows.

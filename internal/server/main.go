@@ -112,6 +112,7 @@ func newServeFlags(stderr io.Writer) (*flag.FlagSet, *serveFlags) {
 	wl := &c.Writes
 	*wl = DefaultWriteLimits()
 	fl.IntVar(&wl.Rate, "write-rate", wl.Rate, "predictions, poll ballots and board shares one address may send a minute, all together; more get 429 (behind a NAT the whole class is one address)")
+	fl.IntVar(&wl.TotalRate, "write-rate-total", wl.TotalRate, "predictions, poll ballots and board shares every address together may send a minute (a burst of two seconds' worth passes); more get 429, so many machines flooding at once cannot take the disk from a measurement")
 	fl.IntVar(&wl.PerBrowser, "max-predictions-per-browser", wl.PerBrowser, "predictions one browser may store for one quiz, and ballot changes it may make in one poll")
 	fl.IntVar(&wl.BallotsPerAddress, "max-ballots-per-address", wl.BallotsPerAddress, "browsers from one address that may vote in one poll")
 	fl.IntVar(&wl.SharesPerAddressRoom, "max-shares-per-address", wl.SharesPerAddressRoom, "results one address may share with one room's board")
@@ -228,7 +229,7 @@ func (f *serveFlags) checkPositive() error {
 		{"-max-threads", int64(lim.MaxThreads)}, {"-max-total-bytes", lim.MaxTotalBytes},
 		{"-max-trials", int64(lim.MaxTrials)}, {"-max-value-size", int64(lim.MaxValueSize)},
 		{"-room-ttl", int64(c.RoomTTL)}, {"-max-token-failures", int64(c.MaxTokenFailures)}, {"-max-unknown-codes", int64(c.MaxUnknownCodes)},
-		{"-write-rate", int64(wl.Rate)}, {"-max-predictions-per-browser", int64(wl.PerBrowser)}, {"-max-ballots-per-address", int64(wl.BallotsPerAddress)},
+		{"-write-rate", int64(wl.Rate)}, {"-write-rate-total", int64(wl.TotalRate)}, {"-max-predictions-per-browser", int64(wl.PerBrowser)}, {"-max-ballots-per-address", int64(wl.BallotsPerAddress)},
 		{"-max-shares-per-address", int64(wl.SharesPerAddressRoom)}, {"-max-write-bytes", wl.MaxBytes}, {"-max-share-bytes", wl.MaxShareBytes},
 	} {
 		if v.v <= 0 {

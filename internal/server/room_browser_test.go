@@ -233,10 +233,25 @@ func pollAndMeasure(t *testing.T, pres context.Context, fs [2]context.Context) {
 	if bars != 10 {
 		t.Errorf("presenter's histogram has %d bars, want 10", bars)
 	}
+	// r measures the open poll from any section, as its "Measure now (r)"
+	// button says: here from the next section, which has no lab cell.
+	if err := chromedp.Do(pres, chromedp.KeyEvent(kb.ArrowRight)); err != nil {
+		t.Fatal(err)
+	}
+	roomWait(t, pres, "presenter", `document.querySelector('.room-section.current[data-section="2"]') !== null && document.querySelector('.room-section.current .cell') === null`, `document.getElementById('room-where').textContent`)
 	if err := chromedp.Do(pres, chromedp.KeyEvent("r")); err != nil {
 		t.Fatal(err)
 	}
-	roomWait(t, pres, "presenter", `document.querySelector('#quiz-count .pollchart .mark.measured') !== null`, `document.querySelector('#quiz-count .room-poll').textContent`)
+	roomWait(t, pres, "presenter", `document.querySelector('#quiz-count .pollchart .mark.measured') !== null`, `document.getElementById('room-status').textContent + ' | ' + document.querySelector('#quiz-count .room-poll').textContent`)
+	if err := chromedp.Do(pres, chromedp.KeyEvent(kb.ArrowLeft)); err != nil {
+		t.Fatal(err)
+	}
+	for i, f := range append([]context.Context{pres}, fs[:]...) {
+		roomWait(t, f, fmt.Sprintf("tab %d", i), `document.querySelector('.room-section.current[data-section="1"]') !== null`, `document.getElementById('room-where').textContent`)
+	}
+	// With followers counted and the socket's light on, the bar is at
+	// its widest.
+	barFitsOneLine(t, pres)
 	shot(t, pres, "#quiz-count", "room-presenter-poll.png")
 	browsertest.CheckText(t, pres, "presenter after the measurement")
 	wants := [2]string{"You said 1000 puts, the disk said 500 puts: 2× too high.", "You said 100 puts, the disk said 500 puts: 5× too low."}

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/time/rate"
+
 	"kvlab/internal/classroom"
 )
 
@@ -13,7 +15,11 @@ import (
 // (POST /api/predict, a room's ballots, shares to a class board) is
 // bounded three ways, each a serve flag (WriteLimits):
 //
-//   - a rate per remote address over all three (-write-rate a minute);
+//   - a rate per remote address over all three (-write-rate a minute),
+//     and one for every address together (-write-rate-total a minute: a
+//     hundred hostile machines each under -write-rate would otherwise
+//     make a hundred times the writes the archive commits, and the
+//     commits compete with a measurement for the disk);
 //   - a cap per browser per quiz or poll (-max-predictions-per-browser:
 //     how many times one browser may store a prediction for one quiz, or
 //     change its ballot in one poll), and per address per poll
@@ -30,6 +36,7 @@ import (
 // WriteLimits are the bounds above. Zero fields take DefaultWriteLimits'.
 type WriteLimits struct {
 	Rate                 int   // writes one address may make a minute, all routes together
+	TotalRate            int   // writes every address together may make a minute
 	PerBrowser           int   // predictions one browser may store for one quiz, or ballot changes in one poll
 	BallotsPerAddress    int   // browsers from one address that may vote in one poll
 	SharesPerAddressRoom int   // results one address may share with one room
@@ -39,7 +46,7 @@ type WriteLimits struct {
 
 // DefaultWriteLimits are the flags' defaults.
 func DefaultWriteLimits() WriteLimits {
-	return WriteLimits{Rate: 600, PerBrowser: 20, BallotsPerAddress: 150, SharesPerAddressRoom: 100, MaxBytes: 4 << 10, MaxShareBytes: 64 << 10}
+	return WriteLimits{Rate: 600, TotalRate: 6000, PerBrowser: 20, BallotsPerAddress: 150, SharesPerAddressRoom: 100, MaxBytes: 4 << 10, MaxShareBytes: 64 << 10}
 }
 
 // withDefaults fills zero fields from DefaultWriteLimits.
@@ -48,7 +55,7 @@ func (w WriteLimits) withDefaults() WriteLimits {
 	for _, f := range []struct {
 		v   *int
 		def int
-	}{{&w.Rate, d.Rate}, {&w.PerBrowser, d.PerBrowser}, {&w.BallotsPerAddress, d.BallotsPerAddress}, {&w.SharesPerAddressRoom, d.SharesPerAddressRoom}} {
+	}{{&w.Rate, d.Rate}, {&w.TotalRate, d.TotalRate}, {&w.PerBrowser, d.PerBrowser}, {&w.BallotsPerAddress, d.BallotsPerAddress}, {&w.SharesPerAddressRoom, d.SharesPerAddressRoom}} {
 		if *f.v <= 0 {
 			*f.v = f.def
 		}
@@ -66,6 +73,11 @@ func (w WriteLimits) withDefaults() WriteLimits {
 // use.
 type writeGate struct {
 	rate *classroom.Limiter // writes, per address
+	// total is every address's writes together: a token bucket that
+	// refills at -write-rate-total a minute and holds two seconds of it,
+	// so a class that predicts at once (a burst) gets through and a
+	// sustained flood from many addresses does not.
+	total *rate.Limiter
 
 	mu sync.Mutex // guards perBrowser
 	// perBrowser counts stored predictions by browser and quiz (POST
@@ -81,17 +93,26 @@ const refusalDelay = time.Second
 const maxTracked = 100_000
 
 func newWriteGate(l WriteLimits) *writeGate {
-	return &writeGate{rate: classroom.NewLimiter(l.Rate, time.Minute), perBrowser: map[string]int{}}
+	perSec := float64(l.TotalRate) / 60
+	return &writeGate{rate: classroom.NewLimiter(l.Rate, time.Minute), total: rate.NewLimiter(rate.Limit(perSec), max(int(2*perSec), 1)),
+		perBrowser: map[string]int{}}
 }
 
 // writeAllowed counts one write from r's address against -write-rate,
 // or replies 429 and reports false. what names the write in the log.
 func (s *Server) writeAllowed(w http.ResponseWriter, r *http.Request, what string) bool {
 	addr := remoteHost(r)
+	msg := fmt.Sprintf("%s made more than %d predictions, ballots and shares in a minute, the most one address may (-write-rate): wait a moment", addr, s.cfg.Writes.Rate)
 	if s.writes.rate.Allow(addr, time.Now()) {
-		return true
+		if s.writes.total.Allow() {
+			return true
+		}
+		msg = fmt.Sprintf("this server is taking %d predictions, ballots and shares a minute from everyone together, the most it takes (-write-rate-total): wait a moment", s.cfg.Writes.TotalRate)
+		what += ": over -write-rate-total"
+	} else {
+		what += ": over -write-rate"
 	}
-	s.refused(addr, what+": over -write-rate")
+	s.refused(addr, what)
 	// The refusal waits before it answers: a script that floods gets one
 	// answer a second per connection (and -max-conns-per-address bounds
 	// its connections), instead of a 429 as fast as it can send, whose
@@ -104,7 +125,7 @@ func (s *Server) writeAllowed(w http.ResponseWriter, r *http.Request, what strin
 	}
 	t.Stop()
 	w.Header().Set("Retry-After", "1")
-	jsonError(w, http.StatusTooManyRequests, fmt.Sprintf("%s made more than %d predictions, ballots and shares in a minute, the most one address may (-write-rate): wait a moment", addr, s.cfg.Writes.Rate))
+	jsonError(w, http.StatusTooManyRequests, msg)
 	return false
 }
 

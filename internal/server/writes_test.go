@@ -147,3 +147,22 @@ func TestBallotsShareGroupCommits(t *testing.T) {
 		t.Errorf("the poll counts %v ballots, want %d", c, n)
 	}
 }
+
+// TestWritesBoundedInTotal: every address together is held to
+// -write-rate-total a minute, a burst of two seconds' worth passing at
+// once: at 60 a minute (one a second, a burst of 2) the third prediction
+// in a row is refused with a 429 naming the flag, though the address is
+// far under -write-rate.
+func TestWritesBoundedInTotal(t *testing.T) {
+	s := newServer(t, func(c *Config) { c.Writes.Rate, c.Writes.TotalRate = 1000, 60 })
+	ts := startServer(t, s)
+	for i := range 3 {
+		st, m := post(t, ts, "POST", "/api/predict", fmt.Sprintf(`{"lesson":"01-fixture","quiz":"count","browser":"b%d","value":"1"}`, i))
+		switch {
+		case i < 2 && st != http.StatusOK:
+			t.Errorf("prediction %d, within the burst: %d %v, want 200", i+1, st, m)
+		case i == 2 && (st != http.StatusTooManyRequests || !strings.Contains(m.str("error"), "-write-rate-total")):
+			t.Errorf("prediction %d, past the burst: %d %v, want 429 naming -write-rate-total", i+1, st, m)
+		}
+	}
+}
