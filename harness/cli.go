@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"kvlab/harness/calc"
 	"strings"
 	"time"
 )
@@ -150,7 +151,7 @@ func progressPrinter(w io.Writer, tty bool) func(Progress) {
 			run = fmt.Sprintf("run %d ", p.Run)
 		}
 		line := fmt.Sprintf("%s%s%6.1fs %10d ops %10.0f ops/s  p50 %s  p99 %s", run, prefix(p.Engine), p.ElapsedSeconds, p.Ops, p.OpsPerSec,
-			FormatNs(float64(p.P50)), FormatNs(float64(p.P99)))
+			calc.FormatNs(float64(p.P50)), calc.FormatNs(float64(p.P99)))
 		if tty {
 			fmt.Fprintf(w, "\r\033[K%s", line)
 		} else {

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"fmt"
+	"kvlab/harness/calc"
 	"strings"
 )
 
@@ -56,9 +57,9 @@ func serverLine(r *BenchResult) string {
 		if s == nil || s.Count == 0 {
 			continue
 		}
-		part := fmt.Sprintf("%s p50 %s p99 %s p99.9 %s (%d)", kind, FormatNs(float64(s.P50Ns)), FormatNs(float64(s.P99Ns)), FormatNs(float64(s.P999Ns)), s.Count)
+		part := fmt.Sprintf("%s p50 %s p99 %s p99.9 %s (%d)", kind, calc.FormatNs(float64(s.P50Ns)), calc.FormatNs(float64(s.P99Ns)), calc.FormatNs(float64(s.P999Ns)), s.Count)
 		if c := r.Latency[kind]; c != nil {
-			part += fmt.Sprintf(" vs client p50 %s p99 %s", FormatNs(float64(c.P50Ns)), FormatNs(float64(c.P99Ns)))
+			part += fmt.Sprintf(" vs client p50 %s p99 %s", calc.FormatNs(float64(c.P50Ns)), calc.FormatNs(float64(c.P99Ns)))
 		}
 		parts = append(parts, part)
 	}
