@@ -192,6 +192,10 @@ func EngineNames() []string {
 	return append(names, ex...)
 }
 
+// Unordered says whether engine e (a registered name or a URL) cannot
+// scan keys in order, and why: a line that scans on it is refused.
+func Unordered(e string) (why string, ok bool) { return unorderedWhy(e) }
+
 // unorderedWhy says why engine e cannot scan keys in order, and whether
 // it cannot.
 func unorderedWhy(e string) (string, bool) {

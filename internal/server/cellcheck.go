@@ -3,6 +3,9 @@ package server
 import (
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
+	"strings"
 
 	"kvlab/harness"
 	"kvlab/internal/lesson"
@@ -43,7 +46,31 @@ func checkLine(line string, lim harness.Limits) error {
 	if spec.Keep {
 		return errors.New("-keep is not allowed here: the server removes every run's directory")
 	}
+	for _, e := range spec.Engines {
+		if err := checkEngineHost(e); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// checkEngineHost refuses an engine named by a URL (resp://, postgres://)
+// whose host is not this machine: a cell's reader, or anyone in a room
+// when the server listens beyond loopback, must not make the server
+// connect to other machines and write to them.
+func checkEngineHost(engine string) error {
+	if !strings.Contains(engine, "://") {
+		return nil
+	}
+	u, err := url.Parse(engine)
+	if err != nil {
+		return fmt.Errorf("-engine %s: %v", engine, err)
+	}
+	host := u.Hostname()
+	if ip := net.ParseIP(host); host == "localhost" || (ip != nil && ip.IsLoopback()) {
+		return nil
+	}
+	return fmt.Errorf("-engine %s: the server connects only to servers on this machine (127.0.0.1, ::1 or localhost); run other hosts from the command line", engine)
 }
 
 // checkRunExtras checks the run message's archive fields.
