@@ -91,3 +91,23 @@ func TestPeersUnderAlways(t *testing.T) {
 		}
 	}
 }
+
+// "Each system's knob": under NORMAL SQLite syncs only at checkpoints
+// (hundreds of Puts per sync, where FULL makes one per commit), and
+// taking the flush off the write path gains several times FULL's ops/s.
+func TestSQLiteKnob(t *testing.T) {
+	l := lessonByPrefix(t, "11-")
+	quizByID(t, l, "sqlite-normal-gain")
+	quizByID(t, l, "sqlite-normal-per-sync")
+	rs := cellResults(t, "11-", "knobs")
+	full, normal := rs[0], rs[1]
+	if f, n := num(t, full, "fsyncs"), num(t, full, "ops"); f < n {
+		t.Errorf("FULL: %v syncs for %v Puts, want at least one per commit", f, n)
+	}
+	if per := num(t, normal, "ops") / max(num(t, normal, "fsyncs"), 1); per < 50 {
+		t.Errorf("NORMAL: %.0f Puts per sync; the lesson says the syncs are the checkpoints', a couple of hundred Puts apart", per)
+	}
+	marginsHold(t, "11-", "knobs", func(rs []any) []float64 {
+		return []float64{2 * num(t, rs[0], "ops_per_sec") / num(t, rs[1], "ops_per_sec")}
+	}, "NORMAL at least 2x FULL's ops/s")
+}
