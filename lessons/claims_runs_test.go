@@ -403,3 +403,31 @@ func TestGeneratorFloor(t *testing.T) {
 		t.Errorf("floor: the null engine's uncorrected p50 is %v ns; a call that does nothing is far below 10 µs", u)
 	}
 }
+
+// Lesson 10's hockey stick: the lines offer rising rates, and wherever a
+// line's utilization (rate × mean service time) reached 1 the store could
+// not keep up, so requests were left unstarted or the corrected p99 stands
+// far above the service time. Below 1 nothing is asserted: a stall, or the
+// generator's floor on a busy machine, can lift a gentle line's tail.
+func TestHockeyStickAboveCapacity(t *testing.T) {
+	sec := flat(section(t, lessonByPrefix(t, "10-"), "The hockey stick"))
+	for _, want := range []string{"sustainable throughput", "`utilization`", "1/(1 − utilization)"} {
+		if !strings.Contains(sec, want) {
+			t.Errorf("lesson 10's hockey stick section does not say %q", want)
+		}
+	}
+	prev := 0.0
+	for i, r := range cellResults(t, "10-", "hockey") {
+		rate, u := num(t, r, "rate"), num(t, r, "utilization")
+		c, s := num(t, r, "latency.put.p99_ns"), num(t, r, "latency_uncorrected.put.p99_ns")
+		backlog, _ := lookup(r, "backlog_units")
+		t.Logf("%v/s: utilization %.2f, corrected p99 %.0f ns, uncorrected %.0f ns, never started %v", rate, u, c, s, backlog)
+		if rate <= prev {
+			t.Errorf("hockey line %d: rate %v after %v; the lines offer rising rates", i, rate, prev)
+		}
+		prev = rate
+		if u >= 1 && backlog == 0 && c < 5*s {
+			t.Errorf("hockey line %d at utilization %.2f: nothing left unstarted and corrected p99 %.0f ns only %.1f× the service time's", i, u, c, c/s)
+		}
+	}
+}

@@ -182,7 +182,15 @@ var independent = map[string]func(ls lines) float64{
 		}
 		return float64(slices.Index(p, lo) + 1)
 	},
-	"generator-floor":  func(ls lines) float64 { return ls.r(0).put().P99Ns / 1000 },
+	"generator-floor": func(ls lines) float64 { return ls.r(0).put().P99Ns / 1000 },
+	"hockey-knee": func(ls lines) float64 {
+		for k := range 5 {
+			if r := ls.r(k); r.put().P99Ns > 2*r.LatencyUncorrected["put"].P99Ns {
+				return float64(k + 1)
+			}
+		}
+		return 6
+	},
 	"linear-wrong":     func(ls lines) float64 { return 32 * ls[0].at(0).OpsPerSec / max(ls[0].at(5).OpsPerSec, 1) },
 	"flushes-per-sec":  func(ls lines) float64 { return ls[0].at(4).Fsyncs / max(ls[0].at(4).WallSeconds, 0.001) },
 	"always-16":        func(ls lines) float64 { return ls[0].at(2).OpsPerSec },
