@@ -389,11 +389,14 @@ func TestGeneratorFloor(t *testing.T) {
 		}
 	}
 	// The generator's delay (its lateness with what carried over) is each
-	// unit's corrected latency less its service time: with a store that
-	// does nothing the two p99s differ by at most the slowest call.
+	// unit's corrected latency less its service time and less the wait it
+	// would have had behind the previous unit with a punctual generator,
+	// which a null call longer than the 2 ms between requests (a preempted
+	// one) can cause: so the two p99s differ by at most twice the slowest
+	// call.
 	c99, d99 := num(t, r, "latency.put.p99_ns"), num(t, r, "pacer_lag.delay_p99_ns")
-	if slowest := num(t, r, "latency_uncorrected.put.max_ns"); math.Abs(c99-d99) > slowest+1 {
-		t.Errorf("floor: corrected p99 %v ns and the generator's delay p99 %v ns differ by more than the slowest null call, %v ns", c99, d99, slowest)
+	if slowest := num(t, r, "latency_uncorrected.put.max_ns"); c99 < d99 || c99-d99 > 2*slowest+1 {
+		t.Errorf("floor: corrected p99 %v ns and the generator's delay p99 %v ns: want the corrected at most twice the slowest null call (%v ns) above", c99, d99, slowest)
 	}
 	u := num(t, r, "latency_uncorrected.put.p50_ns")
 	load, _ := lookup(r, "load_avg")
