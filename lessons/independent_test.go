@@ -177,7 +177,7 @@ var independent = map[string]func(ls lines) float64{
 		}
 		p := []float64{m[1].P50Ns, m[3].P50Ns, m[5].P50Ns, x}
 		lo, hi := slices.Min(p), slices.Max(p)
-		if hi <= 1.25*lo {
+		if hi <= 2*lo {
 			return 5
 		}
 		return float64(slices.Index(p, lo) + 1)
