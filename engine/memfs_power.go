@@ -126,6 +126,24 @@ func (m *MemFS) Kill() *MemFS {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.down = true
+	return m.copyLocked()
+}
+
+// Copy returns the filesystem as it is now, as Kill does, but leaves m
+// running: the store using m goes on, and the copy is the point a
+// PowerCut or a Kill of it starts from. Taking a Copy after every
+// operation of a workload gives every crash point from one run.
+func (m *MemFS) Copy() *MemFS {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.copyLocked()
+}
+
+// copyLocked copies the files, names and settings of m. Files that share
+// a node (a name and the name it was renamed from) still share one.
+//
+// REQUIRES: m.mu held.
+func (m *MemFS) copyLocked() *MemFS {
 	clones := map[*memNode]*memNode{}
 	clone := func(n *memNode) *memNode {
 		if c, ok := clones[n]; ok {

@@ -145,3 +145,27 @@ func TestKillKeepsUnsyncedUndurable(t *testing.T) {
 		t.Errorf("after a kill and a power cut: %x, want the synced zeros", got)
 	}
 }
+
+// TestCopyLeavesTheOriginalRunning: a Copy is the filesystem at that
+// point; the original goes on working and later changes do not reach the
+// copy, nor does a power cut of the copy reach the original.
+func TestCopyLeavesTheOriginalRunning(t *testing.T) {
+	m := unsyncedFile(t, 8)
+	c := m.Copy()
+	f, err := m.OpenFile("/d/f", os.O_RDWR, 0)
+	if err != nil {
+		t.Fatalf("original after Copy: %v", err)
+	}
+	if _, err := f.WriteAt([]byte{1}, 0); err != nil {
+		t.Fatalf("write to the original after Copy: %v", err)
+	}
+	if got := contents(t, c); !bytes.Equal(got, bytes.Repeat([]byte{0xff}, 8)) {
+		t.Errorf("copy holds %v, want the 8 unsynced 0xff bytes of the moment it was taken", got)
+	}
+	if got := contents(t, c.PowerCut(PowerPrefix, nil)); !bytes.Equal(got, make([]byte, 8)) {
+		t.Errorf("copy after a power cut holds %v, want the synced zeros", got)
+	}
+	if got := contents(t, m); got[0] != 1 {
+		t.Errorf("original holds %v after the copy's power cut, want its own write", got)
+	}
+}

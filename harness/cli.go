@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"kvlab/harness/calc"
 	"strings"
 	"time"
 )
@@ -22,7 +23,7 @@ func Usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-6s %s\n", c.name, c.what)
 	}
 	fmt.Fprintln(w, "  help   this text; `labserver help COMMAND` or `labserver COMMAND -h` for a command's flags")
-	fmt.Fprintf(w, "\nengines: %s\n", strings.Join(Engines(), ", "))
+	fmt.Fprintf(w, "\nengines: %s\n", strings.Join(EngineNames(), ", "))
 	bench, _ := lookupCommand("bench")
 	fmt.Fprintln(w, "\nexamples:"+bench.examples)
 }
@@ -45,7 +46,7 @@ func CommandUsage(w io.Writer, cmd string) {
 	}
 	fmt.Fprintln(w, "\nexamples:"+c.examples)
 	if _, ok := c.lookupFlag("engine"); ok {
-		fmt.Fprintf(w, "\nengines: %s\n", strings.Join(Engines(), ", "))
+		fmt.Fprintf(w, "\nengines: %s\n", strings.Join(EngineNames(), ", "))
 	}
 }
 
@@ -150,7 +151,7 @@ func progressPrinter(w io.Writer, tty bool) func(Progress) {
 			run = fmt.Sprintf("run %d ", p.Run)
 		}
 		line := fmt.Sprintf("%s%s%6.1fs %10d ops %10.0f ops/s  p50 %s  p99 %s", run, prefix(p.Engine), p.ElapsedSeconds, p.Ops, p.OpsPerSec,
-			FormatNs(float64(p.P50)), FormatNs(float64(p.P99)))
+			calc.FormatNs(float64(p.P50)), calc.FormatNs(float64(p.P99)))
 		if tty {
 			fmt.Fprintf(w, "\r\033[K%s", line)
 		} else {

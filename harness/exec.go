@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 )
 
@@ -119,7 +120,7 @@ func benchLine(ctx context.Context, s *Spec, dir string, env Env) ([]*BenchResul
 				if ctx.Err() != nil {
 					return out, nil
 				}
-				runDir, err := os.MkdirTemp(dir, "kvlab-"+engine+"-")
+				runDir, err := os.MkdirTemp(dir, "kvlab-"+dirSafe(engine)+"-")
 				if err != nil {
 					return nil, fmt.Errorf("-dir %s: %w", dir, err)
 				}
@@ -170,4 +171,10 @@ func benchLine(ctx context.Context, s *Spec, dir string, env Env) ([]*BenchResul
 		}
 	}
 	return out, nil
+}
+
+// dirSafe makes an -engine value fit a directory name: a URL's
+// "resp://127.0.0.1:6380" becomes "resp-127.0.0.1-6380".
+func dirSafe(engine string) string {
+	return strings.NewReplacer("://", "-", "/", "-", ":", "-", "?", "-", "=", "-", "\\", "-").Replace(engine)
 }

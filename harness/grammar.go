@@ -344,8 +344,8 @@ func workloadFlag() flagDef {
 				return nil
 			}
 			for _, e := range s.Engines {
-				if why, ok := unordered[e]; ok {
-					return fmt.Errorf("-workload %s: engine %s cannot scan keys in order: %s; ordered engines (bbolt, pebble) can", s.Workload, e, why)
+				if why, ok := unorderedWhy(e); ok {
+					return fmt.Errorf("-workload %s: engine %s cannot scan keys in order: %s; ordered engines (bbolt, pebble, sqlite) can", s.Workload, e, why)
 				}
 			}
 			return nil

@@ -43,7 +43,7 @@ func TestMeasuredP99PathOneHugeFlush(t *testing.T) {
 	}
 	m := benchModel("batch:50", r, &ProbeBrief{WriteNs: 1000, FdatasyncNs: 100_000})
 	if m.MeasuredP99Path != calc.P99Slow {
-		t.Errorf("p99 110 µs, put p50 2 µs, fdatasync p50 100 µs (mean %s): measured_p99_path %s, want slow", FormatNs(flushes.MeanNs), m.MeasuredP99Path)
+		t.Errorf("p99 110 µs, put p50 2 µs, fdatasync p50 100 µs (mean %s): measured_p99_path %s, want slow", calc.FormatNs(flushes.MeanNs), m.MeasuredP99Path)
 	}
 	if want := math.Sqrt(2_000 * 100_000); math.Abs(m.P99ThresholdNs-want) > 1e-6*want || m.FsyncP50Source != "run_p50" {
 		t.Errorf("threshold %v from %s, want %v from run_p50", m.P99ThresholdNs, m.FsyncP50Source, want)

@@ -3,6 +3,7 @@ package harness
 import (
 	"fmt"
 	"io"
+	"kvlab/harness/calc"
 	"slices"
 	"text/tabwriter"
 )
@@ -95,8 +96,8 @@ func writeMethodsTable(w io.Writer, rows []SyncMethodCost) error {
 			notes = append(notes, fmt.Sprintf("%s, %s, %s refused: %s", r.Method, r.Placement, size, r.Refused))
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t\n", r.Method, r.Placement, size, FormatNs(float64(r.P50Ns)),
-			FormatNs(float64(r.P99Ns)), FormatNs(float64(r.MaxNs)), r.OpsPerSec)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t\n", r.Method, r.Placement, size, calc.FormatNs(float64(r.P50Ns)),
+			calc.FormatNs(float64(r.P99Ns)), calc.FormatNs(float64(r.MaxNs)), r.OpsPerSec)
 		if r.Note != "" && !slices.Contains(notes, r.Method+": "+r.Note) {
 			notes = append(notes, r.Method+": "+r.Note)
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"kvlab/harness/calc"
 	"math"
 	"slices"
 	"sort"
@@ -53,20 +54,6 @@ func Write(w io.Writer, format string, v any) error {
 	return fmt.Errorf("harness: cannot print %T", v)
 }
 
-// FormatNs prints a duration in nanoseconds with a unit a reader can
-// compare at a glance, as the harness's tables print it.
-func FormatNs(ns float64) string {
-	switch {
-	case ns < 1e3:
-		return fmt.Sprintf("%.0f ns", ns)
-	case ns < 1e6:
-		return fmt.Sprintf("%.1f µs", ns/1e3)
-	case ns < 1e9:
-		return fmt.Sprintf("%.2f ms", ns/1e6)
-	}
-	return fmt.Sprintf("%.2f s", ns/1e9)
-}
-
 func writeBenchTable(w io.Writer, r *BenchResult) error {
 	fmt.Fprintln(w, r.Spec)
 	if len(r.Dishonest) > 0 {
@@ -100,12 +87,15 @@ func writeBenchTable(w io.Writer, r *BenchResult) error {
 		fmt.Fprintf(w, "%-16s   %11s           %10.0f units/sec (%d units; a unit is one workload step)\n", "", "", r.UnitsPerSec, r.Units)
 	}
 	writeLatency(w, r.Latency, "")
+	if s := serverLine(r); s != "" {
+		fmt.Fprintln(w, s)
+	}
 	if r.LatencyUncorrected != nil {
 		fmt.Fprintf(w, "open loop at %g units/s: latency above is from each intended start; without that correction:\n", r.Rate)
 		writeLatency(w, r.LatencyUncorrected, " (uncorrected)")
 		if l := r.PacerLag; l != nil {
 			fmt.Fprintf(w, "pacer lag (the load generator's own lateness): p50 %s p99 %s max %s over %d units; its delay to the units' ends p99 %s\n",
-				FormatNs(float64(l.P50Ns)), FormatNs(float64(l.P99Ns)), FormatNs(float64(l.MaxNs)), l.Count, FormatNs(float64(l.DelayP99Ns)))
+				calc.FormatNs(float64(l.P50Ns)), calc.FormatNs(float64(l.P99Ns)), calc.FormatNs(float64(l.MaxNs)), l.Count, calc.FormatNs(float64(l.DelayP99Ns)))
 		}
 		fmt.Fprintf(w, "utilization %.2f (rate x mean service time, from the uncorrected latencies)", r.Utilization)
 		if r.BacklogUnits > 0 {
@@ -118,9 +108,9 @@ func writeBenchTable(w io.Writer, r *BenchResult) error {
 		extra = append(extra, fmt.Sprintf("hit rate %.1f%%", *r.HitRate*100))
 	}
 	if r.Fsyncs > 0 {
-		extra = append(extra, fmt.Sprintf("fsyncs %d (mean %s, %.1f ops per fsync)", r.Fsyncs, FormatNs(r.FsyncMeanNs), float64(r.Ops)/float64(r.Fsyncs)))
+		extra = append(extra, fmt.Sprintf("fsyncs %d (mean %s, %.1f ops per fsync)", r.Fsyncs, calc.FormatNs(r.FsyncMeanNs), float64(r.Ops)/float64(r.Fsyncs)))
 		if r.FsyncSamples > 0 {
-			extra = append(extra, fmt.Sprintf("fdatasync p50 %s p99 %s max %s (%d timed)", FormatNs(float64(r.FsyncP50Ns)), FormatNs(float64(r.FsyncP99Ns)), FormatNs(float64(r.FsyncMaxNs)), r.FsyncSamples))
+			extra = append(extra, fmt.Sprintf("fdatasync p50 %s p99 %s max %s (%d timed)", calc.FormatNs(float64(r.FsyncP50Ns)), calc.FormatNs(float64(r.FsyncP99Ns)), calc.FormatNs(float64(r.FsyncMaxNs)), r.FsyncSamples))
 		}
 	} else if r.FsyncsCounted {
 		extra = append(extra, "fsyncs 0")
@@ -147,9 +137,9 @@ func writeBenchTable(w io.Writer, r *BenchResult) error {
 			measured = fmt.Sprintf("this open loop ran at its -rate, %.0f ops/s, %.2f of that capacity", r.OpsPerSec, r.OpsPerSec/max(m.PredictedOpsPerSec, 1))
 		}
 		fmt.Fprintf(w, "model: %s predicts %.0f ops/s (T_write %s: %s, T_fsync %s: %s); %s\n",
-			r.Sync, m.PredictedOpsPerSec, FormatNs(m.TWriteNs), tWriteSourceText(m.TWriteSource), FormatNs(m.TFsyncNs), fsrc, measured)
+			r.Sync, m.PredictedOpsPerSec, calc.FormatNs(m.TWriteNs), tWriteSourceText(m.TWriteSource), calc.FormatNs(m.TFsyncNs), fsrc, measured)
 		fmt.Fprintf(w, "       p99 on the %s path (measured: %s, threshold %s); a crash can lose up to %.0f acknowledged writes (%.2f ms at this run's %.0f Puts/s)\n",
-			m.P99Path, m.MeasuredP99Path, FormatNs(m.P99ThresholdNs), m.LossWindowWrites, m.LossWindowMs, m.WriteRate)
+			m.P99Path, m.MeasuredP99Path, calc.FormatNs(m.P99ThresholdNs), m.LossWindowWrites, m.LossWindowMs, m.WriteRate)
 	}
 	fmt.Fprintln(w, conditions(r))
 	if r.Dir != "" {
@@ -244,7 +234,7 @@ func writeGeneratorLate(w io.Writer, r *BenchResult) {
 	worst := worstP99(r.Latency)
 	l := r.PacerLag
 	fmt.Fprintf(w, "LATE: the load generator, not the store, was late: its delay p99 %s (pacer lag p99 %s) is more than %.0f%% of the corrected p99 %s, so the corrected latencies below measure the generator more than the store\n",
-		FormatNs(float64(l.DelayP99Ns)), FormatNs(float64(l.P99Ns)), GeneratorLateFraction*100, FormatNs(float64(worst)))
+		calc.FormatNs(float64(l.DelayP99Ns)), calc.FormatNs(float64(l.P99Ns)), GeneratorLateFraction*100, calc.FormatNs(float64(worst)))
 }
 
 // tWriteSourceText says where a bench model's T_write came from (model.go).
@@ -278,8 +268,8 @@ func writeLatency(w io.Writer, lat map[string]*LatencySummary, suffix string) {
 		if s == nil {
 			continue
 		}
-		fmt.Fprintf(tw, "%s%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%v\t\n", op, suffix, s.Count, FormatNs(s.MeanNs),
-			FormatNs(float64(s.P50Ns)), FormatNs(float64(s.P95Ns)), FormatNs(float64(s.P99Ns)), FormatNs(float64(s.P999Ns)), FormatNs(float64(s.MaxNs)), s.Exact)
+		fmt.Fprintf(tw, "%s%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%v\t\n", op, suffix, s.Count, calc.FormatNs(s.MeanNs),
+			calc.FormatNs(float64(s.P50Ns)), calc.FormatNs(float64(s.P95Ns)), calc.FormatNs(float64(s.P99Ns)), calc.FormatNs(float64(s.P999Ns)), calc.FormatNs(float64(s.MaxNs)), s.Exact)
 	}
 	tw.Flush()
 }
@@ -293,9 +283,9 @@ func conditions(r *BenchResult) string {
 		if p.Rotational {
 			kind = "rotational"
 		}
-		fmt.Fprintf(&b, "; %s on %s (%s), write %s, %s %s", p.FS, p.Device, kind, FormatNs(p.WriteNs), syncCallName(p.SyncCall), FormatNs(p.FdatasyncNs))
+		fmt.Fprintf(&b, "; %s on %s (%s), write %s, %s %s", p.FS, p.Device, kind, calc.FormatNs(p.WriteNs), syncCallName(p.SyncCall), calc.FormatNs(p.FdatasyncNs))
 		if p.FdatasyncOverwriteNs > 0 {
-			fmt.Fprintf(&b, " appending, %s overwriting", FormatNs(p.FdatasyncOverwriteNs))
+			fmt.Fprintf(&b, " appending, %s overwriting", calc.FormatNs(p.FdatasyncOverwriteNs))
 		}
 		fmt.Fprintf(&b, "; %d cores, %s", p.Cores, p.Go)
 	}
@@ -359,7 +349,12 @@ func writeCompareTable(w io.Writer, rs []*BenchResult) error {
 	for _, r := range rs {
 		if r.GeneratorLate && r.PacerLag != nil {
 			fmt.Fprintf(w, "LATE: %s, %d thread%s%s: the load generator, not the store, was late (its delay p99 %s, pacer lag p99 %s)\n",
-				r.Engine, r.Threads, plural(r.Threads), runSuffix(r), FormatNs(float64(r.PacerLag.DelayP99Ns)), FormatNs(float64(r.PacerLag.P99Ns)))
+				r.Engine, r.Threads, plural(r.Threads), runSuffix(r), calc.FormatNs(float64(r.PacerLag.DelayP99Ns)), calc.FormatNs(float64(r.PacerLag.P99Ns)))
+		}
+	}
+	for _, r := range rs {
+		if s := serverLine(r); s != "" {
+			fmt.Fprintf(w, "%s, %d thread%s%s: %s\n", r.Engine, r.Threads, plural(r.Threads), runSuffix(r), s)
 		}
 	}
 	c := *rs[0]
@@ -420,7 +415,7 @@ func writeCompareGroup(tw io.Writer, g []*BenchResult, med *BenchResult, speed s
 				continue
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Engine, r.Sync, r.Threads, run, ops, sp, op,
-				FormatNs(float64(s.P50Ns)), FormatNs(float64(s.P95Ns)), FormatNs(float64(s.P99Ns)), FormatNs(float64(s.P999Ns)), FormatNs(float64(s.MaxNs)))
+				calc.FormatNs(float64(s.P50Ns)), calc.FormatNs(float64(s.P95Ns)), calc.FormatNs(float64(s.P99Ns)), calc.FormatNs(float64(s.P999Ns)), calc.FormatNs(float64(s.MaxNs)))
 		}
 	}
 }
@@ -600,13 +595,13 @@ func writeProbeTable(w io.Writer, p *ProbeResult) error {
 		c    ProbeCost
 	}{{fmt.Sprintf("write %d B", p.WriteSize), p.Write}, {fmt.Sprintf("write %d B + %s, append", p.WriteSize, syncCallName(p.SyncCall)), p.WriteFdatasync},
 		{fmt.Sprintf("write %d B + %s, overwrite", p.WriteSize, syncCallName(p.SyncCall)), p.WriteFdatasyncOverwrite}} {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%.0f\t\n", c.name, c.c.Iterations, FormatNs(c.c.MeanNs), FormatNs(float64(c.c.P50Ns)),
-			FormatNs(float64(c.c.P99Ns)), FormatNs(float64(c.c.MaxNs)), c.c.OpsPerSec)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%.0f\t\n", c.name, c.c.Iterations, calc.FormatNs(c.c.MeanNs), calc.FormatNs(float64(c.c.P50Ns)),
+			calc.FormatNs(float64(c.c.P99Ns)), calc.FormatNs(float64(c.c.MaxNs)), c.c.OpsPerSec)
 	}
 	tw.Flush()
 	call := syncCallName(p.SyncCall)
-	fmt.Fprintf(w, "%s alone costs about %s (mean of write+%s minus mean of write) appending, where the file's new size is committed too (pebble's WAL),\n", call, FormatNs(p.FdatasyncNs), call)
-	fmt.Fprintf(w, "and about %s overwriting allocated, zero-filled space, with only the data to commit (kv's segments)\n", FormatNs(p.FdatasyncOverwriteNs))
+	fmt.Fprintf(w, "%s alone costs about %s (mean of write+%s minus mean of write) appending, where the file's new size is committed too (pebble's WAL),\n", call, calc.FormatNs(p.FdatasyncNs), call)
+	fmt.Fprintf(w, "and about %s overwriting allocated, zero-filled space, with only the data to commit (kv's segments)\n", calc.FormatNs(p.FdatasyncOverwriteNs))
 	return nil
 }
 
@@ -634,13 +629,13 @@ func writeModelTable(w io.Writer, m *ModelResult) error {
 		return "measured by a quick probe of the data directory"
 	}
 	if m.TWriteSource == m.TFsyncSource {
-		fmt.Fprintf(w, "model %s with T_write %s and T_fsync %s (%s)\n", m.Sync, FormatNs(m.TWriteNs), FormatNs(m.TFsyncNs), src(m.TWriteSource))
+		fmt.Fprintf(w, "model %s with T_write %s and T_fsync %s (%s)\n", m.Sync, calc.FormatNs(m.TWriteNs), calc.FormatNs(m.TFsyncNs), src(m.TWriteSource))
 	} else {
-		fmt.Fprintf(w, "model %s with T_write %s (%s) and T_fsync %s (%s)\n", m.Sync, FormatNs(m.TWriteNs), src(m.TWriteSource), FormatNs(m.TFsyncNs), src(m.TFsyncSource))
+		fmt.Fprintf(w, "model %s with T_write %s (%s) and T_fsync %s (%s)\n", m.Sync, calc.FormatNs(m.TWriteNs), src(m.TWriteSource), calc.FormatNs(m.TFsyncNs), src(m.TFsyncSource))
 	}
 	fmt.Fprintf(w, "predicted throughput  %.0f ops/s\n", m.PredictedOpsPerSec)
 	fmt.Fprintf(w, "slow fraction         %.2f%% of Puts wait for an fdatasync -> p99 on the %s path (about %s)\n",
-		m.SlowFraction*100, m.P99Path, FormatNs(m.PredictedP99Ns))
+		m.SlowFraction*100, m.P99Path, calc.FormatNs(m.PredictedP99Ns))
 	fmt.Fprintf(w, "loss window           up to %.0f acknowledged writes, about %.2f ms (at the model's %.0f writes/s: no run measured a rate)\n", m.LossWindowWrites, m.LossWindowMs, m.WriteRate)
 	return nil
 }

@@ -226,3 +226,25 @@ func TestBenchstatNameHasRate(t *testing.T) {
 		t.Errorf("open-loop name %s, want /rate=5000 in it", b)
 	}
 }
+
+// TestServerLine checks the table's line that puts a server's own timing
+// beside the client's, and says why when there is none.
+func TestServerLine(t *testing.T) {
+	tests := []struct {
+		r    BenchResult
+		want string
+	}{
+		{BenchResult{}, ""},
+		{BenchResult{ServerLatencyUnavailable: "resp: connection refused"}, "server-side time: unavailable (resp: connection refused)"},
+		{BenchResult{
+			ServerLatencySource: "INFO",
+			ServerLatency:       map[string]*ServerLatency{"put": {Count: 10, P50Ns: 2000, P99Ns: 9000, P999Ns: 12000}, "get": {Count: 0}},
+			Latency:             map[string]*LatencySummary{"put": {P50Ns: 50000, P99Ns: 90000}},
+		}, "server-side time (INFO): put p50 2.0 µs p99 9.0 µs p99.9 12.0 µs (10) vs client p50 50.0 µs p99 90.0 µs"},
+	}
+	for _, tt := range tests {
+		if got := serverLine(&tt.r); got != tt.want {
+			t.Errorf("serverLine = %q, want %q", got, tt.want)
+		}
+	}
+}

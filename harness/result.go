@@ -66,6 +66,14 @@ type BenchResult struct {
 	// and their ratios per op, or why there is no device to read.
 	DeviceIO *DeviceIO `json:"device_io,omitempty"`
 
+	// ServerLatency is what the server behind a client store timed itself
+	// (server.go), by op kind; ServerLatencySource names where it came
+	// from. ServerLatencyUnavailable says why a ServerTimer store's server
+	// gave no figures.
+	ServerLatency            map[string]*ServerLatency `json:"server_latency,omitempty"`
+	ServerLatencySource      string                    `json:"server_latency_source,omitempty"`
+	ServerLatencyUnavailable string                    `json:"server_latency_unavailable,omitempty"`
+
 	Model    *BenchModel     `json:"model,omitempty"` // for batch:N and periodic:D
 	Timeline []TimelinePoint `json:"timeline"`
 	Probe    *ProbeBrief     `json:"probe,omitempty"`

@@ -257,7 +257,7 @@ func scannerFor(cfg *runConfig, store Store) (Scanner, error) {
 	}
 	scanner, ok := store.(Scanner)
 	if !ok {
-		return nil, fmt.Errorf("-workload %s: engine %s cannot scan keys in order; ordered engines (bbolt, pebble) can, while kv's hash index keeps no key order", cfg.workload, cfg.engine)
+		return nil, fmt.Errorf("-workload %s: engine %s cannot scan keys in order; ordered engines (bbolt, pebble, sqlite) can, while kv's hash index keeps no key order", cfg.workload, cfg.engine)
 	}
 	return scanner, nil
 }
@@ -363,6 +363,11 @@ type measurement struct {
 	// device reads the disk's own counters either side of the wall
 	// clock (diskstats.go).
 	device *deviceWatch
+	// server is what a ServerTimer store's server timed in between, and
+	// serverSource where that came from; serverErr why there is none.
+	server       map[string]*ServerLatency
+	serverSource string
+	serverErr    error
 }
 
 // measure gives every worker its recorders (reserving a -ops run's
@@ -390,6 +395,10 @@ func measure(ctx context.Context, r *run, keys keyTable, store Store, clients []
 	if timed {
 		timer.SyncTimes().arm()
 	}
+	server, serverTimed := store.(ServerTimer)
+	if serverTimed {
+		m.serverErr = server.ResetServerTimes()
+	}
 	m.before = storeStats(store)
 	prog := startProgress(r, m.workers, cfg.tick, cfg.engine)
 	m.wall = timedRegion(r, keys, clients, writer, prog)
@@ -401,6 +410,9 @@ func measure(ctx context.Context, r *run, keys keyTable, store Store, clients []
 	}
 	m.after = storeStats(store)
 	m.device.stop()
+	if serverTimed && m.serverErr == nil {
+		m.server, m.serverSource, m.serverErr = server.ServerTimes()
+	}
 	for _, w := range m.workers {
 		if w.err != nil {
 			return nil, w.err
@@ -472,6 +484,10 @@ func (m *measurement) result(cfg *runConfig) *BenchResult {
 		puts = p.Count
 	}
 	res.DeviceIO = m.device.result(res.Ops, puts*int64(keyLen+cfg.valueSize))
+	res.ServerLatency, res.ServerLatencySource = m.server, m.serverSource
+	if m.serverErr != nil {
+		res.ServerLatencyUnavailable = m.serverErr.Error()
+	}
 	if m.after.FsyncsBy != nil {
 		res.FsyncsByCause = map[string]int64{}
 		for cause, n := range m.after.FsyncsBy {

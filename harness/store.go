@@ -61,7 +61,7 @@ var (
 
 // unordered names the registered engines that cannot scan keys in order,
 // with the reason, so a seekrandom line is refused before anything runs.
-// Written only from init functions.
+// Written only from init functions (MarkUnordered), so read without a lock.
 var unordered = map[string]string{}
 
 // RegisterEngine makes a store available as -engine name. It is meant to
@@ -77,6 +77,15 @@ func RegisterEngine(name string, open OpenFunc) {
 		panic(fmt.Sprintf("harness: RegisterEngine(%q) called twice", name))
 	}
 	engines[name] = open
+}
+
+// MarkUnordered records that the registered engine name cannot scan keys
+// in order, and why, so a line that scans is refused before anything
+// runs. It is meant to be called from init functions.
+func MarkUnordered(name, why string) {
+	enginesMu.Lock()
+	defer enginesMu.Unlock()
+	unordered[name] = why
 }
 
 // Engines returns the registered engine names, sorted.
@@ -105,13 +114,95 @@ func OpenEngine(name, dir, sync string) (Store, error) {
 // lookupEngine returns the OpenFunc for name, or an error listing the
 // engines that exist.
 func lookupEngine(name string) (OpenFunc, error) {
+	if scheme, _, ok := strings.Cut(name, "://"); ok {
+		return lookupScheme(name, scheme)
+	}
 	enginesMu.Lock()
 	open, ok := engines[name]
 	enginesMu.Unlock()
 	if !ok {
-		return nil, fmt.Errorf("-engine %s: unknown engine; allowed: %s", name, strings.Join(Engines(), ", "))
+		return nil, fmt.Errorf("-engine %s: unknown engine; allowed: %s", name, strings.Join(EngineNames(), ", "))
 	}
 	return open, nil
+}
+
+// Engines named by a URL.
+//
+// Some stores are not a directory the harness opens but a server it
+// connects to: -engine resp://127.0.0.1:6380 drives whatever speaks the
+// Redis protocol there. Such an engine is registered by its scheme, and
+// the scheme's SchemeFunc turns the whole name into an OpenFunc (checking
+// the address when the line is parsed, before anything runs). The run's
+// directory is still made and removed, and still the one whose device
+// the runner watches: on one machine that is the server's disk only if
+// the server keeps its data on the same device.
+
+// SchemeFunc returns the OpenFunc for an -engine value of its scheme
+// (the whole value, "resp://HOST:PORT?..."), or an error naming what is
+// wrong with it and what is allowed.
+type SchemeFunc func(name string) (OpenFunc, error)
+
+// scheme is one registered URL scheme.
+type scheme struct {
+	open    SchemeFunc
+	example string // e.g. "resp://HOST:PORT", for the usage text
+	// unordered says why its stores cannot scan keys in order; "" when
+	// they can.
+	unordered string
+}
+
+var schemes = map[string]scheme{} // by scheme; guarded by enginesMu
+
+// RegisterScheme makes every -engine value scheme://... open through
+// open. example shows the form in the usage text; unordered, when not
+// empty, says why these stores cannot scan keys in order. Like
+// RegisterEngine it is meant for init functions and panics on a
+// duplicate.
+func RegisterScheme(name, example, unorderedWhy string, open SchemeFunc) {
+	enginesMu.Lock()
+	defer enginesMu.Unlock()
+	if _, dup := schemes[name]; dup || name == "" || open == nil {
+		panic(fmt.Sprintf("harness: RegisterScheme(%q): empty, duplicate or nil", name))
+	}
+	schemes[name] = scheme{open: open, example: example, unordered: unorderedWhy}
+}
+
+// lookupScheme opens an engine named by a URL.
+func lookupScheme(name, sch string) (OpenFunc, error) {
+	enginesMu.Lock()
+	s, ok := schemes[sch]
+	enginesMu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("-engine %s: unknown scheme %s://; allowed: %s", name, sch, strings.Join(EngineNames(), ", "))
+	}
+	return s.open(name)
+}
+
+// EngineNames returns what -engine takes, for usage and error text: the
+// registered engines, sorted, then each scheme's example.
+func EngineNames() []string {
+	names := Engines()
+	enginesMu.Lock()
+	defer enginesMu.Unlock()
+	var ex []string
+	for _, s := range schemes {
+		ex = append(ex, s.example)
+	}
+	sort.Strings(ex)
+	return append(names, ex...)
+}
+
+// unorderedWhy says why engine e cannot scan keys in order, and whether
+// it cannot.
+func unorderedWhy(e string) (string, bool) {
+	if sch, _, ok := strings.Cut(e, "://"); ok {
+		enginesMu.Lock()
+		s := schemes[sch]
+		enginesMu.Unlock()
+		return s.unordered, s.unordered != ""
+	}
+	why, ok := unordered[e]
+	return why, ok
 }
 
 func init() {

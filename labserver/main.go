@@ -4,12 +4,14 @@
 //	labserver bench | sweep | probe | model | crash [flags] [-archive V] [-data DIR]
 //	labserver runs [show ID | export] [flags]
 //	labserver compare A B | -last N [flags]
+//	labserver kvserver [-addr 127.0.0.1:6380] [-sync POLICY] [-dir DIR]
 //	labserver help [COMMAND]
 //
 // With no subcommand (or "serve") it starts the lesson server; the other
 // subcommands are the benchmark harness's command line, the same grammar a
 // lesson's runnable cells use, each run recorded in the run archive, and
-// the archive's runs and compare. This file only dispatches: the server
+// the archive's runs and compare, and kvserver, the kv engine served over
+// the Redis protocol. This file only dispatches: the server
 // lives in kvlab/internal/server, the command line in kvlab/internal/cli
 // (which runs kvlab/harness).
 package main
@@ -23,7 +25,7 @@ import (
 	"syscall"
 
 	"kvlab/engine/crashtest"
-	_ "kvlab/harness/peers" // registers the bbolt and pebble engines
+	_ "kvlab/harness/peers" // registers bbolt, pebble, sqlite, redis and resp://
 	"kvlab/internal/cli"
 	"kvlab/internal/server"
 )

@@ -71,7 +71,7 @@ func TestMistakesGetOneShortMessage(t *testing.T) {
 		{[]string{"swep"}, "unknown command \"swep\"; did you mean `sweep`?", 3},
 		{[]string{"comapre", "1", "2"}, "did you mean `compare`?", 3},
 		{[]string{"verison"}, "did you mean `version`?", 3},
-		{[]string{"frobnicate"}, "the commands: serve, bench, sweep, probe, model, crash, runs, compare, version, help", 3},
+		{[]string{"frobnicate"}, "the commands: serve, bench, sweep, probe, model, crash, runs, compare, kvserver, version, help", 3},
 		{[]string{"help", "foo"}, `labserver help: unknown command "foo"`, 3},
 		{[]string{"help", "swep"}, "did you mean `sweep`?", 3},
 		{[]string{"bench", "-opz", "5"}, "unknown flag -opz (did you mean `-ops`?)", 2},

@@ -46,6 +46,7 @@ type res struct {
 	BacklogUnits       float64        `json:"backlog_units"`
 	Latency            map[string]lat `json:"latency"`
 	LatencyUncorrected map[string]lat `json:"latency_uncorrected"`
+	ServerLatency      map[string]lat `json:"server_latency"`
 	Pooled             *struct {
 		Latency map[string]lat `json:"latency"`
 	} `json:"pooled"`
@@ -200,10 +201,17 @@ var independent = map[string]func(ls lines) float64{
 	"kill-none-buffered": func(ls lines) float64 {
 		return ls.r(0).LostAcked / max(float64(len(ls.r(0).PerTrial)), 1)
 	},
-	"power-batch-share":     func(ls lines) float64 { return ls.r(1).LostAcked / max(ls.r(1).Writes, 1) },
-	"power-none-vs-batch":   func(ls lines) float64 { return ls.r(2).LostAcked / max(ls.r(1).LostAcked, 1) },
-	"headline-ratio":        func(ls lines) float64 { return ls.r(0).OpsPerSec / max(ls.r(1).OpsPerSec, 1) },
-	"dist-ratio":            func(ls lines) float64 { return ls.r(0).Latency["get"].P50Ns / max(ls.r(1).Latency["get"].P50Ns, 1) },
+	"power-batch-share":   func(ls lines) float64 { return ls.r(1).LostAcked / max(ls.r(1).Writes, 1) },
+	"power-none-vs-batch": func(ls lines) float64 { return ls.r(2).LostAcked / max(ls.r(1).LostAcked, 1) },
+	"headline-ratio":      func(ls lines) float64 { return ls.r(0).OpsPerSec / max(ls.r(1).OpsPerSec, 1) },
+	"dist-ratio":          func(ls lines) float64 { return ls.r(0).Latency["get"].P50Ns / max(ls.r(1).Latency["get"].P50Ns, 1) },
+	"hop-us": func(ls lines) float64 {
+		w := ls[0].at(1)
+		return (w.put().P50Ns - w.ServerLatency["put"].P50Ns) / 1000
+	},
+	"hop-always-ratio":      func(ls lines) float64 { return ls[0].at(1).OpsPerSec / max(ls[0].at(0).OpsPerSec, 1) },
+	"connections-gain":      func(ls lines) float64 { return ls[0].at(2).OpsPerSec / max(ls[0].at(0).OpsPerSec, 1) },
+	"sqlite-vs-kv":          func(ls lines) float64 { return ls[0].at(1).OpsPerSec / max(ls[0].at(0).OpsPerSec, 1) },
 	"cold-p50":              func(ls lines) float64 { return ls.r(1).Latency["get"].P50Ns / max(ls.r(0).Latency["get"].P50Ns, 1) },
 	"cold-p95":              func(ls lines) float64 { return ls.r(1).Latency["get"].P95Ns / max(ls.r(0).Latency["get"].P95Ns, 1) },
 	"flush-share-of-budget": func(ls lines) float64 { return 1e9 / max(ls.r(0).WriteFdatasync.MeanNs, 1) },

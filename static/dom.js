@@ -107,7 +107,7 @@ export function fixed(x, d) {
 }
 
 // fmtNs writes a duration given in nanoseconds with the precision the
-// harness's tables use (harness.FormatNs; harness/testdata/durations.json
+// harness's tables use (calc.FormatNs in harness/calc; harness/testdata/durations.json
 // holds the cases the Go and JavaScript formatters share): 850 ns,
 // 2.6 µs, 223.7 µs, 6.68 ms, 1.81 s. null, NaN and ±Infinity are '–'.
 export function fmtNs(ns) {

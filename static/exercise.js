@@ -9,8 +9,10 @@
 // worker starts when the first exercise comes near the viewport.
 //
 // The student's code is kept in localStorage under kvlab:exercise:NAME:code.
-// A run that has not finished LIMIT_MS after it started is stopped by
-// terminating the worker; a fresh one is started for the next run.
+// A run that has not finished LIMIT_MS after it started (or the
+// exercise's own limit_ms, for the crash exercises, whose grading reopens
+// the student's store at every crash point) is stopped by terminating the
+// worker; a fresh one is started for the next run.
 
 import { $$, h, store, fmtMs } from './dom.js';
 import { exerciseKey } from './session.js';
@@ -37,7 +39,7 @@ const runner = {
   exercises: null, // name -> exercise, from the first worker that loaded
   module: null, // the compiled yaegi.wasm, handed to every later worker
   listeners: [], // called on every state change
-  current: null, // {id, resolve, reject, timer, t0}
+  current: null, // {id, resolve, reject, timer, t0, limit}
   chain: Promise.resolve(),
   nextID: 1,
   startedAt: 0,
@@ -82,7 +84,7 @@ const runner = {
         this.fail(m.message);
         break;
       case 'started':
-        if (this.current && this.current.id === m.id) this.current.timer = setTimeout(() => this.stop(), LIMIT_MS);
+        if (this.current && this.current.id === m.id) this.current.timer = setTimeout(() => this.stop(), this.current.limit);
         break;
       case 'result':
         if (this.current && this.current.id === m.id) this.finish(w, m);
@@ -131,7 +133,7 @@ const runner = {
       this.worker.terminate();
       this.worker = null;
     }
-    if (c) c.resolve({ stopped: true, ms: performance.now() - c.t0 });
+    if (c) c.resolve({ stopped: true, ms: performance.now() - c.t0, limit: c.limit });
     this.start();
   },
 
@@ -153,11 +155,17 @@ const runner = {
     });
   },
 
-  // run grades src; it resolves to {result, ms} or {stopped, ms}.
+  // limitFor is how long a run of the exercise name may take.
+  limitFor(name) {
+    const ex = this.exercises && this.exercises[name];
+    return (ex && ex.limit_ms) || LIMIT_MS;
+  },
+
+  // run grades src; it resolves to {result, ms} or {stopped, ms, limit}.
   run(name, src) {
     const p = this.chain.then(() => this.whenReady()).then(() => new Promise((resolve, reject) => {
       const id = this.nextID++;
-      this.current = { id, resolve, reject, timer: null, t0: performance.now() };
+      this.current = { id, resolve, reject, timer: null, t0: performance.now(), limit: this.limitFor(name) };
       this.worker.postMessage({ type: 'run', id, name, src });
     }));
     this.chain = p.catch(() => {});
@@ -372,7 +380,7 @@ class Exercise {
     try {
       const out = await runner.run(this.name, this.editor.value);
       this.root.dataset.runMs = String(Math.round(out.ms));
-      if (out.stopped) this.showStopped(out.ms); else this.showResult(out.result, out.ms);
+      if (out.stopped) this.showStopped(out.limit); else this.showResult(out.result, out.ms);
     } catch (err) {
       this.msg.textContent = '';
       this.results.replaceChildren(h('div', { class: 'ex-error' }, `Could not run the tests: ${err.message}`));
@@ -383,10 +391,10 @@ class Exercise {
     }
   }
 
-  showStopped() {
+  showStopped(limit) {
     this.msg.textContent = '';
     this.results.replaceChildren(h('div', { class: 'ex-error ex-stopped' },
-      h('strong', { text: 'stopped after 2 s: does your loop end?' }),
+      h('strong', { text: `stopped after ${Math.round(limit / 1000)} s: does your loop end?` }),
       h('p', { text: 'The interpreter was stopped and a fresh one is starting; your code is kept.' })));
     this.root.dataset.state = 'stopped';
   }

@@ -90,9 +90,9 @@ func OpenPebble(dir, syncText string) (harness.Store, error) {
 	}
 	s := &pebbleStore{db: db, fs: fs, policy: policy}
 	if policy.Mode == engine.SyncPeriodic {
-		s.stop = make(chan struct{})
-		s.done = make(chan struct{})
-		go s.syncEvery(policy.Interval)
+		s.periodic = startPeriodic(policy.Interval, "pebble: periodic WAL sync", func() error {
+			return db.LogData(nil, pebble.Sync)
+		})
 	}
 	return s, nil
 }
@@ -113,31 +113,7 @@ type pebbleStore struct {
 	serial sync.Mutex   // always: held across each write so writes sync one at a time
 	writes atomic.Int64 // batch:N: writes so far; the Nth, 2Nth, ... sync
 
-	// periodic:D only.
-	stop    chan struct{}               // closed by Close to stop syncEvery
-	done    chan struct{}               // closed by syncEvery when it returns
-	syncErr atomic.Pointer[syncFailure] // first error of a periodic sync; sticky
-}
-
-// syncFailure boxes the error for atomic.Pointer.
-type syncFailure struct{ err error }
-
-// syncEvery makes the WAL durable every d until Close.
-func (s *pebbleStore) syncEvery(d time.Duration) {
-	defer close(s.done)
-	t := time.NewTicker(d)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.stop:
-			return
-		case <-t.C:
-			if err := s.db.LogData(nil, pebble.Sync); err != nil {
-				s.syncErr.CompareAndSwap(nil, &syncFailure{fmt.Errorf("pebble: periodic WAL sync: %w", err)})
-				return
-			}
-		}
-	}
+	periodic *periodicSyncer // periodic:D only: the timer that syncs the WAL
 }
 
 // write applies one Set or Delete with the write options the policy asks for.
@@ -155,8 +131,8 @@ func (s *pebbleStore) write(apply func(*pebble.WriteOptions) error) error {
 		}
 		return apply(pebble.NoSync)
 	case engine.SyncPeriodic:
-		if f := s.syncErr.Load(); f != nil {
-			return f.err
+		if err := s.periodic.err(); err != nil {
+			return err
 		}
 		return apply(pebble.NoSync)
 	default: // none
@@ -239,13 +215,10 @@ func (s *pebbleStore) StoreStats() harness.StoreStats {
 // Close stops the periodic syncer, if any, and closes the database, which
 // syncs the WAL.
 func (s *pebbleStore) Close() error {
-	if s.stop != nil {
-		close(s.stop)
-		<-s.done
-	}
+	s.periodic.stop()
 	err := s.db.Close()
-	if f := s.syncErr.Load(); f != nil && err == nil {
-		err = f.err
+	if perr := s.periodic.err(); perr != nil && err == nil {
+		err = perr
 	}
 	return err
 }

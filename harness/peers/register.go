@@ -2,7 +2,16 @@ package peers
 
 import "kvlab/harness"
 
+// respUnordered is why a RESP server's store cannot scan keys in order.
+const respUnordered = "a RESP server's keys are reached by name (SCAN visits them in no order)"
+
 func init() {
 	harness.RegisterEngine("bbolt", OpenBbolt)
 	harness.RegisterEngine("pebble", OpenPebble)
+	harness.RegisterEngine("sqlite", OpenSQLite)
+	harness.RegisterEngine("redis", OpenRedis)
+	harness.MarkUnordered("redis", respUnordered)
+	harness.RegisterScheme("resp", "resp://HOST:PORT", respUnordered, openRESPScheme)
+	harness.RegisterEngine("postgres", OpenPostgres)
+	harness.RegisterScheme("postgres", "postgres://USER@HOST:PORT/DB", "", openPostgresScheme)
 }

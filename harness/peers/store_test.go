@@ -24,6 +24,10 @@ func policiesFor(engineName string) []string {
 		return []string{"always", "group", "batch:3", "none"}
 	case "pebble", "kv":
 		return []string{"always", "group", "batch:3", "periodic:5ms", "none"}
+	case "sqlite":
+		return []string{"always", "batch:3", "periodic:5ms", "none"}
+	case "redis", "postgres": // TestRedisEngine and TestPostgresEngine run them
+		return nil
 	default:
 		return []string{"always", "none"}
 	}
@@ -38,7 +42,7 @@ func storesNothing(engineName string) bool { return engineName == "null" }
 // interface only, against every registered engine.
 func TestStoreSuiteOnEveryEngine(t *testing.T) {
 	names := harness.Engines()
-	for _, want := range []string{"bbolt", "pebble"} {
+	for _, want := range []string{"bbolt", "pebble", "sqlite"} {
 		if !slices.Contains(names, want) {
 			t.Fatalf("harness.Engines() = %v, want it to contain %q", names, want)
 		}
@@ -53,7 +57,7 @@ func TestStoreSuiteOnEveryEngine(t *testing.T) {
 }
 
 func suite(t *testing.T, name, policy string) {
-	dir := t.TempDir()
+	dir := openDir(t)
 	s := openStore(t, name, dir, policy)
 	if storesNothing(name) {
 		for _, err := range []error{s.Put([]byte("k"), []byte("v")), s.Delete([]byte("k"))} {
@@ -227,6 +231,8 @@ func TestUnsupportedSync(t *testing.T) {
 		{"pebble", "sometimes", false, []string{"pebble", "sometimes", "allowed: always, group, batch:N, periodic:D, none"}},
 		{"pebble", "batch:0", false, []string{"pebble", "batch:0", "batch:N needs N between 1 and 1048576"}},
 		{"pebble", "always:1", false, []string{"pebble", "always:1", "always takes no parameter"}},
+		{"sqlite", "group", true, []string{"sqlite", "group", "always, batch:N, periodic:D and none"}},
+		{"sqlite", "batch:0", false, []string{"sqlite", "batch:0", "batch:N needs N between 1 and 1048576"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.engine+"/"+tt.policy, func(t *testing.T) {
@@ -249,8 +255,11 @@ func TestUnsupportedSync(t *testing.T) {
 
 // open returns this package's OpenFunc for engine.
 func open(engineName string) harness.OpenFunc {
-	if engineName == "bbolt" {
+	switch engineName {
+	case "bbolt":
 		return OpenBbolt
+	case "sqlite":
+		return OpenSQLite
 	}
 	return OpenPebble
 }
@@ -274,6 +283,15 @@ func TestBboltBatchCommitsEveryN(t *testing.T) {
 		})
 		return ok
 	}
+	checkBatch3Commits(t, s, committed)
+}
+
+// checkBatch3Commits puts k1..k4 into s, opened with -sync batch:3, and
+// checks with committed (which must look past s, at what another reader
+// of the files sees) that the writes commit together on the 3rd, and that
+// s's own Get sees each one at once.
+func checkBatch3Commits(t *testing.T, s harness.Store, committed func(key string) bool) {
+	t.Helper()
 	for i, k := range []string{"k1", "k2", "k3", "k4"} {
 		if err := s.Put([]byte(k), []byte("v")); err != nil {
 			t.Fatal(err)
@@ -326,20 +344,7 @@ func TestPebbleSyncCounts(t *testing.T) {
 		t.Run(fmt.Sprintf("%s/%d-writers", tt.policy, tt.writers), func(t *testing.T) {
 			st, r := openPebble(t, tt.policy)
 			before := r.StoreStats()
-			var wg sync.WaitGroup
-			for w := range tt.writers {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for i := w; i < writes; i += tt.writers {
-						if err := st.Put(fmt.Appendf(nil, "key%d", i), bytes.Repeat([]byte{'v'}, 100)); err != nil {
-							t.Error(err)
-							return
-						}
-					}
-				}()
-			}
-			wg.Wait()
+			putConcurrently(t, st, writes, tt.writers)
 			after := r.StoreStats()
 			got := after.Fsyncs - before.Fsyncs
 			if tt.atMost && (got < 1 || got > tt.want) {
@@ -353,6 +358,24 @@ func TestPebbleSyncCounts(t *testing.T) {
 			}
 		})
 	}
+}
+
+// putConcurrently puts keys key0..key(writes-1), 100-byte values, from
+// writers goroutines at once, and waits for them.
+func putConcurrently(t *testing.T, st harness.Store, writes, writers int) {
+	t.Helper()
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for i := w; i < writes; i += writers {
+				if err := st.Put(fmt.Appendf(nil, "key%d", i), bytes.Repeat([]byte{'v'}, 100)); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // TestPebbleStatsCountWrittenBytes checks that bytes reach the count

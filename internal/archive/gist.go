@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"kvlab/harness"
+	"kvlab/harness/calc"
 )
 
 // Gist is the one-line gist of a run's result, for the lists of runs
@@ -39,7 +40,7 @@ func (r *Run) Gist() Gist {
 	case []*harness.BenchResult:
 		return benchGist(v)
 	case *harness.ProbeResult:
-		return Gist{Text: fmt.Sprintf("%s: fdatasync %s", v.FS, harness.FormatNs(v.FdatasyncNs))}
+		return Gist{Text: fmt.Sprintf("%s: fdatasync %s", v.FS, calc.FormatNs(v.FdatasyncNs))}
 	case *harness.ModelResult:
 		return Gist{Text: fmt.Sprintf("predicts %.0f ops/s", v.PredictedOpsPerSec)}
 	case *harness.CrashResult:
@@ -77,7 +78,7 @@ func benchGist(rs []*harness.BenchResult) Gist {
 func benchText(opsPerSec float64, p99Ns int64) string {
 	s := fmt.Sprintf("%.0f ops/s", opsPerSec)
 	if p99Ns >= 0 {
-		s += ", p99 " + harness.FormatNs(float64(p99Ns))
+		s += ", p99 " + calc.FormatNs(float64(p99Ns))
 	}
 	return s
 }

@@ -51,6 +51,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runsMain(ctx, args[1:], stdout, stderr)
 	case "compare":
 		return compareMain(ctx, args[1:], stdout, stderr)
+	case "kvserver":
+		return kvserverMain(ctx, args[1:], stdout, stderr)
 	}
 	if !slices.Contains(harness.Commands, args[0]) {
 		return unknownCommand(stderr, "labserver", args[0])
@@ -74,7 +76,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // Commands are every first word labserver takes, serve first: the short
 // usage lists them and a mistyped one is matched against them.
-var Commands = slices.Concat([]string{"serve"}, harness.Commands, []string{"runs", "compare", "version", "help"})
+var Commands = slices.Concat([]string{"serve"}, harness.Commands, []string{"runs", "compare", "kvserver", "version", "help"})
 
 // usage prints the overview of every command.
 func usage(w io.Writer) {
@@ -91,6 +93,8 @@ func help(w, stderr io.Writer, cmd string) int {
 		fmt.Fprint(w, runsUsage)
 	case cmd == "compare":
 		fmt.Fprint(w, compareUsage)
+	case cmd == "kvserver":
+		fmt.Fprint(w, kvserverUsage)
 	case cmd == "version":
 		fmt.Fprint(w, "usage: labserver version\n\nprint this labserver's version, commit and toolchain\n")
 	case cmd == "help":
@@ -139,6 +143,7 @@ the run archive (every bench, sweep, probe, model and crash run is recorded; -ar
   runs     list, show and export the recorded runs (labserver runs -h)
   compare  before/after: two groups of runs, per metric, with the Mann-Whitney U test (labserver compare -h)
 
+  kvserver serve the kv engine over RESP, the Redis protocol, for bench -engine resp://ADDR (labserver kvserver -h)
   version  this labserver's version, commit and toolchain
 `)
 }

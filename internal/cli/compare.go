@@ -12,7 +12,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"kvlab/harness"
+	"kvlab/harness/calc"
 	"kvlab/internal/archive"
 )
 
@@ -310,7 +310,7 @@ func writeComparison(w io.Writer, c *archive.Comparison) {
 func median(m archive.MetricComparison, s archive.Summary) string {
 	v := fmt.Sprintf("%.0f", s.Median)
 	if m.Unit == "ns" {
-		v = harness.FormatNs(s.Median)
+		v = calc.FormatNs(s.Median)
 	}
 	if s.Lo == nil || s.Hi == nil || s.Median == 0 {
 		return v + " ±∞"

@@ -43,7 +43,7 @@ import (
 )
 
 // ExerciseNames are the exercise blocks the in-browser grader knows.
-var ExerciseNames = []string{"percentile", "percentile-tests", "mean-vs-tail", "batch-model"}
+var ExerciseNames = []string{"percentile", "percentile-tests", "mean-vs-tail", "batch-model", "durable-ack", "torn-tail", "atomic-replace"}
 
 // Lesson is one parsed lesson file. It is immutable after Parse.
 type Lesson struct {

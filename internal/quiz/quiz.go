@@ -95,6 +95,7 @@ package quiz
 import (
 	"errors"
 	"fmt"
+	"kvlab/harness/calc"
 	"math"
 	"regexp"
 	"strconv"
@@ -413,7 +414,7 @@ func (q *Quiz) ShowText(results []any) (string, error) {
 			return "", err
 		}
 		if !v.IsStr && i+1 < len(q.show) && nsSuffix(q.show[i+1]) {
-			b.WriteString(FormatDuration(v.Num))
+			b.WriteString(calc.FormatNs(v.Num))
 			skipNs = true
 			continue
 		}
@@ -430,27 +431,6 @@ func nsSuffix(p showPart) bool {
 	}
 	rest := p.text[len(" ns"):]
 	return rest == "" || !unicode.IsLetter(rune(rest[0])) && rest[0] != '_'
-}
-
-// FormatDuration prints a latency given in nanoseconds the way the
-// harness's tables print it (harness.FormatNs) and the page's result
-// table shows it, so a quiz's measured figure reads like the row it came
-// from: 850 ns, 2.6 µs, 223.7 µs, 6.68 ms, 1.81 s. The three agree on
-// every case of harness/testdata/durations.json. NaN and ±Inf, which the
-// harness never prints, keep FormatNumber's spelling.
-func FormatDuration(ns float64) string {
-	switch {
-	case math.IsNaN(ns) || math.IsInf(ns, 0):
-		return FormatNumber(ns) + " ns"
-	case ns < 1e3:
-		return strconv.FormatFloat(ns, 'f', 0, 64) + " ns"
-	case ns < 1e6:
-		return strconv.FormatFloat(ns/1e3, 'f', 1, 64) + " µs"
-	case ns < 1e9:
-		return strconv.FormatFloat(ns/1e6, 'f', 2, 64) + " ms"
-	default:
-		return strconv.FormatFloat(ns/1e9, 'f', 2, 64) + " s"
-	}
 }
 
 // Feedback is the outcome of checking one answer.

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
-	"os"
 	"strings"
 	"testing"
 )
@@ -270,32 +269,6 @@ func TestCheckBadInput(t *testing.T) {
 	}
 	if _, err := Check(q, decode(t, benchJSON, benchJSON), "lots"); !errors.Is(err, ErrBadAnswer) {
 		t.Errorf("non-numeric answer: got %v, want ErrBadAnswer", err)
-	}
-}
-
-// TestFormatDuration checks FormatDuration against the harness's table
-// of durations (harness/testdata/durations.json), which harness.FormatNs
-// and the page's fmtNs are held to as well.
-func TestFormatDuration(t *testing.T) {
-	b, err := os.ReadFile("../../harness/testdata/durations.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tests []struct {
-		Ns   float64 `json:"ns"`
-		Text string  `json:"text"`
-		Why  string  `json:"why"`
-	}
-	if err := json.Unmarshal(b, &tests); err != nil {
-		t.Fatalf("durations.json: %v", err)
-	}
-	for _, tt := range tests {
-		if got := FormatDuration(tt.Ns); got != tt.Text {
-			t.Errorf("FormatDuration(%v): got %q, want %q %s", tt.Ns, got, tt.Text, tt.Why)
-		}
-	}
-	if got, want := FormatDuration(math.NaN()), FormatNumber(math.NaN())+" ns"; got != want {
-		t.Errorf("FormatDuration(NaN): got %q, want %q", got, want)
 	}
 }
 

@@ -13,8 +13,8 @@ import (
 	"strconv"
 	"strings"
 
+	"kvlab/harness/calc"
 	"kvlab/internal/archive"
-	"kvlab/internal/quiz"
 )
 
 // maxGroup caps the runs of one compare group.
@@ -274,10 +274,10 @@ func (s *Server) scanBefore(ctx context.Context, last *archive.Run, before int64
 }
 
 // fmtMetric writes a median the way the page writes it: ns as a duration
-// (quiz.FormatDuration), rates as whole numbers.
+// (calc.FormatNs), rates as whole numbers.
 func fmtMetric(v float64, unit string) string {
 	if unit == "ns" {
-		return quiz.FormatDuration(v)
+		return calc.FormatNs(v)
 	}
 	return fmt.Sprintf("%.0f %s", v, unit)
 }

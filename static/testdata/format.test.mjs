@@ -1,6 +1,6 @@
 // Tests of the number and duration formatting in dom.js. fmtNs is held to
-// harness/testdata/durations.json, the table harness.FormatNs and
-// internal/quiz's FormatDuration are tested against too.
+// harness/testdata/durations.json, the table calc.FormatNs (harness/calc) is
+// tested against too.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,7 +9,7 @@ import { fixed, fmtNs, fmtInt, fmtRate, fmtBytes, fmtMs, sig } from '../dom.js';
 
 const durations = JSON.parse(readFileSync(new URL('../../harness/testdata/durations.json', import.meta.url), 'utf8'));
 
-test('fmtNs agrees with harness.FormatNs on durations.json', () => {
+test('fmtNs agrees with calc.FormatNs on durations.json', () => {
   assert.ok(durations.length > 10, 'the table has its cases');
   for (const c of durations) assert.equal(fmtNs(c.ns), c.text, `fmtNs(${c.ns}) ${c.why || ''}`);
 });

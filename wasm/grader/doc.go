@@ -18,10 +18,17 @@
 //     the student declares their own;
 //   - range over an int makes the interpreter panic: the panic is caught
 //     and reported at the loop's line:col with the form that works;
-//   - only a few standard packages are available (fmt, math, slices, sort,
-//     time; slices only for []int64, as generic functions cannot be handed
-//     to the interpreter); importing another one is an error naming the
-//     ones allowed.
+//   - only a few standard packages are available (fmt, hash/crc32, math,
+//     slices, sort, time; slices only for []int64, as generic functions
+//     cannot be handed to the interpreter), and kvlab/wasm/kvfs as "kvfs"
+//     for the crash exercises; importing another one is an error naming
+//     the ones allowed. Nothing else of the host (no os, no network) is
+//     reachable from a student's code.
+//
+// The crash exercises (crash.go) grade a student's store on the engine's
+// MemFS, which loses power the way the engine's own crash tests cut it.
+// That is the one piece of kvlab/engine this package uses: MemFS touches
+// no disk, and engine builds for GOOS=js (sync_other.go).
 //
 // Nothing here is safe for concurrent use: Run evaluates one program at a
 // time (the worker is single-threaded anyway).

@@ -15,8 +15,13 @@ type Exercise struct {
 	Instructions string `json:"instructions"`
 	Stub         string `json:"stub"`     // the starting code in the editor
 	Solution     string `json:"solution"` // a model answer, shown on request after an attempt
+	// LimitMs is how long the page lets one Run take before it stops the
+	// interpreter (0: the page's default, 2 s). The crash exercises reopen
+	// the student's store at every crash point and get longer.
+	LimitMs int `json:"limit_ms,omitempty"`
 
-	grade func(p *program) Result
+	grade   func(p *program) Result
+	prelude prelude // what grade calls the student's code through, if anything
 }
 
 // Case is one row of a results table.
@@ -75,7 +80,7 @@ func (r Result) Summary() string {
 }
 
 // exercises in the order a course meets them.
-var exercises = []*Exercise{percentileExercise, percentileTestsExercise, meanVsTailExercise, batchModelExercise}
+var exercises = []*Exercise{percentileExercise, percentileTestsExercise, meanVsTailExercise, batchModelExercise, durableAckExercise, tornTailExercise, atomicReplaceExercise}
 
 // Names lists the exercise names a lesson may use.
 func Names() []string {
@@ -107,7 +112,7 @@ func Run(name, src string) Result {
 		return Result{Exercise: name, Error: &CodeError{Msg: err.Error()}}
 	}
 	r := func() Result {
-		p, ce := load(src)
+		p, ce := load(src, e.prelude)
 		if ce != nil {
 			return Result{Error: ce}
 		}

@@ -89,7 +89,7 @@ func statedRank(p float64, n int) int64 {
 // instructions state and the reference Solution (interpreted, as a student's
 // code is) against exact rational arithmetic.
 func TestRankAgreesWithExactOracle(t *testing.T) {
-	prog, ce := load(percentileSolution)
+	prog, ce := load(percentileSolution, prelude{})
 	if ce != nil {
 		t.Fatal(ce)
 	}

@@ -61,6 +61,14 @@ func max[T ~int | ~int8 | ~int16 | ~int32 | ~int64 | ~uint | ~uint8 | ~uint16 | 
 }
 `
 
+// prelude is Go appended after the student's code before it is
+// evaluated: functions through which an exercise calls methods of the
+// student's own types, which the host cannot name.
+type prelude struct {
+	code  string
+	shape string // what the student must declare for code to compile, as a sentence
+}
+
 // program is a student's source evaluated by a fresh interpreter.
 type program struct {
 	in  *interp.Interpreter
@@ -74,10 +82,11 @@ var posRE = regexp.MustCompile(`^(?:[^\s:]*\.go:)?(\d+):(\d+): (.*)$`)
 // yaegiTypeRE matches yaegi's names for basic types ("intT", "stringT").
 var yaegiTypeRE = regexp.MustCompile(`\b(bool|string|int|int8|int16|int32|int64|uint|uint8|uint16|uint32|uint64|float32|float64|uintptr|byte|rune)T\b`)
 
-// load parses and evaluates src. shift is how many lines were added in
-// front of the student's text (a missing package clause); positions in
-// errors are moved back by it.
-func load(src string) (*program, *CodeError) {
+// load parses and evaluates src, with the exercise's prelude (code the
+// grader calls the student's code through) appended after it. shift is
+// how many lines were added in front of the student's text (a missing
+// package clause); positions in errors are moved back by it.
+func load(src string, pre prelude) (*program, *CodeError) {
 	if strings.TrimSpace(src) == "" {
 		return nil, &CodeError{Msg: "the editor is empty: write your code there, or press Reset to get the starting code back"}
 	}
@@ -113,6 +122,7 @@ func load(src string) (*program, *CodeError) {
 	if !declared["max"] {
 		full += preludeMax
 	}
+	full += pre.code
 
 	in := interp.New(interp.Options{
 		Stdout: &output,
@@ -127,6 +137,11 @@ func load(src string) (*program, *CodeError) {
 		panic("grader: symbol table rejected by the interpreter: " + err.Error())
 	}
 	if ce := eval(in, full, fset, f, shift); ce != nil {
+		if ce.Line > strings.Count(src, "\n")+1-shift {
+			// The error is in the prelude: the student's declarations
+			// do not have the shape it calls.
+			ce = &CodeError{Msg: pre.shape + " (the grader's call of your code fails with: " + ce.Msg + ")"}
+		}
 		return nil, ce
 	}
 	return &program{in: in, pkg: f.Name.Name}, nil

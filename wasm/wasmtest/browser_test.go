@@ -93,8 +93,15 @@ func gzipFile(t *testing.T, from, to string) {
 // startServer serves the fixture lesson with the given static folder.
 func startServer(t *testing.T, static string) string {
 	t.Helper()
+	return serveLesson(t, static, fixtureLesson)
+}
+
+// serveLesson serves lesson (Markdown with front matter) as
+// 01-exercise-fixture with the given static folder and returns its URL.
+func serveLesson(t *testing.T, static, lesson string) string {
+	t.Helper()
 	srv, err := server.New(server.Config{
-		Lessons: fstest.MapFS{"01-exercise-fixture.md": {Data: []byte(fixtureLesson)}},
+		Lessons: fstest.MapFS{"01-exercise-fixture.md": {Data: []byte(lesson)}},
 		Static:  os.DirFS(static),
 	})
 	if err != nil {

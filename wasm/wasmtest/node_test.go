@@ -117,6 +117,9 @@ func TestNodeWorker(t *testing.T) {
 		{"percentile", solution(t, "percentile"), roomy}, // a later run, warm
 		{"percentile", deadlock, roomy},
 		{"percentile", solution(t, "percentile"), roomy}, // on the worker after the crash
+		{"durable-ack", solution(t, "durable-ack"), roomy},
+		{"torn-tail", solution(t, "torn-tail"), roomy},
+		{"atomic-replace", solution(t, "atomic-replace"), roomy},
 	}
 	b, _ := json.Marshal(jobs)
 	jobsFile := filepath.Join(t.TempDir(), "jobs.json")
@@ -139,7 +142,7 @@ func TestNodeWorker(t *testing.T) {
 	}
 	r := res.Results
 
-	for _, i := range []int{0, 4, 5, 6, 7, 8, 10} {
+	for _, i := range []int{0, 4, 5, 6, 7, 8, 10, 11, 12, 13} {
 		if r[i].Result == nil || !r[i].Result.Passed {
 			t.Errorf("job %d (%s solution): got %+v, want passed", i, jobs[i].Name, r[i].Result)
 		}

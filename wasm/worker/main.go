@@ -6,7 +6,7 @@
 //
 // It publishes one global object and then waits forever:
 //
-//	kvlabGrader.exercises()  -> array of {name, title, instructions, stub, solution}
+//	kvlabGrader.exercises()  -> array of {name, title, instructions, stub, solution, limit_ms}
 //	kvlabGrader.run(name, src) -> result object (see grader.Result; JSON field names)
 //
 // and, once both are in place, calls globalThis.kvlabGraderReady() if the
@@ -33,6 +33,7 @@ func main() {
 				"instructions": e.Instructions,
 				"stub":         e.Stub,
 				"solution":     e.Solution,
+				"limit_ms":     e.LimitMs,
 			})
 		}
 		return list

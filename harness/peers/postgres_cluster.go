@@ -1,0 +1,210 @@
+package peers
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"time"
+
+	"kvlab/harness"
+)
+
+// -engine postgres: a throwaway PostgreSQL cluster.
+//
+// When PostgreSQL's server binaries are installed (Debian's postgresql
+// package: /usr/lib/postgresql/VERSION/bin; or initdb and postgres on the
+// PATH, as Homebrew installs them), OpenPostgres makes a cluster for the
+// run: initdb into pg/ in the run's directory (so device_io counts its
+// disk), the postmaster started directly (not through pg_ctl, so it stays
+// this process's child), listening on a free loopback port only, no unix
+// socket, trust authentication for the superuser postgres, the -sync
+// policy's settings (postgres.go) plus track_wal_io_timing=on, everything
+// else PostgreSQL's defaults (fsync on, full_page_writes on, 128 MB of
+// shared buffers). initdb is run with --no-sync: the cluster is thrown
+// away with the run. As root, both run as the user nobody (PostgreSQL
+// refuses root), which needs the run directory to be reachable by nobody,
+// as a directory under /tmp is. Close stops the server with a fast
+// shutdown (SIGINT: a checkpoint, then exit); on Linux it is killed if
+// labserver dies first (Pdeathsig), and its backends exit when they see
+// the postmaster gone. A run's preload and its measurement reuse one
+// cluster, restarted with each one's settings.
+
+// ErrPostgresMissing is returned by OpenPostgres when no PostgreSQL server
+// binaries are installed.
+var ErrPostgresMissing = errors.New("postgres: PostgreSQL's server binaries are not installed (apt-get install postgresql, or brew install postgresql)")
+
+// postgresStartTimeout bounds waiting for a started server to accept
+// connections (it replays its WAL first when restarted).
+const postgresStartTimeout = 60 * time.Second
+
+// PostgresBinDir returns the directory of initdb and postgres (the newest
+// Debian version, else the PATH's), or "" when there is none.
+func PostgresBinDir() string {
+	m, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
+	if len(m) > 0 {
+		version := func(p string) int {
+			v, _ := strconv.Atoi(filepath.Base(filepath.Dir(filepath.Dir(p))))
+			return v
+		}
+		sort.Slice(m, func(i, j int) bool { return version(m[i]) < version(m[j]) })
+		return filepath.Dir(m[len(m)-1])
+	}
+	if p, err := exec.LookPath("initdb"); err == nil {
+		return filepath.Dir(p)
+	}
+	return ""
+}
+
+// OpenPostgres starts (initdb-ing it first if dir has none) a PostgreSQL
+// cluster in dir/pg with the settings syncText maps to, and returns a
+// store on it whose Close also stops the server. It is the
+// harness.OpenFunc registered as "postgres".
+func OpenPostgres(dir, syncText string) (harness.Store, error) {
+	session, walDelay, err := postgresSettings(syncText)
+	if err != nil {
+		return nil, err
+	}
+	bin := PostgresBinDir()
+	if bin == "" {
+		return nil, ErrPostgresMissing
+	}
+	srv, err := startPostgres(bin, dir, session.Get("synchronous_commit"), session.Get("commit_delay"), walDelay)
+	if err != nil {
+		return nil, err
+	}
+	st, err := dialPostgres("postgres", srv.url, syncText)
+	if err != nil {
+		srv.stop()
+		return nil, err
+	}
+	return &postgresCluster{postgresStore: st.(*postgresStore), srv: srv}, nil
+}
+
+// postgresCluster is the store of a cluster it started and stops.
+type postgresCluster struct {
+	*postgresStore
+	srv *postgresProcess
+}
+
+// Close closes the connections and stops the server.
+func (s *postgresCluster) Close() error {
+	err := s.postgresStore.Close()
+	if serr := s.srv.stop(); err == nil {
+		err = serr
+	}
+	return err
+}
+
+// postgresProcess is one started postmaster.
+type postgresProcess struct {
+	cmd    *exec.Cmd
+	url    string
+	exited chan error // receives Wait's result once
+	logf   string
+}
+
+// startPostgres initdbs dir/pg when needed and starts the server on it.
+func startPostgres(bin, dir, syncCommit, commitDelay string, walDelay time.Duration) (*postgresProcess, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	asUser, err := postgresUser(abs)
+	if err != nil {
+		return nil, err
+	}
+	data := filepath.Join(abs, "pg")
+	logf := filepath.Join(abs, "pg.log")
+	if _, err := os.Stat(filepath.Join(data, "PG_VERSION")); err != nil {
+		cmd := exec.Command(filepath.Join(bin, "initdb"), "-D", data, "-U", "postgres", "--auth=trust", "--no-locale", "-E", "UTF8", "--no-sync")
+		cmd.SysProcAttr = asUser
+		cmd.Env = append(os.Environ(), "LC_ALL=C")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("postgres: initdb in %s: %v\n%s", data, err, out)
+		}
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	args := []string{"-D", data, "-p", strconv.Itoa(port),
+		"-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=",
+		"-c", "synchronous_commit=" + syncCommit, "-c", "track_wal_io_timing=on"}
+	if commitDelay != "" {
+		args = append(args, "-c", "commit_delay="+commitDelay)
+	}
+	if walDelay > 0 {
+		args = append(args, "-c", fmt.Sprintf("wal_writer_delay=%dms", walDelay.Milliseconds()))
+	}
+	log, err := os.OpenFile(logf, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	defer log.Close()
+	p := &postgresProcess{
+		url:    fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port),
+		exited: make(chan error, 1), logf: logf,
+	}
+	p.cmd = exec.Command(filepath.Join(bin, "postgres"), args...)
+	p.cmd.SysProcAttr = asUser
+	p.cmd.Stdout, p.cmd.Stderr = log, log
+	p.cmd.Env = append(os.Environ(), "LC_ALL=C")
+	if err := p.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("postgres: starting %s: %w", p.cmd.Path, err)
+	}
+	go func() { p.exited <- p.cmd.Wait() }()
+	if err := p.waitReady(); err != nil {
+		p.stop()
+		return nil, err
+	}
+	return p, nil
+}
+
+// waitReady waits until the server accepts a connection.
+func (p *postgresProcess) waitReady() error {
+	db, err := sql.Open("pgx", p.url+"&connect_timeout=2")
+	if err != nil {
+		return fmt.Errorf("postgres: %w", err)
+	}
+	defer db.Close()
+	deadline := time.Now().Add(postgresStartTimeout)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		err := db.PingContext(ctx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		select {
+		case werr := <-p.exited:
+			p.exited <- werr // stop reads it again
+			return fmt.Errorf("postgres: the server exited at start (%v); its log: %s", werr, p.logf)
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("postgres: the server did not accept connections within %s (%v); its log: %s", postgresStartTimeout, err, p.logf)
+		}
+	}
+}
+
+// stop asks for a fast shutdown and waits; after 30 s it kills the server.
+func (p *postgresProcess) stop() error {
+	p.cmd.Process.Signal(os.Interrupt) // SIGINT: fast shutdown
+	select {
+	case <-p.exited:
+		return nil
+	case <-time.After(30 * time.Second):
+		p.cmd.Process.Kill()
+		<-p.exited
+		return fmt.Errorf("postgres: the server did not stop within 30 s of SIGINT and was killed; its log: %s", p.logf)
+	}
+}

@@ -1,0 +1,423 @@
+package grader
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"sync"
+
+	"kvlab/engine"
+	"kvlab/wasm/kvfs"
+)
+
+// This file is the machinery of the crash exercises: a student's store is
+// run once through a fixed workload on an engine.MemFS, the filesystem is
+// copied after every operation, and each copy is put through power cuts
+// and reopened by the student's Open. The first acknowledged write that
+// does not come back is reported with the operation the power cut
+// followed and the rule the store broke.
+
+// storeShape is what a crash exercise's student code must declare.
+const storeShape = "your code must define func Open(fs kvfs.FS) (*Store, error) and, on *Store, Put(key, value string) error and Get(key string) (string, bool)"
+
+// storePrelude hands the grader the student's Put and Get as plain funcs,
+// which it can call; the methods of an interpreted type it cannot.
+var storePrelude = prelude{
+	code: `
+
+func KvlabStore(fs kvfs.FS) (func(string, string) error, func(string) (string, bool), error) {
+	s, err := Open(fs)
+	if err != nil || s == nil {
+		return nil, nil, err
+	}
+	return s.Put, s.Get, nil
+}
+`,
+	shape: storeShape,
+}
+
+// crashDir is the directory the student's FS is rooted in.
+const crashDir = "/db"
+
+// Bounds on what a student's store may do in one open or one workload:
+// past them the FS fails every operation, so a store that loops writing
+// ends with an error rather than eating the page's memory. The recording
+// keeps a copy of the disk after every operation, so together they bound
+// it at about crashMaxOps × crashMaxBytes (25 MiB); a correct store of the
+// exercises needs some 40 operations and 1 KiB.
+const (
+	crashMaxBytes = 64 << 10
+	crashMaxOps   = 400
+)
+
+// store is one open of the student's store.
+type store struct {
+	put func(key, value string) error
+	get func(key string) (string, bool)
+}
+
+// openStore calls the student's Open (through the prelude) on fsys. A
+// panic comes back as a *PanicError.
+func openStore(p *program, fsys kvfs.FS) (*store, error) {
+	fn, ok := p.lookup("KvlabStore")
+	if !ok {
+		return nil, &CodeError{Msg: storeShape}
+	}
+	out, err := call(fn, reflect.ValueOf(fsys))
+	if err != nil {
+		return nil, err
+	}
+	if e, _ := out[2].Interface().(error); e != nil {
+		return nil, e
+	}
+	if out[0].IsNil() {
+		return nil, fmt.Errorf("Open returned a nil *Store and no error")
+	}
+	s := &store{}
+	s.put = out[0].Convert(reflect.TypeOf(s.put)).Interface().(func(string, string) error)
+	s.get = out[1].Convert(reflect.TypeOf(s.get)).Interface().(func(string) (string, bool))
+	return s, nil
+}
+
+// Put calls the student's Put, turning a panic into an error.
+func (s *store) Put(key, value string) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &PanicError{Msg: panicText(r)}
+		}
+	}()
+	return s.put(key, value)
+}
+
+// Get calls the student's Get, turning a panic into an error.
+func (s *store) Get(key string) (v string, ok bool, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &PanicError{Msg: panicText(r)}
+		}
+	}()
+	v, ok = s.get(key)
+	return v, ok, nil
+}
+
+// newMemFS returns an empty MemFS with crashDir in it.
+func newMemFS() *engine.MemFS {
+	m := engine.NewMemFS()
+	if err := m.MkdirAll(crashDir, 0o755); err != nil {
+		panic("grader: MkdirAll on a fresh MemFS: " + err.Error())
+	}
+	m.SetLimit(crashMaxBytes)
+	return m
+}
+
+// newFS returns the student's view of m; after, when not nil, sees every
+// operation.
+func newFS(m *engine.MemFS, after func(kvfs.Op)) kvfs.FS {
+	return kvfs.New(m, crashDir, kvfs.Config{MaxOps: crashMaxOps, After: after})
+}
+
+// kv is one Put of a workload.
+type kv struct{ key, value string }
+
+// putCall is how one Put of the workload went.
+type putCall struct {
+	kv
+	// before is the number of operations done when the Put was called;
+	// its own operations are numbered before+1 .. acked.
+	before int
+	// acked is the number of operations done when the Put returned: a
+	// power cut after operation acked or later comes after the
+	// acknowledgement.
+	acked int
+	err   error
+}
+
+// recording is one run of a workload: every operation, the filesystem
+// after each, and the Puts.
+type recording struct {
+	ops   []kvfs.Op
+	snaps []*engine.MemFS // snaps[c] is the filesystem after operation c; snaps[0] before any
+	puts  []putCall
+	// final is the filesystem as the workload left it, stopped (Kill):
+	// a goroutine the store left running cannot change it, nor the
+	// recording, any more.
+	final *engine.MemFS
+	// mu guards ops and snaps while the workload runs, and done, which
+	// ends the recording.
+	mu   sync.Mutex
+	done bool
+}
+
+// finish ends the recording of m: later operations (of a goroutine the
+// student's store left running) are not recorded, and fail.
+func (r *recording) finish(m *engine.MemFS) {
+	r.mu.Lock()
+	r.done = true
+	r.mu.Unlock()
+	r.final = m.Kill()
+}
+
+// record opens the student's store on a fresh MemFS and runs the Puts of
+// work, keeping a copy of the filesystem after every operation. An error
+// is a failure of Open or of a Put (p.err), or a panic.
+func record(p *program, work []kv) (*recording, error) {
+	m := newMemFS()
+	rec, fsys := recordOn(m)
+	s, err := openStore(p, fsys)
+	if err != nil {
+		return rec, fmt.Errorf("Open on an empty directory failed: %w", err)
+	}
+	for _, w := range work {
+		c := putCall{kv: w, before: fsys.Ops()}
+		c.err = s.Put(w.key, w.value)
+		c.acked = fsys.Ops()
+		rec.puts = append(rec.puts, c)
+		if c.err != nil {
+			return rec, fmt.Errorf("Put(%q, %q) failed with no power cut: %w", w.key, w.value, c.err)
+		}
+	}
+	rec.finish(m)
+	return rec, nil
+}
+
+// recordOn returns a recording of m, starting now, and the student's
+// view of m, which adds every operation and a copy of m after it to the
+// recording.
+func recordOn(m *engine.MemFS) (*recording, kvfs.FS) {
+	rec := &recording{snaps: []*engine.MemFS{m.Copy()}}
+	return rec, newFS(m, func(op kvfs.Op) {
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		if !rec.done {
+			rec.ops = append(rec.ops, op)
+			rec.snaps = append(rec.snaps, m.Copy())
+		}
+	})
+}
+
+// syncsIn counts the fdatasyncs and directory fsyncs among operations
+// from+1 .. to.
+func (r *recording) syncsIn(from, to int) int {
+	n := 0
+	for _, op := range r.ops[from:to] {
+		if op.Kind == "fdatasync" || op.Kind == "fsync-dir" {
+			n++
+		}
+	}
+	return n
+}
+
+// expected returns, for a power cut after operation c, each key that was
+// acknowledged by then with the values it may hold after the reboot: the
+// value of its last acknowledged Put, or of a later Put of the same key
+// that had started before the cut. last is that acknowledged Put.
+func (r *recording) expected(c int) (keys []string, allowed map[string][]string, last map[string]putCall) {
+	return expectedOf(r.puts, c)
+}
+
+// expectedOf is expected for the Puts puts.
+func expectedOf(puts []putCall, c int) (keys []string, allowed map[string][]string, last map[string]putCall) {
+	allowed, last = map[string][]string{}, map[string]putCall{}
+	for _, p := range puts {
+		switch {
+		case p.err == nil && p.acked <= c:
+			if _, ok := last[p.key]; !ok {
+				keys = append(keys, p.key)
+			}
+			last[p.key] = p
+			allowed[p.key] = []string{p.value}
+		case p.before < c:
+			if _, ok := last[p.key]; ok {
+				allowed[p.key] = append(allowed[p.key], p.value)
+			}
+		}
+	}
+	return keys, allowed, last
+}
+
+// cut is one power cut to try: after operation c, in a mode, with the
+// unsynced data chosen by seed (0: none of it survives).
+type cut struct {
+	c    int
+	mode engine.PowerMode
+	seed uint64
+}
+
+// cutFailure is the first thing a cut broke.
+type cutFailure struct {
+	cut
+	what string   // "key k3 was acknowledged at operation 5 but is gone"
+	put  *putCall // the acknowledged Put that did not come back, if that was the failure
+	kind string   // what else failed, for an exercise's hint ("" for a lost Put or a failed Open)
+}
+
+// trialSeeds are the choices of unsynced data each cut point is tried
+// with: none of it survives, and two random ones.
+var trialSeeds = []uint64{0, 1, 2}
+
+// cutAll cuts the power after every operation of rec in mode, once for
+// each of seeds (the choice of what unsynced survives; 0: nothing), and
+// runs check on the filesystem each cut leaves; it returns the first
+// failure, or nil, and the number of points tried.
+func cutAll(rec *recording, mode engine.PowerMode, seeds []uint64, check func(k cut, m *engine.MemFS) *cutFailure) (*cutFailure, int) {
+	points := 0
+	for c := 0; c < len(rec.snaps); c++ {
+		points++
+		for _, seed := range seeds {
+			var rng *rand.Rand
+			if seed != 0 {
+				rng = rand.New(rand.NewPCG(seed, uint64(c)))
+			}
+			if f := check(cut{c: c, mode: mode, seed: seed}, rec.snaps[c].Copy().PowerCut(mode, rng)); f != nil {
+				return f, points
+			}
+		}
+	}
+	return nil, points
+}
+
+// checkReopen opens the student's store on m, as it is after the cut k,
+// and reads back every key acknowledged before it.
+func checkReopen(p *program, rec *recording, k cut, m *engine.MemFS) *cutFailure {
+	_, f := openAndRead(p, k, m, rec.puts)
+	return f
+}
+
+// openAndRead opens the student's store on m, as it is after the cut k,
+// and reads back every key that puts acknowledged before it; it returns
+// the open store.
+func openAndRead(p *program, k cut, m *engine.MemFS, puts []putCall) (*store, *cutFailure) {
+	s, err := openStore(p, newFS(m, nil))
+	if err != nil {
+		return nil, &cutFailure{cut: k, what: "Open failed: " + err.Error()}
+	}
+	keys, allowed, last := expectedOf(puts, k.c)
+	for _, key := range keys {
+		a := last[key]
+		got, ok, err := s.Get(key)
+		var what string
+		switch {
+		case err != nil:
+			what = fmt.Sprintf("Get(%q) failed: %v", key, err)
+		case !ok:
+			what = fmt.Sprintf("key %s was acknowledged at operation %d but is gone", key, a.acked)
+		case !contains(allowed[key], got):
+			what = fmt.Sprintf("key %s was acknowledged at operation %d as %q but came back as %q", key, a.acked, a.value, got)
+		default:
+			continue
+		}
+		return s, &cutFailure{cut: k, what: what, put: &a}
+	}
+	return s, nil
+}
+
+func contains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// opAt describes operation c ("after operation 3 (write log @0, 21 bytes)"),
+// or the start when c is 0.
+func (r *recording) opAt(c int) string {
+	if c == 0 {
+		return "before the first operation"
+	}
+	return fmt.Sprintf("after operation %d (%s)", c, r.ops[c-1])
+}
+
+// message is the failure in the page's voice: where the power was cut,
+// what was lost, and the rule.
+func (f *cutFailure) message(r *recording) string {
+	return fmt.Sprintf("power cut %s: %s", r.opAt(f.c), f.what)
+}
+
+// traceNote lists the operations up to operation c, the last ones if
+// there are many.
+func (r *recording) traceNote(c int) string {
+	const show = 12
+	from := max(0, c-show)
+	var b strings.Builder
+	fmt.Fprintf(&b, "Operations up to the power cut")
+	if from > 0 {
+		fmt.Fprintf(&b, " (the last %d of %d)", c-from, c)
+	}
+	b.WriteString(":")
+	for _, op := range r.ops[from:c] {
+		fmt.Fprintf(&b, " %d `%s`", op.N, op)
+		if op.N < c {
+			b.WriteString(" ·")
+		}
+	}
+	if c == 0 {
+		b.WriteString(" none")
+	}
+	return b.String()
+}
+
+// ackRule names the durability rule a lost acknowledged Put broke, read
+// from the operations between its start and its acknowledgement: its
+// record must be written, then fdatasynced, and the file's name must be
+// durable (a directory fsync after the file was created), all before the
+// Put returns. It returns "" when the Put kept every rule (the loss is
+// then Open's doing).
+func (r *recording) ackRule(p *putCall) string {
+	if rule := r.unwritten(p); rule != "" {
+		return rule
+	}
+	own := r.ops[p.before:p.acked]
+	lastWrite := -1
+	for i, op := range own {
+		if op.Kind == "write" {
+			lastWrite = i
+		}
+	}
+	file := own[lastWrite].File
+	synced := false
+	for _, op := range own[lastWrite+1:] {
+		if op.Kind == "fdatasync" && op.File == file {
+			synced = true
+		}
+	}
+	if !synced {
+		return "you acknowledged before its fdatasync: Put must Sync the file after writing the record and before it returns"
+	}
+	// The file's name: the last create of it before the ack, and a
+	// directory fsync after that.
+	created := -1
+	for i, op := range r.ops[:p.acked] {
+		if (op.Kind == "create" || op.Kind == "rename") && op.File == file {
+			created = i
+		}
+	}
+	if created >= 0 {
+		for _, op := range r.ops[created+1 : p.acked] {
+			if op.Kind == "fsync-dir" {
+				return ""
+			}
+		}
+		return fmt.Sprintf("%s was created at operation %d but the directory was never fsynced before the acknowledgement, so a power cut loses the name and the file with it: call SyncDir after Create", file, created+1)
+	}
+	return ""
+}
+
+// unwritten names the rule when the Put wrote nothing before returning,
+// and is "" when it wrote.
+func (r *recording) unwritten(p *putCall) string {
+	for _, op := range r.ops[p.before:p.acked] {
+		if op.Kind == "write" {
+			return ""
+		}
+	}
+	return fmt.Sprintf("Put(%q) returned without writing its record", p.key)
+}
+
+// crashLimitMs is the page's time limit for a crash exercise's Run: the
+// grading reopens the store at every crash point, some hundred times, and
+// a busy machine's browser must not stop a correct solution as if it
+// looped forever.
+const crashLimitMs = 10000

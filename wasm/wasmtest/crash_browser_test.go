@@ -1,0 +1,127 @@
+package wasmtest
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// crashLesson has the crash exercises' blocks, as lesson 7 has.
+const crashLesson = "---\ntitle: Crash exercise fixture\nsummary: The crash exercises.\norder: 1\n---\n\n# Crash exercise fixture\n\n" +
+	"```exercise durable-ack\n```\n\nBetween the two.\n\n```exercise torn-tail\n```\n\n```exercise atomic-replace\n```\n"
+
+const exAck = `.exercise[data-exercise=durable-ack]`
+
+// crashWrong is a wrong submission of a crash exercise: the model
+// solution with old replaced by new, and the failing row the page must
+// show.
+type crashWrong struct {
+	exercise, old, new string
+	row                string // the row's input starts so
+	got                string // the row's got cell, exactly
+	hint               string // in the row's hint cell
+}
+
+var crashWrongs = []crashWrong{
+	{"durable-ack", "\tif err := s.log.Sync(); err != nil {\n\t\treturn err\n\t}\n\ts.index[key] = value", "\ts.index[key] = value",
+		"power cut after each operation, prefix",
+		"power cut after operation 3 (write log @0, 13 bytes): key k0 was acknowledged at operation 3 but is gone",
+		"you acknowledged before its fdatasync"},
+	{"torn-tail", "\tif good < len(data) {\n\t\t// A torn tail: cut it off, so new records follow the last good one.\n\t\tif err := s.log.Truncate(int64(good)); err != nil {\n\t\t\treturn nil, err\n\t\t}\n\t}\n", "",
+		"power cut after each operation",
+		`power cut after operation 3 (write log @0, 13 bytes): reopened, Put("after") acknowledged, reopened again: key after is gone`,
+		"Open must truncate the file"},
+	{"atomic-replace", "\treturn fs.SyncDir()\n", "\treturn nil\n",
+		"power cut after each operation, dirent",
+		"power cut after operation 4 (rename config.tmp → config): config holds version 0, but the Save of version 1 had returned at operation 4",
+		"call SyncDir after Rename"},
+}
+
+// TestBrowserCrashExercise submits a wrong solution of each crash
+// exercise and reads the crash point and the rule the page names, then
+// submits the model solution and times its grading: every crash point of
+// the workload in every power mode.
+func TestBrowserCrashExercise(t *testing.T) {
+	ctx := browser(t)
+	url := serveLesson(t, staticDir(t, true), crashLesson)
+	if err := chromedp.Do(ctx, chromedp.Navigate(url),
+		chromedp.WaitVisible(chromedp.CSS(exAck+` .ex-editor`))); err != nil {
+		t.Fatalf("loading the exercise: %v", err)
+	}
+	// The crash exercise gets a longer limit than the page's 2 s.
+	limits, err := chromedp.Run(ctx, chromedp.Evaluate[[]int](`['durable-ack', 'percentile'].map((n) => kvlabExercises.runner.limitFor(n))`))
+	if err != nil || !slices.Equal(limits, []int{10000, 2000}) {
+		t.Errorf("time limits of durable-ack and percentile = %v (err %v), want [10000 2000] ms", limits, err)
+	}
+	for _, w := range crashWrongs {
+		sel := `.exercise[data-exercise=` + w.exercise + `]`
+		sol := solution(t, w.exercise)
+		if !strings.Contains(sol, w.old) {
+			t.Fatalf("%s: the solution has no %q to replace", w.exercise, w.old)
+		}
+		setCode(t, ctx, sel, strings.Replace(sol, w.old, w.new, 1))
+		state, first := runAndWait(t, ctx, sel, 60*time.Second)
+		if state != "failed" {
+			t.Fatalf("%s, wrong: state %q, want failed", w.exercise, state)
+		}
+		t.Logf("browser: %s, first run (the wrong solution): %v", w.exercise, first.Round(time.Millisecond))
+		rows := readTable(t, ctx, sel)
+		i := slices.IndexFunc(rows, func(r tableRow) bool { return strings.HasPrefix(r.Cells[1], w.row) })
+		if i < 0 {
+			t.Fatalf("%s: no row %q in %+v", w.exercise, w.row, rows)
+		}
+		if r := rows[i]; r.Class != "ex-fail" || r.Cells[3] != w.got || !strings.Contains(r.Cells[5], w.hint) {
+			t.Errorf("%s: row %+v, want a failure with got %q and a hint containing %q", w.exercise, r, w.got, w.hint)
+		}
+		if w.exercise == "durable-ack" {
+			note, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel+` .ex-notes`)))
+			if !strings.Contains(note, "1 create log · 2 fsync dir · 3 write log @0, 13 bytes") {
+				t.Errorf("note %q, want the operations up to the cut", note)
+			}
+		}
+		timeSolution(t, ctx, w.exercise, sol)
+	}
+
+	// A fresh page and worker: the first grading of a correct solution
+	// pays for the engine compiling the crash grader's code paths.
+	if err := chromedp.Do(ctx, chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(exAck+` .ex-editor`))); err != nil {
+		t.Fatal(err)
+	}
+	if code, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('`+exAck+` .ex-editor').value`)); code != solution(t, "durable-ack") {
+		t.Fatalf("after the reload the editor does not hold the solution")
+	}
+	state, first := runAndWait(t, ctx, exAck, 60*time.Second)
+	if state != "passed" {
+		t.Fatalf("solution after a reload: state %q, want passed", state)
+	}
+	t.Logf("browser: durable-ack solution, first run in a fresh page and worker: %v", first.Round(time.Millisecond))
+}
+
+// timeSolution runs the model solution sol in the block of exercise name
+// five times, checks every row passes and logs the median time from the
+// click to the results.
+func timeSolution(t *testing.T, ctx context.Context, name, sol string) {
+	t.Helper()
+	sel := `.exercise[data-exercise=` + name + `]`
+	setCode(t, ctx, sel, sol)
+	var times []time.Duration
+	for range 5 {
+		state, d := runAndWait(t, ctx, sel, 60*time.Second)
+		if state != "passed" {
+			t.Fatalf("%s solution: state %q, want passed", sel, state)
+		}
+		times = append(times, d)
+	}
+	for i, r := range readTable(t, ctx, sel) {
+		if r.Class != "ex-pass" {
+			t.Errorf("%s row %d %+v, want pass", sel, i+1, r)
+		}
+	}
+	slices.Sort(times)
+	t.Logf("browser: %s solution graded (click to results) in %v median of %d (min %v, max %v)", name,
+		times[len(times)/2].Round(time.Millisecond), len(times), times[0].Round(time.Millisecond), times[len(times)-1].Round(time.Millisecond))
+}
