@@ -389,11 +389,14 @@ func TestGeneratorFloor(t *testing.T) {
 		}
 	}
 	// The generator's delay (its lateness with what carried over) is each
-	// unit's corrected latency less its service time: with a store that
-	// does nothing the two p99s differ by at most the slowest call.
+	// unit's corrected latency less its service time and less the wait it
+	// would have had behind the previous unit with a punctual generator,
+	// which a null call longer than the 2 ms between requests (a preempted
+	// one) can cause: so the two p99s differ by at most twice the slowest
+	// call.
 	c99, d99 := num(t, r, "latency.put.p99_ns"), num(t, r, "pacer_lag.delay_p99_ns")
-	if slowest := num(t, r, "latency_uncorrected.put.max_ns"); math.Abs(c99-d99) > slowest+1 {
-		t.Errorf("floor: corrected p99 %v ns and the generator's delay p99 %v ns differ by more than the slowest null call, %v ns", c99, d99, slowest)
+	if slowest := num(t, r, "latency_uncorrected.put.max_ns"); c99 < d99 || c99-d99 > 2*slowest+1 {
+		t.Errorf("floor: corrected p99 %v ns and the generator's delay p99 %v ns: want the corrected at most twice the slowest null call (%v ns) above", c99, d99, slowest)
 	}
 	u := num(t, r, "latency_uncorrected.put.p50_ns")
 	load, _ := lookup(r, "load_avg")
@@ -401,5 +404,33 @@ func TestGeneratorFloor(t *testing.T) {
 		num(t, r, "latency.put.p50_ns"), num(t, r, "latency.put.p99_ns"), num(t, r, "pacer_lag.p50_ns"), num(t, r, "pacer_lag.p99_ns"))
 	if u > 10_000 {
 		t.Errorf("floor: the null engine's uncorrected p50 is %v ns; a call that does nothing is far below 10 µs", u)
+	}
+}
+
+// Lesson 10's hockey stick: the lines offer rising rates, and wherever a
+// line's utilization (rate × mean service time) reached 1 the store could
+// not keep up, so requests were left unstarted or the corrected p99 stands
+// far above the service time. Below 1 nothing is asserted: a stall, or the
+// generator's floor on a busy machine, can lift a gentle line's tail.
+func TestHockeyStickAboveCapacity(t *testing.T) {
+	sec := flat(section(t, lessonByPrefix(t, "10-"), "The hockey stick"))
+	for _, want := range []string{"sustainable throughput", "`utilization`", "1/(1 − utilization)"} {
+		if !strings.Contains(sec, want) {
+			t.Errorf("lesson 10's hockey stick section does not say %q", want)
+		}
+	}
+	prev := 0.0
+	for i, r := range cellResults(t, "10-", "hockey") {
+		rate, u := num(t, r, "rate"), num(t, r, "utilization")
+		c, s := num(t, r, "latency.put.p99_ns"), num(t, r, "latency_uncorrected.put.p99_ns")
+		backlog, _ := lookup(r, "backlog_units")
+		t.Logf("%v/s: utilization %.2f, corrected p99 %.0f ns, uncorrected %.0f ns, never started %v", rate, u, c, s, backlog)
+		if rate <= prev {
+			t.Errorf("hockey line %d: rate %v after %v; the lines offer rising rates", i, rate, prev)
+		}
+		prev = rate
+		if u >= 1 && backlog == 0 && c < 5*s {
+			t.Errorf("hockey line %d at utilization %.2f: nothing left unstarted and corrected p99 %.0f ns only %.1f× the service time's", i, u, c, c/s)
+		}
 	}
 }

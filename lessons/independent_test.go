@@ -178,12 +178,20 @@ var independent = map[string]func(ls lines) float64{
 		}
 		p := []float64{m[1].P50Ns, m[3].P50Ns, m[5].P50Ns, x}
 		lo, hi := slices.Min(p), slices.Max(p)
-		if hi <= 1.25*lo {
+		if hi <= 2*lo {
 			return 5
 		}
 		return float64(slices.Index(p, lo) + 1)
 	},
-	"generator-floor":  func(ls lines) float64 { return ls.r(0).put().P99Ns / 1000 },
+	"generator-floor": func(ls lines) float64 { return ls.r(0).put().P99Ns / 1000 },
+	"hockey-knee": func(ls lines) float64 {
+		for k := range 5 {
+			if r := ls.r(k); r.put().P99Ns > 2*r.LatencyUncorrected["put"].P99Ns {
+				return float64(k + 1)
+			}
+		}
+		return 6
+	},
 	"linear-wrong":     func(ls lines) float64 { return 32 * ls[0].at(0).OpsPerSec / max(ls[0].at(5).OpsPerSec, 1) },
 	"flushes-per-sec":  func(ls lines) float64 { return ls[0].at(4).Fsyncs / max(ls[0].at(4).WallSeconds, 0.001) },
 	"always-16":        func(ls lines) float64 { return ls[0].at(2).OpsPerSec },
