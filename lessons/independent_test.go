@@ -209,17 +209,16 @@ var independent = map[string]func(ls lines) float64{
 		w := ls[0].at(1)
 		return (w.put().P50Ns - w.ServerLatency["put"].P50Ns) / 1000
 	},
-	"hop-always-ratio":       func(ls lines) float64 { return ls[0].at(1).OpsPerSec / max(ls[0].at(0).OpsPerSec, 1) },
-	"connections-gain":       func(ls lines) float64 { return ls[0].at(2).OpsPerSec / max(ls[0].at(0).OpsPerSec, 1) },
-	"sqlite-vs-kv":           func(ls lines) float64 { return ls[0].at(1).OpsPerSec / max(ls[0].at(0).OpsPerSec, 1) },
-	"sqlite-normal-gain":     func(ls lines) float64 { return ls.r(1).OpsPerSec / max(ls.r(0).OpsPerSec, 1) },
-	"sqlite-normal-per-sync": func(ls lines) float64 { return ls.r(1).Ops / max(ls.r(1).Fsyncs, 1) },
-	"cold-p50":               func(ls lines) float64 { return ls.r(1).Latency["get"].P50Ns / max(ls.r(0).Latency["get"].P50Ns, 1) },
-	"cold-p95":               func(ls lines) float64 { return ls.r(1).Latency["get"].P95Ns / max(ls.r(0).Latency["get"].P95Ns, 1) },
-	"flush-share-of-budget":  func(ls lines) float64 { return 1e9 / max(ls.r(0).WriteFdatasync.MeanNs, 1) },
-	"steady-drift":           func(ls lines) float64 { return drift(ls.r(0)) },
-	"background-drift":       func(ls lines) float64 { return drift(ls.r(0)) },
-	"update-vs-fill":         func(ls lines) float64 { return ls.r(5).UnitsPerSec / max(ls.r(1).OpsPerSec, 1) },
+	"hop-always-ratio":      func(ls lines) float64 { return ls[0].at(1).OpsPerSec / max(ls[0].at(0).OpsPerSec, 1) },
+	"connections-gain":      func(ls lines) float64 { return ls[0].at(2).OpsPerSec / max(ls[0].at(0).OpsPerSec, 1) },
+	"sqlite-vs-kv":          func(ls lines) float64 { return ls[0].at(1).OpsPerSec / max(ls[0].at(0).OpsPerSec, 1) },
+	"sqlite-normal-gain":    func(ls lines) float64 { return ls.r(1).OpsPerSec / max(ls.r(0).OpsPerSec, 1) },
+	"cold-p50":              func(ls lines) float64 { return ls.r(1).Latency["get"].P50Ns / max(ls.r(0).Latency["get"].P50Ns, 1) },
+	"cold-p95":              func(ls lines) float64 { return ls.r(1).Latency["get"].P95Ns / max(ls.r(0).Latency["get"].P95Ns, 1) },
+	"flush-share-of-budget": func(ls lines) float64 { return 1e9 / max(ls.r(0).WriteFdatasync.MeanNs, 1) },
+	"steady-drift":          func(ls lines) float64 { return drift(ls.r(0)) },
+	"background-drift":      func(ls lines) float64 { return drift(ls.r(0)) },
+	"update-vs-fill":        func(ls lines) float64 { return ls.r(5).UnitsPerSec / max(ls.r(1).OpsPerSec, 1) },
 	"median-change": func(ls lines) float64 {
 		before, after := ls[0], ls[1]
 		return median(after.at(0).OpsPerSec, after.at(1).OpsPerSec, after.at(2).OpsPerSec) /
