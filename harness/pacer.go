@@ -63,10 +63,20 @@ import (
 // is a worse sleeper under load (pure spinning fell behind by 2.4 ms at p50
 // with 1 ms gaps: the kernel preempts a thread that uses its whole slice).
 // The spin is bounded to spinWindow per unit, so it costs at most rate x
-// spinWindow of one core: 1% at -rate 100, 10% at -rate 1000; at -rate
-// 10000 and above units are 100 µs apart or less and the worker spins
+// spinWindow of one core: 2.5% at -rate 100, 25% at -rate 1000; at -rate
+// 4000 and above units are 250 µs apart or less and the worker spins
 // between them all the time, a core for the generator (58% of the process
 // in the table's 100 µs column; the old pacer also spun below 100 µs).
+//
+// Why 250 µs and not 100: a quiet machine wakes a sleeping thread later
+// than a busy one, because an idle virtual CPU halts and its wake-up is
+// the hypervisor's (the table above was taken at load 7-10, where no CPU
+// idles). At load 0.4-1.2, BenchmarkPacerNull (2 s at each rate, three
+// runs, interleaved) gave pacer-lag p50 3.0-7.0 µs at -rate 1000 and
+// 4.7-12.7 µs at -rate 100 with a 100 µs window, against 0.3-0.5 µs and
+// 1.9 µs with 250 µs; the p99 (of 2,000 and 200 units: one preemption
+// sets it) 64-432 µs and 40-557 µs against 18-639 µs and 27-2,065 µs,
+// medians 144 and 181 µs against 69 and 78 µs.
 // Why not a timer and a longer spin: the spin must cover the timer's
 // lateness, up to a millisecond, so at -rate 1000 it spins most of the
 // time (51%). Raising the thread's timer precision (prctl
@@ -87,9 +97,10 @@ const (
 	timerMargin = 1500 * time.Microsecond
 	// spinWindow is how long before the intended start the fine sleep
 	// ends and the spin begins: more than nanosleep's default 50 µs timer
-	// slack plus a quiet machine's wake-up latency. It bounds the spin,
-	// and so the core the pacer burns, to rate x spinWindow.
-	spinWindow = 100 * time.Microsecond
+	// slack plus a quiet virtual machine's wake-up latency (see above).
+	// It bounds the spin, and so the core the pacer burns, to rate x
+	// spinWindow.
+	spinWindow = 250 * time.Microsecond
 )
 
 // GeneratorLateFraction is where the blame for a -rate run's corrected
