@@ -83,6 +83,22 @@ func TestBrowserResults(t *testing.T) {
 		t.Errorf("cache note: got %q, want it to contain %q", cache, want)
 	}
 
+	// Open-loop runs of one store at three or more rates draw the hockey
+	// stick: p99 against offered load, corrected and uncorrected.
+	figs, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`(async () => {
+		const { renderLines } = await import('/static/results.js');
+		const run = (rate, p99, unc) => ({ kind: 'bench', engine: 'kv', sync: 'always', workload: 'fillrandom', threads: 1, rate, utilization: rate / 5000, ops_per_sec: rate,
+			latency: { put: { count: 100, p50_ns: 2e5, p99_ns: p99 } }, latency_uncorrected: { put: { count: 100, p50_ns: 2e5, p99_ns: unc } } });
+		const el = renderLines([500, 2000, 8000].map((r, i) => ({ spec: 'bench -rate ' + r, result: run(r, [3e5, 5e5, 4e8][i], 3e5) })));
+		return [...el.querySelectorAll('figure svg')].map((f) => f.getAttribute('aria-label'));
+	})()`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(figs, "Latency against offered load") {
+		t.Errorf("three open-loop rates drew %q, want a latency-against-offered-load chart", figs)
+	}
+
 	// The bench's device_io is in its conditions.
 	device, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('.result-bench .conditions.device')?.textContent ?? ''`))
 	if err != nil {

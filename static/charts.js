@@ -225,6 +225,34 @@ export function sweepChart(sets) {
   return { svg, legend };
 }
 
+// loadChart draws the hockey stick: open-loop runs of one store at several
+// offered rates, each a point at its rate (x, log scale) with its
+// corrected p99 (solid: latency from each unit's intended start) and its
+// uncorrected p99 (dashed: the store's own service time), latency on a
+// log scale. Where the solid line leaves the dashed one, units queue.
+export function loadChart(bs) {
+  const pts = bs.filter((b) => b.rate > 0).sort((a, b) => a.rate - b.rate);
+  const unc = (b) => { const u = b.latency_uncorrected || {}; const l = u.put || u.get || Object.values(u)[0]; return l ? l.p99_ns : null; };
+  let lo = Infinity, hi = 0;
+  for (const b of pts) for (const v of [p99Of(b), unc(b)]) if (v > 0) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
+  if (!isFinite(lo)) { lo = 1; hi = 10; }
+  const rates = pts.map((b) => b.rate);
+  const r0 = rates.length ? rates[0] : 1, r1 = rates.length ? rates[rates.length - 1] : 10;
+  const x = scale(r0 / 1.4, r1 * 1.4, M.l, W - M.r, true), y = scale(lo / 1.3, hi * 1.3, H - M.b, M.t, true);
+  const svg = frame({ x, y, xticks: rates, yticks: logTicks(lo / 1.3, hi * 1.3), xfmt: fmtRateTick, yfmt: fmtTick, xlabel: 'offered load: units per second (log scale)', ylabel: 'p99 latency', label: 'Latency against offered load' });
+  const line = (val, dashed) => {
+    const xy = pts.filter((b) => val(b) > 0).map((b) => [x(b.rate), y(val(b))]);
+    if (xy.length) svg.kids.push(s('path', { d: path(xy), class: `line ${colour(0, dashed)}` }));
+    for (const b of pts.filter((b) => val(b) > 0)) {
+      svg.kids.push(s('circle', { cx: x(b.rate), cy: y(val(b)), r: 3.5, class: `dot ${colour(0, false)}` },
+        s('title', { text: `${fmtRate(b.rate)}/s offered: ${dashed ? 'uncorrected' : 'corrected'} p99 ${fmtNs(val(b))}${b.utilization != null ? `, utilization ${b.utilization.toFixed(2)}` : ''}` })));
+    }
+  };
+  line(p99Of, false);
+  line(unc, true);
+  return { svg, legend: [{ name: 'corrected p99 (from the intended start)', k: 0 }, { name: 'uncorrected p99 (service time)', k: 0, dashed: true }] };
+}
+
 // modelChart draws measured ops/s of batch:N runs (dots) against what the
 // batch model predicts for each run (rings on a dashed line).
 export function modelChart(bs) {

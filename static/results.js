@@ -6,7 +6,7 @@
 // ({spec, result}).
 
 import { h, svg, fmtNs, fmtInt, fmtRate, fmtBytes, sig } from './dom.js';
-import { spectrumChart, histogramChart, timelineChart, sweepChart, modelChart, fullSeconds } from './charts.js';
+import { spectrumChart, histogramChart, timelineChart, sweepChart, modelChart, loadChart, fullSeconds } from './charts.js';
 
 // resultsOf is a line's result objects: a -repeat or sweep line's result
 // is an array.
@@ -219,6 +219,11 @@ function benchCharts(series, benches) {
   for (const x of benches) byLine.set(x.line, [...(byLine.get(x.line) || []), x.b]);
   const sweepSets = [...byLine.values()].filter((bs) => bs.length > 1 && new Set(bs.map((b) => b.threads)).size > 1);
   if (sweepSets.length) charts.append(figure('Saturation curve', sweepChart(sweepSets), 'Throughput (line) and p99 latency (dashed, right axis) as threads increase.'));
+  // Open-loop runs of one store at three or more rates: the hockey stick.
+  const paced = benches.map((x) => x.b).filter((b) => b.rate > 0);
+  if (new Set(paced.map((b) => b.rate)).size >= 3 && new Set(paced.map((b) => `${b.engine} ${b.sync} ${b.threads}`)).size === 1) {
+    charts.append(figure('Latency against offered load', loadChart(paced), 'p99 at each offered rate, log scales. Solid: from each unit\'s intended start (what a user waits); dashed: the store\'s own service time. Where they part, requests queue.'));
+  }
   const batch = benches.map((x) => x.b).filter((b) => /^batch:\d+$/.test(b.sync || '') && b.model && b.model.predicted_ops_per_sec);
   if (new Set(batch.map((b) => b.sync)).size >= 2) charts.append(figure('Measured vs model', modelChart(batch), 'Dots: measured ops/s for each batch:N. Rings and dashes: what the model predicts for that run.'));
   const tl = benches.map((x, k) => ({ b: x.b, k, name: shortLabel(x.b, benches), pts: fullSeconds(x.b) })).filter((x) => x.pts.length > 1);

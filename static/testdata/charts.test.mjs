@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  spectrumChart, histogramChart, timelineChart, sweepChart, modelChart, sparkline,
+  spectrumChart, histogramChart, timelineChart, sweepChart, modelChart, loadChart, sparkline,
   scale, logTicks, niceTicks, fmtTick, fmtRateTick, fullSeconds, path,
 } from '../charts.js';
 import { problems } from './svgdesc.mjs';
@@ -24,6 +24,7 @@ const bench = (threads, ops, p99, extra) => ({ engine: 'kv', sync: 'none', threa
 const spectrum = (pts) => ({ name: 'kv', k: 0, lat: { spectrum: pts.map(([p, ns]) => ({ p, ns })) } });
 const histogram = (bins) => ({ name: 'kv', k: 0, lat: { histogram: bins.map(([le, count]) => ({ le_ns: le, count })) } });
 const timeline = (pts) => ({ name: 'kv', k: 0, pts: pts.map(([second, ops]) => ({ second, ops_per_sec: ops })) });
+const paced = (rate, p99, uncP99) => ({ engine: 'kv', sync: 'always', threads: 1, rate, utilization: rate * 2e-4, latency: { put: { p99_ns: p99 } }, latency_uncorrected: { put: { p99_ns: uncP99 } } });
 const batch = (n, ops, predicted) => ({ sync: `batch:${n}`, ops_per_sec: ops, model: { predicted_ops_per_sec: predicted, t_write_ns: 800, t_fsync_ns: 2e6 } });
 
 // Each chart with the inputs a run gives, and the ones it may give at the
@@ -56,6 +57,13 @@ const cases = {
     'empty series': [[]],
     'single point': [[bench(1, 1000, 2e6)]],
     zeros: [[bench(1, 0, 0), bench(2, 0, 0)]],
+  }],
+  load: [loadChart, {
+    typical: [paced(500, 3e5, 2.5e5), paced(2000, 4e5, 3e5), paced(8000, 4e8, 3e5)],
+    empty: [],
+    'single point': [paced(1000, 3e5, 2.5e5)],
+    zeros: [paced(500, 0, 0), paced(1000, 0, 0)],
+    'closed loop only': [bench(1, 1000, 2e6)],
   }],
   model: [modelChart, {
     typical: [batch(1, 400, 450), batch(8, 3000, 3200), batch(64, 20000, 21000)],
@@ -152,4 +160,18 @@ test('ticks of any finite range, in bounded time', async () => {
     }
   }
   assert.deepEqual(niceTicks(1e300, 1e300), [1e300], 'an empty range far from zero has its one tick');
+});
+
+test('load: a corrected and a dashed uncorrected line, a point per rate on each, ticks at the rates', () => {
+  const c = loadChart([paced(2000, 4e5, 3e5), paced(500, 3e5, 2.5e5), paced(8000, 4e8, 3e5)]);
+  assert.equal(count(c.svg, 'path'), 2);
+  assert.equal(count(c.svg, 'circle'), 6);
+  const dashed = [];
+  const walk = (d) => { if (d.tag === 'path' && /\bdashed\b/.test(d.attrs.class)) dashed.push(d); d.kids.forEach(walk); };
+  walk(c.svg);
+  assert.equal(dashed.length, 1, 'the uncorrected line is dashed');
+  const ticks = [];
+  const xt = (d) => { if (d.tag === 'text' && d.attrs['text-anchor'] === 'middle' && /^[\d.]+k?$/.test(d.attrs.text)) ticks.push(d.attrs.text); d.kids.forEach(xt); };
+  xt(c.svg);
+  assert.deepEqual(ticks, ['500', '2k', '8k'], 'ticks at the offered rates, in order');
 });
