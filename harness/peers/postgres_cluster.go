@@ -8,11 +8,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"time"
 
 	"kvlab/harness"
+	"kvlab/internal/localserver"
 )
 
 // -engine postgres: a throwaway PostgreSQL cluster.
@@ -43,24 +43,6 @@ var ErrPostgresMissing = errors.New("postgres: PostgreSQL's server binaries are 
 // connections (it replays its WAL first when restarted).
 const postgresStartTimeout = 60 * time.Second
 
-// PostgresBinDir returns the directory of initdb and postgres (the newest
-// Debian version, else the PATH's), or "" when there is none.
-func PostgresBinDir() string {
-	m, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
-	if len(m) > 0 {
-		version := func(p string) int {
-			v, _ := strconv.Atoi(filepath.Base(filepath.Dir(filepath.Dir(p))))
-			return v
-		}
-		sort.Slice(m, func(i, j int) bool { return version(m[i]) < version(m[j]) })
-		return filepath.Dir(m[len(m)-1])
-	}
-	if p, err := exec.LookPath("initdb"); err == nil {
-		return filepath.Dir(p)
-	}
-	return ""
-}
-
 // OpenPostgres starts (initdb-ing it first if dir has none) a PostgreSQL
 // cluster in dir/pg with the settings syncText maps to, and returns a
 // store on it whose Close also stops the server. It is the
@@ -70,7 +52,7 @@ func OpenPostgres(dir, syncText string) (harness.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	bin := PostgresBinDir()
+	bin := localserver.PostgresBinDir()
 	if bin == "" {
 		return nil, ErrPostgresMissing
 	}
@@ -132,7 +114,7 @@ func startPostgres(bin, dir, syncCommit, commitDelay string, walDelay time.Durat
 			return nil, fmt.Errorf("postgres: initdb in %s: %v\n%s", data, err, out)
 		}
 	}
-	port, err := freePort()
+	port, err := localserver.FreePort()
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}

@@ -10,13 +10,14 @@ import (
 
 	"kvlab/harness"
 	"kvlab/internal/browsertest"
+	"kvlab/internal/localserver"
 )
 
 // requirePostgres skips (or, with KVLAB_REQUIRE_TOOLS=1, fails) a test
 // when PostgreSQL's server binaries are not installed.
 func requirePostgres(t *testing.T) {
 	t.Helper()
-	if PostgresBinDir() == "" {
+	if localserver.PostgresBinDir() == "" {
 		browsertest.Missing(t, ErrPostgresMissing.Error())
 	}
 }
@@ -117,7 +118,7 @@ func TestPostgresEngine(t *testing.T) {
 // wal_writer_delay is refused.
 func TestPostgresURL(t *testing.T) {
 	requirePostgres(t)
-	srv, err := startPostgres(PostgresBinDir(), openDir(t), "on", "", 0)
+	srv, err := startPostgres(localserver.PostgresBinDir(), openDir(t), "on", "", 0)
 	if err != nil {
 		t.Fatal(err)
 	}

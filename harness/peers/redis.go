@@ -13,6 +13,7 @@ import (
 
 	"kvlab/engine"
 	"kvlab/harness"
+	"kvlab/internal/localserver"
 	"kvlab/internal/resp"
 )
 
@@ -161,7 +162,7 @@ type redisProcess struct {
 
 // startRedis starts bin with its data in dir and waits until it answers.
 func startRedis(bin, dir, fsync string) (*redisProcess, error) {
-	port, err := freePort()
+	port, err := localserver.FreePort()
 	if err != nil {
 		return nil, fmt.Errorf("redis: %w", err)
 	}
@@ -231,15 +232,4 @@ func (p *redisProcess) stop() error {
 		<-p.exited
 		return fmt.Errorf("redis: redis-server on %s did not stop within 10 s of SIGTERM and was killed; its log: %s", p.addr, p.logf)
 	}
-}
-
-// freePort asks the kernel for a free loopback port. (Another process may
-// take it before redis-server binds it; the start then fails and says so.)
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
 }

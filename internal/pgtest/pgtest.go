@@ -13,12 +13,10 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -28,6 +26,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
 
 	"kvlab/internal/browsertest"
+	"kvlab/internal/localserver"
 )
 
 // Server is one running throwaway PostgreSQL.
@@ -43,21 +42,6 @@ type Server struct {
 	dbs    atomic.Int64
 }
 
-// BinDir returns the newest installed PostgreSQL's bin directory, or ""
-// when none is installed.
-func BinDir() string {
-	m, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
-	if len(m) == 0 {
-		return ""
-	}
-	sort.Slice(m, func(i, j int) bool {
-		vi, _ := strconv.Atoi(filepath.Base(filepath.Dir(filepath.Dir(m[i]))))
-		vj, _ := strconv.Atoi(filepath.Base(filepath.Dir(filepath.Dir(m[j]))))
-		return vi < vj
-	})
-	return filepath.Dir(m[len(m)-1])
-}
-
 var (
 	sharedMu  sync.Mutex
 	shared    *Server
@@ -69,7 +53,7 @@ var (
 // want an empty database call NewDatabase on it.
 func Shared(t testing.TB) *Server {
 	t.Helper()
-	if BinDir() == "" {
+	if localserver.PostgresBinDir() == "" {
 		browsertest.Missing(t, "PostgreSQL is not installed (apt-get install postgresql)")
 	}
 	sharedMu.Lock()
@@ -95,7 +79,7 @@ func StopShared() {
 
 // Start initdbs and starts a server. The caller must Stop it.
 func Start() (*Server, error) {
-	s := &Server{bin: BinDir()}
+	s := &Server{bin: localserver.PostgresBinDir()}
 	if s.bin == "" {
 		return nil, fmt.Errorf("PostgreSQL is not installed (apt-get install postgresql)")
 	}
@@ -123,7 +107,7 @@ func Start() (*Server, error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("initdb: %v\n%s", err, out)
 	}
-	port, err := freePort()
+	port, err := localserver.FreePort()
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err
@@ -169,14 +153,4 @@ func (s *Server) tool(name string, args ...string) ([]byte, error) {
 	cmd.Dir = s.dir
 	cmd.Env = append(os.Environ(), "LC_ALL=C")
 	return cmd.CombinedOutput()
-}
-
-// freePort asks the kernel for a free loopback port.
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
 }
