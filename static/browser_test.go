@@ -107,4 +107,15 @@ func TestBrowserResults(t *testing.T) {
 	if want := "vda: 3 writes (3 per op), 12.0 KiB (106 per logical byte), 2 flushes (2 per op)"; !strings.Contains(device, want) {
 		t.Errorf("device note: got %q, want it to contain %q", device, want)
 	}
+
+	// Beside the conditions, the USE check: the disk's busy share and
+	// requests in flight, the load against the cores, the generator, the
+	// errors (the CLI table's line, harness/report.go useLine).
+	use, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('.result-bench .conditions.use')?.textContent ?? ''`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "USE: disk vda busy 40% of the run, 0.50 requests in flight on average; CPU SATURATED before the run: load 2.50 on 2 cores; generator: closed loop, paced by the store; errors: none (a store error stops the run)"; use != want {
+		t.Errorf("USE note: got %q, want %q", use, want)
+	}
 }
