@@ -57,6 +57,10 @@ type res struct {
 	Timeline []struct {
 		OpsPerSec float64 `json:"ops_per_sec"`
 	} `json:"timeline"`
+	DeviceIO struct {
+		FlushesPerOp        float64 `json:"flushes_per_op"`
+		BytesPerLogicalByte float64 `json:"device_bytes_per_logical_byte"`
+	} `json:"device_io"`
 	// model lines
 	PredictedOpsPerSec float64 `json:"predicted_ops_per_sec"`
 	// probe lines
@@ -252,8 +256,10 @@ var independent = map[string]func(ls lines) float64{
 		}
 		return n
 	},
-	"drift-block":    func(ls lines) float64 { return orderRatio(ls.r(0), []int{0, 1, 2, 3}, []int{4, 5, 6, 7}) },
-	"drift-mirrored": func(ls lines) float64 { return orderRatio(ls.r(0), []int{0, 3, 4, 7}, []int{1, 2, 5, 6}) },
+	"bbolt-device-flushes":    func(ls lines) float64 { return ls[0].at(1).DeviceIO.FlushesPerOp },
+	"zero-fill-from-the-disk": func(ls lines) float64 { return ls[2].at(0).DeviceIO.BytesPerLogicalByte },
+	"drift-block":             func(ls lines) float64 { return orderRatio(ls.r(0), []int{0, 1, 2, 3}, []int{4, 5, 6, 7}) },
+	"drift-mirrored":          func(ls lines) float64 { return orderRatio(ls.r(0), []int{0, 3, 4, 7}, []int{1, 2, 5, 6}) },
 	"p99-mean-vs-median": func(ls lines) float64 {
 		p := fivePut99(ls[0])
 		return (p[0] + p[1] + p[2] + p[3] + p[4]) / 5 / max(median(p...), 1)
