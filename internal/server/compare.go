@@ -15,6 +15,7 @@ import (
 
 	"kvlab/harness/calc"
 	"kvlab/internal/archive"
+	"kvlab/internal/server/web"
 )
 
 // maxGroup caps the runs of one compare group.
@@ -45,10 +46,10 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) {
 	wantJSON := v.Get("format") == "json"
 	fail := func(code int, msg string) {
 		if wantJSON {
-			jsonError(w, code, msg)
+			web.JSONError(w, code, msg)
 			return
 		}
-		s.errorPage(w, code, "Cannot compare these runs", msg)
+		web.ErrorPage(w, code, "Cannot compare these runs", msg)
 	}
 	a, b, err := s.compareGroups(r.Context(), v)
 	var ce *compareError
@@ -94,11 +95,11 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) {
 		p.Rows = append(p.Rows, row)
 	}
 	var buf bytes.Buffer
-	if err := pageTmpl.ExecuteTemplate(&buf, "compare.html", p); err != nil {
-		s.errorPage(w, http.StatusInternalServerError, "Rendering the comparison failed", err.Error())
+	if err := web.Execute(&buf, "compare.html", p); err != nil {
+		web.ErrorPage(w, http.StatusInternalServerError, "Rendering the comparison failed", err.Error())
 		return
 	}
-	writeHTML(w, buf.Bytes())
+	web.WriteHTML(w, buf.Bytes())
 }
 
 // compareGroups reads the two groups a /compare request names.

@@ -40,19 +40,20 @@
 // token, runs are refused unless the Host header is localhost or a
 // loopback address (DNS rebinding).
 //
+// Packages beside it: web (templates, Markdown, replies) and guard (who
+// may use the server, per-address limits, the refusal log).
+//
 // Files, one job each:
 //
 //	doc.go           this overview
 //	server.go        Config, Server, New (defaults, routes), ServeHTTP, Close
 //	errors.go        sentinel errors, prefixed server:
 //	lessons.go       loading the lessons, re-reading them in author mode
-//	pages.go         GET / and GET /lessons/SLUG, cached per lesson
-//	render.go        Markdown to HTML: lesson pages, the index, error pages
+//	pages.go         GET / and GET /lessons/SLUG: lesson pages and the index, cached
 //	static.go        GET /static/: ETags, gzip and the wasm file
 //	csp.go           the Content-Security-Policy every response carries
-//	access.go        who may run: Origin, Host (one loopback test) and token
+//	access.go        package guard's verdicts on Host and Origin as replies
 //	token.go         where the token comes from: -token, -token-file, $KVLAB_TOKEN
-//	limits.go        per-address run counts, connection caps, timeouts, refusal log
 //	ws.go            the run websocket's connections: reader, writer, run, cancel
 //	messages.go      every run websocket message, incoming and outgoing
 //	cellcheck.go     checking a cell's (or a run: quiz's) lines before they queue

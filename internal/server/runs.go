@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"kvlab/internal/archive"
+	"kvlab/internal/server/web"
 )
 
 // The archive's pages:
@@ -78,21 +79,21 @@ func (s *Server) handleRuns(w http.ResponseWriter, r *http.Request) {
 	q := archive.Query{Lesson: v.Get("lesson"), Cell: v.Get("cell"), Engine: v.Get("engine"), Sync: v.Get("sync"), Workload: v.Get("workload"), Limit: runsPageSize + 1}
 	for _, k := range filterKeys {
 		if len(v.Get(k)) > 128 {
-			s.errorPage(w, http.StatusBadRequest, "Bad filter", fmt.Sprintf("%s: at most 128 characters", k))
+			web.ErrorPage(w, http.StatusBadRequest, "Bad filter", fmt.Sprintf("%s: at most 128 characters", k))
 			return
 		}
 	}
 	if b := v.Get("before"); b != "" {
 		n, err := strconv.ParseInt(b, 10, 64)
 		if err != nil || n <= 0 {
-			s.errorPage(w, http.StatusBadRequest, "Bad page", fmt.Sprintf("before=%q: want a run id, a positive whole number", b))
+			web.ErrorPage(w, http.StatusBadRequest, "Bad page", fmt.Sprintf("before=%q: want a run id, a positive whole number", b))
 			return
 		}
 		q.Before = n
 	}
 	runs, err := s.arch.List(r.Context(), q)
 	if err != nil {
-		s.errorPage(w, http.StatusInternalServerError, "Reading the archive failed", err.Error())
+		web.ErrorPage(w, http.StatusInternalServerError, "Reading the archive failed", err.Error())
 		return
 	}
 	p := runsPage{Filter: q, Where: s.arch.Where()}
@@ -134,11 +135,11 @@ func (s *Server) handleRuns(w http.ResponseWriter, r *http.Request) {
 			Words: specWords(run.Spec), Round: round[run.ID], Median: medians[run.ID]})
 	}
 	var b bytes.Buffer
-	if err := pageTmpl.ExecuteTemplate(&b, "runs.html", p); err != nil {
-		s.errorPage(w, http.StatusInternalServerError, "Rendering the runs failed", err.Error())
+	if err := web.Execute(&b, "runs.html", p); err != nil {
+		web.ErrorPage(w, http.StatusInternalServerError, "Rendering the runs failed", err.Error())
 		return
 	}
-	writeHTML(w, b.Bytes())
+	web.WriteHTML(w, b.Bytes())
 }
 
 // specWords cuts a run line into the pieces /runs keeps on one line each:
@@ -223,16 +224,16 @@ func runID(p string) (id int64, format string, err error) {
 func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 	id, format, err := runID(r.PathValue("id"))
 	if err != nil {
-		s.errorPage(w, http.StatusNotFound, "No such run", err.Error())
+		web.ErrorPage(w, http.StatusNotFound, "No such run", err.Error())
 		return
 	}
 	run, err := s.arch.Get(r.Context(), id)
 	if errors.Is(err, archive.ErrNotFound) {
-		s.errorPage(w, http.StatusNotFound, "No such run", fmt.Sprintf("Run %d is not in this server's archive (%s).", id, s.arch.Where()))
+		web.ErrorPage(w, http.StatusNotFound, "No such run", fmt.Sprintf("Run %d is not in this server's archive (%s).", id, s.arch.Where()))
 		return
 	}
 	if err != nil {
-		s.errorPage(w, http.StatusInternalServerError, "Reading the archive failed", err.Error())
+		web.ErrorPage(w, http.StatusInternalServerError, "Reading the archive failed", err.Error())
 		return
 	}
 	// The browser id is what a cell quiz's grading trusts (a run counts
@@ -258,7 +259,7 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 		Timeline json.RawMessage `json:"timeline,omitempty"`
 	}{run.Spec, run.Result, run.Timeline})
 	if err != nil {
-		s.errorPage(w, http.StatusInternalServerError, "Encoding the run failed", err.Error())
+		web.ErrorPage(w, http.StatusInternalServerError, "Encoding the run failed", err.Error())
 		return
 	}
 	p := runPage{Run: run, Where: whereFrom(run), Took: took(run), ThisHost: s.hostID, Data: template.JS(data),
@@ -270,9 +271,9 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 		p.CompareTo = fmt.Sprintf("/compare?b_upto=%d&n=5", run.ID)
 	}
 	var b bytes.Buffer
-	if err := pageTmpl.ExecuteTemplate(&b, "run.html", p); err != nil {
-		s.errorPage(w, http.StatusInternalServerError, "Rendering the run failed", err.Error())
+	if err := web.Execute(&b, "run.html", p); err != nil {
+		web.ErrorPage(w, http.StatusInternalServerError, "Rendering the run failed", err.Error())
 		return
 	}
-	writeHTML(w, b.Bytes())
+	web.WriteHTML(w, b.Bytes())
 }
