@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+
 	"kvlab/internal/server/guard"
 )
 

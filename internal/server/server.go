@@ -16,6 +16,7 @@ import (
 	"kvlab/internal/archive"
 	"kvlab/internal/lesson"
 	"kvlab/internal/server/guard"
+	"kvlab/internal/server/runspage"
 	"kvlab/internal/server/web"
 	"kvlab/lessons"
 	"kvlab/static"
@@ -228,7 +229,8 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("GET /ws", s.handleWS)
 	s.mux.HandleFunc("POST /api/quiz", s.handleQuiz)
 	s.mux.HandleFunc("GET /api/quiz/queue", s.handleQuizQueue)
-	s.routeArchive()
+	runspage.New(s.arch, s.hostID).Route(s.mux)
+	s.mux.HandleFunc("POST /api/predict", s.handlePredict)
 	s.routeRooms()
 	s.routeRoomPages()
 	s.mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) {

@@ -6,13 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"kvlab/internal/server/guard"
-	"kvlab/internal/server/web"
 	"net/http"
 	"sync"
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"kvlab/internal/server/guard"
+	"kvlab/internal/server/web"
 )
 
 // The run websocket's connections; its messages are in messages.go.

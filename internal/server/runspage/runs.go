@@ -1,4 +1,29 @@
-package server
+// Package runspage serves the run archive's pages: the list of runs, one
+// run's permalink and its exports, and two groups of runs compared. The
+// pages only read the archive: they need no token, since they show what
+// ran and never run anything.
+//
+//	GET /runs                 newest first, 50 a page; filters lesson, cell,
+//	                          engine, sync, workload; before=ID pages on
+//	GET /runs/ID              one run: the cell's result table, charts and
+//	                          conditions, where it came from
+//	GET /runs/ID.json         the run as `labserver runs show -format json` prints it
+//	GET /runs/ID.tsv          one row per measured run, for a spreadsheet
+//	GET /compare?a=1,2&b=3,4  two groups compared (archive.Compare)
+//	GET /compare?a_upto=X&b_upto=Y&n=5
+//	                          each group is the last n runs of one cell with
+//	                          the same spec, up to and including that run:
+//	                          "the last 5 runs before I changed it" and
+//	                          "the last 5 after"
+//	GET /compare?at=ID&n=5    run ID and the next runs of its spec (B), and the
+//	                          last 5 before the change (A)
+//
+// Files:
+//
+//	runs.go     Pages, /runs and /runs/ID (HTML, JSON)
+//	tsv.go      /runs/ID.tsv
+//	compare.go  /compare
+package runspage
 
 import (
 	"bytes"
@@ -16,34 +41,27 @@ import (
 	"kvlab/internal/server/web"
 )
 
-// The archive's pages:
-//
-//	GET /runs                 newest first, 50 a page; filters lesson, cell,
-//	                          engine, sync, workload; before=ID pages on
-//	GET /runs/ID              one run: the cell's result table, charts and
-//	                          conditions, where it came from
-//	GET /runs/ID.json         the run as `labserver runs show -format json` prints it
-//	GET /runs/ID.tsv          one row per measured run, for a spreadsheet
-//	GET /compare?a=1,2&b=3,4  two groups compared (archive.Compare)
-//	GET /compare?a_upto=X&b_upto=Y&n=5
-//	                          each group is the last n runs of one cell with
-//	                          the same spec, up to and including that run:
-//	                          "the last 5 runs before I changed it" and
-//	                          "the last 5 after"
-//	GET /compare?at=ID&n=5    run ID and the next runs of its spec (B), and the
-//	                          last 5 before the change (A)
-//
-// Pages need no token: they show what ran, never run anything.
-
-func (s *Server) routeArchive() {
-	s.mux.HandleFunc("GET /runs", s.handleRuns)
-	s.mux.HandleFunc("GET /runs/{id}", s.handleRun)
-	s.mux.HandleFunc("GET /compare", s.handleCompare)
-	s.mux.HandleFunc("POST /api/predict", s.handlePredict)
+// Pages serves the archive's pages from one archive. It is safe for
+// concurrent use.
+type Pages struct {
+	arch   archive.Archive // the run archive, read only
+	hostID string          // this machine's id: a run recorded elsewhere says so
 }
 
-// runsPageSize is the runs /runs shows per page.
-const runsPageSize = 50
+// New returns the pages of arch on the machine hostID.
+func New(arch archive.Archive, hostID string) *Pages {
+	return &Pages{arch: arch, hostID: hostID}
+}
+
+// Route registers the pages on mux.
+func (pg *Pages) Route(mux *http.ServeMux) {
+	mux.HandleFunc("GET /runs", pg.handleRuns)
+	mux.HandleFunc("GET /runs/{id}", pg.handleRun)
+	mux.HandleFunc("GET /compare", pg.handleCompare)
+}
+
+// PageSize is the runs /runs shows per page.
+const PageSize = 50
 
 // runRow is one line of the /runs table.
 type runRow struct {
@@ -74,9 +92,9 @@ type runsPage struct {
 // filterKeys are /runs's filter parameters, in the form's order.
 var filterKeys = []string{"lesson", "cell", "engine", "sync", "workload"}
 
-func (s *Server) handleRuns(w http.ResponseWriter, r *http.Request) {
+func (pg *Pages) handleRuns(w http.ResponseWriter, r *http.Request) {
 	v := r.URL.Query()
-	q := archive.Query{Lesson: v.Get("lesson"), Cell: v.Get("cell"), Engine: v.Get("engine"), Sync: v.Get("sync"), Workload: v.Get("workload"), Limit: runsPageSize + 1}
+	q := archive.Query{Lesson: v.Get("lesson"), Cell: v.Get("cell"), Engine: v.Get("engine"), Sync: v.Get("sync"), Workload: v.Get("workload"), Limit: PageSize + 1}
 	for _, k := range filterKeys {
 		if len(v.Get(k)) > 128 {
 			web.ErrorPage(w, http.StatusBadRequest, "Bad filter", fmt.Sprintf("%s: at most 128 characters", k))
@@ -91,15 +109,15 @@ func (s *Server) handleRuns(w http.ResponseWriter, r *http.Request) {
 		}
 		q.Before = n
 	}
-	runs, err := s.arch.List(r.Context(), q)
+	runs, err := pg.arch.List(r.Context(), q)
 	if err != nil {
 		web.ErrorPage(w, http.StatusInternalServerError, "Reading the archive failed", err.Error())
 		return
 	}
-	p := runsPage{Filter: q, Where: s.arch.Where()}
+	p := runsPage{Filter: q, Where: pg.arch.Where()}
 	p.Filters = q.Lesson != "" || q.Cell != "" || q.Engine != "" || q.Sync != "" || q.Workload != ""
-	if len(runs) > runsPageSize {
-		runs = runs[:runsPageSize]
+	if len(runs) > PageSize {
+		runs = runs[:PageSize]
 		next := url.Values{}
 		for _, k := range filterKeys {
 			if x := v.Get(k); x != "" {
@@ -221,15 +239,15 @@ func runID(p string) (id int64, format string, err error) {
 	return id, format, nil
 }
 
-func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
+func (pg *Pages) handleRun(w http.ResponseWriter, r *http.Request) {
 	id, format, err := runID(r.PathValue("id"))
 	if err != nil {
 		web.ErrorPage(w, http.StatusNotFound, "No such run", err.Error())
 		return
 	}
-	run, err := s.arch.Get(r.Context(), id)
+	run, err := pg.arch.Get(r.Context(), id)
 	if errors.Is(err, archive.ErrNotFound) {
-		web.ErrorPage(w, http.StatusNotFound, "No such run", fmt.Sprintf("Run %d is not in this server's archive (%s).", id, s.arch.Where()))
+		web.ErrorPage(w, http.StatusNotFound, "No such run", fmt.Sprintf("Run %d is not in this server's archive (%s).", id, pg.arch.Where()))
 		return
 	}
 	if err != nil {
@@ -262,8 +280,8 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 		web.ErrorPage(w, http.StatusInternalServerError, "Encoding the run failed", err.Error())
 		return
 	}
-	p := runPage{Run: run, Where: whereFrom(run), Took: took(run), ThisHost: s.hostID, Data: template.JS(data),
-		Elsewhere: run.Host != "" && run.Host != s.hostID}
+	p := runPage{Run: run, Where: whereFrom(run), Took: took(run), ThisHost: pg.hostID, Data: template.JS(data),
+		Elsewhere: run.Host != "" && run.Host != pg.hostID}
 	if run.Lesson != "" && run.Cell != "" {
 		p.CellLink = "/lessons/" + url.PathEscape(run.Lesson) + "#cell-" + run.Cell
 	}
