@@ -97,8 +97,8 @@ func sourceEngineNames() []string {
 }
 
 // MaxSourceBytes bounds a store's source: an exercise's store is some
-// 3 KB.
-const MaxSourceBytes = 64 << 10
+// 3 KB, and a websocket message is at most 64 KiB by default.
+const MaxSourceBytes = 32 << 10
 
 // lineSource returns the source a line's source engines run: env.Source,
 // or on the command line (readFiles) the file of -src. It is "" for a
