@@ -28,19 +28,22 @@ import (
 // interpreter no longer runs the student's code.
 var ErrStopped = errors.New("grader: the store's code was stopped")
 
+// nativeMu is held for the whole of every call into a Native's code: it
+// guards each Native's store and the package's print buffer, output,
+// which every program of the process prints into.
+var nativeMu sync.Mutex
+
 // Native is a student's store, loaded for a run outside the grader. Its
 // methods are safe for concurrent use: they run the student's code one
-// call at a time (the student's store has no locks of its own, and a
-// data race in interpreted code can end the whole process).
+// call at a time, and one at a time across every Native of the process
+// (the student's store has no locks of its own, a data race in
+// interpreted code can end the whole process, and the print buffer is
+// the package's).
 type Native struct {
 	p       *program
 	cancel  context.CancelFunc // stops the interpreter (EvalWithContext's watch)
 	watched chan struct{}      // closed when the watch's Eval has returned
-
-	// mu is held for the whole of every call into the student's code; it
-	// guards store and the package's print buffer, output.
-	mu    sync.Mutex
-	store *store
+	store   *store             // the student's open store; guarded by nativeMu
 
 	stopMu sync.Mutex // guards cause
 	cause  error      // why Stop was called; nil while running
@@ -146,14 +149,14 @@ func (n *Native) Close() {
 	<-n.watched
 }
 
-// enter starts a call into the student's code: it holds mu until the
-// returned func, which clears what the code printed (nobody reads it on
-// a real disk, and it must not grow).
+// enter starts a call into the student's code: it holds nativeMu until
+// the returned func, which clears what the code printed (nobody reads it
+// on a real disk, and it must not grow).
 func (n *Native) enter() (leave func()) {
-	n.mu.Lock()
+	nativeMu.Lock()
 	return func() {
 		output.Reset()
-		n.mu.Unlock()
+		nativeMu.Unlock()
 	}
 }
 
@@ -203,7 +206,7 @@ func (n *Native) Get(key string) (string, bool, error) {
 
 // ready fails a call before Open or after Stop.
 //
-// REQUIRES: n.mu held.
+// REQUIRES: nativeMu held.
 func (n *Native) ready() error {
 	if err := n.stopped(); err != nil {
 		return err
