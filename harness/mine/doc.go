@@ -21,8 +21,13 @@
 //   - one call (Open, Put, Get) may run for callLimit; a loop that never
 //     ends is stopped there, or when the run's context ends (a cancel, the
 //     server's cell time);
-//   - the Go heap may grow by maxHeapGrowth while the store is open (the
-//     heap is the process's: whatever else allocates counts too);
+//   - the Go heap may grow by maxHeapGrowth and the goroutine stacks by
+//     maxStackGrowth while the store is open (a recursion that never
+//     ends would otherwise reach Go's stack limit, a fatal error that ends
+//     the process; both are the process's figures, and whatever else
+//     allocates counts too; the watch looks every watchEvery, so a
+//     machine too busy to run it for a second or more could still miss
+//     a recursion);
 //   - the store may write maxBytes to its directory;
 //   - a panic in the code is the run's error, never the process's end;
 //     code with a go statement is refused before it runs, since a panic in

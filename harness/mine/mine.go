@@ -35,6 +35,13 @@ const (
 	// maxHeapGrowth is how much the Go heap may grow while the store is
 	// open.
 	maxHeapGrowth = 512 << 20
+	// maxStackGrowth is how much the goroutines' stacks may grow while
+	// the store is open. A recursion that never ends must be stopped
+	// well before a stack reaches Go's limit (1 GB on 64-bit), which ends
+	// the whole process with a fatal error no recover can catch; every
+	// interpreted call takes some kilobytes of stack, and an exercise's
+	// store needs a few levels.
+	maxStackGrowth = 64 << 20
 	// watchEvery is how often the watch looks at the clock and the heap.
 	watchEvery = 20 * time.Millisecond
 )
@@ -107,7 +114,7 @@ func (s *store) do(what, key string, call func() error) error {
 // when wctx ends.
 func (s *store) watch(wctx, run context.Context) {
 	defer close(s.watched)
-	base := heapBytes()
+	base, stackBase := memBytes()
 	tick := time.NewTicker(watchEvery)
 	defer tick.Stop()
 	for {
@@ -133,22 +140,29 @@ func (s *store) watch(wctx, run context.Context) {
 			}
 			s.n.Stop(fmt.Errorf("mine: %s was still running after %s: a loop that never ends? One call of an exercise's store takes milliseconds", call, callLimit))
 		}
-		now := heapBytes()
-		base = min(base, now) // the growth counts from the smallest heap seen
+		now, stack := memBytes()
+		base, stackBase = min(base, now), min(stackBase, stack) // growth counts from the smallest seen
+		if stack-stackBase > maxStackGrowth {
+			s.n.Stop(fmt.Errorf("mine: the stacks grew by %s while your store ran, past the cap of %s: a recursion that never ends? The run is stopped before Go's own limit would end the whole server", harness.FormatBytes(int64(stack-stackBase)), harness.FormatBytes(maxStackGrowth)))
+		}
 		if now-base > maxHeapGrowth {
 			s.n.Stop(fmt.Errorf("mine: the heap grew by %s while your store ran, past the cap of %s: a store of the exercises keeps one copy of each key and value", harness.FormatBytes(int64(now-base)), harness.FormatBytes(maxHeapGrowth)))
 		}
 	}
 }
 
-// heapBytes is the bytes of live and not yet swept heap objects.
-func heapBytes() uint64 {
-	m := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+// memBytes returns the bytes of live and not yet swept heap objects, and
+// of the memory reserved for goroutine stacks.
+func memBytes() (heap, stacks uint64) {
+	m := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/memory/classes/heap/stacks:bytes"}}
 	metrics.Read(m)
-	if m[0].Value.Kind() != metrics.KindUint64 {
-		return 0
+	v := func(i int) uint64 {
+		if m[i].Value.Kind() != metrics.KindUint64 {
+			return 0
+		}
+		return m[i].Value.Uint64()
 	}
-	return m[0].Value.Uint64()
+	return v(0), v(1)
 }
 
 // Put implements harness.Store.

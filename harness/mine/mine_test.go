@@ -103,7 +103,7 @@ func TestReopenReadsBack(t *testing.T) {
 }
 
 // Code that goes wrong ends the run with an error that says how, and
-// the process goes on.
+// the process goes on (this test's process among them).
 func TestBadCodeEndsTheRun(t *testing.T) {
 	defer func(d time.Duration) { callLimit = d }(callLimit)
 	callLimit = 300 * time.Millisecond
@@ -112,6 +112,9 @@ func TestBadCodeEndsTheRun(t *testing.T) {
 	tests := []struct{ name, src, want string }{
 		{"endless loop in Put", edit(t, sol, putStart, putStart+"\tfor {\n\t}\n"), `Put("`},
 		{"panic in Put", edit(t, sol, putStart, putStart+"\tvar m map[string]int\n\tm[key] = 1\n"), "panic"},
+		// Go ends the whole process when a stack passes its limit; the
+		// watch stops the code long before.
+		{"a recursion that never ends", edit(t, sol, putStart, "func deep(n int) int {\n\treturn deep(n+1) + 1\n}\n\n"+putStart+"\tdeep(0)\n"), "a recursion that never ends?"},
 		{"go statement", edit(t, sol, putStart, putStart+"\tgo s.log.Sync()\n"), "a go statement cannot run on the real disk"},
 		{"range over an int", edit(t, sol, putStart, putStart+"\tn := 3\n\tfor i := range n {\n\t\t_ = i\n\t}\n"), "range over an int is not supported"},
 		{"a name with ..", edit(t, sol, `fs.Create("log")`, `fs.Create("../log")`), "a file name must be a plain name"},
