@@ -321,6 +321,9 @@ func (c *client) checkRun(m inMsg) (lines []string, rr *roomRun, ok bool) {
 	}
 	lines, bad, err := CheckCell(m.Cell, c.s.cfg.Limits, c.s.cfg.MaxLinesPerCell)
 	if err == nil {
+		bad, err = c.s.checkSource(c, m, lines)
+	}
+	if err == nil {
 		// A repeated cell's budget covers every round.
 		bad, err = c.s.cfg.Budget.check(repeatLines(lines, m.Repeat), c.s.cfg.Limits)
 		if bad >= 0 {
@@ -359,7 +362,7 @@ func (c *client) admit(m inMsg, lines []string) (j *job, ok bool) {
 	}
 	ctx, cancel := context.WithCancel(c.ctx)
 	j = &job{id: m.ID, lines: lines, out: c, ctx: ctx, cancel: cancel, owner: c, release: release, done: make(chan struct{}),
-		from: origin{source: "cell", lesson: m.Lesson, cell: m.CellID, browser: m.Browser, own: c.s.ownLines(m.Lesson, m.CellID, lines)}, repeat: m.Repeat}
+		from: origin{source: "cell", lesson: m.Lesson, cell: m.CellID, browser: m.Browser, own: c.s.ownLines(m.Lesson, m.CellID, lines)}, repeat: m.Repeat, source: m.Source}
 	c.jobs[m.ID] = j
 	c.mu.Unlock()
 	return j, true
