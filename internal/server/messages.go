@@ -42,6 +42,9 @@ type inMsg struct {
 	// Presenter is the room's presenter secret (or the presenter token)
 	// on a run with Room (guard.PresenterError).
 	Presenter string `json:"presenter,omitempty"`
+	// Source is the Go code of a reader's store that the run's -engine
+	// mine lines run (mine.go).
+	Source string `json:"source,omitempty"`
 }
 
 // The outgoing messages of a run are package runq's (messages.go):

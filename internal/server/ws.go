@@ -319,6 +319,9 @@ func (c *client) checkRun(m inMsg) (lines []string, specs []*harness.Spec, rr *r
 		return nil, nil, nil, false
 	}
 	lines, specs, bad, err := runq.CheckCell(m.Cell, m.Repeat, c.s.cfg.Limits, c.s.cfg.Budget, c.s.cfg.MaxLinesPerCell)
+	if err == nil {
+		bad, err = c.s.checkSource(c, m, specs)
+	}
 	if err != nil {
 		c.refuse(m.ID, bad, err.Error())
 		return nil, nil, nil, false
@@ -353,7 +356,7 @@ func (c *client) admit(m inMsg, lines []string, specs []*harness.Spec) (j *runq.
 		class = runq.Follower // waits behind the presenter's runs
 	}
 	j = runq.NewJob(c.ctx)
-	j.ID, j.Lines, j.Specs, j.Out, j.Class, j.Repeat = m.ID, lines, specs, c, class, m.Repeat
+	j.ID, j.Lines, j.Specs, j.Out, j.Class, j.Repeat, j.Source = m.ID, lines, specs, c, class, m.Repeat, m.Source
 	j.From = runq.Origin{Source: "cell", Lesson: m.Lesson, Cell: m.CellID, Browser: m.Browser, Own: c.s.ownLines(m.Lesson, m.CellID, lines)}
 	j.Release = func() {
 		c.forget(j)

@@ -62,6 +62,7 @@ type Job struct {
 	Ticket string          // a quiz request's ticket, for PlaceOf; "" for cells
 	From   Origin          // where the job came from, for the archive
 	Repeat int             // times to run the lines, in rounds (0 or 1: once)
+	Source string          // the store's code that -engine mine lines run (harness.Env.Source)
 	// Refused, when set, tells Out why Submit refused the job, in place of
 	// the plain error message; done follows it either way.
 	Refused func(err error)

@@ -213,6 +213,7 @@ func (r *Runner) runLine(ctx context.Context, j *Job, dir string, i, round, roun
 		Dir:    dir,
 		Limits: r.cfg.Limits,
 		Exe:    r.cfg.Exe,
+		Source: j.Source,
 		Progress: func(p harness.Progress) {
 			tl.add(p)
 			j.Out.Send(ProgressMsg{Type: "progress", ID: j.ID, Line: i, Progress: p})
