@@ -8,6 +8,7 @@ import (
 	"go/parser"
 	"go/token"
 	"reflect"
+	"slices"
 	"sync"
 
 	"github.com/traefik/yaegi/interp"
@@ -61,7 +62,8 @@ func LoadNative(src string) (*Native, error) {
 	if ce := refuseGoStatements(src); ce != nil {
 		return nil, ce
 	}
-	p, ce := load(src, storePrelude)
+	src = boundMakes(src)
+	p, ce := load(src, prelude{code: storePrelude.code + makePrelude, shape: storePrelude.shape})
 	if ce != nil {
 		return nil, ce
 	}
@@ -118,6 +120,64 @@ func refuseGoStatements(src string) *CodeError {
 		return ce == nil
 	})
 	return ce
+}
+
+// maxMake is the most elements one make may ask for in a store run on a
+// real disk: a store of the exercises makes buffers of a record.
+const maxMake = 16 << 20
+
+// makePrelude is the check boundMakes wraps each size of a make in. (It
+// is appended to the student's file, which may not import fmt.)
+var makePrelude = fmt.Sprintf(`
+
+func kvlabMakeLen(n int) int {
+	if n < 0 || n > %d {
+		panic("make: more elements than a store here may make at once (%d)")
+	}
+	return n
+}
+`, maxMake, maxMake)
+
+// boundMakes wraps every size argument of a make in src in
+// kvlabMakeLen: one make of a terabyte would make Go end the whole
+// process ("out of memory", which no recover catches) before any watch
+// could look. Lines stay where they were; on a line with a make, the
+// columns after it move.
+func boundMakes(src string) string {
+	shift := 0
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "student.go", src, parser.SkipObjectResolution)
+	if err != nil && missingPackage(err) {
+		shift = len("package main\n")
+		f, err = parser.ParseFile(fset, "student.go", "package main\n"+src, parser.SkipObjectResolution)
+	}
+	if err != nil {
+		return src // load reports it
+	}
+	type insert struct {
+		at   int
+		text string
+	}
+	var ins []insert
+	ast.Inspect(f, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		if id, ok := call.Fun.(*ast.Ident); ok && id.Name == "make" {
+			for _, a := range call.Args[min(1, len(call.Args)):] {
+				ins = append(ins, insert{fset.Position(a.Pos()).Offset - shift, "kvlabMakeLen(int("}, insert{fset.Position(a.End()).Offset - shift, "))"})
+			}
+		}
+		return true
+	})
+	// From the last to the first, so that each insertion leaves the
+	// offsets before it right, a make nested in another's size included.
+	slices.SortStableFunc(ins, func(a, b insert) int { return b.at - a.at })
+	for _, in := range ins {
+		src = src[:in.at] + in.text + src[in.at:]
+	}
+	return src
 }
 
 // Stop stops the interpreter: a call running the student's code returns
