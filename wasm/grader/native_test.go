@@ -1,6 +1,9 @@
 package grader
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // boundMakes wraps each size of a make, nested ones too, and moves no
 // line.
@@ -40,5 +43,30 @@ func TestNativeMakeBound(t *testing.T) {
 	err = n.Put("k", "v")
 	if _, ok := err.(*PanicError); !ok || err.Error() != "panic: make: more elements than a store here may make at once (16777216)" {
 		t.Errorf("second Put, a make of 1<<30: %v, want the bound's panic", err)
+	}
+}
+
+// An array type whose length is a constant too large is refused at its
+// line, whether written out or through constants of the file.
+func TestRefuseHugeArrays(t *testing.T) {
+	tests := []struct {
+		name, src string
+		line      int // 0: allowed
+	}{
+		{"a literal", "package main\n\nfunc f() {\n\tvar a [1 << 40]byte\n\t_ = a\n}\n", 4},
+		{"through constants", "package main\n\nconst k = 1 << 20\nconst n = k * k\n\nvar a [n]int\n", 6},
+		{"no package clause", "var a [1e3]byte\nvar b [(1 << 30) + 1]byte\n", 2},
+		{"a record header", "package main\n\nvar h [8]byte\nvar s []byte\nvar m = [...]int{1, 2}\n", 0},
+		{"at the bound", "package main\n\nvar a [16 << 20]byte\n", 0},
+		{"a package's constant", "package main\n\nimport \"hash/crc32\"\n\nvar a [crc32.Size]byte\n", 0},
+	}
+	for _, tt := range tests {
+		ce := refuseHugeArrays(tt.src)
+		switch {
+		case tt.line == 0 && ce != nil:
+			t.Errorf("%s: refused (%v), want allowed", tt.name, ce)
+		case tt.line != 0 && (ce == nil || ce.Line != tt.line || !strings.Contains(ce.Msg, "at most 16777216 in one array")):
+			t.Errorf("%s: %v, want refused at line %d", tt.name, ce, tt.line)
+		}
 	}
 }
