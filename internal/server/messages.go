@@ -46,7 +46,7 @@ type inMsg struct {
 	Room string `json:"room,omitempty"`
 	Poll string `json:"poll,omitempty"`
 	// Presenter is the room's presenter secret (or the presenter token)
-	// on a run with Room (presenter.go).
+	// on a run with Room (guard.PresenterError).
 	Presenter string `json:"presenter,omitempty"`
 	// Source is the Go code of a reader's store that the run's -engine
 	// mine lines run (mine.go).

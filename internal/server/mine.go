@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"kvlab/harness"
+	"kvlab/internal/server/guard"
 )
 
 // A reader's own store on this disk.
@@ -31,7 +32,7 @@ func (s *Server) checkSource(c *client, m inMsg, lines []string) (bad int, err e
 	}
 	why := ""
 	switch {
-	case !IsLoopback(s.cfg.Addr):
+	case !guard.IsLoopback(s.cfg.Addr):
 		why = fmt.Sprintf("this server listens on %s, beyond this machine, and runs no one's code there", s.cfg.Addr)
 	case s.cfg.Token != "":
 		why = "this server has a token: it serves others (a class), and runs no one's code for them"
