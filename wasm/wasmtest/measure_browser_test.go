@@ -8,6 +8,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	_ "kvlab/harness/mine" // registers -engine mine, which the button's lines run
+	"kvlab/internal/browsertest"
 )
 
 // TestBrowserMeasureOnThisDisk presses "Measure on this disk" under the
@@ -59,6 +60,7 @@ func TestBrowserMeasureOnThisDisk(t *testing.T) {
 		}
 		if tt.name == "the solution" {
 			t.Logf("browser: Measure on this disk, the solution: %s", text)
+			browsertest.CheckText(t, ctx, "the measured solution")
 		}
 	}
 }
