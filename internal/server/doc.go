@@ -59,6 +59,7 @@
 //	messages.go      every run websocket message, incoming and outgoing
 //	cellcheck.go     checking a cell's (or a run: quiz's) lines before they queue
 //	budget.go        what one cell may cost as a whole, checked and enforced
+//	mine.go          who may run a reader's own store (-engine mine): loopback, no token, no room
 //	queue.go         the FIFO of jobs waiting for the disk
 //	runner.go        the single runner: takes jobs from the queue and runs them
 //	owner.go         this server's claim on its run directories under -data
