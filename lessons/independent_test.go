@@ -233,6 +233,7 @@ var independent = map[string]func(ls lines) float64{
 	},
 	"hop-always-ratio":      func(ls lines) float64 { return ls[0].at(1).OpsPerSec / max(ls[0].at(0).OpsPerSec, 1) },
 	"connections-gain":      func(ls lines) float64 { return ls[0].at(2).OpsPerSec / max(ls[0].at(0).OpsPerSec, 1) },
+	"pipeline-gain":         func(ls lines) float64 { return ls.r(1).OpsPerSec / max(ls.r(0).OpsPerSec, 1) },
 	"sqlite-vs-kv":          func(ls lines) float64 { return ls[0].at(1).OpsPerSec / max(ls[0].at(0).OpsPerSec, 1) },
 	"sqlite-normal-gain":    func(ls lines) float64 { return ls.r(1).OpsPerSec / max(ls.r(0).OpsPerSec, 1) },
 	"cold-p50":              func(ls lines) float64 { return ls.r(1).Latency["get"].P50Ns / max(ls.r(0).Latency["get"].P50Ns, 1) },
