@@ -165,6 +165,7 @@ var commands = []command{
   labserver crash -sync batch:100 -trials 20
   labserver crash -sync always -trials 10 -power
   labserver crash -sync batch:100 -trials 10 -power -power-mode pages
+  labserver crash -sync batch:16 -power -power-mode reorder -points
   labserver crash -sync none -write-buffer 4096 -trials 5`},
 }
 
@@ -557,7 +558,7 @@ func crashFlags() []flagDef {
 				s.Trials = int(n)
 				return err
 			},
-			show: func(s *Spec, _ runOf) (string, bool) { return itoa(s.Trials), true }},
+			show: func(s *Spec, _ runOf) (string, bool) { return itoa(s.Trials), !s.Points }},
 		{name: "power", bool: true, usage: "simulate power loss on the crashable in-memory filesystem instead of SIGKILL",
 			fill: func(s *Spec, a arg, _ Limits) error { s.Power = a.on(); return nil },
 			show: func(s *Spec, _ runOf) (string, bool) { return "", s.Power }},
@@ -573,6 +574,18 @@ func crashFlags() []flagDef {
 				return nil
 			},
 			show: func(s *Spec, _ runOf) (string, bool) { return s.PowerMode, s.has("power-mode") }},
+		{name: "points", bool: true, usage: "with -power, instead of -trials: cut the power once after each filesystem operation of a fixed workload (120 writes, 4 KiB segments, compactions), checking every point",
+			fill: func(s *Spec, a arg, _ Limits) error {
+				s.Points = a.on()
+				switch {
+				case s.Points && !s.Power:
+					return fmt.Errorf("-points: needs -power (each crash point is a simulated power cut on the in-memory filesystem)")
+				case s.Points && s.has("trials"):
+					return fmt.Errorf("-points and -trials: give one or the other (-points crashes once after every filesystem operation of its fixed workload, -trials at random moments)")
+				}
+				return nil
+			},
+			show: func(s *Spec, _ runOf) (string, bool) { return "", s.Points }},
 		{name: "write-buffer", usage: "the store's write buffer in bytes under none, batch:N and periodic:D, 0 = none (default: the engine's, 65536)",
 			fill: func(s *Spec, a arg, _ Limits) error {
 				n, err := a.int(-1, 0, engine.MaxWriteBuffer)

@@ -43,6 +43,7 @@ var specGoldenLines = []string{
 	"crash -sync none -write-buffer 4096",
 	"crash -sync periodic:5ms -trials 3 -power -power-mode reorder -write-buffer 0 -seed 42 -keep -progress",
 	"crash -sync group -seed -3",
+	"crash -sync batch:16 -power -power-mode reorder -points",
 	// Errors: the message is part of the printed form.
 	"",
 	"frobnicate",
@@ -84,6 +85,8 @@ var specGoldenLines = []string{
 	"crash -trials 0",
 	"crash -power -power-mode torn",
 	"crash -power-mode pages",
+	"crash -points",
+	"crash -power -points -trials 3",
 	"crash -write-buffer 67108865",
 	"crash -sync nope",
 	"bench -archive=false",

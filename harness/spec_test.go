@@ -61,6 +61,8 @@ func TestFlagErrorsNameFlagAndAllowed(t *testing.T) {
 		{"crash -trials 0", "-trials 0: must be between 1 and 1000"},
 		{"crash -power -power-mode torn", "-power-mode torn: allowed: prefix, reorder, pages, dirent"},
 		{"crash -power-mode pages", "-power-mode pages: needs -power"},
+		{"crash -points", "-points: needs -power"},
+		{"crash -power -points -trials 3", "-points and -trials: give one or the other"},
 		{"crash -write-buffer 67108865", "-write-buffer 67108865: must be between 0 and 67108864"},
 		{"crash -sync nope", "-sync nope: unknown policy"},
 		// The archive is the command line's, never a cell's.
@@ -122,6 +124,7 @@ func TestParseFillsEveryDefaultAndRoundTrips(t *testing.T) {
 		{"crash -sync batch:100 -trials 20 -power", "crash -sync batch:100 -trials 20 -power"},
 		{"crash -sync none -power -power-mode dirent", "crash -sync none -trials 10 -power -power-mode dirent"},
 		{"crash -sync none -write-buffer 4096", "crash -sync none -trials 10 -write-buffer 4096"},
+		{"crash -points -power -sync batch:16 -power-mode reorder", "crash -sync batch:16 -power -power-mode reorder -points"},
 	}
 	for _, tt := range tests {
 		s, err := ParseSpec(tt.line, DefaultLimits())
