@@ -57,7 +57,12 @@ type CrashResult struct {
 	// (trials is then 0, per_trial empty, and the sums above are over the
 	// points; lost_acked is not split by layer).
 	CrashPoints *CrashPoints `json:"crash_points,omitempty"`
-	Cancelled   bool         `json:"cancelled,omitempty"`
+	// SyncFailure is set by -fail-sync, which runs one store to one
+	// failed fdatasync instead of crashing it (trials 0, per_trial empty;
+	// writes, durable_acked, recovered, lost and lost_acked are the
+	// story's).
+	SyncFailure *crashtest.SyncFailReport `json:"sync_failure,omitempty"`
+	Cancelled   bool                      `json:"cancelled,omitempty"`
 }
 
 // CrashPoints is what crash -points found: one power cut after each
@@ -84,6 +89,18 @@ type CrashPoints struct {
 	Findings []string `json:"findings,omitempty"`
 }
 
+// writeBuffer is -write-buffer as engine.Options.WriteBuffer takes it:
+// 0 (the engine's default) when not given, negative for no buffer.
+func (s *Spec) writeBuffer() int {
+	switch {
+	case s.WriteBuffer == 0:
+		return -1
+	case s.WriteBuffer > 0:
+		return s.WriteBuffer
+	}
+	return 0
+}
+
 // pointsTick is how many writes apart periodic:D's timer fires in a -points
 // run: the enumeration reruns the workload once per point, so its syncs
 // must fall at the same steps every time, not at the wall clock's moments.
@@ -94,12 +111,7 @@ const pointsTick = 5
 // turn, and the invariant checked after each cut.
 func pointsLine(ctx context.Context, s *Spec, p engine.SyncPolicy, mode engine.PowerMode) (*CrashResult, error) {
 	cfg := crashtest.PointsConfig{Sync: p, Mode: mode, Seed: uint64(s.Seed)}
-	switch {
-	case s.WriteBuffer == 0:
-		cfg.WriteBuffer = -1 // engine.Options: negative = no buffer
-	case s.WriteBuffer > 0:
-		cfg.WriteBuffer = s.WriteBuffer
-	}
+	cfg.WriteBuffer = s.writeBuffer()
 	if p.Mode == engine.SyncPeriodic {
 		cfg.TickEvery = pointsTick
 	}
@@ -141,13 +153,11 @@ func crashLine(ctx context.Context, s *Spec, dir string, env Env) (*CrashResult,
 	if s.Points {
 		return pointsLine(ctx, s, p, mode)
 	}
-	cfg := crashtest.Config{Sync: p, Trials: s.Trials, Power: s.Power, PowerMode: mode, Exe: env.Exe, Seed: s.Seed}
-	switch {
-	case s.WriteBuffer == 0:
-		cfg.WriteBuffer = -1 // engine.Options: negative = no buffer
-	case s.WriteBuffer > 0:
-		cfg.WriteBuffer = s.WriteBuffer
+	if s.FailSync > 0 {
+		return syncFailLine(ctx, s, p)
 	}
+	cfg := crashtest.Config{Sync: p, Trials: s.Trials, Power: s.Power, PowerMode: mode, Exe: env.Exe, Seed: s.Seed}
+	cfg.WriteBuffer = s.writeBuffer()
 	if !s.Power {
 		d, err := os.MkdirTemp(dir, "kvlab-crash-")
 		if err != nil {
@@ -190,6 +200,9 @@ func writeCrashTable(w io.Writer, r *CrashResult) error {
 	if r.CrashPoints != nil {
 		return writePointsTable(w, r)
 	}
+	if r.SyncFailure != nil {
+		return writeSyncFailTable(w, r)
+	}
 	kind := "SIGKILL of a writing process (the page cache survives; the store's write buffer does not)"
 	if r.Power {
 		kind = "simulated power loss (" + powerModeText[r.PowerMode] + ")"
@@ -218,6 +231,48 @@ func writeCrashTable(w io.Writer, r *CrashResult) error {
 	if r.Resurrected > 0 {
 		fmt.Fprintf(w, "%d deleted keys came back after a durable Delete\n", r.Resurrected)
 	}
+	return nil
+}
+
+// maxSyncFailAfter is the largest -fail-sync: the Puts before the failure
+// stay in memory.
+const maxSyncFailAfter = 1_000_000
+
+// syncFailLine runs crash -fail-sync: crashtest.RunSyncFailure, one
+// store on the fault-injecting in-memory filesystem, to its first failed
+// fdatasync, ten more Puts and a reopen in the same boot.
+func syncFailLine(ctx context.Context, s *Spec, p engine.SyncPolicy) (*CrashResult, error) {
+	cfg := crashtest.SyncFailConfig{Sync: p, FailAfter: s.FailSync}
+	cfg.WriteBuffer = s.writeBuffer()
+	rep, err := crashtest.RunSyncFailure(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("crash -fail-sync %d: %w", s.FailSync, err)
+	}
+	return &CrashResult{
+		Kind: "crash", Spec: s.line("", nil), Sync: rep.Sync,
+		Writes: rep.Acked, DurableAcked: rep.DurableAcked, Recovered: rep.Recovered, Lost: rep.Lost, LostAcked: rep.LostAcked,
+		OK: rep.OK(), Invariant: Invariant, PerTrial: []crashtest.Trial{}, SyncFailure: &rep,
+	}, nil
+}
+
+// writeSyncFailTable prints a crash -fail-sync result as the story it
+// tells: before the failure, the failure, after it, the reopen.
+func writeSyncFailTable(w io.Writer, r *CrashResult) error {
+	f := r.SyncFailure
+	fmt.Fprintf(w, "%s\nfdatasync failure: the first fdatasync of a segment after %d acknowledged Puts fails with EIO, on the in-memory filesystem that marks the failed pages clean as Linux does; sync %s\n", r.Spec, f.FailAfter, r.Sync)
+	fmt.Fprintf(w, "before: %d Puts acknowledged (%.0f ns each), %d of them covered by an fdatasync that succeeded (DurableSeq %d)\n", f.Acked, f.PutMeanNs, f.DurableAcked, f.DurableSeqAtFailure)
+	fmt.Fprintf(w, "failure: %s failed; the first Put to fail returned: %s\n", f.FailedSync, f.FirstError)
+	fmt.Fprintf(w, "after, with the fault gone: %d of %d Puts acknowledged (must be 0), %d refused with the same error; DurableSeq %d (was %d)\n", f.AckedAfter, f.Tried, f.SameError, f.DurableSeqAfter, f.DurableSeqAtFailure)
+	if f.ReopenError != "" {
+		fmt.Fprintf(w, "reopen in the same boot FAILED: %s\n", f.ReopenError)
+	} else {
+		fmt.Fprintf(w, "reopen in the same boot (the page cache still holds the failed bytes): %d acknowledged writes back, %d lost (lost_acked), %d durable ones lost (must be 0), %d not durable returned\n", f.Recovered, f.LostAcked, f.Lost, f.ReturnedUndurable)
+	}
+	verdict := "HELD: nothing acknowledged after the failure, DurableSeq unmoved, after the reopen every durable write back and no other"
+	if !r.OK {
+		verdict = "BROKEN: a Put was acknowledged after the failure, DurableSeq moved, a durable write was lost or one no fdatasync covered came back"
+	}
+	fmt.Fprintln(w, "sticky error "+verdict)
 	return nil
 }
 

@@ -27,11 +27,7 @@ func TestCrashPoints(t *testing.T) {
 		line := "crash -sync " + tt.sync + " -power -power-mode reorder -points"
 		v := execJSON(t, line)
 		requireFields(t, line, v, append(crashFields[:9:9], crashPointsFields...))
-		get := func(path string) float64 {
-			x, _ := lookup(v, path)
-			f, _ := x.(float64)
-			return f
-		}
+		get := func(path string) float64 { return numAt(v, path) }
 		if ok, _ := lookup(v, "ok"); ok != true {
 			f, _ := lookup(v, "crash_points.findings")
 			t.Errorf("%s: ok = %v, want true (findings %v)", line, ok, f)
@@ -77,4 +73,61 @@ func TestCrashPoints(t *testing.T) {
 			t.Errorf("crash -points table does not say %q:\n%s", want, out)
 		}
 	}
+}
+
+// syncFailureFields are the contract fields of a crash -fail-sync result.
+var syncFailureFields = []string{"sync_failure.fail_after", "sync_failure.acked", "sync_failure.durable_acked", "sync_failure.put_mean_ns",
+	"sync_failure.failed_sync", "sync_failure.first_error", "sync_failure.tried_after", "sync_failure.acked_after", "sync_failure.same_error_after",
+	"sync_failure.durable_seq_at_failure", "sync_failure.durable_seq_after", "sync_failure.recovered", "sync_failure.lost",
+	"sync_failure.lost_acked", "sync_failure.returned_undurable"}
+
+// TestCrashFailSync runs crash -fail-sync under three policies: the store
+// acknowledges nothing after the failed fdatasync, and the acknowledged
+// writes it loses are those no fdatasync covered: none under always, the
+// last 15 under batch:16, every one since the last timer sync under
+// periodic.
+func TestCrashFailSync(t *testing.T) {
+	for _, tt := range []struct {
+		sync string
+		lost float64 // lost_acked; -1: at least one
+	}{
+		{"always", 0},
+		{"batch:16", 15},
+		{"periodic:10ms", -1},
+	} {
+		line := "crash -sync " + tt.sync + " -fail-sync 1000"
+		v := execJSON(t, line)
+		requireFields(t, line, v, append(crashFields[:9:9], syncFailureFields...))
+		get := func(path string) float64 { return numAt(v, path) }
+		if ok, _ := lookup(v, "ok"); ok != true {
+			t.Errorf("%s: ok = %v, want true", line, ok)
+		}
+		if got := get("sync_failure.acked_after"); got != 0 || get("sync_failure.same_error_after") != 10 {
+			t.Errorf("%s: %v Puts acknowledged after the failure, %v refused with the first error; want 0 and 10", line, got, get("sync_failure.same_error_after"))
+		}
+		lost := get("lost_acked")
+		if (tt.lost >= 0 && lost != tt.lost) || (tt.lost < 0 && lost < 1) {
+			t.Errorf("%s: lost_acked %v, want %v (-1: some)", line, lost, tt.lost)
+		}
+		if w, d := get("writes"), get("durable_acked"); lost != w-d || get("recovered") != d {
+			t.Errorf("%s: writes %v, durable_acked %v, recovered %v, lost_acked %v: want every durable write back and the rest lost", line, w, d, get("recovered"), lost)
+		}
+	}
+	r := execAs[*CrashResult](t, "crash -sync batch:16 -fail-sync 1000")
+	var b strings.Builder
+	if err := Write(&b, "table", r); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"fails with EIO", "1007 Puts acknowledged", "992 of them covered", "0 of 10 Puts acknowledged", "992 acknowledged writes back, 15 lost", "sticky error HELD"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("crash -fail-sync table does not say %q:\n%s", want, b.String())
+		}
+	}
+}
+
+// numAt is the number at path in decoded JSON v, or 0.
+func numAt(v any, path string) float64 {
+	x, _ := lookup(v, path)
+	f, _ := x.(float64)
+	return f
 }

@@ -166,6 +166,7 @@ var commands = []command{
   labserver crash -sync always -trials 10 -power
   labserver crash -sync batch:100 -trials 10 -power -power-mode pages
   labserver crash -sync batch:16 -power -power-mode reorder -points
+  labserver crash -sync batch:16 -fail-sync 1000
   labserver crash -sync none -write-buffer 4096 -trials 5`},
 }
 
@@ -558,7 +559,7 @@ func crashFlags() []flagDef {
 				s.Trials = int(n)
 				return err
 			},
-			show: func(s *Spec, _ runOf) (string, bool) { return itoa(s.Trials), !s.Points }},
+			show: func(s *Spec, _ runOf) (string, bool) { return itoa(s.Trials), !s.Points && s.FailSync == 0 }},
 		{name: "power", bool: true, usage: "simulate power loss on the crashable in-memory filesystem instead of SIGKILL",
 			fill: func(s *Spec, a arg, _ Limits) error { s.Power = a.on(); return nil },
 			show: func(s *Spec, _ runOf) (string, bool) { return "", s.Power }},
@@ -586,6 +587,19 @@ func crashFlags() []flagDef {
 				return nil
 			},
 			show: func(s *Spec, _ runOf) (string, bool) { return "", s.Points }},
+		{name: "fail-sync", usage: "instead of crashing: fail the first fdatasync after N acknowledged Puts with EIO, try 10 more Puts, reopen; on the in-memory filesystem that marks the failed pages clean, as Linux does",
+			fill: func(s *Spec, a arg, _ Limits) error {
+				n, err := a.int(0, 1, maxSyncFailAfter)
+				s.FailSync = int(n)
+				switch {
+				case err != nil:
+					return err
+				case a.given && (s.Power || s.has("trials")):
+					return fmt.Errorf("-fail-sync %s: runs one store to one failed fdatasync and a reopen, on the in-memory filesystem; -power, -power-mode, -points and -trials do not apply", a.v)
+				}
+				return nil
+			},
+			show: func(s *Spec, _ runOf) (string, bool) { return itoa(s.FailSync), s.FailSync > 0 }},
 		{name: "write-buffer", usage: "the store's write buffer in bytes under none, batch:N and periodic:D, 0 = none (default: the engine's, 65536)",
 			fill: func(s *Spec, a arg, _ Limits) error {
 				n, err := a.int(-1, 0, engine.MaxWriteBuffer)

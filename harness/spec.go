@@ -50,6 +50,7 @@ type Spec struct {
 	Power     bool
 	PowerMode string // crash -power-mode: prefix (the default), reorder, pages or dirent
 	Points    bool   // crash -points: a power cut after every filesystem operation of a fixed workload
+	FailSync  int    // crash -fail-sync N: the first fdatasync after N Puts fails; 0 when not given
 	// WriteBuffer is crash -write-buffer: -1 when not given (the
 	// engine's default), 0 for no buffer, else its size in bytes.
 	WriteBuffer int

@@ -44,6 +44,7 @@ var specGoldenLines = []string{
 	"crash -sync periodic:5ms -trials 3 -power -power-mode reorder -write-buffer 0 -seed 42 -keep -progress",
 	"crash -sync group -seed -3",
 	"crash -sync batch:16 -power -power-mode reorder -points",
+	"crash -sync periodic:10ms -fail-sync 1000",
 	// Errors: the message is part of the printed form.
 	"",
 	"frobnicate",
@@ -87,6 +88,7 @@ var specGoldenLines = []string{
 	"crash -power-mode pages",
 	"crash -points",
 	"crash -power -points -trials 3",
+	"crash -power -fail-sync 10",
 	"crash -write-buffer 67108865",
 	"crash -sync nope",
 	"bench -archive=false",

@@ -73,3 +73,44 @@ func TestCrashPointsClaims(t *testing.T) {
 		num(t, batch, "crash_points.intact"), num(t, batch, "crash_points.points"), num(t, batch, "crash_points.max_lost_acked"),
 		num(t, none, "crash_points.intact"), num(t, none, "crash_points.points"), num(t, none, "crash_points.max_lost_acked"))
 }
+
+// Lesson 7, "When fdatasync fails", on the fsync-fails cell: after the
+// failed fdatasync no Put is acknowledged though the fault is gone, each
+// is refused with the first error, DurableSeq stays; the reopen in the
+// same boot returns every durable write and none of the others; always
+// loses nothing acknowledged, batch:16 the 15 since its last fdatasync,
+// periodic:10ms more than that, after several good timer syncs.
+func TestFsyncFailsCellClaims(t *testing.T) {
+	rs := cellResults(t, "07-", "fsync-fails")
+	if len(rs) != 3 {
+		t.Fatalf("fsync-fails: %d results, want 3 (always, batch:16, periodic:10ms)", len(rs))
+	}
+	for i, r := range rs {
+		if ok, _ := r.(map[string]any)["ok"].(bool); !ok {
+			t.Errorf("fsync-fails line %d: ok false", i)
+		}
+		if a, s := num(t, r, "sync_failure.acked_after"), num(t, r, "sync_failure.same_error_after"); a != 0 || s != 10 {
+			t.Errorf("fsync-fails line %d: %v Puts acknowledged after the failure and %v refused with the first error; the lesson says 0 of 10 and all 10", i, a, s)
+		}
+		if at, after := num(t, r, "sync_failure.durable_seq_at_failure"), num(t, r, "sync_failure.durable_seq_after"); at != after {
+			t.Errorf("fsync-fails line %d: DurableSeq moved from %v to %v after the failure", i, at, after)
+		}
+		if l, u := num(t, r, "lost"), num(t, r, "sync_failure.returned_undurable"); l != 0 || u != 0 {
+			t.Errorf("fsync-fails line %d: the reopen lost %v durable writes and returned %v that no fdatasync covered; the lesson says 0 and 0", i, l, u)
+		}
+	}
+	if l := num(t, rs[0], "lost_acked"); l != 0 {
+		t.Errorf("always lost %v acknowledged writes to the failure; the lesson says none", l)
+	}
+	if l := num(t, rs[1], "lost_acked"); l != 15 {
+		t.Errorf("batch:16 lost %v acknowledged writes to the failure; the lesson says the 15 since its last fdatasync", l)
+	}
+	p := rs[2]
+	if d := num(t, p, "durable_acked"); d == 0 {
+		t.Errorf("periodic:10ms: no timer fdatasync succeeded before the fault; the lesson says several did")
+	}
+	if l := num(t, p, "lost_acked"); l <= 15 {
+		t.Errorf("periodic:10ms lost %v acknowledged writes, no more than batch:16; the lesson's quiz expects the most", l)
+	}
+	t.Logf("periodic:10ms lost %v acknowledged writes, %.1f ms of Puts", num(t, p, "lost_acked"), num(t, p, "lost_acked")*num(t, p, "sync_failure.put_mean_ns")/1e6)
+}

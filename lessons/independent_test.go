@@ -211,6 +211,18 @@ var independent = map[string]func(ls lines) float64{
 		perPoint := ls.r(1).LostAcked / max(ls.r(1).CrashPoints.Points, 1)
 		return ls.r(3).LostAcked / max(float64(len(ls.r(3).PerTrial)), 1) / max(perPoint, 0.01)
 	},
+	"fsync-fail-loss": func(ls lines) float64 {
+		a, b, p := ls.r(0).LostAcked, ls.r(1).LostAcked, ls.r(2).LostAcked
+		switch {
+		case p > max(a, b):
+			return 3
+		case b > a:
+			return 2
+		case a > 0:
+			return 1
+		}
+		return 4
+	},
 	"headline-ratio": func(ls lines) float64 { return ls.r(0).OpsPerSec / max(ls.r(1).OpsPerSec, 1) },
 	"dist-ratio":     func(ls lines) float64 { return ls.r(0).Latency["get"].P50Ns / max(ls.r(1).Latency["get"].P50Ns, 1) },
 	"hop-us": func(ls lines) float64 {
