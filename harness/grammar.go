@@ -147,6 +147,7 @@ var commands = []command{
   labserver bench -engine kv -sync batch:64 -workload fillrandom -ops 8000 -format json
   labserver bench -engine kv,bbolt,pebble -sync always -ops 2000
   labserver bench -engine kv -sync none -workload readrandom -keys 100000 -duration 5s -dist zipfian
+  labserver bench -engine kv -sync always -workload fillbatch -batch 16 -duration 2s
   labserver bench -engine kv -sync group -threads 8 -rate 2000 -duration 3s
   labserver bench -engine kv -sync batch:64 -ops 4000 -repeat 6 -format benchstat > batch64.txt
   benchstat batch64.txt batch256.txt   (same -format benchstat lines from another run; or benchstat -col /sync all.txt)`},
@@ -234,7 +235,7 @@ const (
 // -threads.
 func benchFlags(threads string) []flagDef {
 	fs := []flagDef{
-		engineFlag(), syncFlag(), workloadFlag(),
+		engineFlag(), syncFlag(), workloadFlag(), batchFlag(),
 		{name: "ops", usage: usageOps, scale: scaleInt(1),
 			fill: func(s *Spec, a arg, lim Limits) (err error) {
 				if a.given && s.has("duration") {
@@ -263,7 +264,7 @@ func benchFlags(threads string) []flagDef {
 			show: func(s *Spec, _ runOf) (string, bool) { return itoa(s.ValueSize), true }},
 		{name: "keys", usage: "distinct keys (default: -ops, or 100000 with -duration)", scale: scaleInt(1),
 			fill: func(s *Spec, a arg, lim Limits) error {
-				def := s.Ops
+				def := s.Ops * int64(s.Batch) // every Put of the run a key of its own
 				if s.Duration > 0 {
 					def = 100000
 				}
@@ -353,6 +354,25 @@ func workloadFlag() flagDef {
 			return nil
 		},
 		show: func(s *Spec, _ runOf) (string, bool) { return s.Workload, true }}
+}
+
+// batchFlag is -batch, fillbatch's Puts per unit. It comes before -ops
+// and -keys, whose defaults and byte budget count Puts.
+func batchFlag() flagDef {
+	return flagDef{name: "batch", usage: "with -workload fillbatch: Puts per unit, each of its own key (default 16)",
+		fill: func(s *Spec, a arg, _ Limits) error {
+			s.Batch = 1
+			if s.Workload != "fillbatch" {
+				if a.given {
+					return fmt.Errorf("-batch %s: applies to -workload fillbatch only (a unit of that many Puts); -workload %s does a fixed number of ops per unit", a.v, s.Workload)
+				}
+				return nil
+			}
+			n, err := a.int(defaultBatch, 1, maxBatch)
+			s.Batch = int(n)
+			return err
+		},
+		show: func(s *Spec, _ runOf) (string, bool) { return itoa(s.Batch), s.Workload == "fillbatch" }}
 }
 
 func threadsFlag(def string) flagDef {

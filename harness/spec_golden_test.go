@@ -45,6 +45,8 @@ var specGoldenLines = []string{
 	"crash -sync group -seed -3",
 	"crash -sync batch:16 -power -power-mode reorder -points",
 	"crash -sync periodic:10ms -fail-sync 1000",
+	"bench -workload fillbatch -batch 4 -ops 100",
+	"sweep -engine kv -sync group -workload fillbatch -duration 1s -threads 1,4",
 	// Errors: the message is part of the printed form.
 	"",
 	"frobnicate",
@@ -89,6 +91,8 @@ var specGoldenLines = []string{
 	"crash -points",
 	"crash -power -points -trials 3",
 	"crash -power -fail-sync 10",
+	"bench -batch 4",
+	"bench -workload fillbatch -batch 1025",
 	"crash -write-buffer 67108865",
 	"crash -sync nope",
 	"bench -archive=false",

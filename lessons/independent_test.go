@@ -239,6 +239,8 @@ var independent = map[string]func(ls lines) float64{
 	"steady-drift":          func(ls lines) float64 { return drift(ls.r(0)) },
 	"background-drift":      func(ls lines) float64 { return drift(ls.r(0)) },
 	"update-vs-fill":        func(ls lines) float64 { return ls.r(5).UnitsPerSec / max(ls.r(1).OpsPerSec, 1) },
+	"batch-ops-ratio":       func(ls lines) float64 { return ls.r(1).OpsPerSec / max(ls.r(0).OpsPerSec, 1) },
+	"batch-units-ratio":     func(ls lines) float64 { return ls.r(1).UnitsPerSec / max(ls.r(0).UnitsPerSec, 1) },
 	"median-change": func(ls lines) float64 {
 		before, after := ls[0], ls[1]
 		return median(after.at(0).OpsPerSec, after.at(1).OpsPerSec, after.at(2).OpsPerSec) /
