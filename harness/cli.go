@@ -99,7 +99,7 @@ func RunCLIRecorded(ctx context.Context, args []string, stdout, stderr io.Writer
 		}
 		return 2
 	}
-	env := Env{Limits: lim}
+	env := Env{Limits: lim, readSrc: true}
 	tty := isTerminal(stderr)
 	var show func(Progress)
 	if s.Progress || tty {

@@ -40,6 +40,12 @@ type Env struct {
 	Limits   Limits         // zero value = DefaultLimits()
 	Progress func(Progress) // about once a second while a run goes on; may be nil
 	Exe      string         // binary to re-exec for `crash` (labserver itself); "" = os.Executable()
+	// Source is the Go source of the store a source engine runs
+	// (-engine mine, source.go), handed in by a server; a line there
+	// cannot name a file with -src.
+	Source string
+
+	readSrc bool // the command line: -src FILE is read
 }
 
 // Exec runs one line: bench | sweep | probe | model | crash. It returns
@@ -103,6 +109,10 @@ func execSpec(ctx context.Context, s *Spec, env Env) (any, error) {
 // each thread count, each repeat, in that nesting order. It probes the
 // directory once (quickly) for the conditions and the model.
 func benchLine(ctx context.Context, s *Spec, dir string, env Env) ([]*BenchResult, error) {
+	source, err := lineSource(s, env, env.readSrc)
+	if err != nil {
+		return nil, err
+	}
 	brief, err := quickProbe(ctx, dir)
 	if err != nil {
 		return nil, err
@@ -129,7 +139,7 @@ func benchLine(ctx context.Context, s *Spec, dir string, env Env) ([]*BenchResul
 					engine: engine, sync: s.Sync, workload: s.Workload, batch: s.Batch, dist: s.Dist,
 					threads: threads, ops: s.Ops, exactCap: DefaultExactCap, duration: s.Duration, maxUnits: s.maxUnits(env.Limits),
 					valueSize: s.ValueSize, keys: s.Keys, warmup: s.Warmup, rate: s.Rate, seed: s.Seed, cold: s.Cache == "cold",
-					dishonest: s.Dishonest, dir: runDir, pool: pool,
+					dishonest: s.Dishonest, dir: runDir, pool: pool, source: source,
 				}
 				if env.Progress != nil {
 					cfg.progress = func(p Progress) {

@@ -235,7 +235,7 @@ const (
 // -threads.
 func benchFlags(threads string) []flagDef {
 	fs := []flagDef{
-		engineFlag(), syncFlag(), workloadFlag(), batchFlag(),
+		engineFlag(), srcFlag(), syncFlag(), workloadFlag(), batchFlag(),
 		{name: "ops", usage: usageOps, scale: scaleInt(1),
 			fill: func(s *Spec, a arg, lim Limits) (err error) {
 				if a.given && s.has("duration") {

@@ -136,3 +136,38 @@ func TestSleepUntilNeverEarly(t *testing.T) {
 		t.Error("sleepUntil(+1h) after stop returned true, want false")
 	}
 }
+
+// TestSpinWindowFollowsLateWakes: the spin window stays at spinWindow
+// while the fine sleep keeps time, becomes twice a late wake's lateness
+// (never above maxSpinWindow), and shrinks back over the sleeps on time
+// after it, never below spinWindow.
+func TestSpinWindowFollowsLateWakes(t *testing.T) {
+	us := time.Microsecond
+	if got := nextSpinWindow(spinWindow, 60*us); got != spinWindow {
+		t.Errorf("after a wake 60 µs late: window %v, want it kept at %v", got, spinWindow)
+	}
+	w := nextSpinWindow(spinWindow, 600*us)
+	if w != 1200*us {
+		t.Errorf("after a wake 600 µs late: window %v, want 1.2ms", w)
+	}
+	if got := nextSpinWindow(w, 5*time.Millisecond); got != maxSpinWindow {
+		t.Errorf("after a wake 5 ms late: window %v, want the cap %v", got, maxSpinWindow)
+	}
+	n := 0
+	for ; w > spinWindow+spinWindow/10; n++ {
+		next := nextSpinWindow(w, 20*us)
+		if next >= w {
+			t.Fatalf("a wake on time left the window at %v (was %v): it must shrink", next, w)
+		}
+		w = next
+	}
+	if n < 32 || n > 128 {
+		t.Errorf("%d wakes on time brought 1.2ms to within 10%% of %v; want between 32 and 128 (it forgets one late wake in about a hundred units)", n, spinWindow)
+	}
+	for range 1000 {
+		w = nextSpinWindow(w, 0)
+	}
+	if w != spinWindow {
+		t.Errorf("after 1000 wakes on time the window is %v, want %v", w, spinWindow)
+	}
+}

@@ -10,7 +10,7 @@ type BenchResult struct {
 	Kind        string  `json:"kind"` // "bench"
 	Spec        string  `json:"spec"` // the run as a line that reproduces it
 	Engine      string  `json:"engine"`
-	Sync        string  `json:"sync"`
+	Sync        string  `json:"sync"` // SourceSync ("own") for a store that syncs by its own code
 	Workload    string  `json:"workload"`
 	Threads     int     `json:"threads"`
 	Ops         int64   `json:"ops"`   // primitive key accesses measured
@@ -23,6 +23,10 @@ type BenchResult struct {
 	Dist        string  `json:"dist"`
 	Warmup      int64   `json:"warmup"`         // units run and discarded before measuring
 	Rate        float64 `json:"rate,omitempty"` // intended units/s of an open-loop run
+	// Interpreted says the store's code ran in the Go interpreter (a
+	// source engine, -engine mine): its figures include the interpreter's
+	// own cost, which -engine mine-null shows alone.
+	Interpreted bool `json:"interpreted,omitempty"`
 
 	// Latency by op kind: "put", "get", "delete", "scan". In a -rate run it is
 	// measured from each unit's intended start; LatencyUncorrected from

@@ -68,6 +68,9 @@ type runConfig struct {
 	// pool, in a -repeat group, takes the run's latencies once its clock
 	// has stopped (pool.go); nil otherwise.
 	pool *latencyPool
+	// source is the store's code for a source engine (source.go); "" for
+	// every other engine.
+	source string
 }
 
 // dishonesty is the set of timing rules a run deliberately breaks, for the
@@ -230,6 +233,9 @@ func runOne(ctx context.Context, cfg runConfig) (*BenchResult, error) {
 	}
 	res := m.result(&cfg)
 	res.Cache = cache
+	if TakesSource(cfg.engine) {
+		res.Sync, res.Interpreted = SourceSync, true
+	}
 	return res, nil
 }
 
@@ -239,6 +245,9 @@ func openAndPreload(ctx context.Context, cfg *runConfig) (Store, keyTable, error
 	open, err := lookupEngine(cfg.engine)
 	if err != nil {
 		return nil, keyTable{}, err
+	}
+	if so, ok := sourceEngine(cfg.engine); ok {
+		open = func(dir, _ string) (Store, error) { return so(ctx, dir, cfg.source) }
 	}
 	keys := newKeyTable(cfg.keys)
 	if wl, _ := lookupWorkload(cfg.workload); wl.preload {

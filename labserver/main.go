@@ -25,6 +25,7 @@ import (
 	"syscall"
 
 	"kvlab/engine/crashtest"
+	_ "kvlab/harness/mine"  // registers mine and mine-null, a reader's own store
 	_ "kvlab/harness/peers" // registers bbolt, pebble, sqlite, redis and resp://
 	"kvlab/internal/cli"
 	"kvlab/internal/server"

@@ -8,6 +8,13 @@
 // in a Web Worker (exercise-worker.js); nothing is sent to the server. The
 // worker starts when the first exercise comes near the viewport.
 //
+// An exercise whose code is a store (measure: true) also offers "Measure
+// on this disk": the editor's code goes to labserver as a run message's
+// "source", and the lines of MEASURE_LINES run it natively on the server's
+// disk (-engine mine, interpreted; mine-null, the interpreter alone)
+// beside kv's always and group. A server that serves others (not on
+// loopback, with a token, a room) refuses, and the page shows why.
+//
 // The student's code is kept in localStorage under kvlab:exercise:NAME:code.
 // A run that has not finished LIMIT_MS after it started (or the
 // exercise's own limit_ms, for the crash exercises, whose grading reopens
@@ -15,9 +22,34 @@
 // worker; a fresh one is started for the next run.
 
 import { $$, h, store, fmtMs } from './dom.js';
-import { exerciseKey } from './session.js';
+import { exerciseKey, browserID } from './session.js';
+import { CellRun, Socket } from './cells.js';
+import { renderLines } from './results.js';
 
 const LIMIT_MS = 2000;
+
+// MEASURE_LINES are what "Measure on this disk" runs: the reader's store,
+// the same code on a filesystem that does nothing (the interpreter's
+// cost), and kv's always and group, all on one workload with four
+// clients (the reader's store takes one call at a time, so its clients
+// queue; group commit shares one fdatasync among them).
+const MEASURE_WORKLOAD = '-workload fillrandom -ops 1000 -threads 4';
+export const MEASURE_LINES = [
+  `bench -engine mine ${MEASURE_WORKLOAD}`,
+  `bench -engine mine-null ${MEASURE_WORKLOAD}`,
+  `bench -engine kv -sync always ${MEASURE_WORKLOAD}`,
+  `bench -engine kv -sync group ${MEASURE_WORKLOAD}`,
+];
+
+// measureSocket is the websocket the Measure buttons use: the lesson
+// page's own (app.js), else one of their own.
+let ownSocket = null;
+function measureSocket() {
+  if (window.kvlab && window.kvlab.socket) return window.kvlab.socket;
+  if (!ownSocket) ownSocket = new Socket();
+  return ownSocket;
+}
+let measureCounter = 0;
 const workerURL = new URL('exercise-worker.js', import.meta.url).href;
 
 // saved is what this browser keeps for one exercise: its code, and
@@ -243,7 +275,8 @@ class Exercise {
       h('div', { class: 'ex-solution-head', text: 'A model solution (your code above is unchanged)' }),
       h('pre', {}, h('code', { text: ex.solution })));
     this.results = h('div', { class: 'ex-results', 'aria-live': 'polite' });
-    this.root.replaceChildren(head, instr, this.editor, this.keyHint, this.buildActions(), this.solution, this.results);
+    this.measured = h('div', { class: 'ex-measured', 'aria-live': 'polite' });
+    this.root.replaceChildren(head, instr, this.editor, this.keyHint, this.buildActions(), this.solution, this.results, this.measured);
     if (saved.get(this.name, 'attempted')) this.solBtn.hidden = false;
     if (saved.get(this.name, 'passed')) this.badge.hidden = false;
   }
@@ -274,7 +307,12 @@ class Exercise {
     this.solBtn = h('button', { type: 'button', class: 'btn ex-show-solution', text: 'Show solution', hidden: true, onclick: () => this.toggleSolution() });
     this.resetBtn = h('button', { type: 'button', class: 'btn ex-reset', text: 'Reset', onclick: () => this.reset() });
     this.msg = h('span', { class: 'ex-msg', role: 'status' });
-    return h('div', { class: 'ex-actions' }, this.runBtn, this.solBtn, this.resetBtn,
+    this.measureBtn = h('button', {
+      type: 'button', class: 'btn ex-measure', text: 'Measure on this disk', hidden: !this.ex.measure,
+      title: 'run your store natively on the disk of the machine serving this page, beside kv always and group',
+      onclick: () => this.measure(),
+    });
+    return h('div', { class: 'ex-actions' }, this.runBtn, this.solBtn, this.resetBtn, this.measureBtn,
       h('span', { class: 'ex-keys' }, h('kbd', { text: 'Ctrl' }), '+', h('kbd', { text: 'Enter' }), ' runs'), this.msg);
   }
 
@@ -391,6 +429,48 @@ class Exercise {
     }
   }
 
+  // measure runs the editor's code on the server's disk (MEASURE_LINES);
+  // pressed again while it runs, it cancels.
+  measure() {
+    if (this.measuring) {
+      this.measuring.cancel();
+      return;
+    }
+    saved.set(this.name, 'code', this.editor.value);
+    const fields = { cell: MEASURE_LINES.join('\n'), source: this.editor.value, browser: browserID() };
+    const run = new CellRun(measureSocket(), `measure-${this.name}-${++measureCounter}`, fields, (m, r) => this.showMeasure(m, r));
+    this.measuring = run;
+    this.measureBtn.textContent = 'Cancel measuring';
+    this.root.dataset.measure = 'running';
+    this.showMeasure({ type: 'sent' }, run);
+    run.start();
+  }
+
+  // showMeasure draws a measuring run as it goes and when it is done.
+  showMeasure(m, run) {
+    const head = h('div', { class: 'ex-output-head', text: 'Your store on this disk' });
+    const note = h('p', { class: 'ex-note' },
+      'Your code runs in the Go interpreter, natively on the disk of the machine serving this page, under your own durability rule (sync "own"). ',
+      'The mine-null line is the same code on a filesystem that does nothing: the interpreter\'s own cost, already inside your figures. ',
+      'Four clients; your store takes one call at a time.');
+    let status = '';
+    if (!run.finished) {
+      status = run.current == null ? 'Waiting for the disk…' : `Measuring: line ${run.current + 1} of ${run.lines.length} (${run.lines[run.current].spec})…`;
+    }
+    const parts = [head, note];
+    if (status) parts.push(h('p', { class: 'ex-msg', text: status }));
+    for (const e of run.errors) parts.push(h('div', { class: 'ex-error', role: 'alert', text: e }));
+    const syncs = syncsPerPut(run.lines[0] && run.lines[0].result);
+    if (syncs) parts.push(h('p', { class: 'ex-summary', text: syncs }));
+    parts.push(renderLines(run.lines));
+    this.measured.replaceChildren(...parts);
+    if (run.finished) {
+      this.measuring = null;
+      this.measureBtn.textContent = 'Measure on this disk';
+      this.root.dataset.measure = run.errors.length || run.lines.some((l) => l.error) ? 'error' : (run.cancelled ? 'cancelled' : 'done');
+    }
+  }
+
   showStopped(limit) {
     this.msg.textContent = '';
     this.results.replaceChildren(h('div', { class: 'ex-error ex-stopped' },
@@ -443,6 +523,15 @@ class Exercise {
     this.editor.focus({ preventScroll: true });
     this.editor.setSelectionRange(start, start + lines[line - 1].length);
   }
+}
+
+// syncsPerPut says how often the reader's store synced per Put on the
+// real disk, as the grader counts it in the browser.
+function syncsPerPut(res) {
+  if (!res || !res.latency || !res.latency.put || !res.latency.put.count) return '';
+  const puts = res.latency.put.count;
+  const by = res.fsyncs_by_cause || {};
+  return `Your store: ${(res.fsyncs / puts).toFixed(2)} syncs per Put on this disk (${res.fsyncs} for ${puts} Puts: ${by.fdatasync || 0} fdatasync, ${by['fsync-dir'] || 0} directory fsync).`;
 }
 
 function casesTable(r) {

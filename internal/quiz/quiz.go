@@ -134,10 +134,21 @@ type Quiz struct {
 type Tolerance struct {
 	Value    float64
 	Relative bool // Value is a fraction of the measured answer (30% -> 0.3)
+	// Factor: Value is a factor (×2 -> 2), and the band runs from the
+	// measured answer divided by it to the measured answer times it. A
+	// ratio of tail latencies moves from run to run by a factor, not by
+	// a fixed share: 2.0 and 5.3 on one disk are as far apart as 20 and
+	// 53 on another, and a percent band around one of them is lopsided
+	// (±60 % of 3.3 is 1.3 to 5.3: three times too low is graded right
+	// and three times too high wrong).
+	Factor bool
 }
 
 func (t Tolerance) String() string {
-	if t.Relative {
+	switch {
+	case t.Factor:
+		return "×" + FormatNumber(t.Value)
+	case t.Relative:
 		return FormatNumber(t.Value*100) + "%"
 	}
 	return FormatNumber(t.Value)
@@ -338,11 +349,21 @@ func (q *Quiz) compile(b block) error {
 }
 
 func parseTolerance(s string) (Tolerance, error) {
+	if num, ok := strings.CutPrefix(s, "×"); ok || strings.HasPrefix(s, "x") {
+		if !ok {
+			num = s[1:]
+		}
+		f, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+		if err != nil || !(f > 1) || f > 1000 {
+			return Tolerance{}, fmt.Errorf("%q: a factor tolerance is ×F with F above 1 and at most 1000 (×2 accepts half to twice the measured answer)", s)
+		}
+		return Tolerance{Value: f, Factor: true}, nil
+	}
 	rel := strings.HasSuffix(s, "%")
 	num := strings.TrimSpace(strings.TrimSuffix(s, "%"))
 	f, err := strconv.ParseFloat(num, 64)
 	if err != nil || f < 0 || math.IsNaN(f) || math.IsInf(f, 0) {
-		return Tolerance{}, fmt.Errorf("%q: want a relative N%% (e.g. 30%%) or an absolute number >= 0", s)
+		return Tolerance{}, fmt.Errorf("%q: want a relative N%% (e.g. 30%%), a factor ×F (e.g. ×2) or an absolute number >= 0", s)
 	}
 	if rel {
 		if f > 1000 {
@@ -479,17 +500,27 @@ func Check(q *Quiz, results []any, answer string) (Feedback, error) {
 	if q.Choices != nil {
 		return q.checkChoice(fb, want, answer)
 	}
-	d := q.tolerance(want)
-	return q.checkNumber(fb, want, want-d, want+d, answer)
+	low, high := q.band(want)
+	return q.checkNumber(fb, want, low, high, answer)
 }
 
-// tolerance is the band's half-width around want: the tolerance itself,
-// or that fraction of want when it is relative.
-func (q *Quiz) tolerance(want float64) float64 {
-	if q.Tol.Relative {
-		return math.Abs(want) * q.Tol.Value
+// band is the range of answers the tolerance accepts around want: want
+// plus and minus the tolerance (or that fraction of want when it is
+// relative), or want divided and multiplied by it when it is a factor.
+// A factor band around a measured answer of zero or below is that answer
+// alone: no factor reaches it from a positive guess.
+func (q *Quiz) band(want float64) (low, high float64) {
+	switch {
+	case q.Tol.Factor:
+		if want <= 0 {
+			return want, want
+		}
+		return want / q.Tol.Value, want * q.Tol.Value
+	case q.Tol.Relative:
+		d := math.Abs(want) * q.Tol.Value
+		return want - d, want + d
 	}
-	return q.Tol.Value
+	return want - q.Tol.Value, want + q.Tol.Value
 }
 
 // measure computes the quiz's answer from one set of results: a finite

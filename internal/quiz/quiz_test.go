@@ -132,6 +132,9 @@ func TestParseErrorsNameTheKey(t *testing.T) {
 		{"both", "id: a\nquestion: q\ncell: c\nrun: probe\nanswer: 1\ntolerance: 1", "both cell: and run:"},
 		{"no tolerance", "id: a\nquestion: q\ncell: c\nanswer: 1", "tolerance: is required"},
 		{"bad tolerance", "id: a\nquestion: q\ncell: c\nanswer: 1\ntolerance: lots", "want a relative N%"},
+		{"factor below 1", "id: a\nquestion: q\ncell: c\nanswer: 1\ntolerance: ×0.5", "F above 1"},
+		{"factor of 1", "id: a\nquestion: q\ncell: c\nanswer: 1\ntolerance: x1", "F above 1"},
+		{"factor word", "id: a\nquestion: q\ncell: c\nanswer: 1\ntolerance: ×two", "a factor tolerance is ×F"},
 		{"unknown key", "id: a\nquestion: q\ncell: c\nanswer: 1\ntolerance: 1\nhint: x", `unknown key "hint"`},
 		{"not kv", "id: a\nthis is prose", "is not key: value"},
 		{"choice tolerance", "id: a\nquestion: q\ncell: c\nanswer: 1\nchoices: x | y\ntolerance: 1", "does not apply"},
@@ -177,6 +180,13 @@ question: ops?
 cell: c
 answer: $0.ops
 tolerance: 10`
+	factor := `
+id: factor
+question: How many times larger is p99 than p50?
+cell: c
+answer: $0.latency.put.p99_ns / $0.latency.put.p50_ns
+tolerance: ×2
+unit: x`
 	res := decode(t, benchJSON)
 	tests := []struct {
 		quiz, answer string
@@ -193,6 +203,12 @@ tolerance: 10`
 		{choice, "1", false, "the slow path"},
 		{absolute, "8,009.0", true, "8000"},
 		{absolute, "8011", false, "8000"},
+		// ×2 around 75: half to twice, symmetric on a log scale, where
+		// ±50 % would accept 37.5 (half) and refuse 150 (twice).
+		{factor, "37.5", true, "75"},
+		{factor, "150", true, "75"},
+		{factor, "37", false, "75"},
+		{factor, "151", false, "75"},
 	}
 	for _, tt := range tests {
 		q, err := Parse(tt.quiz)

@@ -88,8 +88,8 @@ func CheckRepeated(q *Quiz, rounds [][]any, answer string) (Feedback, error) {
 	fb.Spread = &Spread{Runs: len(rounds), Low: lo, High: hi,
 		Text: fmt.Sprintf("your disk gave %s–%s%s over %d runs", FormatNumber(lo), FormatNumber(hi), unitSuffix(q.Unit), len(rounds))}
 	fb.WantNum = med
-	d := q.tolerance(med)
-	return q.checkNumber(fb, med, min(med-d, lo), max(med+d, hi), answer)
+	low, high := q.band(med)
+	return q.checkNumber(fb, med, min(low, lo), max(high, hi), answer)
 }
 
 // unitSuffix is how a unit follows a number in text: "×" right after it

@@ -37,6 +37,23 @@ func TestCheckRepeated(t *testing.T) {
 	if err != nil || !fb.Correct || *fb.Low != 85 || *fb.High != 115 {
 		t.Errorf("agreeing runs: %+v %v, want 114 right within 85 to 115", fb, err)
 	}
+	// A factor band divides and multiplies the median (widened to the
+	// runs as any band is), and a zero median accepts only zero.
+	qf, err := Parse("id: q\nquestion: ?\ncell: c\nrepeat: 3\nanswer: $0.ratio\ntolerance: ×2\nunit: x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fb, err = CheckRepeated(qf, tight, "50")
+	if err != nil || !fb.Correct || *fb.Low != 50 || *fb.High != 200 {
+		t.Errorf("factor band: %+v %v, want 50 right within 50 to 200", fb, err)
+	}
+	zero := [][]any{{map[string]any{"ratio": 0.0}}, {map[string]any{"ratio": 0.0}}, {map[string]any{"ratio": 0.0}}}
+	for answer, correct := range map[string]bool{"0": true, "0.001": false} {
+		fb, err = CheckRepeated(qf, zero, answer)
+		if err != nil || fb.Correct != correct {
+			t.Errorf("factor band around 0, answer %s: %+v %v, want correct %v", answer, fb, err, correct)
+		}
+	}
 }
 
 func TestRepeatKeyErrors(t *testing.T) {

@@ -74,7 +74,7 @@ func serveReal(t *testing.T, s *Server, maxConns, perAddr int) string {
 		t.Fatal(err)
 	}
 	hs := s.HTTPServer()
-	go hs.Serve(s.LimitListener(ln, maxConns, perAddr))
+	go hs.Serve(s.guard.LimitListener(ln, maxConns, perAddr))
 	t.Cleanup(func() { hs.Close() })
 	return ln.Addr().String()
 }
@@ -84,7 +84,7 @@ func serveReal(t *testing.T, s *Server, maxConns, perAddr int) string {
 // 150 s.
 func TestSlowBodyOnPlainRouteCutOff(t *testing.T) {
 	s := newServer(t, nil)
-	s.limits.readTimeout = time.Second
+	s.readTimeout = time.Second
 	addr := serveReal(t, s, 100, 100)
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -116,7 +116,7 @@ func TestSlowBodyOnPlainRouteCutOff(t *testing.T) {
 // works past them.
 func TestWSOutlivesHTTPTimeouts(t *testing.T) {
 	s := newServer(t, nil)
-	s.limits.readTimeout, s.limits.writeTimeout = 300*time.Millisecond, 300*time.Millisecond
+	s.readTimeout, s.writeTimeout = 300*time.Millisecond, 300*time.Millisecond
 	addr := serveReal(t, s, 100, 100)
 	c := dial(t, &httptest.Server{URL: "http://" + addr}, "", nil)
 	time.Sleep(time.Second)

@@ -438,9 +438,9 @@ func TestWSForeignHostRejected(t *testing.T) {
 // run: quizzes cannot flood the queue: past maxQuizRuns waiting, the next
 // is refused with 429 and the reason.
 func TestQuizRunFloodCapped(t *testing.T) {
-	s, ts, _ := busyServer(t) // the held connection is closed at cleanup
 	// Every request comes from one address: not the cap tested here.
-	s.cfg.MaxQueuedPerAddress = 2 * maxQuizRuns
+	// The held connection is closed at cleanup.
+	s, ts, _ := busyServerWith(t, func(c *Config) { c.MaxQueuedPerAddress = 2 * maxQuizRuns })
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	body := `{"lesson":"01-fixture","quiz":"path","answer":"yes"}`

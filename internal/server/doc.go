@@ -12,9 +12,9 @@
 //	POST /api/quiz          check a quiz answer (see quizapi.go)
 //	GET  /api/quiz/queue    a run: quiz's place in the queue (see quizapi.go)
 //	POST /api/predict       store a prediction before its run (see predict.go)
-//	GET  /runs              the run archive, newest first (see runs.go)
+//	GET  /runs              the run archive, newest first (package runspage)
 //	GET  /runs/ID           one run's permalink; ID.json and ID.tsv export it
-//	GET  /compare           two groups of runs compared (see compare.go)
+//	GET  /compare           two groups of runs compared (package runspage)
 //	/api/rooms/...          a live class: its state, section, polls,
 //	                        predictions and board (see room_api.go)
 //	POST /api/rooms/CODE/share  a result shared to the board, the one
@@ -40,19 +40,21 @@
 // token, runs are refused unless the Host header is localhost or a
 // loopback address (DNS rebinding).
 //
+// Packages beside it: web (templates, Markdown, replies), guard (who
+// may use the server, per-address limits, the refusal log) and runspage
+// (the archive's pages: /runs, /runs/ID and its exports, /compare).
+//
 // Files, one job each:
 //
 //	doc.go           this overview
 //	server.go        Config, Server, New (defaults, routes), ServeHTTP, Close
 //	errors.go        sentinel errors, prefixed server:
 //	lessons.go       loading the lessons, re-reading them in author mode
-//	pages.go         GET / and GET /lessons/SLUG, cached per lesson
-//	render.go        Markdown to HTML: lesson pages, the index, error pages
+//	pages.go         GET / and GET /lessons/SLUG: lesson pages and the index, cached
 //	static.go        GET /static/: ETags, gzip and the wasm file
 //	csp.go           the Content-Security-Policy every response carries
-//	access.go        who may run: Origin, Host (one loopback test) and token
+//	access.go        package guard's verdicts on Host and Origin as replies
 //	token.go         where the token comes from: -token, -token-file, $KVLAB_TOKEN
-//	limits.go        per-address run counts, connection caps, timeouts, refusal log
 //	ws.go            the run websocket's connections: reader, writer, run, cancel
 //	messages.go      every run websocket message, incoming and outgoing
 //	cellcheck.go     checking a cell's (or a run: quiz's) lines before they queue
@@ -66,9 +68,6 @@
 //	quizdecode.go    decoding a quiz request as a stream, within its caps
 //	quizrecord.go    grading a cell quiz from recorded runs; predictions first
 //	predict.go       POST /api/predict
-//	runs.go          GET /runs and /runs/ID (HTML, JSON)
-//	runtsv.go        /runs/ID.tsv
-//	compare.go       GET /compare
 //	room_api.go      the room (a live class): its HTTP API under /api/rooms
 //	room_ws.go       the room's follower socket and the presenter's runs
 //	share.go         the class board's cross-origin share route, share targets

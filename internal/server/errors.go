@@ -9,7 +9,7 @@ import (
 // error message, a JSON reply's "error"), so each says what happened and
 // what to do; test them with errors.Is. Refusals that carry numbers are
 // types beside the code that refuses: *queueFullError (queue.go),
-// *addrFullError (limits.go) and errBudgetSpent (budget.go).
+// *guard.AddrFullError (package guard) and errBudgetSpent (budget.go).
 var (
 	// errTokenRequired refuses a run (a cell, or a run: quiz's
 	// measurement) that does not present the instructor token on a server

@@ -156,7 +156,13 @@ func (c *wsClient) until(id, typ string) []msg {
 // "long" (already started), so whatever is asked for next has to queue.
 func busyServer(t *testing.T) (*Server, *httptest.Server, *wsClient) {
 	t.Helper()
-	s := newServer(t, nil)
+	return busyServerWith(t, nil)
+}
+
+// busyServerWith is busyServer with opt applied to its Config.
+func busyServerWith(t *testing.T, opt func(*Config)) (*Server, *httptest.Server, *wsClient) {
+	t.Helper()
+	s := newServer(t, opt)
 	ts := startServer(t, s)
 	c := dial(t, ts, "", nil)
 	c.run("long", longRun)

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"kvlab/internal/server/guard"
 	"kvlab/internal/suggest"
 )
 
@@ -38,7 +39,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "labserver serve: %v\n", err)
 		return 1
 	}
-	if !IsLoopback(f.cfg.Addr) {
+	if !guard.IsLoopback(f.cfg.Addr) {
 		fmt.Fprintf(stderr, "labserver: WARNING: %s is reachable from other machines; runs need the token\n", f.cfg.Addr)
 	}
 	ln, err := net.Listen("tcp", f.cfg.Addr)
@@ -51,7 +52,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if f.open {
 		openBrowser(url, stderr)
 	}
-	return s.serveUntil(ctx, s.LimitListener(ln, f.maxConns, f.maxConnsAddr), stderr)
+	return s.serveUntil(ctx, s.guard.LimitListener(ln, f.maxConns, f.maxConnsAddr), stderr)
 }
 
 // serveFlags are labserver serve's flags. Most fill cfg directly; the
@@ -118,7 +119,7 @@ func newServeFlags(stderr io.Writer) (*flag.FlagSet, *serveFlags) {
 	fl.IntVar(&wl.SharesPerAddressRoom, "max-shares-per-address", wl.SharesPerAddressRoom, "results one address may share with one room's board")
 	fl.Int64Var(&wl.MaxBytes, "max-write-bytes", wl.MaxBytes, "largest body of a prediction (POST /api/predict) or a poll ballot")
 	fl.Int64Var(&wl.MaxShareBytes, "max-share-bytes", wl.MaxShareBytes, "largest body of a share to a class board")
-	fl.IntVar(&c.MaxTokenFailures, "max-token-failures", defaultMaxTokenFailures, "wrong tokens and presenter secrets one address may send in a minute; past that its token checks get 429 for the rest of the minute")
+	fl.IntVar(&c.MaxTokenFailures, "max-token-failures", guard.DefaultMaxTokenFailures, "wrong tokens and presenter secrets one address may send in a minute; past that its token checks get 429 for the rest of the minute")
 	fl.IntVar(&c.MaxUnknownCodes, "max-unknown-codes", defaultMaxUnknownCodes, "lookups of room codes that name no open room one address may make in a minute; past that its room lookups get 429 for the rest of the minute (behind a NAT the whole class is one address)")
 	fl.StringVar(&c.ArchiveTarget, "archive", "", "where every run is recorded: empty = kvlab.db (SQLite) in -data; a postgres:// URL for PostgreSQL, shared by several servers")
 	fl.Usage = func() {

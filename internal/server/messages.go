@@ -46,8 +46,11 @@ type inMsg struct {
 	Room string `json:"room,omitempty"`
 	Poll string `json:"poll,omitempty"`
 	// Presenter is the room's presenter secret (or the presenter token)
-	// on a run with Room (presenter.go).
+	// on a run with Room (guard.PresenterError).
 	Presenter string `json:"presenter,omitempty"`
+	// Source is the Go code of a reader's store that the run's -engine
+	// mine lines run (mine.go).
+	Source string `json:"source,omitempty"`
 }
 
 // Messages, as DESIGN.md's table, with additions only (docs/api.md lists

@@ -9,6 +9,7 @@ import (
 
 	"kvlab/internal/archive"
 	"kvlab/internal/quiz"
+	"kvlab/internal/server/web"
 )
 
 // POST /api/predict stores a prediction in the run archive when the
@@ -47,11 +48,11 @@ func (s *Server) handlePredict(w http.ResponseWriter, r *http.Request) {
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, s.cfg.Writes.MaxBytes))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
-		jsonError(w, http.StatusBadRequest, "malformed request: "+err.Error()+` (want {"lesson":"...","quiz":"...","browser":"...","value":"..."})`)
+		web.JSONError(w, http.StatusBadRequest, "malformed request: "+err.Error()+` (want {"lesson":"...","quiz":"...","browser":"...","value":"..."})`)
 		return
 	}
 	if err := checkOrigin("", "", req.Browser); err != nil || req.Browser == "" {
-		jsonError(w, http.StatusBadRequest, `browser: 1 to 64 letters, digits and '-' (the id the page keeps), required`)
+		web.JSONError(w, http.StatusBadRequest, `browser: 1 to 64 letters, digits and '-' (the id the page keeps), required`)
 		return
 	}
 	l, q := s.quizFor(w, req.Lesson, req.Quiz)
@@ -61,11 +62,11 @@ func (s *Server) handlePredict(w http.ResponseWriter, r *http.Request) {
 	v := strings.TrimSpace(req.Value)
 	switch {
 	case v == "" || len(v) > maxPrediction:
-		jsonError(w, http.StatusBadRequest, fmt.Sprintf("value: the prediction must be 1 to %d characters", maxPrediction))
+		web.JSONError(w, http.StatusBadRequest, fmt.Sprintf("value: the prediction must be 1 to %d characters", maxPrediction))
 		return
 	case q.Choices == nil:
 		if _, err := quiz.ParseNumber(v, q.Unit); err != nil {
-			jsonError(w, http.StatusBadRequest, answerError(err))
+			web.JSONError(w, http.StatusBadRequest, answerError(err))
 			return
 		}
 	}
@@ -78,7 +79,7 @@ func (s *Server) handlePredict(w http.ResponseWriter, r *http.Request) {
 	p := &archive.Prediction{Browser: req.Browser, Lesson: l.Slug, Quiz: q.ID, Value: v, At: time.Now().UTC()}
 	id, err := s.arch.AddPrediction(r.Context(), p)
 	if err != nil {
-		jsonError(w, http.StatusInternalServerError, "storing the prediction: "+err.Error())
+		web.JSONError(w, http.StatusInternalServerError, "storing the prediction: "+err.Error())
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")

@@ -28,6 +28,7 @@ type job struct {
 	ticket string  // a quiz request's ticket, for GET /api/quiz/queue; "" for cells
 	from   origin  // where the job came from, for the archive
 	repeat int     // times to run the lines, in rounds (0 or 1: once)
+	source string  // the store's code that -engine mine lines run (mine.go)
 
 	// release gives back the job's place in its address's count; may be nil.
 	release func()

@@ -42,11 +42,10 @@ func (g *gateCtx) Done() <-chan struct{} {
 // past the server's cap: the check and the append are one step. A run:
 // quiz that finds the line full gets 429.
 func TestQueueCapUnderConcurrentSubmit(t *testing.T) {
-	s := newServer(t, nil)
+	// Every submitter comes from one address: not the cap tested here.
+	s := newServer(t, func(c *Config) { c.MaxQueuedPerAddress = 2 * 300 })
 	holdDisk(s)
 	s.maxWaiting = 5
-	// Every submitter comes from one address: not the cap tested here.
-	s.cfg.MaxQueuedPerAddress = 2 * 300
 	ts := startServer(t, s)
 	first := dial(t, ts, "", nil)
 	first.run("hold", "bench -engine null -ops 100")

@@ -13,6 +13,8 @@ import (
 
 	"kvlab/internal/lesson"
 	"kvlab/internal/quiz"
+	"kvlab/internal/server/guard"
+	"kvlab/internal/server/web"
 )
 
 // POST /api/quiz checks one answer. Request:
@@ -86,12 +88,6 @@ type quizReply struct {
 	Kept         bool  `json:"kept,omitempty"`
 }
 
-func jsonError(w http.ResponseWriter, code int, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	json.NewEncoder(w).Encode(map[string]string{"error": msg})
-}
-
 // handleQuiz answers POST /api/quiz: read the request, find the quiz,
 // check the answer's form, gather the runs it is graded from (a
 // prediction's first runs after it, the request's recorded runs, or a
@@ -115,7 +111,7 @@ func (s *Server) handleQuiz(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if len(req.Results) > 0 {
-		jsonError(w, http.StatusBadRequest, errClientNumbers)
+		web.JSONError(w, http.StatusBadRequest, errClientNumbers)
 		return
 	}
 	var a *attempt
@@ -194,11 +190,11 @@ func (s *Server) readQuizRequest(w http.ResponseWriter, r *http.Request, rc *htt
 		var ne net.Error
 		switch {
 		case errors.As(err, &tooBig):
-			jsonError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request larger than %d bytes", limit))
+			web.JSONError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request larger than %d bytes", limit))
 		case errors.As(err, &ne) && ne.Timeout():
-			jsonError(w, http.StatusRequestTimeout, fmt.Sprintf("the request body took longer than %v to arrive", s.bodyWait))
+			web.JSONError(w, http.StatusRequestTimeout, fmt.Sprintf("the request body took longer than %v to arrive", s.bodyWait))
 		default:
-			jsonError(w, http.StatusBadRequest, "malformed request: "+err.Error()+` (want {"lesson":"...","quiz":"...","answer":"...","browser":"...","run_ids":[...]})`)
+			web.JSONError(w, http.StatusBadRequest, "malformed request: "+err.Error()+` (want {"lesson":"...","quiz":"...","answer":"...","browser":"...","run_ids":[...]})`)
 		}
 		return req, false
 	}
@@ -211,11 +207,11 @@ func (s *Server) readQuizRequest(w http.ResponseWriter, r *http.Request, rc *htt
 func answerFormOK(w http.ResponseWriter, q *quiz.Quiz, answer string) bool {
 	if q.Choices == nil {
 		if _, err := quiz.ParseNumber(answer, q.Unit); err != nil {
-			jsonError(w, http.StatusBadRequest, answerError(err))
+			web.JSONError(w, http.StatusBadRequest, answerError(err))
 			return false
 		}
 	} else if answer == "" {
-		jsonError(w, http.StatusBadRequest, "pick one of the choices")
+		web.JSONError(w, http.StatusBadRequest, "pick one of the choices")
 		return false
 	}
 	return true
@@ -230,10 +226,10 @@ func (s *Server) measureQuiz(w http.ResponseWriter, r *http.Request, rc *http.Re
 	// deadline until it is done.
 	rc.SetWriteDeadline(time.Time{})
 	from := origin{source: "quiz", lesson: lessonSlug, quiz: q.ID, browser: req.Browser}
-	raw, ids, started, err := s.measure(r.Context(), remoteHost(r), q.ID, req.Ticket, q.Run, from)
-	rc.SetWriteDeadline(time.Now().Add(s.limits.writeTimeout))
+	raw, ids, started, err := s.measure(r.Context(), guard.RemoteHost(r), q.ID, req.Ticket, q.Run, from)
+	rc.SetWriteDeadline(time.Now().Add(s.writeTimeout))
 	if err != nil {
-		jsonError(w, measureStatus(err), measuringError(q.ID, err))
+		web.JSONError(w, measureStatus(err), measuringError(q.ID, err))
 		return nil, nil, time.Time{}, false
 	}
 	return raw, ids, started, true
@@ -246,7 +242,7 @@ func measureStatus(err error) int {
 	switch {
 	case errors.Is(err, errShuttingDown):
 		return http.StatusServiceUnavailable
-	case errors.Is(err, errQuizBusy), errors.As(err, new(*queueFullError)), errors.As(err, new(*addrFullError)):
+	case errors.Is(err, errQuizBusy), errors.As(err, new(*queueFullError)), errors.As(err, new(*guard.AddrFullError)):
 		return http.StatusTooManyRequests
 	}
 	return http.StatusInternalServerError
@@ -260,8 +256,8 @@ func (s *Server) takeCheckSlot(w http.ResponseWriter, r *http.Request) (release 
 	case s.quizSlots <- struct{}{}:
 		return func() { <-s.quizSlots }, true
 	case <-time.After(quizSlotWait):
-		s.refused(remoteHost(r), "POST /api/quiz: every quiz check slot is taken")
-		jsonError(w, http.StatusTooManyRequests, fmt.Sprintf("%d quiz answers are being checked already, the most at once: try again in a moment", cap(s.quizSlots)))
+		s.guard.Refused(guard.RemoteHost(r), "POST /api/quiz: every quiz check slot is taken")
+		web.JSONError(w, http.StatusTooManyRequests, fmt.Sprintf("%d quiz answers are being checked already, the most at once: try again in a moment", cap(s.quizSlots)))
 		return nil, false
 	case <-r.Context().Done():
 		return nil, false
@@ -282,7 +278,7 @@ func (s *Server) grade(w http.ResponseWriter, q *quiz.Quiz, answer string, round
 				continue
 			}
 			if err := json.Unmarshal(m, &results[r][i]); err != nil {
-				jsonError(w, http.StatusBadRequest, fmt.Sprintf("results[%d]: %v", i, err))
+				web.JSONError(w, http.StatusBadRequest, fmt.Sprintf("results[%d]: %v", i, err))
 				return reply, false
 			}
 		}
@@ -293,11 +289,11 @@ func (s *Server) grade(w http.ResponseWriter, q *quiz.Quiz, answer string, round
 		if errors.Is(err, quiz.ErrBadAnswer) {
 			code, msg = http.StatusBadRequest, answerError(err)
 		}
-		jsonError(w, code, msg)
+		web.JSONError(w, code, msg)
 		return reply, false
 	}
 	fb.Predicted = reply.Timing == timingPredicted
-	reply.Feedback, reply.ExplainHTML = fb, inlineMarkdown(q.Explain)
+	reply.Feedback, reply.ExplainHTML = fb, web.InlineMarkdown(q.Explain)
 	return reply, true
 }
 
@@ -305,7 +301,7 @@ func (s *Server) grade(w http.ResponseWriter, q *quiz.Quiz, answer string, round
 func writeReply(w http.ResponseWriter, q *quiz.Quiz, reply quizReply) {
 	b, err := json.Marshal(reply)
 	if err != nil {
-		jsonError(w, http.StatusInternalServerError, "quiz "+q.ID+": the feedback does not encode as JSON: "+err.Error())
+		web.JSONError(w, http.StatusInternalServerError, "quiz "+q.ID+": the feedback does not encode as JSON: "+err.Error())
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -365,12 +361,12 @@ type placeReply struct {
 func (s *Server) handleQuizQueue(w http.ResponseWriter, r *http.Request) {
 	ticket := r.URL.Query().Get("ticket")
 	if ticket == "" || len(ticket) > maxTicket {
-		jsonError(w, http.StatusBadRequest, badTicket)
+		web.JSONError(w, http.StatusBadRequest, badTicket)
 		return
 	}
 	pos, running, ok := s.q.placeOf(ticket)
 	if !ok {
-		jsonError(w, http.StatusNotFound, "no quiz measurement with this ticket is queued or running")
+		web.JSONError(w, http.StatusNotFound, "no quiz measurement with this ticket is queued or running")
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -397,9 +393,9 @@ func (s *Server) measure(ctx context.Context, addr, id, ticket string, lines []s
 		return nil, nil, time.Time{}, errQuizBusy
 	}
 	defer s.quizRuns.Add(-1)
-	release, err := s.holdAddr(addr)
+	release, err := s.guard.HoldAddr(addr)
 	if err != nil {
-		s.refused(addr, err.Error())
+		s.guard.Refused(addr, err.Error())
 		return nil, nil, time.Time{}, err
 	}
 	jctx, cancel := context.WithCancel(s.ctx)
@@ -441,16 +437,16 @@ func answerError(err error) string {
 func (s *Server) quizFor(w http.ResponseWriter, slug, id string) (*lesson.Lesson, *quiz.Quiz) {
 	l, _, _, err := s.findLesson(slug)
 	if err != nil {
-		jsonError(w, http.StatusInternalServerError, err.Error())
+		web.JSONError(w, http.StatusInternalServerError, err.Error())
 		return nil, nil
 	}
 	if l == nil {
-		jsonError(w, http.StatusNotFound, fmt.Sprintf("no lesson %q", slug))
+		web.JSONError(w, http.StatusNotFound, fmt.Sprintf("no lesson %q", slug))
 		return nil, nil
 	}
 	q := l.Quiz(id)
 	if q == nil {
-		jsonError(w, http.StatusNotFound, fmt.Sprintf("lesson %s has no quiz %q", l.Slug, id))
+		web.JSONError(w, http.StatusNotFound, fmt.Sprintf("lesson %s has no quiz %q", l.Slug, id))
 		return nil, nil
 	}
 	return l, q

@@ -12,6 +12,7 @@ import (
 	"kvlab/internal/archive"
 	"kvlab/internal/lesson"
 	"kvlab/internal/quiz"
+	"kvlab/internal/server/web"
 )
 
 // Predictions, graded once. A quiz's answer counts as a prediction only
@@ -58,7 +59,7 @@ func (s *Server) predictionAttempt(w http.ResponseWriter, ctx context.Context, l
 	}
 	all, err := s.arch.Predictions(ctx, req.Browser, q.ID)
 	if err != nil {
-		jsonError(w, http.StatusInternalServerError, "reading your predictions: "+err.Error())
+		web.JSONError(w, http.StatusInternalServerError, "reading your predictions: "+err.Error())
 		return nil, nil, false
 	}
 	var mine []archive.Prediction
@@ -78,14 +79,14 @@ func (s *Server) predictionAttempt(w http.ResponseWriter, ctx context.Context, l
 	}
 	g, err = s.firstRunsAfter(ctx, l, q, req.Browser, a.p.At)
 	if err != nil {
-		jsonError(w, http.StatusInternalServerError, err.Error())
+		web.JSONError(w, http.StatusInternalServerError, err.Error())
 		return nil, nil, false
 	}
 	if g != nil {
 		return a, g, true
 	}
 	if len(req.RunIDs) == 0 {
-		jsonError(w, http.StatusUnprocessableEntity, fmt.Sprintf("your prediction %s (attempt %d) is graded by the first run of cell %s after it: run the cell", a.p.Value, a.n, q.Cell))
+		web.JSONError(w, http.StatusUnprocessableEntity, fmt.Sprintf("your prediction %s (attempt %d) is graded by the first run of cell %s after it: run the cell", a.p.Value, a.n, q.Cell))
 		return nil, nil, false
 	}
 	return nil, nil, true

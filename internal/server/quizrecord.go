@@ -14,6 +14,8 @@ import (
 	"kvlab/internal/archive"
 	"kvlab/internal/lesson"
 	"kvlab/internal/quiz"
+	"kvlab/internal/server/guard"
+	"kvlab/internal/server/web"
 )
 
 // Quizzes graded from the server's record: a quiz that reads a cell is
@@ -211,7 +213,7 @@ func (s *Server) gradedFrom(w http.ResponseWriter, r *http.Request, l *lesson.Le
 	}
 	if err != nil {
 		qe := err.(*quizError)
-		jsonError(w, qe.code, qe.msg)
+		web.JSONError(w, qe.code, qe.msg)
 		return nil, false
 	}
 	return g, true
@@ -223,25 +225,25 @@ func (s *Server) gradedFrom(w http.ResponseWriter, r *http.Request, l *lesson.Le
 // store it for (no browser) or storing failed. ok is false when it has
 // replied with an error.
 func (s *Server) predictFirst(w http.ResponseWriter, r *http.Request, lessonSlug string, q *quiz.Quiz, req *quizRequest) (a *attempt, ok bool) {
-	if ok, throttled := s.tokenGuess(remoteHost(r), req.Token, func() bool { return s.tokenOK(req.Token) }); !ok {
+	if ok, throttled := s.guard.TokenGuess(guard.RemoteHost(r), req.Token, func() bool { return s.guard.TokenOK(req.Token) }); !ok {
 		if throttled != "" {
-			jsonError(w, http.StatusTooManyRequests, throttled)
+			web.JSONError(w, http.StatusTooManyRequests, throttled)
 			return nil, false
 		}
-		s.refused(remoteHost(r), "POST /api/quiz: no or a wrong token")
-		jsonError(w, http.StatusForbidden, errTokenRequired.Error())
+		s.guard.Refused(guard.RemoteHost(r), "POST /api/quiz: no or a wrong token")
+		web.JSONError(w, http.StatusForbidden, errTokenRequired.Error())
 		return nil, false
 	}
 	if len(req.Ticket) > maxTicket {
-		jsonError(w, http.StatusBadRequest, badTicket)
+		web.JSONError(w, http.StatusBadRequest, badTicket)
 		return nil, false
 	}
 	if err := checkOrigin("", "", req.Browser); err != nil {
-		jsonError(w, http.StatusBadRequest, err.Error())
+		web.JSONError(w, http.StatusBadRequest, err.Error())
 		return nil, false
 	}
 	if err := s.checkRunLines(q.Run); err != nil {
-		jsonError(w, http.StatusInternalServerError, measuringError(q.ID, err))
+		web.JSONError(w, http.StatusInternalServerError, measuringError(q.ID, err))
 		return nil, false
 	}
 	if p := s.notePrediction(r.Context(), lessonSlug, q.ID, req.Browser, req.Answer); p != nil {

@@ -3,6 +3,8 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+
+	"kvlab/internal/server/guard"
 )
 
 // A probe result names the machine: its hostname, and the absolute path
@@ -14,7 +16,7 @@ import (
 // Go version, free space and the timings.
 
 // roomMode reports whether the server serves others than its own user.
-func (s *Server) roomMode() bool { return s.needToken || !IsLoopback(s.cfg.Addr) }
+func (s *Server) roomMode() bool { return s.guard.NeedToken() || !guard.IsLoopback(s.cfg.Addr) }
 
 // roomHidden are the fields of a probe result that a room does not see.
 var roomHidden = []string{"host", "dir"}

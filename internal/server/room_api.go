@@ -14,6 +14,8 @@ import (
 	"kvlab/internal/classroom"
 	"kvlab/internal/lesson"
 	"kvlab/internal/quiz"
+	"kvlab/internal/server/guard"
+	"kvlab/internal/server/web"
 )
 
 // The room: a live class on one lesson. The presenter (the token holder,
@@ -57,8 +59,8 @@ type rooms struct {
 	reg     *classroom.Registry
 	ttl     time.Duration
 	hubLim  classroom.HubLimits
-	lookups *classroom.Limiter // unknown codes, per address
-	targets *shareTargets      // the room servers this server's pages may share to (share.go)
+	lookups *guard.Limiter // unknown codes, per address
+	targets *shareTargets  // the room servers this server's pages may share to (share.go)
 	// sentHook, when set (benchmarks), sees every message fanned out to
 	// a room as the presenter's side sends it. Set before serving.
 	sentHook func(b []byte)
@@ -79,7 +81,7 @@ func (s *Server) startRooms() error {
 		return err
 	}
 	s.rooms = &rooms{reg: classroom.NewRegistry(), ttl: ttl, targets: t, hubLim: classroom.HubLimits{PingEvery: s.pongWait / 2},
-		lookups: classroom.NewLimiter(s.cfg.MaxUnknownCodes, time.Minute)}
+		lookups: guard.NewLimiter(s.cfg.MaxUnknownCodes, time.Minute)}
 	if err := s.reloadRooms(); err != nil {
 		return err
 	}
@@ -188,7 +190,7 @@ type pollMsg struct {
 }
 
 // broadcast encodes v once and queues it for every follower of r.
-func (s *Server) broadcast(r *classroom.Room, v any) { s.broadcastBytes(r, mustMarshal(v)) }
+func (s *Server) broadcast(r *classroom.Room, v any) { s.broadcastBytes(r, web.MustMarshal(v)) }
 
 // broadcastBytes queues the encoded message b for every follower of r.
 func (s *Server) broadcastBytes(r *classroom.Room, b []byte) {
@@ -196,33 +198,6 @@ func (s *Server) broadcastBytes(r *classroom.Room, b []byte) {
 		hook(b)
 	}
 	r.Hub.Broadcast(b)
-}
-
-func writeJSON(w http.ResponseWriter, code int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	json.NewEncoder(w).Encode(v)
-}
-
-// decodeBody reads a JSON body of at most limit bytes into v, unknown
-// fields refused; on failure it writes the error reply.
-func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, v any, want string) bool {
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
-	if err == nil && dec.More() {
-		err = errors.New("more than one JSON value")
-	}
-	var tooBig *http.MaxBytesError
-	switch {
-	case errors.As(err, &tooBig):
-		jsonError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body larger than %d bytes", limit))
-	case err != nil:
-		jsonError(w, http.StatusBadRequest, "malformed request: "+err.Error()+" (want "+want+")")
-	default:
-		return true
-	}
-	return false
 }
 
 // followerRoom is lookupRoom for a route anyone with the code may use:
@@ -245,7 +220,7 @@ func (s *Server) noRoom(code string) string {
 func (s *Server) lookupRoom(w http.ResponseWriter, r *http.Request) *classroom.Room {
 	room, status, msg := s.findRoom(r)
 	if room == nil {
-		jsonError(w, status, msg)
+		web.JSONError(w, status, msg)
 	}
 	return room
 }
@@ -254,9 +229,9 @@ func (s *Server) lookupRoom(w http.ResponseWriter, r *http.Request) *classroom.R
 // {code} names, or the HTTP status and message to refuse with.
 func (s *Server) findRoom(r *http.Request) (*classroom.Room, int, string) {
 	raw := r.PathValue("code")
-	addr, now := remoteHost(r), time.Now()
+	addr, now := guard.RemoteHost(r), time.Now()
 	if s.rooms.lookups.Over(addr, now) {
-		s.refused(addr, "room lookups: too many unknown codes")
+		s.guard.Refused(addr, "room lookups: too many unknown codes")
 		return nil, http.StatusTooManyRequests, fmt.Sprintf("%s asked for more than %d unknown room codes in a minute (-max-unknown-codes): wait a minute, and check the code", addr, s.cfg.MaxUnknownCodes)
 	}
 	var room *classroom.Room
@@ -294,7 +269,7 @@ func (s *Server) saveRoom(ctx context.Context, r *classroom.Room) {
 }
 
 type roomCreateRequest struct {
-	Token     string `json:"token,omitempty"`     // accepted, and not an authority: see presenter.go
+	Token     string `json:"token,omitempty"`     // accepted, and not an authority: see package guard
 	Presenter string `json:"presenter,omitempty"` // the presenter token, from another machine
 	Lesson    string `json:"lesson"`
 }
@@ -305,7 +280,7 @@ type roomCreateReply struct {
 	Lesson       string `json:"lesson"`
 	JoinURL      string `json:"join_url"`
 	PresenterURL string `json:"presenter_url"`
-	// PresenterSecret presents this room (presenter.go). This reply is
+	// PresenterSecret presents this room (guard.PresenterError). This reply is
 	// the only place it is ever given.
 	PresenterSecret string    `json:"presenter_secret"`
 	ExpiresAt       time.Time `json:"expires_at"`
@@ -313,30 +288,30 @@ type roomCreateReply struct {
 
 func (s *Server) handleRoomCreate(w http.ResponseWriter, r *http.Request) {
 	var req roomCreateRequest
-	if !decodeBody(w, r, roomBodyLimit, &req, `{"lesson":"04-the-fsync-tax"}`) {
+	if !web.DecodeBody(w, r, roomBodyLimit, &req, `{"lesson":"04-the-fsync-tax"}`) {
 		return
 	}
-	if code, why := s.instructorError(r, req.Presenter); why != "" {
-		jsonError(w, code, why)
+	if code, why := s.guard.InstructorError(r, req.Presenter); why != "" {
+		web.JSONError(w, code, why)
 		return
 	}
 	l, _, _, err := s.findLesson(req.Lesson)
 	if err != nil {
-		jsonError(w, http.StatusInternalServerError, err.Error())
+		web.JSONError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
 	if l == nil {
-		jsonError(w, http.StatusNotFound, fmt.Sprintf("lesson: no lesson %q (the slug as in /lessons/SLUG)", req.Lesson))
+		web.JSONError(w, http.StatusNotFound, fmt.Sprintf("lesson: no lesson %q (the slug as in /lessons/SLUG)", req.Lesson))
 		return
 	}
 	secret := classroom.NewSecret()
 	room, err := s.newRoom(r.Context(), l, classroom.HashSecret(secret))
 	if err != nil {
-		jsonError(w, http.StatusInternalServerError, "starting the room: "+err.Error())
+		web.JSONError(w, http.StatusInternalServerError, "starting the room: "+err.Error())
 		return
 	}
 	code := classroom.FormatCode(room.Code)
-	writeJSON(w, http.StatusCreated, roomCreateReply{Code: code, ID: room.ID, Lesson: l.Slug,
+	web.WriteJSON(w, http.StatusCreated, roomCreateReply{Code: code, ID: room.ID, Lesson: l.Slug,
 		JoinURL: joinURL(r, room.Code), PresenterURL: "/present/" + code, PresenterSecret: secret, ExpiresAt: room.Expires})
 }
 
@@ -455,26 +430,26 @@ func (s *Server) handleRoomState(w http.ResponseWriter, r *http.Request) {
 	if room == nil {
 		return
 	}
-	writeJSON(w, http.StatusOK, lockedStateOf(room))
+	web.WriteJSON(w, http.StatusOK, lockedStateOf(room))
 }
 
 // presenterAction decodes a presenter's request into v (which carries
 // "presenter"), finds the room and checks the presenter; on failure it
 // has written the reply and returns nil.
 func (s *Server) presenterAction(w http.ResponseWriter, r *http.Request, v any, presenter *string, want string) *classroom.Room {
-	if !decodeBody(w, r, roomBodyLimit, v, want) {
+	if !web.DecodeBody(w, r, roomBodyLimit, v, want) {
 		return nil
 	}
-	if !sameOrigin(r) {
-		jsonError(w, http.StatusForbidden, "origin "+r.Header.Get("Origin")+" is not this server")
+	if !guard.SameOrigin(r) {
+		web.JSONError(w, http.StatusForbidden, guard.OriginError(r))
 		return nil
 	}
 	room := s.lookupRoom(w, r)
 	if room == nil {
 		return nil
 	}
-	if code, why := s.roomPresenterError(remoteHost(r), room, *presenter); why != "" {
-		jsonError(w, code, why)
+	if code, why := s.guard.PresenterError(guard.RemoteHost(r), room, "room "+classroom.FormatCode(room.Code), *presenter); why != "" {
+		web.JSONError(w, code, why)
 		return nil
 	}
 	return room
@@ -508,7 +483,7 @@ func (s *Server) handleRoomSection(w http.ResponseWriter, r *http.Request) {
 	if req.Section == nil || *req.Section < 0 || *req.Section >= room.Sections {
 		n := room.Sections
 		room.Unlock()
-		jsonError(w, http.StatusBadRequest, fmt.Sprintf("section: must be between 0 and %d (lesson %s has %d sections)", n-1, room.Lesson, n))
+		web.JSONError(w, http.StatusBadRequest, fmt.Sprintf("section: must be between 0 and %d (lesson %s has %d sections)", n-1, room.Lesson, n))
 		return
 	}
 	room.Section = *req.Section
@@ -517,7 +492,7 @@ func (s *Server) handleRoomSection(w http.ResponseWriter, r *http.Request) {
 	room.Unlock()
 	s.broadcast(room, sectionMsg{Type: "section", Section: st.Section})
 	s.broadcast(room, roomMsg{Type: "room", roomState: st})
-	writeJSON(w, http.StatusOK, st)
+	web.WriteJSON(w, http.StatusOK, st)
 }
 
 type allowRunsRequest struct {
@@ -532,14 +507,14 @@ func (s *Server) handleRoomAllowRuns(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.Allow == nil {
-		jsonError(w, http.StatusBadRequest, `allow: required, true or false`)
+		web.JSONError(w, http.StatusBadRequest, `allow: required, true or false`)
 		return
 	}
 	st := s.changeRoom(room, func() {
 		room.AllowRuns = *req.Allow
 		s.touch(r.Context(), room)
 	})
-	writeJSON(w, http.StatusOK, st)
+	web.WriteJSON(w, http.StatusOK, st)
 }
 
 type tokenRequest struct {
@@ -557,7 +532,7 @@ func (s *Server) handleRoomClose(w http.ResponseWriter, r *http.Request) {
 		s.saveRoom(r.Context(), room)
 	})
 	s.endRoom(room)
-	writeJSON(w, http.StatusOK, st)
+	web.WriteJSON(w, http.StatusOK, st)
 }
 
 type pollRequest struct {
@@ -593,21 +568,21 @@ func (s *Server) handlePollOpen(w http.ResponseWriter, r *http.Request) {
 	}
 	q, code, err := s.pollQuiz(room, req.Quiz)
 	if err != nil {
-		jsonError(w, code, err.Error())
+		web.JSONError(w, code, err.Error())
 		return
 	}
 	room.Lock()
 	if p := room.OpenPollFor(q.ID); p != nil {
 		v := p.View()
 		room.Unlock()
-		writeJSON(w, http.StatusOK, v)
+		web.WriteJSON(w, http.StatusOK, v)
 		return
 	}
 	p := classroom.NewPoll(fmt.Sprintf("p%d", len(room.Polls)+1), q.ID, q.Question, q.Unit, time.Now().UTC())
 	ap := &archive.Poll{Room: room.ID, Key: p.Key, Quiz: q.ID, Opened: p.Opened}
 	if _, err := s.arch.AddPoll(r.Context(), ap); err != nil {
 		room.Unlock()
-		jsonError(w, http.StatusInternalServerError, "storing the poll: "+err.Error())
+		web.JSONError(w, http.StatusInternalServerError, "storing the poll: "+err.Error())
 		return
 	}
 	p.ArchID = ap.ID
@@ -616,7 +591,7 @@ func (s *Server) handlePollOpen(w http.ResponseWriter, r *http.Request) {
 	v := p.View()
 	room.Unlock()
 	s.broadcast(room, pollMsg{Type: "poll", Poll: v})
-	writeJSON(w, http.StatusCreated, v)
+	web.WriteJSON(w, http.StatusCreated, v)
 }
 
 type predictRoomRequest struct {
@@ -637,7 +612,7 @@ func (s *Server) handlePollPredict(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req predictRoomRequest
-	if !decodeBody(w, r, s.cfg.Writes.MaxBytes, &req, `{"browser":"...","value":"12.5"}`) {
+	if !web.DecodeBody(w, r, s.cfg.Writes.MaxBytes, &req, `{"browser":"...","value":"12.5"}`) {
 		return
 	}
 	room := s.lookupRoom(w, r)
@@ -645,20 +620,20 @@ func (s *Server) handlePollPredict(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := checkOrigin("", "", req.Browser); err != nil || req.Browser == "" {
-		jsonError(w, http.StatusBadRequest, `browser: 1 to 64 letters, digits and '-' (the id the page keeps), required`)
+		web.JSONError(w, http.StatusBadRequest, `browser: 1 to 64 letters, digits and '-' (the id the page keeps), required`)
 		return
 	}
 	room.Lock()
 	p := room.Poll(r.PathValue("poll"))
 	if p == nil {
 		room.Unlock()
-		jsonError(w, http.StatusNotFound, fmt.Sprintf("room %s has no poll %q", classroom.FormatCode(room.Code), r.PathValue("poll")))
+		web.JSONError(w, http.StatusNotFound, fmt.Sprintf("room %s has no poll %q", classroom.FormatCode(room.Code), r.PathValue("poll")))
 		return
 	}
-	v, code, err := s.checkBallot(p, remoteHost(r), req)
+	v, code, err := s.checkBallot(p, guard.RemoteHost(r), req)
 	if err != nil {
 		room.Unlock()
-		jsonError(w, code, err.Error())
+		web.JSONError(w, code, err.Error())
 		return
 	}
 	// Accepted while the poll is open: the measurement waits for it
@@ -676,11 +651,11 @@ func (s *Server) handlePollPredict(w http.ResponseWriter, r *http.Request) {
 	send, pending := p.Updates.Now(time.Now(), pollUpdateEvery)
 	room.Unlock()
 	if err != nil {
-		jsonError(w, http.StatusInternalServerError, fmt.Sprintf("storing the prediction: %v", err))
+		web.JSONError(w, http.StatusInternalServerError, fmt.Sprintf("storing the prediction: %v", err))
 		return
 	}
 	s.pollChanged(room, p, view, send, pending)
-	writeJSON(w, http.StatusOK, predictRoomReply{Poll: view, Yours: v})
+	web.WriteJSON(w, http.StatusOK, predictRoomReply{Poll: view, Yours: v})
 }
 
 // checkBallot checks one prediction for an open poll and counts it
@@ -730,7 +705,7 @@ func (s *Server) handleRoomQR(w http.ResponseWriter, r *http.Request) {
 	}
 	svg, err := classroom.QRSVG(joinURL(r, room.Code))
 	if err != nil {
-		jsonError(w, http.StatusInternalServerError, err.Error())
+		web.JSONError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
 	w.Header().Set("Content-Type", "image/svg+xml")

@@ -15,6 +15,7 @@ import (
 	"kvlab/harness"
 	"kvlab/internal/archive"
 	"kvlab/internal/classroom"
+	"kvlab/internal/server/web"
 )
 
 // fullBoard is a server whose room has a full board: boardMax entries,
@@ -40,7 +41,7 @@ func fullBoard(tb testing.TB) (*Server, string, *classroom.Room) {
 		tb.Fatal("the padded result is not JSON")
 	}
 	for i := range boardMax {
-		e := &archive.BoardEntry{Room: room.ID, Kind: sh.Kind, Measures: sh.Values, Conditions: mustMarshal(sh.Conditions), Result: big,
+		e := &archive.BoardEntry{Room: room.ID, Kind: sh.Kind, Measures: sh.Values, Conditions: web.MustMarshal(sh.Conditions), Result: big,
 			AddrHash: addrHash(room.Code, string(rune('a'+i%26))), At: time.Now()}
 		if _, err := s.arch.AddBoardEntry(context.Background(), e); err != nil {
 			tb.Fatal(err)

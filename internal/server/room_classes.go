@@ -13,6 +13,8 @@ import (
 	"kvlab/internal/archive"
 	"kvlab/internal/classroom"
 	"kvlab/internal/quiz"
+	"kvlab/internal/server/guard"
+	"kvlab/internal/server/web"
 )
 
 // Past classes, read from the archive:
@@ -25,7 +27,7 @@ import (
 // Predictions are anonymous in a class, but a class's record is the
 // instructor's: the pages answer requests from this machine (a loopback
 // address naming this machine), and from elsewhere only with the
-// presenter token (presenter.go; the run token students are given does
+// presenter token (package guard; the run token students are given does
 // not open them), sent by the form the page shows (POST, the same
 // routes), never in a URL.
 
@@ -46,19 +48,19 @@ const classesLimit = 100
 // this machine).
 func (s *Server) classesPage(h func(w http.ResponseWriter, r *http.Request, token string)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if !sameOrigin(r) {
-			s.errorPage(w, http.StatusForbidden, "Not from this server", fmt.Sprintf("origin %s is not this server (%s)", r.Header.Get("Origin"), r.Host))
+		if !guard.SameOrigin(r) {
+			web.ErrorPage(w, http.StatusForbidden, "Not from this server", fmt.Sprintf("origin %s is not this server (%s)", r.Header.Get("Origin"), r.Host))
 			return
 		}
-		local := fromThisMachine(r) && s.hostOK(r)
+		local := guard.FromThisMachine(r) && s.guard.HostOK(r)
 		tok := r.PostFormValue("token")
 		good, throttled := false, ""
 		if tok != "" {
-			good, throttled = s.tokenGuess(remoteHost(r), tok, func() bool { return s.presenterTokenOK(tok) })
+			good, throttled = s.guard.TokenGuess(guard.RemoteHost(r), tok, func() bool { return s.guard.PresenterTokenOK(tok) })
 		}
 		switch {
 		case throttled != "":
-			s.errorPage(w, http.StatusTooManyRequests, "Too many wrong tokens", throttled)
+			web.ErrorPage(w, http.StatusTooManyRequests, "Too many wrong tokens", throttled)
 		case good:
 			h(w, r, tok)
 		case local:
@@ -71,13 +73,10 @@ func (s *Server) classesPage(h func(w http.ResponseWriter, r *http.Request, toke
 			case tok != "":
 				status, msg = http.StatusForbidden, "That is not the presenter token."
 			}
-			s.renderPage(w, status, "classes_token.html", struct{ Path, Error string }{r.URL.RequestURI(), msg})
+			web.RenderPage(w, status, "classes_token.html", struct{ Path, Error string }{r.URL.RequestURI(), msg})
 		}
 	}
 }
-
-// fromThisMachine reports whether r came from a loopback address.
-func fromThisMachine(r *http.Request) bool { return loopbackHost(remoteHost(r)) }
 
 // classRow is one line of /classes.
 type classRow struct {
@@ -110,7 +109,7 @@ func (s *Server) classRow(rm archive.Room, now time.Time, token string) classRow
 func (s *Server) handleClasses(w http.ResponseWriter, r *http.Request, token string) {
 	rooms, err := s.arch.Rooms(r.Context(), classesLimit)
 	if err != nil {
-		s.errorPage(w, http.StatusInternalServerError, "Reading the archive failed", err.Error())
+		web.ErrorPage(w, http.StatusInternalServerError, "Reading the archive failed", err.Error())
 		return
 	}
 	p := struct {
@@ -121,7 +120,7 @@ func (s *Server) handleClasses(w http.ResponseWriter, r *http.Request, token str
 	for _, rm := range rooms {
 		p.Rows = append(p.Rows, s.classRow(rm, now, token))
 	}
-	s.renderPage(w, http.StatusOK, "classes.html", p)
+	web.RenderPage(w, http.StatusOK, "classes.html", p)
 }
 
 // classData is one class as the page's script draws it: each poll with
@@ -182,7 +181,7 @@ func (s *Server) pastPoll(slug string, ap archive.Poll) pastPoll {
 	}
 	html := ""
 	if q != nil {
-		html = inlineMarkdown(q.Question)
+		html = web.InlineMarkdown(q.Question)
 	}
 	return pastPoll{PollView: restorePoll(ap, q).View(), QuestionHTML: html}
 }
@@ -210,7 +209,7 @@ func boardOf(entries []archive.BoardEntry, m string) boardReply {
 // returns the result of such an entry only).
 func legacyConditions(e archive.BoardEntry) json.RawMessage {
 	if sh, err := classroom.CheckShare(e.Result); err == nil {
-		return mustMarshal(sh.Conditions)
+		return web.MustMarshal(sh.Conditions)
 	}
 	return json.RawMessage(`{}`)
 }
@@ -227,16 +226,16 @@ func classID(name, v string) (int64, error) {
 func (s *Server) classOrError(w http.ResponseWriter, r *http.Request, name, v, token string) (classView, bool) {
 	id, err := classID(name, v)
 	if err != nil {
-		s.errorPage(w, http.StatusBadRequest, "No such class", err.Error())
+		web.ErrorPage(w, http.StatusBadRequest, "No such class", err.Error())
 		return classView{}, false
 	}
 	c, err := s.loadClass(r.Context(), id, token)
 	if errors.Is(err, archive.ErrNotFound) {
-		s.errorPage(w, http.StatusNotFound, "No such class", fmt.Sprintf("Class %d is not in this server's archive (%s): /classes lists the classes it has.", id, s.arch.Where()))
+		web.ErrorPage(w, http.StatusNotFound, "No such class", fmt.Sprintf("Class %d is not in this server's archive (%s): /classes lists the classes it has.", id, s.arch.Where()))
 		return classView{}, false
 	}
 	if err != nil {
-		s.errorPage(w, http.StatusInternalServerError, "Reading the archive failed", err.Error())
+		web.ErrorPage(w, http.StatusInternalServerError, "Reading the archive failed", err.Error())
 		return classView{}, false
 	}
 	return c, true
@@ -247,7 +246,7 @@ func (s *Server) handleClass(w http.ResponseWriter, r *http.Request, token strin
 	if !ok {
 		return
 	}
-	s.renderPage(w, http.StatusOK, "class.html", classesView{Classes: []classView{c}, Back: backLink(token)})
+	web.RenderPage(w, http.StatusOK, "class.html", classesView{Classes: []classView{c}, Back: backLink(token)})
 }
 
 func (s *Server) handleClassesCompare(w http.ResponseWriter, r *http.Request, token string) {
@@ -259,7 +258,7 @@ func (s *Server) handleClassesCompare(w http.ResponseWriter, r *http.Request, to
 	if !ok {
 		return
 	}
-	s.renderPage(w, http.StatusOK, "class.html", classesView{Classes: []classView{a, b}, Back: backLink(token)})
+	web.RenderPage(w, http.StatusOK, "class.html", classesView{Classes: []classView{a, b}, Back: backLink(token)})
 }
 
 // classesView is /classes/ID (one class) or the comparison (two).

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"html/template"
@@ -10,6 +9,7 @@ import (
 
 	"kvlab/internal/classroom"
 	"kvlab/internal/lesson"
+	"kvlab/internal/server/web"
 )
 
 // The room's pages (the API they call is in room_api.go; the wire
@@ -53,12 +53,12 @@ type joinPage struct {
 func (s *Server) handleJoin(w http.ResponseWriter, r *http.Request) {
 	typed := strings.TrimSpace(r.URL.Query().Get("code"))
 	if typed == "" {
-		s.renderPage(w, http.StatusOK, "join.html", joinPage{})
+		web.RenderPage(w, http.StatusOK, "join.html", joinPage{})
 		return
 	}
 	code, err := canonicalCode(typed)
 	if err != nil {
-		s.renderPage(w, http.StatusBadRequest, "join.html", joinPage{Code: typed, Error: err.Error()})
+		web.RenderPage(w, http.StatusBadRequest, "join.html", joinPage{Code: typed, Error: err.Error()})
 		return
 	}
 	http.Redirect(w, r, "/room/"+code, http.StatusSeeOther)
@@ -83,7 +83,7 @@ func (s *Server) roomPage(tmpl, path string) http.HandlerFunc {
 		typed := r.PathValue("code")
 		code, err := canonicalCode(typed)
 		if err != nil {
-			s.errorPage(w, http.StatusNotFound, "No such room", err.Error()+"\n\nAsk the presenter for the code on the projector, and enter it at /join.")
+			web.ErrorPage(w, http.StatusNotFound, "No such room", err.Error()+"\n\nAsk the presenter for the code on the projector, and enter it at /join.")
 			return
 		}
 		if code != typed {
@@ -96,10 +96,10 @@ func (s *Server) roomPage(tmpl, path string) http.HandlerFunc {
 		}
 		v, status, err := s.roomViewFor(r, code, tmpl != "board.html")
 		if err != nil {
-			s.errorPage(w, status, "No such room", err.Error())
+			web.ErrorPage(w, status, "No such room", err.Error())
 			return
 		}
-		s.renderPage(w, http.StatusOK, tmpl, v)
+		web.RenderPage(w, http.StatusOK, tmpl, v)
 	}
 }
 
@@ -118,24 +118,11 @@ func (s *Server) roomViewFor(r *http.Request, code string, withBody bool) (roomV
 	if l == nil {
 		return roomView{}, http.StatusNotFound, fmt.Errorf("room %s is on lesson %q, which this server no longer has", code, room.Lesson)
 	}
-	v := roomView{Code: code, ID: room.ID, Lesson: l, NeedToken: s.needToken, JoinURL: joinURL(r, code)}
+	v := roomView{Code: code, ID: room.ID, Lesson: l, NeedToken: s.guard.NeedToken(), JoinURL: joinURL(r, code)}
 	if withBody {
 		if v.Body, v.Sections, err = renderSections(l); err != nil {
 			return roomView{}, http.StatusInternalServerError, err
 		}
 	}
 	return v, http.StatusOK, nil
-}
-
-// renderPage executes a page template with status.
-func (s *Server) renderPage(w http.ResponseWriter, status int, tmpl string, data any) {
-	var b bytes.Buffer
-	if err := pageTmpl.ExecuteTemplate(&b, tmpl, data); err != nil {
-		s.errorPage(w, http.StatusInternalServerError, "Rendering the page failed", err.Error())
-		return
-	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(status)
-	w.Write(b.Bytes())
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/yuin/goldmark/util"
 
 	"kvlab/internal/lesson"
+	"kvlab/internal/server/web"
 )
 
 // A room shows a lesson one section at a time. A section is the part of
@@ -62,7 +63,7 @@ func (r *sectionRenderer) renderHeading(w util.BufWriter, _ []byte, node ast.Nod
 	}
 	if h.Level == 2 && h.Parent() != nil && h.Parent().Kind() == ast.KindDocument {
 		w.WriteString("</section>\n")
-		r.titles = append(r.titles, nodeText(h, r.src))
+		r.titles = append(r.titles, web.NodeText(h, r.src))
 		r.open(w)
 	}
 	fmt.Fprintf(w, "<h%d", h.Level)
@@ -85,8 +86,8 @@ type roomSection struct {
 // the lesson's title).
 func renderSections(l *lesson.Lesson) (template.HTML, []roomSection, error) {
 	sr := &sectionRenderer{src: l.Body}
-	md := newMarkdown(renderer.WithNodeRenderers(
-		util.Prioritized(&blockRenderer{l: l}, 100),
+	md := web.NewMarkdown(renderer.WithNodeRenderers(
+		web.Blocks(l),
 		util.Prioritized(sr, 100),
 	))
 	doc := md.Parser().Parse(text.NewReader(l.Body))

@@ -14,6 +14,8 @@ import (
 
 	"kvlab/internal/archive"
 	"kvlab/internal/classroom"
+	"kvlab/internal/server/guard"
+	"kvlab/internal/server/web"
 )
 
 // The follower socket, GET /room/{code}/ws, and the presenter's runs in
@@ -76,7 +78,7 @@ func (s *Server) roomRunFor(c *client, m inMsg) (*roomRun, error) {
 	if room == nil {
 		return nil, errors.New(s.noRoom(m.Room))
 	}
-	if _, why := s.roomPresenterError(c.addr, room, m.Presenter); why != "" {
+	if _, why := s.guard.PresenterError(c.addr, room, "room "+classroom.FormatCode(room.Code), m.Presenter); why != "" {
 		return nil, errors.New(why)
 	}
 	rr := &roomRun{s: s, c: c, room: room, m: m}
@@ -152,7 +154,7 @@ func (rr *roomRun) refused(err error) {
 
 // send implements sink: one encoding for the presenter and the room.
 func (rr *roomRun) send(v any) {
-	b := mustMarshal(v)
+	b := web.MustMarshal(v)
 	_, progress := v.(progressMsg)
 	rr.c.sendBytes(b, progress)
 	rr.s.broadcastBytes(rr.room, b)
@@ -211,8 +213,8 @@ func (s *Server) handleRoomWS(w http.ResponseWriter, r *http.Request) {
 		ws.Close()
 		return
 	}
-	f.Send(mustMarshal(roomMsg{Type: "room", roomState: lockedStateOf(room)}))
-	fr := &followerReader{s: s, room: room, f: f, ws: ws, addr: remoteHost(r)}
+	f.Send(web.MustMarshal(roomMsg{Type: "room", roomState: lockedStateOf(room)}))
+	fr := &followerReader{s: s, room: room, f: f, ws: ws, addr: guard.RemoteHost(r)}
 	fr.read()
 	if fr.proxy != nil {
 		fr.proxy.stopRuns()
@@ -259,7 +261,7 @@ func (fr *followerReader) read() {
 			why = "a binary message; send JSON text"
 		}
 		if why != "" {
-			fr.s.refused(fr.addr, "room socket: "+why)
+			fr.s.guard.Refused(fr.addr, "room socket: "+why)
 			drain(ws)
 			fr.f.Close(classroom.CloseTooSlow, why)
 			return
@@ -318,7 +320,7 @@ func (fr *followerReader) handle(data []byte) {
 	}
 }
 
-func (fr *followerReader) reply(v any) { fr.f.Send(mustMarshal(v)) }
+func (fr *followerReader) reply(v any) { fr.f.Send(web.MustMarshal(v)) }
 
 // client returns the follower's run proxy, starting it on first use: a
 // client without a socket whose messages a forwarder hands to the

@@ -95,6 +95,7 @@ func (s *Server) runLine(ctx context.Context, j *job, dir string, i, round, roun
 		Dir:    dir,
 		Limits: s.cfg.Limits,
 		Exe:    s.cfg.Exe,
+		Source: j.source,
 		Progress: func(p harness.Progress) {
 			tl.add(p)
 			j.out.send(progressMsg{Type: "progress", ID: j.id, Line: i, Progress: p})

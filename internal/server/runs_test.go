@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"kvlab/internal/archive"
+	"kvlab/internal/server/runspage"
 )
 
 // addRuns adds n synthetic runs (archive.Synthetic) and returns their ids.
@@ -49,8 +50,8 @@ func TestRunsPage(t *testing.T) {
 	}
 	body := w.Body.String()
 	links := runLinks(body)
-	if len(links) != runsPageSize || links[0] != fmt.Sprint(ids[119]) || links[49] != fmt.Sprint(ids[70]) {
-		t.Fatalf("first page links %d runs from %v to %v, want %d newest first (%d to %d)", len(links), links[0], links[len(links)-1], runsPageSize, ids[119], ids[70])
+	if len(links) != runspage.PageSize || links[0] != fmt.Sprint(ids[119]) || links[49] != fmt.Sprint(ids[70]) {
+		t.Fatalf("first page links %d runs from %v to %v, want %d newest first (%d to %d)", len(links), links[0], links[len(links)-1], runspage.PageSize, ids[119], ids[70])
 	}
 	next := regexp.MustCompile(`href="(/runs\?before=\d+)"`).FindStringSubmatch(body)
 	if next == nil {
@@ -79,8 +80,8 @@ func TestRunsPage(t *testing.T) {
 			}
 		}
 		got := runLinks(get(t, s, "/runs?"+f.query).Body.String())
-		if len(got) != min(want, runsPageSize) || want == 0 {
-			t.Errorf("/runs?%s lists %d runs, want %d", f.query, len(got), min(want, runsPageSize))
+		if len(got) != min(want, runspage.PageSize) || want == 0 {
+			t.Errorf("/runs?%s lists %d runs, want %d", f.query, len(got), min(want, runspage.PageSize))
 		}
 		for _, id := range got {
 			var n int64

@@ -14,8 +14,10 @@ import (
 
 	"kvlab/harness"
 	"kvlab/internal/archive"
-	"kvlab/internal/classroom"
 	"kvlab/internal/lesson"
+	"kvlab/internal/server/guard"
+	"kvlab/internal/server/runspage"
+	"kvlab/internal/server/web"
 	"kvlab/lessons"
 	"kvlab/static"
 )
@@ -82,12 +84,12 @@ type Config struct {
 	// 0 = 30.
 	MaxUnknownCodes int
 	// PresenterToken, when set, presents every room and opens the past
-	// classes from any machine (presenter.go). It must differ from Token,
+	// classes from any machine (package guard). It must differ from Token,
 	// which students are given.
 	PresenterToken string
 	// Hosts are names (no port) a server with a token answers in the
 	// Host header besides IP addresses, localhost and this machine's
-	// host name (access.go, hostOK): the names students type.
+	// host name (guard.HostOK): the names students type.
 	Hosts []string
 }
 
@@ -107,13 +109,12 @@ func DefaultLimits() harness.Limits {
 
 // Server serves the course. It is safe for concurrent use.
 type Server struct {
-	cfg       Config
-	mux       *http.ServeMux
-	log       *log.Logger
-	needToken bool
-	hostNames []string // the names hostOK accepts on a server with a token
-	// authFails counts wrong tokens and secrets per address (tokenGuess).
-	authFails *classroom.Limiter
+	cfg Config
+	mux *http.ServeMux
+	log *log.Logger
+	// guard checks Host, Origin, tokens and presenters, counts runs and
+	// connections per address and logs refusals.
+	guard     *guard.Guard
 	writes    *writeGate // the bounds on students' writes (writes.go)
 	tmpData   bool       // DataDir was created by New and is removed by Close
 	chromaCSS []byte
@@ -156,9 +157,14 @@ type Server struct {
 	clients map[*client]struct{}
 	closed  bool
 
-	limits limits // per-address counts, connection caps, refusals (limits.go)
-	owner  *owner // this server's claim on its run directories (owner.go)
-	rooms  *rooms // live classes: followers, polls, the board (room_api.go)
+	owner *owner // this server's claim on its run directories (owner.go)
+	rooms *rooms // live classes: followers, polls, the board (room_api.go)
+
+	// Timeouts of the plain HTTP routes (HTTPServer): reading a whole
+	// request, and writing a reply. The websocket sets its own deadlines
+	// after the upgrade, and a run: quiz lifts the write deadline while
+	// it waits for its measurement.
+	readTimeout, writeTimeout time.Duration
 
 	staticMu   sync.Mutex        // guards staticTags
 	staticTags map[string]string // ETag by static path
@@ -168,18 +174,19 @@ type Server struct {
 func New(cfg Config) (*Server, error) {
 	cfg = cfg.withDefaults()
 	s := &Server{
-		cfg:        cfg,
-		log:        log.New(cfg.Log, "labserver: ", log.LstdFlags),
-		pages:      map[string][]byte{},
-		clients:    map[*client]struct{}{},
-		staticTags: map[string]string{},
-		pongWait:   pongWait,
-		bodyWait:   30 * time.Second,
-		maxWaiting: 64,
-		quizSlots:  make(chan struct{}, quizCheckSlots),
-		limits:     newLimits(),
+		cfg:          cfg,
+		log:          log.New(cfg.Log, "labserver: ", log.LstdFlags),
+		pages:        map[string][]byte{},
+		clients:      map[*client]struct{}{},
+		staticTags:   map[string]string{},
+		pongWait:     pongWait,
+		bodyWait:     30 * time.Second,
+		maxWaiting:   64,
+		quizSlots:    make(chan struct{}, quizCheckSlots),
+		readTimeout:  30 * time.Second,
+		writeTimeout: 2 * time.Minute,
 	}
-	if !IsLoopback(cfg.Addr) {
+	if !guard.IsLoopback(cfg.Addr) {
 		if cfg.Token == "" {
 			return nil, fmt.Errorf("-addr %s is not a loopback address: pass -token-file FILE (or set $%s, or pass -token SECRET) so that only people given the token can run cells", cfg.Addr, TokenEnv)
 		}
@@ -188,13 +195,12 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("-presenter-token: must differ from -token: students are given the token, and the presenter token presents every room")
 	}
 	if s.cfg.MaxTokenFailures <= 0 {
-		s.cfg.MaxTokenFailures = defaultMaxTokenFailures
+		s.cfg.MaxTokenFailures = guard.DefaultMaxTokenFailures
 	}
-	s.authFails = classroom.NewLimiter(s.cfg.MaxTokenFailures, time.Minute)
+	s.guard = guard.New(guard.Config{Token: cfg.Token, PresenterToken: cfg.PresenterToken, Hosts: cfg.Hosts,
+		MaxTokenFailures: s.cfg.MaxTokenFailures, MaxQueuedPerAddress: cfg.MaxQueuedPerAddress, Log: s.log})
 	s.cfg.Writes = s.cfg.Writes.withDefaults()
 	s.writes = newWriteGate(s.cfg.Writes)
-	s.needToken = cfg.Token != ""
-	s.hostNames = hostNamesOf(cfg.Hosts)
 	if err := s.makeDataDir(); err != nil {
 		return nil, err
 	}
@@ -223,7 +229,8 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("GET /ws", s.handleWS)
 	s.mux.HandleFunc("POST /api/quiz", s.handleQuiz)
 	s.mux.HandleFunc("GET /api/quiz/queue", s.handleQuizQueue)
-	s.routeArchive()
+	runspage.New(s.arch, s.hostID).Route(s.mux)
+	s.mux.HandleFunc("POST /api/predict", s.handlePredict)
 	s.routeRooms()
 	s.routeRoomPages()
 	s.mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) {
@@ -293,7 +300,7 @@ func (s *Server) claimAndLoad() error {
 		return err
 	}
 	s.owner = o
-	css, err := chromaStylesheet()
+	css, err := web.ChromaStylesheet()
 	if err == nil {
 		err = s.reload(s.stampNow())
 	}
@@ -314,6 +321,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mux.ServeHTTP(w, r)
+}
+
+// HTTPServer is the http.Server that serves s: read and write timeouts
+// for the plain routes (a body that trickles in is cut off), a header
+// timeout, an idle timeout.
+func (s *Server) HTTPServer() *http.Server {
+	return &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: s.readTimeout,
+		WriteTimeout: s.writeTimeout, IdleTimeout: 2 * time.Minute}
 }
 
 // Close cancels every queued and running run, closes the websockets and

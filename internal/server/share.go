@@ -20,6 +20,8 @@ import (
 
 	"kvlab/internal/archive"
 	"kvlab/internal/classroom"
+	"kvlab/internal/server/guard"
+	"kvlab/internal/server/web"
 )
 
 // The class board. A student's own labserver (on a laptop) shares a
@@ -64,7 +66,7 @@ func (s *Server) handleShare(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req shareRequest
-	if !decodeBody(w, r, s.cfg.Writes.MaxShareBytes, &req, `{"result":{...a probe or bench result...},"label":"optional"}`) {
+	if !web.DecodeBody(w, r, s.cfg.Writes.MaxShareBytes, &req, `{"result":{...a probe or bench result...},"label":"optional"}`) {
 		return
 	}
 	room := s.lookupRoom(w, r)
@@ -72,22 +74,22 @@ func (s *Server) handleShare(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := classroom.CheckLabel(req.Label); err != nil {
-		jsonError(w, http.StatusBadRequest, err.Error())
+		web.JSONError(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	sh, err := classroom.CheckShare(req.Result)
 	if err != nil {
-		jsonError(w, http.StatusBadRequest, strings.TrimPrefix(err.Error(), "classroom: "))
+		web.JSONError(w, http.StatusBadRequest, strings.TrimPrefix(err.Error(), "classroom: "))
 		return
 	}
-	addr := remoteHost(r)
-	e := &archive.BoardEntry{Room: room.ID, Kind: sh.Kind, Measures: sh.Values, Conditions: mustMarshal(sh.Conditions), Result: redactForRoom(req.Result),
+	addr := guard.RemoteHost(r)
+	e := &archive.BoardEntry{Room: room.ID, Kind: sh.Kind, Measures: sh.Values, Conditions: web.MustMarshal(sh.Conditions), Result: redactForRoom(req.Result),
 		Label: req.Label, AddrHash: addrHash(room.Code, addr), At: time.Now().UTC()}
 	if code, err := s.addBoardEntry(r, room, e); err != nil {
-		jsonError(w, code, err.Error())
+		web.JSONError(w, code, err.Error())
 		return
 	}
-	writeJSON(w, http.StatusCreated, map[string]int64{"id": e.ID})
+	web.WriteJSON(w, http.StatusCreated, map[string]int64{"id": e.ID})
 }
 
 // addBoardEntry stores e within the room's caps. The caps' counts are
@@ -146,15 +148,15 @@ func (s *Server) handleBoard(w http.ResponseWriter, r *http.Request) {
 	m := r.URL.Query().Get("measure")
 	unit := classroom.MeasureUnit(m)
 	if unit == "" {
-		jsonError(w, http.StatusBadRequest, fmt.Sprintf("measure %q: allowed: %s", m, strings.Join(classroom.Measures, ", ")))
+		web.JSONError(w, http.StatusBadRequest, fmt.Sprintf("measure %q: allowed: %s", m, strings.Join(classroom.Measures, ", ")))
 		return
 	}
 	es, err := s.arch.BoardEntries(r.Context(), room.ID)
 	if err != nil {
-		jsonError(w, http.StatusInternalServerError, err.Error())
+		web.JSONError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
-	writeJSON(w, http.StatusOK, boardOf(es, m))
+	web.WriteJSON(w, http.StatusOK, boardOf(es, m))
 }
 
 type boardDeleteRequest struct {
@@ -172,7 +174,7 @@ func (s *Server) handleBoardDelete(w http.ResponseWriter, r *http.Request) {
 	}
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 	if err != nil || id <= 0 {
-		jsonError(w, http.StatusBadRequest, fmt.Sprintf("board entry %q: want the positive id the board's points carry", r.PathValue("id")))
+		web.JSONError(w, http.StatusBadRequest, fmt.Sprintf("board entry %q: want the positive id the board's points carry", r.PathValue("id")))
 		return
 	}
 	room.Lock()
@@ -180,14 +182,14 @@ func (s *Server) handleBoardDelete(w http.ResponseWriter, r *http.Request) {
 	err = s.arch.DeleteBoardEntry(r.Context(), room.ID, id)
 	switch {
 	case errors.Is(err, archive.ErrNotFound):
-		jsonError(w, http.StatusNotFound, fmt.Sprintf("room %s has no board entry %d", classroom.FormatCode(room.Code), id))
+		web.JSONError(w, http.StatusNotFound, fmt.Sprintf("room %s has no board entry %d", classroom.FormatCode(room.Code), id))
 		return
 	case err != nil:
-		jsonError(w, http.StatusInternalServerError, err.Error())
+		web.JSONError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
 	room.BoardEntries--
-	writeJSON(w, http.StatusOK, map[string]int64{"removed": id})
+	web.WriteJSON(w, http.StatusOK, map[string]int64{"removed": id})
 }
 
 // shareTargets are the room servers this server's pages may POST shares
@@ -330,11 +332,11 @@ type shareTargetRequest struct {
 }
 
 func (s *Server) handleShareTargets(w http.ResponseWriter, r *http.Request) {
-	if code, why := s.instructorError(r, r.URL.Query().Get("presenter")); why != "" {
-		jsonError(w, code, why)
+	if code, why := s.guard.InstructorError(r, r.URL.Query().Get("presenter")); why != "" {
+		web.JSONError(w, code, why)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string][]string{"urls": s.rooms.targets.list()})
+	web.WriteJSON(w, http.StatusOK, map[string][]string{"urls": s.rooms.targets.list()})
 }
 
 func (s *Server) handleShareTargetAdd(w http.ResponseWriter, r *http.Request) {
@@ -357,22 +359,22 @@ func (s *Server) handleShareTargetDelete(w http.ResponseWriter, r *http.Request)
 
 func (s *Server) changeShareTarget(w http.ResponseWriter, r *http.Request, fn func(urls []string, o string) ([]string, error)) {
 	var req shareTargetRequest
-	if !decodeBody(w, r, roomBodyLimit, &req, shareTargetsFormat) {
+	if !web.DecodeBody(w, r, roomBodyLimit, &req, shareTargetsFormat) {
 		return
 	}
-	if code, why := s.instructorError(r, req.Presenter); why != "" {
-		jsonError(w, code, why)
+	if code, why := s.guard.InstructorError(r, req.Presenter); why != "" {
+		web.JSONError(w, code, why)
 		return
 	}
 	o, err := originOf(req.URL)
 	if err != nil {
-		jsonError(w, http.StatusBadRequest, err.Error())
+		web.JSONError(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	err = s.rooms.targets.change(func(urls []string) ([]string, error) { return fn(urls, o) })
 	if err != nil {
-		jsonError(w, http.StatusBadRequest, err.Error())
+		web.JSONError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string][]string{"urls": s.rooms.targets.list()})
+	web.WriteJSON(w, http.StatusOK, map[string][]string{"urls": s.rooms.targets.list()})
 }

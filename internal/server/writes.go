@@ -8,7 +8,8 @@ import (
 
 	"golang.org/x/time/rate"
 
-	"kvlab/internal/classroom"
+	"kvlab/internal/server/guard"
+	"kvlab/internal/server/web"
 )
 
 // Bounded writes. Every route a student can use to write to the archive
@@ -72,7 +73,7 @@ func (w WriteLimits) withDefaults() WriteLimits {
 // writeGate holds the counts the bounds need. It is safe for concurrent
 // use.
 type writeGate struct {
-	rate *classroom.Limiter // writes, per address
+	rate *guard.Limiter // writes, per address
 	// total is every address's writes together: a token bucket that
 	// refills at -write-rate-total a minute and holds two seconds of it,
 	// so a class that predicts at once (a burst) gets through and a
@@ -94,14 +95,14 @@ const maxTracked = 100_000
 
 func newWriteGate(l WriteLimits) *writeGate {
 	perSec := float64(l.TotalRate) / 60
-	return &writeGate{rate: classroom.NewLimiter(l.Rate, time.Minute), total: rate.NewLimiter(rate.Limit(perSec), max(int(2*perSec), 1)),
+	return &writeGate{rate: guard.NewLimiter(l.Rate, time.Minute), total: rate.NewLimiter(rate.Limit(perSec), max(int(2*perSec), 1)),
 		perBrowser: map[string]int{}}
 }
 
 // writeAllowed counts one write from r's address against -write-rate,
 // or replies 429 and reports false. what names the write in the log.
 func (s *Server) writeAllowed(w http.ResponseWriter, r *http.Request, what string) bool {
-	addr := remoteHost(r)
+	addr := guard.RemoteHost(r)
 	msg := fmt.Sprintf("%s made more than %d predictions, ballots and shares in a minute, the most one address may (-write-rate): wait a moment", addr, s.cfg.Writes.Rate)
 	if s.writes.rate.Allow(addr, time.Now()) {
 		if s.writes.total.Allow() {
@@ -112,7 +113,7 @@ func (s *Server) writeAllowed(w http.ResponseWriter, r *http.Request, what strin
 	} else {
 		what += ": over -write-rate"
 	}
-	s.refused(addr, what)
+	s.guard.Refused(addr, what)
 	// The refusal waits before it answers: a script that floods gets one
 	// answer a second per connection (and -max-conns-per-address bounds
 	// its connections), instead of a 429 as fast as it can send, whose
@@ -125,7 +126,7 @@ func (s *Server) writeAllowed(w http.ResponseWriter, r *http.Request, what strin
 	}
 	t.Stop()
 	w.Header().Set("Retry-After", "1")
-	jsonError(w, http.StatusTooManyRequests, msg)
+	web.JSONError(w, http.StatusTooManyRequests, msg)
 	return false
 }
 
@@ -145,7 +146,7 @@ func (s *Server) predictionAllowed(w http.ResponseWriter, browser, lesson, quiz 
 	}
 	g.mu.Unlock()
 	if n >= s.cfg.Writes.PerBrowser {
-		jsonError(w, http.StatusTooManyRequests, fmt.Sprintf("this browser stored %d predictions for quiz %s, the most one browser may (-max-predictions-per-browser)", n, quiz))
+		web.JSONError(w, http.StatusTooManyRequests, fmt.Sprintf("this browser stored %d predictions for quiz %s, the most one browser may (-max-predictions-per-browser)", n, quiz))
 		return false
 	}
 	return true

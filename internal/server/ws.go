@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"kvlab/internal/server/guard"
+	"kvlab/internal/server/web"
 )
 
 // The run websocket's connections; its messages are in messages.go.
@@ -58,17 +61,17 @@ func (s *Server) upgrader() *websocket.Upgrader {
 	return &websocket.Upgrader{
 		ReadBufferSize:  4096,
 		WriteBufferSize: 4096,
-		CheckOrigin:     sameOrigin,
+		CheckOrigin:     guard.SameOrigin,
 	}
 }
 
 func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
-	if !sameOrigin(r) {
+	if !guard.SameOrigin(r) {
 		http.Error(w, "websocket: origin "+r.Header.Get("Origin")+" is not this server ("+r.Host+")", http.StatusForbidden)
 		return
 	}
-	if !s.hostOK(r) {
-		http.Error(w, "websocket: "+s.hostError(r), http.StatusForbidden)
+	if !s.guard.HostOK(r) {
+		http.Error(w, "websocket: "+s.guard.HostError(r), http.StatusForbidden)
 		return
 	}
 	ws, err := s.upgrader().Upgrade(w, r, nil)
@@ -82,7 +85,7 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 	ws.SetPongHandler(func(string) error {
 		return ws.SetReadDeadline(time.Now().Add(s.pongWait))
 	})
-	c := &client{s: s, ws: ws, out: make(chan []byte, outBuffer), jobs: map[string]*job{}, token: r.URL.Query().Get("token"), addr: remoteHost(r)}
+	c := &client{s: s, ws: ws, out: make(chan []byte, outBuffer), jobs: map[string]*job{}, token: r.URL.Query().Get("token"), addr: guard.RemoteHost(r)}
 	c.ctx, c.cancel = context.WithCancel(s.ctx)
 	s.mu.Lock()
 	if s.closed {
@@ -215,15 +218,7 @@ func goingAway(ws *websocket.Conn) {
 // it is disconnected, which cancels its runs.
 func (c *client) send(v any) {
 	_, progress := v.(progressMsg)
-	c.sendBytes(mustMarshal(v), progress)
-}
-
-func mustMarshal(v any) []byte {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic("server: message does not marshal: " + err.Error())
-	}
-	return b
+	c.sendBytes(web.MustMarshal(v), progress)
 }
 
 // sendBytes is send for a message already encoded (a room run's messages
@@ -274,7 +269,7 @@ func (c *client) run(m inMsg) {
 	rr.attach(j)
 	// enqueue checks the queue's cap and adds the job under one lock.
 	if err := c.s.q.enqueue(j, c.s.maxWaiting); err != nil {
-		c.s.refused(c.addr, "run: "+err.Error())
+		c.s.guard.Refused(c.addr, "run: "+err.Error())
 		if rr != nil {
 			rr.refused(err) // the presenter and the room hear why; a poll opens again
 		} else {
@@ -306,12 +301,12 @@ func (c *client) checkRun(m inMsg) (lines []string, rr *roomRun, ok bool) {
 	if tok == "" {
 		tok = c.token
 	}
-	if ok, throttled := c.s.tokenGuess(c.addr, tok, func() bool { return c.s.tokenOK(tok) }); !ok {
+	if ok, throttled := c.s.guard.TokenGuess(c.addr, tok, func() bool { return c.s.guard.TokenOK(tok) }); !ok {
 		if throttled != "" {
 			c.refuse(m.ID, -1, throttled)
 			return nil, nil, false
 		}
-		c.s.refused(c.addr, "run: no or a wrong token")
+		c.s.guard.Refused(c.addr, "run: no or a wrong token")
 		c.refuse(m.ID, -1, errTokenRequired.Error())
 		return nil, nil, false
 	}
@@ -325,6 +320,9 @@ func (c *client) checkRun(m inMsg) (lines []string, rr *roomRun, ok bool) {
 		return nil, nil, false
 	}
 	lines, bad, err := CheckCell(m.Cell, c.s.cfg.Limits, c.s.cfg.MaxLinesPerCell)
+	if err == nil {
+		bad, err = c.s.checkSource(c, m, lines)
+	}
 	if err == nil {
 		// A repeated cell's budget covers every round.
 		bad, err = c.s.cfg.Budget.check(repeatLines(lines, m.Repeat), c.s.cfg.Limits)
@@ -351,20 +349,20 @@ func (c *client) admit(m inMsg, lines []string) (j *job, ok bool) {
 	}
 	if n := len(c.jobs); n >= c.s.cfg.MaxQueuedPerClient {
 		c.mu.Unlock()
-		c.s.refused(c.addr, fmt.Sprintf("run: the socket already has %d runs queued or running (-max-queued)", n))
+		c.s.guard.Refused(c.addr, fmt.Sprintf("run: the socket already has %d runs queued or running (-max-queued)", n))
 		c.refuse(m.ID, -1, fmt.Sprintf("you already have %d runs queued or running; the limit is %d", n, c.s.cfg.MaxQueuedPerClient))
 		return nil, false
 	}
-	release, err := c.s.holdAddr(c.addr)
+	release, err := c.s.guard.HoldAddr(c.addr)
 	if err != nil {
 		c.mu.Unlock()
-		c.s.refused(c.addr, err.Error())
+		c.s.guard.Refused(c.addr, err.Error())
 		c.refuse(m.ID, -1, err.Error())
 		return nil, false
 	}
 	ctx, cancel := context.WithCancel(c.ctx)
 	j = &job{id: m.ID, lines: lines, out: c, ctx: ctx, cancel: cancel, owner: c, release: release, done: make(chan struct{}),
-		from: origin{source: "cell", lesson: m.Lesson, cell: m.CellID, browser: m.Browser, own: c.s.ownLines(m.Lesson, m.CellID, lines)}, repeat: m.Repeat}
+		from: origin{source: "cell", lesson: m.Lesson, cell: m.CellID, browser: m.Browser, own: c.s.ownLines(m.Lesson, m.CellID, lines)}, repeat: m.Repeat, source: m.Source}
 	c.jobs[m.ID] = j
 	c.mu.Unlock()
 	return j, true

@@ -184,6 +184,7 @@ The record format (` + "`encode`, `decode`" + `, with a CRC) is given; ` + "`dec
 	LimitMs:  crashLimitMs,
 	grade:    gradeDurableAck,
 	prelude:  storePrelude,
+	Measure:  true,
 }
 
 // crashModes are the power-cut modes the acknowledgement is graded under.

@@ -19,6 +19,10 @@ type Exercise struct {
 	// interpreter (0: the page's default, 2 s). The crash exercises reopen
 	// the student's store at every crash point and get longer.
 	LimitMs int `json:"limit_ms,omitempty"`
+	// Measure says the exercise's code is a store (Open, Put, Get) that
+	// can also be measured on the real disk, -engine mine: the page
+	// offers "Measure on this disk" under the editor.
+	Measure bool `json:"measure,omitempty"`
 
 	grade   func(p *program) Result
 	prelude prelude // what grade calls the student's code through, if anything

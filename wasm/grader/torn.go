@@ -111,6 +111,7 @@ The grader runs 12 Puts (` + "`Put`" + ` writes, fdatasyncs, then returns, as in
 	LimitMs:  crashLimitMs,
 	grade:    gradeTornTail,
 	prelude:  storePrelude,
+	Measure:  true,
 }
 
 // afterKey and afterValue are the Put the torn-tail grader makes after

@@ -6,7 +6,7 @@
 //
 // It publishes one global object and then waits forever:
 //
-//	kvlabGrader.exercises()  -> array of {name, title, instructions, stub, solution, limit_ms}
+//	kvlabGrader.exercises()  -> array of {name, title, instructions, stub, solution, limit_ms, measure}
 //	kvlabGrader.run(name, src) -> result object (see grader.Result; JSON field names)
 //
 // and, once both are in place, calls globalThis.kvlabGraderReady() if the
@@ -34,6 +34,7 @@ func main() {
 				"stub":         e.Stub,
 				"solution":     e.Solution,
 				"limit_ms":     e.LimitMs,
+				"measure":      e.Measure,
 			})
 		}
 		return list

@@ -1,11 +1,11 @@
-package server
+package guard
 
 import (
 	"net/http/httptest"
 	"testing"
 )
 
-// hostOK and IsLoopback share one loopback test (loopbackHost); each
+// HostOK and IsLoopback share one loopback test (LoopbackHost); each
 // keeps its own reading of a name: a browser resolves every *.localhost
 // name to this machine, a listen address goes through the resolver. A
 // server with a token also answers IP addresses and its -host names, and
@@ -21,15 +21,15 @@ func TestHostOK(t *testing.T) {
 		{"10.0.0.1:80", false, true}, {"[fe80::1]:8080", false, true}, {"0.0.0.0", false, true},
 		{"lab.example.edu:8080", false, true}, {"Lab.Example.EDU.", false, true}, {"lab.example.edu.evil.example", false, false}, {"", false, false},
 	}
-	open := &Server{}
-	withToken := &Server{needToken: true, hostNames: []string{"lab.example.edu"}}
+	open := &Guard{}
+	withToken := &Guard{cfg: Config{Token: "tok"}, hostNames: []string{"lab.example.edu"}}
 	for _, tt := range tests {
 		r := httptest.NewRequest("GET", "/ws", nil)
 		r.Host = tt.host
-		if got := open.hostOK(r); got != tt.want {
+		if got := open.HostOK(r); got != tt.want {
 			t.Errorf("without a token, Host %q: got %v, want %v", tt.host, got, tt.want)
 		}
-		if got := withToken.hostOK(r); got != tt.wantToken {
+		if got := withToken.HostOK(r); got != tt.wantToken {
 			t.Errorf("with a token and -host lab.example.edu, Host %q: got %v, want %v", tt.host, got, tt.wantToken)
 		}
 	}
@@ -43,6 +43,21 @@ func TestIsLoopbackNames(t *testing.T) {
 		{"localhost", true}, {"127.0.0.1", true}, {"[::1]", true}, {"::1", true}, {"", true},
 		// The resolver, not a browser, turns a listen address into an IP.
 		{"app.localhost:8080", false}, {"localhost.evil.example:80", false},
+	}
+	for _, tt := range tests {
+		if got := IsLoopback(tt.addr); got != tt.want {
+			t.Errorf("IsLoopback(%q): got %v, want %v", tt.addr, got, tt.want)
+		}
+	}
+}
+
+func TestIsLoopback(t *testing.T) {
+	tests := []struct {
+		addr string
+		want bool
+	}{
+		{"127.0.0.1:8080", true}, {"localhost:80", true}, {"[::1]:8080", true}, {"127.0.0.2:1", true},
+		{":8080", false}, {"0.0.0.0:8080", false}, {"10.0.0.1:8080", false}, {"[::]:8080", false}, {"example.org:80", false},
 	}
 	for _, tt := range tests {
 		if got := IsLoopback(tt.addr); got != tt.want {

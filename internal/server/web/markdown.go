@@ -1,13 +1,11 @@
-package server
+package web
 
 import (
 	"bytes"
-	"embed"
 	"fmt"
 	"hash/fnv"
 	"html"
 	"html/template"
-	"net/http"
 	"strings"
 
 	"github.com/alecthomas/chroma/v2"
@@ -26,14 +24,6 @@ import (
 	"kvlab/internal/quiz"
 )
 
-//go:embed templates/*.html
-var templateFS embed.FS
-
-var pageTmpl = template.Must(template.New("").Funcs(template.FuncMap{
-	"join": strings.Join,
-	"inc":  func(i int) int { return i + 1 },
-}).ParseFS(templateFS, "templates/*.html"))
-
 // Code highlighting styles: one light, one dark, switched by the
 // data-theme attribute the page sets on <html>.
 const (
@@ -43,9 +33,9 @@ const (
 
 var codeFormatter = chromahtml.New(chromahtml.WithClasses(true), chromahtml.WithCSSComments(false))
 
-// chromaStylesheet writes the light rules as they are and the dark rules
+// ChromaStylesheet writes the light rules as they are and the dark rules
 // scoped under [data-theme="dark"].
-func chromaStylesheet() ([]byte, error) {
+func ChromaStylesheet() ([]byte, error) {
 	var light, dark bytes.Buffer
 	if err := codeFormatter.WriteCSS(&light, styles.Get(lightStyle)); err != nil {
 		return nil, err
@@ -62,8 +52,8 @@ func chromaStylesheet() ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-// tocEntry is one heading in a lesson's table of contents.
-type tocEntry struct {
+// TOCEntry is one heading in a lesson's table of contents.
+type TOCEntry struct {
 	ID, Text string
 	Level    int
 }
@@ -75,6 +65,14 @@ type tocEntry struct {
 type blockRenderer struct {
 	l            *lesson.Lesson
 	cells, quizs int
+}
+
+// Blocks is the node renderer of l's fenced blocks, at the priority
+// that puts it before goldmark's own: RenderBody uses it, and a page that
+// renders the lesson its own way (the room's sections) adds it to its
+// renderers.
+func Blocks(l *lesson.Lesson) util.PrioritizedValue {
+	return util.Prioritized(&blockRenderer{l: l}, 100)
 }
 
 func (r *blockRenderer) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
@@ -99,14 +97,14 @@ func (r *blockRenderer) renderFenced(w util.BufWriter, src []byte, n ast.Node, e
 		}
 		c := r.l.Cells[r.cells]
 		r.cells++
-		return ast.WalkSkipChildren, pageTmpl.ExecuteTemplate(w, "cell", cellView{Cell: c, Lesson: r.l.Slug, Hash: textHash(c.Text), Rows: max(2, strings.Count(c.Text, "\n"))})
+		return ast.WalkSkipChildren, pageTmpl.ExecuteTemplate(w, "cell", cellView{Cell: c, Lesson: r.l.Slug, Hash: TextHash(c.Text), Rows: max(2, strings.Count(c.Text, "\n"))})
 	case "quiz":
 		if r.quizs >= len(r.l.Quizzes) {
 			return ast.WalkStop, fmt.Errorf("quiz block %d has no parsed quiz", r.quizs)
 		}
 		q := r.l.Quizzes[r.quizs]
 		r.quizs++
-		return ast.WalkSkipChildren, pageTmpl.ExecuteTemplate(w, "quiz", quizView{Quiz: q, QuestionHTML: template.HTML(inlineMarkdown(q.Question))})
+		return ast.WalkSkipChildren, pageTmpl.ExecuteTemplate(w, "quiz", quizView{Quiz: q, QuestionHTML: template.HTML(InlineMarkdown(q.Question))})
 	case "exercise":
 		fmt.Fprintf(w, "<div class=\"exercise\" data-exercise=\"%s\"></div>\n", template.HTMLEscapeString(name))
 		return ast.WalkSkipChildren, nil
@@ -136,9 +134,9 @@ func highlight(w util.BufWriter, lang, code string) error {
 	return nil
 }
 
-// textHash is the FNV-1a hash of a cell's original text. The page keys
+// TextHash is the FNV-1a hash of a cell's original text. The page keys
 // saved edits with it, so a changed lesson does not resurrect stale edits.
-func textHash(s string) string {
+func TextHash(s string) string {
 	h := fnv.New32a()
 	h.Write([]byte(s))
 	return fmt.Sprintf("%08x", h.Sum32())
@@ -156,7 +154,7 @@ type quizView struct {
 	QuestionHTML template.HTML
 }
 
-// newMarkdown is lesson.NewMarkdown, which lesson.Parse walks, plus what
+// NewMarkdown is lesson.NewMarkdown, which lesson.Parse walks, plus what
 // only the page needs: typography and heading IDs.
 //
 // The trust model for lesson authors: a lesson is Markdown, not HTML. An
@@ -167,8 +165,8 @@ type quizView struct {
 // omitted" comment in its place), links and images to javascript:,
 // vbscript:, file: or data: (other than images) URLs lose their target,
 // and every page is sent with a Content-Security-Policy that forbids
-// inline script and other origins (csp.go), should anything slip through.
-func newMarkdown(extra ...renderer.Option) goldmark.Markdown {
+// inline script and other origins (the server's Content-Security-Policy), should anything slip through.
+func NewMarkdown(extra ...renderer.Option) goldmark.Markdown {
 	return lesson.NewMarkdown(
 		goldmark.WithExtensions(extension.Typographer),
 		goldmark.WithParserOptions(parser.WithAutoHeadingID()),
@@ -176,11 +174,11 @@ func newMarkdown(extra ...renderer.Option) goldmark.Markdown {
 	)
 }
 
-var inlineMD = newMarkdown()
+var inlineMD = NewMarkdown()
 
-// inlineMarkdown renders a one-line Markdown text (quiz questions and
+// InlineMarkdown renders a one-line Markdown text (quiz questions and
 // explanations) without the surrounding paragraph.
-func inlineMarkdown(s string) string {
+func InlineMarkdown(s string) string {
 	var b bytes.Buffer
 	if err := inlineMD.Convert([]byte(s), &b); err != nil {
 		return template.HTMLEscapeString(s)
@@ -191,25 +189,25 @@ func inlineMarkdown(s string) string {
 	return out
 }
 
-// renderBody renders a lesson's Markdown and collects its table of contents.
-func renderBody(l *lesson.Lesson) (template.HTML, []tocEntry, string, error) {
-	md := newMarkdown(renderer.WithNodeRenderers(util.Prioritized(&blockRenderer{l: l}, 100)))
+// RenderBody renders a lesson's Markdown and collects its table of contents.
+func RenderBody(l *lesson.Lesson) (template.HTML, []TOCEntry, string, error) {
+	md := NewMarkdown(renderer.WithNodeRenderers(Blocks(l)))
 	doc := md.Parser().Parse(text.NewReader(l.Body))
-	var toc []tocEntry
+	var toc []TOCEntry
 	var h1 string
 	ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		h, ok := n.(*ast.Heading)
 		if !ok || !entering {
 			return ast.WalkContinue, nil
 		}
-		txt := nodeText(h, l.Body)
+		txt := NodeText(h, l.Body)
 		if h.Level == 1 && h1 == "" {
 			h1 = txt
 		}
 		if h.Level == 2 || h.Level == 3 {
 			id, _ := h.AttributeString("id")
 			idb, _ := id.([]byte)
-			toc = append(toc, tocEntry{ID: string(idb), Text: txt, Level: h.Level})
+			toc = append(toc, TOCEntry{ID: string(idb), Text: txt, Level: h.Level})
 		}
 		return ast.WalkSkipChildren, nil
 	})
@@ -220,9 +218,9 @@ func renderBody(l *lesson.Lesson) (template.HTML, []tocEntry, string, error) {
 	return template.HTML(b.String()), toc, h1, nil
 }
 
-// nodeText is the plain text of a heading (the contents, the page's
+// NodeText is the plain text of a heading (the contents, the page's
 // title, the room's section list): characters, not HTML.
-func nodeText(n ast.Node, src []byte) string {
+func NodeText(n ast.Node, src []byte) string {
 	var b strings.Builder
 	ast.Walk(n, func(c ast.Node, entering bool) (ast.WalkStatus, error) {
 		if !entering {
@@ -250,86 +248,4 @@ func nodeText(n ast.Node, src []byte) string {
 		return ast.WalkContinue, nil
 	})
 	return b.String()
-}
-
-type navLink struct {
-	Slug, Title string
-	Order       int
-}
-
-type lessonPage struct {
-	Lesson      *lesson.Lesson
-	Body        template.HTML
-	TOC         []tocEntry
-	Prev, Next  *navLink
-	Number      int
-	Total       int
-	NeedToken   bool
-	HasExercise bool
-	CellIDs     string
-	QuizIDs     string
-	ShowTitle   bool // the body has no H1 of its own
-}
-
-func (s *Server) renderLesson(l *lesson.Lesson, i int, all []*lesson.Lesson) ([]byte, error) {
-	body, toc, h1, err := renderBody(l)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", l.File, err)
-	}
-	p := lessonPage{Lesson: l, Body: body, TOC: toc, Number: i + 1, Total: len(all),
-		NeedToken: s.needToken, HasExercise: len(l.Exercises) > 0, ShowTitle: h1 == ""}
-	if i > 0 {
-		p.Prev = &navLink{Slug: all[i-1].Slug, Title: all[i-1].Title, Order: i}
-	}
-	if i+1 < len(all) {
-		p.Next = &navLink{Slug: all[i+1].Slug, Title: all[i+1].Title, Order: i + 2}
-	}
-	p.CellIDs, p.QuizIDs = blockIDs(l)
-	var b bytes.Buffer
-	if err := pageTmpl.ExecuteTemplate(&b, "lesson.html", p); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
-}
-
-// blockIDs lists a lesson's cell IDs and quiz IDs, space separated, for
-// the page script that shows progress.
-func blockIDs(l *lesson.Lesson) (cells, quizzes string) {
-	var c, q []string
-	for _, cell := range l.Cells {
-		c = append(c, cell.ID)
-	}
-	for _, quiz := range l.Quizzes {
-		q = append(q, quiz.ID)
-	}
-	return strings.Join(c, " "), strings.Join(q, " ")
-}
-
-type indexEntry struct {
-	*lesson.Lesson
-	Number      int
-	CellIDs     string
-	QuizIDs     string
-	ExerciseIDs string // the exercise names, space separated: passed ones count as progress
-}
-
-func (s *Server) renderIndex(all []*lesson.Lesson) ([]byte, error) {
-	var entries []indexEntry
-	for i, l := range all {
-		e := indexEntry{Lesson: l, Number: i + 1, ExerciseIDs: strings.Join(l.Exercises, " ")}
-		e.CellIDs, e.QuizIDs = blockIDs(l)
-		entries = append(entries, e)
-	}
-	var b bytes.Buffer
-	err := pageTmpl.ExecuteTemplate(&b, "index.html", struct {
-		Lessons   []indexEntry
-		NeedToken bool
-	}{entries, s.needToken})
-	return b.Bytes(), err
-}
-
-func (s *Server) errorPage(w http.ResponseWriter, code int, title, detail string) {
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.WriteHeader(code)
-	pageTmpl.ExecuteTemplate(w, "error.html", struct{ Title, Detail string }{title, detail})
 }

@@ -1,21 +1,7 @@
-package server
-
-import (
-	"bytes"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"html/template"
-	"net/http"
-	"net/url"
-	"strconv"
-	"strings"
-	"time"
-
-	"kvlab/internal/archive"
-)
-
-// The archive's pages:
+// Package runspage serves the run archive's pages: the list of runs, one
+// run's permalink and its exports, and two groups of runs compared. The
+// pages only read the archive: they need no token, since they show what
+// ran and never run anything.
 //
 //	GET /runs                 newest first, 50 a page; filters lesson, cell,
 //	                          engine, sync, workload; before=ID pages on
@@ -32,17 +18,50 @@ import (
 //	GET /compare?at=ID&n=5    run ID and the next runs of its spec (B), and the
 //	                          last 5 before the change (A)
 //
-// Pages need no token: they show what ran, never run anything.
+// Files:
+//
+//	runs.go     Pages, /runs and /runs/ID (HTML, JSON)
+//	tsv.go      /runs/ID.tsv
+//	compare.go  /compare
+package runspage
 
-func (s *Server) routeArchive() {
-	s.mux.HandleFunc("GET /runs", s.handleRuns)
-	s.mux.HandleFunc("GET /runs/{id}", s.handleRun)
-	s.mux.HandleFunc("GET /compare", s.handleCompare)
-	s.mux.HandleFunc("POST /api/predict", s.handlePredict)
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"kvlab/internal/archive"
+	"kvlab/internal/server/web"
+)
+
+// Pages serves the archive's pages from one archive. It is safe for
+// concurrent use.
+type Pages struct {
+	arch   archive.Archive // the run archive, read only
+	hostID string          // this machine's id: a run recorded elsewhere says so
 }
 
-// runsPageSize is the runs /runs shows per page.
-const runsPageSize = 50
+// New returns the pages of arch on the machine hostID.
+func New(arch archive.Archive, hostID string) *Pages {
+	return &Pages{arch: arch, hostID: hostID}
+}
+
+// Route registers the pages on mux.
+func (pg *Pages) Route(mux *http.ServeMux) {
+	mux.HandleFunc("GET /runs", pg.handleRuns)
+	mux.HandleFunc("GET /runs/{id}", pg.handleRun)
+	mux.HandleFunc("GET /compare", pg.handleCompare)
+}
+
+// PageSize is the runs /runs shows per page.
+const PageSize = 50
 
 // runRow is one line of the /runs table.
 type runRow struct {
@@ -73,32 +92,32 @@ type runsPage struct {
 // filterKeys are /runs's filter parameters, in the form's order.
 var filterKeys = []string{"lesson", "cell", "engine", "sync", "workload"}
 
-func (s *Server) handleRuns(w http.ResponseWriter, r *http.Request) {
+func (pg *Pages) handleRuns(w http.ResponseWriter, r *http.Request) {
 	v := r.URL.Query()
-	q := archive.Query{Lesson: v.Get("lesson"), Cell: v.Get("cell"), Engine: v.Get("engine"), Sync: v.Get("sync"), Workload: v.Get("workload"), Limit: runsPageSize + 1}
+	q := archive.Query{Lesson: v.Get("lesson"), Cell: v.Get("cell"), Engine: v.Get("engine"), Sync: v.Get("sync"), Workload: v.Get("workload"), Limit: PageSize + 1}
 	for _, k := range filterKeys {
 		if len(v.Get(k)) > 128 {
-			s.errorPage(w, http.StatusBadRequest, "Bad filter", fmt.Sprintf("%s: at most 128 characters", k))
+			web.ErrorPage(w, http.StatusBadRequest, "Bad filter", fmt.Sprintf("%s: at most 128 characters", k))
 			return
 		}
 	}
 	if b := v.Get("before"); b != "" {
 		n, err := strconv.ParseInt(b, 10, 64)
 		if err != nil || n <= 0 {
-			s.errorPage(w, http.StatusBadRequest, "Bad page", fmt.Sprintf("before=%q: want a run id, a positive whole number", b))
+			web.ErrorPage(w, http.StatusBadRequest, "Bad page", fmt.Sprintf("before=%q: want a run id, a positive whole number", b))
 			return
 		}
 		q.Before = n
 	}
-	runs, err := s.arch.List(r.Context(), q)
+	runs, err := pg.arch.List(r.Context(), q)
 	if err != nil {
-		s.errorPage(w, http.StatusInternalServerError, "Reading the archive failed", err.Error())
+		web.ErrorPage(w, http.StatusInternalServerError, "Reading the archive failed", err.Error())
 		return
 	}
-	p := runsPage{Filter: q, Where: s.arch.Where()}
+	p := runsPage{Filter: q, Where: pg.arch.Where()}
 	p.Filters = q.Lesson != "" || q.Cell != "" || q.Engine != "" || q.Sync != "" || q.Workload != ""
-	if len(runs) > runsPageSize {
-		runs = runs[:runsPageSize]
+	if len(runs) > PageSize {
+		runs = runs[:PageSize]
 		next := url.Values{}
 		for _, k := range filterKeys {
 			if x := v.Get(k); x != "" {
@@ -134,11 +153,11 @@ func (s *Server) handleRuns(w http.ResponseWriter, r *http.Request) {
 			Words: specWords(run.Spec), Round: round[run.ID], Median: medians[run.ID]})
 	}
 	var b bytes.Buffer
-	if err := pageTmpl.ExecuteTemplate(&b, "runs.html", p); err != nil {
-		s.errorPage(w, http.StatusInternalServerError, "Rendering the runs failed", err.Error())
+	if err := web.Execute(&b, "runs.html", p); err != nil {
+		web.ErrorPage(w, http.StatusInternalServerError, "Rendering the runs failed", err.Error())
 		return
 	}
-	writeHTML(w, b.Bytes())
+	web.WriteHTML(w, b.Bytes())
 }
 
 // specWords cuts a run line into the pieces /runs keeps on one line each:
@@ -220,19 +239,19 @@ func runID(p string) (id int64, format string, err error) {
 	return id, format, nil
 }
 
-func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
+func (pg *Pages) handleRun(w http.ResponseWriter, r *http.Request) {
 	id, format, err := runID(r.PathValue("id"))
 	if err != nil {
-		s.errorPage(w, http.StatusNotFound, "No such run", err.Error())
+		web.ErrorPage(w, http.StatusNotFound, "No such run", err.Error())
 		return
 	}
-	run, err := s.arch.Get(r.Context(), id)
+	run, err := pg.arch.Get(r.Context(), id)
 	if errors.Is(err, archive.ErrNotFound) {
-		s.errorPage(w, http.StatusNotFound, "No such run", fmt.Sprintf("Run %d is not in this server's archive (%s).", id, s.arch.Where()))
+		web.ErrorPage(w, http.StatusNotFound, "No such run", fmt.Sprintf("Run %d is not in this server's archive (%s).", id, pg.arch.Where()))
 		return
 	}
 	if err != nil {
-		s.errorPage(w, http.StatusInternalServerError, "Reading the archive failed", err.Error())
+		web.ErrorPage(w, http.StatusInternalServerError, "Reading the archive failed", err.Error())
 		return
 	}
 	// The browser id is what a cell quiz's grading trusts (a run counts
@@ -258,11 +277,11 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 		Timeline json.RawMessage `json:"timeline,omitempty"`
 	}{run.Spec, run.Result, run.Timeline})
 	if err != nil {
-		s.errorPage(w, http.StatusInternalServerError, "Encoding the run failed", err.Error())
+		web.ErrorPage(w, http.StatusInternalServerError, "Encoding the run failed", err.Error())
 		return
 	}
-	p := runPage{Run: run, Where: whereFrom(run), Took: took(run), ThisHost: s.hostID, Data: template.JS(data),
-		Elsewhere: run.Host != "" && run.Host != s.hostID}
+	p := runPage{Run: run, Where: whereFrom(run), Took: took(run), ThisHost: pg.hostID, Data: template.JS(data),
+		Elsewhere: run.Host != "" && run.Host != pg.hostID}
 	if run.Lesson != "" && run.Cell != "" {
 		p.CellLink = "/lessons/" + url.PathEscape(run.Lesson) + "#cell-" + run.Cell
 	}
@@ -270,9 +289,9 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 		p.CompareTo = fmt.Sprintf("/compare?b_upto=%d&n=5", run.ID)
 	}
 	var b bytes.Buffer
-	if err := pageTmpl.ExecuteTemplate(&b, "run.html", p); err != nil {
-		s.errorPage(w, http.StatusInternalServerError, "Rendering the run failed", err.Error())
+	if err := web.Execute(&b, "run.html", p); err != nil {
+		web.ErrorPage(w, http.StatusInternalServerError, "Rendering the run failed", err.Error())
 		return
 	}
-	writeHTML(w, b.Bytes())
+	web.WriteHTML(w, b.Bytes())
 }

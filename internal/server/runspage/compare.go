@@ -1,4 +1,4 @@
-package server
+package runspage
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 
 	"kvlab/harness/calc"
 	"kvlab/internal/archive"
+	"kvlab/internal/server/web"
 )
 
 // maxGroup caps the runs of one compare group.
@@ -40,17 +41,17 @@ type compareRow struct {
 	Class                    string // better, worse, same, toofew
 }
 
-func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) {
+func (pg *Pages) handleCompare(w http.ResponseWriter, r *http.Request) {
 	v := r.URL.Query()
 	wantJSON := v.Get("format") == "json"
 	fail := func(code int, msg string) {
 		if wantJSON {
-			jsonError(w, code, msg)
+			web.JSONError(w, code, msg)
 			return
 		}
-		s.errorPage(w, code, "Cannot compare these runs", msg)
+		web.ErrorPage(w, code, "Cannot compare these runs", msg)
 	}
-	a, b, err := s.compareGroups(r.Context(), v)
+	a, b, err := pg.compareGroups(r.Context(), v)
 	var ce *compareError
 	switch {
 	case errors.As(err, &ce):
@@ -94,15 +95,15 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) {
 		p.Rows = append(p.Rows, row)
 	}
 	var buf bytes.Buffer
-	if err := pageTmpl.ExecuteTemplate(&buf, "compare.html", p); err != nil {
-		s.errorPage(w, http.StatusInternalServerError, "Rendering the comparison failed", err.Error())
+	if err := web.Execute(&buf, "compare.html", p); err != nil {
+		web.ErrorPage(w, http.StatusInternalServerError, "Rendering the comparison failed", err.Error())
 		return
 	}
-	writeHTML(w, buf.Bytes())
+	web.WriteHTML(w, buf.Bytes())
 }
 
 // compareGroups reads the two groups a /compare request names.
-func (s *Server) compareGroups(ctx context.Context, v url.Values) (a, b []archive.Run, err error) {
+func (pg *Pages) compareGroups(ctx context.Context, v url.Values) (a, b []archive.Run, err error) {
 	n := 5
 	if x := v.Get("n"); x != "" {
 		n, err = strconv.Atoi(x)
@@ -118,30 +119,30 @@ func (s *Server) compareGroups(ctx context.Context, v url.Values) (a, b []archiv
 		if err != nil || id <= 0 {
 			return nil, nil, &compareError{fmt.Sprintf("at=%q: want a run id", at)}
 		}
-		first, err := s.arch.Get(ctx, id)
+		first, err := pg.arch.Get(ctx, id)
 		if err != nil {
 			return nil, nil, err
 		}
-		if b, err = s.firstRuns(ctx, first, n); err != nil {
+		if b, err = pg.firstRuns(ctx, first, n); err != nil {
 			return nil, nil, err
 		}
-		a, err = s.groupBefore(ctx, b, n)
+		a, err = pg.groupBefore(ctx, b, n)
 		return a, b, err
 	}
-	if b, err = s.group(ctx, v, "b", n); err != nil {
+	if b, err = pg.group(ctx, v, "b", n); err != nil {
 		return nil, nil, err
 	}
 	if v.Get("a") == "" && v.Get("a_upto") == "" {
 		// No group a: the last n runs before b's spec was changed.
-		a, err = s.groupBefore(ctx, b, n)
+		a, err = pg.groupBefore(ctx, b, n)
 		return a, b, err
 	}
-	a, err = s.group(ctx, v, "a", n)
+	a, err = pg.group(ctx, v, "a", n)
 	return a, b, err
 }
 
 // group reads one group: name=ID,ID,... or name_upto=ID.
-func (s *Server) group(ctx context.Context, v url.Values, name string, n int) ([]archive.Run, error) {
+func (pg *Pages) group(ctx context.Context, v url.Values, name string, n int) ([]archive.Run, error) {
 	ids, upto := v.Get(name), v.Get(name+"_upto")
 	switch {
 	case ids != "" && upto != "":
@@ -151,11 +152,11 @@ func (s *Server) group(ctx context.Context, v url.Values, name string, n int) ([
 		if err != nil || id <= 0 {
 			return nil, &compareError{fmt.Sprintf("%s_upto=%q: want a run id", name, upto)}
 		}
-		last, err := s.arch.Get(ctx, id)
+		last, err := pg.arch.Get(ctx, id)
 		if err != nil {
 			return nil, err
 		}
-		return s.lastRuns(ctx, last, n)
+		return pg.lastRuns(ctx, last, n)
 	case ids == "":
 		return nil, &compareError{fmt.Sprintf("group %s is missing: give %s=ID,ID,... or %s_upto=ID (the last n runs of one spec up to that run)", name, name, name)}
 	}
@@ -169,7 +170,7 @@ func (s *Server) group(ctx context.Context, v url.Values, name string, n int) ([
 		if err != nil || id <= 0 {
 			return nil, &compareError{fmt.Sprintf("group %s: %q is not a run id (want ids separated by commas, e.g. %s=12,13,14)", name, p, name)}
 		}
-		r, err := s.arch.Get(ctx, id)
+		r, err := pg.arch.Get(ctx, id)
 		if err != nil {
 			return nil, err
 		}
@@ -186,9 +187,9 @@ func sameCell(r, last *archive.Run) bool {
 
 // lastRuns is the last n runs from last's place with last's full spec,
 // up to and including last, oldest first.
-func (s *Server) lastRuns(ctx context.Context, last *archive.Run, n int) ([]archive.Run, error) {
+func (pg *Pages) lastRuns(ctx context.Context, last *archive.Run, n int) ([]archive.Run, error) {
 	out := []archive.Run{*last}
-	err := s.scanBefore(ctx, last, last.ID, func(r *archive.Run) bool {
+	err := pg.scanBefore(ctx, last, last.ID, func(r *archive.Run) bool {
 		if r.SpecFull == last.SpecFull {
 			out = append(out, *r)
 		}
@@ -201,11 +202,11 @@ func (s *Server) lastRuns(ctx context.Context, last *archive.Run, n int) ([]arch
 // firstRuns is first and the runs after it from first's place with
 // first's full spec, the oldest n of them: "the runs after I changed it",
 // when first is the first run after the change.
-func (s *Server) firstRuns(ctx context.Context, first *archive.Run, n int) ([]archive.Run, error) {
+func (pg *Pages) firstRuns(ctx context.Context, first *archive.Run, n int) ([]archive.Run, error) {
 	var after []archive.Run // newest first
 	q := archive.Query{Lesson: first.Lesson, Cell: first.Cell, Browser: first.Browser, Source: first.Source, Limit: 200}
 	for page := 0; page < 20; page++ {
-		runs, err := s.arch.List(ctx, q)
+		runs, err := pg.arch.List(ctx, q)
 		if err != nil {
 			return nil, err
 		}
@@ -231,10 +232,10 @@ func (s *Server) firstRuns(ctx context.Context, first *archive.Run, n int) ([]ar
 // groupBefore is "the last n runs before I changed it": the runs from b's
 // place recorded before b's first run, with the spec of the newest of them
 // whose spec differs from b's.
-func (s *Server) groupBefore(ctx context.Context, b []archive.Run, n int) ([]archive.Run, error) {
+func (pg *Pages) groupBefore(ctx context.Context, b []archive.Run, n int) ([]archive.Run, error) {
 	first := &b[0]
 	var before *archive.Run
-	err := s.scanBefore(ctx, first, first.ID, func(r *archive.Run) bool {
+	err := pg.scanBefore(ctx, first, first.ID, func(r *archive.Run) bool {
 		if r.SpecFull != first.SpecFull && r.Kind == first.Kind {
 			before = r
 			return false
@@ -247,16 +248,16 @@ func (s *Server) groupBefore(ctx context.Context, b []archive.Run, n int) ([]arc
 	if before == nil {
 		return nil, &compareError{fmt.Sprintf("run %d has no earlier run of the same cell with a different spec to compare with: change the cell, run it (repeat 5x), then compare; or name group a with a=IDs", first.ID)}
 	}
-	return s.lastRuns(ctx, before, n)
+	return pg.lastRuns(ctx, before, n)
 }
 
 // scanBefore calls fn on the runs from last's place with ids below before,
 // newest first, until fn returns false or the runs end. It reads the
 // archive a page at a time and looks at most 20 pages back.
-func (s *Server) scanBefore(ctx context.Context, last *archive.Run, before int64, fn func(*archive.Run) bool) error {
+func (pg *Pages) scanBefore(ctx context.Context, last *archive.Run, before int64, fn func(*archive.Run) bool) error {
 	q := archive.Query{Lesson: last.Lesson, Cell: last.Cell, Browser: last.Browser, Source: last.Source, Before: before, Limit: 200}
 	for page := 0; page < 20; page++ {
-		runs, err := s.arch.List(ctx, q)
+		runs, err := pg.arch.List(ctx, q)
 		if err != nil {
 			return err
 		}

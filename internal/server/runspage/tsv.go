@@ -1,11 +1,11 @@
-package server
+package runspage
 
 import (
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 
 	"kvlab/internal/archive"
 )
@@ -20,7 +20,9 @@ var tsvColumns = []string{"run_id", "started", "source", "lesson", "cell", "host
 
 // writeRunTSV writes r as tab-separated values with a header line. A run
 // that is not a bench or sweep (probe, model, crash) gets one row with its
-// archive fields and empty figures.
+// archive fields and empty figures. A field with a tab, a line break or a
+// double quote in it is quoted, as encoding/csv quotes (RFC 4180), so it
+// stays one field on one row; every spreadsheet reads it back as it was.
 func writeRunTSV(w io.Writer, r *archive.Run) error {
 	type lat struct {
 		P50  float64 `json:"p50_ns"`
@@ -56,7 +58,9 @@ func writeRunTSV(w io.Writer, r *archive.Run) error {
 			rows = []bench{one}
 		}
 	}
-	if _, err := fmt.Fprintln(w, strings.Join(tsvColumns, "\t")); err != nil {
+	tw := csv.NewWriter(w)
+	tw.Comma = '\t'
+	if err := tw.Write(tsvColumns); err != nil {
 		return err
 	}
 	head := []string{fmt.Sprint(r.ID), r.Started.UTC().Format("2006-01-02T15:04:05.000Z"), r.Source, r.Lesson, r.Cell, r.Host, r.Version, r.Kind}
@@ -80,20 +84,13 @@ func writeRunTSV(w io.Writer, r *archive.Run) error {
 			}
 			return strconv.FormatFloat(x, 'f', -1, 64)
 		}
-		cols := append(append([]string{}, head...), clean(b.Spec), b.Engine, b.Sync, b.Workload,
+		cols := append(append([]string{}, head...), b.Spec, b.Engine, b.Sync, b.Workload,
 			num(float64(b.Threads)), num(float64(b.ValueSize)), num(float64(b.Keys)), num(float64(b.Ops)), num(b.WallSeconds), num(b.OpsPerSec),
 			op, num(l.P50), num(l.P95), num(l.P99), num(l.P999), num(l.Max), num(float64(b.Fsyncs)), num(b.FsyncMean), b.Probe.FS, b.Probe.Device)
-		for i := range cols {
-			cols[i] = clean(cols[i])
-		}
-		if _, err := fmt.Fprintln(w, strings.Join(cols, "\t")); err != nil {
+		if err := tw.Write(cols); err != nil {
 			return err
 		}
 	}
-	return nil
-}
-
-// clean keeps a TSV field on one line and in one column.
-func clean(s string) string {
-	return strings.NewReplacer("\t", " ", "\n", " ", "\r", " ").Replace(s)
+	tw.Flush()
+	return tw.Error()
 }

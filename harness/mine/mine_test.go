@@ -1,0 +1,189 @@
+package mine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"kvlab/harness"
+	"kvlab/wasm/grader"
+)
+
+// solution is the durable-ack exercise's model answer: the store the
+// page's Measure button runs when a reader has solved it.
+func solution(t *testing.T) string {
+	t.Helper()
+	e, err := grader.Lookup("durable-ack")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e.Solution
+}
+
+// edit returns src with old replaced by new, which must be there once.
+func edit(t *testing.T, src, old, new string) string {
+	t.Helper()
+	if strings.Count(src, old) != 1 {
+		t.Fatalf("%q is in the solution %d times, want once", old, strings.Count(src, old))
+	}
+	return strings.Replace(src, old, new, 1)
+}
+
+// putSync is the fdatasync of the solution's Put.
+const putSync = "\tif err := s.log.Sync(); err != nil {\n\t\treturn err\n\t}\n\ts.index[key] = value"
+
+// bench runs line with source through harness.Exec, as the server does.
+func bench(t *testing.T, line, source string) (*harness.BenchResult, error) {
+	t.Helper()
+	raw, err := harness.Exec(context.Background(), line, harness.Env{Dir: t.TempDir(), Source: source})
+	if err != nil {
+		return nil, err
+	}
+	var r harness.BenchResult
+	if err := json.Unmarshal(raw, &r); err != nil {
+		t.Fatalf("%s: %v", raw, err)
+	}
+	return &r, nil
+}
+
+// The reference solution on the real disk: one fdatasync per Put, as the
+// browser's grader counts them, labelled as interpreted and as syncing
+// by its own rule.
+func TestSolutionOnTheRealDisk(t *testing.T) {
+	r, err := bench(t, "bench -engine mine -workload fillrandom -ops 300", solution(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	puts := r.Latency["put"].Count
+	if puts != 300 || r.OpsPerSec <= 0 || r.Latency["put"].P99Ns <= 0 {
+		t.Errorf("puts %d, ops/s %.0f, p99 %d ns; want 300 Puts measured", puts, r.OpsPerSec, r.Latency["put"].P99Ns)
+	}
+	if r.Fsyncs != puts || r.FsyncsByCause["fdatasync"] != puts || r.FsyncsByCause["fsync-dir"] != 0 {
+		t.Errorf("fsyncs %d (%v) for %d Puts, want one fdatasync per Put", r.Fsyncs, r.FsyncsByCause, puts)
+	}
+	if !r.Interpreted || r.Sync != harness.SourceSync || r.Engine != "mine" {
+		t.Errorf("engine %q sync %q interpreted %v, want mine, %q, true", r.Engine, r.Sync, r.Interpreted, harness.SourceSync)
+	}
+	if r.BytesWritten < puts*(8+16+128) {
+		t.Errorf("bytes written %d, want at least the %d Puts' records", r.BytesWritten, puts)
+	}
+}
+
+// A store that never syncs is measured too, and shows zero syncs; on
+// mine-null the same code costs only the interpreter.
+func TestNoSyncAndNull(t *testing.T) {
+	nosync := edit(t, solution(t), putSync, "\ts.index[key] = value")
+	for _, tt := range []struct{ engine, src string }{{"mine", nosync}, {"mine-null", solution(t)}} {
+		r, err := bench(t, "bench -engine "+tt.engine+" -workload fillrandom -ops 300", tt.src)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.engine, err)
+		}
+		if r.Fsyncs != 0 || r.Latency["put"].Count != 300 {
+			t.Errorf("%s: %d fsyncs over %d Puts, want 0 over 300", tt.engine, r.Fsyncs, r.Latency["put"].Count)
+		}
+	}
+}
+
+// A store whose Open reopens what the preload wrote: a readrandom run
+// opens the store twice, the second time from the disk alone, and every
+// Get finds its key.
+func TestReopenReadsBack(t *testing.T) {
+	r, err := bench(t, "bench -engine mine -workload readrandom -ops 200 -keys 100", solution(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.HitRate == nil || *r.HitRate != 1 {
+		t.Errorf("hit rate %v, want 1: every preloaded key found after a reopen", r.HitRate)
+	}
+}
+
+// Code that goes wrong ends the run with an error that says how, and
+// the process goes on (this test's process among them).
+func TestBadCodeEndsTheRun(t *testing.T) {
+	defer func(d time.Duration) { callLimit = d }(callLimit)
+	callLimit = 300 * time.Millisecond
+	sol := solution(t)
+	putStart := "func (s *Store) Put(key, value string) error {\n"
+	tests := []struct{ name, src, want string }{
+		{"endless loop in Put", edit(t, sol, putStart, putStart+"\tfor {\n\t}\n"), `Put("`},
+		{"panic in Put", edit(t, sol, putStart, putStart+"\tvar m map[string]int\n\tm[key] = 1\n"), "panic"},
+		// Go ends the whole process when a stack passes its limit; the
+		// watch stops the code long before.
+		{"a recursion that never ends", edit(t, sol, putStart, "func deep(n int) int {\n\treturn deep(n+1) + 1\n}\n\n"+putStart+"\tdeep(0)\n"), "a recursion that never ends?"},
+		{"go statement", edit(t, sol, putStart, putStart+"\tgo s.log.Sync()\n"), "a go statement cannot run on the real disk"},
+		{"range over an int", edit(t, sol, putStart, putStart+"\tn := 3\n\tfor i := range n {\n\t\t_ = i\n\t}\n"), "range over an int is not supported"},
+		{"a name with ..", edit(t, sol, `fs.Create("log")`, `fs.Create("../log")`), "a file name must be a plain name"},
+		{"an absolute path", edit(t, sol, `fs.Create("log")`, `fs.Create("/tmp/log")`), "a file name must be a plain name"},
+		{"an import of os", edit(t, sol, "\t\"hash/crc32\"\n", "\t\"hash/crc32\"\n\t\"os\"\n"), `import "os" is not available`},
+		{"Delete", sol, "has no Delete"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			line := "bench -engine mine -workload fillrandom -ops 50"
+			if tt.name == "Delete" {
+				line = "bench -engine mine -workload deleterandom -ops 50 -keys 50"
+			}
+			_, err := bench(t, line, tt.src)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %v, want one containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// The endless loop is stopped by its own limit, and names the limit.
+func TestEndlessLoopNamesTheLimit(t *testing.T) {
+	defer func(d time.Duration) { callLimit = d }(callLimit)
+	callLimit = 200 * time.Millisecond
+	putStart := "func (s *Store) Put(key, value string) error {\n"
+	_, err := bench(t, "bench -engine mine -workload fillrandom -ops 50", edit(t, solution(t), putStart, putStart+"\tfor {\n\t}\n"))
+	if err == nil || !strings.Contains(err.Error(), "was still running after 200ms: a loop that never ends?") {
+		t.Errorf("error %v, want the call limit named", err)
+	}
+}
+
+// Cancelling the run stops a store stuck in a loop, long before the call
+// limit.
+func TestCancelStopsALoop(t *testing.T) {
+	putStart := "func (s *Store) Put(key, value string) error {\n"
+	src := edit(t, solution(t), putStart, putStart+"\tfor {\n\t}\n")
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(300*time.Millisecond, cancel)
+	start := time.Now()
+	harness.Exec(ctx, "bench -engine mine -workload fillrandom -ops 50", harness.Env{Dir: t.TempDir(), Source: src})
+	if d := time.Since(start); d >= callLimit {
+		t.Errorf("the cancelled run took %v, want it stopped before the call limit %v", d, callLimit)
+	}
+}
+
+// The source: a file on the command line, never on a server's line; and
+// a run with none says how to give it.
+func TestSource(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "store.go")
+	if err := os.WriteFile(file, []byte(solution(t)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errw bytes.Buffer
+	code := harness.RunCLI(context.Background(), []string{"bench", "-engine", "mine", "-src", file, "-ops", "50", "-dir", dir, "-format", "json"}, &out, &errw)
+	if code != 0 || !strings.Contains(out.String(), `"interpreted": true`) {
+		t.Errorf("exit %d, stdout %q, stderr %q; want a result marked interpreted", code, out.String(), errw.String())
+	}
+	tests := []struct{ line, source, want string }{
+		{"bench -engine mine -src " + file + " -ops 50", "", "cannot read a file of the machine it runs on"},
+		{"bench -engine mine -ops 50", "", `press "Measure on this disk"`},
+		{"bench -engine kv -src " + file + " -ops 50", "", "only an engine that runs your code takes it"},
+		{"bench -engine mine -ops 50", strings.Repeat("/", harness.MaxSourceBytes+1), "must be at most"},
+	}
+	for _, tt := range tests {
+		_, err := harness.Exec(context.Background(), tt.line, harness.Env{Dir: dir, Source: tt.source})
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: error %v, want one containing %q", tt.line, err, tt.want)
+		}
+	}
+}

@@ -1,0 +1,52 @@
+package server
+
+import (
+	"fmt"
+	"slices"
+
+	"kvlab/harness"
+	"kvlab/internal/server/guard"
+)
+
+// A reader's own store on this disk.
+//
+// A run message may carry "source": the Go code of a store of the crash
+// exercises, which its lines' -engine mine and -engine mine-null run
+// (kvlab/harness/mine). The page's "Measure on this disk" button under an
+// exercise's editor sends it. That is code of the reader's running on
+// the server's machine, so a server runs it only when it is the reader's
+// own: bound to loopback, with no token (a server with a token serves
+// others), and not for a room. Anywhere else the run is refused before it
+// is queued, with why.
+
+// checkSource refuses a run whose lines or "source" would run a reader's
+// code where the server does not run it. bad is the 0-based line at
+// fault, or -1 for the run as a whole.
+func (s *Server) checkSource(c *client, m inMsg, lines []string) (bad int, err error) {
+	bad = slices.IndexFunc(lines, func(line string) bool {
+		spec, err := harness.ParseSpec(line, s.cfg.Limits)
+		return err == nil && slices.ContainsFunc(spec.Engines, harness.TakesSource)
+	})
+	if bad < 0 && m.Source == "" {
+		return -1, nil
+	}
+	why := ""
+	switch {
+	case !guard.IsLoopback(s.cfg.Addr):
+		why = fmt.Sprintf("this server listens on %s, beyond this machine, and runs no one's code there", s.cfg.Addr)
+	case s.cfg.Token != "":
+		why = "this server has a token: it serves others (a class), and runs no one's code for them"
+	case m.Room != "" || c.follower:
+		why = "a room's runs run on the presenter's machine for everyone, and run no one's code"
+	}
+	if why != "" {
+		return bad, fmt.Errorf("-engine mine runs your store's own code on the machine that serves the page; %s. Run labserver on your own machine (it listens on 127.0.0.1 by default) to measure your store on your disk", why)
+	}
+	if bad < 0 {
+		return -1, fmt.Errorf("source: only a line with -engine mine or mine-null runs the code it carries")
+	}
+	if len(m.Source) > harness.MaxSourceBytes {
+		return -1, fmt.Errorf("source: %d bytes; must be at most %d", len(m.Source), harness.MaxSourceBytes)
+	}
+	return -1, nil
+}
