@@ -60,6 +60,7 @@
 //	runowner.go      a reader's runs (a socket's, a room follower's): check, admit, cancel
 //	messages.go      the run websocket's incoming message (the outgoing are runq's)
 //	cellcheck.go     a run message's extras, a run: quiz's lines (runq.CheckLines)
+//	mine.go          who may run a reader's own store (-engine mine): loopback, no token, no room
 //	owner.go         this server's claim on its run directories under -data
 //	record.go        opening the run archive; a cell run's own lines
 //	redact.go        what a probe result hides in room mode
