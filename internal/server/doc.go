@@ -56,7 +56,8 @@
 //	csp.go           the Content-Security-Policy every response carries
 //	access.go        package guard's verdicts on Host and Origin as replies
 //	token.go         where the token comes from: -token, -token-file, $KVLAB_TOKEN
-//	ws.go            the run websocket's connections: reader, writer, run, cancel
+//	ws.go            the run websocket's connections: reader, writer
+//	runowner.go      a reader's runs (a socket's, a room follower's): check, admit, cancel
 //	messages.go      the run websocket's incoming message (the outgoing are runq's)
 //	cellcheck.go     a run message's extras, a run: quiz's lines (runq.CheckLines)
 //	mine.go          who may run a reader's own store (-engine mine): loopback, no token, no room

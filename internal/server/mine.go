@@ -23,7 +23,7 @@ import (
 // parsed them) or "source" would run a reader's code where the server
 // does not run it. bad is the 0-based line at
 // fault, or -1 for the run as a whole.
-func (s *Server) checkSource(c *client, m inMsg, specs []*harness.Spec) (bad int, err error) {
+func (s *Server) checkSource(c *runOwner, m inMsg, specs []*harness.Spec) (bad int, err error) {
 	bad = slices.IndexFunc(specs, func(spec *harness.Spec) bool {
 		return slices.ContainsFunc(spec.Engines, harness.TakesSource)
 	})

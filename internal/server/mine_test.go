@@ -116,18 +116,18 @@ func TestMineRefusedInARoom(t *testing.T) {
 	}
 	for _, tt := range []struct {
 		name string
-		c    *client
+		c    *runOwner
 		m    inMsg
 	}{
-		{"presenter", &client{}, inMsg{Room: "ABCD"}},
-		{"follower", &client{follower: true}, inMsg{}},
+		{"presenter", &runOwner{}, inMsg{Room: "ABCD"}},
+		{"follower", &runOwner{follower: true}, inMsg{}},
 	} {
 		bad, err := s.checkSource(tt.c, tt.m, specs)
 		if bad != 1 || err == nil || !strings.Contains(err.Error(), "a room's runs") {
 			t.Errorf("%s: line %d, error %v; want line 1 refused for a room", tt.name, bad, err)
 		}
 	}
-	if bad, err := s.checkSource(&client{}, inMsg{}, specs); bad != -1 || err != nil {
+	if bad, err := s.checkSource(&runOwner{}, inMsg{}, specs); bad != -1 || err != nil {
 		t.Errorf("outside a room: line %d, error %v; want it allowed", bad, err)
 	}
 }

@@ -22,7 +22,7 @@ func holdDisk(c *Config) {
 	}
 }
 
-// gateCtx holds the first Done call (context.WithCancel in client.run
+// gateCtx holds the first Done call (context.WithCancel in runq.NewJob
 // makes it) until every submitter has made it, so all of them reach the
 // queue together, whatever they checked before.
 type gateCtx struct {
@@ -59,7 +59,8 @@ func TestQueueCapUnderConcurrentSubmit(t *testing.T) {
 		ctx, cancel := context.WithCancel(s.ctx)
 		t.Cleanup(cancel)
 		// Each from its own address: the per-address cap is not what is tested.
-		c := &client{s: s, out: make(chan []byte, outBuffer), jobs: map[string]*runq.Job{}, ctx: &gateCtx{Context: ctx, arrived: &arrived}, cancel: cancel, addr: fmt.Sprint("client-", i)}
+		c := &client{out: make(chan []byte, outBuffer)}
+		c.runOwner = &runOwner{s: s, out: c, jobs: map[string]*runq.Job{}, ctx: &gateCtx{Context: ctx, arrived: &arrived}, cancel: cancel, addr: fmt.Sprint("client-", i)}
 		clients[i] = c
 		wg.Add(1)
 		go func() {

@@ -792,8 +792,8 @@ func (s *Server) reloadBoard(ctx context.Context, room *classroom.Room) error {
 	return nil
 }
 
-// quizAnswer evaluates q's answer on a run's results, as POST /api/quiz
-// does.
+// quizAnswer evaluates q's answer on a run's results (quiz.Evaluate, as
+// POST /api/quiz grades them).
 func quizAnswer(q *quiz.Quiz, results []json.RawMessage) (float64, error) {
 	vals := make([]any, len(results))
 	for i, m := range results {
@@ -801,15 +801,5 @@ func quizAnswer(q *quiz.Quiz, results []json.RawMessage) (float64, error) {
 			return 0, fmt.Errorf("result %d: %v", i, err)
 		}
 	}
-	if need := q.Lines(); len(vals) < need {
-		return 0, fmt.Errorf("quiz %s needs %d results, the run gave %d", q.ID, need, len(vals))
-	}
-	v, err := q.Answer.Eval(vals)
-	if err != nil {
-		return 0, err
-	}
-	if v.IsStr {
-		return 0, fmt.Errorf("quiz %s: the answer is the string %q, want a number", q.ID, v.Str)
-	}
-	return v.Num, nil
+	return q.Evaluate(vals)
 }

@@ -48,7 +48,7 @@ type roomRunMsg struct {
 // concurrent use (its fields never change after roomRunFor).
 type roomRun struct {
 	s     *Server
-	c     *client
+	out   runSink // the presenter's socket
 	room  *classroom.Room
 	poll  *classroom.Poll // nil unless the run measures a poll
 	m     inMsg
@@ -56,9 +56,9 @@ type roomRun struct {
 }
 
 // roomRunFor checks a run message's "room" and "poll": the room is open,
-// the client is its presenter (a follower proxy never is), and the poll
+// the reader is its presenter (a follower never is), and the poll
 // is open to measuring. nil, nil for a run outside a room.
-func (s *Server) roomRunFor(c *client, m inMsg) (*roomRun, error) {
+func (s *Server) roomRunFor(c *runOwner, m inMsg) (*roomRun, error) {
 	if m.Room == "" && m.Poll == "" {
 		return nil, nil
 	}
@@ -79,7 +79,7 @@ func (s *Server) roomRunFor(c *client, m inMsg) (*roomRun, error) {
 	if _, why := s.guard.PresenterError(c.addr, room, "room "+classroom.FormatCode(room.Code), m.Presenter); why != "" {
 		return nil, errors.New(why)
 	}
-	rr := &roomRun{s: s, c: c, room: room, m: m}
+	rr := &roomRun{s: s, out: c.out, room: room, m: m}
 	room.Lock()
 	defer room.Unlock()
 	if m.Poll != "" {
@@ -154,7 +154,7 @@ func (rr *roomRun) refused(err error) {
 func (rr *roomRun) Send(v any) {
 	b := web.MustMarshal(v)
 	_, progress := v.(runq.ProgressMsg)
-	rr.c.sendBytes(b, progress)
+	rr.out.sendBytes(b, progress)
 	rr.s.broadcastBytes(rr.room, b)
 }
 
@@ -228,9 +228,8 @@ type followerReader struct {
 	f    *classroom.Follower
 	ws   *websocket.Conn
 	addr string
-	// proxy runs the follower's own runs through the run queue as a
-	// client without a socket of its own; nil until the first run.
-	proxy *client
+	// proxy owns the follower's own runs (runs); nil until the first.
+	proxy *runOwner
 }
 
 func (fr *followerReader) read() {
@@ -305,7 +304,7 @@ func (fr *followerReader) handle(data []byte) {
 		case m.Room != "" || m.Poll != "" || m.Token != "" || m.Presenter != "":
 			fr.reply(runq.ErrorMsg{Type: "error", ID: m.ID, Message: "a follower's run carries no room, poll or token: it runs for this follower only"})
 		default:
-			fr.client().run(m)
+			fr.runs().run(m)
 		}
 	case "cancel":
 		if fr.proxy == nil {
@@ -320,29 +319,22 @@ func (fr *followerReader) handle(data []byte) {
 
 func (fr *followerReader) reply(v any) { fr.f.Send(web.MustMarshal(v)) }
 
-// client returns the follower's run proxy, starting it on first use: a
-// client without a socket whose messages a forwarder hands to the
-// follower's queue. Its runs are cancelled when the follower leaves.
-func (fr *followerReader) client() *client {
-	if fr.proxy != nil {
-		return fr.proxy
+// runs returns the owner of the follower's own runs, made on first use:
+// their messages go to this follower alone, and they are cancelled when
+// the follower leaves.
+func (fr *followerReader) runs() *runOwner {
+	if fr.proxy == nil {
+		fr.proxy = newRunOwner(fr.s, followerSink{fr.f}, fr.addr, "", true)
 	}
-	s := fr.s
-	c := &client{s: s, out: make(chan []byte, outBuffer), jobs: map[string]*runq.Job{}, token: s.cfg.Token, addr: fr.addr, follower: true}
-	c.ctx, c.cancel = context.WithCancel(s.ctx)
-	fr.proxy = c
-	s.spawn(func() {
-		for {
-			select {
-			case b := <-c.out:
-				fr.f.Send(b)
-			case <-c.ctx.Done():
-				return
-			case <-fr.f.Done():
-				c.cancel()
-				return
-			}
-		}
-	})
-	return c
+	return fr.proxy
 }
+
+// followerSink sends a follower's own runs' messages to that follower,
+// through the room hub's bounded queue (which drops a follower too slow
+// to read them).
+type followerSink struct{ f *classroom.Follower }
+
+// Send implements runq.Sink.
+func (fs followerSink) Send(v any) { fs.f.Send(web.MustMarshal(v)) }
+
+func (fs followerSink) sendBytes(b []byte, _ bool) { fs.f.Send(b) }

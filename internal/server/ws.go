@@ -2,17 +2,14 @@ package server
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/gorilla/websocket"
 
-	"kvlab/harness"
 	"kvlab/internal/server/guard"
 	"kvlab/internal/server/runq"
 	"kvlab/internal/server/web"
@@ -30,23 +27,15 @@ import (
 // all clients together 64 waiting runs; a cell as a whole must fit the
 // Budget (runq.Budget). On shutdown the writer sends close 1001.
 
-// client is one websocket connection. It is safe for concurrent use.
-// Its ctx is the connection's lifetime (package doc, Contexts); cancel
-// ends it: a disconnect, a client that stops reading, Close.
+// client is one websocket connection: its socket and writer, and the
+// runs it owns (runOwner, runowner.go), whose sink it is. It is safe for
+// concurrent use. Its ctx (in runOwner) is the connection's lifetime
+// (package doc, Contexts); cancel ends it: a disconnect, a client that
+// stops reading, Close.
 type client struct {
-	s      *Server
-	ws     *websocket.Conn
-	out    chan []byte // to the writer; never closed
-	ctx    context.Context
-	cancel context.CancelFunc
-	token  string // from the URL
-	addr   string // the remote address's host: runs are counted per address too
-	// follower is set for a room follower's runs (room_ws.go): they wait
-	// behind the presenter's.
-	follower bool
-
-	mu   sync.Mutex // guards jobs
-	jobs map[string]*runq.Job
+	*runOwner
+	ws  *websocket.Conn
+	out chan []byte // to the writer; never closed
 }
 
 const (
@@ -87,8 +76,8 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 	ws.SetPongHandler(func(string) error {
 		return ws.SetReadDeadline(time.Now().Add(s.pongWait))
 	})
-	c := &client{s: s, ws: ws, out: make(chan []byte, outBuffer), jobs: map[string]*runq.Job{}, token: r.URL.Query().Get("token"), addr: guard.RemoteHost(r)}
-	c.ctx, c.cancel = context.WithCancel(s.ctx)
+	c := &client{ws: ws, out: make(chan []byte, outBuffer)}
+	c.runOwner = newRunOwner(s, c, guard.RemoteHost(r), r.URL.Query().Get("token"), false)
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -110,21 +99,6 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 func (c *client) close() {
 	c.stopRuns()
 	c.ws.Close()
-}
-
-// stopRuns cancels the client's runs and ends its writer, which sends
-// close 1001 and closes the socket.
-func (c *client) stopRuns() {
-	c.cancel()
-	c.mu.Lock()
-	jobs := make([]*runq.Job, 0, len(c.jobs))
-	for _, j := range c.jobs {
-		jobs = append(jobs, j)
-	}
-	c.mu.Unlock()
-	for _, j := range jobs {
-		c.s.runs.Cancel(j)
-	}
 }
 
 func (c *client) readLoop() {
@@ -243,137 +217,4 @@ func (c *client) sendBytes(b []byte, progress bool) {
 	default:
 		c.cancel()
 	}
-}
-
-// forget drops j from the client's runs once it has finished.
-func (c *client) forget(j *runq.Job) {
-	c.mu.Lock()
-	if c.jobs[j.ID] == j {
-		delete(c.jobs, j.ID)
-	}
-	c.mu.Unlock()
-}
-
-// run handles a run message: check it, admit it as one of this client's
-// jobs, and queue it. Each refusal is an error message, then done, except
-// for a bad or busy id, which has no run of its own to end. A run the
-// queue refuses hears why and done from the runner, on its own sink: this
-// client, or the room for a presenter's run.
-func (c *client) run(m inMsg) {
-	if m.ID == "" || len(m.ID) > 128 {
-		c.Send(runq.ErrorMsg{Type: "error", ID: m.ID, Message: "run: id must be 1 to 128 characters"})
-		return
-	}
-	lines, specs, rr, ok := c.checkRun(m)
-	if !ok {
-		return
-	}
-	j, ok := c.admit(m, lines, specs)
-	if !ok {
-		return
-	}
-	rr.attach(j)
-	// Submit checks the queue's cap and adds the job under one lock.
-	if err := c.s.runs.Submit(j); err != nil {
-		c.s.guard.Refused(c.addr, "run: "+err.Error())
-	}
-}
-
-// refuse ends run id before it starts: an error saying msg, naming the
-// cell's line when line >= 0, then done.
-func (c *client) refuse(id string, line int, msg string) {
-	e := runq.ErrorMsg{Type: "error", ID: id, Message: msg}
-	if line >= 0 {
-		e.Line = runq.LineP(line)
-	}
-	c.Send(e)
-	c.Send(runq.DoneMsg{Type: "done", ID: id})
-}
-
-// checkRun checks a run message's token (the message's, else the URL's),
-// its archive fields, its room (rr is nil without one; room_ws.go) and
-// its cell: each line against the limits, and the whole cell, every
-// round of it, against the budget (runq.CheckCell). It returns the cell's
-// run lines and their specs; ok is false when it has refused the run.
-func (c *client) checkRun(m inMsg) (lines []string, specs []*harness.Spec, rr *roomRun, ok bool) {
-	tok := m.Token
-	if tok == "" {
-		tok = c.token
-	}
-	if ok, throttled := c.s.guard.TokenGuess(c.addr, tok, func() bool { return c.s.guard.TokenOK(tok) }); !ok {
-		if throttled != "" {
-			c.refuse(m.ID, -1, throttled)
-			return nil, nil, nil, false
-		}
-		c.s.guard.Refused(c.addr, "run: no or a wrong token")
-		c.refuse(m.ID, -1, errTokenRequired.Error())
-		return nil, nil, nil, false
-	}
-	if err := checkRunExtras(m); err != nil {
-		c.refuse(m.ID, -1, err.Error())
-		return nil, nil, nil, false
-	}
-	rr, err := c.s.roomRunFor(c, m)
-	if err != nil {
-		c.refuse(m.ID, -1, err.Error())
-		return nil, nil, nil, false
-	}
-	lines, specs, bad, err := runq.CheckCell(m.Cell, m.Repeat, c.s.cfg.Limits, c.s.cfg.Budget, c.s.cfg.MaxLinesPerCell)
-	if err == nil {
-		bad, err = c.s.checkSource(c, m, specs)
-	}
-	if err != nil {
-		c.refuse(m.ID, bad, err.Error())
-		return nil, nil, nil, false
-	}
-	return lines, specs, rr, true
-}
-
-// admit makes a checked run one of this client's jobs, within the caps on
-// runs per client and per address. ok is false when it has refused it.
-func (c *client) admit(m inMsg, lines []string, specs []*harness.Spec) (j *runq.Job, ok bool) {
-	c.mu.Lock()
-	if _, busy := c.jobs[m.ID]; busy {
-		c.mu.Unlock()
-		c.Send(runq.ErrorMsg{Type: "error", ID: m.ID, Message: fmt.Sprintf("run %q is already queued or running: cancel it first", m.ID)})
-		return nil, false
-	}
-	if n := len(c.jobs); n >= c.s.cfg.MaxQueuedPerClient {
-		c.mu.Unlock()
-		c.s.guard.Refused(c.addr, fmt.Sprintf("run: the socket already has %d runs queued or running (-max-queued)", n))
-		c.refuse(m.ID, -1, fmt.Sprintf("you already have %d runs queued or running; the limit is %d", n, c.s.cfg.MaxQueuedPerClient))
-		return nil, false
-	}
-	release, err := c.s.guard.HoldAddr(c.addr)
-	if err != nil {
-		c.mu.Unlock()
-		c.s.guard.Refused(c.addr, err.Error())
-		c.refuse(m.ID, -1, err.Error())
-		return nil, false
-	}
-	class := runq.Cell
-	if c.follower {
-		class = runq.Follower // waits behind the presenter's runs
-	}
-	j = runq.NewJob(c.ctx)
-	j.ID, j.Lines, j.Specs, j.Out, j.Class, j.Repeat, j.Source = m.ID, lines, specs, c, class, m.Repeat, m.Source
-	j.From = runq.Origin{Source: "cell", Lesson: m.Lesson, Cell: m.CellID, Browser: m.Browser, Own: c.s.ownLines(m.Lesson, m.CellID, lines)}
-	j.Release = func() {
-		c.forget(j)
-		release()
-	}
-	c.jobs[m.ID] = j
-	c.mu.Unlock()
-	return j, true
-}
-
-func (c *client) cancelRun(id string) {
-	c.mu.Lock()
-	j := c.jobs[id]
-	c.mu.Unlock()
-	if j == nil {
-		c.Send(runq.ErrorMsg{Type: "error", ID: id, Message: fmt.Sprintf("cancel: no run %q is queued or running", id)})
-		return
-	}
-	c.s.runs.Cancel(j)
 }
