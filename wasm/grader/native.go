@@ -58,8 +58,12 @@ type Native struct {
 // panic in a goroutine of its own would end the whole server, which
 // cannot recover it.
 //
+// ctx bounds the evaluation of the declarations, which runs the
+// initializers of the code's package-level variables: when it is done
+// first, the interpreter is stopped and LoadNative fails.
+//
 // The Native must be closed (Close) to end the interpreter's watch.
-func LoadNative(src string) (*Native, error) {
+func LoadNative(ctx context.Context, src string) (*Native, error) {
 	if ce := refuseGoStatements(src); ce != nil {
 		return nil, ce
 	}
@@ -67,7 +71,7 @@ func LoadNative(src string) (*Native, error) {
 		return nil, ce
 	}
 	src = boundMakes(src)
-	p, ce := load(src, prelude{code: storePrelude.code + makePrelude, shape: storePrelude.shape})
+	p, ce := loadContext(ctx, src, prelude{code: storePrelude.code + makePrelude, shape: storePrelude.shape})
 	if ce != nil {
 		return nil, ce
 	}

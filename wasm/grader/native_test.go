@@ -1,6 +1,7 @@
 package grader
 
 import (
+	"context"
 	"strings"
 	"testing"
 )
@@ -29,7 +30,7 @@ func TestNativeMakeBound(t *testing.T) {
 	src := "package main\n\nimport \"kvfs\"\n\ntype Store struct{ n int }\n\nfunc Open(fs kvfs.FS) (*Store, error) { return &Store{}, nil }\n\n" +
 		"func (s *Store) Put(key, value string) error {\n\tb := make([]byte, s.n)\n\t_ = b\n\ts.n = 1 << 30\n\treturn nil\n}\n\n" +
 		"func (s *Store) Get(key string) (string, bool) { return \"\", false }\n"
-	n, err := LoadNative(src)
+	n, err := LoadNative(context.Background(), src)
 	if err != nil {
 		t.Fatal(err)
 	}
