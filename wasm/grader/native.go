@@ -8,6 +8,7 @@ import (
 	"go/constant"
 	"go/parser"
 	"go/token"
+	"math"
 	"reflect"
 	"slices"
 	"sync"
@@ -180,8 +181,8 @@ func boundMakes(src string) string {
 // refuseHugeArrays returns a CodeError at the first array type whose
 // length is a constant over maxMake: such a variable is allocated whole,
 // and one of a terabyte ends the process ("out of memory"). A length
-// that is not a constant of the file (a package's, crc32.Size) is let
-// through.
+// that is not a constant of the file or one of math's (crc32.Size) is
+// let through.
 func refuseHugeArrays(src string) *CodeError {
 	f, fset, shift := parseStudent(src)
 	if f == nil {
@@ -234,6 +235,16 @@ func constInt(e ast.Expr, consts map[string]ast.Expr, depth int) (v constant.Val
 	case *ast.Ident:
 		if x, ok := consts[e.Name]; ok {
 			return constInt(x, consts, depth+1)
+		}
+	case *ast.SelectorExpr:
+		// The integer constants of the packages a store may import.
+		if pkg, ok := e.X.(*ast.Ident); ok && pkg.Name == "math" {
+			switch e.Sel.Name {
+			case "MaxInt", "MaxInt64":
+				return constant.MakeInt64(math.MaxInt64), true
+			case "MinInt64":
+				return constant.MakeInt64(math.MinInt64), true
+			}
 		}
 	case *ast.UnaryExpr:
 		if x, ok := constInt(e.X, consts, depth+1); ok && (e.Op == token.SUB || e.Op == token.ADD) {

@@ -56,6 +56,7 @@ func TestRefuseHugeArrays(t *testing.T) {
 	}{
 		{"a literal", "package main\n\nfunc f() {\n\tvar a [1 << 40]byte\n\t_ = a\n}\n", 4},
 		{"through constants", "package main\n\nconst k = 1 << 20\nconst n = k * k\n\nvar a [n]int\n", 6},
+		{"math's constant", "package main\n\nimport \"math\"\n\nvar a [math.MaxInt64 >> 20]byte\n", 5},
 		{"no package clause", "var a [1e3]byte\nvar b [(1 << 30) + 1]byte\n", 2},
 		{"a record header", "package main\n\nvar h [8]byte\nvar s []byte\nvar m = [...]int{1, 2}\n", 0},
 		{"at the bound", "package main\n\nvar a [16 << 20]byte\n", 0},
