@@ -69,10 +69,11 @@ type Pipeliner interface {
 	// Pipeline sends every request of batch on one connection, which no
 	// other caller uses meanwhile, before reading any reply; then it reads
 	// the replies in order and calls replied(i, found) as the reply to
-	// batch[i] has been read (found: a Get found its key). It returns the
-	// first error: a failed send or read (the connection is then dropped),
-	// or an error reply (the rest are still read, so the connection stays
-	// in step). Safe for concurrent use, each caller with its own batch.
+	// batch[i] has been read (found: a Get found its key), for every reply
+	// that is not an error. It returns the first error: a failed send or
+	// read (the connection is then dropped), or an error reply (the rest
+	// are still read, so the connection stays in step). Safe for
+	// concurrent use, each caller with its own batch.
 	Pipeline(batch []PipeOp, replied func(i int, found bool)) error
 }
 
