@@ -44,7 +44,7 @@ func (s *Spec) MinTime() time.Duration {
 // file is mapped into memory); pebble's index and filter blocks (its
 // memtable is the fixed cost).
 var (
-	memPerKey = map[string]int64{"kv": 400, "bbolt": 160, "pebble": 64, "null": 0}
+	memPerKey = map[string]int64{"kv": 400, "bbolt": 160, "pebble": 64, "null": 0, "drift": 0}
 	// memFixed is what a store holds whatever the data: pebble's memtable
 	// and caches.
 	memFixed = map[string]int64{"pebble": 96 << 20}

@@ -27,6 +27,8 @@ func TestAnswerProblem(t *testing.T) {
 		{"fork field", `if($0.model.measured_p99_path == "slow", 2, 1)`, "fast | slow", ""},
 		{"threshold choice", "if($0.ops_per_sec >= 0.95 * 20000, 1, 2)", "yes | no", ""},
 		{"crash loss per trial", "$1.lost_acked / max(len($1.per_trial), 1)", "", ""},
+		{"the disk's own counts", "$0[1].device_io.flushes_per_op", "", ""},
+		{"the disk's bytes", "$2[0].device_io.device_bytes_per_logical_byte", "", ""},
 		{"rank of a fixed list", "$1.latency.put.count - $1.latency.put.count * 99 / 100", "", "reads no measured field (it reads count)"},
 		{"units vs ops", "$5.ops / max($5.units, 1)", "", "reads no measured field (it reads ops, units)"},
 		{"crash invariant", "$0.lost + $1.lost", "", "reads no measured field"},
