@@ -150,20 +150,23 @@ func checkPipeline(s *Spec) error {
 		return fmt.Errorf("-pipeline %d with -rate: an open loop starts each unit at its own intended time, a pipeline sends %d at once; give one or the other", s.Pipeline, s.Pipeline)
 	}
 	wl, _ := lookupWorkload(s.Workload)
-	if wl.step == stepUpdate || wl.step == stepScan {
+	if why, no := unpipelined[wl.step]; no {
 		var ok []string
 		for _, w := range workloads {
-			if w.step != stepUpdate && w.step != stepScan {
+			if _, no := unpipelined[w.step]; !no {
 				ok = append(ok, w.name)
 			}
-		}
-		why := "its Put of a key waits for the Get of it (a read-modify-write cannot send both at once)"
-		if wl.step == stepScan {
-			why = "a scan is not one request of a pipeline"
 		}
 		return fmt.Errorf("-pipeline %d: -workload %s cannot be pipelined: %s; workloads that can: %s", s.Pipeline, s.Workload, why, strings.Join(ok, ", "))
 	}
 	return nil
+}
+
+// unpipelined are the steps whose units a pipeline cannot carry, and why.
+var unpipelined = map[step]string{
+	stepUpdate: "its Put of a key waits for the Get of it (a read-modify-write cannot send both at once)",
+	stepScan:   "a scan is not one request of a pipeline",
+	stepBatch:  "its unit is -batch Puts one after another, a request the client waits for; to send Puts without waiting, pipeline fillrandom",
 }
 
 // pipelinerFor returns the store as a Pipeliner when the run pipelines,
