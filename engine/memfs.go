@@ -366,7 +366,12 @@ func (f *memFile) write(p []byte, off int64) (int, error) {
 			copy(grown, n.data)
 			n.data = grown
 		} else {
+			// The bytes past len(n.data) may be left over from before a
+			// Truncate shrank the file: a file reads zeros there (a hole,
+			// when off is past the end), never its old contents.
+			old := len(n.data)
 			n.data = n.data[:end]
+			clear(n.data[old:])
 		}
 	}
 	copy(n.data[off:], want)

@@ -169,3 +169,32 @@ func TestCopyLeavesTheOriginalRunning(t *testing.T) {
 		t.Errorf("original holds %v after the copy's power cut, want its own write", got)
 	}
 }
+
+// TestTruncateThenWriteReadsZeros: after a Truncate shrinks a file, a
+// write that extends it again leaves zeros (a hole) between the new end
+// and the write, as a file does, never the bytes the Truncate cut off.
+// (A store truncates its segment back to the last fdatasync after one
+// fails, writeback.go; a buffer handed to the file after that must not
+// bring the cut-off records back.)
+func TestTruncateThenWriteReadsZeros(t *testing.T) {
+	m := unsyncedFile(t, 4096) // 4096 bytes of 0xff, written
+	f, err := m.OpenFile("/d/f", os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(100); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte("tail"), 2000); err != nil {
+		t.Fatal(err)
+	}
+	got := contents(t, m)
+	want := append(append(bytes.Repeat([]byte{0xff}, 100), make([]byte, 1900)...), "tail"...)
+	if !bytes.Equal(got, want) {
+		i := 0
+		for i < min(len(got), len(want)) && got[i] == want[i] {
+			i++
+		}
+		t.Errorf("after Truncate(100) and a write at 2000: %d bytes, first difference at offset %d (got %#x); want 100 bytes of 0xff, zeros to 2000, then the write", len(got), i, got[min(i, len(got)-1)])
+	}
+}

@@ -147,6 +147,7 @@ var commands = []command{
   labserver bench -engine kv -sync batch:64 -workload fillrandom -ops 8000 -format json
   labserver bench -engine kv,bbolt,pebble -sync always -ops 2000
   labserver bench -engine kv -sync none -workload readrandom -keys 100000 -duration 5s -dist zipfian
+  labserver bench -engine kv -sync always -workload fillbatch -batch 16 -duration 2s
   labserver bench -engine kv -sync group -threads 8 -rate 2000 -duration 3s
   labserver bench -engine kv -sync batch:64 -ops 4000 -repeat 6 -format benchstat > batch64.txt
   benchstat batch64.txt batch256.txt   (same -format benchstat lines from another run; or benchstat -col /sync all.txt)`},
@@ -165,6 +166,8 @@ var commands = []command{
   labserver crash -sync batch:100 -trials 20
   labserver crash -sync always -trials 10 -power
   labserver crash -sync batch:100 -trials 10 -power -power-mode pages
+  labserver crash -sync batch:16 -power -power-mode reorder -points
+  labserver crash -sync batch:16 -fail-sync 1000
   labserver crash -sync none -write-buffer 4096 -trials 5`},
 }
 
@@ -232,7 +235,7 @@ const (
 // -threads.
 func benchFlags(threads string) []flagDef {
 	fs := []flagDef{
-		engineFlag(), srcFlag(), syncFlag(), workloadFlag(),
+		engineFlag(), srcFlag(), syncFlag(), workloadFlag(), batchFlag(),
 		{name: "ops", usage: usageOps, scale: scaleInt(1),
 			fill: func(s *Spec, a arg, lim Limits) (err error) {
 				if a.given && s.has("duration") {
@@ -261,7 +264,7 @@ func benchFlags(threads string) []flagDef {
 			show: func(s *Spec, _ runOf) (string, bool) { return itoa(s.ValueSize), true }},
 		{name: "keys", usage: "distinct keys (default: -ops, or 100000 with -duration)", scale: scaleInt(1),
 			fill: func(s *Spec, a arg, lim Limits) error {
-				def := s.Ops
+				def := s.Ops * int64(s.Batch) // every Put of the run a key of its own
 				if s.Duration > 0 {
 					def = 100000
 				}
@@ -281,7 +284,7 @@ func benchFlags(threads string) []flagDef {
 				return err
 			},
 			show: func(s *Spec, _ runOf) (string, bool) { return itoa(s.Warmup), true }},
-		rateFlag(), cacheFlag(),
+		rateFlag(), pipelineFlag(), cacheFlag(),
 		{name: "repeat", usage: "run N times and report each (the table adds the medians)", part: partLine,
 			fill: func(s *Spec, a arg, lim Limits) error {
 				n, err := a.int(1, 1, int64(max(lim.MaxRepeat, 1)))
@@ -351,6 +354,25 @@ func workloadFlag() flagDef {
 			return nil
 		},
 		show: func(s *Spec, _ runOf) (string, bool) { return s.Workload, true }}
+}
+
+// batchFlag is -batch, fillbatch's Puts per unit. It comes before -ops
+// and -keys, whose defaults and byte budget count Puts.
+func batchFlag() flagDef {
+	return flagDef{name: "batch", usage: "with -workload fillbatch: Puts per unit, each of its own key (default 16)",
+		fill: func(s *Spec, a arg, _ Limits) error {
+			s.Batch = 1
+			if s.Workload != "fillbatch" {
+				if a.given {
+					return fmt.Errorf("-batch %s: applies to -workload fillbatch only (a unit of that many Puts); -workload %s does a fixed number of ops per unit", a.v, s.Workload)
+				}
+				return nil
+			}
+			n, err := a.int(defaultBatch, 1, maxBatch)
+			s.Batch = int(n)
+			return err
+		},
+		show: func(s *Spec, _ runOf) (string, bool) { return itoa(s.Batch), s.Workload == "fillbatch" }}
 }
 
 func threadsFlag(def string) flagDef {
@@ -557,7 +579,7 @@ func crashFlags() []flagDef {
 				s.Trials = int(n)
 				return err
 			},
-			show: func(s *Spec, _ runOf) (string, bool) { return itoa(s.Trials), true }},
+			show: func(s *Spec, _ runOf) (string, bool) { return itoa(s.Trials), !s.Points && s.FailSync == 0 }},
 		{name: "power", bool: true, usage: "simulate power loss on the crashable in-memory filesystem instead of SIGKILL",
 			fill: func(s *Spec, a arg, _ Limits) error { s.Power = a.on(); return nil },
 			show: func(s *Spec, _ runOf) (string, bool) { return "", s.Power }},
@@ -573,6 +595,31 @@ func crashFlags() []flagDef {
 				return nil
 			},
 			show: func(s *Spec, _ runOf) (string, bool) { return s.PowerMode, s.has("power-mode") }},
+		{name: "points", bool: true, usage: "with -power, instead of -trials: cut the power once after each filesystem operation of a fixed workload (120 writes, 4 KiB segments, compactions), checking every point",
+			fill: func(s *Spec, a arg, _ Limits) error {
+				s.Points = a.on()
+				switch {
+				case s.Points && !s.Power:
+					return fmt.Errorf("-points: needs -power (each crash point is a simulated power cut on the in-memory filesystem)")
+				case s.Points && s.has("trials"):
+					return fmt.Errorf("-points and -trials: give one or the other (-points crashes once after every filesystem operation of its fixed workload, -trials at random moments)")
+				}
+				return nil
+			},
+			show: func(s *Spec, _ runOf) (string, bool) { return "", s.Points }},
+		{name: "fail-sync", usage: "instead of crashing: fail the first fdatasync after N acknowledged Puts with EIO, try 10 more Puts, reopen; on the in-memory filesystem that marks the failed pages clean, as Linux does",
+			fill: func(s *Spec, a arg, _ Limits) error {
+				n, err := a.int(0, 1, maxSyncFailAfter)
+				s.FailSync = int(n)
+				switch {
+				case err != nil:
+					return err
+				case a.given && (s.Power || s.has("trials")):
+					return fmt.Errorf("-fail-sync %s: runs one store to one failed fdatasync and a reopen, on the in-memory filesystem; -power, -power-mode, -points and -trials do not apply", a.v)
+				}
+				return nil
+			},
+			show: func(s *Spec, _ runOf) (string, bool) { return itoa(s.FailSync), s.FailSync > 0 }},
 		{name: "write-buffer", usage: "the store's write buffer in bytes under none, batch:N and periodic:D, 0 = none (default: the engine's, 65536)",
 			fill: func(s *Spec, a arg, _ Limits) error {
 				n, err := a.int(-1, 0, engine.MaxWriteBuffer)

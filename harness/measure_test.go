@@ -259,11 +259,15 @@ func TestWriterOpsInsideWallClock(t *testing.T) {
 // allocates no more than a loop of a few (an open loop's one timer).
 func TestReservedLoopDoesNotAllocate(t *testing.T) {
 	const n = 20000
-	for _, wl := range []string{"fillrandom", "readrandom", "deleterandom", "updaterandom", "mixed"} {
+	for _, wl := range []string{"fillrandom", "readrandom", "deleterandom", "updaterandom", "mixed", "fillbatch"} {
 		for _, rate := range []float64{0, 1e9} {
 			cfg := runConfig{engine: "null", workload: wl, dist: "uniform", threads: 1, ops: n + 20, rate: rate, valueSize: 8, keys: 1000}
 			wld, _ := lookupWorkload(wl)
-			w := &worker{cfg: &cfg, step: wld.step, store: nullStoreForTest{}, quota: n + 20, live: new(liveView),
+			stride := 1
+			if wl == "fillbatch" {
+				stride = 16
+			}
+			w := &worker{cfg: &cfg, step: wld.step, stride: stride, store: nullStoreForTest{}, quota: n + 20, live: new(liveView),
 				plan: planWorker(wl, "uniform", 0, 1, 1000, n+20, 8, 1)}
 			w.setRecorders(newExactBudget(DefaultExactCap, 8))
 			w.reserve()

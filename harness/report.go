@@ -81,8 +81,8 @@ func writeBenchTable(w io.Writer, r *BenchResult) error {
 		microsPerOp = 1e6 / r.OpsPerSec
 	}
 	mbps := r.OpsPerSec * float64(keyLen+r.ValueSize) / (1 << 20)
-	fmt.Fprintf(w, "%-16s : %11.3f micros/op %10.0f ops/sec %8.1f MB/s (%d ops in %.3f s, %d thread%s)\n",
-		r.Workload, microsPerOp, r.OpsPerSec, mbps, r.Ops, r.WallSeconds, r.Threads, plural(r.Threads))
+	fmt.Fprintf(w, "%-16s : %11.3f micros/op %10.0f ops/sec %8.1f MB/s (%d ops in %.3f s, %d thread%s%s)\n",
+		r.Workload, microsPerOp, r.OpsPerSec, mbps, r.Ops, r.WallSeconds, r.Threads, plural(r.Threads), pipelineNote(r))
 	if r.Units != r.Ops {
 		fmt.Fprintf(w, "%-16s   %11s           %10.0f units/sec (%d units; a unit is one workload step)\n", "", "", r.UnitsPerSec, r.Units)
 	}
@@ -673,6 +673,9 @@ func writeBenchstat(w io.Writer, v any) error {
 		if r.Rate > 0 {
 			name += "/rate=" + strconv.FormatFloat(r.Rate, 'g', -1, 64)
 		}
+		if r.Pipeline > 1 {
+			name += "/pipeline=" + strconv.Itoa(r.Pipeline)
+		}
 		if len(r.Dishonest) > 0 {
 			name += "/dishonest=" + strings.Join(r.Dishonest, "+")
 		}
@@ -748,4 +751,13 @@ func writeModelTable(w io.Writer, m *ModelResult) error {
 		m.SlowFraction*100, m.P99Path, calc.FormatNs(m.PredictedP99Ns))
 	fmt.Fprintf(w, "loss window           up to %.0f acknowledged writes, about %.2f ms (at the model's %.0f writes/s: no run measured a rate)\n", m.LossWindowWrites, m.LossWindowMs, m.WriteRate)
 	return nil
+}
+
+// pipelineNote says, after the thread count, how deep each thread
+// pipelined and from when its latencies count; "" when it did not.
+func pipelineNote(r *BenchResult) string {
+	if r.Pipeline <= 1 {
+		return ""
+	}
+	return fmt.Sprintf(", each pipelining %d requests; latency from its batch's send to its own reply", r.Pipeline)
 }

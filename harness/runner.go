@@ -48,6 +48,7 @@ type runConfig struct {
 	engine    string
 	sync      string
 	workload  string
+	batch     int // fillbatch: Puts per unit; 0 or 1 otherwise
 	dist      string
 	threads   int
 	ops       int64         // units to do in total; 0 with a duration
@@ -58,6 +59,7 @@ type runConfig struct {
 	keys      int
 	warmup    int64
 	rate      float64 // units per second in total; 0 = closed loop
+	pipeline  int     // requests each client sends before reading replies; 0 or 1 = none (pipeline.go)
 	cold      bool    // -cache cold: evict the store's files after the warmup
 	seed      int64
 	dishonest dishonesty
@@ -127,19 +129,23 @@ const (
 // worker is one goroutine's share of a run. Not safe for concurrent use,
 // except live, which the progress goroutine reads.
 type worker struct {
-	id    int
-	role  role
-	step  step // what each unit does: the workload's step, or stepPut for the writer
-	plan  workerPlan
-	quota int64 // units to do; math.MaxInt64 in a -duration run
-	cfg   *runConfig
-	store Store
+	id   int
+	role role
+	step step // what each unit does: the workload's step, or stepPut for the writer
+	// stride is how many plan positions (keys) a unit takes: -batch for
+	// fillbatch, 1 otherwise.
+	stride int
+	plan   workerPlan
+	quota  int64 // units to do; math.MaxInt64 in a -duration run
+	cfg    *runConfig
+	store  Store
 
 	// Recorders by op kind; in a -rate run unc* hold the uncorrected
 	// latencies (from the actual start, not the intended one).
 	put, get, del, scan     *recorder
 	uput, uget, udel, uscan *recorder
 	scanner                 Scanner                      // the store, for seekrandom; nil otherwise
+	pipe                    *pipeState                   // a pipelining client's batch (-pipeline); nil otherwise
 	visit                   func(key, value []byte) bool // Scan's callback, made once outside the timed loop
 
 	// Set by loop for the units it runs.
@@ -213,9 +219,18 @@ func runOne(ctx context.Context, cfg runConfig) (*BenchResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	pipeliner, err := pipelinerFor(&cfg, store)
+	if err != nil {
+		return nil, err
+	}
 	r := &run{cfg: &cfg, stopCh: make(chan struct{}), base: time.Now()}
 	defer r.haltOn(ctx)()
 	clients, writer := newWorkers(&cfg, store, scanner)
+	if pipeliner != nil {
+		for _, w := range clients {
+			w.pipe = w.newPipeState(pipeliner)
+		}
+	}
 	if err := warmup(ctx, r, keys, clients); err != nil {
 		return nil, err
 	}
@@ -312,9 +327,13 @@ func newWorkers(cfg *runConfig, store Store, scanner Scanner) (clients []*worker
 		} else if cfg.maxUnits > 0 {
 			quota = int64(share(int(cfg.maxUnits), cfg.threads, i))
 		}
-		table = min(table, 1<<22)
+		stride := 1
+		if wl.step == stepBatch {
+			stride = max(cfg.batch, 1) // a unit takes the next batch keys of the plan
+		}
+		table = min(table*int64(stride), 1<<22)
 		clients[i] = &worker{
-			id: i, role: roleClient, step: wl.step, cfg: cfg, store: store, quota: quota, live: new(liveView),
+			id: i, role: roleClient, step: wl.step, stride: stride, cfg: cfg, store: store, quota: quota, live: new(liveView),
 			plan: planWorker(cfg.workload, cfg.dist, i, cfg.threads, cfg.keys, int(table), cfg.valueSize, cfg.seed),
 		}
 		if scanner != nil {
@@ -324,7 +343,7 @@ func newWorkers(cfg *runConfig, store Store, scanner Scanner) (clients []*worker
 	}
 	if wl.writer {
 		writer = &worker{
-			id: cfg.threads, role: roleWriter, step: stepPut, cfg: cfg, store: store, quota: math.MaxInt64, live: new(liveView),
+			id: cfg.threads, role: roleWriter, step: stepPut, stride: 1, cfg: cfg, store: store, quota: math.MaxInt64, live: new(liveView),
 			plan: planWorker("fillrandom", cfg.dist, cfg.threads, cfg.threads+1, cfg.keys, 1<<16, cfg.valueSize, cfg.seed),
 		}
 	}
@@ -522,6 +541,8 @@ func (w *worker) reserve() {
 	switch w.step {
 	case stepPut:
 		puts = w.quota
+	case stepBatch:
+		puts = w.quota * int64(w.stride)
 	case stepGet:
 		gets = w.quota
 	case stepDelete:
@@ -601,19 +622,24 @@ func (w *worker) loop(r *run, keys keyTable, from, n int64, deadline time.Durati
 	if w.clk == nil {
 		w.clk = r.newClock()
 	}
+	if w.pipe != nil {
+		w.loopPipelined(r, keys, from, n, deadline)
+		return
+	}
 	// An open loop (-rate) paces the clients' units; warmup is never paced,
 	// nor is the writer, which writes as fast as it can.
 	open := w.cfg.rate > 0 && !w.warming
 	w.paced = open && w.role == roleClient
 	w.selfIntended = open && !w.paced
 	order := w.plan.order
-	pos := int(from % int64(len(order)))
-	for i := int64(0); i < n; i, pos = i+1, pos+1 {
+	stride := max(w.stride, 1)
+	pos := int(from * int64(stride) % int64(len(order)))
+	for i := int64(0); i < n; i, pos = i+1, pos+stride {
 		if r.stop.Load() {
 			return
 		}
-		if pos == len(order) {
-			pos = 0
+		if pos >= len(order) {
+			pos -= len(order)
 		}
 		key := keys.key(order[pos])
 		val := w.plan.value(int(i), w.cfg.valueSize)
@@ -625,7 +651,13 @@ func (w *worker) loop(r *run, keys keyTable, from, n int64, deadline time.Durati
 			}
 		}
 		isRead := w.step == stepMixed && w.plan.isRead[pos%len(w.plan.isRead)]
-		start, end, err := w.unit(key, val, order[pos], isRead, intended)
+		var start, end time.Duration
+		var err error
+		if w.step == stepBatch {
+			start, end, err = w.batchUnit(keys, pos, from+i, intended)
+		} else {
+			start, end, err = w.unit(key, val, order[pos], isRead, intended)
+		}
 		if err != nil {
 			w.err = fmt.Errorf("%s %s: %w", w.cfg.engine, w.cfg.workload, err)
 			r.halt()
@@ -713,6 +745,44 @@ func (w *worker) unit(key, val []byte, k uint32, isRead bool, intended time.Dura
 		}
 	}
 	return start, end, err
+}
+
+// batchUnit does one fillbatch unit: a Put of each of the w.stride keys
+// of the plan from position pos on (wrapping), one after another, each
+// recorded as an op of its own. unit is the unit's number, which picks
+// the values. As in updaterandom, the first Put is measured from the
+// unit's intended start and each later one from its own start, so in an
+// open loop the unit's wait is counted once. It returns when the unit
+// started and when its last Put ended.
+func (w *worker) batchUnit(keys keyTable, pos int, unit int64, intended time.Duration) (start, end time.Duration, err error) {
+	order := w.plan.order
+	start = w.clk.now()
+	if w.selfIntended {
+		intended = start
+	}
+	putStart, putIntended := start, intended
+	for j := range w.stride {
+		p := pos + j
+		if p >= len(order) {
+			p -= len(order)
+		}
+		key := keys.key(order[p])
+		val := w.plan.value(int(unit)*w.stride+j, w.cfg.valueSize)
+		if w.cfg.dishonest.timeKeygen {
+			key, val = buildKeyValue(order[p], val)
+		}
+		if j > 0 {
+			putStart = w.clk.now()
+			if intended != 0 {
+				putIntended = putStart
+			}
+		}
+		if err = w.store.Put(key, val); err != nil {
+			return start, w.clk.now(), err
+		}
+		end = w.done(w.put, w.uput, putStart, putIntended)
+	}
+	return start, end, nil
 }
 
 // countBacklog counts, after an open loop's unit ran past the deadline,

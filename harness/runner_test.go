@@ -59,6 +59,8 @@ func TestUnitsAndOpsPerWorkload(t *testing.T) {
 		{"bench -engine testmap -workload readrandom -ops 500", 500, 500, []string{"get"}, true},
 		{"bench -engine testmap -workload deleterandom -ops 500", 500, 500, []string{"delete"}, false},
 		{"bench -engine testmap -workload updaterandom -ops 500", 500, 1000, []string{"get", "put"}, true},
+		{"bench -engine testmap -workload fillbatch -ops 500", 500, 8000, []string{"put"}, false},
+		{"bench -engine testmap -workload fillbatch -batch 3 -ops 500 -threads 2", 500, 1500, []string{"put"}, false},
 		{"bench -engine testmap -workload mixed -ops 500", 500, 500, []string{"get", "put"}, true},
 		// The writer's Puts count as ops, but how many it gets in is a race.
 		{"bench -engine testmap -workload readwhilewriting -ops 500", 500, -1, []string{"get"}, true},

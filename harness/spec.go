@@ -35,6 +35,7 @@ type Spec struct {
 	Engines   []string // bench, sweep: one run per engine
 	Sync      string   // bench, sweep, model, crash
 	Workload  string
+	Batch     int // fillbatch: Puts per unit; 1 for every other workload
 	Dist      string
 	Ops       int64         // bench/sweep: units; probe: iterations
 	Duration  time.Duration // instead of Ops
@@ -43,12 +44,15 @@ type Spec struct {
 	Keys      int
 	Warmup    int64
 	Rate      float64
+	Pipeline  int    // bench, sweep: requests per batch on each client's connection; 1 = none
 	Cache     string // bench, sweep: "warm" or "cold" (cache.go)
 	Repeat    int
 	Seed      int64
 	Trials    int
 	Power     bool
 	PowerMode string // crash -power-mode: prefix (the default), reorder, pages or dirent
+	Points    bool   // crash -points: a power cut after every filesystem operation of a fixed workload
+	FailSync  int    // crash -fail-sync N: the first fdatasync after N Puts fails; 0 when not given
 	// WriteBuffer is crash -write-buffer: -1 when not given (the
 	// engine's default), 0 for no buffer, else its size in bytes.
 	WriteBuffer int
@@ -195,14 +199,14 @@ func (s *Spec) checkBytes(lim Limits) error {
 	if lim.MaxTotalBytes <= 0 {
 		return nil
 	}
-	per := int64(keyLen + s.ValueSize)
+	per := int64(keyLen+s.ValueSize) * int64(max(s.Batch, 1)) // bytes per unit
 	var units int64 = s.Ops
 	if s.Duration > 0 {
 		units = 0 // bounded at run time by maxUnits
 	}
 	total := (units + s.Warmup) * per
 	if wl, _ := lookupWorkload(s.Workload); wl.preload {
-		total += int64(s.Keys) * per
+		total += int64(s.Keys) * int64(keyLen+s.ValueSize)
 	}
 	if total > lim.MaxTotalBytes {
 		return fmt.Errorf("-ops %d with -value-size %d and -keys %d writes %s: must be at most %s in total",
@@ -218,7 +222,7 @@ func (s *Spec) maxUnits(lim Limits) int64 {
 	if lim.MaxTotalBytes <= 0 {
 		return 0 // no cap
 	}
-	return max(lim.MaxTotalBytes/int64(keyLen+s.ValueSize), 1)
+	return max(lim.MaxTotalBytes/(int64(keyLen+s.ValueSize)*int64(max(s.Batch, 1))), 1)
 }
 
 // String writes the spec back as a canonical line, every choice explicit:

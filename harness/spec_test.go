@@ -61,6 +61,13 @@ func TestFlagErrorsNameFlagAndAllowed(t *testing.T) {
 		{"crash -trials 0", "-trials 0: must be between 1 and 1000"},
 		{"crash -power -power-mode torn", "-power-mode torn: allowed: prefix, reorder, pages, dirent"},
 		{"crash -power-mode pages", "-power-mode pages: needs -power"},
+		{"crash -points", "-points: needs -power"},
+		{"crash -power -points -trials 3", "-points and -trials: give one or the other"},
+		{"crash -fail-sync 0", "-fail-sync 0: must be between 1 and 1000000"},
+		{"bench -batch 4", "-batch 4: applies to -workload fillbatch only"},
+		{"bench -workload fillbatch -batch 0", "-batch 0: must be between 1 and 1024"},
+		{"crash -power -fail-sync 10", "-fail-sync 10: runs one store to one failed fdatasync and a reopen, on the in-memory filesystem; -power, -power-mode, -points and -trials do not apply"},
+		{"crash -trials 3 -fail-sync 10", "-fail-sync 10: runs one store"},
 		{"crash -write-buffer 67108865", "-write-buffer 67108865: must be between 0 and 67108864"},
 		{"crash -sync nope", "-sync nope: unknown policy"},
 		// The archive is the command line's, never a cell's.
@@ -122,6 +129,9 @@ func TestParseFillsEveryDefaultAndRoundTrips(t *testing.T) {
 		{"crash -sync batch:100 -trials 20 -power", "crash -sync batch:100 -trials 20 -power"},
 		{"crash -sync none -power -power-mode dirent", "crash -sync none -trials 10 -power -power-mode dirent"},
 		{"crash -sync none -write-buffer 4096", "crash -sync none -trials 10 -write-buffer 4096"},
+		{"crash -points -power -sync batch:16 -power-mode reorder", "crash -sync batch:16 -power -power-mode reorder -points"},
+		{"crash -fail-sync 1000 -sync batch:16", "crash -sync batch:16 -fail-sync 1000"},
+		{"bench -workload fillbatch -ops 100", "bench -engine kv -sync always -workload fillbatch -batch 16 -ops 100 -threads 1 -value-size 128 -keys 1600 -dist uniform -warmup 10"},
 	}
 	for _, tt := range tests {
 		s, err := ParseSpec(tt.line, DefaultLimits())

@@ -9,8 +9,14 @@ import (
 //
 // A unit is one workload step; an op is one primitive key access. Most
 // workloads do one op per unit; updaterandom does two (a Get, then a Put of
-// the same key), and readwhilewriting counts the background writer's Puts
-// as ops but only the readers' Gets as units.
+// the same key), fillbatch does -batch (B Puts of B keys, one request of a
+// client that writes several keys at once), and readwhilewriting counts
+// the background writer's Puts as ops but only the readers' Gets as units.
+// A unit is what a user waits for, so units/s is the rate of requests
+// served; ops/s is B times larger for fillbatch without anything being
+// faster. The kv engine has no batch write: fillbatch's B Puts go one
+// after another, each with its own sync under the policy, and a crash can
+// keep some of them and not others.
 //
 // Each workload is one entry of the workloads table below: its name, what
 // it does, the step each unit takes, and what the store must hold or be.
@@ -45,6 +51,7 @@ type workload struct {
 var workloads = []workload{
 	{name: "fillseq", what: "Put keys in ascending order into an empty store", step: stepPut, ascending: true},
 	{name: "fillrandom", what: "Put keys in random order into an empty store", step: stepPut},
+	{name: "fillbatch", what: "Put -batch random keys (default 16) one after another per unit into an empty store: a unit is a batch, an op one Put", step: stepBatch},
 	{name: "overwrite", what: "Put random keys into a store already holding all of them", step: stepPut, preload: true},
 	{name: "readrandom", what: "Get random keys from a full store (hit rate reported)", step: stepGet, preload: true, reads: true},
 	{name: "readwhilewriting", what: "-threads readers Get random keys while one more goroutine Puts random keys as fast as it can",
@@ -91,6 +98,13 @@ const (
 	stepUpdate             // updaterandom: Get, then Put
 	stepMixed              // mixed: Get or Put by the plan's coin flips
 	stepScan               // seekrandom: Scan scanLen keys from a random key
+	stepBatch              // fillbatch: -batch Puts of the next -batch keys of the plan
+)
+
+// The -batch range of fillbatch, and its default.
+const (
+	defaultBatch = 16
+	maxBatch     = 1024
 )
 
 // keyTable holds every key of the key space in one allocation, built before

@@ -75,6 +75,10 @@ type res struct {
 	Writes    float64           `json:"writes"`
 	LostAcked float64           `json:"lost_acked"`
 	PerTrial  []json.RawMessage `json:"per_trial"`
+	// crash -points lines
+	CrashPoints struct {
+		Points float64 `json:"points"`
+	} `json:"crash_points"`
 }
 
 func (r res) put() lat { return r.Latency["put"] }
@@ -225,14 +229,31 @@ var independent = map[string]func(ls lines) float64{
 	},
 	"power-batch-share":   func(ls lines) float64 { return ls.r(1).LostAcked / max(ls.r(1).Writes, 1) },
 	"power-none-vs-batch": func(ls lines) float64 { return ls.r(2).LostAcked / max(ls.r(1).LostAcked, 1) },
-	"headline-ratio":      func(ls lines) float64 { return ls.r(0).OpsPerSec / max(ls.r(1).OpsPerSec, 1) },
-	"dist-ratio":          func(ls lines) float64 { return ls.r(0).Latency["get"].P50Ns / max(ls.r(1).Latency["get"].P50Ns, 1) },
+	"points-vs-moments": func(ls lines) float64 {
+		perPoint := ls.r(1).LostAcked / max(ls.r(1).CrashPoints.Points, 1)
+		return ls.r(3).LostAcked / max(float64(len(ls.r(3).PerTrial)), 1) / max(perPoint, 0.01)
+	},
+	"fsync-fail-loss": func(ls lines) float64 {
+		a, b, p := ls.r(0).LostAcked, ls.r(1).LostAcked, ls.r(2).LostAcked
+		switch {
+		case p > max(a, b):
+			return 3
+		case b > a:
+			return 2
+		case a > 0:
+			return 1
+		}
+		return 4
+	},
+	"headline-ratio": func(ls lines) float64 { return ls.r(0).OpsPerSec / max(ls.r(1).OpsPerSec, 1) },
+	"dist-ratio":     func(ls lines) float64 { return ls.r(0).Latency["get"].P50Ns / max(ls.r(1).Latency["get"].P50Ns, 1) },
 	"hop-us": func(ls lines) float64 {
 		w := ls[0].at(1)
 		return (w.put().P50Ns - w.ServerLatency["put"].P50Ns) / 1000
 	},
 	"hop-always-ratio":      func(ls lines) float64 { return ls[0].at(1).OpsPerSec / max(ls[0].at(0).OpsPerSec, 1) },
 	"connections-gain":      func(ls lines) float64 { return ls[0].at(2).OpsPerSec / max(ls[0].at(0).OpsPerSec, 1) },
+	"pipeline-gain":         func(ls lines) float64 { return ls.r(1).OpsPerSec / max(ls.r(0).OpsPerSec, 1) },
 	"sqlite-vs-kv":          func(ls lines) float64 { return ls[0].at(1).OpsPerSec / max(ls[0].at(0).OpsPerSec, 1) },
 	"sqlite-normal-gain":    func(ls lines) float64 { return ls.r(1).OpsPerSec / max(ls.r(0).OpsPerSec, 1) },
 	"cold-p50":              func(ls lines) float64 { return ls.r(1).Latency["get"].P50Ns / max(ls.r(0).Latency["get"].P50Ns, 1) },
@@ -241,6 +262,8 @@ var independent = map[string]func(ls lines) float64{
 	"steady-drift":          func(ls lines) float64 { return drift(ls.r(0)) },
 	"background-drift":      func(ls lines) float64 { return drift(ls.r(0)) },
 	"update-vs-fill":        func(ls lines) float64 { return ls.r(5).UnitsPerSec / max(ls.r(1).OpsPerSec, 1) },
+	"batch-ops-ratio":       func(ls lines) float64 { return ls.r(1).OpsPerSec / max(ls.r(0).OpsPerSec, 1) },
+	"batch-units-ratio":     func(ls lines) float64 { return ls.r(1).UnitsPerSec / max(ls.r(0).UnitsPerSec, 1) },
 	"median-change": func(ls lines) float64 {
 		before, after := ls[0], ls[1]
 		return median(after.at(0).OpsPerSec, after.at(1).OpsPerSec, after.at(2).OpsPerSec) /

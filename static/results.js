@@ -50,9 +50,10 @@ function rawView(r) { return h('pre', { class: 'json' }, JSON.stringify(r, null,
 
 // shortLabel names a run by what differs between the runs shown together.
 export function shortLabel(b, all) {
-  const keys = ['engine', 'sync', 'workload', 'threads', 'value_size', 'dist', 'keys', 'rate'];
+  const keys = ['engine', 'sync', 'workload', 'threads', 'value_size', 'dist', 'keys', 'rate', 'pipeline'];
   const diff = keys.filter((k) => new Set(all.map((x) => String(x.b[k] || ''))).size > 1);
-  const part = (k) => (k === 'threads' ? `${b[k]} thr` : k === 'value_size' ? `${b[k]} B` : k === 'keys' ? `${b[k]} keys` : k === 'rate' ? (b.rate ? `${fmtInt(b.rate)}/s open loop` : 'closed loop') : b[k]);
+  const part = (k) => (k === 'threads' ? `${b[k]} thr` : k === 'value_size' ? `${b[k]} B` : k === 'keys' ? `${b[k]} keys` : k === 'rate' ? (b.rate ? `${fmtInt(b.rate)}/s open loop` : 'closed loop')
+    : k === 'pipeline' ? (b.pipeline ? `pipelined ${b.pipeline} deep` : 'one at a time') : b[k]);
   return (diff.length ? diff : ['engine', 'sync']).map(part).join(' · ') + (b.cancelled ? ' (cancelled)' : '');
 }
 

@@ -175,6 +175,14 @@ type PointsReport struct {
 	Corrupt      int64 `json:"corrupt"`
 	Unwritten    int64 `json:"unwritten"`
 	Failed       int64 `json:"failed_reopens"`
+	// Intact counts the crashes after which every acknowledged write
+	// came back (LostAcked 0 and the reopen succeeded): the crash points
+	// the policy survived with nothing lost, durable or not.
+	// ByLostAcked[n] counts the crashes that lost n acknowledged writes
+	// (the reopens that failed are in none of them); its last index is
+	// the most one crash lost.
+	Intact      int64   `json:"intact"`
+	ByLostAcked []int64 `json:"by_lost_acked"`
 	// Refused counts the failed reopens (also in Failed) that refused the
 	// crashed store as corrupt (engine.ErrCorrupt) rather than losing or
 	// returning anything wrong; Refusals describes the first of them.
@@ -223,6 +231,21 @@ func (c PointsConfig) defaults() PointsConfig {
 		c.Cuts = 1
 	}
 	return c
+}
+
+// Describe says in words what workload an enumeration with c runs, its
+// defaults filled in (the crash table prints it).
+func (c PointsConfig) Describe() string {
+	c = c.defaults()
+	s := fmt.Sprintf("%d writes to %d keys, one in five a Delete, values of %d-%d B, %d KiB segments",
+		c.Steps, c.Keys, c.ValueSize/2, c.ValueSize/2+c.ValueSize, c.SegmentSize>>10)
+	if c.CompactEvery > 0 {
+		s += fmt.Sprintf(", a compaction after every %d writes", c.CompactEvery)
+	}
+	if c.TickEvery > 0 && c.Sync.Mode == engine.SyncPeriodic {
+		s += fmt.Sprintf(", the periodic timer firing after every %d writes", c.TickEvery)
+	}
+	return s + ", then Close"
 }
 
 // RunPoints crashes the workload cfg describes after each of its
@@ -334,6 +357,15 @@ func (r *PointsReport) add(t Trial, where string, h *history) {
 	r.Resurrected += t.Resurrected
 	r.Corrupt += t.Corrupt
 	r.Unwritten += t.Unwritten
+	if t.Error == "" {
+		if t.LostAcked == 0 {
+			r.Intact++
+		}
+		for int64(len(r.ByLostAcked)) <= t.LostAcked {
+			r.ByLostAcked = append(r.ByLostAcked, 0)
+		}
+		r.ByLostAcked[t.LostAcked]++
+	}
 	bad := t.Lost != 0 || t.Corrupt != 0 || t.Unwritten != 0 || t.Error != ""
 	if t.Error != "" {
 		r.Failed++

@@ -90,8 +90,11 @@ func TestWorkloadsOnEveryEngine(t *testing.T) {
 					t.Errorf("units = %d, want %d", r.Units, units)
 				}
 				opsPerUnit := int64(1)
-				if workload == "updaterandom" {
+				switch workload {
+				case "updaterandom":
 					opsPerUnit = 2 // a Get, then a Put
+				case "fillbatch":
+					opsPerUnit = 16 // -batch's default
 				}
 				if workload == "readwhilewriting" {
 					// The readers do the units; a background writer's Puts

@@ -488,7 +488,7 @@ var ErrBadAnswer = errors.New("quiz: bad answer")
 // of the cell or of the quiz's run: lines.
 func Check(q *Quiz, results []any, answer string) (Feedback, error) {
 	fb := Feedback{ID: q.ID, Unit: q.Unit, Explain: q.Explain, Predicted: q.Run != nil}
-	want, err := q.measure(results)
+	want, err := q.Evaluate(results)
 	if err != nil {
 		return fb, err
 	}
@@ -523,9 +523,12 @@ func (q *Quiz) band(want float64) (low, high float64) {
 	return want - q.Tol.Value, want + q.Tol.Value
 }
 
-// measure computes the quiz's answer from one set of results: a finite
-// number, or an error that says why not.
-func (q *Quiz) measure(results []any) (float64, error) {
+// Evaluate computes the quiz's answer from one set of results, where
+// results[N] is the decoded JSON of line N: a finite number, or an error
+// that says why not. It is the one computation of a quiz's answer:
+// Check and CheckRepeated grade a reader's answer against it, and a
+// room's poll is measured by it.
+func (q *Quiz) Evaluate(results []any) (float64, error) {
 	if need := q.Lines(); len(results) < need {
 		if q.Cell != "" {
 			return 0, fmt.Errorf("quiz %s needs the results of %d line(s) of cell %s, got %d: run the cell first", q.ID, need, q.Cell, len(results))

@@ -62,7 +62,7 @@ func CheckRepeated(q *Quiz, rounds [][]any, answer string) (Feedback, error) {
 	}
 	vals := make([]float64, len(rounds))
 	for r, rs := range rounds {
-		v, err := q.measure(rs)
+		v, err := q.Evaluate(rs)
 		if err != nil {
 			return fb, fmt.Errorf("run %d of %d: %w", r+1, len(rounds), err)
 		}

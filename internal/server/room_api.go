@@ -15,6 +15,7 @@ import (
 	"kvlab/internal/lesson"
 	"kvlab/internal/quiz"
 	"kvlab/internal/server/guard"
+	"kvlab/internal/server/runq"
 	"kvlab/internal/server/web"
 )
 
@@ -619,7 +620,7 @@ func (s *Server) handlePollPredict(w http.ResponseWriter, r *http.Request) {
 	if room == nil {
 		return
 	}
-	if err := checkOrigin("", "", req.Browser); err != nil || req.Browser == "" {
+	if err := runq.CheckOrigin("", "", req.Browser); err != nil || req.Browser == "" {
 		web.JSONError(w, http.StatusBadRequest, `browser: 1 to 64 letters, digits and '-' (the id the page keeps), required`)
 		return
 	}
@@ -791,8 +792,8 @@ func (s *Server) reloadBoard(ctx context.Context, room *classroom.Room) error {
 	return nil
 }
 
-// quizAnswer evaluates q's answer on a run's results, as POST /api/quiz
-// does.
+// quizAnswer evaluates q's answer on a run's results (quiz.Evaluate, as
+// POST /api/quiz grades them).
 func quizAnswer(q *quiz.Quiz, results []json.RawMessage) (float64, error) {
 	vals := make([]any, len(results))
 	for i, m := range results {
@@ -800,15 +801,5 @@ func quizAnswer(q *quiz.Quiz, results []json.RawMessage) (float64, error) {
 			return 0, fmt.Errorf("result %d: %v", i, err)
 		}
 	}
-	if need := q.Lines(); len(vals) < need {
-		return 0, fmt.Errorf("quiz %s needs %d results, the run gave %d", q.ID, need, len(vals))
-	}
-	v, err := q.Answer.Eval(vals)
-	if err != nil {
-		return 0, err
-	}
-	if v.IsStr {
-		return 0, fmt.Errorf("quiz %s: the answer is the string %q, want a number", q.ID, v.Str)
-	}
-	return v.Num, nil
+	return q.Evaluate(vals)
 }
