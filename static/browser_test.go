@@ -120,6 +120,19 @@ func TestBrowserResults(t *testing.T) {
 		}
 	}
 
+	// A run whose units differ from its ops shows units/s beside the table.
+	units, err := chromedp.Run(ctx, chromedp.Evaluate[string](`import('/static/results.js').then(({ renderLines }) => {
+		const b = { kind: 'bench', engine: 'kv', sync: 'always', workload: 'fillbatch', threads: 1, ops: 1600, units: 100, ops_per_sec: 1600, units_per_sec: 100,
+			latency: { put: { count: 1600, p50_ns: 2e5, p99_ns: 3e5 } } };
+		return renderLines([{ spec: 'bench -workload fillbatch', result: b }]).querySelector('.conditions.units')?.textContent ?? '';
+	})`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "100 units/s (1,600 ops in 100 units)"; !strings.Contains(units, want) {
+		t.Errorf("units note: got %q, want it to contain %q", units, want)
+	}
+
 	// The bench's device_io is in its conditions.
 	device, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('.result-bench .conditions.device')?.textContent ?? ''`))
 	if err != nil {

@@ -140,6 +140,11 @@ function benchNotes(benches) {
   // what a slow Put waits for; the mean can be dragged by one flush.
   const synced = benches.filter((x) => x.b.fsync_samples > 0);
   if (synced.length) note('conditions fsyncs', 'fdatasync: ', synced.map((x) => `${label(x)} ${fsyncText(x.b)}`).join(' · '));
+  // A unit of several ops (updaterandom's Get and Put, fillbatch's -batch
+  // Puts, readwhilewriting's writer): the rate of units, what a user of
+  // the store waits for, beside the table's ops/s.
+  const multi = benches.filter((x) => x.b.units > 0 && x.b.ops !== x.b.units);
+  if (multi.length) note('conditions units', 'Units: ', multi.map((x) => `${label(x)} ${fmtRate(x.b.units_per_sec)} units/s (${fmtInt(x.b.ops)} ops in ${fmtInt(x.b.units)} units)`).join(' · '), '; the table\'s ops/s counts every op.');
   // -cache cold: what was evicted before the clock started, and what
   // stayed (cache in the JSON).
   const cold = benches.filter((x) => x.b.cache);
