@@ -20,6 +20,13 @@ import (
 // invariant is Invariant, checked write by write: lost, corrupt and
 // unwritten are all 0 (a count such as recovered >= durable_acked could
 // hold while one particular durable write is missing).
+//
+// Two more kinds of line run no trials. -points crashes a fixed workload
+// once after each of its filesystem operations (crashtest.RunPoints), so
+// every window between two operations is tried, however short, and not
+// just the ones a random moment tends to land in. -fail-sync fails one
+// fdatasync on purpose (crashtest.RunSyncFailure) and shows what the
+// store acknowledges after it: nothing.
 
 // Invariant is what a crash trial checks, word for word as the crash
 // result's "invariant" field and the course state it.
