@@ -1,6 +1,8 @@
 package harness
 
 import (
+	"math"
+	"sync/atomic"
 	"time"
 )
 
@@ -11,28 +13,34 @@ import (
 // grows, a cache warms, a neighbour starts a backup. Lesson 9 needs such a
 // drift that is the same on every machine, to show what the order of the
 // runs does to a comparison, so -engine drift makes one: the null store
-// (nothing stored, every Get misses) whose every operation busy-waits
-// for a time that grows with the time since the store was opened, so
-// that one thread's ops/s falls by the same amount every second:
+// (nothing stored, every Get misses) that completes its operations on a
+// schedule whose rate falls by the same amount every second,
 //
-//	cost(t) = driftBase × driftSpan / (driftSpan − t)
-//	ops/s(t) ≈ (1/driftBase) × (1 − t/driftSpan)
+//	rate(t) = driftRate × (1 − t/driftSpan)
 //
-// that is, about 50,000 ops/s at the start, losing 1/12 of that every
-// second (about 4,170 ops/s a second), until at 11.25 seconds the cost
-// stops growing at 16 × driftBase (3,125 ops/s). The drift is linear in ops/s, the figure the
-// timeline shows, so an order of runs that is balanced in time cancels it
-// exactly. The wait is a busy-wait on the monotonic clock, not a sleep:
-// a sleep's wake-up lateness (tens of µs on a virtual machine) would be a
-// noise of its own. What the machine's other work does to the run still
-// shows, as with every engine: a second in which this process got less CPU
-// has fewer ops.
+// about 50,000 ops/s at the start, losing 1/12 of that every second
+// (about 4,170 ops/s a second), until at 11.25 s the rate stops falling
+// at 1/16 of the start (3,125 ops/s). The drift is linear in ops/s, the
+// figure the timeline shows, so an order of runs that is balanced in time
+// cancels it exactly.
 //
-// The drift store is safe for concurrent use: it holds only its open time.
+// Operation k (counted from the open, over all threads) waits until the
+// schedule's time for the k-th operation, driftAt(k), and returns; the
+// wait is a busy-wait on the monotonic clock, not a sleep, whose wake-up
+// lateness (tens of µs on a virtual machine) would be a noise of its own.
+// An operation that finds itself behind schedule (the machine took the
+// CPU away for a moment) returns at once, so the ones after it catch up
+// and each second's count stays on the schedule as long as the process
+// gets the few percent of a core the harness needs at these rates. With
+// one thread each operation's latency is the gap between two slots,
+// 1/rate(t): 20 µs at the start, growing.
+//
+// The drift store is safe for concurrent use: its open time is read-only
+// and its operation count atomic.
 const (
-	driftBase = 20 * time.Microsecond
+	driftRate = 50000.0 // ops/s at the open
 	driftSpan = 12 * time.Second
-	// driftCap is the time after which the cost stops growing.
+	// driftCap is the time after which the rate stops falling.
 	driftCap = driftSpan - driftSpan/16
 )
 
@@ -41,9 +49,10 @@ func init() {
 	MarkUnordered("drift", "it stores nothing (the null store made to drift)")
 }
 
-// driftStore is the null store whose operations get slower with time.
+// driftStore is the null store whose operations keep to a falling rate.
 type driftStore struct {
-	opened time.Time // monotonic; read-only after open
+	opened time.Time    // monotonic; read-only after open
+	n      atomic.Int64 // operations begun since the open
 }
 
 func openDrift(dir, sync string) (Store, error) {
@@ -53,17 +62,25 @@ func openDrift(dir, sync string) (Store, error) {
 	return &driftStore{opened: time.Now()}, nil
 }
 
-// driftCost is what one operation costs at elapsed since the store opened.
-func driftCost(elapsed time.Duration) time.Duration {
-	elapsed = min(max(elapsed, 0), driftCap)
-	return time.Duration(float64(driftBase) * float64(driftSpan) / float64(driftSpan-elapsed))
+// driftAt is the time after the open at which the schedule completes its
+// k-th operation (k from 1): the inverse of the count
+// N(t) = driftRate × (t − t²/(2·driftSpan)), which grows at rate(t), and
+// past driftCap at the last rate, 1/16 of driftRate.
+func driftAt(k int64) time.Duration {
+	span := driftSpan.Seconds()
+	capT := driftCap.Seconds()
+	nCap := driftRate * (capT - capT*capT/(2*span))
+	x := float64(k)
+	if x <= nCap {
+		return time.Duration(span * (1 - math.Sqrt(1-2*x/(driftRate*span))) * float64(time.Second))
+	}
+	return time.Duration((capT + (x-nCap)/(driftRate/16)) * float64(time.Second))
 }
 
-// work busy-waits for the cost of one operation now.
+// work waits for the next operation's slot in the schedule.
 func (s *driftStore) work() {
-	start := time.Now()
-	d := driftCost(start.Sub(s.opened))
-	for time.Since(start) < d {
+	due := s.opened.Add(driftAt(s.n.Add(1)))
+	for time.Now().Before(due) {
 	}
 }
 

@@ -69,10 +69,11 @@ type Pipeliner interface {
 	// Pipeline sends every request of batch on one connection, which no
 	// other caller uses meanwhile, before reading any reply; then it reads
 	// the replies in order and calls replied(i, found) as the reply to
-	// batch[i] has been read (found: a Get found its key). It returns the
-	// first error: a failed send or read (the connection is then dropped),
-	// or an error reply (the rest are still read, so the connection stays
-	// in step). Safe for concurrent use, each caller with its own batch.
+	// batch[i] has been read (found: a Get found its key), for every reply
+	// that is not an error. It returns the first error: a failed send or
+	// read (the connection is then dropped), or an error reply (the rest
+	// are still read, so the connection stays in step). Safe for
+	// concurrent use, each caller with its own batch.
 	Pipeline(batch []PipeOp, replied func(i int, found bool)) error
 }
 
@@ -149,20 +150,23 @@ func checkPipeline(s *Spec) error {
 		return fmt.Errorf("-pipeline %d with -rate: an open loop starts each unit at its own intended time, a pipeline sends %d at once; give one or the other", s.Pipeline, s.Pipeline)
 	}
 	wl, _ := lookupWorkload(s.Workload)
-	if wl.step == stepUpdate || wl.step == stepScan {
+	if why, no := unpipelined[wl.step]; no {
 		var ok []string
 		for _, w := range workloads {
-			if w.step != stepUpdate && w.step != stepScan {
+			if _, no := unpipelined[w.step]; !no {
 				ok = append(ok, w.name)
 			}
-		}
-		why := "its Put of a key waits for the Get of it (a read-modify-write cannot send both at once)"
-		if wl.step == stepScan {
-			why = "a scan is not one request of a pipeline"
 		}
 		return fmt.Errorf("-pipeline %d: -workload %s cannot be pipelined: %s; workloads that can: %s", s.Pipeline, s.Workload, why, strings.Join(ok, ", "))
 	}
 	return nil
+}
+
+// unpipelined are the steps whose units a pipeline cannot carry, and why.
+var unpipelined = map[step]string{
+	stepUpdate: "its Put of a key waits for the Get of it (a read-modify-write cannot send both at once)",
+	stepScan:   "a scan is not one request of a pipeline",
+	stepBatch:  "its unit is -batch Puts one after another, a request the client waits for; to send Puts without waiting, pipeline fillrandom",
 }
 
 // pipelinerFor returns the store as a Pipeliner when the run pipelines,

@@ -86,6 +86,7 @@ func TestPipelineFlag(t *testing.T) {
 		{"bench -engine testpipe -pipeline 4 -rate 100", "-pipeline 4 with -rate: an open loop starts each unit at its own intended time"},
 		{"bench -engine testpipe -pipeline 4 -workload updaterandom", "-workload updaterandom cannot be pipelined: its Put of a key waits for the Get of it"},
 		{"bench -engine testpipe -pipeline 4 -workload updaterandom", "workloads that can: fillseq, fillrandom, overwrite, readrandom, readwhilewriting, deleterandom, mixed"},
+		{"bench -engine testpipe -pipeline 4 -workload fillbatch", "-workload fillbatch cannot be pipelined: its unit is -batch Puts one after another"},
 	} {
 		if err := Check(tt.line, DefaultLimits()); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("Check(%q) = %v, want an error containing %q", tt.line, err, tt.want)

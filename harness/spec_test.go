@@ -63,7 +63,7 @@ func TestFlagErrorsNameFlagAndAllowed(t *testing.T) {
 		{"crash -power-mode pages", "-power-mode pages: needs -power"},
 		{"crash -points", "-points: needs -power"},
 		{"crash -power -points -trials 3", "-points and -trials: give one or the other"},
-		{"crash -fail-sync 0", "-fail-sync 0: must be between 1 and 1000000"},
+		{"crash -fail-sync 0", "-fail-sync 0: must be between 1 and 100000"},
 		{"bench -batch 4", "-batch 4: applies to -workload fillbatch only"},
 		{"bench -workload fillbatch -batch 0", "-batch 0: must be between 1 and 1024"},
 		{"crash -power -fail-sync 10", "-fail-sync 10: runs one store to one failed fdatasync and a reopen, on the in-memory filesystem; -power, -power-mode, -points and -trials do not apply"},

@@ -46,8 +46,8 @@ func TestCrashPointsClaims(t *testing.T) {
 	if m := num(t, batch, "crash_points.max_lost_acked"); m != 15 {
 		t.Errorf("batch:16: at most %v acknowledged writes lost at one point; the lesson says a point right after an fdatasync costs the next 15", m)
 	}
-	if nm, bm := num(t, none, "crash_points.max_lost_acked"), num(t, batch, "crash_points.max_lost_acked"); nm <= bm {
-		t.Errorf("none lost at most %v at one point, batch:16 %v; the lesson says none's worst point is the worse", nm, bm)
+	if nm, bm := num(t, none, "crash_points.max_lost_acked"), num(t, batch, "crash_points.max_lost_acked"); nm <= bm || nm < 30 || nm > 40 {
+		t.Errorf("none lost at most %v at one point, batch:16 %v; the lesson says none's worst point is the worse, a 4 KiB segment's worth: 30 to 40", nm, bm)
 	}
 	share := func(r any) float64 { return num(t, r, "crash_points.intact") / num(t, r, "crash_points.points") }
 	if share(none) <= share(batch) {
@@ -79,7 +79,7 @@ func TestCrashPointsClaims(t *testing.T) {
 // is refused with the first error, DurableSeq stays; the reopen in the
 // same boot returns every durable write and none of the others; always
 // loses nothing acknowledged, batch:16 the 15 since its last fdatasync,
-// periodic:10ms more than that, after several good timer syncs.
+// periodic:10ms more than that, after a few good timer syncs.
 func TestFsyncFailsCellClaims(t *testing.T) {
 	rs := cellResults(t, "07-", "fsync-fails")
 	if len(rs) != 3 {
@@ -107,7 +107,7 @@ func TestFsyncFailsCellClaims(t *testing.T) {
 	}
 	p := rs[2]
 	if d := num(t, p, "durable_acked"); d == 0 {
-		t.Errorf("periodic:10ms: no timer fdatasync succeeded before the fault; the lesson says several did")
+		t.Errorf("periodic:10ms: no timer fdatasync succeeded before the fault; the lesson says a few did")
 	}
 	if l := num(t, p, "lost_acked"); l <= 15 {
 		t.Errorf("periodic:10ms lost %v acknowledged writes, no more than batch:16; the lesson's quiz expects the most", l)

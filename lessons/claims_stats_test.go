@@ -160,9 +160,11 @@ func mustShowABAB(t *testing.T, q interface {
 }
 
 // On the drift-order cell's own run: the block order finds a change in a
-// line compared with itself (B at most 0.85 of A: the store's drift over
-// four seconds is 1/3 of its start), the mirrored order does not (within
-// the quiz's 15% of 1). Median of three runs when the first misses.
+// line compared with itself (B at most 0.85 of A; the schedule gives
+// 0.60: four seconds of drift, 1/3 of the start, over A's level of 5/6),
+// the mirrored order does not (within the quiz's 15% of 1; the schedule
+// gives 1). Median of three runs when the first misses. At a load of 10
+// on this 2-core VM three runs gave 0.597-0.599 and 0.988-1.004.
 func TestDriftOrderOnTheCell(t *testing.T) {
 	l := lessonByPrefix(t, "09-")
 	block, mirrored := quizByID(t, l, "drift-block"), quizByID(t, l, "drift-mirrored")
@@ -192,8 +194,8 @@ func TestDriftOrderOnTheCell(t *testing.T) {
 	}
 	pBlock, pMirrored := uTestP(sec(0, 1, 2, 3), sec(4, 5, 6, 7)), uTestP(sec(0, 3, 4, 7), sec(1, 2, 5, 6))
 	t.Logf("drift-order: U test p, AAAABBBB %.3f, ABBAABBA %.3f", pBlock, pMirrored)
-	if pBlock >= pMirrored {
-		t.Errorf("drift-order: the U test's p is %.3f for the block order and %.3f for the mirrored one; the lesson says the block order looks like a change", pBlock, pMirrored)
+	if pBlock >= pMirrored || pBlock > 0.05 {
+		t.Errorf("drift-order: the U test's p is %.3f for the block order and %.3f for the mirrored one; the lesson says the block order looks like a significant change (p = 0.029, four below four)", pBlock, pMirrored)
 	}
 }
 

@@ -119,6 +119,40 @@ func TestBrowserResults(t *testing.T) {
 		t.Errorf("compare links: got %q, want %q", links, want)
 	}
 
+	// A crash -points line says how many of its points were intact; a
+	// crash -fail-sync line tells its failed fdatasync's story.
+	notes, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`(() => {
+		const base = { kind: 'crash', sync: 'batch:16', power: true, trials: 0, writes: 10, durable_acked: 8, recovered: 9, lost: 0, lost_acked: 3, corrupt: 0, ok: true, per_trial: [] };
+		const el = document.createElement('div');
+		return import('/static/results.js').then(({ renderLines }) => {
+			const e = renderLines([
+				{ spec: 'crash -points', result: { ...base, crash_points: { workload: 'w', points: 97, intact: 80, by_lost_acked: [80, 2, 0, 15], max_lost_acked: 3, damaged: 87, undetected_damage: 0, inconsistent: 0 } } },
+				{ spec: 'crash -fail-sync', result: { ...base, power: false, sync_failure: { failed_sync: 'sync /kv/1.seg', acked: 1007, durable_acked: 992, tried_after: 10, acked_after: 0, same_error_after: 10, durable_seq_at_failure: 992, durable_seq_after: 992, recovered: 992, lost: 0, lost_acked: 15, returned_undurable: 0 } } }]);
+			return [e.querySelector('.crash-points')?.textContent ?? '', e.querySelector('.sync-failure')?.textContent ?? ''];
+		});
+	})()`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{"80 of 97 crash points intact (no acknowledged write lost), at most 3 lost at one point · points: 80 lost 0, 2 lost 1, 15 lost 3", "after it 0 of 10 Puts acknowledged, 10 refused with the first error; DurableSeq 992 → 992; the reopen found 992, lost 15 acknowledged (0 durable), returned 0 never made durable"} {
+		if len(notes) != 2 || !strings.Contains(notes[i], want) {
+			t.Errorf("crash note %d: got %q, want it to contain %q", i, notes, want)
+		}
+	}
+
+	// A run whose units differ from its ops shows units/s beside the table.
+	units, err := chromedp.Run(ctx, chromedp.Evaluate[string](`import('/static/results.js').then(({ renderLines }) => {
+		const b = { kind: 'bench', engine: 'kv', sync: 'always', workload: 'fillbatch', threads: 1, ops: 1600, units: 100, ops_per_sec: 1600, units_per_sec: 100,
+			latency: { put: { count: 1600, p50_ns: 2e5, p99_ns: 3e5 } } };
+		return renderLines([{ spec: 'bench -workload fillbatch', result: b }]).querySelector('.conditions.units')?.textContent ?? '';
+	})`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "100 units/s (1,600 ops in 100 units)"; !strings.Contains(units, want) {
+		t.Errorf("units note: got %q, want it to contain %q", units, want)
+	}
+
 	// The bench's device_io is in its conditions.
 	device, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('.result-bench .conditions.device')?.textContent ?? ''`))
 	if err != nil {

@@ -141,6 +141,11 @@ function benchNotes(benches) {
   // what a slow Put waits for; the mean can be dragged by one flush.
   const synced = benches.filter((x) => x.b.fsync_samples > 0);
   if (synced.length) note('conditions fsyncs', 'fdatasync: ', synced.map((x) => `${label(x)} ${fsyncText(x.b)}`).join(' · '));
+  // A unit of several ops (updaterandom's Get and Put, fillbatch's -batch
+  // Puts, readwhilewriting's writer): the rate of units, what a user of
+  // the store waits for, beside the table's ops/s.
+  const multi = benches.filter((x) => x.b.units > 0 && x.b.ops !== x.b.units);
+  if (multi.length) note('conditions units', 'Units: ', multi.map((x) => `${label(x)} ${fmtRate(x.b.units_per_sec)} units/s (${fmtInt(x.b.ops)} ops in ${fmtInt(x.b.units)} units)`).join(' · '), '; the table\'s ops/s counts every op.');
   // -cache cold: what was evicted before the clock started, and what
   // stayed (cache in the JSON).
   const cold = benches.filter((x) => x.b.cache);
@@ -359,7 +364,7 @@ function crashView(rs) {
   const out = h('div', {},
     h('p', { class: `verdict ${bad.length ? 'bad' : 'ok'}` }, bad.length
       ? `The invariant broke for ${bad.map((r) => r.sync).join(', ')}: writes acknowledged as durable were missing after recovery, or data was corrupt.`
-      : 'The invariant held in every trial: every write acknowledged as durable was recovered (durable lost = 0), nothing corrupt.'),
+      : `The invariant held ${rs.every((r) => r.crash_points) ? 'at every crash point' : rs.every((r) => r.sync_failure) ? 'through the failed fdatasync' : 'in every trial'}: every write acknowledged as durable was recovered (durable lost = 0), nothing corrupt.`),
     h('div', { class: 'table-wrap' }, h('table', { class: 'nums' },
       h('thead', {}, h('tr', {}, ['sync', 'trials', 'acked', 'durable', 'recovered', 'durable lost', 'acked lost', 'corrupt'].map((c) => h('th', { scope: 'col', class: c === 'durable lost' ? 'p99' : CRASH_MINOR_COLS.has(c) ? 'minor' : null, title: CRASH_TITLES[c] || null }, c)))),
       h('tbody', {}, rs.map((r, k) => h('tr', { class: crashOK(r) ? null : 'bad' },
@@ -369,8 +374,31 @@ function crashView(rs) {
     h('p', { class: 'conditions' }, h('span', { class: 'cond-label' }, 'Crash: '), rs.some((r) => r.power)
       ? 'power loss is simulated on a crashable in-memory filesystem that forgets everything not yet synced.'
       : 'SIGKILL of a child process; the page cache survives a process kill, so a missing fsync does not show here.'));
-  for (const r of rs) if (r.per_trial && r.per_trial.length) out.append(trialsView(r));
+  for (const r of rs) {
+    if (r.crash_points) out.append(pointsNote(r));
+    if (r.sync_failure) out.append(syncFailureNote(r));
+    if (r.per_trial && r.per_trial.length) out.append(trialsView(r));
+  }
   return out;
+}
+
+// pointsNote says what a crash -points line found: how many of its crash
+// points lost no acknowledged write, the most one lost, and how many
+// points lost how many.
+function pointsNote(r) {
+  const p = r.crash_points;
+  const by = (p.by_lost_acked || []).map((c, n) => (c ? `${fmtInt(c)} lost ${fmtInt(n)}` : null)).filter(Boolean).join(', ');
+  return h('p', { class: 'conditions crash-points' }, h('b', {}, r.sync), `: ${fmtInt(p.intact)} of ${fmtInt(p.points)} crash points intact (no acknowledged write lost), at most ${fmtInt(p.max_lost_acked)} lost at one point`,
+    by ? ` · points: ${by}` : null, ` · ${fmtInt(p.damaged)} images with a durable record damaged, ${fmtInt(p.undetected_damage)} not refused · `, h('span', { class: 'minor' }, p.workload));
+}
+
+// syncFailureNote tells a crash -fail-sync line's story: what was
+// acknowledged before the failed fdatasync, after it, and what a reopen
+// in the same boot found.
+function syncFailureNote(r) {
+  const f = r.sync_failure;
+  return h('p', { class: 'conditions sync-failure' }, h('b', {}, r.sync),
+    `: ${f.failed_sync || 'an fdatasync'} failed after ${fmtInt(f.acked)} acknowledged Puts (${fmtInt(f.durable_acked)} covered by an fdatasync that succeeded); after it ${fmtInt(f.acked_after)} of ${fmtInt(f.tried_after)} Puts acknowledged, ${fmtInt(f.same_error_after)} refused with the first error; DurableSeq ${fmtInt(f.durable_seq_at_failure)} → ${fmtInt(f.durable_seq_after)}; the reopen found ${fmtInt(f.recovered)}, lost ${fmtInt(f.lost_acked)} acknowledged (${fmtInt(f.lost)} durable), returned ${fmtInt(f.returned_undurable)} never made durable`);
 }
 
 function trialsView(r) {

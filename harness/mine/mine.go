@@ -70,7 +70,9 @@ type store struct {
 // open loads source, starts its watch and calls its Open on dir (on a
 // filesystem that keeps nothing when null).
 func open(ctx context.Context, dir, source string, null bool) (harness.Store, error) {
-	n, err := grader.LoadNative(source)
+	lctx, cancel := context.WithTimeoutCause(ctx, callLimit, fmt.Errorf("mine: evaluating the code took more than %s", callLimit))
+	n, err := grader.LoadNative(lctx, source)
+	cancel()
 	if err != nil {
 		var ce *grader.CodeError
 		if errors.As(err, &ce) {

@@ -8,6 +8,7 @@ import (
 	"go/constant"
 	"go/parser"
 	"go/token"
+	"math"
 	"reflect"
 	"slices"
 	"sync"
@@ -58,8 +59,12 @@ type Native struct {
 // panic in a goroutine of its own would end the whole server, which
 // cannot recover it.
 //
+// ctx bounds the evaluation of the declarations, which runs the
+// initializers of the code's package-level variables: when it is done
+// first, the interpreter is stopped and LoadNative fails.
+//
 // The Native must be closed (Close) to end the interpreter's watch.
-func LoadNative(src string) (*Native, error) {
+func LoadNative(ctx context.Context, src string) (*Native, error) {
 	if ce := refuseGoStatements(src); ce != nil {
 		return nil, ce
 	}
@@ -67,7 +72,7 @@ func LoadNative(src string) (*Native, error) {
 		return nil, ce
 	}
 	src = boundMakes(src)
-	p, ce := load(src, prelude{code: storePrelude.code + makePrelude, shape: storePrelude.shape})
+	p, ce := loadContext(ctx, src, prelude{code: storePrelude.code + makePrelude, shape: storePrelude.shape})
 	if ce != nil {
 		return nil, ce
 	}
@@ -176,8 +181,8 @@ func boundMakes(src string) string {
 // refuseHugeArrays returns a CodeError at the first array type whose
 // length is a constant over maxMake: such a variable is allocated whole,
 // and one of a terabyte ends the process ("out of memory"). A length
-// that is not a constant of the file (a package's, crc32.Size) is let
-// through.
+// that is not a constant of the file or one of math's (crc32.Size) is
+// let through.
 func refuseHugeArrays(src string) *CodeError {
 	f, fset, shift := parseStudent(src)
 	if f == nil {
@@ -230,6 +235,16 @@ func constInt(e ast.Expr, consts map[string]ast.Expr, depth int) (v constant.Val
 	case *ast.Ident:
 		if x, ok := consts[e.Name]; ok {
 			return constInt(x, consts, depth+1)
+		}
+	case *ast.SelectorExpr:
+		// The integer constants of the packages a store may import.
+		if pkg, ok := e.X.(*ast.Ident); ok && pkg.Name == "math" {
+			switch e.Sel.Name {
+			case "MaxInt", "MaxInt64":
+				return constant.MakeInt64(math.MaxInt64), true
+			case "MinInt64":
+				return constant.MakeInt64(math.MinInt64), true
+			}
 		}
 	case *ast.UnaryExpr:
 		if x, ok := constInt(e.X, consts, depth+1); ok && (e.Op == token.SUB || e.Op == token.ADD) {

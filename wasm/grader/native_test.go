@@ -1,6 +1,7 @@
 package grader
 
 import (
+	"context"
 	"strings"
 	"testing"
 )
@@ -29,7 +30,7 @@ func TestNativeMakeBound(t *testing.T) {
 	src := "package main\n\nimport \"kvfs\"\n\ntype Store struct{ n int }\n\nfunc Open(fs kvfs.FS) (*Store, error) { return &Store{}, nil }\n\n" +
 		"func (s *Store) Put(key, value string) error {\n\tb := make([]byte, s.n)\n\t_ = b\n\ts.n = 1 << 30\n\treturn nil\n}\n\n" +
 		"func (s *Store) Get(key string) (string, bool) { return \"\", false }\n"
-	n, err := LoadNative(src)
+	n, err := LoadNative(context.Background(), src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,6 +56,7 @@ func TestRefuseHugeArrays(t *testing.T) {
 	}{
 		{"a literal", "package main\n\nfunc f() {\n\tvar a [1 << 40]byte\n\t_ = a\n}\n", 4},
 		{"through constants", "package main\n\nconst k = 1 << 20\nconst n = k * k\n\nvar a [n]int\n", 6},
+		{"math's constant", "package main\n\nimport \"math\"\n\nvar a [math.MaxInt64 >> 20]byte\n", 5},
 		{"no package clause", "var a [1e3]byte\nvar b [(1 << 30) + 1]byte\n", 2},
 		{"a record header", "package main\n\nvar h [8]byte\nvar s []byte\nvar m = [...]int{1, 2}\n", 0},
 		{"at the bound", "package main\n\nvar a [16 << 20]byte\n", 0},

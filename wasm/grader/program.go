@@ -1,6 +1,7 @@
 package grader
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"go/ast"
@@ -87,6 +88,14 @@ var yaegiTypeRE = regexp.MustCompile(`\b(bool|string|int|int8|int16|int32|int64|
 // how many lines were added in front of the student's text (a missing
 // package clause); positions in errors are moved back by it.
 func load(src string, pre prelude) (*program, *CodeError) {
+	return loadContext(nil, src, pre)
+}
+
+// loadContext is load, with the evaluation of the declarations (which
+// runs the initializers of package-level variables, the student's code)
+// stopped when ctx is done; a nil ctx is never done. The browser needs
+// none: its worker is terminated instead.
+func loadContext(ctx context.Context, src string, pre prelude) (*program, *CodeError) {
 	if strings.TrimSpace(src) == "" {
 		return nil, &CodeError{Msg: "the editor is empty: write your code there, or press Reset to get the starting code back"}
 	}
@@ -136,7 +145,7 @@ func load(src string, pre prelude) (*program, *CodeError) {
 	if err := in.Use(symbols); err != nil {
 		panic("grader: symbol table rejected by the interpreter: " + err.Error())
 	}
-	if ce := eval(in, full, fset, f, shift); ce != nil {
+	if ce := eval(ctx, in, full, fset, f, shift); ce != nil {
 		if ce.Line > strings.Count(src, "\n")+1-shift {
 			// The error is in the prelude: the student's declarations
 			// do not have the shape it calls.
@@ -147,8 +156,9 @@ func load(src string, pre prelude) (*program, *CodeError) {
 	return &program{in: in, pkg: f.Name.Name}, nil
 }
 
-// eval runs the declarations, turning an interpreter panic into an error.
-func eval(in *interp.Interpreter, src string, fset *token.FileSet, f *ast.File, shift int) (ce *CodeError) {
+// eval runs the declarations, turning an interpreter panic into an error;
+// when ctx (which may be nil) is done first, it stops the interpreter.
+func eval(ctx context.Context, in *interp.Interpreter, src string, fset *token.FileSet, f *ast.File, shift int) (ce *CodeError) {
 	defer func() {
 		r := recover()
 		if r == nil {
@@ -163,7 +173,18 @@ func eval(in *interp.Interpreter, src string, fset *token.FileSet, f *ast.File, 
 		}
 		ce = &CodeError{Msg: fmt.Sprintf("the interpreter could not run this code (%v); simplify the construct it stopped on", r)}
 	}()
-	_, err := in.Eval(src)
+	var err error
+	if ctx == nil {
+		_, err = in.Eval(src)
+	} else {
+		_, err = in.EvalWithContext(ctx, src)
+		if p, ok := errors.AsType[interp.Panic](err); ok {
+			panic(p.Value) // EvalWithContext caught it; the recover above reads it
+		}
+		if ctx.Err() != nil {
+			return &CodeError{Msg: fmt.Sprintf("evaluating your declarations was stopped (%v): does the initializer of a package-level variable loop forever?", context.Cause(ctx))}
+		}
+	}
 	if err != nil {
 		return interpError(err, shift)
 	}
