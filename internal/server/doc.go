@@ -27,10 +27,11 @@
 //	                        the class board (see room_pages.go)
 //	GET  /classes           past classes; /classes/ID, /classes/compare (see room_classes.go)
 //
-// Runs are serialized: one at a time per server (which owns one data
-// directory), others wait in a FIFO queue and are told their position;
-// in a room, the presenter's runs go ahead of the followers' waiting runs.
-// Two fsync benchmarks running at once would each report the other's noise.
+// Runs are serialized (package runq): one at a time per server (which
+// owns one data directory), others wait in a FIFO queue and are told their
+// position; in a room, the presenter's runs go ahead of the followers'
+// waiting runs. Two fsync benchmarks running at once would each report the
+// other's noise.
 //
 // Decisions a reader may look for: a rendered lesson page is cached until
 // the lessons change (author mode checks file sizes and times on every

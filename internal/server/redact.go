@@ -10,13 +10,15 @@ import (
 // A probe result names the machine: its hostname, and the absolute path
 // of the run directory (which holds the user's name and the server's
 // PID). On the instructor's own loopback server that is the user's own
-// business; in room mode (a token, or a non-loopback address) every
-// student would see it. There the result keeps only what the page's
-// conditions line shows: filesystem, device, CPU, cores, RAM, kernel,
-// Go version, free space and the timings.
+// business; in room mode (a token, or a non-loopback address:
+// servesOthers) every student would see it. There the result keeps only
+// what the page's conditions line shows: filesystem, device, CPU, cores,
+// RAM, kernel, Go version, free space and the timings.
 
-// roomMode reports whether the server serves others than its own user.
-func (s *Server) roomMode() bool { return s.guard.NeedToken() || !guard.IsLoopback(s.cfg.Addr) }
+// servesOthers reports whether the server serves others than its own user:
+// it has a token, or listens beyond loopback (its pages and the room are
+// then seen by people other than the one who started it).
+func (s *Server) servesOthers() bool { return s.guard.NeedToken() || !guard.IsLoopback(s.cfg.Addr) }
 
 // roomHidden are the fields of a probe result that a room does not see.
 var roomHidden = []string{"host", "dir"}

@@ -342,12 +342,12 @@ func (s *Server) HTTPServer() *http.Server {
 
 // newRunner starts the runner of the server's data directory: under its
 // claim (owner.go), with its limits and budget, recording in its archive,
-// results redacted in room mode (redact.go).
+// results redacted in room mode (servesOthers, redact.go).
 func (s *Server) newRunner() *runq.Runner {
 	cfg := runq.Config{RunsDir: filepath.Join(s.cfg.DataDir, "runs"), Name: s.owner.name, Limits: s.cfg.Limits,
 		Budget: s.cfg.Budget, Exe: s.cfg.Exe, MaxWaiting: s.cfg.maxWaiting,
 		Archive: s.arch, Version: s.version, HostID: s.hostID, Exec: s.cfg.exec, Logf: s.log.Printf}
-	if s.roomMode() {
+	if s.servesOthers() {
 		// What the room sees is what the archive keeps: its pages are public.
 		cfg.Redact = redactForRoom
 	}
