@@ -44,7 +44,7 @@ func (s *Spec) MinTime() time.Duration {
 // file is mapped into memory); pebble's index and filter blocks (its
 // memtable is the fixed cost).
 var (
-	memPerKey = map[string]int64{"kv": 400, "bbolt": 160, "pebble": 64, "null": 0}
+	memPerKey = map[string]int64{"kv": 400, "bbolt": 160, "pebble": 64, "null": 0, "drift": 0}
 	// memFixed is what a store holds whatever the data: pebble's memtable
 	// and caches.
 	memFixed = map[string]int64{"pebble": 96 << 20}
@@ -104,5 +104,21 @@ func (s *Spec) runMemory(engine string, threads int, keys int64) int64 {
 	if memMapped[engine] {
 		store += 2 * keys * int64(keyLen+s.ValueSize) // pages are rarely full
 	}
-	return keyTable*keys + order + samples + store
+	return keyTable*keys + order + samples + store + s.inFlight(threads)
+}
+
+// pipelineCommandBytes is what one request costs beyond its key and value
+// on the wire and once parsed: RESP's headers, the argument slices.
+const pipelineCommandBytes = 64
+
+// inFlight is the memory a pipelining run's requests in flight hold:
+// threads x -pipeline commands, each whole in the server's memory
+// (kvserver reads a batch before executing it; under -engine kvserver
+// that is this process) and again in the buffers on the way. Without a
+// pipeline one request per thread is in flight, which is not counted.
+func (s *Spec) inFlight(threads int) int64 {
+	if s.Pipeline <= 1 {
+		return 0
+	}
+	return 2 * int64(threads) * int64(s.Pipeline) * int64(keyLen+s.ValueSize+pipelineCommandBytes)
 }

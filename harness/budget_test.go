@@ -55,6 +55,11 @@ func TestMemoryBytesGrowsWithKeys(t *testing.T) {
 	if a, b := est("bench -engine null -keys 1000 -ops 1 -workload readrandom"), est("bench -engine null,kv -keys 1000 -ops 1 -workload readrandom"); b <= a {
 		t.Errorf("adding kv to null: got %d then %d, want the estimate to grow", a, b)
 	}
+	// A pipeline holds threads x depth requests in flight, on the server.
+	if flat, deep := est("bench -engine testpipe -threads 256 -value-size 65536 -duration 1s"),
+		est("bench -engine testpipe -threads 256 -pipeline 1024 -value-size 65536 -duration 1s"); deep < flat+32<<30 {
+		t.Errorf("256 threads pipelining 1024 requests of 64 KiB: got %d bytes, %d without the pipeline; want at least 32 GiB more", deep, flat)
+	}
 	if p := est("probe"); p != 0 {
 		t.Errorf("probe: got %d, want 0", p)
 	}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // The disk's own counters.
@@ -18,7 +19,10 @@ import (
 // /proc/diskstats (and the same numbers in /sys/block/NAME/stat) with
 // the write requests it completed, the 512-byte sectors they wrote and,
 // since kernel 5.5, the flush requests (cache flushes: what an
-// fdatasync or a journal commit asks of the drive). The runner reads the
+// fdatasync or a journal commit asks of the drive); also the time the
+// device had at least one request in flight and the time summed over
+// every request in flight, from which busy_fraction (utilization) and
+// mean_in_flight (iostat's aqu-sz, a measure of saturation) follow. The runner reads the
 // device under the run directory just before the wall clock starts and
 // just after it stops (watchDevice), and a result carries the difference
 // as device_io, with per-op ratios.
@@ -65,6 +69,23 @@ type DeviceIO struct {
 	// so flush_requests stays 0 however often the store syncs).
 	WriteCache string `json:"write_cache,omitempty"`
 
+	// BusyMs is the time the device had at least one request in flight
+	// (diskstats field 10, "time spent doing I/Os", in ms; summed over the
+	// disks under a volume). BusyFraction is BusyMs over the time between
+	// the two readings: the disk's utilization. Near 1 on a disk that
+	// serves one request at a time (a rotating disk) means saturated; an
+	// SSD or a virtual disk serves several at once and can be "busy" 100%
+	// of the time with room to spare, which MeanInFlight shows.
+	BusyMs       *int64   `json:"busy_ms,omitempty"`
+	BusyFraction *float64 `json:"busy_fraction,omitempty"`
+	// QueueMs is the time summed over every request in flight (field 11,
+	// "weighted time spent doing I/Os", ms). MeanInFlight is QueueMs over
+	// the time between the readings: how many requests were in flight on
+	// average (iostat's aqu-sz). Well above 1 on a disk that serves one at
+	// a time, requests waited for each other: saturation.
+	QueueMs      *int64   `json:"queue_ms,omitempty"`
+	MeanInFlight *float64 `json:"mean_in_flight,omitempty"`
+
 	// Per-op ratios: per primitive op of the run (ops), and device bytes
 	// per logical byte (the keys and values the run's Puts stored:
 	// puts x (16 + value_size)). Absent when their denominator is 0 or
@@ -81,13 +102,16 @@ type diskCounters struct {
 	sectorsRead    int64 // field 3: sectors read (always 512 bytes)
 	writes         int64 // field 5: writes completed
 	sectorsWritten int64 // field 7: sectors written (always 512 bytes)
+	busyMs         int64 // field 10: ms with at least one request in flight
+	queueMs        int64 // field 11: ms summed over the requests in flight
 	flushes        int64 // field 16: flush requests completed (Linux >= 5.5)
 	hasFlush       bool  // the line has field 16
 }
 
 // add sums two devices' counters (the disks under one volume).
 func (c diskCounters) add(d diskCounters) diskCounters {
-	return diskCounters{c.reads + d.reads, c.sectorsRead + d.sectorsRead, c.writes + d.writes, c.sectorsWritten + d.sectorsWritten, c.flushes + d.flushes, c.hasFlush && d.hasFlush}
+	return diskCounters{c.reads + d.reads, c.sectorsRead + d.sectorsRead, c.writes + d.writes, c.sectorsWritten + d.sectorsWritten,
+		c.busyMs + d.busyMs, c.queueMs + d.queueMs, c.flushes + d.flushes, c.hasFlush && d.hasFlush}
 }
 
 // flushMissingNote is device_io.flush_missing on a kernel without the
@@ -121,6 +145,12 @@ func parseStatFields(f []string) (diskCounters, error) {
 		return c, err
 	}
 	if c.sectorsWritten, err = num(6); err != nil {
+		return c, err
+	}
+	if c.busyMs, err = num(9); err != nil {
+		return c, err
+	}
+	if c.queueMs, err = num(10); err != nil {
 		return c, err
 	}
 	if len(f) >= 17 {
@@ -254,6 +284,9 @@ type deviceWatch struct {
 	unavailable   string                               // why there is nothing to read
 	source        string
 	before, after diskCounters
+	// startAt and stopAt are when before and after were read: the
+	// interval busy_fraction and mean_in_flight divide by.
+	startAt, stopAt time.Time
 }
 
 // start reads the counters just before the timed region.
@@ -266,7 +299,7 @@ func (w *deviceWatch) start() {
 		w.unavailable = err.Error()
 		return
 	}
-	w.before, w.source = c, src
+	w.before, w.source, w.startAt = c, src, time.Now()
 }
 
 // stop reads them again just after it.
@@ -279,7 +312,7 @@ func (w *deviceWatch) stop() {
 		w.unavailable = err.Error()
 		return
 	}
-	w.after = c
+	w.after, w.stopAt = c, time.Now()
 }
 
 // result is device_io for a run of ops primitive ops whose Puts stored
@@ -288,13 +321,13 @@ func (w *deviceWatch) result(ops, logical int64) *DeviceIO {
 	if w.unavailable != "" {
 		return &DeviceIO{Device: w.dev.name, Unavailable: w.unavailable}
 	}
-	d := deviceDelta(w.dev.name, w.source, w.before, w.after, ops, logical)
+	d := deviceDelta(w.dev.name, w.source, w.before, w.after, ops, logical, w.stopAt.Sub(w.startAt))
 	d.WriteCache = w.dev.writeCache
 	return d
 }
 
-// deviceDelta turns two readings into device_io.
-func deviceDelta(name, source string, before, after diskCounters, ops, logical int64) *DeviceIO {
+// deviceDelta turns two readings, interval apart, into device_io.
+func deviceDelta(name, source string, before, after diskCounters, ops, logical int64, interval time.Duration) *DeviceIO {
 	d := &DeviceIO{Device: name, Source: source}
 	writes := after.writes - before.writes
 	bytes := (after.sectorsWritten - before.sectorsWritten) * 512
@@ -319,6 +352,12 @@ func deviceDelta(name, source string, before, after diskCounters, ops, logical i
 	}
 	d.LogicalBytes = logical
 	d.BytesPerLogicalByte = ratio(bytes, logical)
+	busy, queue := after.busyMs-before.busyMs, after.queueMs-before.queueMs
+	d.BusyMs, d.QueueMs = &busy, &queue
+	if ms := float64(interval) / float64(time.Millisecond); ms > 0 {
+		bf, inFlight := float64(busy)/ms, float64(queue)/ms
+		d.BusyFraction, d.MeanInFlight = &bf, &inFlight
+	}
 	return d
 }
 

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The samples in testdata/diskstats were recorded on this project's
@@ -39,7 +40,7 @@ func TestDeviceIOFromRecordedDiskstats(t *testing.T) {
 				}
 				return all["vda"]
 			}
-			d := deviceDelta("vda", "/proc/diskstats", read("before"), read("after"), 50, 50*4096)
+			d := deviceDelta("vda", "/proc/diskstats", read("before"), read("after"), 50, 50*4096, time.Second)
 			if *d.WriteRequests != 115 || *d.WriteBytes != 520*512 {
 				t.Errorf("writes %d, bytes %d; want 115 and %d (520 sectors)", *d.WriteRequests, *d.WriteBytes, 520*512)
 			}
@@ -48,6 +49,12 @@ func TestDeviceIOFromRecordedDiskstats(t *testing.T) {
 			}
 			if got := *d.WriteRequestsPerOp; got != 115/50.0 {
 				t.Errorf("write requests per op %g, want 2.3", got)
+			}
+			// Fields 10 and 11 are in every layout: as recorded, busy 0 ms
+			// and 11 ms summed over the requests in flight; over one
+			// second, a utilization of 0 and 0.011 in flight.
+			if *d.BusyMs != 0 || *d.QueueMs != 11 || *d.BusyFraction != 0 || *d.MeanInFlight != 0.011 {
+				t.Errorf("busy %d ms (%g), queue %d ms (%g in flight); want 0 ms (0), 11 ms (0.011)", *d.BusyMs, *d.BusyFraction, *d.QueueMs, *d.MeanInFlight)
 			}
 			switch {
 			case c.wantFlushes < 0 && (d.FlushRequests != nil || d.FlushesPerOp != nil || !strings.Contains(d.FlushMissing, "5.5")):
@@ -69,7 +76,7 @@ func TestParseSysBlockStat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (diskCounters{reads: 47191, sectorsRead: 3049906, writes: 499940, sectorsWritten: 22245064, flushes: 194913, hasFlush: true}); c != want {
+	if want := (diskCounters{reads: 47191, sectorsRead: 3049906, writes: 499940, sectorsWritten: 22245064, busyMs: 61960, queueMs: 229211, flushes: 194913, hasFlush: true}); c != want {
 		t.Errorf("got %+v, want %+v", c, want)
 	}
 }
@@ -271,15 +278,15 @@ func TestDeviceLine(t *testing.T) {
 		want string
 	}{
 		{"none", nil, ""},
-		{"counts", deviceDelta("vda", "/proc/diskstats", before, after, 100, 4096),
+		{"counts", deviceDelta("vda", "/proc/diskstats", before, after, 100, 4096, time.Second),
 			"device vda: 200 write requests (2 per op), 3.9 MiB written (1e+03 device bytes per logical byte), 100 flushes (1 per op); the whole device's counts, other writers included"},
-		{"reads", deviceDelta("vda", "/proc/diskstats", before, read, 100, 4096),
+		{"reads", deviceDelta("vda", "/proc/diskstats", before, read, 100, 4096, time.Second),
 			"device vda: 200 write requests (2 per op), 3.9 MiB written (1e+03 device bytes per logical byte), 40 read requests (160.0 KiB), 100 flushes (1 per op); the whole device's counts, other writers included"},
-		{"no flush field", deviceDelta("sda", "/proc/diskstats", before, old, 100, 0),
+		{"no flush field", deviceDelta("sda", "/proc/diskstats", before, old, 100, 0, time.Second),
 			"device sda: 200 write requests (2 per op), 3.9 MiB written; " + flushMissingNote + "; the whole device's counts, other writers included"},
 		{"unavailable", &DeviceIO{Unavailable: "/x is on tmpfs"}, "device counters: none (/x is on tmpfs)"},
 		{"write through", func() *DeviceIO {
-			d := deviceDelta("sda", "/proc/diskstats", before, before, 100, 0)
+			d := deviceDelta("sda", "/proc/diskstats", before, before, 100, 0, time.Second)
 			d.WriteCache = "write through"
 			return d
 		}(), "device sda: 0 write requests (0 per op), 0 B written, 0 flushes (0 per op) (a write-through disk: the kernel sends it no flushes); the whole device's counts, other writers included"},

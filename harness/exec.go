@@ -60,6 +60,16 @@ func Exec(ctx context.Context, line string, env Env) (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
+	return ExecSpec(ctx, s, env)
+}
+
+// ExecSpec is Exec for a line already parsed (with env.Limits): a caller
+// that checked the line before running it runs what it checked, and
+// parses it once.
+func ExecSpec(ctx context.Context, s *Spec, env Env) (json.RawMessage, error) {
+	if env.Limits == (Limits{}) {
+		env.Limits = DefaultLimits()
+	}
 	v, err := execSpec(ctx, s, env)
 	if err != nil {
 		return nil, err
@@ -138,7 +148,7 @@ func benchLine(ctx context.Context, s *Spec, dir string, env Env) ([]*BenchResul
 				cfg := runConfig{
 					engine: engine, sync: s.Sync, workload: s.Workload, batch: s.Batch, dist: s.Dist,
 					threads: threads, ops: s.Ops, exactCap: DefaultExactCap, duration: s.Duration, maxUnits: s.maxUnits(env.Limits),
-					valueSize: s.ValueSize, keys: s.Keys, warmup: s.Warmup, rate: s.Rate, seed: s.Seed, cold: s.Cache == "cold",
+					valueSize: s.ValueSize, keys: s.Keys, warmup: s.Warmup, rate: s.Rate, pipeline: s.Pipeline, seed: s.Seed, cold: s.Cache == "cold",
 					dishonest: s.Dishonest, dir: runDir, pool: pool, source: source,
 				}
 				if env.Progress != nil {

@@ -81,8 +81,8 @@ func writeBenchTable(w io.Writer, r *BenchResult) error {
 		microsPerOp = 1e6 / r.OpsPerSec
 	}
 	mbps := r.OpsPerSec * float64(keyLen+r.ValueSize) / (1 << 20)
-	fmt.Fprintf(w, "%-16s : %11.3f micros/op %10.0f ops/sec %8.1f MB/s (%d ops in %.3f s, %d thread%s)\n",
-		r.Workload, microsPerOp, r.OpsPerSec, mbps, r.Ops, r.WallSeconds, r.Threads, plural(r.Threads))
+	fmt.Fprintf(w, "%-16s : %11.3f micros/op %10.0f ops/sec %8.1f MB/s (%d ops in %.3f s, %d thread%s%s)\n",
+		r.Workload, microsPerOp, r.OpsPerSec, mbps, r.Ops, r.WallSeconds, r.Threads, plural(r.Threads), pipelineNote(r))
 	if r.Units != r.Ops {
 		fmt.Fprintf(w, "%-16s   %11s           %10.0f units/sec (%d units; a unit is one workload step)\n", "", "", r.UnitsPerSec, r.Units)
 	}
@@ -142,6 +142,7 @@ func writeBenchTable(w io.Writer, r *BenchResult) error {
 			m.P99Path, m.MeasuredP99Path, calc.FormatNs(m.P99ThresholdNs), m.LossWindowWrites, m.LossWindowMs, m.WriteRate)
 	}
 	fmt.Fprintln(w, conditions(r))
+	fmt.Fprintln(w, useLine([]*BenchResult{r}))
 	if r.Dir != "" {
 		fmt.Fprintf(w, "data kept in %s (-keep)\n", r.Dir)
 	}
@@ -295,6 +296,114 @@ func conditions(r *BenchResult) string {
 	return b.String()
 }
 
+// useLine is the USE check printed beside the conditions line: for each
+// resource the runs used, its utilization, its saturation and its errors
+// (Brendan Gregg's USE method), from what the results measured: the
+// disk's busy time and requests in flight (device_io), the load average
+// before each run against the cores, and, in an open loop, the load
+// generator's own lateness (pacer_lag). A closed loop's generator cannot
+// be late: each thread starts its next unit when the store returns the
+// last. Over several runs (a sweep, -repeat, -engine a,b) each figure is
+// the range of the runs'. What the results do not have the line says
+// they do not have; the CPU's utilization during the run is one (watch
+// top or mpstat).
+func useLine(rs []*BenchResult) string {
+	var busy, inFlight, loads, lags []float64
+	var disk, noDisk string
+	var late, open, closed, cancelled int
+	var backlog int64
+	cores := 0
+	for _, r := range rs {
+		switch d := r.DeviceIO; {
+		case d == nil || d.Unavailable != "":
+			noDisk = "disk: no counters"
+		case d.BusyFraction == nil || d.MeanInFlight == nil:
+			noDisk = "disk " + d.Device + ": busy time not measured"
+		default:
+			disk = d.Device
+			busy, inFlight = append(busy, 100**d.BusyFraction), append(inFlight, *d.MeanInFlight)
+		}
+		if r.Probe != nil {
+			cores = max(cores, r.Probe.Cores)
+		}
+		if r.LoadAvg > 0 {
+			loads = append(loads, r.LoadAvg)
+		}
+		switch {
+		case r.Rate == 0:
+			closed++
+		default:
+			open++
+			if r.GeneratorLate {
+				late++
+			}
+			if r.PacerLag != nil {
+				lags = append(lags, float64(r.PacerLag.P99Ns))
+			}
+		}
+		backlog += r.BacklogUnits
+		if r.Cancelled {
+			cancelled++
+		}
+	}
+	var parts []string
+	switch {
+	case disk != "" && noDisk == "":
+		parts = append(parts, fmt.Sprintf("disk %s busy %s%% of the run, %s requests in flight on average", disk, span(busy, "%.0f"), span(inFlight, "%.2f")))
+	case noDisk != "":
+		parts = append(parts, noDisk)
+	}
+	switch {
+	case len(loads) == 0:
+		parts = append(parts, "CPU load unknown")
+	case cores > 0 && slices.Max(loads) > float64(cores):
+		parts = append(parts, fmt.Sprintf("CPU SATURATED before the run: load %s on %d cores", span(loads, "%.2f"), cores))
+	case cores > 0:
+		parts = append(parts, fmt.Sprintf("CPU load %s on %d cores before the run", span(loads, "%.2f"), cores))
+	default:
+		parts = append(parts, fmt.Sprintf("CPU load %s before the run", span(loads, "%.2f")))
+	}
+	gen := ""
+	switch {
+	case open == 0:
+		gen = "generator: closed loop, paced by the store"
+	case late > 0 && open == 1:
+		gen = "generator LATE"
+	case late > 0:
+		gen = fmt.Sprintf("generator LATE in %d of %d open-loop runs", late, open)
+	default:
+		gen = "generator on time"
+	}
+	if len(lags) > 0 {
+		gen += fmt.Sprintf(" (pacer lag p99 %s)", calc.FormatNs(slices.Max(lags)))
+		if len(lags) > 1 {
+			gen = strings.Replace(gen, "p99 ", "p99 up to ", 1)
+		}
+	}
+	if backlog > 0 {
+		gen += fmt.Sprintf(", %d units never started", backlog)
+	}
+	parts = append(parts, gen)
+	switch {
+	case cancelled == 0:
+		parts = append(parts, "errors: none (a store error stops the run)")
+	case len(rs) == 1:
+		parts = append(parts, "errors: cancelled before the end")
+	default:
+		parts = append(parts, fmt.Sprintf("errors: %d of %d runs cancelled before the end", cancelled, len(rs)))
+	}
+	return "USE: " + strings.Join(parts, "; ")
+}
+
+// span is one value, or the lowest and the highest of several, in format f.
+func span(v []float64, f string) string {
+	lo, hi := fmt.Sprintf(f, slices.Min(v)), fmt.Sprintf(f, slices.Max(v))
+	if lo == hi {
+		return hi
+	}
+	return lo + "–" + hi
+}
+
 func plural(n int) string {
 	if n == 1 {
 		return ""
@@ -360,6 +469,7 @@ func writeCompareTable(w io.Writer, rs []*BenchResult) error {
 	c := *rs[0]
 	c.Engine = strings.Join(engines, ",")
 	fmt.Fprintln(w, conditions(&c))
+	fmt.Fprintln(w, useLine(rs))
 	return nil
 }
 
@@ -563,6 +673,9 @@ func writeBenchstat(w io.Writer, v any) error {
 		if r.Rate > 0 {
 			name += "/rate=" + strconv.FormatFloat(r.Rate, 'g', -1, 64)
 		}
+		if r.Pipeline > 1 {
+			name += "/pipeline=" + strconv.Itoa(r.Pipeline)
+		}
 		if len(r.Dishonest) > 0 {
 			name += "/dishonest=" + strings.Join(r.Dishonest, "+")
 		}
@@ -638,4 +751,13 @@ func writeModelTable(w io.Writer, m *ModelResult) error {
 		m.SlowFraction*100, m.P99Path, calc.FormatNs(m.PredictedP99Ns))
 	fmt.Fprintf(w, "loss window           up to %.0f acknowledged writes, about %.2f ms (at the model's %.0f writes/s: no run measured a rate)\n", m.LossWindowWrites, m.LossWindowMs, m.WriteRate)
 	return nil
+}
+
+// pipelineNote says, after the thread count, how deep each thread
+// pipelined and from when its latencies count; "" when it did not.
+func pipelineNote(r *BenchResult) string {
+	if r.Pipeline <= 1 {
+		return ""
+	}
+	return fmt.Sprintf(", each pipelining %d requests; latency from its batch's send to its own reply", r.Pipeline)
 }

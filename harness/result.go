@@ -23,6 +23,9 @@ type BenchResult struct {
 	Dist        string  `json:"dist"`
 	Warmup      int64   `json:"warmup"`         // units run and discarded before measuring
 	Rate        float64 `json:"rate,omitempty"` // intended units/s of an open-loop run
+	// Pipeline is -pipeline N: requests each client sent on its connection
+	// before reading their replies; absent (0) when it did not pipeline.
+	Pipeline int `json:"pipeline,omitempty"`
 	// Interpreted says the store's code ran in the Go interpreter (a
 	// source engine, -engine mine): its figures include the interpreter's
 	// own cost, which -engine mine-null shows alone.
@@ -202,6 +205,9 @@ func summarizeRun(cfg *runConfig, all []*worker, wall time.Duration, timeline []
 	}
 	if cfg.dishonest.noWarmup {
 		res.Warmup = 0
+	}
+	if cfg.pipeline > 1 {
+		res.Pipeline = cfg.pipeline
 	}
 	if res.Timeline == nil {
 		res.Timeline = []TimelinePoint{}

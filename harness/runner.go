@@ -59,6 +59,7 @@ type runConfig struct {
 	keys      int
 	warmup    int64
 	rate      float64 // units per second in total; 0 = closed loop
+	pipeline  int     // requests each client sends before reading replies; 0 or 1 = none (pipeline.go)
 	cold      bool    // -cache cold: evict the store's files after the warmup
 	seed      int64
 	dishonest dishonesty
@@ -144,6 +145,7 @@ type worker struct {
 	put, get, del, scan     *recorder
 	uput, uget, udel, uscan *recorder
 	scanner                 Scanner                      // the store, for seekrandom; nil otherwise
+	pipe                    *pipeState                   // a pipelining client's batch (-pipeline); nil otherwise
 	visit                   func(key, value []byte) bool // Scan's callback, made once outside the timed loop
 
 	// Set by loop for the units it runs.
@@ -217,9 +219,18 @@ func runOne(ctx context.Context, cfg runConfig) (*BenchResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	pipeliner, err := pipelinerFor(&cfg, store)
+	if err != nil {
+		return nil, err
+	}
 	r := &run{cfg: &cfg, stopCh: make(chan struct{}), base: time.Now()}
 	defer r.haltOn(ctx)()
 	clients, writer := newWorkers(&cfg, store, scanner)
+	if pipeliner != nil {
+		for _, w := range clients {
+			w.pipe = w.newPipeState(pipeliner)
+		}
+	}
 	if err := warmup(ctx, r, keys, clients); err != nil {
 		return nil, err
 	}
@@ -610,6 +621,10 @@ func storeStats(s Store) StoreStats {
 func (w *worker) loop(r *run, keys keyTable, from, n int64, deadline time.Duration) {
 	if w.clk == nil {
 		w.clk = r.newClock()
+	}
+	if w.pipe != nil {
+		w.loopPipelined(r, keys, from, n, deadline)
+		return
 	}
 	// An open loop (-rate) paces the clients' units; warmup is never paced,
 	// nor is the writer, which writes as fast as it can.

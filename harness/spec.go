@@ -44,6 +44,7 @@ type Spec struct {
 	Keys      int
 	Warmup    int64
 	Rate      float64
+	Pipeline  int    // bench, sweep: requests per batch on each client's connection; 1 = none
 	Cache     string // bench, sweep: "warm" or "cold" (cache.go)
 	Repeat    int
 	Seed      int64

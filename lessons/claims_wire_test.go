@@ -69,6 +69,44 @@ func TestConnectionsShareAFlush(t *testing.T) {
 	marginsHold(t, "11-", "connections", margins, "16 connections >= 2x one", "at most half the fdatasyncs per Put")
 }
 
+// "A pipeline is a batch": under group, 16 connections one SET at a
+// time put at most 16 SETs in a flush (one each), and pipelining 16 deep
+// puts more than 16 in one, with more ops/s; the throughput gains less
+// than the sharing. Under always the same pipeline still makes one
+// fdatasync per SET, and each SET waits in the server's queue: the
+// client's median is many times the server's own.
+func TestPipelineIsABatch(t *testing.T) {
+	l := lessonByPrefix(t, "11-")
+	quizByID(t, l, "pipeline-gain")
+	if sec := section(t, l, "A pipeline is a batch"); !strings.Contains(sec, "144 SETs per fsync") {
+		t.Errorf("the pipeline section does not quote Redis's SETs per fsync")
+	}
+	perFlush := func(r any) float64 { return num(t, r, "ops") / max(num(t, r, "fsyncs"), 1) }
+	rs := cellResults(t, "11-", "pipeline")
+	one, piped, always := rs[0], rs[1], rs[2]
+	if p, ok := lookup(piped, "pipeline"); !ok || p != 16 {
+		t.Errorf("the pipelined line's result says pipeline %v, want 16", p)
+	}
+	if pf := perFlush(one); pf > 16 {
+		t.Errorf("16 connections one SET at a time: %.1f SETs per fdatasync, more than the 16 in flight", pf)
+	}
+	if pf := perFlush(piped); pf <= 16 {
+		t.Errorf("16 connections pipelining 16 deep: %.1f SETs per fdatasync, want more than the 16 connections alone could share", pf)
+	}
+	if f, n := num(t, always, "fsyncs"), num(t, always, "ops"); f < n || f > 1.02*n+2 {
+		t.Errorf("always, pipelined: %v fdatasyncs for %v SETs, want one each", f, n)
+	}
+	marginsHold(t, "11-", "pipeline", func(rs []any) []float64 {
+		one, piped, always := rs[0], rs[1], rs[2]
+		opsGain := num(t, piped, "ops_per_sec") / num(t, one, "ops_per_sec")
+		return []float64{
+			1.5 / opsGain, // the pipeline at least 1.5x the ops/s
+			opsGain / (perFlush(piped) / perFlush(one)),                                            // the ops/s gain below the sharing's
+			4 * num(t, always, "server_latency.put.p50_ns") / num(t, always, "latency.put.p50_ns"), // the queue: client p50 at least 4x the server's
+		}
+	}, "pipelined >= 1.5x the ops/s", "ops/s gains less than SETs per flush", "always: client p50 >= 4x the server's")
+}
+
 // "Real systems beside kv": under always kv makes one fdatasync per Put,
 // SQLite one per commit plus a few (checkpoints), and SQLite's ops/s is
 // within a small factor of kv's.

@@ -57,6 +57,10 @@ type res struct {
 	Timeline []struct {
 		OpsPerSec float64 `json:"ops_per_sec"`
 	} `json:"timeline"`
+	DeviceIO struct {
+		FlushesPerOp        float64 `json:"flushes_per_op"`
+		BytesPerLogicalByte float64 `json:"device_bytes_per_logical_byte"`
+	} `json:"device_io"`
 	// model lines
 	PredictedOpsPerSec float64 `json:"predicted_ops_per_sec"`
 	// probe lines
@@ -133,6 +137,24 @@ func drift(r res) float64 {
 	}
 	first, last := tl[0].OpsPerSec, tl[len(tl)-1].OpsPerSec
 	return min(first, last) / max(first, last, 1)
+}
+
+// orderRatio is the median ops/s of the timeline's seconds b over that
+// of its seconds a (0-based): one order of an A/A test's runs.
+// A timeline shorter than eight seconds (a cell scaled down) gives its
+// last second over its first, as the quizzes do.
+func orderRatio(r res, a, b []int) float64 {
+	if tl := r.Timeline; len(tl) < 8 {
+		return tl[len(tl)-1].OpsPerSec / max(tl[0].OpsPerSec, 1)
+	}
+	pick := func(idx []int) []float64 {
+		var v []float64
+		for _, i := range idx {
+			v = append(v, r.Timeline[i].OpsPerSec)
+		}
+		return v
+	}
+	return median(pick(b)...) / max(median(pick(a)...), 1)
 }
 
 // fivePut99 are the put p99s of the first five runs of an array line.
@@ -231,6 +253,7 @@ var independent = map[string]func(ls lines) float64{
 	},
 	"hop-always-ratio":      func(ls lines) float64 { return ls[0].at(1).OpsPerSec / max(ls[0].at(0).OpsPerSec, 1) },
 	"connections-gain":      func(ls lines) float64 { return ls[0].at(2).OpsPerSec / max(ls[0].at(0).OpsPerSec, 1) },
+	"pipeline-gain":         func(ls lines) float64 { return ls.r(1).OpsPerSec / max(ls.r(0).OpsPerSec, 1) },
 	"sqlite-vs-kv":          func(ls lines) float64 { return ls[0].at(1).OpsPerSec / max(ls[0].at(0).OpsPerSec, 1) },
 	"sqlite-normal-gain":    func(ls lines) float64 { return ls.r(1).OpsPerSec / max(ls.r(0).OpsPerSec, 1) },
 	"cold-p50":              func(ls lines) float64 { return ls.r(1).Latency["get"].P50Ns / max(ls.r(0).Latency["get"].P50Ns, 1) },
@@ -246,6 +269,20 @@ var independent = map[string]func(ls lines) float64{
 		return median(after.at(0).OpsPerSec, after.at(1).OpsPerSec, after.at(2).OpsPerSec) /
 			max(median(before.at(0).OpsPerSec, before.at(1).OpsPerSec, before.at(2).OpsPerSec), 1)
 	},
+	"separated-runs": func(ls lines) float64 {
+		var fastestBefore, n float64
+		for i := range 5 {
+			fastestBefore = max(fastestBefore, ls[0].at(i).OpsPerSec)
+		}
+		for i := range 5 {
+			n += choice(ls[1].at(i).OpsPerSec > fastestBefore, 1, 0)
+		}
+		return n
+	},
+	"bbolt-device-flushes":    func(ls lines) float64 { return ls[0].at(1).DeviceIO.FlushesPerOp },
+	"zero-fill-from-the-disk": func(ls lines) float64 { return ls[2].at(0).DeviceIO.BytesPerLogicalByte },
+	"drift-block":             func(ls lines) float64 { return orderRatio(ls.r(0), []int{0, 1, 2, 3}, []int{4, 5, 6, 7}) },
+	"drift-mirrored":          func(ls lines) float64 { return orderRatio(ls.r(0), []int{0, 3, 4, 7}, []int{1, 2, 5, 6}) },
 	"p99-mean-vs-median": func(ls lines) float64 {
 		p := fivePut99(ls[0])
 		return (p[0] + p[1] + p[2] + p[3] + p[4]) / 5 / max(median(p...), 1)

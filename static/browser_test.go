@@ -99,11 +99,30 @@ func TestBrowserResults(t *testing.T) {
 		t.Errorf("three open-loop rates drew %q, want a latency-against-offered-load chart", figs)
 	}
 
+	// A cell of two -repeat lines (before, after) links them to the
+	// compare page, by their archived run ids; lines of one run each, or
+	// of one spec, do not.
+	links, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`(async () => {
+		const { cellLinks } = await import('/static/results.js');
+		const rep = (sync, n) => Array.from({ length: n }, (_, i) => ({ kind: 'bench', spec: 'bench -sync ' + sync, run: i + 1 }));
+		const href = (lines) => { const a = cellLinks(lines)?.querySelector('a.compare-lines'); return a ? a.getAttribute('href') + ' ' + a.textContent : ''; };
+		return [
+			href([{ spec: 'a', run_id: 12, result: rep('batch:16', 5) }, { spec: 'b', run_id: 13, result: rep('batch:64', 5) }]),
+			href([{ spec: 'a', run_id: 12, result: rep('batch:16', 1)[0] }, { spec: 'b', run_id: 13, result: rep('batch:64', 1)[0] }]),
+			href([{ spec: 'a', run_id: 12, result: rep('batch:16', 5) }, { spec: 'a', run_id: 13, result: rep('batch:16', 5) }]),
+		];
+	})()`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"/compare?a=12&b=13 compare line 1 (5 runs) with line 2 (5 runs)", "", ""}; !slices.Equal(links, want) {
+		t.Errorf("compare links: got %q, want %q", links, want)
+	}
+
 	// A crash -points line says how many of its points were intact; a
 	// crash -fail-sync line tells its failed fdatasync's story.
 	notes, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`(() => {
 		const base = { kind: 'crash', sync: 'batch:16', power: true, trials: 0, writes: 10, durable_acked: 8, recovered: 9, lost: 0, lost_acked: 3, corrupt: 0, ok: true, per_trial: [] };
-		const el = document.createElement('div');
 		return import('/static/results.js').then(({ renderLines }) => {
 			const e = renderLines([
 				{ spec: 'crash -points', result: { ...base, crash_points: { workload: 'w', points: 97, intact: 80, by_lost_acked: [80, 2, 0, 15], max_lost_acked: 3, damaged: 87, undetected_damage: 0, inconsistent: 0 } } },
@@ -140,5 +159,16 @@ func TestBrowserResults(t *testing.T) {
 	}
 	if want := "vda: 3 writes (3 per op), 12.0 KiB (106 per logical byte), 2 flushes (2 per op)"; !strings.Contains(device, want) {
 		t.Errorf("device note: got %q, want it to contain %q", device, want)
+	}
+
+	// Beside the conditions, the USE check: the disk's busy share and
+	// requests in flight, the load against the cores, the generator, the
+	// errors (the CLI table's line, harness/report.go useLine).
+	use, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('.result-bench .conditions.use')?.textContent ?? ''`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "USE: disk vda busy 40% of the run, 0.50 requests in flight on average; CPU SATURATED before the run: load 2.50 on 2 cores; generator: closed loop, paced by the store; errors: none (a store error stops the run)"; use != want {
+		t.Errorf("USE note: got %q, want %q", use, want)
 	}
 }

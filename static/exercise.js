@@ -21,7 +21,7 @@
 // the student's store at every crash point) is stopped by terminating the
 // worker; a fresh one is started for the next run.
 
-import { $$, h, store, fmtMs } from './dom.js';
+import { $$, h, store, fmtMs, fmtNs } from './dom.js';
 import { exerciseKey, browserID } from './session.js';
 import { CellRun, Socket } from './cells.js';
 import { renderLines } from './results.js';
@@ -462,6 +462,8 @@ class Exercise {
     for (const e of run.errors) parts.push(h('div', { class: 'ex-error', role: 'alert', text: e }));
     const syncs = syncsPerPut(run.lines[0] && run.lines[0].result);
     if (syncs) parts.push(h('p', { class: 'ex-summary', text: syncs }));
+    const cost = interpreterCost(run.lines[0] && run.lines[0].result, run.lines[1] && run.lines[1].result);
+    if (cost) parts.push(h('p', { class: 'ex-summary ex-interp', text: cost }));
     parts.push(renderLines(run.lines));
     this.measured.replaceChildren(...parts);
     if (run.finished) {
@@ -532,6 +534,17 @@ function syncsPerPut(res) {
   const puts = res.latency.put.count;
   const by = res.fsyncs_by_cause || {};
   return `Your store: ${(res.fsyncs / puts).toFixed(2)} syncs per Put on this disk (${res.fsyncs} for ${puts} Puts: ${by.fdatasync || 0} fdatasync, ${by['fsync-dir'] || 0} directory fsync).`;
+}
+
+// interpreterCost compares the reader's store on the disk (mine) with the
+// same code on a filesystem that does nothing (mine-null), by the time
+// per Put of each (one over its Puts per second: the clients queue for
+// the store, so a Put's latency counts the wait as well).
+function interpreterCost(mine, none) {
+  const perPut = (r) => (r && r.latency && r.latency.put && r.ops_per_sec > 0 ? 1e9 / r.ops_per_sec : null);
+  const a = perPut(mine), b = perPut(none);
+  if (a == null || b == null) return '';
+  return `The interpreter's own cost (mine-null): ${fmtNs(b)} per Put, ${Math.round((100 * b) / a)}% of your store's ${fmtNs(a)} per Put on this disk (one over the Puts per second).`;
 }
 
 function casesTable(r) {

@@ -50,9 +50,10 @@ function rawView(r) { return h('pre', { class: 'json' }, JSON.stringify(r, null,
 
 // shortLabel names a run by what differs between the runs shown together.
 export function shortLabel(b, all) {
-  const keys = ['engine', 'sync', 'workload', 'threads', 'value_size', 'dist', 'keys', 'rate'];
+  const keys = ['engine', 'sync', 'workload', 'threads', 'value_size', 'dist', 'keys', 'rate', 'pipeline'];
   const diff = keys.filter((k) => new Set(all.map((x) => String(x.b[k] || ''))).size > 1);
-  const part = (k) => (k === 'threads' ? `${b[k]} thr` : k === 'value_size' ? `${b[k]} B` : k === 'keys' ? `${b[k]} keys` : k === 'rate' ? (b.rate ? `${fmtInt(b.rate)}/s open loop` : 'closed loop') : b[k]);
+  const part = (k) => (k === 'threads' ? `${b[k]} thr` : k === 'value_size' ? `${b[k]} B` : k === 'keys' ? `${b[k]} keys` : k === 'rate' ? (b.rate ? `${fmtInt(b.rate)}/s open loop` : 'closed loop')
+    : k === 'pipeline' ? (b.pipeline ? `pipelined ${b.pipeline} deep` : 'one at a time') : b[k]);
   return (diff.length ? diff : ['engine', 'sync']).map(part).join(' · ') + (b.cancelled ? ' (cancelled)' : '');
 }
 
@@ -153,6 +154,10 @@ function benchNotes(benches) {
   // why nothing could be read.
   const dev = benches.filter((x) => x.b.device_io);
   if (dev.length) note('conditions device', 'Device: ', dev.map((x) => `${label(x)} ${deviceText(x.b.device_io)}`).join(' · '));
+  // The USE check beside the conditions (harness/report.go, useLine):
+  // utilization, saturation and errors of the disk, the CPU and the
+  // load generator, over all the runs shown.
+  note('conditions use', 'USE: ', useText(benches.map((x) => x.b)));
   // Open loop: utilization is the check, and units that never started
   // are censored samples no percentile above includes.
   const open = benches.filter((x) => x.b.rate);
@@ -187,6 +192,33 @@ function deviceText(d) {
   const flushes = d.flush_requests == null ? `; ${d.flush_missing}` : `, ${fmtInt(d.flush_requests)} flushes${per(d.flushes_per_op, 'per op')}`;
   const reads = d.read_requests > 0 ? `, ${fmtInt(d.read_requests)} reads (${fmtBytes(d.read_bytes)})` : '';
   return `${d.device}: ${fmtInt(d.write_requests)} writes${per(d.write_requests_per_op, 'per op')}, ${fmtBytes(d.write_bytes)}${per(d.device_bytes_per_logical_byte, 'per logical byte')}${reads}${flushes}; whole-device counts`;
+}
+
+// useText is the CLI table's USE line (harness/report.go, useLine) for
+// the runs bs: each figure, or its range over the runs.
+function useText(bs) {
+  const span = (v, f) => { const lo = f(Math.min(...v)), hi = f(Math.max(...v)); return lo === hi ? hi : `${lo}–${hi}`; };
+  const pct = (v) => (v * 100).toFixed(0), two = (v) => v.toFixed(2);
+  const counted = bs.filter((b) => b.device_io && !b.device_io.unavailable);
+  const measured = counted.filter((b) => b.device_io.busy_fraction != null && b.device_io.mean_in_flight != null);
+  const parts = [measured.length === bs.length
+    ? `disk ${measured[0].device_io.device} busy ${span(measured.map((b) => b.device_io.busy_fraction), pct)}% of the run, ${span(measured.map((b) => b.device_io.mean_in_flight), two)} requests in flight on average`
+    : counted.length === bs.length ? `disk ${counted[0].device_io.device}: busy time not measured` : 'disk: no counters'];
+  const cores = Math.max(0, ...bs.map((b) => (b.probe && b.probe.cores) || 0));
+  const loads = bs.map((b) => b.load_avg).filter((v) => v > 0);
+  if (!loads.length) parts.push('CPU load unknown');
+  else if (cores && Math.max(...loads) > cores) parts.push(`CPU SATURATED before the run: load ${span(loads, two)} on ${cores} cores`);
+  else parts.push(`CPU load ${span(loads, two)}${cores ? ` on ${cores} cores` : ''} before the run`);
+  const open = bs.filter((b) => b.rate > 0), late = open.filter((b) => b.generator_late);
+  let gen = !open.length ? 'generator: closed loop, paced by the store' : !late.length ? 'generator on time' : open.length === 1 ? 'generator LATE' : `generator LATE in ${late.length} of ${open.length} open-loop runs`;
+  const lags = open.filter((b) => b.pacer_lag).map((b) => b.pacer_lag.p99_ns);
+  if (lags.length) gen += ` (pacer lag p99 ${lags.length > 1 ? 'up to ' : ''}${fmtNs(Math.max(...lags))})`;
+  const backlog = bs.reduce((n, b) => n + (b.backlog_units || 0), 0);
+  if (backlog) gen += `, ${fmtInt(backlog)} units never started`;
+  parts.push(gen);
+  const cancelled = bs.filter((b) => b.cancelled).length;
+  parts.push(!cancelled ? 'errors: none (a store error stops the run)' : bs.length === 1 ? 'errors: cancelled before the end' : `errors: ${cancelled} of ${bs.length} runs cancelled before the end`);
+  return parts.join('; ');
 }
 
 function fsyncText(b) {
@@ -397,5 +429,14 @@ export function cellLinks(lines) {
       items.push(h('span', {}, pre, h('a', { href: `/runs/${l.run_id}`, class: 'permalink' }, `run #${l.run_id}`)));
     }
   });
+  // A cell of two -repeat lines of different specs (before and after,
+  // each one archived run of several results): the first against the
+  // second on the compare page, which counts each run's results as runs.
+  const repeated = lines.map((l, i) => ({ l, i })).filter(({ l }) => l.run_id && Array.isArray(l.result) && l.result.length > 1 && l.result.every((r) => r && r.spec === l.result[0].spec));
+  if (repeated.length === 2 && repeated[0].l.result[0].spec !== repeated[1].l.result[0].spec) {
+    const [a, b] = repeated;
+    items.push(h('a', { href: `/compare?a=${a.l.run_id}&b=${b.l.run_id}`, class: 'compare-link compare-lines' },
+      `compare line ${a.i + 1} (${a.l.result.length} runs) with line ${b.i + 1} (${b.l.result.length} runs)`));
+  }
   return items.length ? h('p', { class: 'cell-links' }, 'Permalink: ', ...items.flatMap((x, k) => [k ? ' · ' : null, x])) : null;
 }

@@ -28,6 +28,11 @@
 //     allocates counts too; the watch looks every watchEvery, so a
 //     machine too busy to run it for a second or more could still miss
 //     a recursion);
+//   - one make may ask for at most 16 Mi elements (grader.LoadNative
+//     wraps every size of a make in a check: one make of a terabyte would
+//     end the process with "out of memory" before any watch could look),
+//     and an array type whose length is a constant of the file over that
+//     is refused before the code runs;
 //   - the store may write maxBytes to its directory;
 //   - a panic in the code is the run's error, never the process's end;
 //     code with a go statement is refused before it runs, since a panic in

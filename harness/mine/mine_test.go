@@ -16,7 +16,7 @@ import (
 
 // solution is the durable-ack exercise's model answer: the store the
 // page's Measure button runs when a reader has solved it.
-func solution(t *testing.T) string {
+func solution(t testing.TB) string {
 	t.Helper()
 	e, err := grader.Lookup("durable-ack")
 	if err != nil {
@@ -114,6 +114,9 @@ func TestBadCodeEndsTheRun(t *testing.T) {
 		{"panic in Put", edit(t, sol, putStart, putStart+"\tvar m map[string]int\n\tm[key] = 1\n"), "panic"},
 		// Go ends the whole process when a stack passes its limit; the
 		// watch stops the code long before.
+		// One make of a terabyte would end the process ("out of memory").
+		{"a huge make", edit(t, sol, putStart, putStart+"\tb := make([]byte, 1<<40)\n\tb[0] = 1\n"), "more elements than a store here may make at once"},
+		{"a huge array", edit(t, sol, putStart, putStart+"\tvar a [1 << 40]byte\n\ta[0] = 1\n"), "an array of 1099511627776 elements"},
 		{"a recursion that never ends", edit(t, sol, putStart, "func deep(n int) int {\n\treturn deep(n+1) + 1\n}\n\n"+putStart+"\tdeep(0)\n"), "a recursion that never ends?"},
 		{"go statement", edit(t, sol, putStart, putStart+"\tgo s.log.Sync()\n"), "a go statement cannot run on the real disk"},
 		{"range over an int", edit(t, sol, putStart, putStart+"\tn := 3\n\tfor i := range n {\n\t\t_ = i\n\t}\n"), "range over an int is not supported"},

@@ -27,6 +27,7 @@ import (
 func init() {
 	harness.RegisterEngine("kvserver", OpenKVServer)
 	harness.MarkUnordered("kvserver", respUnordered)
+	harness.MarkPipelining("kvserver")
 }
 
 // OpenKVServer opens the kv engine in dir with the sync policy, serves it

@@ -14,17 +14,7 @@ import (
 // server's own time is below the client's (the hop is the rest), reads
 // find what a preload wrote, and a scan is refused naming why.
 func TestKVServerEngine(t *testing.T) {
-	run := func(line string) respResult {
-		t.Helper()
-		raw, err := harness.Exec(context.Background(), line, harness.Env{Dir: t.TempDir()})
-		if err != nil {
-			t.Fatalf("%s: %v", line, err)
-		}
-		var r respResult
-		decodeJSON(t, raw, &r)
-		return r
-	}
-	r := run("bench -engine kvserver -sync always -ops 300 -threads 2")
+	r := benchRESP(t, "bench -engine kvserver -sync always -ops 300 -threads 2")
 	put, client := r.ServerLatency["put"], r.Latency["put"]
 	if put == nil || client.Count == 0 {
 		t.Fatalf("server_latency %v, latency %v: want a put entry in both", r.ServerLatency, r.Latency)
@@ -35,7 +25,7 @@ func TestKVServerEngine(t *testing.T) {
 	if put.P50Ns >= client.P50 {
 		t.Errorf("server p50 %d ns is not below the client's %d ns: the client's time includes the server's", put.P50Ns, client.P50)
 	}
-	if r := run("bench -engine kvserver -sync none -workload readrandom -keys 200 -ops 400"); r.HitRate == nil || *r.HitRate != 1 {
+	if r := benchRESP(t, "bench -engine kvserver -sync none -workload readrandom -keys 200 -ops 400"); r.HitRate == nil || *r.HitRate != 1 {
 		t.Errorf("readrandom over kvserver: hit rate %v, want 1 (every preloaded key found)", r.HitRate)
 	}
 	_, err := harness.Exec(context.Background(), "bench -engine kvserver -workload seekrandom -ops 10", harness.Env{Dir: t.TempDir()})

@@ -12,6 +12,8 @@ func init() {
 	harness.RegisterEngine("redis", OpenRedis)
 	harness.MarkUnordered("redis", respUnordered)
 	harness.RegisterScheme("resp", "resp://HOST:PORT", respUnordered, openRESPScheme)
+	harness.MarkPipelining("redis")
+	harness.MarkPipelining("resp://")
 	harness.RegisterEngine("postgres", OpenPostgres)
 	harness.RegisterScheme("postgres", "postgres://USER@HOST:PORT/DB", "", openPostgresScheme)
 }

@@ -133,6 +133,7 @@ func dialRESP(name, addr string, conns int, syncText string) (harness.Store, err
 
 var (
 	_ harness.Store         = (*respStore)(nil)
+	_ harness.Pipeliner     = (*respStore)(nil)
 	_ harness.ServerTimer   = (*respStore)(nil)
 	_ harness.StatsReporter = (*kvserverStore)(nil)
 )
@@ -242,6 +243,63 @@ func (s *respStore) Close() error {
 		}
 	}
 	return nil
+}
+
+// The data commands' names, made once so sending one allocates nothing.
+var (
+	cmdSet = []byte("SET")
+	cmdGet = []byte("GET")
+	cmdDel = []byte("DEL")
+)
+
+// Pipeline sends every op of batch on one connection the caller has to
+// itself, with one flush, and then reads the replies in order, calling
+// replied as each arrives (harness.Pipeliner). The connection is an idle
+// one, or a new one, as for a single command, so T pipelining clients hold
+// T connections, each with up to len(batch) commands in flight: what
+// redis-benchmark -c T -P N does.
+//
+// With ?conns=N the connections are already shared and pipelined by the
+// store itself; a batch on top of that is refused.
+func (s *respStore) Pipeline(batch []harness.PipeOp, replied func(i int, found bool)) error {
+	if s.mux != nil {
+		return fmt.Errorf("resp: -engine %s: ?conns=N already pipelines every client over shared connections, and -pipeline N gives each client its own connection with N requests at a time on it: use one or the other", s.name)
+	}
+	c, err := s.take()
+	if err != nil {
+		return err
+	}
+	for _, op := range batch {
+		switch op.Kind {
+		case harness.OpPut:
+			resp.WriteCommand(c.w, cmdSet, op.Key, op.Value)
+		case harness.OpGet:
+			resp.WriteCommand(c.w, cmdGet, op.Key)
+		case harness.OpDelete:
+			resp.WriteCommand(c.w, cmdDel, op.Key)
+		}
+	}
+	if err := c.w.Flush(); err != nil {
+		c.conn.Close()
+		return fmt.Errorf("resp: %w", err)
+	}
+	var first error
+	for i, op := range batch {
+		rep, err := resp.ReadReply(c.r)
+		if err != nil {
+			c.conn.Close() // mid-stream: never reuse it
+			return fmt.Errorf("resp: reply %d of %d: %w", i+1, len(batch), err)
+		}
+		if err := rep.Err(); err != nil {
+			if first == nil {
+				first = err
+			}
+			continue
+		}
+		replied(i, op.Kind == harness.OpGet && !rep.Null)
+	}
+	s.give(c)
+	return first
 }
 
 // info runs INFO section and returns its key:value lines.

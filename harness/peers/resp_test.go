@@ -22,11 +22,17 @@ import (
 // as `labserver kvserver` does, and returns its resp:// engine name.
 func startKVServer(t *testing.T, policy string) string {
 	t.Helper()
+	return startKVServerFS(t, policy, nil)
+}
+
+// startKVServerFS is startKVServer with the engine on fs (nil: the OS's).
+func startKVServerFS(t *testing.T, policy string, fs engine.FS) string {
+	t.Helper()
 	p, err := engine.ParseSync(policy)
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := engine.Open(t.TempDir(), engine.Options{Sync: p})
+	db, err := engine.Open(t.TempDir(), engine.Options{Sync: p, FS: fs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,6 +123,18 @@ type respResult struct {
 	FsyncsCounted bool
 	ServerLatency map[string]*harness.ServerLatency
 	Unavailable   string
+}
+
+// benchRESP runs one bench line and decodes its result.
+func benchRESP(t *testing.T, line string) respResult {
+	t.Helper()
+	raw, err := harness.Exec(context.Background(), line, harness.Env{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatalf("%s: %v", line, err)
+	}
+	var r respResult
+	decodeJSON(t, raw, &r)
+	return r
 }
 
 // decodeJSON decodes one bench result into r (benchResult has its own

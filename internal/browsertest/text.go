@@ -16,9 +16,11 @@ import (
 // code (code, pre, kbd, samp, textarea) where such words are the course's
 // subject: `-engine null`. In prose, "null" may name the course's null
 // engine: followed by engine, row(s) or ceiling ("the null engine", "the
-// null rows", "null-engine op"). Each finding is "where: text around it".
+// null rows", "null-engine op"), and "mine-null" is an engine's name (a
+// reader's store on a filesystem that keeps nothing). Each finding is
+// "where: text around it".
 const junkJS = `(() => {
-	const bad = /\b(?:null(?![ -](?:engine|rows?|ceiling)\b)|undefined|NaN)+\b|&(?:[A-Za-z][A-Za-z0-9]*|#[0-9]+|#x[0-9A-Fa-f]+);/g;
+	const bad = /\b(?:(?<!mine-)null(?![ -](?:engine|rows?|ceiling)\b)|undefined|NaN)+\b|&(?:[A-Za-z][A-Za-z0-9]*|#[0-9]+|#x[0-9A-Fa-f]+);/g;
 	const code = 'code, pre, kbd, samp, textarea, script, style, template';
 	const out = [];
 	const look = (where, s) => {

@@ -19,9 +19,10 @@ func TestBrowserCheckText(t *testing.T) {
 		"/clean": `<p>Run <code>bench -engine null</code>; <kbd>NaN</kbd> <pre>undefined</pre>
 <p>The instrument’s own ceiling &amp; more: a nullable nothing, an undefinedness.</p>
 <p>The null engine’s ceiling, the null rows, one null-engine op.</p>
+<p>mine-null · own</p>
 <p hidden>null</p><div style="display:none">undefined</div>
 <textarea>x = null</textarea>`,
-		"/junk": `<p>Measure now <span>nullnull</span></p><p>p99: undefined ms</p><p>the null run</p><p>off by NaN×</p>
+		"/junk": `<p>Measure now <span>nullnull</span></p><p>p99: undefined ms</p><p>the null run</p><p>off by NaN×</p><p>yours-null</p>
 <h2>The instrument&amp;rsquo;s own ceiling</h2>
 <input aria-label="Your answer &amp;ndash; null">`,
 	}
@@ -49,12 +50,12 @@ func TestBrowserCheckText(t *testing.T) {
 		t.Fatal(err)
 	}
 	all := strings.Join(got, "\n")
-	for _, want := range []string{`<span>: "nullnull"`, `"p99: undefined ms"`, `"the null run"`, `"off by NaN×"`, `"The instrument&rsquo;s own ceiling"`, `<input aria-label>: "Your answer &ndash; null"`} {
+	for _, want := range []string{`<span>: "nullnull"`, `"p99: undefined ms"`, `"the null run"`, `"off by NaN×"`, `"yours-null"`, `"The instrument&rsquo;s own ceiling"`, `<input aria-label>: "Your answer &ndash; null"`} {
 		if !strings.Contains(all, want) {
 			t.Errorf("a page with junk: no %s in\n%s", want, all)
 		}
 	}
-	if len(got) != 7 {
-		t.Errorf("a page with junk: got %d findings, want 7 (two in the aria-label):\n%s", len(got), all)
+	if len(got) != 8 {
+		t.Errorf("a page with junk: got %d findings, want 8 (two in the aria-label):\n%s", len(got), all)
 	}
 }

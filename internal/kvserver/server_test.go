@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"net"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -12,27 +11,12 @@ import (
 
 	"kvlab/engine"
 	"kvlab/internal/resp"
+	"kvlab/internal/slowfs"
 )
 
-// slowSyncFS is engine.OSFS whose every file Sync first sleeps, so that
-// writers arriving during one sync must wait for the next: it makes group
-// commit's sharing certain rather than a matter of timing.
-type slowSyncFS struct{ engine.OSFS }
-
-func (fs slowSyncFS) OpenFile(name string, flag int, perm os.FileMode) (engine.File, error) {
-	f, err := fs.OSFS.OpenFile(name, flag, perm)
-	if err != nil {
-		return nil, err
-	}
-	return slowSyncFile{f}, nil
-}
-
-type slowSyncFile struct{ engine.File }
-
-func (f slowSyncFile) Sync() error {
-	time.Sleep(5 * time.Millisecond)
-	return f.File.Sync()
-}
+// slowSyncFS makes every fdatasync take 5 ms more, so group commit's
+// sharing is certain rather than a matter of timing.
+var slowSyncFS = slowfs.FS{Delay: 5 * time.Millisecond}
 
 // start serves a fresh engine under policy on a loopback port and
 // returns its address and the DB; both are closed when the test ends.
@@ -225,7 +209,7 @@ func TestPipelineOrder(t *testing.T) {
 func TestGroupCommitShares(t *testing.T) {
 	const writes = 64
 	t.Run("connections", func(t *testing.T) {
-		addr, db := start(t, "group", slowSyncFS{})
+		addr, db := start(t, "group", slowSyncFS)
 		before := db.Stats().Fsyncs
 		var wg sync.WaitGroup
 		for w := range 16 {
@@ -245,7 +229,7 @@ func TestGroupCommitShares(t *testing.T) {
 		}
 	})
 	t.Run("pipeline", func(t *testing.T) {
-		addr, db := start(t, "group", slowSyncFS{})
+		addr, db := start(t, "group", slowSyncFS)
 		c := dial(t, addr)
 		before := db.Stats().Fsyncs
 		for i := range writes {

@@ -66,15 +66,18 @@ func diskK(k int) disk {
 type lineShape struct {
 	sync    string
 	threads []int
-	ops     float64
-	seconds float64
+	// pipeline is -pipeline: each thread keeps this many Puts in flight,
+	// so the laws see threads x pipeline writers.
+	pipeline int
+	ops      float64
+	seconds  float64
 }
 
 // shapeOf reads the flags the laws need off a run-spec line (the
 // grammar is harness's; only these flags are read, and a value that does
 // not parse keeps the default).
 func shapeOf(line string) lineShape {
-	sh := lineShape{sync: "always", threads: []int{1}, seconds: 1}
+	sh := lineShape{sync: "always", threads: []int{1}, pipeline: 1, seconds: 1}
 	words := strings.Fields(line)
 	for i := 0; i+1 < len(words); i++ {
 		flag, val := strings.TrimLeft(words[i], "-"), words[i+1]
@@ -90,6 +93,10 @@ func shapeOf(line string) lineShape {
 			}
 			if len(ts) > 0 {
 				sh.threads = ts
+			}
+		case "pipeline":
+			if n, err := strconv.Atoi(val); err == nil && n > 0 {
+				sh.pipeline = n
 			}
 		case "ops":
 			if n, err := strconv.ParseFloat(val, 64); err == nil {
@@ -116,7 +123,7 @@ func LawfulResults(q *quiz.Quiz, lines []string, n int) ([][]any, error) {
 	}
 	for k, rs := range sets {
 		for l, r := range rs {
-			sh := lineShape{sync: "always", threads: []int{1}, seconds: 1}
+			sh := lineShape{sync: "always", threads: []int{1}, pipeline: 1, seconds: 1}
 			if l < len(lines) {
 				sh = shapeOf(lines[l])
 			}
@@ -155,9 +162,11 @@ func (d disk) varied(k, line, group int) disk {
 }
 
 // lawful overwrites the law-bound fields present in one result object
-// with their values for threads writers of policy sh.sync on disk d.
+// with their values for threads writers of policy sh.sync on disk d. A
+// pipelining thread is sh.pipeline writers: that many of its Puts are in
+// flight at once.
 func lawful(m map[string]any, d disk, sh lineShape, threads int) {
-	t := float64(threads)
+	t := float64(threads * max(sh.pipeline, 1))
 	// Throughput by policy: always does one Put (a write and its
 	// fdatasync) at a time, whatever the threads; group's flush carries
 	// the t writers' Puts; batch:N flushes every N Puts; none and
@@ -195,7 +204,7 @@ func lawful(m map[string]any, d disk, sh lineShape, threads int) {
 	set(m, "units_per_sec", opsPerSec)
 	set(m, "ops", ops)
 	set(m, "units", ops)
-	set(m, "threads", t)
+	set(m, "threads", float64(threads))
 	set(m, "fsyncs", fsyncs)
 	set(m, "wall_seconds", ops/opsPerSec)
 	set(m, "fsync_mean_ns", d.fsyncNs)

@@ -43,6 +43,12 @@ var measuredFields = map[string]bool{
 	"seconds": true,
 	// crash: how far the writers got before the crash, and what came back
 	"writes": true, "durable_acked": true, "recovered": true, "lost_acked": true,
+	// a bench result's device_io: what this machine's disk counted (a
+	// write-through disk counts no flushes, a journal adds writes)
+	"write_requests": true, "write_bytes": true, "read_requests": true, "read_bytes": true,
+	"flush_requests": true, "write_requests_per_op": true, "flushes_per_op": true,
+	"device_bytes_per_logical_byte": true, "busy_ms": true, "busy_fraction": true,
+	"queue_ms": true, "mean_in_flight": true,
 }
 
 // MeasuredField reports whether a result field (the last field name of a

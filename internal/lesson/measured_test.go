@@ -27,6 +27,8 @@ func TestAnswerProblem(t *testing.T) {
 		{"fork field", `if($0.model.measured_p99_path == "slow", 2, 1)`, "fast | slow", ""},
 		{"threshold choice", "if($0.ops_per_sec >= 0.95 * 20000, 1, 2)", "yes | no", ""},
 		{"crash loss per trial", "$1.lost_acked / max(len($1.per_trial), 1)", "", ""},
+		{"the disk's own counts", "$0[1].device_io.flushes_per_op", "", ""},
+		{"the disk's bytes", "$2[0].device_io.device_bytes_per_logical_byte", "", ""},
 		{"rank of a fixed list", "$1.latency.put.count - $1.latency.put.count * 99 / 100", "", "reads no measured field (it reads count)"},
 		{"units vs ops", "$5.ops / max($5.units, 1)", "", "reads no measured field (it reads ops, units)"},
 		{"crash invariant", "$0.lost + $1.lost", "", "reads no measured field"},
@@ -127,9 +129,21 @@ func TestLawProblem(t *testing.T) {
 			}
 		}
 	}
+	// A pipelining thread keeps -pipeline Puts in flight: under group the
+	// laws put threads x pipeline of them in a flush.
+	piped := "bench -engine kvserver -sync group -threads 4 -pipeline 8 -duration 1s"
+	q := mustQuiz(t, "id: q\nquestion: ?\ncell: c\nanswer: $0.ops / max($0.fsyncs, 1)\ntolerance: 10%")
+	if sets, err := LawfulResults(q, []string{piped}, 1); err != nil {
+		t.Fatal(err)
+	} else if v, _ := q.Answer.Eval(sets[0]); v.Num < 31 || v.Num > 32 {
+		t.Errorf("Puts per group flush, 4 threads pipelining 8 deep: %v, want 32", v.Num)
+	}
+	if err := LawProblem(q, []string{piped}); err == nil {
+		t.Errorf("Puts per flush of a pipelined group line: accepted, want fixed (threads x pipeline)")
+	}
 	// Two lines are two runs: their ratio is not fixed, even for one policy.
 	two := []string{"bench -engine kv -sync always -ops 1000 -value-size 128", "bench -engine kv -sync always -ops 1000 -value-size 8192"}
-	q := mustQuiz(t, "id: q\nquestion: ?\ncell: c\nanswer: $0.ops_per_sec / $1.ops_per_sec\ntolerance: 10%")
+	q = mustQuiz(t, "id: q\nquestion: ?\ncell: c\nanswer: $0.ops_per_sec / $1.ops_per_sec\ntolerance: 10%")
 	if err := LawProblem(q, two); err != nil {
 		t.Errorf("two lines' ratio: %v, want accepted", err)
 	}

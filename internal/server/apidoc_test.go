@@ -9,6 +9,7 @@ import (
 
 	"kvlab/harness"
 	"kvlab/internal/archive"
+	"kvlab/internal/server/runq"
 )
 
 // apiDoc is docs/api.md, the reference scripts are written against,
@@ -24,12 +25,12 @@ var apiTypes = []any{
 	harness.ModelResult{},
 	harness.CrashResult{},
 	inMsg{},
-	queuedMsg{},
-	startedMsg{},
-	progressMsg{},
-	resultMsg{},
-	doneMsg{},
-	errorMsg{},
+	runq.QueuedMsg{},
+	runq.StartedMsg{},
+	runq.ProgressMsg{},
+	runq.ResultMsg{},
+	runq.DoneMsg{},
+	runq.ErrorMsg{},
 	quizRequest{},
 	quizReply{},
 	placeReply{},

@@ -49,7 +49,7 @@ func TestRunsCappedPerAddress(t *testing.T) {
 			t.Fatalf("got %v, want an error naming -max-queued-per-address", m)
 		}
 	}
-	if got := queueLen(s.q); got != 7 {
+	if got := queueLen(s); got != 7 {
 		t.Errorf("got %d waiting, want 7", got)
 	}
 	if n := strings.Count(log.String(), "refused 127.0.0.1: "); n != 1 {

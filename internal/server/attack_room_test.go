@@ -50,7 +50,7 @@ func TestCellBudgetRefusedUpFront(t *testing.T) {
 			}
 		})
 	}
-	if n := queueLen(s.q); n != 0 {
+	if n := queueLen(s); n != 0 {
 		t.Errorf("got %d runs queued, want none", n)
 	}
 }

@@ -101,12 +101,12 @@ func TestQuizRunGivesUpWhileQueued(t *testing.T) {
 		}
 		errc <- err
 	}()
-	waitFor(t, "the quiz run to queue", func() bool { return queueLen(s.q) == 1 })
+	waitFor(t, "the quiz run to queue", func() bool { return queueLen(s) == 1 })
 	cancel()
 	if err := <-errc; err == nil {
 		t.Fatal("got a reply, want the request cancelled")
 	}
-	waitFor(t, "the quiz run to leave the queue", func() bool { return queueLen(s.q) == 0 })
+	waitFor(t, "the quiz run to leave the queue", func() bool { return queueLen(s) == 0 })
 	c.send(map[string]string{"type": "cancel", "id": "long"})
 	if d := c.until("long", "done")[0]; d.str("type") == "done" && d["cancelled"] != true {
 		t.Errorf("got %v, want a cancelled done", d)
@@ -274,7 +274,7 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 		c.WriteJSON(map[string]string{"type": "run", "id": fmt.Sprint(i), "cell": longRun})
 		cs = append(cs, c)
 	}
-	waitFor(t, "two runs to queue", func() bool { return queueLen(s.q) == 2 })
+	waitFor(t, "two runs to queue", func() bool { return queueLen(s) == 2 })
 	s.Close()
 	// Close has returned: the runner, the writers and the run's own
 	// goroutines are gone now, not eventually.
@@ -316,13 +316,13 @@ func TestQuizRunAfterClose(t *testing.T) {
 
 // A client that never reads must not hold up other clients or the queue.
 func TestWSSlowConsumer(t *testing.T) {
-	s := newServer(t, nil)
-	s.exec = func(ctx context.Context, line string, env harness.Env) ([]byte, error) {
+	exec := func(ctx context.Context, _ *harness.Spec, env harness.Env) ([]byte, error) {
 		for i := 0; i < 200_000 && ctx.Err() == nil; i++ {
 			env.Progress(harness.Progress{Ops: int64(i)})
 		}
 		return []byte(`{"kind":"bench"}`), nil
 	}
+	s := newServer(t, func(c *Config) { c.exec = exec })
 	ts := startServer(t, s)
 	slow := dial(t, ts, "", nil) // never reads
 	slow.run("s", "bench -engine null -ops 10\nbench -engine null -ops 10")
@@ -353,9 +353,8 @@ func TestWSDeadPeerDropped(t *testing.T) {
 		return len(s.clients) == 0
 	})
 	waitFor(t, "the queue to be idle", func() bool {
-		s.q.mu.Lock()
-		defer s.q.mu.Unlock()
-		return s.q.running == nil
+		_, running := s.runs.Counts()
+		return !running
 	})
 }
 
@@ -454,7 +453,7 @@ func TestQuizRunFloodCapped(t *testing.T) {
 			done <- struct{}{}
 		}()
 	}
-	waitFor(t, "the quiz runs to queue", func() bool { return queueLen(s.q) == maxQuizRuns })
+	waitFor(t, "the quiz runs to queue", func() bool { return queueLen(s) == maxQuizRuns })
 	code, out := postRaw(t, ts, body)
 	if msg, _ := out["error"].(string); code != http.StatusTooManyRequests || !strings.Contains(msg, "the most allowed") {
 		t.Errorf("got %d %q, want 429 saying the limit is reached", code, msg)
@@ -463,7 +462,7 @@ func TestQuizRunFloodCapped(t *testing.T) {
 	for i := 0; i < maxQuizRuns; i++ {
 		<-done
 	}
-	waitFor(t, "the queue to empty", func() bool { return queueLen(s.q) == 0 })
+	waitFor(t, "the queue to empty", func() bool { return queueLen(s) == 0 })
 }
 
 // A quiz body that trickles in is cut off with 408 instead of holding a
@@ -490,8 +489,7 @@ func TestQuizSlowBody(t *testing.T) {
 
 // Many sockets from one page cannot grow the queue without bound.
 func TestWSQueueCapAcrossClients(t *testing.T) {
-	s := newServer(t, nil)
-	s.maxWaiting = 3
+	s := newServer(t, func(c *Config) { c.maxWaiting = 3 })
 	ts := startServer(t, s)
 	first := dial(t, ts, "", nil)
 	first.run("r", longRun)
@@ -500,7 +498,21 @@ func TestWSQueueCapAcrossClients(t *testing.T) {
 	if m := oneMoreRun(t, ts); m.str("type") != "error" || !strings.Contains(m.str("message"), "queue is full (3 runs waiting") {
 		t.Errorf("got %v, want an error saying the queue is full", m)
 	}
-	if got := queueLen(s.q); got != 3 {
+	if got := queueLen(s); got != 3 {
 		t.Errorf("got %d waiting, want 3", got)
+	}
+}
+
+// A run: quiz the full queue refuses gives its address's place back: an
+// address asking again and again is told the queue is full every time,
+// never that it holds -max-queued-per-address runs it does not have.
+func TestQuizRefusedByFullQueueReleasesAddress(t *testing.T) {
+	s, ts := fullQueueServer(t) // this address holds 2 runs
+	body := `{"lesson":"01-fixture","quiz":"path","answer":"yes"}`
+	for i := range s.cfg.MaxQueuedPerAddress + 1 {
+		code, out := postRaw(t, ts, body)
+		if msg, _ := out["error"].(string); code != http.StatusTooManyRequests || !strings.Contains(msg, "the run queue is full") {
+			t.Fatalf("quiz %d: got %d %q, want 429 saying the queue is full", i+1, code, msg)
+		}
 	}
 }

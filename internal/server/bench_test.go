@@ -49,15 +49,15 @@ func BenchmarkLessonPageUncached(b *testing.B) {
 // 200 µs apart, so the figure is the server's delivery, not the disk.
 func BenchmarkWebsocket50Clients(b *testing.B) {
 	const clients = 50
-	s := newServer(b, func(c *Config) { c.MaxQueuedPerClient = 2 })
 	result := json.RawMessage(`{"kind":"bench","engine":"null","ops":100,"latency":{"put":{"count":100,"p99_ns":90}}}`)
-	s.exec = func(ctx context.Context, line string, env harness.Env) ([]byte, error) {
+	exec := func(ctx context.Context, _ *harness.Spec, env harness.Env) ([]byte, error) {
 		for i := 1; i <= 5; i++ {
 			time.Sleep(200 * time.Microsecond)
 			env.Progress(harness.Progress{ElapsedSeconds: float64(i), Ops: int64(i * 20), OpsPerSec: 20, P50: 50, P99: 90})
 		}
 		return result, nil
 	}
+	s := newServer(b, func(c *Config) { c.MaxQueuedPerClient = 2; c.exec = exec })
 	var mu sync.Mutex
 	sentAt := map[string][]time.Time{} // by run id, in send order
 	s.sentHook = func(m []byte) {

@@ -41,8 +41,9 @@
 // loopback address (DNS rebinding).
 //
 // Packages beside it: web (templates, Markdown, replies), guard (who
-// may use the server, per-address limits, the refusal log) and runspage
-// (the archive's pages: /runs, /runs/ID and its exports, /compare).
+// may use the server, per-address limits, the refusal log), runq (the
+// disk's one runner: jobs, their queue, the budget, recording) and
+// runspage (the archive's pages: /runs, /runs/ID and its exports, /compare).
 //
 // Files, one job each:
 //
@@ -56,13 +57,11 @@
 //	access.go        package guard's verdicts on Host and Origin as replies
 //	token.go         where the token comes from: -token, -token-file, $KVLAB_TOKEN
 //	ws.go            the run websocket's connections: reader, writer, run, cancel
-//	messages.go      every run websocket message, incoming and outgoing
-//	cellcheck.go     checking a cell's (or a run: quiz's) lines before they queue
-//	budget.go        what one cell may cost as a whole, checked and enforced
-//	queue.go         the FIFO of jobs waiting for the disk
-//	runner.go        the single runner: takes jobs from the queue and runs them
+//	messages.go      the run websocket's incoming message (the outgoing are runq's)
+//	cellcheck.go     a run message's extras, a run: quiz's lines (runq.CheckLines)
+//	mine.go          who may run a reader's own store (-engine mine): loopback, no token, no room
 //	owner.go         this server's claim on its run directories under -data
-//	record.go        recording each finished line in the run archive
+//	record.go        opening the run archive; a cell run's own lines
 //	redact.go        what a probe result hides in room mode
 //	quizapi.go       POST /api/quiz and GET /api/quiz/queue
 //	quizdecode.go    decoding a quiz request as a stream, within its caps
@@ -77,14 +76,15 @@
 //	main.go          labserver serve: flags, listen, announce, serve
 //
 // Contexts: a context is passed as the first parameter to whatever works
-// on behalf of a request or a run (measure, runLine, the archive's
-// queries, harness.Exec). Three structs also hold one, and only as their own
-// lifetime, created with its cancel by whoever creates the value and
-// cancelled by its own shutdown path: Server.ctx ends at Close and is the
-// parent of everything below; client.ctx ends when its websocket closes;
-// job.ctx ends when the job is cancelled, its client goes, or the server
-// closes. The runner, a writer goroutine and the queue reach those
-// values long after the call that created them has returned, so there is
-// no call chain to pass the context along; the lifetime travels with the
-// value, as grpc's ClientConn keeps its own. No other struct holds one.
+// on behalf of a request or a run (measure, the runner's runLine, the
+// archive's queries, harness.ExecSpec). Four structs also hold one, and
+// only as their own lifetime, created with its cancel by whoever creates
+// the value and cancelled by its own shutdown path: Server.ctx ends at
+// Close and is the parent of everything below; client.ctx ends when its
+// websocket closes; runq.Job's ends when the job is cancelled, its client
+// goes, or the server closes; runq.Runner's ends at its Close. The runner,
+// a writer goroutine and the queue reach those values long after the
+// call that created them has returned, so there is no call chain to pass
+// the context along; the lifetime travels with the value, as grpc's
+// ClientConn keeps its own. No other struct holds one.
 package server

@@ -8,18 +8,14 @@ import (
 // Sentinel errors. Their text reaches the page as it is (a websocket
 // error message, a JSON reply's "error"), so each says what happened and
 // what to do; test them with errors.Is. Refusals that carry numbers are
-// types beside the code that refuses: *queueFullError (queue.go),
-// *guard.AddrFullError (package guard) and errBudgetSpent (budget.go).
+// types beside the code that refuses: *runq.QueueFullError and
+// runq.ErrShuttingDown (package runq), *guard.AddrFullError (package guard).
 var (
 	// errTokenRequired refuses a run (a cell, or a run: quiz's
 	// measurement) that does not present the instructor token on a server
 	// that has one. The page recognises it by the words "instructor
 	// token" and asks for the token again.
 	errTokenRequired = errors.New("server: this server needs the instructor token to run anything: ask the instructor and enter it when the page asks")
-
-	// errShuttingDown is the queue's refusal once Close has stopped the
-	// runner; POST /api/quiz answers it with 503.
-	errShuttingDown = errors.New("server: the server is shutting down and runs nothing more: start it again and retry")
 
 	// errQuizBusy refuses a run: quiz's measurement when maxQuizRuns are
 	// already queued or running; POST /api/quiz answers it with 429.

@@ -170,6 +170,20 @@ func busyServerWith(t *testing.T, opt func(*Config)) (*Server, *httptest.Server,
 	return s, ts, c
 }
 
+// fullQueueServer starts a server whose run queue is full: one run holds
+// the disk and one waits, the most it keeps waiting (maxWaiting 1); both
+// come from this machine's address.
+func fullQueueServer(t *testing.T) (*Server, *httptest.Server) {
+	t.Helper()
+	s := newServer(t, func(c *Config) { c.maxWaiting = 1 })
+	ts := startServer(t, s)
+	c := dial(t, ts, "", nil)
+	c.run("long", longRun)
+	c.until("long", "started")
+	queueRuns(t, ts, 1)
+	return s, ts
+}
+
 // checkNoRunDirs fails the test when a run directory is left in dataDir.
 func checkNoRunDirs(t *testing.T, dataDir string) {
 	t.Helper()
@@ -192,10 +206,9 @@ func types(ms []msg) string {
 }
 
 // queueLen is the number of waiting jobs.
-func queueLen(q *queue) int {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return len(q.waiting)
+func queueLen(s *Server) int {
+	n, _ := s.runs.Counts()
+	return n
 }
 
 // postJSON posts body to url and decodes the reply into out.

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"kvlab/internal/lesson"
+	"kvlab/internal/server/runq"
 )
 
 // lessonsNow returns the current lessons, re-reading them in author mode
@@ -76,24 +77,13 @@ func (s *Server) reload(stamp string) error {
 func (s *Server) warnLines(ls []*lesson.Lesson) {
 	for _, l := range ls {
 		for _, c := range l.Cells {
-			lines, _, err := CheckCell(c.Text, s.cfg.Limits, s.cfg.MaxLinesPerCell)
-			if err == nil {
-				_, err = s.cfg.Budget.check(lines, s.cfg.Limits)
-			}
-			if err != nil {
+			if _, _, _, err := runq.CheckCell(c.Text, 0, s.cfg.Limits, s.cfg.Budget, s.cfg.MaxLinesPerCell); err != nil {
 				s.log.Printf("%s: cell %s: %v", l.File, c.ID, err)
 			}
 		}
 		for _, q := range l.Quizzes {
-			ok := true
-			for i, line := range q.Run {
-				if err := checkLine(line, s.cfg.Limits); err != nil {
-					s.log.Printf("%s: quiz %s: %v", l.File, q.ID, runLineError(i, line, err))
-					ok = false
-				}
-			}
-			if _, err := s.cfg.Budget.check(q.Run, s.cfg.Limits); ok && err != nil {
-				s.log.Printf("%s: quiz %s: run: %v", l.File, q.ID, err)
+			if _, err := s.checkRunLines(q.Run); err != nil {
+				s.log.Printf("%s: quiz %s: %v", l.File, q.ID, err)
 			}
 		}
 	}

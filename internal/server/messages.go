@@ -1,11 +1,5 @@
 package server
 
-import (
-	"encoding/json"
-
-	"kvlab/harness"
-)
-
 // The websocket at /ws speaks DESIGN.md's messages:
 //
 //	in  {"type":"run","id":"c1","cell":"bench -engine kv ..."}
@@ -25,7 +19,7 @@ import (
 // error naming the line and the problem, then done, and nothing runs.
 // Extensions: a run may carry "token" (else the ?token= query parameter
 // of the websocket URL is used), and "lesson", "cell_id", "browser" and
-// "repeat" for the run archive (record.go); result carries "run_id" once
+// "repeat" for the run archive (runq.Origin); result carries "run_id" once
 // the line is recorded, and "round" in a repeated run; done carries
 // "cancelled":true when the run was cancelled.
 
@@ -35,7 +29,7 @@ type inMsg struct {
 	ID    string `json:"id"`
 	Cell  string `json:"cell"`
 	Token string `json:"token,omitempty"`
-	// Additions for the run archive (see record.go), all optional: where
+	// Additions for the run archive (runq.Origin), all optional: where
 	// the cell is, the browser's id, and how many rounds to run it.
 	Lesson  string `json:"lesson,omitempty"`
 	CellID  string `json:"cell_id,omitempty"`
@@ -53,51 +47,5 @@ type inMsg struct {
 	Source string `json:"source,omitempty"`
 }
 
-// Messages, as DESIGN.md's table, with additions only (docs/api.md lists
-// them all): done carries "cancelled" when the run was stopped; progress
-// carries the harness's progress fields, engine and run among them; error
-// has "line" only when a line of the cell is at fault (a full queue or a
-// bad message has none).
-type queuedMsg struct {
-	Type     string `json:"type"`
-	ID       string `json:"id"`
-	Position int    `json:"position"`
-}
-
-type startedMsg struct {
-	Type string `json:"type"`
-	ID   string `json:"id"`
-	Line int    `json:"line"`
-	Spec string `json:"spec"`
-}
-
-type progressMsg struct {
-	Type string `json:"type"`
-	ID   string `json:"id"`
-	Line int    `json:"line"`
-	harness.Progress
-}
-
-type resultMsg struct {
-	Type   string          `json:"type"`
-	ID     string          `json:"id"`
-	Line   int             `json:"line"`
-	Result json.RawMessage `json:"result"`
-	RunID  int64           `json:"run_id,omitempty"` // the run's id in the archive, once it is recorded
-	Round  int             `json:"round,omitempty"`  // 1-based round of a repeated run
-}
-
-type doneMsg struct {
-	Type      string `json:"type"`
-	ID        string `json:"id"`
-	Cancelled bool   `json:"cancelled,omitempty"`
-}
-
-type errorMsg struct {
-	Type    string `json:"type"`
-	ID      string `json:"id"`
-	Line    *int   `json:"line,omitempty"` // the cell line at fault, when there is one
-	Message string `json:"message"`
-}
-
-func lineP(i int) *int { return &i }
+// The outgoing messages of a run are package runq's (messages.go):
+// runq.QueuedMsg, StartedMsg, ProgressMsg, ResultMsg, DoneMsg, ErrorMsg.

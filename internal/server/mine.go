@@ -19,13 +19,13 @@ import (
 // others), and not for a room. Anywhere else the run is refused before it
 // is queued, with why.
 
-// checkSource refuses a run whose lines or "source" would run a reader's
-// code where the server does not run it. bad is the 0-based line at
+// checkSource refuses a run whose lines (their specs, as runq.CheckCell
+// parsed them) or "source" would run a reader's code where the server
+// does not run it. bad is the 0-based line at
 // fault, or -1 for the run as a whole.
-func (s *Server) checkSource(c *client, m inMsg, lines []string) (bad int, err error) {
-	bad = slices.IndexFunc(lines, func(line string) bool {
-		spec, err := harness.ParseSpec(line, s.cfg.Limits)
-		return err == nil && slices.ContainsFunc(spec.Engines, harness.TakesSource)
+func (s *Server) checkSource(c *client, m inMsg, specs []*harness.Spec) (bad int, err error) {
+	bad = slices.IndexFunc(specs, func(spec *harness.Spec) bool {
+		return slices.ContainsFunc(spec.Engines, harness.TakesSource)
 	})
 	if bad < 0 && m.Source == "" {
 		return -1, nil

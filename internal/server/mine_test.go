@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"kvlab/harness"
 	_ "kvlab/harness/mine" // registers -engine mine and mine-null
 	"kvlab/wasm/grader"
 )
@@ -105,6 +106,14 @@ func TestWSMineRefused(t *testing.T) {
 func TestMineRefusedInARoom(t *testing.T) {
 	s := newServer(t, func(c *Config) { c.Addr = "127.0.0.1:8080" })
 	lines := []string{"bench -engine kv -ops 10", "bench -engine mine -ops 100"}
+	var specs []*harness.Spec
+	for _, l := range lines {
+		sp, err := harness.ParseSpec(l, s.cfg.Limits)
+		if err != nil {
+			t.Fatal(err)
+		}
+		specs = append(specs, sp)
+	}
 	for _, tt := range []struct {
 		name string
 		c    *client
@@ -113,12 +122,12 @@ func TestMineRefusedInARoom(t *testing.T) {
 		{"presenter", &client{}, inMsg{Room: "ABCD"}},
 		{"follower", &client{follower: true}, inMsg{}},
 	} {
-		bad, err := s.checkSource(tt.c, tt.m, lines)
+		bad, err := s.checkSource(tt.c, tt.m, specs)
 		if bad != 1 || err == nil || !strings.Contains(err.Error(), "a room's runs") {
 			t.Errorf("%s: line %d, error %v; want line 1 refused for a room", tt.name, bad, err)
 		}
 	}
-	if bad, err := s.checkSource(&client{}, inMsg{}, lines); bad != -1 || err != nil {
+	if bad, err := s.checkSource(&client{}, inMsg{}, specs); bad != -1 || err != nil {
 		t.Errorf("outside a room: line %d, error %v; want it allowed", bad, err)
 	}
 }

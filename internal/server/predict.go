@@ -9,6 +9,7 @@ import (
 
 	"kvlab/internal/archive"
 	"kvlab/internal/quiz"
+	"kvlab/internal/server/runq"
 	"kvlab/internal/server/web"
 )
 
@@ -51,7 +52,7 @@ func (s *Server) handlePredict(w http.ResponseWriter, r *http.Request) {
 		web.JSONError(w, http.StatusBadRequest, "malformed request: "+err.Error()+` (want {"lesson":"...","quiz":"...","browser":"...","value":"..."})`)
 		return
 	}
-	if err := checkOrigin("", "", req.Browser); err != nil || req.Browser == "" {
+	if err := runq.CheckOrigin("", "", req.Browser); err != nil || req.Browser == "" {
 		web.JSONError(w, http.StatusBadRequest, `browser: 1 to 64 letters, digits and '-' (the id the page keeps), required`)
 		return
 	}

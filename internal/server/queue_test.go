@@ -10,12 +10,13 @@ import (
 	"testing"
 
 	"kvlab/harness"
+	"kvlab/internal/server/runq"
 )
 
 // holdDisk makes every run block until it is cancelled, so whatever is
 // submitted after the first run has to wait.
-func holdDisk(s *Server) {
-	s.exec = func(ctx context.Context, line string, env harness.Env) ([]byte, error) {
+func holdDisk(c *Config) {
+	c.exec = func(ctx context.Context, _ *harness.Spec, env harness.Env) ([]byte, error) {
 		<-ctx.Done()
 		return nil, ctx.Err()
 	}
@@ -43,9 +44,8 @@ func (g *gateCtx) Done() <-chan struct{} {
 // quiz that finds the line full gets 429.
 func TestQueueCapUnderConcurrentSubmit(t *testing.T) {
 	// Every submitter comes from one address: not the cap tested here.
-	s := newServer(t, func(c *Config) { c.MaxQueuedPerAddress = 2 * 300 })
-	holdDisk(s)
-	s.maxWaiting = 5
+	const maxWaiting = 5
+	s := newServer(t, func(c *Config) { c.MaxQueuedPerAddress = 2 * 300; c.maxWaiting = maxWaiting; holdDisk(c) })
 	ts := startServer(t, s)
 	first := dial(t, ts, "", nil)
 	first.run("hold", "bench -engine null -ops 100")
@@ -59,7 +59,7 @@ func TestQueueCapUnderConcurrentSubmit(t *testing.T) {
 		ctx, cancel := context.WithCancel(s.ctx)
 		t.Cleanup(cancel)
 		// Each from its own address: the per-address cap is not what is tested.
-		c := &client{s: s, out: make(chan []byte, outBuffer), jobs: map[string]*job{}, ctx: &gateCtx{Context: ctx, arrived: &arrived}, cancel: cancel, addr: fmt.Sprint("client-", i)}
+		c := &client{s: s, out: make(chan []byte, outBuffer), jobs: map[string]*runq.Job{}, ctx: &gateCtx{Context: ctx, arrived: &arrived}, cancel: cancel, addr: fmt.Sprint("client-", i)}
 		clients[i] = c
 		wg.Add(1)
 		go func() {
@@ -70,8 +70,8 @@ func TestQueueCapUnderConcurrentSubmit(t *testing.T) {
 	}
 	close(start)
 	wg.Wait()
-	if got := queueLen(s.q); got > s.maxWaiting {
-		t.Errorf("got %d runs waiting, want at most %d", got, s.maxWaiting)
+	if got := queueLen(s); got > maxWaiting {
+		t.Errorf("got %d runs waiting, want at most %d", got, maxWaiting)
 	}
 	accepted, refused := 0, 0
 	for _, c := range clients {
@@ -90,8 +90,8 @@ func TestQueueCapUnderConcurrentSubmit(t *testing.T) {
 			}
 		}
 	}
-	if accepted != s.maxWaiting || accepted+refused != submitters {
-		t.Errorf("got %d queued and %d refused of %d, want %d queued and the rest refused", accepted, refused, submitters, s.maxWaiting)
+	if accepted != maxWaiting || accepted+refused != submitters {
+		t.Errorf("got %d queued and %d refused of %d, want %d queued and the rest refused", accepted, refused, submitters, maxWaiting)
 	}
 	code, out := postRaw(t, ts, `{"lesson":"01-fixture","quiz":"path","answer":"yes"}`)
 	if msg, _ := out["error"].(string); code != http.StatusTooManyRequests || !strings.Contains(msg, "the run queue is full") {
@@ -102,8 +102,7 @@ func TestQueueCapUnderConcurrentSubmit(t *testing.T) {
 // A run: quiz's page can ask for its place in the queue by the ticket it
 // sent with the request; the place counts like the websocket's queued.
 func TestQuizQueuePlace(t *testing.T) {
-	s := newServer(t, nil)
-	holdDisk(s)
+	s := newServer(t, holdDisk)
 	ts := startServer(t, s)
 	cell := dial(t, ts, "", nil)
 	cell.run("hold", "bench -engine null -ops 100")
@@ -121,7 +120,7 @@ func TestQuizQueuePlace(t *testing.T) {
 			}
 			done <- struct{}{}
 		}()
-		waitFor(t, ticket+" to queue", func() bool { _, _, ok := s.q.placeOf(ticket); return ok })
+		waitFor(t, ticket+" to queue", func() bool { _, _, ok := s.runs.PlaceOf(ticket); return ok })
 	}
 	place := func(ticket string) (int, string) {
 		t.Helper()
@@ -149,7 +148,7 @@ func TestQuizQueuePlace(t *testing.T) {
 		}
 	}
 	cell.send(map[string]string{"type": "cancel", "id": "hold"})
-	waitFor(t, "t1 to hold the disk", func() bool { _, running, _ := s.q.placeOf("t1"); return running })
+	waitFor(t, "t1 to hold the disk", func() bool { _, running, _ := s.runs.PlaceOf("t1"); return running })
 	if code, body := place("t1"); code != 200 || body != `{"position":0,"running":true}` {
 		t.Errorf("t1 running: got %d %s, want 200 {\"position\":0,\"running\":true}", code, body)
 	}

@@ -11,9 +11,11 @@ import (
 	"strings"
 	"time"
 
+	"kvlab/harness"
 	"kvlab/internal/lesson"
 	"kvlab/internal/quiz"
 	"kvlab/internal/server/guard"
+	"kvlab/internal/server/runq"
 	"kvlab/internal/server/web"
 )
 
@@ -138,10 +140,11 @@ func (s *Server) handleQuiz(w http.ResponseWriter, r *http.Request) {
 		rounds, reply.RunIDs, reply.Unused, started = g.rounds(), g.ids(), g.unused, g.started()
 	}
 	if q.Run != nil {
-		if a, ok = s.predictFirst(w, r, l.Slug, q, &req); !ok {
+		var specs []*harness.Spec // q.Run parsed once, by predictFirst's check
+		if a, specs, ok = s.predictFirst(w, r, l.Slug, q, &req); !ok {
 			return
 		}
-		if reply.Measured, reply.RunIDs, started, ok = s.measureQuiz(w, r, rc, l.Slug, q, &req); !ok {
+		if reply.Measured, reply.RunIDs, started, ok = s.measureQuiz(w, r, rc, l.Slug, q, specs, &req); !ok {
 			return
 		}
 		rounds = [][]json.RawMessage{reply.Measured}
@@ -217,16 +220,16 @@ func answerFormOK(w http.ResponseWriter, q *quiz.Quiz, answer string) bool {
 	return true
 }
 
-// measureQuiz runs a run: quiz's lines through the run queue (its token
-// and ticket checked by predictFirst). It returns the results, their
+// measureQuiz runs a run: quiz's lines, parsed as specs, through the run
+// queue (its token, ticket and lines checked by predictFirst). It returns the results, their
 // archive ids and when the first line started; ok is false when it has
 // replied with an error (see measureStatus).
-func (s *Server) measureQuiz(w http.ResponseWriter, r *http.Request, rc *http.ResponseController, lessonSlug string, q *quiz.Quiz, req *quizRequest) (raw []json.RawMessage, ids []int64, started time.Time, ok bool) {
+func (s *Server) measureQuiz(w http.ResponseWriter, r *http.Request, rc *http.ResponseController, lessonSlug string, q *quiz.Quiz, specs []*harness.Spec, req *quizRequest) (raw []json.RawMessage, ids []int64, started time.Time, ok bool) {
 	// The measurement waits its turn, maybe for minutes: no write
 	// deadline until it is done.
 	rc.SetWriteDeadline(time.Time{})
-	from := origin{source: "quiz", lesson: lessonSlug, quiz: q.ID, browser: req.Browser}
-	raw, ids, started, err := s.measure(r.Context(), guard.RemoteHost(r), q.ID, req.Ticket, q.Run, from)
+	from := runq.Origin{Source: "quiz", Lesson: lessonSlug, Quiz: q.ID, Browser: req.Browser}
+	raw, ids, started, err := s.measure(r.Context(), guard.RemoteHost(r), q.ID, req.Ticket, q.Run, specs, from)
 	rc.SetWriteDeadline(time.Now().Add(s.writeTimeout))
 	if err != nil {
 		web.JSONError(w, measureStatus(err), measuringError(q.ID, err))
@@ -240,9 +243,9 @@ func (s *Server) measureQuiz(w http.ResponseWriter, r *http.Request, rc *http.Re
 // else 500.
 func measureStatus(err error) int {
 	switch {
-	case errors.Is(err, errShuttingDown):
+	case errors.Is(err, runq.ErrShuttingDown):
 		return http.StatusServiceUnavailable
-	case errors.Is(err, errQuizBusy), errors.As(err, new(*queueFullError)), errors.As(err, new(*guard.AddrFullError)):
+	case errors.Is(err, errQuizBusy), errors.As(err, new(*runq.QueueFullError)), errors.As(err, new(*guard.AddrFullError)):
 		return http.StatusTooManyRequests
 	}
 	return http.StatusInternalServerError
@@ -364,7 +367,7 @@ func (s *Server) handleQuizQueue(w http.ResponseWriter, r *http.Request) {
 		web.JSONError(w, http.StatusBadRequest, badTicket)
 		return
 	}
-	pos, running, ok := s.q.placeOf(ticket)
+	pos, running, ok := s.runs.PlaceOf(ticket)
 	if !ok {
 		web.JSONError(w, http.StatusNotFound, "no quiz measurement with this ticket is queued or running")
 		return
@@ -374,20 +377,11 @@ func (s *Server) handleQuizQueue(w http.ResponseWriter, r *http.Request) {
 	json.NewEncoder(w).Encode(placeReply{Position: pos, Running: running})
 }
 
-// collector is the sink of a quiz's own run: it keeps nothing but lets the
-// runner's results land in the job.
-type collector struct{}
-
-func (collector) send(any) {}
-
-// measure runs lines through the queue and waits for the results.
-// ticket, when not "", lets GET /api/quiz/queue find the job.
-// It returns the results, their archive ids (0 where not recorded) and
-// when the first line started.
-func (s *Server) measure(ctx context.Context, addr, id, ticket string, lines []string, from origin) ([]json.RawMessage, []int64, time.Time, error) {
-	if err := s.checkRunLines(lines); err != nil {
-		return nil, nil, time.Time{}, err
-	}
+// measure runs lines (their specs as checkRunLines returned them)
+// through the queue and waits for the results. ticket, when not "", lets
+// GET /api/quiz/queue find the job. It returns the results, their archive
+// ids (0 where not recorded) and when the first line started.
+func (s *Server) measure(ctx context.Context, addr, id, ticket string, lines []string, specs []*harness.Spec, from runq.Origin) ([]json.RawMessage, []int64, time.Time, error) {
 	if s.quizRuns.Add(1) > maxQuizRuns {
 		s.quizRuns.Add(-1)
 		return nil, nil, time.Time{}, errQuizBusy
@@ -398,26 +392,26 @@ func (s *Server) measure(ctx context.Context, addr, id, ticket string, lines []s
 		s.guard.Refused(addr, err.Error())
 		return nil, nil, time.Time{}, err
 	}
-	jctx, cancel := context.WithCancel(s.ctx)
-	defer cancel()
-	j := &job{id: "quiz:" + id, ticket: ticket, lines: lines, out: collector{}, ctx: jctx, cancel: cancel, release: release, done: make(chan struct{}), from: from}
-	if err := s.q.enqueue(j, s.maxWaiting); err != nil {
+	j := runq.NewJob(s.ctx)
+	defer s.runs.Cancel(j) // a finished job's cancel only frees its context
+	j.ID, j.Ticket, j.Lines, j.Specs, j.Out, j.Class, j.Release, j.From = "quiz:"+id, ticket, lines, specs, runq.Discard{}, runq.Cell, release, from
+	if err := s.runs.Submit(j); err != nil {
 		return nil, nil, time.Time{}, err
 	}
 	select {
-	case <-j.done:
+	case <-j.Done():
 	case <-ctx.Done():
-		s.cancelJob(j)
-		<-j.done
+		s.runs.Cancel(j)
+		<-j.Done()
 		return nil, nil, time.Time{}, ctx.Err()
 	}
-	if j.err != nil {
-		return nil, nil, time.Time{}, j.err
+	if j.Err() != nil {
+		return nil, nil, time.Time{}, j.Err()
 	}
-	if len(j.results) != len(lines) {
+	if len(j.Results()) != len(lines) {
 		return nil, nil, time.Time{}, errRunCancelled
 	}
-	return j.results, j.runIDs, j.started, nil
+	return j.Results(), j.RunIDs(), j.Started(), nil
 }
 
 // maxQuizRuns caps the run: quizzes queued or running at once, over all

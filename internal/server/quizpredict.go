@@ -12,6 +12,7 @@ import (
 	"kvlab/internal/archive"
 	"kvlab/internal/lesson"
 	"kvlab/internal/quiz"
+	"kvlab/internal/server/runq"
 	"kvlab/internal/server/web"
 )
 
@@ -54,7 +55,7 @@ type attempt struct {
 // result); g is nil when the attempt already has its verdict. ok is false
 // when it has replied with an error.
 func (s *Server) predictionAttempt(w http.ResponseWriter, ctx context.Context, l *lesson.Lesson, q *quiz.Quiz, req *quizRequest) (a *attempt, g *gradingRuns, ok bool) {
-	if req.Browser == "" || checkOrigin("", "", req.Browser) != nil {
+	if req.Browser == "" || runq.CheckOrigin("", "", req.Browser) != nil {
 		return nil, nil, true // loadRuns says what is wrong with it
 	}
 	all, err := s.arch.Predictions(ctx, req.Browser, q.ID)

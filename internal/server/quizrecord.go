@@ -11,10 +11,12 @@ import (
 	"strings"
 	"time"
 
+	"kvlab/harness"
 	"kvlab/internal/archive"
 	"kvlab/internal/lesson"
 	"kvlab/internal/quiz"
 	"kvlab/internal/server/guard"
+	"kvlab/internal/server/runq"
 	"kvlab/internal/server/web"
 )
 
@@ -110,7 +112,7 @@ func (s *Server) loadRuns(ctx context.Context, lessonSlug string, q *quiz.Quiz, 
 	if browser == "" {
 		return nil, &quizError{http.StatusBadRequest, "browser: missing; the quiz is graded from the runs recorded for the browser that sends it"}
 	}
-	if err := checkOrigin("", "", browser); err != nil {
+	if err := runq.CheckOrigin("", "", browser); err != nil {
 		return nil, &quizError{http.StatusBadRequest, err.Error()}
 	}
 	if most := s.cfg.MaxLinesPerCell * quiz.MaxRepeat; len(ids) > most {
@@ -220,36 +222,38 @@ func (s *Server) gradedFrom(w http.ResponseWriter, r *http.Request, l *lesson.Le
 }
 
 // predictFirst checks a run: quiz request's token, ticket, browser id
-// and lines, then stores its answer as a prediction before the
-// measurement is queued. The attempt is nil when there was nothing to
-// store it for (no browser) or storing failed. ok is false when it has
-// replied with an error.
-func (s *Server) predictFirst(w http.ResponseWriter, r *http.Request, lessonSlug string, q *quiz.Quiz, req *quizRequest) (a *attempt, ok bool) {
+// and lines (returning the lines' specs, which the measurement runs),
+// then stores its answer as a prediction before the measurement is
+// queued. The attempt is nil when there was nothing to store it for (no
+// browser) or storing failed. ok is false when it has replied with an
+// error.
+func (s *Server) predictFirst(w http.ResponseWriter, r *http.Request, lessonSlug string, q *quiz.Quiz, req *quizRequest) (a *attempt, specs []*harness.Spec, ok bool) {
 	if ok, throttled := s.guard.TokenGuess(guard.RemoteHost(r), req.Token, func() bool { return s.guard.TokenOK(req.Token) }); !ok {
 		if throttled != "" {
 			web.JSONError(w, http.StatusTooManyRequests, throttled)
-			return nil, false
+			return nil, nil, false
 		}
 		s.guard.Refused(guard.RemoteHost(r), "POST /api/quiz: no or a wrong token")
 		web.JSONError(w, http.StatusForbidden, errTokenRequired.Error())
-		return nil, false
+		return nil, nil, false
 	}
 	if len(req.Ticket) > maxTicket {
 		web.JSONError(w, http.StatusBadRequest, badTicket)
-		return nil, false
+		return nil, nil, false
 	}
-	if err := checkOrigin("", "", req.Browser); err != nil {
+	if err := runq.CheckOrigin("", "", req.Browser); err != nil {
 		web.JSONError(w, http.StatusBadRequest, err.Error())
-		return nil, false
+		return nil, nil, false
 	}
-	if err := s.checkRunLines(q.Run); err != nil {
+	specs, err := s.checkRunLines(q.Run)
+	if err != nil {
 		web.JSONError(w, http.StatusInternalServerError, measuringError(q.ID, err))
-		return nil, false
+		return nil, nil, false
 	}
 	if p := s.notePrediction(r.Context(), lessonSlug, q.ID, req.Browser, req.Answer); p != nil {
 		a = &attempt{p: p}
 	}
-	return a, true
+	return a, specs, true
 }
 
 // notePrediction stores the answer to a run: quiz as a prediction before

@@ -15,6 +15,7 @@ import (
 	"kvlab/internal/lesson"
 	"kvlab/internal/quiz"
 	"kvlab/internal/server/guard"
+	"kvlab/internal/server/runq"
 	"kvlab/internal/server/web"
 )
 
@@ -619,7 +620,7 @@ func (s *Server) handlePollPredict(w http.ResponseWriter, r *http.Request) {
 	if room == nil {
 		return
 	}
-	if err := checkOrigin("", "", req.Browser); err != nil || req.Browser == "" {
+	if err := runq.CheckOrigin("", "", req.Browser); err != nil || req.Browser == "" {
 		web.JSONError(w, http.StatusBadRequest, `browser: 1 to 64 letters, digits and '-' (the id the page keeps), required`)
 		return
 	}

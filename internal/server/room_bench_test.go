@@ -64,19 +64,19 @@ func (l smallSendBuffers) Accept() (net.Conn, error) {
 // pace, as a run reporting once a second would, only faster.
 func newFanoutRig(tb testing.TB, followers, progress int, pace time.Duration) *fanoutRig {
 	tb.Helper()
-	s := newServer(tb, func(c *Config) { c.MaxQueuedPerClient = 2 })
 	var timeline strings.Builder
 	for i := range 60 {
 		fmt.Fprintf(&timeline, `{"elapsed_seconds":%d,"ops":%d,"ops_per_sec":1000,"p50_ns":50,"p99_ns":90},`, i, i*1000)
 	}
 	result := json.RawMessage(`{"kind":"bench","engine":"null","ops":100,"latency":{"put":{"count":100,"p99_ns":90}},"timeline":[` + strings.TrimSuffix(timeline.String(), ",") + `]}`)
-	s.exec = func(ctx context.Context, line string, env harness.Env) ([]byte, error) {
+	exec := func(ctx context.Context, _ *harness.Spec, env harness.Env) ([]byte, error) {
 		for i := 1; i <= progress; i++ {
 			time.Sleep(pace)
 			env.Progress(harness.Progress{ElapsedSeconds: float64(i), Ops: int64(i * 20), OpsPerSec: 20, P50: 50, P99: 90})
 		}
 		return result, nil
 	}
+	s := newServer(tb, func(c *Config) { c.MaxQueuedPerClient = 2; c.exec = exec })
 	r := &fanoutRig{tb: tb, s: s, followers: followers, sent: map[string]time.Time{}}
 	s.rooms.sentHook = func(b []byte) {
 		now := time.Now()

@@ -613,13 +613,7 @@ func TestShareTargetsDamaged(t *testing.T) {
 // measurement, the poll opens again (nothing was measured), and the
 // presenter and every follower are told why; predictions are taken again.
 func TestRoomPollMeasureRefused(t *testing.T) {
-	s := newServer(t, nil)
-	s.maxWaiting = 1
-	ts := startServer(t, s)
-	c := dial(t, ts, "", nil)
-	c.run("long", longRun)
-	c.until("long", "started")
-	queueRuns(t, ts, 1) // the queue is now full
+	s, ts := fullQueueServer(t)
 	code := openRoom(t, ts)
 	post(t, ts, "POST", "/api/rooms/"+code+"/polls", `{"quiz":"count"}`)
 	f := dialRoom(t, ts, code)
@@ -642,5 +636,35 @@ func TestRoomPollMeasureRefused(t *testing.T) {
 	id := s.rooms.reg.Get(strings.ReplaceAll(code, "-", ""), time.Now()).ID
 	if polls, err := s.arch.RoomPolls(context.Background(), id); err != nil || !polls[0].MeasureStarted.IsZero() || len(polls[0].Predictions) != 1 {
 		t.Errorf("the archived poll: %+v, %v; want no measure start and the prediction", polls, err)
+	}
+}
+
+// TestRoomRunRefusedSameAudience: a presenter's run the queue refuses
+// sends its error and its done to the same audience, the presenter and
+// every follower (who heard room_run): the follower's page ends the run it
+// was shown, and the presenter's page hears done for its run as well.
+func TestRoomRunRefusedSameAudience(t *testing.T) {
+	_, ts := fullQueueServer(t)
+	code := openRoom(t, ts)
+	f := dialRoom(t, ts, code)
+	p := dial(t, ts, "", nil)
+	p.send(map[string]string{"type": "run", "id": "m1", "cell_id": "always-run", "room": code, "cell": "bench -engine null -ops 500"})
+	for who, cl := range map[string]*wsClient{"presenter": p, "follower": f} {
+		var seq []string
+		for _, m := range cl.until("m1", "done") {
+			if m.str("id") == "m1" {
+				seq = append(seq, m.str("type"))
+				if m.str("type") == "error" && !strings.Contains(m.str("message"), "queue") {
+					t.Errorf("%s: error %q, want the queue's refusal", who, m.str("message"))
+				}
+			}
+		}
+		want := "error done"
+		if who == "follower" {
+			want = "room_run error done"
+		}
+		if got := strings.Join(seq, " "); got != want {
+			t.Errorf("%s heard %q for the refused run, want %q", who, got, want)
+		}
 	}
 }

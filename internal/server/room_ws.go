@@ -15,6 +15,7 @@ import (
 	"kvlab/internal/archive"
 	"kvlab/internal/classroom"
 	"kvlab/internal/server/guard"
+	"kvlab/internal/server/runq"
 	"kvlab/internal/server/web"
 )
 
@@ -53,9 +54,6 @@ type roomRun struct {
 	m     inMsg
 	quizQ string // the poll's quiz
 }
-
-// isFollowerJob reports whether j is a room follower's run.
-func isFollowerJob(j *job) bool { return j.owner != nil && j.owner.follower }
 
 // roomRunFor checks a run message's "room" and "poll": the room is open,
 // the client is its presenter (a follower proxy never is), and the poll
@@ -105,14 +103,14 @@ func (s *Server) roomRunFor(c *client, m inMsg) (*roomRun, error) {
 	return rr, nil
 }
 
-// attach makes j's messages go to the room: followers first hear
-// room_run; a poll's predictions close now, before j is queued. A nil rr
-// does nothing.
-func (rr *roomRun) attach(j *job) {
+// attach makes j's messages go to the room, a refusal included, and
+// queues it as the presenter's: followers first hear room_run; a poll's
+// predictions close now, before j is queued. A nil rr does nothing.
+func (rr *roomRun) attach(j *runq.Job) {
 	if rr == nil {
 		return
 	}
-	j.out = rr
+	j.Out, j.Refused, j.Class = rr, rr.refused, runq.Presenter
 	rr.s.broadcast(rr.room, roomRunMsg{Type: "room_run", ID: rr.m.ID, CellID: rr.m.CellID, Cell: rr.m.Cell})
 	if rr.poll == nil {
 		return
@@ -132,12 +130,12 @@ func (rr *roomRun) attach(j *job) {
 }
 
 // refused tells the presenter and every follower (they heard room_run)
-// why the queue refused the run; a poll it was to measure opens again,
+// why the queue refused the run (done follows, to the same audience); a poll it was to measure opens again,
 // since nothing was measured, and the room hears the poll's new state.
 func (rr *roomRun) refused(err error) {
 	msg := "the run queue refused this run: " + err.Error()
 	if rr.poll == nil {
-		rr.send(errorMsg{Type: "error", ID: rr.m.ID, Message: msg})
+		rr.Send(runq.ErrorMsg{Type: "error", ID: rr.m.ID, Message: msg})
 		return
 	}
 	rr.room.Lock()
@@ -148,14 +146,14 @@ func (rr *roomRun) refused(err error) {
 	}
 	v := rr.poll.View()
 	rr.room.Unlock()
-	rr.send(errorMsg{Type: "error", ID: rr.m.ID, Message: msg})
+	rr.Send(runq.ErrorMsg{Type: "error", ID: rr.m.ID, Message: msg})
 	rr.s.broadcast(rr.room, pollMsg{Type: "poll", Poll: v})
 }
 
-// send implements sink: one encoding for the presenter and the room.
-func (rr *roomRun) send(v any) {
+// Send implements runq.Sink: one encoding for the presenter and the room.
+func (rr *roomRun) Send(v any) {
 	b := web.MustMarshal(v)
-	_, progress := v.(progressMsg)
+	_, progress := v.(runq.ProgressMsg)
 	rr.c.sendBytes(b, progress)
 	rr.s.broadcastBytes(rr.room, b)
 }
@@ -163,23 +161,23 @@ func (rr *roomRun) send(v any) {
 // measured waits for the poll's run and, when it gave its results,
 // evaluates the quiz's answer on them and closes the poll. A failed or
 // cancelled run leaves the poll measuring.
-func (rr *roomRun) measured(j *job) {
-	<-j.done
-	if j.err != nil || len(j.results) != len(j.lines) {
+func (rr *roomRun) measured(j *runq.Job) {
+	<-j.Done()
+	if j.Err() != nil || len(j.Results()) != len(j.Lines) {
 		return
 	}
 	q, _, err := rr.s.pollQuiz(rr.room, rr.quizQ)
 	var v float64
 	if err == nil {
-		v, err = quizAnswer(q, j.results)
+		v, err = quizAnswer(q, j.Results())
 	}
 	if err != nil {
 		rr.s.log.Printf("room %s: poll %s: %v", classroom.FormatCode(rr.room.Code), rr.poll.Key, err)
 		return
 	}
 	var runID int64
-	if n := len(j.runIDs); n > 0 {
-		runID = j.runIDs[n-1]
+	if n := len(j.RunIDs()); n > 0 {
+		runID = j.RunIDs()[n-1]
 	}
 	rr.room.Lock()
 	rr.poll.Finish(v, runID)
@@ -293,7 +291,7 @@ func (fr *followerReader) handle(data []byte) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&m); err != nil {
-		fr.reply(errorMsg{Type: "error", ID: m.ID, Message: "malformed message: " + err.Error() + ` (want {"type":"run","id":"c1","cell":"..."} or {"type":"cancel","id":"c1"})`})
+		fr.reply(runq.ErrorMsg{Type: "error", ID: m.ID, Message: "malformed message: " + err.Error() + ` (want {"type":"run","id":"c1","cell":"..."} or {"type":"cancel","id":"c1"})`})
 		return
 	}
 	switch m.Type {
@@ -303,20 +301,20 @@ func (fr *followerReader) handle(data []byte) {
 		fr.room.Unlock()
 		switch {
 		case !allowed:
-			fr.reply(errorMsg{Type: "error", ID: m.ID, Message: "the presenter has not allowed runs in this room"})
+			fr.reply(runq.ErrorMsg{Type: "error", ID: m.ID, Message: "the presenter has not allowed runs in this room"})
 		case m.Room != "" || m.Poll != "" || m.Token != "" || m.Presenter != "":
-			fr.reply(errorMsg{Type: "error", ID: m.ID, Message: "a follower's run carries no room, poll or token: it runs for this follower only"})
+			fr.reply(runq.ErrorMsg{Type: "error", ID: m.ID, Message: "a follower's run carries no room, poll or token: it runs for this follower only"})
 		default:
 			fr.client().run(m)
 		}
 	case "cancel":
 		if fr.proxy == nil {
-			fr.reply(errorMsg{Type: "error", ID: m.ID, Message: fmt.Sprintf("cancel: no run %q is queued or running", m.ID)})
+			fr.reply(runq.ErrorMsg{Type: "error", ID: m.ID, Message: fmt.Sprintf("cancel: no run %q is queued or running", m.ID)})
 			return
 		}
 		fr.proxy.cancelRun(m.ID)
 	default:
-		fr.reply(errorMsg{Type: "error", ID: m.ID, Message: fmt.Sprintf("unknown message type %q (want run or cancel)", m.Type)})
+		fr.reply(runq.ErrorMsg{Type: "error", ID: m.ID, Message: fmt.Sprintf("unknown message type %q (want run or cancel)", m.Type)})
 	}
 }
 
@@ -330,7 +328,7 @@ func (fr *followerReader) client() *client {
 		return fr.proxy
 	}
 	s := fr.s
-	c := &client{s: s, out: make(chan []byte, outBuffer), jobs: map[string]*job{}, token: s.cfg.Token, addr: fr.addr, follower: true}
+	c := &client{s: s, out: make(chan []byte, outBuffer), jobs: map[string]*runq.Job{}, token: s.cfg.Token, addr: fr.addr, follower: true}
 	c.ctx, c.cancel = context.WithCancel(s.ctx)
 	fr.proxy = c
 	s.spawn(func() {

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http/httptest"
 	"slices"
@@ -54,43 +53,6 @@ func BenchmarkRunsPage(b *testing.B) {
 			slices.Sort(took)
 			b.ReportMetric(float64(harness.Percentile(took, 50))/1e6, "p50-ms")
 			b.ReportMetric(float64(harness.Percentile(took, 99))/1e6, "p99-ms")
-		})
-	}
-}
-
-// discardArchive records nothing: the baseline for BenchmarkRecordedRun.
-type discardArchive struct{ archive.Archive }
-
-func (discardArchive) Add(ctx context.Context, r *archive.Run) (int64, error) { return 0, nil }
-
-// BenchmarkRecordedRun runs one null-engine line through the server's
-// runner, recorded in SQLite or not recorded at all, and reports what
-// the line's own timed region measured: ns per op from its wall_seconds
-// and ops. Recording happens after harness.Exec returns, so the two must
-// agree within noise; the wall time per line (ns/op) shows what recording
-// costs outside the timed region.
-func BenchmarkRecordedRun(b *testing.B) {
-	for _, mode := range []string{"sqlite", "none"} {
-		b.Run(mode, func(b *testing.B) {
-			s := newServer(b, nil)
-			if mode == "none" {
-				s.arch = discardArchive{s.arch}
-			}
-			var inRegion []float64
-			for b.Loop() {
-				j := &job{id: "b", lines: []string{"bench -engine null -ops 20000"}, out: collector{}, ctx: context.Background(), cancel: func() {}, done: make(chan struct{}), from: origin{source: "cell"}}
-				if s.runJob(j) || j.err != nil || len(j.results) != 1 {
-					b.Fatalf("the run failed: %v", j.err)
-				}
-				var r struct {
-					Ops         float64 `json:"ops"`
-					WallSeconds float64 `json:"wall_seconds"`
-				}
-				json.Unmarshal(j.results[0], &r)
-				inRegion = append(inRegion, r.WallSeconds*1e9/r.Ops)
-			}
-			slices.Sort(inRegion)
-			b.ReportMetric(inRegion[len(inRegion)/2], "timed-ns/op-median")
 		})
 	}
 }

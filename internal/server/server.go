@@ -8,6 +8,7 @@ import (
 	"log"
 	"net/http"
 	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"kvlab/internal/archive"
 	"kvlab/internal/lesson"
 	"kvlab/internal/server/guard"
+	"kvlab/internal/server/runq"
 	"kvlab/internal/server/runspage"
 	"kvlab/internal/server/web"
 	"kvlab/lessons"
@@ -87,11 +89,24 @@ type Config struct {
 	// classes from any machine (package guard). It must differ from Token,
 	// which students are given.
 	PresenterToken string
+	// Test seams, set by this package's tests only: exec runs one parsed
+	// line in place of harness.ExecSpec; maxWaiting caps the runs waiting
+	// over all clients (0 = 64).
+	exec       func(ctx context.Context, sp *harness.Spec, env harness.Env) ([]byte, error)
+	maxWaiting int
+
 	// Hosts are names (no port) a server with a token answers in the
 	// Host header besides IP addresses, localhost and this machine's
 	// host name (guard.HostOK): the names students type.
 	Hosts []string
 }
+
+// Budget bounds what one cell (or one quiz's run: lines) may cost as a
+// whole: its runs, its time and the memory of each run (runq.Budget).
+type Budget = runq.Budget
+
+// DefaultBudget is the server's budget (runq.DefaultBudget).
+func DefaultBudget() Budget { return runq.DefaultBudget() }
 
 // DefaultLimits are the server's caps: smaller than the command line's,
 // since a page visitor should not tie up the disk for minutes.
@@ -119,11 +134,9 @@ type Server struct {
 	tmpData   bool       // DataDir was created by New and is removed by Close
 	chromaCSS []byte
 
-	// exec runs one line; harness.Exec except in tests that need a
-	// controllable runner.
-	exec func(ctx context.Context, line string, env harness.Env) ([]byte, error)
-
-	q         *queue
+	// runs is the disk's one runner and its queue: cells, run: quizzes,
+	// presenters' and followers' runs.
+	runs      *runq.Runner
 	quizRuns  atomic.Int32  // run: quizzes queued or running
 	quizSlots chan struct{} // one token per quiz answer being checked
 
@@ -135,9 +148,6 @@ type Server struct {
 	// pongWait is how long a websocket may stay silent (no message, no
 	// pong) before it is dropped; pings go out at half of it.
 	pongWait time.Duration
-	// maxWaiting caps the waiting runs over all clients: the per-client
-	// cap alone does not stop one page opening many sockets.
-	maxWaiting int
 	// bodyWait bounds the time to read a quiz request's body.
 	bodyWait time.Duration
 
@@ -147,7 +157,7 @@ type Server struct {
 
 	ctx    context.Context // cancelled by Close; parent of every run
 	cancel context.CancelFunc
-	wg     sync.WaitGroup // runner, websocket readers and writers
+	wg     sync.WaitGroup // websocket readers and writers, the rooms' goroutines
 
 	mu      sync.Mutex // guards the fields below
 	lessons []*lesson.Lesson
@@ -181,7 +191,6 @@ func New(cfg Config) (*Server, error) {
 		staticTags:   map[string]string{},
 		pongWait:     pongWait,
 		bodyWait:     30 * time.Second,
-		maxWaiting:   64,
 		quizSlots:    make(chan struct{}, quizCheckSlots),
 		readTimeout:  30 * time.Second,
 		writeTimeout: 2 * time.Minute,
@@ -207,16 +216,11 @@ func New(cfg Config) (*Server, error) {
 	if err := s.claimAndLoad(); err != nil {
 		return nil, err
 	}
-	s.exec = func(ctx context.Context, line string, env harness.Env) ([]byte, error) {
-		return harness.Exec(ctx, line, env)
-	}
 	if err := s.openArchive(); err != nil {
 		return nil, err
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
-	s.q = newQueue()
-	s.wg.Add(1)
-	go s.runLoop()
+	s.runs = s.newRunner()
 	if err := s.startRooms(); err != nil {
 		s.Close()
 		return nil, err
@@ -272,7 +276,12 @@ func (c Config) withDefaults() Config {
 	if c.Log == nil {
 		c.Log = io.Discard
 	}
-	c.Budget = c.Budget.withDefaults()
+	if c.maxWaiting <= 0 {
+		// The per-client cap alone does not stop one page opening many
+		// sockets.
+		c.maxWaiting = 64
+	}
+	c.Budget = c.Budget.WithDefaults()
 	return c
 }
 
@@ -331,6 +340,20 @@ func (s *Server) HTTPServer() *http.Server {
 		WriteTimeout: s.writeTimeout, IdleTimeout: 2 * time.Minute}
 }
 
+// newRunner starts the runner of the server's data directory: under its
+// claim (owner.go), with its limits and budget, recording in its archive,
+// results redacted in room mode (redact.go).
+func (s *Server) newRunner() *runq.Runner {
+	cfg := runq.Config{RunsDir: filepath.Join(s.cfg.DataDir, "runs"), Name: s.owner.name, Limits: s.cfg.Limits,
+		Budget: s.cfg.Budget, Exe: s.cfg.Exe, MaxWaiting: s.cfg.maxWaiting,
+		Archive: s.arch, Version: s.version, HostID: s.hostID, Exec: s.cfg.exec, Logf: s.log.Printf}
+	if s.roomMode() {
+		// What the room sees is what the archive keeps: its pages are public.
+		cfg.Redact = redactForRoom
+	}
+	return runq.New(cfg)
+}
+
 // Close cancels every queued and running run, closes the websockets and
 // waits for the server's goroutines. It does not close listeners: the
 // caller owns those.
@@ -353,6 +376,7 @@ func (s *Server) Close() error {
 		// socket; closing it here first would cut that frame off (1006).
 		c.stopRuns()
 	}
+	s.runs.Close()
 	s.wg.Wait()
 	if s.ownArch {
 		if err := s.arch.Close(); err != nil {

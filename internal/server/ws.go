@@ -12,7 +12,9 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"kvlab/harness"
 	"kvlab/internal/server/guard"
+	"kvlab/internal/server/runq"
 	"kvlab/internal/server/web"
 )
 
@@ -26,7 +28,7 @@ import (
 // up the runner or other clients; a client may have MaxQueuedPerClient
 // runs, one remote address MaxQueuedPerAddress over all its sockets, and
 // all clients together 64 waiting runs; a cell as a whole must fit the
-// Budget (budget.go). On shutdown the writer sends close 1001.
+// Budget (runq.Budget). On shutdown the writer sends close 1001.
 
 // client is one websocket connection. It is safe for concurrent use.
 // Its ctx is the connection's lifetime (package doc, Contexts); cancel
@@ -44,7 +46,7 @@ type client struct {
 	follower bool
 
 	mu   sync.Mutex // guards jobs
-	jobs map[string]*job
+	jobs map[string]*runq.Job
 }
 
 const (
@@ -85,7 +87,7 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 	ws.SetPongHandler(func(string) error {
 		return ws.SetReadDeadline(time.Now().Add(s.pongWait))
 	})
-	c := &client{s: s, ws: ws, out: make(chan []byte, outBuffer), jobs: map[string]*job{}, token: r.URL.Query().Get("token"), addr: guard.RemoteHost(r)}
+	c := &client{s: s, ws: ws, out: make(chan []byte, outBuffer), jobs: map[string]*runq.Job{}, token: r.URL.Query().Get("token"), addr: guard.RemoteHost(r)}
 	c.ctx, c.cancel = context.WithCancel(s.ctx)
 	s.mu.Lock()
 	if s.closed {
@@ -115,13 +117,13 @@ func (c *client) close() {
 func (c *client) stopRuns() {
 	c.cancel()
 	c.mu.Lock()
-	jobs := make([]*job, 0, len(c.jobs))
+	jobs := make([]*runq.Job, 0, len(c.jobs))
 	for _, j := range c.jobs {
 		jobs = append(jobs, j)
 	}
 	c.mu.Unlock()
 	for _, j := range jobs {
-		c.s.cancelJob(j)
+		c.s.runs.Cancel(j)
 	}
 }
 
@@ -133,11 +135,11 @@ func (c *client) readLoop() {
 		}
 		c.ws.SetReadDeadline(time.Now().Add(c.s.pongWait))
 		if int64(len(data)) > c.s.cfg.MaxMessageBytes {
-			c.send(errorMsg{Type: "error", Message: fmt.Sprintf("message of %d bytes is too large: the limit is %d bytes", len(data), c.s.cfg.MaxMessageBytes)})
+			c.Send(runq.ErrorMsg{Type: "error", Message: fmt.Sprintf("message of %d bytes is too large: the limit is %d bytes", len(data), c.s.cfg.MaxMessageBytes)})
 			continue
 		}
 		if typ != websocket.TextMessage {
-			c.send(errorMsg{Type: "error", Message: "binary messages are not understood: send JSON text"})
+			c.Send(runq.ErrorMsg{Type: "error", Message: "binary messages are not understood: send JSON text"})
 			continue
 		}
 		var m inMsg
@@ -148,7 +150,7 @@ func (c *client) readLoop() {
 			err = errors.New("more than one JSON value in one message")
 		}
 		if err != nil {
-			c.send(errorMsg{Type: "error", ID: m.ID, Message: "malformed message: " + err.Error() + ` (want {"type":"run","id":"c1","cell":"..."} or {"type":"cancel","id":"c1"})`})
+			c.Send(runq.ErrorMsg{Type: "error", ID: m.ID, Message: "malformed message: " + err.Error() + ` (want {"type":"run","id":"c1","cell":"..."} or {"type":"cancel","id":"c1"})`})
 			continue
 		}
 		switch m.Type {
@@ -157,7 +159,7 @@ func (c *client) readLoop() {
 		case "cancel":
 			c.cancelRun(m.ID)
 		default:
-			c.send(errorMsg{Type: "error", ID: m.ID, Message: fmt.Sprintf("unknown message type %q (want run or cancel)", m.Type)})
+			c.Send(runq.ErrorMsg{Type: "error", ID: m.ID, Message: fmt.Sprintf("unknown message type %q (want run or cancel)", m.Type)})
 		}
 	}
 }
@@ -211,17 +213,18 @@ func goingAway(ws *websocket.Conn) {
 	ws.Close()
 }
 
-// send queues v for the writer without blocking. Progress messages only
-// take the first half of the buffer, so a burst of them never crowds out a
-// result or done; past that they are dropped (the next one says the same,
-// newer). If even a result or done does not fit, the client is not reading:
-// it is disconnected, which cancels its runs.
-func (c *client) send(v any) {
-	_, progress := v.(progressMsg)
+// Send queues v for the writer without blocking; it makes the client the
+// runq.Sink of its own runs. Progress messages only take the first half of
+// the buffer, so a burst of them never crowds out a result or done; past
+// that they are dropped (the next one says the same, newer). If even a
+// result or done does not fit, the client is not reading: it is
+// disconnected, which cancels its runs.
+func (c *client) Send(v any) {
+	_, progress := v.(runq.ProgressMsg)
 	c.sendBytes(web.MustMarshal(v), progress)
 }
 
-// sendBytes is send for a message already encoded (a room run's messages
+// sendBytes is Send for a message already encoded (a room run's messages
 // are encoded once for the presenter and every follower).
 func (c *client) sendBytes(b []byte, progress bool) {
 	if c.ctx.Err() != nil {
@@ -242,61 +245,57 @@ func (c *client) sendBytes(b []byte, progress bool) {
 	}
 }
 
-func (c *client) forget(j *job) {
+// forget drops j from the client's runs once it has finished.
+func (c *client) forget(j *runq.Job) {
 	c.mu.Lock()
-	if c.jobs[j.id] == j {
-		delete(c.jobs, j.id)
+	if c.jobs[j.ID] == j {
+		delete(c.jobs, j.ID)
 	}
 	c.mu.Unlock()
 }
 
 // run handles a run message: check it, admit it as one of this client's
 // jobs, and queue it. Each refusal is an error message, then done, except
-// for a bad or busy id, which has no run of its own to end.
+// for a bad or busy id, which has no run of its own to end. A run the
+// queue refuses hears why and done from the runner, on its own sink: this
+// client, or the room for a presenter's run.
 func (c *client) run(m inMsg) {
 	if m.ID == "" || len(m.ID) > 128 {
-		c.send(errorMsg{Type: "error", ID: m.ID, Message: "run: id must be 1 to 128 characters"})
+		c.Send(runq.ErrorMsg{Type: "error", ID: m.ID, Message: "run: id must be 1 to 128 characters"})
 		return
 	}
-	lines, rr, ok := c.checkRun(m)
+	lines, specs, rr, ok := c.checkRun(m)
 	if !ok {
 		return
 	}
-	j, ok := c.admit(m, lines)
+	j, ok := c.admit(m, lines, specs)
 	if !ok {
 		return
 	}
 	rr.attach(j)
-	// enqueue checks the queue's cap and adds the job under one lock.
-	if err := c.s.q.enqueue(j, c.s.maxWaiting); err != nil {
+	// Submit checks the queue's cap and adds the job under one lock.
+	if err := c.s.runs.Submit(j); err != nil {
 		c.s.guard.Refused(c.addr, "run: "+err.Error())
-		if rr != nil {
-			rr.refused(err) // the presenter and the room hear why; a poll opens again
-		} else {
-			c.send(errorMsg{Type: "error", ID: m.ID, Message: err.Error()})
-		}
-		j.cancel()
-		finishJob(j, errors.Is(err, errShuttingDown))
 	}
 }
 
 // refuse ends run id before it starts: an error saying msg, naming the
 // cell's line when line >= 0, then done.
 func (c *client) refuse(id string, line int, msg string) {
-	e := errorMsg{Type: "error", ID: id, Message: msg}
+	e := runq.ErrorMsg{Type: "error", ID: id, Message: msg}
 	if line >= 0 {
-		e.Line = lineP(line)
+		e.Line = runq.LineP(line)
 	}
-	c.send(e)
-	c.send(doneMsg{Type: "done", ID: id})
+	c.Send(e)
+	c.Send(runq.DoneMsg{Type: "done", ID: id})
 }
 
 // checkRun checks a run message's token (the message's, else the URL's),
 // its archive fields, its room (rr is nil without one; room_ws.go) and
 // its cell: each line against the limits, and the whole cell, every
-// round of it, against the budget. It returns the cell's run lines; ok is
-// false when it has refused the run.
-func (c *client) checkRun(m inMsg) (lines []string, rr *roomRun, ok bool) {
+// round of it, against the budget (runq.CheckCell). It returns the cell's
+// run lines and their specs; ok is false when it has refused the run.
+func (c *client) checkRun(m inMsg) (lines []string, specs []*harness.Spec, rr *roomRun, ok bool) {
 	tok := m.Token
 	if tok == "" {
 		tok = c.token
@@ -304,47 +303,39 @@ func (c *client) checkRun(m inMsg) (lines []string, rr *roomRun, ok bool) {
 	if ok, throttled := c.s.guard.TokenGuess(c.addr, tok, func() bool { return c.s.guard.TokenOK(tok) }); !ok {
 		if throttled != "" {
 			c.refuse(m.ID, -1, throttled)
-			return nil, nil, false
+			return nil, nil, nil, false
 		}
 		c.s.guard.Refused(c.addr, "run: no or a wrong token")
 		c.refuse(m.ID, -1, errTokenRequired.Error())
-		return nil, nil, false
+		return nil, nil, nil, false
 	}
 	if err := checkRunExtras(m); err != nil {
 		c.refuse(m.ID, -1, err.Error())
-		return nil, nil, false
+		return nil, nil, nil, false
 	}
 	rr, err := c.s.roomRunFor(c, m)
 	if err != nil {
 		c.refuse(m.ID, -1, err.Error())
-		return nil, nil, false
+		return nil, nil, nil, false
 	}
-	lines, bad, err := CheckCell(m.Cell, c.s.cfg.Limits, c.s.cfg.MaxLinesPerCell)
+	lines, specs, bad, err := runq.CheckCell(m.Cell, m.Repeat, c.s.cfg.Limits, c.s.cfg.Budget, c.s.cfg.MaxLinesPerCell)
 	if err == nil {
-		bad, err = c.s.checkSource(c, m, lines)
-	}
-	if err == nil {
-		// A repeated cell's budget covers every round.
-		bad, err = c.s.cfg.Budget.check(repeatLines(lines, m.Repeat), c.s.cfg.Limits)
-		if bad >= 0 {
-			bad %= len(lines)
-			err = fmt.Errorf("line %d (%s): %v", bad+1, lines[bad], err)
-		}
+		bad, err = c.s.checkSource(c, m, specs)
 	}
 	if err != nil {
 		c.refuse(m.ID, bad, err.Error())
-		return nil, nil, false
+		return nil, nil, nil, false
 	}
-	return lines, rr, true
+	return lines, specs, rr, true
 }
 
 // admit makes a checked run one of this client's jobs, within the caps on
 // runs per client and per address. ok is false when it has refused it.
-func (c *client) admit(m inMsg, lines []string) (j *job, ok bool) {
+func (c *client) admit(m inMsg, lines []string, specs []*harness.Spec) (j *runq.Job, ok bool) {
 	c.mu.Lock()
 	if _, busy := c.jobs[m.ID]; busy {
 		c.mu.Unlock()
-		c.send(errorMsg{Type: "error", ID: m.ID, Message: fmt.Sprintf("run %q is already queued or running: cancel it first", m.ID)})
+		c.Send(runq.ErrorMsg{Type: "error", ID: m.ID, Message: fmt.Sprintf("run %q is already queued or running: cancel it first", m.ID)})
 		return nil, false
 	}
 	if n := len(c.jobs); n >= c.s.cfg.MaxQueuedPerClient {
@@ -360,9 +351,17 @@ func (c *client) admit(m inMsg, lines []string) (j *job, ok bool) {
 		c.refuse(m.ID, -1, err.Error())
 		return nil, false
 	}
-	ctx, cancel := context.WithCancel(c.ctx)
-	j = &job{id: m.ID, lines: lines, out: c, ctx: ctx, cancel: cancel, owner: c, release: release, done: make(chan struct{}),
-		from: origin{source: "cell", lesson: m.Lesson, cell: m.CellID, browser: m.Browser, own: c.s.ownLines(m.Lesson, m.CellID, lines)}, repeat: m.Repeat, source: m.Source}
+	class := runq.Cell
+	if c.follower {
+		class = runq.Follower // waits behind the presenter's runs
+	}
+	j = runq.NewJob(c.ctx)
+	j.ID, j.Lines, j.Specs, j.Out, j.Class, j.Repeat, j.Source = m.ID, lines, specs, c, class, m.Repeat, m.Source
+	j.From = runq.Origin{Source: "cell", Lesson: m.Lesson, Cell: m.CellID, Browser: m.Browser, Own: c.s.ownLines(m.Lesson, m.CellID, lines)}
+	j.Release = func() {
+		c.forget(j)
+		release()
+	}
 	c.jobs[m.ID] = j
 	c.mu.Unlock()
 	return j, true
@@ -373,8 +372,8 @@ func (c *client) cancelRun(id string) {
 	j := c.jobs[id]
 	c.mu.Unlock()
 	if j == nil {
-		c.send(errorMsg{Type: "error", ID: id, Message: fmt.Sprintf("cancel: no run %q is queued or running", id)})
+		c.Send(runq.ErrorMsg{Type: "error", ID: id, Message: fmt.Sprintf("cancel: no run %q is queued or running", id)})
 		return
 	}
-	c.s.cancelJob(j)
+	c.s.runs.Cancel(j)
 }

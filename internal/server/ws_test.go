@@ -153,13 +153,9 @@ func TestWSDisconnectCancels(t *testing.T) {
 	if ms[0].num("position") != 0 {
 		t.Errorf("got position %v after the disconnect, want 0", ms[0]["position"])
 	}
-	s.q.mu.Lock()
-	waiting, running := len(s.q.waiting), s.q.running
-	s.q.mu.Unlock()
-	if waiting != 0 {
+	if waiting, _ := s.runs.Counts(); waiting != 0 {
 		t.Errorf("got %d waiting jobs, want 0", waiting)
 	}
-	_ = running
 }
 
 func TestWSBadInput(t *testing.T) {
@@ -206,9 +202,7 @@ func TestWSBadInput(t *testing.T) {
 		})
 	}
 	// Nothing ran.
-	s.q.mu.Lock()
-	defer s.q.mu.Unlock()
-	if len(s.q.waiting) != 0 || s.q.running != nil {
+	if waiting, running := s.runs.Counts(); waiting != 0 || running {
 		t.Errorf("bad input queued or started a run")
 	}
 }

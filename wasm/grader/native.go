@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"go/ast"
+	"go/constant"
 	"go/parser"
 	"go/token"
 	"reflect"
+	"slices"
 	"sync"
 
 	"github.com/traefik/yaegi/interp"
@@ -61,7 +63,11 @@ func LoadNative(src string) (*Native, error) {
 	if ce := refuseGoStatements(src); ce != nil {
 		return nil, ce
 	}
-	p, ce := load(src, storePrelude)
+	if ce := refuseHugeArrays(src); ce != nil {
+		return nil, ce
+	}
+	src = boundMakes(src)
+	p, ce := load(src, prelude{code: storePrelude.code + makePrelude, shape: storePrelude.shape})
 	if ce != nil {
 		return nil, ce
 	}
@@ -99,15 +105,9 @@ func LoadNative(src string) (*Native, error) {
 
 // refuseGoStatements returns a CodeError at the first go statement of src.
 func refuseGoStatements(src string) *CodeError {
-	shift := 0
-	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, "student.go", src, parser.SkipObjectResolution)
-	if err != nil && missingPackage(err) {
-		shift = 1
-		f, err = parser.ParseFile(fset, "student.go", "package main\n"+src, parser.SkipObjectResolution)
-	}
-	if err != nil {
-		return nil // load reports it, with the same positions
+	f, fset, shift := parseStudent(src)
+	if f == nil {
+		return nil
 	}
 	var ce *CodeError
 	ast.Inspect(f, func(n ast.Node) bool {
@@ -118,6 +118,155 @@ func refuseGoStatements(src string) *CodeError {
 		return ce == nil
 	})
 	return ce
+}
+
+// maxMake is the most elements one make may ask for in a store run on a
+// real disk: a store of the exercises makes buffers of a record.
+const maxMake = 16 << 20
+
+// makePrelude is the check boundMakes wraps each size of a make in. (It
+// is appended to the student's file, which may not import fmt.)
+var makePrelude = fmt.Sprintf(`
+
+func kvlabMakeLen(n int) int {
+	if n < 0 || n > %d {
+		panic("make: more elements than a store here may make at once (%d)")
+	}
+	return n
+}
+`, maxMake, maxMake)
+
+// boundMakes wraps every size argument of a make in src in
+// kvlabMakeLen: one make of a terabyte would make Go end the whole
+// process ("out of memory", which no recover catches) before any watch
+// could look. Lines stay where they were; on a line with a make, the
+// columns after it move.
+func boundMakes(src string) string {
+	f, fset, lines := parseStudent(src)
+	if f == nil {
+		return src
+	}
+	shift := lines * len("package main\n") // in bytes
+	type insert struct {
+		at   int
+		text string
+	}
+	var ins []insert
+	ast.Inspect(f, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		if id, ok := call.Fun.(*ast.Ident); ok && id.Name == "make" {
+			for _, a := range call.Args[min(1, len(call.Args)):] {
+				ins = append(ins, insert{fset.Position(a.Pos()).Offset - shift, "kvlabMakeLen(int("}, insert{fset.Position(a.End()).Offset - shift, "))"})
+			}
+		}
+		return true
+	})
+	// From the last to the first, so that each insertion leaves the
+	// offsets before it right, a make nested in another's size included.
+	slices.SortStableFunc(ins, func(a, b insert) int { return b.at - a.at })
+	for _, in := range ins {
+		src = src[:in.at] + in.text + src[in.at:]
+	}
+	return src
+}
+
+// refuseHugeArrays returns a CodeError at the first array type whose
+// length is a constant over maxMake: such a variable is allocated whole,
+// and one of a terabyte ends the process ("out of memory"). A length
+// that is not a constant of the file (a package's, crc32.Size) is let
+// through.
+func refuseHugeArrays(src string) *CodeError {
+	f, fset, shift := parseStudent(src)
+	if f == nil {
+		return nil
+	}
+	consts := map[string]ast.Expr{} // every constant of the file by name, whatever its scope
+	ast.Inspect(f, func(n ast.Node) bool {
+		if d, ok := n.(*ast.GenDecl); ok && d.Tok == token.CONST {
+			for _, sp := range d.Specs {
+				vs := sp.(*ast.ValueSpec)
+				for i, name := range vs.Names {
+					if i < len(vs.Values) {
+						consts[name.Name] = vs.Values[i]
+					}
+				}
+			}
+		}
+		return true
+	})
+	var ce *CodeError
+	ast.Inspect(f, func(n ast.Node) bool {
+		arr, ok := n.(*ast.ArrayType)
+		if !ok || arr.Len == nil || ce != nil {
+			return ce == nil
+		}
+		if v, ok := constInt(arr.Len, consts, 0); ok && (constant.Sign(v) < 0 || constant.Compare(v, token.GTR, constant.MakeInt64(maxMake))) {
+			p := fset.Position(arr.Lbrack)
+			ce = at(p.Line-shift, p.Column, fmt.Sprintf("an array of %s elements: a store here may hold at most %d in one array or make (Go allocates it whole, and one too large ends the whole server)", v.ExactString(), maxMake))
+		}
+		return ce == nil
+	})
+	return ce
+}
+
+// constInt evaluates e as an integer constant, reading the constants of
+// consts by name; ok is false when it is not one it can evaluate.
+func constInt(e ast.Expr, consts map[string]ast.Expr, depth int) (v constant.Value, ok bool) {
+	if depth > 20 {
+		return nil, false
+	}
+	switch e := e.(type) {
+	case *ast.BasicLit:
+		if e.Kind != token.INT {
+			return nil, false
+		}
+		v = constant.MakeFromLiteral(e.Value, e.Kind, 0)
+		return v, v.Kind() == constant.Int
+	case *ast.ParenExpr:
+		return constInt(e.X, consts, depth+1)
+	case *ast.Ident:
+		if x, ok := consts[e.Name]; ok {
+			return constInt(x, consts, depth+1)
+		}
+	case *ast.UnaryExpr:
+		if x, ok := constInt(e.X, consts, depth+1); ok && (e.Op == token.SUB || e.Op == token.ADD) {
+			return constant.UnaryOp(e.Op, x, 0), true
+		}
+	case *ast.BinaryExpr:
+		x, okx := constInt(e.X, consts, depth+1)
+		y, oky := constInt(e.Y, consts, depth+1)
+		if !okx || !oky {
+			return nil, false
+		}
+		switch e.Op {
+		case token.SHL, token.SHR:
+			if s, ok := constant.Uint64Val(y); ok && s < 256 {
+				return constant.Shift(x, e.Op, uint(s)), true
+			}
+		case token.ADD, token.SUB, token.MUL, token.OR, token.AND, token.XOR:
+			return constant.BinaryOp(x, e.Op, y), true
+		}
+	}
+	return nil, false
+}
+
+// parseStudent parses src as load does, with a package clause added when
+// it has none (shift is then 1, the lines added); f is nil when src does
+// not parse (load reports why).
+func parseStudent(src string) (f *ast.File, fset *token.FileSet, shift int) {
+	fset = token.NewFileSet()
+	f, err := parser.ParseFile(fset, "student.go", src, parser.SkipObjectResolution)
+	if err != nil && missingPackage(err) {
+		shift = 1
+		f, err = parser.ParseFile(fset, "student.go", "package main\n"+src, parser.SkipObjectResolution)
+	}
+	if err != nil {
+		return nil, nil, 0
+	}
+	return f, fset, shift
 }
 
 // Stop stops the interpreter: a call running the student's code returns

@@ -8,6 +8,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	_ "kvlab/harness/mine" // registers -engine mine, which the button's lines run
+	"kvlab/internal/browsertest"
 )
 
 // TestBrowserMeasureOnThisDisk presses "Measure on this disk" under the
@@ -33,7 +34,7 @@ func TestBrowserMeasureOnThisDisk(t *testing.T) {
 		want              []string
 	}{
 		{"the solution", sol, "done", []string{"1.00 syncs per Put on this disk (1000 for 1000 Puts: 1000 fdatasync, 0 directory fsync)",
-			"mine", "mine-null", "the interpreter's own cost", "always", "group"}},
+			"mine", "mine-null", "the interpreter's own cost", "The interpreter's own cost (mine-null): ", "% of your store's ", "always", "group"}},
 		{"no fdatasync", strings.Replace(sol, putSync, "\ts.index[key] = value", 1), "done", []string{"0.00 syncs per Put"}},
 		{"an endless loop", strings.Replace(sol, putStart, putStart+"\tfor {\n\t}\n", 1), "error", []string{"was still running after 5s: a loop that never ends?"}},
 	}
@@ -59,6 +60,7 @@ func TestBrowserMeasureOnThisDisk(t *testing.T) {
 		}
 		if tt.name == "the solution" {
 			t.Logf("browser: Measure on this disk, the solution: %s", text)
+			browsertest.CheckText(t, ctx, "the measured solution")
 		}
 	}
 }

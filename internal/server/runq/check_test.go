@@ -1,4 +1,4 @@
-package server
+package runq
 
 import (
 	"strings"
@@ -24,7 +24,7 @@ func TestCellEngineHosts(t *testing.T) {
 		{"bench -engine kv,postgres://u@db.example.com:5432/x -ops 10", "connects only to servers on this machine"},
 	}
 	for _, tt := range tests {
-		_, _, err := CheckCell(tt.line, harness.DefaultLimits(), 5)
+		_, _, _, err := CheckCell(tt.line, 0, harness.DefaultLimits(), DefaultBudget(), 5)
 		if tt.err == "" && err != nil {
 			t.Errorf("CheckCell(%q): %v, want it allowed", tt.line, err)
 		}

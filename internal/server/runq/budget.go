@@ -1,4 +1,4 @@
-package server
+package runq
 
 import (
 	"context"
@@ -9,16 +9,17 @@ import (
 	"kvlab/harness"
 )
 
-// Budget bounds what one cell (or one quiz's run: lines) may cost as a
-// whole. harness.Limits bound each flag of a line; a line can still ask
-// for many runs (engines x thread counts x repeats), each up to those
+// Budget bounds what one job (a cell, or one quiz's run: lines) may cost
+// as a whole. harness.Limits bound each flag of a line; a line can still
+// ask for many runs (engines x thread counts x repeats), each up to those
 // caps, and a cell holds several lines. The budget counts them together.
 //
-// A cell whose spec alone shows it cannot fit is refused before it is
-// queued, with the flag, the computed total and the allowed maximum; the
-// time budget is also enforced while it runs: it covers the cell from
-// its start to its end, preload and every run included, and a cell still
-// running when it is spent is stopped with an error that says so.
+// A job whose specs alone show it cannot fit is refused before it is
+// queued (CheckLines), with the flag, the computed total and the allowed
+// maximum; the time budget is also enforced while it runs: it covers the
+// job from its start to its end, preload and every run included, and a
+// job still running when it is spent is stopped with an error that says
+// so.
 type Budget struct {
 	MaxRunsPerLine int           // runs one line may make (-max-line-runs)
 	MaxRunsPerCell int           // runs all of a cell's lines may make (-max-cell-runs)
@@ -32,8 +33,8 @@ func DefaultBudget() Budget {
 	return Budget{MaxRunsPerLine: 32, MaxRunsPerCell: 64, MaxCellTime: 3 * time.Minute, MaxMemory: 1 << 30}
 }
 
-// withDefaults fills the zero fields of b from DefaultBudget.
-func (b Budget) withDefaults() Budget {
+// WithDefaults returns b with its zero fields taken from DefaultBudget.
+func (b Budget) WithDefaults() Budget {
 	d := DefaultBudget()
 	if b.MaxRunsPerLine <= 0 {
 		b.MaxRunsPerLine = d.MaxRunsPerLine
@@ -50,17 +51,13 @@ func (b Budget) withDefaults() Budget {
 	return b
 }
 
-// check refuses lines (already checked one by one against lim) that
-// cannot fit the budget. bad is the 0-based line at fault, or -1 when the
-// cell as a whole is over.
-func (b Budget) check(lines []string, lim harness.Limits) (bad int, err error) {
+// check refuses specs (already checked one by one against the limits)
+// that cannot fit the budget when run rounds times (0 or 1: once). bad is
+// the 0-based line at fault, or -1 when the cell as a whole is over.
+func (b Budget) check(specs []*harness.Spec, rounds int) (bad int, err error) {
 	runs := 0
 	var minTime time.Duration
-	for i, line := range lines {
-		spec, err := harness.ParseSpec(line, lim)
-		if err != nil {
-			return i, err
-		}
+	for i, spec := range specs {
 		n := spec.SubRuns()
 		if n > b.MaxRunsPerLine {
 			return i, fmt.Errorf("-max-line-runs: this line makes %d runs (%d engines x %d thread counts x %d repeats); the server allows %d per line",
@@ -73,6 +70,9 @@ func (b Budget) check(lines []string, lim harness.Limits) (bad int, err error) {
 		runs += n
 		minTime += spec.MinTime()
 	}
+	rounds = max(rounds, 1)
+	runs *= rounds
+	minTime *= time.Duration(rounds)
 	if runs > b.MaxRunsPerCell {
 		return -1, fmt.Errorf("-max-cell-runs: the cell makes %d runs in all; the server allows %d per cell", runs, b.MaxRunsPerCell)
 	}
@@ -82,15 +82,7 @@ func (b Budget) check(lines []string, lim harness.Limits) (bad int, err error) {
 	return -1, nil
 }
 
-// errBudgetSpent is the cause of a cell's context when its time budget
-// runs out.
-type errBudgetSpent struct{ budget time.Duration }
-
-func (e errBudgetSpent) Error() string {
-	return fmt.Sprintf("the cell used its whole time budget (-max-cell-time %v): it was stopped; ask for fewer runs or shorter ones", e.budget)
-}
-
-// withBudget is ctx bounded by the cell's time budget.
+// withBudget is ctx bounded by the job's time budget.
 func (b Budget) withBudget(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeoutCause(ctx, b.MaxCellTime, errBudgetSpent{b.MaxCellTime})
+	return context.WithTimeoutCause(ctx, b.MaxCellTime, budgetSpentError{b.MaxCellTime})
 }

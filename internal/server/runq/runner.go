@@ -1,0 +1,272 @@
+package runq
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"kvlab/harness"
+	"kvlab/internal/archive"
+)
+
+// Config is what a Runner runs with. Every field but Exec and Redact
+// must be set.
+type Config struct {
+	// RunsDir holds the per-run directories: each line runs in a fresh
+	// RunsDir/run-Name-N, removed afterwards.
+	RunsDir string
+	// Name is this runner's claim on RunsDir, in its directories' names.
+	Name string
+	// Limits are the caps of each line, as CheckLines checked them.
+	Limits harness.Limits
+	// Budget bounds each job as a whole; its time is enforced while the
+	// job runs.
+	Budget Budget
+	// Exe is the binary `crash` re-executes; "" = os.Executable().
+	Exe string
+	// MaxWaiting caps the jobs waiting, over all submitters.
+	MaxWaiting int
+	// Archive records every finished line, with Version and HostID.
+	Archive         archive.Archive
+	Version, HostID string
+	// Redact, when set, is applied to each result before it is recorded
+	// and sent (what a room sees is what the archive keeps).
+	Redact func([]byte) []byte
+	// Exec runs one parsed line; nil = harness.ExecSpec. Tests give a
+	// runner they control.
+	Exec func(ctx context.Context, sp *harness.Spec, env harness.Env) ([]byte, error)
+	// Logf receives a line when a run could not be recorded.
+	Logf func(format string, args ...any)
+}
+
+// Runner is the disk's one runner: a queue of jobs and the goroutine that
+// runs them one at a time. It is safe for concurrent use.
+type Runner struct {
+	cfg Config
+	q   *queue
+	seq atomic.Int64 // numbers the run directories
+
+	// ctx ends at Close: the runner's lifetime, and the parent of no job
+	// (each job's is a child of its submitter's), so Close cancels the
+	// jobs it drains itself.
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // the run loop
+}
+
+// New starts a Runner; Close stops it.
+func New(cfg Config) *Runner {
+	if cfg.Exec == nil {
+		cfg.Exec = func(ctx context.Context, sp *harness.Spec, env harness.Env) ([]byte, error) {
+			return harness.ExecSpec(ctx, sp, env)
+		}
+	}
+	if cfg.Logf == nil {
+		cfg.Logf = func(string, ...any) {}
+	}
+	r := &Runner{cfg: cfg, q: newQueue()}
+	r.ctx, r.cancel = context.WithCancel(context.Background())
+	r.wg.Add(1)
+	go r.loop()
+	return r
+}
+
+// Submit queues j (made by NewJob) and tells it its place. When the
+// queue refuses it (ErrShuttingDown, *QueueFullError), j hears why
+// (j.Refused, or an error message) and then done, on its own sink, gives
+// back what it held, and Submit returns the refusal; Done is closed
+// either way once j is finished. j.Specs must be j.Lines as CheckLines
+// parsed them.
+func (r *Runner) Submit(j *Job) error {
+	if j.done == nil {
+		panic(fmt.Sprintf("runq: job %q was not made by NewJob", j.ID))
+	}
+	if len(j.Specs) != len(j.Lines) {
+		panic(fmt.Sprintf("runq: job %q has %d lines and %d specs: submit the specs CheckLines returned", j.ID, len(j.Lines), len(j.Specs)))
+	}
+	err := r.q.enqueue(j, r.cfg.MaxWaiting)
+	if err == nil {
+		return nil
+	}
+	if j.Refused != nil {
+		j.Refused(err)
+	} else {
+		j.Out.Send(ErrorMsg{Type: "error", ID: j.ID, Message: err.Error()})
+	}
+	j.cancel()
+	finish(j, errors.Is(err, ErrShuttingDown))
+	return err
+}
+
+// Cancel stops j: one not yet submitted will finish cancelled as soon as
+// it is, a waiting job is removed and finished here, a running
+// one is finished by the runner when the harness returns.
+func (r *Runner) Cancel(j *Job) {
+	j.cancel()
+	if r.q.remove(j) {
+		finish(j, true)
+	}
+}
+
+// PlaceOf finds the job holding ticket and tells its place as the queued
+// message would: the runs ahead of it, the running one included; 0 and
+// running when it holds the disk. ok is false when no job has the ticket.
+func (r *Runner) PlaceOf(ticket string) (pos int, running, ok bool) { return r.q.placeOf(ticket) }
+
+// Counts is the number of jobs waiting, and whether one is running.
+func (r *Runner) Counts() (waiting int, running bool) { return r.q.counts() }
+
+// Close refuses new jobs (ErrShuttingDown), cancels the waiting ones
+// (each hears done, cancelled) and the running one, and waits for the
+// runner to stop. It is safe to call more than once.
+func (r *Runner) Close() {
+	for _, j := range r.q.drain() {
+		j.cancel()
+		finish(j, true)
+	}
+	r.q.cancelRunning()
+	r.cancel()
+	r.wg.Wait()
+}
+
+// loop is the single runner: it owns the disk.
+func (r *Runner) loop() {
+	defer r.wg.Done()
+	for {
+		j := r.q.next()
+		if j == nil {
+			select {
+			case <-r.ctx.Done():
+				for _, j := range r.q.drain() {
+					j.cancel()
+					finish(j, true)
+				}
+				return
+			case <-r.q.wake:
+				continue
+			}
+		}
+		cancelled := r.runJob(j)
+		// The disk is free before anyone hears the job is done, so a
+		// client that reacts to done by queueing again is told position 0.
+		r.q.finish()
+		finish(j, cancelled)
+	}
+}
+
+// finish sends done and releases whoever waits on the job.
+func finish(j *Job, cancelled bool) {
+	j.Out.Send(DoneMsg{Type: "done", ID: j.ID, Cancelled: cancelled})
+	if j.Release != nil {
+		j.Release()
+	}
+	close(j.done)
+}
+
+// runJob runs a job's lines in order, each in a fresh directory that is
+// removed afterwards, and records each finished line in the archive. A
+// repeated job runs all its lines once per round. The first failing line
+// ends the job. It reports whether the job was cancelled; the caller sends
+// done.
+func (r *Runner) runJob(j *Job) (cancelled bool) {
+	if j.ctx.Err() != nil {
+		return true
+	}
+	dir := filepath.Join(r.cfg.RunsDir, fmt.Sprintf("run-%s-%d", r.cfg.Name, r.seq.Add(1)))
+	defer os.RemoveAll(dir)
+	// One time budget for the whole job, preload and every run of every
+	// round included.
+	ctx, stop := r.cfg.Budget.withBudget(j.ctx)
+	defer stop()
+	rounds := max(j.Repeat, 1)
+	for round := 1; round <= rounds; round++ {
+		for i := range j.Lines {
+			var ok bool
+			if ok, cancelled = r.runLine(ctx, j, dir, i, round, rounds); cancelled {
+				return true
+			} else if !ok {
+				return false
+			}
+		}
+	}
+	return false
+}
+
+// runLine runs line i of j under ctx (the job's budget) and sends its
+// result (or error). ok is false when the line failed or the budget ran
+// out, which ends the job.
+func (r *Runner) runLine(ctx context.Context, j *Job, dir string, i, round, rounds int) (ok, cancelled bool) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		j.err = err
+		j.Out.Send(ErrorMsg{Type: "error", ID: j.ID, Line: LineP(i), Message: "creating the run directory: " + err.Error()})
+		return false, false
+	}
+	j.Out.Send(StartedMsg{Type: "started", ID: j.ID, Line: i, Spec: j.Lines[i]})
+	tl := &timeline{}
+	env := harness.Env{
+		Dir:    dir,
+		Limits: r.cfg.Limits,
+		Exe:    r.cfg.Exe,
+		Source: j.Source,
+		Progress: func(p harness.Progress) {
+			tl.add(p)
+			j.Out.Send(ProgressMsg{Type: "progress", ID: j.ID, Line: i, Progress: p})
+		},
+	}
+	started := time.Now()
+	res, err := r.cfg.Exec(ctx, j.Specs[i], env)
+	ended := time.Now()
+	os.RemoveAll(dir)
+	if r.cfg.Redact != nil {
+		res = r.cfg.Redact(res)
+	}
+	if j.ctx.Err() != nil {
+		return false, true
+	}
+	if spent := context.Cause(ctx); spent != nil {
+		// The budget ran out: what the line measured before it was
+		// stopped is still recorded and shown, marked cancelled, then why.
+		if err == nil && json.Valid(res) {
+			r.sendResult(j, i, round, rounds, res, tl, started, ended)
+		}
+		j.err = fmt.Errorf("line %d: %v", i, spent)
+		j.Out.Send(ErrorMsg{Type: "error", ID: j.ID, Line: LineP(i), Message: spent.Error()})
+		return false, false
+	}
+	if err != nil {
+		j.err = fmt.Errorf("line %d: %v", i, err)
+		j.Out.Send(ErrorMsg{Type: "error", ID: j.ID, Line: LineP(i), Message: err.Error()})
+		return false, false
+	}
+	if !json.Valid(res) {
+		j.err = fmt.Errorf("line %d: the harness returned invalid JSON", i)
+		j.Out.Send(ErrorMsg{Type: "error", ID: j.ID, Line: LineP(i), Message: j.err.Error()})
+		return false, false
+	}
+	r.sendResult(j, i, round, rounds, res, tl, started, ended)
+	return true, false
+}
+
+// sendResult records line i's result and then sends it with its run_id.
+// The measurement is over: recording it cannot perturb it.
+func (r *Runner) sendResult(j *Job, i, round, rounds int, res json.RawMessage, tl *timeline, started, ended time.Time) {
+	id, _ := r.record(j, i, res, tl, started, ended)
+	if j.started.IsZero() {
+		j.started = started.UTC()
+	}
+	if round == rounds {
+		j.results = append(j.results, res)
+		j.runIDs = append(j.runIDs, id)
+	}
+	m := ResultMsg{Type: "result", ID: j.ID, Line: i, Result: res, RunID: id}
+	if rounds > 1 {
+		m.Round = round
+	}
+	j.Out.Send(m)
+}
