@@ -123,7 +123,6 @@ func TestBrowserResults(t *testing.T) {
 	// crash -fail-sync line tells its failed fdatasync's story.
 	notes, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`(() => {
 		const base = { kind: 'crash', sync: 'batch:16', power: true, trials: 0, writes: 10, durable_acked: 8, recovered: 9, lost: 0, lost_acked: 3, corrupt: 0, ok: true, per_trial: [] };
-		const el = document.createElement('div');
 		return import('/static/results.js').then(({ renderLines }) => {
 			const e = renderLines([
 				{ spec: 'crash -points', result: { ...base, crash_points: { workload: 'w', points: 97, intact: 80, by_lost_acked: [80, 2, 0, 15], max_lost_acked: 3, damaged: 87, undetected_damage: 0, inconsistent: 0 } } },
