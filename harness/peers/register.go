@@ -16,4 +16,6 @@ func init() {
 	harness.MarkPipelining("resp://")
 	harness.RegisterEngine("postgres", OpenPostgres)
 	harness.RegisterScheme("postgres", "postgres://USER@HOST:PORT/DB", "", openPostgresScheme)
+	// postgresql:// is the other spelling libpq and pgx accept.
+	harness.RegisterScheme("postgresql", "postgresql://USER@HOST:PORT/DB", "", openPostgresScheme)
 }
