@@ -70,8 +70,8 @@ type ModelResult struct {
 	// Where each input came from: TWriteSource "given" or "kv_run" (the
 	// wall time per Put of a short kv run with no commit in it, on the
 	// directory: modelTWrite); TFsyncSource "given",
-	// "probe_batch_flush" (batch:N: the mean fdatasync after writing N
-	// Puts' bytes into allocated space, flushCost) or "probe_overwrite"
+	// "probe_batch_flush" (batch:N: the mean commit, a write of N Puts'
+	// bytes into allocated space and the fdatasync after it, flushCost) or "probe_overwrite"
 	// (periodic:D: the probe's flush of one small write into allocated
 	// space, kv's case).
 	TWriteSource string `json:"t_write_source"`
