@@ -303,12 +303,14 @@ func conditions(r *BenchResult) string {
 // before each run against the cores, and, in an open loop, the load
 // generator's own lateness (pacer_lag). A closed loop's generator cannot
 // be late: each thread starts its next unit when the store returns the
-// last. Over several runs (a sweep, -repeat, -engine a,b) each figure is
-// the range of the runs'. What the results do not have the line says
-// they do not have; the CPU's utilization during the run is one (watch
-// top or mpstat).
+// last. The processors' share busy during the run, this process's part
+// of it and the time a hypervisor stole (cpu) follow the load. Over
+// several runs (a sweep, -repeat, -engine a,b) each figure is the range
+// of the runs'. What the results do not have the line says they do not
+// have.
 func useLine(rs []*BenchResult) string {
 	var busy, inFlight, loads, lags []float64
+	var cpuBusy, cpuSelf, steal, stealMs []float64
 	var disk, noDisk string
 	var late, open, closed, cancelled int
 	var backlog int64
@@ -328,6 +330,10 @@ func useLine(rs []*BenchResult) string {
 		}
 		if r.LoadAvg > 0 {
 			loads = append(loads, r.LoadAvg)
+		}
+		if c := r.CPU; c != nil && c.Unavailable == "" && c.IntervalMs > 0 {
+			cpuBusy, cpuSelf = append(cpuBusy, 100*c.BusyFraction), append(cpuSelf, 100*c.ProcessFraction)
+			steal, stealMs = append(steal, 100*c.StealFraction), append(stealMs, c.StealMs)
 		}
 		switch {
 		case r.Rate == 0:
@@ -362,6 +368,15 @@ func useLine(rs []*BenchResult) string {
 		parts = append(parts, fmt.Sprintf("CPU load %s on %d cores before the run", span(loads, "%.2f"), cores))
 	default:
 		parts = append(parts, fmt.Sprintf("CPU load %s before the run", span(loads, "%.2f")))
+	}
+	if len(cpuBusy) == len(rs) {
+		during := fmt.Sprintf(", busy %s%% during it (this process %s%%)", span(cpuBusy, "%.0f"), span(cpuSelf, "%.0f"))
+		if slices.Max(steal) >= StolenFraction*100 {
+			during += fmt.Sprintf(", the hypervisor STOLE %s%% (%s ms)", span(steal, "%.1f"), span(stealMs, "%.0f"))
+		} else {
+			during += fmt.Sprintf(", steal %s%%", span(steal, "%.1f"))
+		}
+		parts[len(parts)-1] += during
 	}
 	gen := ""
 	switch {

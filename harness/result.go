@@ -73,6 +73,11 @@ type BenchResult struct {
 	// and their ratios per op, or why there is no device to read.
 	DeviceIO *DeviceIO `json:"device_io,omitempty"`
 
+	// CPU is what the machine's processors did in the timed region
+	// (cpustat.go): how busy they were, this process's share, and the
+	// time a hypervisor took from them (steal), or why it is not known.
+	CPU *CPUUse `json:"cpu,omitempty"`
+
 	// ServerLatency is what the server behind a client store timed itself
 	// (server.go), by op kind; ServerLatencySource names where it came
 	// from. ServerLatencyUnavailable says why a ServerTimer store's server

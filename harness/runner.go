@@ -391,6 +391,8 @@ type measurement struct {
 	// device reads the disk's own counters either side of the wall
 	// clock (diskstats.go).
 	device *deviceWatch
+	// cpu reads the processors' time either side of it (cpustat.go).
+	cpu *cpuWatch
 	// server is what a ServerTimer store's server timed in between, and
 	// serverSource where that came from; serverErr why there is none.
 	server       map[string]*ServerLatency
@@ -416,6 +418,8 @@ func measure(ctx context.Context, r *run, keys keyTable, store Store, clients []
 	}
 	m.device = watchDevice(cfg.dir)
 	m.device.start()
+	m.cpu = watchCPU()
+	m.cpu.start()
 	// Armed before the counters are read, disarmed before they are read
 	// again: a sync that ends in between is both timed and counted.
 	_, m.counted = store.(StatsReporter)
@@ -437,6 +441,7 @@ func measure(ctx context.Context, r *run, keys keyTable, store Store, clients []
 		m.syncs = timer.SyncTimes().disarm()
 	}
 	m.after = storeStats(store)
+	m.cpu.stop()
 	m.device.stop()
 	if serverTimed && m.serverErr == nil {
 		m.server, m.serverSource, m.serverErr = server.ServerTimes()
@@ -512,6 +517,7 @@ func (m *measurement) result(cfg *runConfig) *BenchResult {
 		puts = p.Count
 	}
 	res.DeviceIO = m.device.result(res.Ops, puts*int64(keyLen+cfg.valueSize))
+	res.CPU = m.cpu.result()
 	res.ServerLatency, res.ServerLatencySource = m.server, m.serverSource
 	if m.serverErr != nil {
 		res.ServerLatencyUnavailable = m.serverErr.Error()

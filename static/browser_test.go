@@ -168,7 +168,7 @@ func TestBrowserResults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "USE: disk vda busy 40% of the run, 0.50 requests in flight on average; CPU SATURATED before the run: load 2.50 on 2 cores; generator: closed loop, paced by the store; errors: none (a store error stops the run)"; use != want {
+	if want := "USE: disk vda busy 40% of the run, 0.50 requests in flight on average; CPU SATURATED before the run: load 2.50 on 2 cores, busy 62% during it (this process 48%), the hypervisor STOLE 3.0% (60 ms); generator: closed loop, paced by the store; errors: none (a store error stops the run)"; use != want {
 		t.Errorf("USE note: got %q, want %q", use, want)
 	}
 }

@@ -209,6 +209,17 @@ function useText(bs) {
   if (!loads.length) parts.push('CPU load unknown');
   else if (cores && Math.max(...loads) > cores) parts.push(`CPU SATURATED before the run: load ${span(loads, two)} on ${cores} cores`);
   else parts.push(`CPU load ${span(loads, two)}${cores ? ` on ${cores} cores` : ''} before the run`);
+  // The processors during the run (cpu): busy share, this process's, and
+  // the hypervisor's steal, called out from 1 % (harness StolenFraction).
+  const cpus = bs.map((b) => b.cpu).filter((c) => c && !c.unavailable && c.interval_ms > 0);
+  if (cpus.length === bs.length) {
+    const steal = cpus.map((c) => c.steal_fraction), one = (v) => (v * 100).toFixed(1);
+    let during = `, busy ${span(cpus.map((c) => c.busy_fraction), pct)}% during it (this process ${span(cpus.map((c) => c.process_fraction), pct)}%)`;
+    during += Math.max(...steal) >= 0.01
+      ? `, the hypervisor STOLE ${span(steal, one)}% (${span(cpus.map((c) => c.steal_ms), (v) => v.toFixed(0))} ms)`
+      : `, steal ${span(steal, one)}%`;
+    parts[parts.length - 1] += during;
+  }
   const open = bs.filter((b) => b.rate > 0), late = open.filter((b) => b.generator_late);
   let gen = !open.length ? 'generator: closed loop, paced by the store' : !late.length ? 'generator on time' : open.length === 1 ? 'generator LATE' : `generator LATE in ${late.length} of ${open.length} open-loop runs`;
   const lags = open.filter((b) => b.pacer_lag).map((b) => b.pacer_lag.p99_ns);
