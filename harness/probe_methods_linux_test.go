@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -73,6 +74,36 @@ func TestProbeMethodsRefusedByRamfs(t *testing.T) {
 	for _, r := range refused {
 		if r.Method != "O_DIRECT|O_DSYNC write" || r.Refused != "open: invalid argument" {
 			t.Errorf("%s %s refused %q, want only O_DIRECT, with open: invalid argument", r.Method, r.Placement, r.Refused)
+		}
+	}
+}
+
+// The rows are timed in interleaved blocks, not one after another: with
+// 16 iterations in 8 rounds, every row has made its first block before
+// any row makes its third, so a drifting disk drifts under all of them.
+func TestProbeMethodsInterleaves(t *testing.T) {
+	var calls []string
+	method := func(name string) syncMethod {
+		return syncMethod{name: name, sync: func(fd int) error {
+			calls = append(calls, name)
+			return nil
+		}}
+	}
+	cfg := ProbeConfig{Iterations: 16, MaxTime: time.Hour}
+	rows, err := probeMethods(context.Background(), t.TempDir(), cfg, []syncMethod{method("a"), method("b")}, unix.Open)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 8 || len(calls) != 8*16 {
+		t.Fatalf("%d rows, %d syncs; want 8 rows (2 methods x 2 placements x 2 sizes) of 16", len(rows), len(calls))
+	}
+	// Round one: each of the 8 rows makes a block of 2.
+	if first := strings.Join(calls[:16], ""); first != "aaaabbbbaaaabbbb" {
+		t.Errorf("the first 16 syncs ran %q, want a block of 2 from every row in turn (aaaabbbbaaaabbbb); one row after another runs a's 16 first", first)
+	}
+	for _, r := range rows {
+		if r.Refused != "" || r.Iterations != 16 {
+			t.Errorf("%s %s %d B: %d iterations, refused %q; want 16", r.Method, r.Placement, r.WriteSize, r.Iterations, r.Refused)
 		}
 	}
 }

@@ -31,6 +31,12 @@ func probeMethods(ctx context.Context, dir string, cfg ProbeConfig, methods []sy
 	}
 	defer os.RemoveAll(tmp)
 	var rows []SyncMethodCost
+	var timed []*methodRow
+	defer func() {
+		for _, r := range timed {
+			r.close()
+		}
+	}()
 	for _, size := range methodSizes {
 		for _, m := range methods {
 			for _, place := range []string{"append", "overwrite"} {
@@ -39,76 +45,143 @@ func probeMethods(ctx context.Context, dir string, cfg ProbeConfig, methods []sy
 					row.Refused = m.refused
 				} else {
 					path := filepath.Join(tmp, fmt.Sprintf("%s-%d", place, len(rows)))
-					cost, refused, err := timeMethod(ctx, path, m, place == "overwrite", row.WriteSize, cfg, open)
+					r, refused, err := prepareMethod(path, m, place == "overwrite", row.WriteSize, cfg, open)
 					if err != nil {
 						return nil, err
 					}
-					row.ProbeCost, row.Refused = cost, refused
-					os.Remove(path)
+					row.Refused = refused
+					if r != nil {
+						r.index = len(rows)
+						timed = append(timed, r)
+					}
 				}
 				rows = append(rows, row)
-				if ctx.Err() != nil {
-					return rows, ctx.Err()
-				}
 			}
 		}
 	}
-	return rows, nil
+	// Interleaved: each round times a block of every row in turn, so a
+	// disk whose speed drifts from one second to the next (a shared or
+	// virtual disk does) drifts under every method alike, and the table
+	// compares methods, not moments. Timed one row after another, three
+	// runs of lesson 4's methods cell on this course's VM disagreed on
+	// which method was cheapest: each row had its own stretch of the
+	// disk's time.
+	block := max(cfg.Iterations/methodRounds, 1)
+	for busy := true; busy && ctx.Err() == nil; {
+		busy = false
+		for _, r := range timed {
+			if r.done(cfg) {
+				continue
+			}
+			if refused := r.timeBlock(ctx, block, cfg); refused != "" {
+				rows[r.index].Refused = refused
+				r.refused = true
+			}
+			busy = busy || !r.done(cfg)
+		}
+	}
+	for _, r := range timed {
+		if !r.refused {
+			rows[r.index].ProbeCost = costOf(r.lat, r.spent)
+		}
+	}
+	return rows, ctx.Err()
 }
 
-// timeMethod times m writing size-byte blocks into a file at path: at a
-// growing offset of an empty file, or sequentially over a region written
-// and synced first. An error from open(2), the preparation or a timed
-// write or sync is the method being refused, returned as refused; err is
-// for what is not about the method (the context).
-func timeMethod(ctx context.Context, path string, m syncMethod, overwrite bool, size int, cfg ProbeConfig, open openFile) (c ProbeCost, refused string, err error) {
+// methodRounds is how many blocks each row's iterations are timed in,
+// interleaved with the other rows' blocks.
+const methodRounds = 8
+
+// methodRow is one row being timed: its file, opened with the method's
+// flags, the aligned buffer it writes, where the next write goes, and
+// what has been measured.
+type methodRow struct {
+	index   int // its row in the table
+	m       syncMethod
+	fd      int
+	buf     []byte
+	mapped  []byte // buf's whole mapping, for munmap
+	region  int64  // the overwrite's region; 0 when appending
+	off     int64
+	lat     []int64
+	spent   time.Duration // time spent timing this row so far
+	refused bool
+}
+
+// done says the row has its iterations, or has had its time, or was
+// refused.
+func (r *methodRow) done(cfg ProbeConfig) bool {
+	return r.refused || len(r.lat) >= cfg.Iterations || r.spent >= cfg.MaxTime
+}
+
+func (r *methodRow) close() {
+	unix.Close(r.fd)
+	unix.Munmap(r.mapped)
+}
+
+// prepareMethod opens the file at path for m and, for an overwrite row,
+// writes and syncs its region before any clock starts. An error from
+// open(2) or the preparation is the method being refused, returned as
+// refused with no row; err is for what is not about the method.
+func prepareMethod(path string, m syncMethod, overwrite bool, size int, cfg ProbeConfig, open openFile) (r *methodRow, refused string, err error) {
 	fd, err := open(path, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|m.flags, 0o600)
 	if err != nil {
-		return c, fmt.Sprintf("open: %v", err), nil
+		return nil, fmt.Sprintf("open: %v", err), nil
 	}
-	defer unix.Close(fd)
 	// Page-aligned memory, as O_DIRECT requires.
-	buf, err := unix.Mmap(-1, 0, alignUp(size, 4096), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
+	mapped, err := unix.Mmap(-1, 0, alignUp(size, 4096), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
 	if err != nil {
-		return c, "", fmt.Errorf("probe -methods: buffer: %w", err)
+		unix.Close(fd)
+		return nil, "", fmt.Errorf("probe -methods: buffer: %w", err)
 	}
-	defer unix.Munmap(buf)
-	buf = buf[:size]
-	region := int64(0) // the overwrite's region; 0 when appending
+	r = &methodRow{m: m, fd: fd, buf: mapped[:size], mapped: mapped, lat: make([]int64, 0, cfg.Iterations)}
 	if overwrite {
-		region = max(regionFor(cfg.Iterations, size, methodRegion), int64(size))
-		for off := int64(0); off < region; off += int64(size) {
-			if err := pwriteAll(fd, buf, off); err != nil {
-				return c, fmt.Sprintf("preparing the region to overwrite: %v", err), nil
+		r.region = max(regionFor(cfg.Iterations, size, methodRegion), int64(size))
+		for off := int64(0); off < r.region; off += int64(size) {
+			if err := pwriteAll(fd, r.buf, off); err != nil {
+				r.close()
+				return nil, fmt.Sprintf("preparing the region to overwrite: %v", err), nil
 			}
 		}
 		if err := unix.Fsync(fd); err != nil {
-			return c, fmt.Sprintf("fsync after preparing: %v", err), nil
+			r.close()
+			return nil, fmt.Sprintf("fsync after preparing: %v", err), nil
 		}
 	}
-	for i := range buf {
-		buf[i] = byte(i)
+	for i := range r.buf {
+		r.buf[i] = byte(i)
 	}
-	lat := make([]int64, 0, cfg.Iterations)
+	return r, "", nil
+}
+
+// timeBlock times up to n more durable writes of the row (its write and,
+// unless the open flags make the write durable, its sync), sequentially
+// from where the last block stopped; an overwrite wraps around at the
+// end of its region. An error from a write or sync is the method being
+// refused: it is returned, and the row's figures are dropped.
+func (r *methodRow) timeBlock(ctx context.Context, n int, cfg ProbeConfig) (refused string) {
 	t0 := time.Now()
-	off := int64(0)
-	for len(lat) < cfg.Iterations && time.Since(t0) < cfg.MaxTime && ctx.Err() == nil {
-		if overwrite && off >= region {
-			off = 0
+	defer func() { r.spent += time.Since(t0) }()
+	for range n {
+		if r.done(cfg) || ctx.Err() != nil || r.spent+time.Since(t0) >= cfg.MaxTime {
+			return ""
+		}
+		if r.region > 0 && r.off >= r.region {
+			r.off = 0
 		}
 		start := time.Now()
-		if err := pwriteAll(fd, buf, off); err != nil {
-			return ProbeCost{}, fmt.Sprintf("write %d B at offset %d: %v", size, off, err), nil
+		if err := pwriteAll(r.fd, r.buf, r.off); err != nil {
+			return fmt.Sprintf("write %d B at offset %d: %v", len(r.buf), r.off, err)
 		}
-		if m.sync != nil {
-			if err := m.sync(fd); err != nil {
-				return ProbeCost{}, fmt.Sprintf("sync: %v", err), nil
+		if r.m.sync != nil {
+			if err := r.m.sync(r.fd); err != nil {
+				return fmt.Sprintf("sync: %v", err)
 			}
 		}
-		lat = append(lat, int64(time.Since(start)))
-		off += int64(size)
+		r.lat = append(r.lat, int64(time.Since(start)))
+		r.off += int64(len(r.buf))
 	}
-	return costOf(lat, time.Since(t0)), "", ctx.Err()
+	return ""
 }
 
 // pwriteAll writes all of b at off.
