@@ -122,34 +122,7 @@ func parseSelfStat(text string) (int64, error) {
 // cpuWatch reads the processors' ticks before and after a timed region,
 // as deviceWatch reads the disk's. Not safe for concurrent use.
 type cpuWatch struct {
-	read            func() (cpuTicks, error)
-	unavailable     string
-	before, after   cpuTicks
-	startAt, stopAt time.Time
-}
-
-func (w *cpuWatch) start() {
-	if w.unavailable != "" {
-		return
-	}
-	c, err := w.read()
-	if err != nil {
-		w.unavailable = err.Error()
-		return
-	}
-	w.before, w.startAt = c, time.Now()
-}
-
-func (w *cpuWatch) stop() {
-	if w.unavailable != "" {
-		return
-	}
-	c, err := w.read()
-	if err != nil {
-		w.unavailable = err.Error()
-		return
-	}
-	w.after, w.stopAt = c, time.Now()
+	regionWatch[cpuTicks]
 }
 
 // result is the run's cpu object.

@@ -279,40 +279,15 @@ func noDeviceReason(fs, dir string) string {
 // The runner calls start, stop and result in that order, from one
 // goroutine.
 type deviceWatch struct {
-	dev           blockDevice
-	read          func() (diskCounters, string, error) // the counters now, and their source
-	unavailable   string                               // why there is nothing to read
-	source        string
-	before, after diskCounters
-	// startAt and stopAt are when before and after were read: the
-	// interval busy_fraction and mean_in_flight divide by.
-	startAt, stopAt time.Time
+	dev blockDevice
+	regionWatch[diskReading]
 }
 
-// start reads the counters just before the timed region.
-func (w *deviceWatch) start() {
-	if w.unavailable != "" {
-		return
-	}
-	c, src, err := w.read()
-	if err != nil {
-		w.unavailable = err.Error()
-		return
-	}
-	w.before, w.source, w.startAt = c, src, time.Now()
-}
-
-// stop reads them again just after it.
-func (w *deviceWatch) stop() {
-	if w.unavailable != "" {
-		return
-	}
-	c, _, err := w.read()
-	if err != nil {
-		w.unavailable = err.Error()
-		return
-	}
-	w.after, w.stopAt = c, time.Now()
+// diskReading is one reading of a device's counters and where they came
+// from.
+type diskReading struct {
+	counters diskCounters
+	source   string
 }
 
 // result is device_io for a run of ops primitive ops whose Puts stored
@@ -321,7 +296,7 @@ func (w *deviceWatch) result(ops, logical int64) *DeviceIO {
 	if w.unavailable != "" {
 		return &DeviceIO{Device: w.dev.name, Unavailable: w.unavailable}
 	}
-	d := deviceDelta(w.dev.name, w.source, w.before, w.after, ops, logical, w.stopAt.Sub(w.startAt))
+	d := deviceDelta(w.dev.name, w.before.source, w.before.counters, w.after.counters, ops, logical, w.stopAt.Sub(w.startAt))
 	d.WriteCache = w.dev.writeCache
 	return d
 }

@@ -37,6 +37,9 @@ func watchDevice(dir string) *deviceWatch {
 		return w
 	}
 	w.dev = dev
-	w.read = func() (diskCounters, string, error) { return readCounters("/proc/diskstats", "/sys", dev.disks) }
+	w.read = func() (diskReading, error) {
+		c, source, err := readCounters("/proc/diskstats", "/sys", dev.disks)
+		return diskReading{c, source}, err
+	}
 	return w
 }
