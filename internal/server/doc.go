@@ -44,7 +44,8 @@
 // Packages beside it: web (templates, Markdown, replies), guard (who
 // may use the server, per-address limits, the refusal log), runq (the
 // disk's one runner: jobs, their queue, the budget, recording) and
-// runspage (the archive's pages: /runs, /runs/ID and its exports, /compare).
+// runspage (the archive's pages: /runs, /runs/ID and its exports, /compare)
+// and room (the live class; so far its sections and what a probe hides).
 //
 // Files, one job each:
 //
@@ -64,7 +65,6 @@
 //	mine.go          who may run a reader's own store (-engine mine): loopback, no token, no room
 //	owner.go         this server's claim on its run directories under -data
 //	record.go        opening the run archive; a cell run's own lines
-//	redact.go        what a probe result hides in room mode
 //	quizapi.go       POST /api/quiz and GET /api/quiz/queue
 //	quizdecode.go    decoding a quiz request as a stream, within its caps
 //	quizrecord.go    grading a cell quiz from recorded runs; predictions first
@@ -73,7 +73,6 @@
 //	room_ws.go       the room's follower socket and the presenter's runs
 //	share.go         the class board's cross-origin share route, share targets
 //	room_pages.go    the room's pages: join, follower, presenter, board
-//	room_sections.go a lesson split into sections, one shown at a time
 //	room_classes.go  past classes from the archive: /classes
 //	main.go          labserver serve: flags, listen, announce, serve
 //

@@ -9,6 +9,7 @@ import (
 
 	"kvlab/internal/classroom"
 	"kvlab/internal/lesson"
+	"kvlab/internal/server/room"
 	"kvlab/internal/server/web"
 )
 
@@ -70,7 +71,7 @@ type roomView struct {
 	ID        int64  // the room's archive id
 	Lesson    *lesson.Lesson
 	Body      template.HTML // the lesson's sections; empty on the board
-	Sections  []roomSection
+	Sections  []room.Section
 	NeedToken bool
 	JoinURL   string
 }
@@ -107,20 +108,20 @@ func (s *Server) roomPage(tmpl, path string) http.HandlerFunc {
 // the lesson's sections too. On failure it returns the HTTP status and an
 // error that says what is wrong.
 func (s *Server) roomViewFor(r *http.Request, code string, withBody bool) (roomView, int, error) {
-	room, status, msg := s.findRoom(r)
-	if room == nil {
+	rm, status, msg := s.findRoom(r)
+	if rm == nil {
 		return roomView{}, status, errors.New(msg)
 	}
-	l, _, _, err := s.findLesson(room.Lesson)
+	l, _, _, err := s.findLesson(rm.Lesson)
 	if err != nil {
 		return roomView{}, http.StatusInternalServerError, err
 	}
 	if l == nil {
-		return roomView{}, http.StatusNotFound, fmt.Errorf("room %s is on lesson %q, which this server no longer has", code, room.Lesson)
+		return roomView{}, http.StatusNotFound, fmt.Errorf("room %s is on lesson %q, which this server no longer has", code, rm.Lesson)
 	}
-	v := roomView{Code: code, ID: room.ID, Lesson: l, NeedToken: s.guard.NeedToken(), JoinURL: joinURL(r, code)}
+	v := roomView{Code: code, ID: rm.ID, Lesson: l, NeedToken: s.guard.NeedToken(), JoinURL: joinURL(r, code)}
 	if withBody {
-		if v.Body, v.Sections, err = renderSections(l); err != nil {
+		if v.Body, v.Sections, err = room.RenderSections(l); err != nil {
 			return roomView{}, http.StatusInternalServerError, err
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"kvlab/internal/archive"
 	"kvlab/internal/lesson"
 	"kvlab/internal/server/guard"
+	"kvlab/internal/server/room"
 	"kvlab/internal/server/runq"
 	"kvlab/internal/server/runspage"
 	"kvlab/internal/server/web"
@@ -342,17 +343,22 @@ func (s *Server) HTTPServer() *http.Server {
 
 // newRunner starts the runner of the server's data directory: under its
 // claim (owner.go), with its limits and budget, recording in its archive,
-// results redacted in room mode (servesOthers, redact.go).
+// results redacted in room mode (servesOthers, room.Redact).
 func (s *Server) newRunner() *runq.Runner {
 	cfg := runq.Config{RunsDir: filepath.Join(s.cfg.DataDir, "runs"), Name: s.owner.name, Limits: s.cfg.Limits,
 		Budget: s.cfg.Budget, Exe: s.cfg.Exe, MaxWaiting: s.cfg.maxWaiting,
 		Archive: s.arch, Version: s.version, HostID: s.hostID, Exec: s.cfg.exec, Logf: s.log.Printf}
 	if s.servesOthers() {
 		// What the room sees is what the archive keeps: its pages are public.
-		cfg.Redact = redactForRoom
+		cfg.Redact = room.Redact
 	}
 	return runq.New(cfg)
 }
+
+// servesOthers reports whether the server serves others than its own user:
+// it has a token, or listens beyond loopback (its pages and the room are
+// then seen by people other than the one who started it).
+func (s *Server) servesOthers() bool { return s.guard.NeedToken() || !guard.IsLoopback(s.cfg.Addr) }
 
 // Close cancels every queued and running run, closes the websockets and
 // waits for the server's goroutines. It does not close listeners: the

@@ -21,6 +21,7 @@ import (
 	"kvlab/internal/archive"
 	"kvlab/internal/classroom"
 	"kvlab/internal/server/guard"
+	roompkg "kvlab/internal/server/room"
 	"kvlab/internal/server/web"
 )
 
@@ -83,7 +84,7 @@ func (s *Server) handleShare(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	addr := guard.RemoteHost(r)
-	e := &archive.BoardEntry{Room: room.ID, Kind: sh.Kind, Measures: sh.Values, Conditions: web.MustMarshal(sh.Conditions), Result: redactForRoom(req.Result),
+	e := &archive.BoardEntry{Room: room.ID, Kind: sh.Kind, Measures: sh.Values, Conditions: web.MustMarshal(sh.Conditions), Result: roompkg.Redact(req.Result),
 		Label: req.Label, AddrHash: addrHash(room.Code, addr), At: time.Now().UTC()}
 	if code, err := s.addBoardEntry(r, room, e); err != nil {
 		web.JSONError(w, code, err.Error())
