@@ -74,17 +74,17 @@ func (r *sectionRenderer) renderHeading(w util.BufWriter, _ []byte, node ast.Nod
 	return ast.WalkContinue, nil
 }
 
-// Section names one section for the room pages' section list.
-type Section struct {
+// roomSection names one section for the room pages' section list.
+type roomSection struct {
 	N     int
 	Title string
 }
 
-// RenderSections renders a lesson's body for the room pages: the cells,
+// renderSections renders a lesson's body for the room pages: the cells,
 // quizzes and code blocks as on the lesson page, each section wrapped as
 // described above. It returns the sections' titles (section 0 is named by
 // the lesson's title).
-func RenderSections(l *lesson.Lesson) (template.HTML, []Section, error) {
+func renderSections(l *lesson.Lesson) (template.HTML, []roomSection, error) {
 	sr := &sectionRenderer{src: l.Body}
 	md := web.NewMarkdown(renderer.WithNodeRenderers(
 		web.Blocks(l),
@@ -95,9 +95,9 @@ func RenderSections(l *lesson.Lesson) (template.HTML, []Section, error) {
 	if err := md.Renderer().Render(&b, l.Body, doc); err != nil {
 		return "", nil, fmt.Errorf("%s: %w", l.File, err)
 	}
-	secs := []Section{{N: 0, Title: l.Title}}
+	secs := []roomSection{{N: 0, Title: l.Title}}
 	for i, t := range sr.titles {
-		secs = append(secs, Section{N: i + 1, Title: t})
+		secs = append(secs, roomSection{N: i + 1, Title: t})
 	}
 	return template.HTML(b.String()), secs, nil
 }

@@ -23,7 +23,7 @@ func TestRoomSectionsAgreeWithTheRoom(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, l := range ls {
-			body, secs, err := RenderSections(l)
+			body, secs, err := renderSections(l)
 			if err != nil {
 				t.Fatalf("%s: %v", l.File, err)
 			}
