@@ -23,7 +23,7 @@
 //	restore.go    the open rooms reloaded from the archive, with their polls and board
 //	presenter.go  the presenter's runs: PresenterRun, the fan-out sink, a poll's measurement
 //	followers.go  the follower socket: its limits, a follower's own runs (Runner)
-//	board.go      the class board and its one cross-origin route, the share
+//	board.go      the class board: a shared result (the one cross-origin route), the board, a removal
 //	pages.go      the pages: join, follower, presenter, board
 //	sections.go   a lesson split into sections, one shown at a time
 //	classes.go    past classes from the archive: /classes
@@ -32,5 +32,8 @@
 //
 // Locks: each classroom.Room has its own (what it guards is package
 // classroom's); Rooms holds none of its own. A room's lock is never held
-// while another room's is taken.
+// while another room's is taken. The archive's writes wait for its group
+// commit: a ballot, a share and a presenter's run (on the presenter's
+// socket reader) store without holding the room's lock; the presenter's
+// HTTP actions store under it, which keeps their writes in order.
 package room
