@@ -9,6 +9,7 @@ import (
 
 	"kvlab/harness"
 	"kvlab/internal/archive"
+	"kvlab/internal/server/room"
 	"kvlab/internal/server/runq"
 )
 
@@ -24,7 +25,7 @@ var apiTypes = []any{
 	harness.ProbeResult{},
 	harness.ModelResult{},
 	harness.CrashResult{},
-	inMsg{},
+	runq.RunMsg{},
 	runq.QueuedMsg{},
 	runq.StartedMsg{},
 	runq.ProgressMsg{},
@@ -36,18 +37,8 @@ var apiTypes = []any{
 	placeReply{},
 	archive.Run{},
 	archive.Comparison{},
-	// The room (room_api.go, room_ws.go, share.go).
-	roomCreateReply{},
-	roomMsg{},
-	pollMsg{},
-	roomRunMsg{},
-	sectionMsg{},
-	predictRoomRequest{},
-	predictRoomReply{},
-	shareRequest{},
+	// The room's are package room's (room.WireTypes); the share targets are this server's.
 	shareTargetRequest{},
-	boardReply{},
-	boardDeleteRequest{},
 	archive.Room{},
 	archive.Poll{},
 	archive.BoardEntry{},
@@ -63,7 +54,7 @@ func TestAPIDoc(t *testing.T) {
 	doc := string(b)
 	fields := map[string][]string{} // JSON name -> where it occurs
 	seen := map[reflect.Type]bool{}
-	for _, v := range apiTypes {
+	for _, v := range append(apiTypes, room.WireTypes()...) {
 		jsonFields(reflect.TypeOf(v), seen, fields)
 	}
 	if len(fields) < 50 {

@@ -8,7 +8,7 @@ import (
 )
 
 // checkRunExtras checks the run message's archive fields.
-func checkRunExtras(m inMsg) error {
+func checkRunExtras(m runq.RunMsg) error {
 	if m.Repeat < 0 || m.Repeat > runq.MaxRounds {
 		return fmt.Errorf("repeat %d: must be between 1 and %d (0 or absent: once)", m.Repeat, runq.MaxRounds)
 	}

@@ -16,16 +16,16 @@
 //	GET  /runs/ID           one run's permalink; ID.json and ID.tsv export it
 //	GET  /compare           two groups of runs compared (package runspage)
 //	/api/rooms/...          a live class: its state, section, polls,
-//	                        predictions and board (see room_api.go)
+//	                        predictions and board (package room)
 //	POST /api/rooms/CODE/share  a result shared to the board, the one
-//	                        cross-origin route (see share.go)
-//	/api/share-target       the room servers this one's pages may share to
-//	GET  /room/CODE/ws      a room's follower socket (see room_ws.go)
+//	                        cross-origin route (package room)
+//	/api/share-target       the room servers this one's pages may share to (see share.go)
+//	GET  /room/CODE/ws      a room's follower socket (package room)
 //	GET  /room/CODE/qr.svg  the room's join URL as a QR code
 //	GET  /join              a room's join form; /room/CODE a follower's page,
 //	                        /present/CODE the presenter's, /room/CODE/board
-//	                        the class board (see room_pages.go)
-//	GET  /classes           past classes; /classes/ID, /classes/compare (see room_classes.go)
+//	                        the class board (package room)
+//	GET  /classes           past classes; /classes/ID, /classes/compare (package room)
 //
 // Runs are serialized (package runq): one at a time per server (which
 // owns one data directory), others wait in a FIFO queue and are told their
@@ -44,7 +44,12 @@
 // Packages beside it: web (templates, Markdown, replies), guard (who
 // may use the server, per-address limits, the refusal log), runq (the
 // disk's one runner: jobs, their queue, the budget, recording) and
-// runspage (the archive's pages: /runs, /runs/ID and its exports, /compare).
+// runspage (the archive's pages: /runs, /runs/ID and its exports, /compare)
+// and room (the live class: its registry, API, polls, board, follower
+// socket, pages and past classes). The room gets from the server only
+// what room.Config gives it; a follower's own runs come back through
+// followerRunner (runowner.go), and a presenter's run on /ws asks
+// room.PresenterRun, whose Run is the job's sink.
 //
 // Files, one job each:
 //
@@ -59,22 +64,16 @@
 //	token.go         where the token comes from: -token, -token-file, $KVLAB_TOKEN
 //	ws.go            the run websocket's connections: reader, writer
 //	runowner.go      a reader's runs (a socket's, a room follower's): check, admit, cancel
-//	messages.go      the run websocket's incoming message (the outgoing are runq's)
+//	messages.go      the run websocket's protocol (its messages are runq's)
 //	cellcheck.go     a run message's extras, a run: quiz's lines (runq.CheckLines)
 //	mine.go          who may run a reader's own store (-engine mine): loopback, no token, no room
 //	owner.go         this server's claim on its run directories under -data
 //	record.go        opening the run archive; a cell run's own lines
-//	redact.go        what a probe result hides in room mode
 //	quizapi.go       POST /api/quiz and GET /api/quiz/queue
 //	quizdecode.go    decoding a quiz request as a stream, within its caps
 //	quizrecord.go    grading a cell quiz from recorded runs; predictions first
 //	predict.go       POST /api/predict
-//	room_api.go      the room (a live class): its HTTP API under /api/rooms
-//	room_ws.go       the room's follower socket and the presenter's runs
-//	share.go         the class board's cross-origin share route, share targets
-//	room_pages.go    the room's pages: join, follower, presenter, board
-//	room_sections.go a lesson split into sections, one shown at a time
-//	room_classes.go  past classes from the archive: /classes
+//	share.go         the share targets: the room servers this server's pages may share to
 //	main.go          labserver serve: flags, listen, announce, serve
 //
 // Contexts: a context is passed as the first parameter to whatever works
@@ -88,5 +87,6 @@
 // a writer goroutine and the queue reach those values long after the
 // call that created them has returned, so there is no call chain to pass
 // the context along; the lifetime travels with the value, as grpc's
-// ClientConn keeps its own. No other struct holds one.
+// ClientConn keeps its own. No other struct holds one (the rooms' timers
+// and sweeper end on Server.ctx's Done channel, room.Config.Done).
 package server

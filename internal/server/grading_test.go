@@ -277,20 +277,3 @@ func TestQuizGradedOnRepeatedRuns(t *testing.T) {
 		t.Errorf("one run: status %d %q, want 422 asking for 3 runs", code, one.Error)
 	}
 }
-
-// A poll is measured by the quiz's own Evaluate, as POST /api/quiz
-// grades: an answer that is not a finite number is refused instead of
-// closing the poll on +Inf, which its JSON could not carry.
-func TestPollAnswerIsQuizEvaluate(t *testing.T) {
-	e, err := quiz.ParseExpr("$0.x * 10")
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := &quiz.Quiz{ID: "big", Answer: e}
-	if v, err := quizAnswer(q, []json.RawMessage{json.RawMessage(`{"x":2}`)}); err != nil || v != 20 {
-		t.Errorf("x=2: got %v, %v; want 20", v, err)
-	}
-	if v, err := quizAnswer(q, []json.RawMessage{json.RawMessage(`{"x":1.7e308}`)}); err == nil || !strings.Contains(err.Error(), "not a finite number") {
-		t.Errorf("x=1.7e308: got %v, %v; want the error that the answer is not a finite number", v, err)
-	}
-}

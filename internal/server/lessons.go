@@ -101,3 +101,10 @@ func (s *Server) findLesson(slug string) (*lesson.Lesson, int, []*lesson.Lesson,
 	}
 	return nil, -1, ls, nil
 }
+
+// lesson is the lesson slug names, or nil when there is none (the room's
+// view of the lessons, room.Config.Lesson).
+func (s *Server) lesson(slug string) (*lesson.Lesson, error) {
+	l, _, _, err := s.findLesson(slug)
+	return l, err
+}

@@ -23,29 +23,9 @@ package server
 // the line is recorded, and "round" in a repeated run; done carries
 // "cancelled":true when the run was cancelled.
 
-// inMsg is every incoming message: run and cancel.
-type inMsg struct {
-	Type  string `json:"type"`
-	ID    string `json:"id"`
-	Cell  string `json:"cell"`
-	Token string `json:"token,omitempty"`
-	// Additions for the run archive (runq.Origin), all optional: where
-	// the cell is, the browser's id, and how many rounds to run it.
-	Lesson  string `json:"lesson,omitempty"`
-	CellID  string `json:"cell_id,omitempty"`
-	Browser string `json:"browser,omitempty"`
-	Repeat  int    `json:"repeat,omitempty"`
-	// Room fans the run out to a room's followers (presenter only), and
-	// Poll names the room's poll the run measures (room_ws.go).
-	Room string `json:"room,omitempty"`
-	Poll string `json:"poll,omitempty"`
-	// Presenter is the room's presenter secret (or the presenter token)
-	// on a run with Room (guard.PresenterError).
-	Presenter string `json:"presenter,omitempty"`
-	// Source is the Go code of a reader's store that the run's -engine
-	// mine lines run (mine.go).
-	Source string `json:"source,omitempty"`
-}
+// The incoming message, run or cancel, is runq.RunMsg: the run
+// websocket's and a room follower's socket's alike (package room reads
+// the follower's).
 
-// The outgoing messages of a run are package runq's (messages.go):
+// The outgoing messages of a run are package runq's too (messages.go):
 // runq.QueuedMsg, StartedMsg, ProgressMsg, ResultMsg, DoneMsg, ErrorMsg.

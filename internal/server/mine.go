@@ -6,6 +6,7 @@ import (
 
 	"kvlab/harness"
 	"kvlab/internal/server/guard"
+	"kvlab/internal/server/runq"
 )
 
 // A reader's own store on this disk.
@@ -23,7 +24,7 @@ import (
 // parsed them) or "source" would run a reader's code where the server
 // does not run it. bad is the 0-based line at
 // fault, or -1 for the run as a whole.
-func (s *Server) checkSource(c *runOwner, m inMsg, specs []*harness.Spec) (bad int, err error) {
+func (s *Server) checkSource(c *runOwner, m runq.RunMsg, specs []*harness.Spec) (bad int, err error) {
 	bad = slices.IndexFunc(specs, func(spec *harness.Spec) bool {
 		return slices.ContainsFunc(spec.Engines, harness.TakesSource)
 	})

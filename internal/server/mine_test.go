@@ -7,6 +7,7 @@ import (
 
 	"kvlab/harness"
 	_ "kvlab/harness/mine" // registers -engine mine and mine-null
+	"kvlab/internal/server/runq"
 	"kvlab/wasm/grader"
 )
 
@@ -117,17 +118,17 @@ func TestMineRefusedInARoom(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		c    *runOwner
-		m    inMsg
+		m    runq.RunMsg
 	}{
-		{"presenter", &runOwner{}, inMsg{Room: "ABCD"}},
-		{"follower", &runOwner{follower: true}, inMsg{}},
+		{"presenter", &runOwner{}, runq.RunMsg{Room: "ABCD"}},
+		{"follower", &runOwner{follower: true}, runq.RunMsg{}},
 	} {
 		bad, err := s.checkSource(tt.c, tt.m, specs)
 		if bad != 1 || err == nil || !strings.Contains(err.Error(), "a room's runs") {
 			t.Errorf("%s: line %d, error %v; want line 1 refused for a room", tt.name, bad, err)
 		}
 	}
-	if bad, err := s.checkSource(&runOwner{}, inMsg{}, specs); bad != -1 || err != nil {
+	if bad, err := s.checkSource(&runOwner{}, runq.RunMsg{}, specs); bad != -1 || err != nil {
 		t.Errorf("outside a room: line %d, error %v; want it allowed", bad, err)
 	}
 }

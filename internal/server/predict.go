@@ -9,6 +9,7 @@ import (
 
 	"kvlab/internal/archive"
 	"kvlab/internal/quiz"
+	"kvlab/internal/server/room"
 	"kvlab/internal/server/runq"
 	"kvlab/internal/server/web"
 )
@@ -38,9 +39,6 @@ type predictReply struct {
 	At time.Time `json:"at"`
 }
 
-// maxPrediction caps a prediction's text.
-const maxPrediction = 128
-
 func (s *Server) handlePredict(w http.ResponseWriter, r *http.Request) {
 	if !s.apiAccessOK(w, r) || !s.writeAllowed(w, r, "prediction") {
 		return
@@ -62,8 +60,8 @@ func (s *Server) handlePredict(w http.ResponseWriter, r *http.Request) {
 	}
 	v := strings.TrimSpace(req.Value)
 	switch {
-	case v == "" || len(v) > maxPrediction:
-		web.JSONError(w, http.StatusBadRequest, fmt.Sprintf("value: the prediction must be 1 to %d characters", maxPrediction))
+	case v == "" || len(v) > room.MaxPredictionLen:
+		web.JSONError(w, http.StatusBadRequest, fmt.Sprintf("value: the prediction must be 1 to %d characters", room.MaxPredictionLen))
 		return
 	case q.Choices == nil:
 		if _, err := quiz.ParseNumber(v, q.Unit); err != nil {

@@ -66,7 +66,7 @@ func TestQueueCapUnderConcurrentSubmit(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			<-start
-			c.run(inMsg{Type: "run", ID: "r", Cell: "bench -engine null -ops 100"})
+			c.run(runq.RunMsg{Type: "run", ID: "r", Cell: "bench -engine null -ops 100"})
 		}()
 	}
 	close(start)

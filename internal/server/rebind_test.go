@@ -25,7 +25,7 @@ func TestRebindingRefusedOnEveryRoute(t *testing.T) {
 			})
 			ts := startServer(t, s)
 			code, tok := openRoomSecret(t, ts)
-			room := s.rooms.reg.All()[0]
+			room := s.rooms.Open(code)
 			if _, err := s.arch.Add(t.Context(), &archive.Run{Kind: "probe", Spec: "probe", Result: []byte(`{"kind":"probe"}`)}); err != nil {
 				t.Fatal(err)
 			}
@@ -68,10 +68,13 @@ func TestRebindingRefusedOnEveryRoute(t *testing.T) {
 					t.Errorf("%s %s with Host evil.example: %d %.120s, want 403", rt.method, rt.path, st, body)
 				}
 			}
-			if urls := s.rooms.targets.list(); len(urls) != 0 {
+			if urls := s.targets.list(); len(urls) != 0 {
 				t.Errorf("share targets after the rebinding requests: %v, want none", urls)
 			}
-			if lockedStateOf(room).Closed {
+			room.Lock()
+			closed := room.Closed
+			room.Unlock()
+			if closed {
 				t.Errorf("the room was closed by a rebinding request")
 			}
 			if st, _ := send("GET", "/static/app.css", "", "evil.example:"+port); st != http.StatusOK {

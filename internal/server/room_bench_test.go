@@ -78,7 +78,7 @@ func newFanoutRig(tb testing.TB, followers, progress int, pace time.Duration) *f
 	}
 	s := newServer(tb, func(c *Config) { c.MaxQueuedPerClient = 2; c.exec = exec })
 	r := &fanoutRig{tb: tb, s: s, followers: followers, sent: map[string]time.Time{}}
-	s.rooms.sentHook = func(b []byte) {
+	s.rooms.SentHook = func(b []byte) {
 		now := time.Now()
 		r.mu.Lock()
 		r.sent[string(b)] = now
@@ -91,7 +91,7 @@ func newFanoutRig(tb testing.TB, followers, progress int, pace time.Duration) *f
 	tb.Cleanup(func() { s.Close() })
 	r.ts = ts
 	r.code = openRoom(tb, ts)
-	r.room = s.rooms.reg.Get(strings.ReplaceAll(r.code, "-", ""), time.Now())
+	r.room = s.rooms.Open(r.code)
 	u := "ws" + strings.TrimPrefix(ts.URL, "http") + "/room/" + r.code + "/ws"
 	for range followers {
 		c, _, err := websocket.DefaultDialer.Dial(u, nil)

@@ -11,12 +11,15 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/gorilla/websocket"
 
+	"kvlab/internal/archive"
 	"kvlab/internal/classroom"
+	"kvlab/internal/server/room"
 )
 
 // post sends a JSON body (a string, or a value to encode) with optional
@@ -196,7 +199,7 @@ func TestRoomPredictAfterMeasureStarted(t *testing.T) {
 	if st != http.StatusConflict || !strings.Contains(m.str("error"), "predictions are closed") {
 		t.Fatalf("a prediction after the run was accepted: %d %v, want 409", st, m)
 	}
-	id := s.rooms.reg.Get(strings.ReplaceAll(code, "-", ""), time.Now()).ID
+	id := s.rooms.Open(code).ID
 	polls, err := s.arch.RoomPolls(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
@@ -250,34 +253,6 @@ func TestRoomRestart(t *testing.T) {
 	}
 	f := dialRoom(t, ts2, code)
 	f.conn.Close()
-}
-
-// TestRoomLookupLimit: an address that asks for more than
-// -max-unknown-codes well-formed codes that name no room is refused every
-// lookup for the rest of the minute, even a right one; text that is not a
-// code does not count.
-func TestRoomLookupLimit(t *testing.T) {
-	const max = 5
-	s := newServer(t, func(c *Config) { c.MaxUnknownCodes = max })
-	ts := startServer(t, s)
-	code := openRoom(t, ts)
-	for i := range 3 * max {
-		if st, _ := post(t, ts, "GET", "/api/rooms/not-a-code-"+strconv.Itoa(i), ""); st != 404 {
-			t.Fatalf("text that is not a code: %d, want 404", st)
-		}
-	}
-	if st, m := post(t, ts, "GET", "/api/rooms/"+code, ""); st != http.StatusOK {
-		t.Fatalf("a right code after %d texts that are not codes: %d %v, want 200 (they do not count)", 3*max, st, m)
-	}
-	for i := range max {
-		st, m := post(t, ts, "GET", "/api/rooms/222223333"+string(classroom.Alphabet[i%len(classroom.Alphabet)]), "")
-		if st != 404 || !strings.Contains(m.str("error"), "rooms expire 4h after") {
-			t.Fatalf("unknown code %d: %d %v, want 404", i, st, m)
-		}
-	}
-	if st, m := post(t, ts, "GET", "/api/rooms/"+code, ""); st != http.StatusTooManyRequests || !strings.Contains(m.str("error"), "-max-unknown-codes") {
-		t.Fatalf("a right code after %d wrong ones: %d %v, want 429 naming the flag", max, st, m)
-	}
 }
 
 // TestTokenFailuresThrottled: past -max-token-failures wrong tokens or
@@ -360,12 +335,12 @@ func TestRoomFollowerCannotPresent(t *testing.T) {
 	if ms := f.until("r5", "done"); !strings.Contains(types(ms), "result") {
 		t.Errorf("an allowed follower run: %s, want a result", types(ms))
 	}
-	big := `{"type":"cancel","id":"` + strings.Repeat("x", followerMaxMessage) + `"}`
+	big := `{"type":"cancel","id":"` + strings.Repeat("x", room.FollowerMaxMessage) + `"}`
 	f.send(big)
 	expectClose(t, f, websocket.ClosePolicyViolation)
 
 	g := dialRoom(t, ts, code)
-	for range followerMaxRate + 5 {
+	for range room.FollowerMaxRate + 5 {
 		g.conn.WriteMessage(websocket.TextMessage, []byte(`{"type":"cancel","id":"x"}`))
 	}
 	expectClose(t, g, websocket.ClosePolicyViolation)
@@ -554,30 +529,6 @@ func TestRoomPresenterAheadOfFollowers(t *testing.T) {
 	}
 }
 
-// TestRoomExpires: a room past its time to live answers 404, its
-// followers are told it closed, and the archive no longer reloads it.
-func TestRoomExpires(t *testing.T) {
-	s := newServer(t, func(c *Config) { c.RoomTTL = time.Hour })
-	ts := startServer(t, s)
-	code := openRoom(t, ts)
-	f := dialRoom(t, ts, code)
-	room := s.rooms.reg.Get(strings.ReplaceAll(code, "-", ""), time.Now())
-	room.Lock()
-	room.Expires = time.Now().Add(-time.Second) // as if the hour had passed
-	s.saveRoom(context.Background(), room)
-	room.Unlock()
-	if st, m := post(t, ts, "GET", "/api/rooms/"+code, ""); st != 404 || !strings.Contains(m.str("error"), "rooms expire 1h after") {
-		t.Fatalf("an expired room: %d %v, want 404 naming the 1h", st, m)
-	}
-	for _, r := range s.rooms.reg.Expired(time.Now()) {
-		s.endRoom(r) // what the sweeper does every sweepEvery
-	}
-	f.nextOf("closed")
-	if open, _ := s.arch.OpenRooms(context.Background(), time.Now()); len(open) != 0 {
-		t.Errorf("OpenRooms after the expiry: %v, want none", open)
-	}
-}
-
 // TestShareTargetsDamaged: a damaged share-targets.json does not stop
 // the server: it is moved aside, the log names where, and the server
 // starts with no targets and can keep new ones.
@@ -633,7 +584,7 @@ func TestRoomPollMeasureRefused(t *testing.T) {
 	if st, m := post(t, ts, "POST", "/api/rooms/"+code+"/polls/p1/predict", `{"browser":"after","value":"3"}`); st != http.StatusOK {
 		t.Errorf("a prediction after the refused measurement: %d %v, want 200", st, m)
 	}
-	id := s.rooms.reg.Get(strings.ReplaceAll(code, "-", ""), time.Now()).ID
+	id := s.rooms.Open(code).ID
 	if polls, err := s.arch.RoomPolls(context.Background(), id); err != nil || !polls[0].MeasureStarted.IsZero() || len(polls[0].Predictions) != 1 {
 		t.Errorf("the archived poll: %+v, %v; want no measure start and the prediction", polls, err)
 	}
@@ -666,5 +617,76 @@ func TestRoomRunRefusedSameAudience(t *testing.T) {
 		if got := strings.Join(seq, " "); got != want {
 			t.Errorf("%s heard %q for the refused run, want %q", who, got, want)
 		}
+	}
+}
+
+// lockWatch is an archive that notes whether a presenter's run stores
+// the room's state or its poll's measurement start while the room is
+// locked: those writes wait for the archive's group commit, on the
+// presenter's socket reader, and every ballot and follower message of
+// the room would wait on the lock meanwhile.
+type lockWatch struct {
+	archive.Archive
+	room   atomic.Pointer[classroom.Room] // watched while set
+	rooms  atomic.Int32                   // room writes seen while watched
+	polls  atomic.Int32                   // measurement starts seen
+	locked atomic.Int32                   // writes made under the room's lock
+}
+
+// check counts a write made while the watched room is locked: a
+// goroutine cannot take the lock while the caller holds it.
+func (a *lockWatch) check(r *classroom.Room) {
+	free := make(chan struct{})
+	go func() { r.Lock(); r.Unlock(); close(free) }()
+	select {
+	case <-free:
+	case <-time.After(5 * time.Second): // held by the caller, who waits for this write
+		a.locked.Add(1)
+	}
+}
+
+func (a *lockWatch) UpdateRoom(ctx context.Context, ar *archive.Room) error {
+	if r := a.room.Load(); r != nil {
+		a.rooms.Add(1)
+		a.check(r)
+	}
+	return a.Archive.UpdateRoom(ctx, ar)
+}
+
+func (a *lockWatch) UpdatePoll(ctx context.Context, p *archive.Poll) error {
+	if r := a.room.Load(); r != nil && !p.MeasureStarted.IsZero() && p.Measured == nil {
+		a.polls.Add(1)
+		a.check(r)
+	}
+	return a.Archive.UpdatePoll(ctx, p)
+}
+
+// TestRoomRunStoresUnlocked: a presenter's run that measures a poll
+// stores the room's new expiry and the poll's measurement start without
+// holding the room's lock.
+func TestRoomRunStoresUnlocked(t *testing.T) {
+	dir := t.TempDir()
+	a, err := archive.Open(context.Background(), "", dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() }) // after the server's Close (cleanups run last first)
+	w := &lockWatch{Archive: a}
+	s := newServer(t, func(c *Config) { c.Archive, c.DataDir = w, dir })
+	ts := startServer(t, s)
+	code := openRoom(t, ts)
+	if st, m := post(t, ts, "POST", "/api/rooms/"+code+"/polls", `{"quiz":"count"}`); st != 201 {
+		t.Fatalf("open poll: %d %v", st, m)
+	}
+	p := dial(t, ts, "", nil)
+	w.room.Store(s.rooms.Open(code))
+	p.send(map[string]string{"type": "run", "id": "c1", "cell_id": "always-run", "room": code, "poll": "p1", "cell": "bench -engine null -ops 500"})
+	p.until("c1", "done")
+	w.room.Store(nil)
+	if w.rooms.Load() == 0 || w.polls.Load() == 0 {
+		t.Fatalf("stored %d room states and %d measurement starts during the run, want both", w.rooms.Load(), w.polls.Load())
+	}
+	if n := w.locked.Load(); n != 0 {
+		t.Errorf("%d of the run's writes were made under the room's lock", n)
 	}
 }

@@ -6,36 +6,28 @@ import (
 	"sync"
 
 	"kvlab/harness"
+	"kvlab/internal/server/room"
 	"kvlab/internal/server/runq"
 )
 
 // A reader's runs: a /ws socket's, or a room follower's (the follower's
-// socket is the room hub's, room_ws.go). Both check their run messages
+// socket is the room hub's, package room). Both check their run messages
 // the same way, count them against the same caps, and queue them with
 // the server's runner; only their sink differs, and a follower's runs
 // queue behind the presenter's and need no token (the presenter allowed
 // them).
-
-// runSink is where a reader's run messages go: a /ws client, or a room
-// follower. sendBytes sends a message already encoded (a room run's
-// messages are encoded once for the presenter and every follower);
-// progress messages may be dropped when the reader falls behind.
-type runSink interface {
-	runq.Sink
-	sendBytes(b []byte, progress bool)
-}
 
 // runOwner holds the runs one reader has queued or running. It is safe
 // for concurrent use. Its ctx is the reader's lifetime (package doc,
 // Contexts) and the parent of its runs; cancel ends it.
 type runOwner struct {
 	s      *Server
-	out    runSink
+	out    room.Sink
 	ctx    context.Context
 	cancel context.CancelFunc
 	token  string // from the socket's URL; a follower's runs need none
 	addr   string // the remote address's host: runs are counted per address too
-	// follower is set for a room follower's runs (room_ws.go): they wait
+	// follower is set for a room follower's runs (package room): they wait
 	// behind the presenter's.
 	follower bool
 
@@ -45,7 +37,7 @@ type runOwner struct {
 
 // newRunOwner is the owner of the runs of a reader at addr, whose
 // messages go to out, for as long as the server runs or stopRuns.
-func newRunOwner(s *Server, out runSink, addr, token string, follower bool) *runOwner {
+func newRunOwner(s *Server, out room.Sink, addr, token string, follower bool) *runOwner {
 	o := &runOwner{s: s, out: out, addr: addr, token: token, follower: follower, jobs: map[string]*runq.Job{}}
 	o.ctx, o.cancel = context.WithCancel(s.ctx)
 	return o
@@ -81,7 +73,7 @@ func (o *runOwner) forget(j *runq.Job) {
 // for a bad or busy id, which has no run of its own to end. A run the
 // queue refuses hears why and done from the runner, on its own sink: the
 // owner's, or the room for a presenter's run.
-func (o *runOwner) run(m inMsg) {
+func (o *runOwner) run(m runq.RunMsg) {
 	if m.ID == "" || len(m.ID) > 128 {
 		o.out.Send(runq.ErrorMsg{Type: "error", ID: m.ID, Message: "run: id must be 1 to 128 characters"})
 		return
@@ -94,7 +86,7 @@ func (o *runOwner) run(m inMsg) {
 	if !ok {
 		return
 	}
-	rr.attach(j)
+	rr.Attach(j)
 	// Submit checks the queue's cap and adds the job under one lock.
 	if err := o.s.runs.Submit(j); err != nil {
 		o.s.guard.Refused(o.addr, "run: "+err.Error())
@@ -114,11 +106,11 @@ func (o *runOwner) refuse(id string, line int, msg string) {
 
 // checkRun checks a run message's token (the message's, else the URL's;
 // a follower's run has none: the presenter allowed it), its archive
-// fields, its room (rr is nil without one; room_ws.go) and
+// fields, its room (rr is nil without one; room.PresenterRun) and
 // its cell: each line against the limits, and the whole cell, every
 // round of it, against the budget (runq.CheckCell). It returns the cell's
 // run lines and their specs; ok is false when it has refused the run.
-func (o *runOwner) checkRun(m inMsg) (lines []string, specs []*harness.Spec, rr *roomRun, ok bool) {
+func (o *runOwner) checkRun(m runq.RunMsg) (lines []string, specs []*harness.Spec, rr *room.Run, ok bool) {
 	if !o.follower && !o.tokenOK(m) {
 		return nil, nil, nil, false
 	}
@@ -126,7 +118,7 @@ func (o *runOwner) checkRun(m inMsg) (lines []string, specs []*harness.Spec, rr 
 		o.refuse(m.ID, -1, err.Error())
 		return nil, nil, nil, false
 	}
-	rr, err := o.s.roomRunFor(o, m)
+	rr, err := o.s.rooms.PresenterRun(m, o.addr, o.follower, o.out)
 	if err != nil {
 		o.refuse(m.ID, -1, err.Error())
 		return nil, nil, nil, false
@@ -145,7 +137,7 @@ func (o *runOwner) checkRun(m inMsg) (lines []string, specs []*harness.Spec, rr 
 // tokenOK checks a run message's token (the message's, else the URL's)
 // and refuses the run when it is not the run token; an address that sent
 // too many wrong ones is refused before any comparison.
-func (o *runOwner) tokenOK(m inMsg) bool {
+func (o *runOwner) tokenOK(m runq.RunMsg) bool {
 	tok := m.Token
 	if tok == "" {
 		tok = o.token
@@ -165,7 +157,7 @@ func (o *runOwner) tokenOK(m inMsg) bool {
 
 // admit makes a checked run one of this client's jobs, within the caps on
 // runs per client and per address. ok is false when it has refused it.
-func (o *runOwner) admit(m inMsg, lines []string, specs []*harness.Spec) (j *runq.Job, ok bool) {
+func (o *runOwner) admit(m runq.RunMsg, lines []string, specs []*harness.Spec) (j *runq.Job, ok bool) {
 	o.mu.Lock()
 	if _, busy := o.jobs[m.ID]; busy {
 		o.mu.Unlock()
@@ -200,6 +192,22 @@ func (o *runOwner) admit(m inMsg, lines []string, specs []*harness.Spec) (j *run
 	o.mu.Unlock()
 	return j, true
 }
+
+// followerRunner is the room's runner (room.Runner): a follower's runs
+// are a runOwner's without a token, waiting behind the presenter's.
+type followerRunner struct{ s *Server }
+
+// FollowerRuns implements room.Runner.
+func (fr followerRunner) FollowerRuns(out room.Sink, addr string) room.Runs {
+	return followerOwner{newRunOwner(fr.s, out, addr, "", true)}
+}
+
+// followerOwner is one follower's runs (room.Runs).
+type followerOwner struct{ o *runOwner }
+
+func (f followerOwner) Run(m runq.RunMsg) { f.o.run(m) }
+func (f followerOwner) Cancel(id string)  { f.o.cancelRun(id) }
+func (f followerOwner) Stop()             { f.o.stopRuns() }
 
 func (o *runOwner) cancelRun(id string) {
 	o.mu.Lock()

@@ -17,6 +17,7 @@ import (
 	"kvlab/internal/archive"
 	"kvlab/internal/lesson"
 	"kvlab/internal/server/guard"
+	"kvlab/internal/server/room"
 	"kvlab/internal/server/runq"
 	"kvlab/internal/server/runspage"
 	"kvlab/internal/server/web"
@@ -71,7 +72,7 @@ type Config struct {
 	// "" = kvlab.db (SQLite) in DataDir, or a postgres:// URL.
 	ArchiveTarget string
 	// RoomTTL is how long a room stays open after its presenter's last
-	// action (room_api.go). 0 = 4h.
+	// action (package room). 0 = 4h.
 	RoomTTL time.Duration
 	// Writes bound what students write to the archive (writes.go). Zero
 	// fields take DefaultWriteLimits'.
@@ -167,8 +168,9 @@ type Server struct {
 	clients map[*client]struct{}
 	closed  bool
 
-	owner *owner // this server's claim on its run directories (owner.go)
-	rooms *rooms // live classes: followers, polls, the board (room_api.go)
+	owner   *owner        // this server's claim on its run directories (owner.go)
+	rooms   *room.Rooms   // live classes: followers, polls, the board (package room)
+	targets *shareTargets // the room servers this server's pages may share to (share.go)
 
 	// Timeouts of the plain HTTP routes (HTTPServer): reading a whole
 	// request, and writing a reply. The websocket sets its own deadlines
@@ -235,8 +237,8 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("GET /api/quiz/queue", s.handleQuizQueue)
 	runspage.New(s.arch, s.hostID).Route(s.mux)
 	s.mux.HandleFunc("POST /api/predict", s.handlePredict)
-	s.routeRooms()
-	s.routeRoomPages()
+	s.rooms.Route(s.mux)
+	s.routeShareTargets()
 	s.mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/static/favicon.svg", http.StatusMovedPermanently)
 	})
@@ -342,17 +344,64 @@ func (s *Server) HTTPServer() *http.Server {
 
 // newRunner starts the runner of the server's data directory: under its
 // claim (owner.go), with its limits and budget, recording in its archive,
-// results redacted in room mode (servesOthers, redact.go).
+// results redacted in room mode (servesOthers, room.Redact).
 func (s *Server) newRunner() *runq.Runner {
 	cfg := runq.Config{RunsDir: filepath.Join(s.cfg.DataDir, "runs"), Name: s.owner.name, Limits: s.cfg.Limits,
 		Budget: s.cfg.Budget, Exe: s.cfg.Exe, MaxWaiting: s.cfg.maxWaiting,
 		Archive: s.arch, Version: s.version, HostID: s.hostID, Exec: s.cfg.exec, Logf: s.log.Printf}
 	if s.servesOthers() {
 		// What the room sees is what the archive keeps: its pages are public.
-		cfg.Redact = redactForRoom
+		cfg.Redact = room.Redact
 	}
 	return runq.New(cfg)
 }
+
+// startRooms loads the share targets and starts the rooms (package
+// room): they reload the open ones from the archive and sweep the
+// expired ones. The room reaches the server through what it is given
+// here: the archive, the guard, the lessons, the runner for a
+// follower's own runs, the server's lifetime, its write gate and caps.
+func (s *Server) startRooms() error {
+	t, err := loadShareTargets(s.cfg.DataDir, s.log.Printf)
+	if err != nil {
+		return err
+	}
+	s.targets = t
+	w := s.cfg.Writes
+	rs, err := room.New(room.Config{Archive: s.arch, Guard: s.guard, Runs: followerRunner{s},
+		Lesson: s.lesson, Access: s.apiAccessOK, WriteAllowed: s.writeAllowed,
+		Done: s.ctx.Done(), Spawn: s.spawn, Logf: s.log.Printf, Upgrader: s.upgrader(), PongWait: s.pongWait,
+		TTL: s.cfg.RoomTTL, MaxUnknownCodes: s.cfg.MaxUnknownCodes, HasPresenterToken: s.cfg.PresenterToken != "",
+		Writes: room.Limits{PerBrowser: w.PerBrowser, BallotsPerAddress: w.BallotsPerAddress, SharesPerAddressRoom: w.SharesPerAddressRoom,
+			MaxBytes: w.MaxBytes, MaxShareBytes: w.MaxShareBytes}})
+	if err != nil {
+		return err
+	}
+	s.rooms = rs
+	return nil
+}
+
+// spawn runs fn on a goroutine Close waits for, unless the server is
+// closing; it reports whether fn was started.
+func (s *Server) spawn(fn func()) bool {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return false
+	}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.wg.Done()
+		fn()
+	}()
+	return true
+}
+
+// servesOthers reports whether the server serves others than its own user:
+// it has a token, or listens beyond loopback (its pages and the room are
+// then seen by people other than the one who started it).
+func (s *Server) servesOthers() bool { return s.guard.NeedToken() || !guard.IsLoopback(s.cfg.Addr) }
 
 // Close cancels every queued and running run, closes the websockets and
 // waits for the server's goroutines. It does not close listeners: the
@@ -370,7 +419,9 @@ func (s *Server) Close() error {
 	}
 	s.mu.Unlock()
 	s.cancel()
-	s.closeRooms()
+	if s.rooms != nil {
+		s.rooms.Close()
+	}
 	for _, c := range clients {
 		// The writer sends close 1001 (going away) and then closes the
 		// socket; closing it here first would cut that frame off (1006).

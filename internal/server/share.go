@@ -1,8 +1,6 @@
 package server
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,184 +11,26 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"kvlab/internal/archive"
-	"kvlab/internal/classroom"
-	"kvlab/internal/server/guard"
 	"kvlab/internal/server/web"
 )
 
-// The class board. A student's own labserver (on a laptop) shares a
+// The share targets. A student's own labserver (on a laptop) shares a
 // result with the instructor's room server: the student's page POSTs it
-// to the room server's /api/rooms/{code}/share, the one route that
-// answers another origin (CORS on that route only). The student's server
-// must first be told the room server's origin (POST /api/share-target),
-// which it adds to its pages' Content-Security-Policy connect-src.
+// to the room server's /api/rooms/{code}/share (the class board, package
+// room). The student's server must first be told the room server's
+// origin (POST /api/share-target), which it adds to its pages'
+// Content-Security-Policy connect-src.
 
 const (
-	boardMax           = 500
-	maxShareTargets    = 4
-	shareTargetsFile   = "share-targets.json"
-	shareTargetsFormat = `{"url":"http://10.0.0.5:8080"}`
+	shareTargetBodyLimit = 4 << 10
+	maxShareTargets      = 4
+	shareTargetsFile     = "share-targets.json"
+	shareTargetsFormat   = `{"url":"http://10.0.0.5:8080"}`
 )
-
-type shareRequest struct {
-	Result json.RawMessage `json:"result"`
-	Label  string          `json:"label"`
-}
-
-// allowCORS answers the request's Origin, whatever it is: the share
-// route takes results from students' own servers. No credentials.
-func allowCORS(w http.ResponseWriter, r *http.Request) {
-	if o := r.Header.Get("Origin"); o != "" {
-		w.Header().Set("Access-Control-Allow-Origin", o)
-	}
-	w.Header().Add("Vary", "Origin")
-}
-
-func (s *Server) handleSharePreflight(w http.ResponseWriter, r *http.Request) {
-	allowCORS(w, r)
-	w.Header().Set("Access-Control-Allow-Methods", "POST")
-	w.Header().Set("Access-Control-Allow-Headers", "Content-Type")
-	w.Header().Set("Access-Control-Max-Age", "600")
-	w.WriteHeader(http.StatusNoContent)
-}
-
-func (s *Server) handleShare(w http.ResponseWriter, r *http.Request) {
-	allowCORS(w, r)
-	if !s.writeAllowed(w, r, "share") {
-		return
-	}
-	var req shareRequest
-	if !web.DecodeBody(w, r, s.cfg.Writes.MaxShareBytes, &req, `{"result":{...a probe or bench result...},"label":"optional"}`) {
-		return
-	}
-	room := s.lookupRoom(w, r)
-	if room == nil {
-		return
-	}
-	if err := classroom.CheckLabel(req.Label); err != nil {
-		web.JSONError(w, http.StatusBadRequest, err.Error())
-		return
-	}
-	sh, err := classroom.CheckShare(req.Result)
-	if err != nil {
-		web.JSONError(w, http.StatusBadRequest, strings.TrimPrefix(err.Error(), "classroom: "))
-		return
-	}
-	addr := guard.RemoteHost(r)
-	e := &archive.BoardEntry{Room: room.ID, Kind: sh.Kind, Measures: sh.Values, Conditions: web.MustMarshal(sh.Conditions), Result: redactForRoom(req.Result),
-		Label: req.Label, AddrHash: addrHash(room.Code, addr), At: time.Now().UTC()}
-	if code, err := s.addBoardEntry(r, room, e); err != nil {
-		web.JSONError(w, code, err.Error())
-		return
-	}
-	web.WriteJSON(w, http.StatusCreated, map[string]int64{"id": e.ID})
-}
-
-// addBoardEntry stores e within the room's caps. The caps' counts are
-// taken under the room's lock, so they hold under concurrency, and given
-// back when the store fails; the lock is not held while the archive's
-// group commit takes its turn.
-func (s *Server) addBoardEntry(r *http.Request, room *classroom.Room, e *archive.BoardEntry) (int, error) {
-	room.Lock()
-	switch {
-	case room.BoardEntries >= boardMax:
-		room.Unlock()
-		return http.StatusConflict, fmt.Errorf("the board of room %s is full (%d results, the most it keeps)", classroom.FormatCode(room.Code), boardMax)
-	case room.BoardByAddr[e.AddrHash] >= s.cfg.Writes.SharesPerAddressRoom:
-		n := room.BoardByAddr[e.AddrHash]
-		room.Unlock()
-		return http.StatusTooManyRequests, fmt.Errorf("this address already shared %d results with room %s, the most one address may (-max-shares-per-address)", n, classroom.FormatCode(room.Code))
-	}
-	room.BoardEntries++
-	room.BoardByAddr[e.AddrHash]++
-	room.Unlock()
-	if _, err := s.arch.AddBoardEntry(r.Context(), e); err != nil {
-		room.Lock()
-		room.BoardEntries--
-		room.BoardByAddr[e.AddrHash]--
-		room.Unlock()
-		return http.StatusInternalServerError, fmt.Errorf("storing the result: %v", err)
-	}
-	return 0, nil
-}
-
-// addrHash names a sharer within one room without naming the address.
-func addrHash(code, addr string) string {
-	h := sha256.Sum256([]byte(code + "\x00" + addr))
-	return hex.EncodeToString(h[:8])
-}
-
-type boardPoint struct {
-	ID         int64           `json:"id"`
-	Value      float64         `json:"value"`
-	Label      string          `json:"label"`
-	Conditions json.RawMessage `json:"conditions"` // as stored at share time
-	At         time.Time       `json:"at"`
-}
-
-type boardReply struct {
-	Measure string       `json:"measure"`
-	Unit    string       `json:"unit"`
-	Points  []boardPoint `json:"points"`
-}
-
-func (s *Server) handleBoard(w http.ResponseWriter, r *http.Request) {
-	room := s.followerRoom(w, r)
-	if room == nil {
-		return
-	}
-	m := r.URL.Query().Get("measure")
-	unit := classroom.MeasureUnit(m)
-	if unit == "" {
-		web.JSONError(w, http.StatusBadRequest, fmt.Sprintf("measure %q: allowed: %s", m, strings.Join(classroom.Measures, ", ")))
-		return
-	}
-	es, err := s.arch.BoardEntries(r.Context(), room.ID)
-	if err != nil {
-		web.JSONError(w, http.StatusInternalServerError, err.Error())
-		return
-	}
-	web.WriteJSON(w, http.StatusOK, boardOf(es, m))
-}
-
-type boardDeleteRequest struct {
-	presenterFields
-}
-
-// handleBoardDelete removes one entry from a room's board (the
-// presenter's). The entry still counts against its sharer's address, so
-// removing a prank does not let its author share again.
-func (s *Server) handleBoardDelete(w http.ResponseWriter, r *http.Request) {
-	var req boardDeleteRequest
-	room := s.presenterAction(w, r, &req, &req.Presenter, `{"presenter":"..."}`)
-	if room == nil {
-		return
-	}
-	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
-	if err != nil || id <= 0 {
-		web.JSONError(w, http.StatusBadRequest, fmt.Sprintf("board entry %q: want the positive id the board's points carry", r.PathValue("id")))
-		return
-	}
-	room.Lock()
-	defer room.Unlock()
-	err = s.arch.DeleteBoardEntry(r.Context(), room.ID, id)
-	switch {
-	case errors.Is(err, archive.ErrNotFound):
-		web.JSONError(w, http.StatusNotFound, fmt.Sprintf("room %s has no board entry %d", classroom.FormatCode(room.Code), id))
-		return
-	case err != nil:
-		web.JSONError(w, http.StatusInternalServerError, err.Error())
-		return
-	}
-	room.BoardEntries--
-	web.WriteJSON(w, http.StatusOK, map[string]int64{"removed": id})
-}
 
 // shareTargets are the room servers this server's pages may POST shares
 // to, persisted in DataDir. It is safe for concurrent use.
@@ -243,10 +83,10 @@ func cspWith(urls []string) string {
 
 // csp is the Content-Security-Policy every response carries.
 func (s *Server) csp() string {
-	if s.rooms == nil {
+	t := s.targets
+	if t == nil {
 		return contentSecurityPolicy
 	}
-	t := s.rooms.targets
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.csp
@@ -325,6 +165,12 @@ func writeFileSynced(path string, b []byte) error {
 	return d.Sync()
 }
 
+func (s *Server) routeShareTargets() {
+	s.mux.HandleFunc("GET /api/share-target", s.handleShareTargets)
+	s.mux.HandleFunc("POST /api/share-target", s.handleShareTargetAdd)
+	s.mux.HandleFunc("DELETE /api/share-target", s.handleShareTargetDelete)
+}
+
 type shareTargetRequest struct {
 	Token     string `json:"token,omitempty"`     // accepted, and not an authority
 	Presenter string `json:"presenter,omitempty"` // the presenter token, from another machine
@@ -336,7 +182,7 @@ func (s *Server) handleShareTargets(w http.ResponseWriter, r *http.Request) {
 		web.JSONError(w, code, why)
 		return
 	}
-	web.WriteJSON(w, http.StatusOK, map[string][]string{"urls": s.rooms.targets.list()})
+	web.WriteJSON(w, http.StatusOK, map[string][]string{"urls": s.targets.list()})
 }
 
 func (s *Server) handleShareTargetAdd(w http.ResponseWriter, r *http.Request) {
@@ -359,7 +205,7 @@ func (s *Server) handleShareTargetDelete(w http.ResponseWriter, r *http.Request)
 
 func (s *Server) changeShareTarget(w http.ResponseWriter, r *http.Request, fn func(urls []string, o string) ([]string, error)) {
 	var req shareTargetRequest
-	if !web.DecodeBody(w, r, roomBodyLimit, &req, shareTargetsFormat) {
+	if !web.DecodeBody(w, r, shareTargetBodyLimit, &req, shareTargetsFormat) {
 		return
 	}
 	if code, why := s.guard.InstructorError(r, req.Presenter); why != "" {
@@ -371,10 +217,10 @@ func (s *Server) changeShareTarget(w http.ResponseWriter, r *http.Request, fn fu
 		web.JSONError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	err = s.rooms.targets.change(func(urls []string) ([]string, error) { return fn(urls, o) })
+	err = s.targets.change(func(urls []string) ([]string, error) { return fn(urls, o) })
 	if err != nil {
 		web.JSONError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	web.WriteJSON(w, http.StatusOK, map[string][]string{"urls": s.rooms.targets.list()})
+	web.WriteJSON(w, http.StatusOK, map[string][]string{"urls": s.targets.list()})
 }

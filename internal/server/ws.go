@@ -116,7 +116,7 @@ func (c *client) readLoop() {
 			c.Send(runq.ErrorMsg{Type: "error", Message: "binary messages are not understood: send JSON text"})
 			continue
 		}
-		var m inMsg
+		var m runq.RunMsg
 		dec := json.NewDecoder(bytes.NewReader(data))
 		dec.DisallowUnknownFields()
 		err = dec.Decode(&m)
@@ -195,12 +195,12 @@ func goingAway(ws *websocket.Conn) {
 // disconnected, which cancels its runs.
 func (c *client) Send(v any) {
 	_, progress := v.(runq.ProgressMsg)
-	c.sendBytes(web.MustMarshal(v), progress)
+	c.SendBytes(web.MustMarshal(v), progress)
 }
 
-// sendBytes is Send for a message already encoded (a room run's messages
-// are encoded once for the presenter and every follower).
-func (c *client) sendBytes(b []byte, progress bool) {
+// SendBytes is Send for a message already encoded (a room run's messages
+// are encoded once for the presenter and every follower): room.Sink.
+func (c *client) SendBytes(b []byte, progress bool) {
 	if c.ctx.Err() != nil {
 		return
 	}

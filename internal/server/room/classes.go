@@ -1,4 +1,4 @@
-package server
+package room
 
 import (
 	"context"
@@ -31,11 +31,11 @@ import (
 // not open them), sent by the form the page shows (POST, the same
 // routes), never in a URL.
 
-func (s *Server) routeClasses() {
+func (rs *Rooms) routeClasses(mux *http.ServeMux) {
 	for _, m := range []string{"GET", "POST"} {
-		s.mux.HandleFunc(m+" /classes", s.classesPage(s.handleClasses))
-		s.mux.HandleFunc(m+" /classes/compare", s.classesPage(s.handleClassesCompare))
-		s.mux.HandleFunc(m+" /classes/{id}", s.classesPage(s.handleClass))
+		mux.HandleFunc(m+" /classes", rs.classesPage(rs.handleClasses))
+		mux.HandleFunc(m+" /classes/compare", rs.classesPage(rs.handleClassesCompare))
+		mux.HandleFunc(m+" /classes/{id}", rs.classesPage(rs.handleClass))
 	}
 }
 
@@ -46,17 +46,17 @@ const classesLimit = 100
 // that is neither from this machine nor carries the token gets the token
 // form. The handler gets the token to carry on in its links ("" from
 // this machine).
-func (s *Server) classesPage(h func(w http.ResponseWriter, r *http.Request, token string)) http.HandlerFunc {
+func (rs *Rooms) classesPage(h func(w http.ResponseWriter, r *http.Request, token string)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if !guard.SameOrigin(r) {
 			web.ErrorPage(w, http.StatusForbidden, "Not from this server", fmt.Sprintf("origin %s is not this server (%s)", r.Header.Get("Origin"), r.Host))
 			return
 		}
-		local := guard.FromThisMachine(r) && s.guard.HostOK(r)
+		local := guard.FromThisMachine(r) && rs.cfg.Guard.HostOK(r)
 		tok := r.PostFormValue("token")
 		good, throttled := false, ""
 		if tok != "" {
-			good, throttled = s.guard.TokenGuess(guard.RemoteHost(r), tok, func() bool { return s.guard.PresenterTokenOK(tok) })
+			good, throttled = rs.cfg.Guard.TokenGuess(guard.RemoteHost(r), tok, func() bool { return rs.cfg.Guard.PresenterTokenOK(tok) })
 		}
 		switch {
 		case throttled != "":
@@ -68,7 +68,7 @@ func (s *Server) classesPage(h func(w http.ResponseWriter, r *http.Request, toke
 		default:
 			status, msg := http.StatusUnauthorized, ""
 			switch {
-			case s.cfg.PresenterToken == "":
+			case !rs.cfg.HasPresenterToken:
 				status, msg = http.StatusForbidden, "This server has no presenter token: its classes open only on its own machine (start it with -presenter-token-file to open them from elsewhere)."
 			case tok != "":
 				status, msg = http.StatusForbidden, "That is not the presenter token."
@@ -91,10 +91,10 @@ type classLink struct {
 	URL, Text, Token string
 }
 
-func (s *Server) classRow(rm archive.Room, now time.Time, token string) classRow {
+func (rs *Rooms) classRow(rm archive.Room, now time.Time, token string) classRow {
 	c := classRow{Room: rm, Shown: classroom.FormatCode(rm.Code), Title: rm.Lesson, State: "live",
 		Link: classLink{URL: fmt.Sprintf("/classes/%d", rm.ID), Text: fmt.Sprintf("#%d", rm.ID), Token: token}}
-	if l, _, _, err := s.findLesson(rm.Lesson); err == nil && l != nil {
+	if l, err := rs.cfg.Lesson(rm.Lesson); err == nil && l != nil {
 		c.Title = l.Title
 	}
 	switch {
@@ -106,8 +106,8 @@ func (s *Server) classRow(rm archive.Room, now time.Time, token string) classRow
 	return c
 }
 
-func (s *Server) handleClasses(w http.ResponseWriter, r *http.Request, token string) {
-	rooms, err := s.arch.Rooms(r.Context(), classesLimit)
+func (rs *Rooms) handleClasses(w http.ResponseWriter, r *http.Request, token string) {
+	rooms, err := rs.cfg.Archive.Rooms(r.Context(), classesLimit)
 	if err != nil {
 		web.ErrorPage(w, http.StatusInternalServerError, "Reading the archive failed", err.Error())
 		return
@@ -118,7 +118,7 @@ func (s *Server) handleClasses(w http.ResponseWriter, r *http.Request, token str
 	}{Token: token}
 	now := time.Now()
 	for _, rm := range rooms {
-		p.Rows = append(p.Rows, s.classRow(rm, now, token))
+		p.Rows = append(p.Rows, rs.classRow(rm, now, token))
 	}
 	web.RenderPage(w, http.StatusOK, "classes.html", p)
 }
@@ -145,22 +145,22 @@ type classView struct {
 
 // loadClass reads class id from the archive; a class that does not
 // exist is an error wrapping archive.ErrNotFound.
-func (s *Server) loadClass(ctx context.Context, id int64, token string) (classView, error) {
-	rm, err := s.arch.GetRoom(ctx, id)
+func (rs *Rooms) loadClass(ctx context.Context, id int64, token string) (classView, error) {
+	rm, err := rs.cfg.Archive.GetRoom(ctx, id)
 	if err != nil {
 		return classView{}, err
 	}
-	polls, err := s.arch.RoomPolls(ctx, id)
+	polls, err := rs.cfg.Archive.RoomPolls(ctx, id)
 	if err != nil {
 		return classView{}, err
 	}
-	entries, err := s.arch.BoardEntries(ctx, id)
+	entries, err := rs.cfg.Archive.BoardEntries(ctx, id)
 	if err != nil {
 		return classView{}, err
 	}
 	d := classData{Polls: []pastPoll{}, Board: map[string]boardReply{}}
 	for _, p := range polls {
-		d.Polls = append(d.Polls, s.pastPoll(rm.Lesson, p))
+		d.Polls = append(d.Polls, rs.pastPoll(rm.Lesson, p))
 	}
 	for _, m := range classroom.Measures {
 		d.Board[m] = boardOf(entries, m)
@@ -169,14 +169,14 @@ func (s *Server) loadClass(ctx context.Context, id int64, token string) (classVi
 	if err != nil {
 		return classView{}, err
 	}
-	return classView{classRow: s.classRow(*rm, time.Now(), token), Data: template.JS(js)}, nil
+	return classView{classRow: rs.classRow(*rm, time.Now(), token), Data: template.JS(js)}, nil
 }
 
 // pastPoll is an archived poll as the room showed it: its question and
 // unit from the lesson, its histogram from the stored predictions.
-func (s *Server) pastPoll(slug string, ap archive.Poll) pastPoll {
+func (rs *Rooms) pastPoll(slug string, ap archive.Poll) pastPoll {
 	var q *quiz.Quiz
-	if l, _, _, err := s.findLesson(slug); err == nil && l != nil {
+	if l, err := rs.cfg.Lesson(slug); err == nil && l != nil {
 		q = l.Quiz(ap.Quiz)
 	}
 	html := ""
@@ -223,15 +223,15 @@ func classID(name, v string) (int64, error) {
 	return id, nil
 }
 
-func (s *Server) classOrError(w http.ResponseWriter, r *http.Request, name, v, token string) (classView, bool) {
+func (rs *Rooms) classOrError(w http.ResponseWriter, r *http.Request, name, v, token string) (classView, bool) {
 	id, err := classID(name, v)
 	if err != nil {
 		web.ErrorPage(w, http.StatusBadRequest, "No such class", err.Error())
 		return classView{}, false
 	}
-	c, err := s.loadClass(r.Context(), id, token)
+	c, err := rs.loadClass(r.Context(), id, token)
 	if errors.Is(err, archive.ErrNotFound) {
-		web.ErrorPage(w, http.StatusNotFound, "No such class", fmt.Sprintf("Class %d is not in this server's archive (%s): /classes lists the classes it has.", id, s.arch.Where()))
+		web.ErrorPage(w, http.StatusNotFound, "No such class", fmt.Sprintf("Class %d is not in this server's archive (%s): /classes lists the classes it has.", id, rs.cfg.Archive.Where()))
 		return classView{}, false
 	}
 	if err != nil {
@@ -241,20 +241,20 @@ func (s *Server) classOrError(w http.ResponseWriter, r *http.Request, name, v, t
 	return c, true
 }
 
-func (s *Server) handleClass(w http.ResponseWriter, r *http.Request, token string) {
-	c, ok := s.classOrError(w, r, "id", r.PathValue("id"), token)
+func (rs *Rooms) handleClass(w http.ResponseWriter, r *http.Request, token string) {
+	c, ok := rs.classOrError(w, r, "id", r.PathValue("id"), token)
 	if !ok {
 		return
 	}
 	web.RenderPage(w, http.StatusOK, "class.html", classesView{Classes: []classView{c}, Back: backLink(token)})
 }
 
-func (s *Server) handleClassesCompare(w http.ResponseWriter, r *http.Request, token string) {
-	a, ok := s.classOrError(w, r, "a", r.FormValue("a"), token)
+func (rs *Rooms) handleClassesCompare(w http.ResponseWriter, r *http.Request, token string) {
+	a, ok := rs.classOrError(w, r, "a", r.FormValue("a"), token)
 	if !ok {
 		return
 	}
-	b, ok := s.classOrError(w, r, "b", r.FormValue("b"), token)
+	b, ok := rs.classOrError(w, r, "b", r.FormValue("b"), token)
 	if !ok {
 		return
 	}

@@ -1,4 +1,4 @@
-package server
+package room
 
 import (
 	"errors"
@@ -12,7 +12,7 @@ import (
 	"kvlab/internal/server/web"
 )
 
-// The room's pages (the API they call is in room_api.go; the wire
+// The room's pages (the API they call is in api.go; the wire
 // contract is docs/api.md's "Rooms"):
 //
 //	GET /join               a form: the room code, then /room/CODE
@@ -26,12 +26,12 @@ import (
 // with or without its dash; the page redirects to the code's canonical
 // spelling, XXXXX-XXXXX.
 
-func (s *Server) routeRoomPages() {
-	s.mux.HandleFunc("GET /join", s.handleJoin)
-	s.mux.HandleFunc("GET /room/{code}", s.roomPage("room.html", "/room/%s"))
-	s.mux.HandleFunc("GET /present/{code}", s.roomPage("present.html", "/present/%s"))
-	s.mux.HandleFunc("GET /room/{code}/board", s.roomPage("board.html", "/room/%s/board"))
-	s.routeClasses()
+func (rs *Rooms) routePages(mux *http.ServeMux) {
+	mux.HandleFunc("GET /join", rs.handleJoin)
+	mux.HandleFunc("GET /room/{code}", rs.roomPage("room.html", "/room/%s"))
+	mux.HandleFunc("GET /present/{code}", rs.roomPage("present.html", "/present/%s"))
+	mux.HandleFunc("GET /room/{code}/board", rs.roomPage("board.html", "/room/%s/board"))
+	rs.routeClasses(mux)
 }
 
 // canonicalCode turns a code as typed (any case, with or without its
@@ -50,7 +50,7 @@ type joinPage struct {
 
 // handleJoin shows the join form, and sends a filled-in form on to the
 // room's page.
-func (s *Server) handleJoin(w http.ResponseWriter, r *http.Request) {
+func (rs *Rooms) handleJoin(w http.ResponseWriter, r *http.Request) {
 	typed := strings.TrimSpace(r.URL.Query().Get("code"))
 	if typed == "" {
 		web.RenderPage(w, http.StatusOK, "join.html", joinPage{})
@@ -78,7 +78,7 @@ type roomView struct {
 // roomPage serves one of the room's pages, at path (a format of the
 // code), for the room named in the path: a redirect to the code's shown
 // spelling, a 404 page for a code that names no open room, else the page.
-func (s *Server) roomPage(tmpl, path string) http.HandlerFunc {
+func (rs *Rooms) roomPage(tmpl, path string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		typed := r.PathValue("code")
 		code, err := canonicalCode(typed)
@@ -94,7 +94,7 @@ func (s *Server) roomPage(tmpl, path string) http.HandlerFunc {
 			http.Redirect(w, r, to, http.StatusMovedPermanently)
 			return
 		}
-		v, status, err := s.roomViewFor(r, code, tmpl != "board.html")
+		v, status, err := rs.roomViewFor(r, code, tmpl != "board.html")
 		if err != nil {
 			web.ErrorPage(w, status, "No such room", err.Error())
 			return
@@ -106,19 +106,19 @@ func (s *Server) roomPage(tmpl, path string) http.HandlerFunc {
 // roomViewFor finds the open room code and its lesson; withBody renders
 // the lesson's sections too. On failure it returns the HTTP status and an
 // error that says what is wrong.
-func (s *Server) roomViewFor(r *http.Request, code string, withBody bool) (roomView, int, error) {
-	room, status, msg := s.findRoom(r)
-	if room == nil {
+func (rs *Rooms) roomViewFor(r *http.Request, code string, withBody bool) (roomView, int, error) {
+	rm, status, msg := rs.findRoom(r)
+	if rm == nil {
 		return roomView{}, status, errors.New(msg)
 	}
-	l, _, _, err := s.findLesson(room.Lesson)
+	l, err := rs.cfg.Lesson(rm.Lesson)
 	if err != nil {
 		return roomView{}, http.StatusInternalServerError, err
 	}
 	if l == nil {
-		return roomView{}, http.StatusNotFound, fmt.Errorf("room %s is on lesson %q, which this server no longer has", code, room.Lesson)
+		return roomView{}, http.StatusNotFound, fmt.Errorf("room %s is on lesson %q, which this server no longer has", code, rm.Lesson)
 	}
-	v := roomView{Code: code, ID: room.ID, Lesson: l, NeedToken: s.guard.NeedToken(), JoinURL: joinURL(r, code)}
+	v := roomView{Code: code, ID: rm.ID, Lesson: l, NeedToken: rs.cfg.Guard.NeedToken(), JoinURL: joinURL(r, code)}
 	if withBody {
 		if v.Body, v.Sections, err = renderSections(l); err != nil {
 			return roomView{}, http.StatusInternalServerError, err

@@ -1,32 +1,25 @@
-package server
+package room
 
 import (
 	"bytes"
 	"encoding/json"
-
-	"kvlab/internal/server/guard"
 )
 
 // A probe result names the machine: its hostname, and the absolute path
 // of the run directory (which holds the user's name and the server's
 // PID). On the instructor's own loopback server that is the user's own
-// business; in room mode (a token, or a non-loopback address:
-// servesOthers) every student would see it. There the result keeps only
+// business; in room mode (a token, or a non-loopback address: the
+// server serves others) every student would see it. There the result keeps only
 // what the page's conditions line shows: filesystem, device, CPU, cores,
 // RAM, kernel, Go version, free space and the timings.
-
-// servesOthers reports whether the server serves others than its own user:
-// it has a token, or listens beyond loopback (its pages and the room are
-// then seen by people other than the one who started it).
-func (s *Server) servesOthers() bool { return s.guard.NeedToken() || !guard.IsLoopback(s.cfg.Addr) }
 
 // roomHidden are the fields of a probe result that a room does not see.
 var roomHidden = []string{"host", "dir"}
 
-// redactForRoom removes roomHidden from every probe object in a result (a
+// Redact removes roomHidden from every probe object in a result (a
 // probe line's object, or one inside an array). Anything that is not a
 // probe, or does not decode, is returned as it is.
-func redactForRoom(res []byte) []byte {
+func Redact(res []byte) []byte {
 	if !bytes.Contains(res, []byte(`"probe"`)) {
 		return res
 	}

@@ -1,4 +1,4 @@
-package server
+package room
 
 import (
 	"bytes"
@@ -18,16 +18,15 @@ import (
 	"kvlab/internal/server/web"
 )
 
-// fullBoard is a server whose room has a full board: boardMax entries,
+// fullBoard is a rig whose room has a full board: boardMax entries,
 // each a real bench result padded to near the share body limit, stored
 // as the share route stores them.
-func fullBoard(tb testing.TB) (*Server, string, *classroom.Room) {
+func fullBoard(tb testing.TB) (*rig, string, *classroom.Room) {
 	tb.Helper()
-	s := newServer(tb, nil)
-	ts := startServer(tb, s)
-	code := openRoom(tb, ts)
-	room := s.rooms.reg.All()[0]
-	raw, err := os.ReadFile("../classroom/testdata/bench.json")
+	r := newRig(tb, nil)
+	code, _ := r.open(tb)
+	rm := r.rs.Open(code)
+	raw, err := os.ReadFile("../../classroom/testdata/bench.json")
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -35,19 +34,19 @@ func fullBoard(tb testing.TB) (*Server, string, *classroom.Room) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	pad := strings.Repeat("x", int(DefaultWriteLimits().MaxShareBytes)-len(raw)-1024)
+	pad := strings.Repeat("x", int(testLimits.MaxShareBytes)-len(raw)-1024)
 	big := bytes.Replace(raw, []byte(`"spec": "bench`), []byte(`"spec": "`+pad+`bench`), 1)
 	if !json.Valid(big) {
 		tb.Fatal("the padded result is not JSON")
 	}
 	for i := range boardMax {
-		e := &archive.BoardEntry{Room: room.ID, Kind: sh.Kind, Measures: sh.Values, Conditions: web.MustMarshal(sh.Conditions), Result: big,
-			AddrHash: addrHash(room.Code, string(rune('a'+i%26))), At: time.Now()}
-		if _, err := s.arch.AddBoardEntry(context.Background(), e); err != nil {
+		e := &archive.BoardEntry{Room: rm.ID, Kind: sh.Kind, Measures: sh.Values, Conditions: web.MustMarshal(sh.Conditions), Result: big,
+			AddrHash: addrHash(rm.Code, string(rune('a'+i%26))), At: time.Now()}
+		if _, err := r.arch.AddBoardEntry(context.Background(), e); err != nil {
 			tb.Fatal(err)
 		}
 	}
-	return s, ts.URL + "/api/rooms/" + code + "/board?measure=always_ops_per_sec", room
+	return r, r.ts.URL + "/api/rooms/" + code + "/board?measure=always_ops_per_sec", rm
 }
 
 // BenchmarkRoomBoardGET times GET board (and the past class's page,
@@ -55,9 +54,8 @@ func fullBoard(tb testing.TB) (*Server, string, *classroom.Room) {
 // of about 60 KiB each. Target: board p99 under 20 ms on the 2-core VM;
 // a GET reads the stored measures and conditions, never the results.
 func BenchmarkRoomBoardGET(b *testing.B) {
-	s, boardURL, room := fullBoard(b)
+	_, boardURL, room := fullBoard(b)
 	classURL := strings.Replace(boardURL, "/api/rooms/"+classroom.FormatCode(room.Code)+"/board?measure=always_ops_per_sec", "/classes/", 1) + jsonNum(room.ID)
-	_ = s
 	for _, c := range []struct{ name, url string }{{"board", boardURL}, {"class", classURL}} {
 		b.Run(c.name, func(b *testing.B) {
 			var took []int64
