@@ -183,6 +183,8 @@ func (rs *Rooms) handleRoomAllowRuns(w http.ResponseWriter, r *http.Request) {
 	web.WriteJSON(w, http.StatusOK, st)
 }
 
+// tokenRequest is the body of a presenter's action that carries nothing
+// but the presenter token: closing the room, removing a board entry.
 type tokenRequest struct {
 	presenterFields
 }

@@ -149,15 +149,11 @@ func (rs *Rooms) handleBoard(w http.ResponseWriter, r *http.Request) {
 	web.WriteJSON(w, http.StatusOK, boardOf(es, m))
 }
 
-type boardDeleteRequest struct {
-	presenterFields
-}
-
 // handleBoardDelete removes one entry from a room's board (the
 // presenter's). The entry still counts against its sharer's address, so
 // removing a prank does not let its author share again.
 func (rs *Rooms) handleBoardDelete(w http.ResponseWriter, r *http.Request) {
-	var req boardDeleteRequest
+	var req tokenRequest
 	room := rs.presenterAction(w, r, &req, &req.Presenter, `{"presenter":"..."}`)
 	if room == nil {
 		return

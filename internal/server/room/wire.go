@@ -14,6 +14,6 @@ func WireTypes() []any {
 		predictRoomReply{},
 		shareRequest{},
 		boardReply{},
-		boardDeleteRequest{},
+		tokenRequest{},
 	}
 }
