@@ -188,14 +188,16 @@ var independent = map[string]func(ls lines) float64{
 	"value-size-ops":  func(ls lines) float64 { return ls.r(0).OpsPerSec / max(ls.r(2).OpsPerSec, 1) },
 	"value-size-mbps": func(ls lines) float64 { return ls.r(2).OpsPerSec * 65536 / max(ls.r(0).OpsPerSec*128, 1) },
 	"model-by-hand":   func(ls lines) float64 { return 1e9 / (ls.r(0).WriteNs + ls.r(0).FdatasyncNs/16) },
-	"predict-batch16": func(ls lines) float64 { return ls.r(0).OpsPerSec },
-	"fork-10":         func(ls lines) float64 { return choice(ls.r(0).Model.MeasuredP99Path == "slow", 2, 1) },
-	"fork-100":        func(ls lines) float64 { return choice(ls.r(1).Model.MeasuredP99Path == "slow", 2, 1) },
-	"fork-1000":       func(ls lines) float64 { return choice(ls.r(2).Model.MeasuredP99Path == "slow", 2, 1) },
-	"periodic-p99":    func(ls lines) float64 { return ls.r(0).FsyncP50Ns / max(ls.r(0).put().P99Ns, 1) },
-	"loss-window":     func(ls lines) float64 { return ls.r(0).OpsPerSec * (0.010 + ls.r(0).FsyncMeanNs/1e9) },
-	"miss-probe":      func(ls lines) float64 { return ls.r(1).OpsPerSec / max(ls.r(0).PredictedOpsPerSec, 1) },
-	"miss-run":        func(ls lines) float64 { return ls.r(1).OpsPerSec / max(ls.r(1).Model.PredictedOpsPerSec, 1) },
+	"predict-batch16": func(ls lines) float64 {
+		return median(ls[0].at(0).OpsPerSec, ls[0].at(1).OpsPerSec, ls[0].at(2).OpsPerSec)
+	},
+	"fork-10":      func(ls lines) float64 { return choice(ls.r(0).Model.MeasuredP99Path == "slow", 2, 1) },
+	"fork-100":     func(ls lines) float64 { return choice(ls.r(1).Model.MeasuredP99Path == "slow", 2, 1) },
+	"fork-1000":    func(ls lines) float64 { return choice(ls.r(2).Model.MeasuredP99Path == "slow", 2, 1) },
+	"periodic-p99": func(ls lines) float64 { return ls.r(0).FsyncP50Ns / max(ls.r(0).put().P99Ns, 1) },
+	"loss-window":  func(ls lines) float64 { return ls.r(0).OpsPerSec * (0.010 + ls.r(0).FsyncMeanNs/1e9) },
+	"miss-probe":   func(ls lines) float64 { return ls.r(1).OpsPerSec / max(ls.r(0).PredictedOpsPerSec, 1) },
+	"miss-run":     func(ls lines) float64 { return ls.r(1).OpsPerSec / max(ls.r(1).Model.PredictedOpsPerSec, 1) },
 	"cheapest-sync": func(ls lines) float64 {
 		m := ls.r(0).Methods // rows 1, 3, 5, 7: the four methods overwriting 128 B
 		x := m[7].P50Ns
