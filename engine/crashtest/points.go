@@ -280,6 +280,9 @@ func RunPoints(ctx context.Context, cfg PointsConfig) (PointsReport, error) {
 			return rep, err
 		}
 		for cut := range cfg.Cuts {
+			if err := ctx.Err(); err != nil {
+				return rep, err
+			}
 			rng := rand.New(rand.NewPCG(cfg.Seed, uint64(k)<<8|uint64(cut)))
 			mem := engine.NewMemFS()
 			if cfg.Kill && cfg.TornKill {
@@ -315,6 +318,9 @@ func RunPoints(ctx context.Context, cfg PointsConfig) (PointsReport, error) {
 			}
 			ops2, _ := probe.Ops()
 			for k2 := 1; k2 <= ops2; k2++ {
+				if err := ctx.Err(); err != nil {
+					return rep, err
+				}
 				h2 := h.clone()
 				mem2 := after.Kill()
 				if cfg.SecondKill && cfg.TornKill {
