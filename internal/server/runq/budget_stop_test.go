@@ -3,6 +3,8 @@ package runq
 import (
 	"context"
 	"net"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -10,6 +12,8 @@ import (
 	"time"
 
 	"kvlab/harness"
+	"kvlab/internal/browsertest"
+	"kvlab/internal/localserver"
 )
 
 // stamped keeps when each job's first line started and the messages of
@@ -32,6 +36,22 @@ func (s *stamped) Send(v any) {
 	case ErrorMsg:
 		s.errs[m.ID] += m.Message
 	}
+}
+
+// enterableDir is a fresh directory every user can enter, removed when the
+// test ends: as root the throwaway PostgreSQL cluster runs as nobody, and
+// t.TempDir's parent is private.
+func enterableDir(t *testing.T) string {
+	t.Helper()
+	d, err := os.MkdirTemp("", "kvlab-runq-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	return d
 }
 
 // silentPort accepts connections on loopback and never answers.
@@ -76,21 +96,37 @@ func TestLongCommandsStopAtTheBudget(t *testing.T) {
 	tests := []struct {
 		line   string
 		budget time.Duration
+		needs  string // a program the line starts, or ""
 	}{
-		{"bench -engine resp://" + silent + " -ops 10", time.Second},
-		{"bench -engine resp://" + silent + "?conns=4 -ops 10", time.Second},
-		{"bench -engine postgres://kvlab@" + silent + "/kvlab -ops 10", time.Second},
-		{"probe -methods -ops 1000000", time.Second},
-		{"crash -sync always -fail-sync 100000", time.Second},
-		{"crash -sync always -power -points", 20 * time.Millisecond},
-		// Seeding: a readrandom line fills the store before its clock starts.
-		{"bench -engine kv -sync none -workload readrandom -keys 2000000 -value-size 16 -ops 10", time.Second},
+		{"bench -engine resp://" + silent + " -ops 10", time.Second, ""},
+		{"bench -engine resp://" + silent + "?conns=4 -ops 10", time.Second, ""},
+		{"bench -engine postgres://kvlab@" + silent + "/kvlab -ops 10", time.Second, ""},
+		{"probe -methods -ops 1000000", time.Second, ""},
+		{"crash -sync always -fail-sync 100000", time.Second, ""},
+		{"crash -sync always -power -points", 20 * time.Millisecond, ""},
+		// Seeding: a readrandom line fills the store before its clock
+		// starts (drift's 50,000 Puts a second, on no disk: 4 s here).
+		{"bench -engine drift -workload readrandom -keys 200000 -ops 10", time.Second, ""},
+		// The throwaway servers: initdb, or the wait for the server to
+		// answer, stops with the budget.
+		{"bench -engine postgres -ops 10", 300 * time.Millisecond, "postgres"},
+		{"bench -engine redis -ops 10", 5 * time.Millisecond, "redis-server"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Fields(tt.line)[0]+" "+tt.line[strings.Index(tt.line, " ")+1:], func(t *testing.T) {
+			switch tt.needs {
+			case "postgres":
+				if localserver.PostgresBinDir() == "" {
+					browsertest.Missing(t, "PostgreSQL's server binaries are not installed")
+				}
+			case "redis-server":
+				if _, err := exec.LookPath("redis-server"); err != nil {
+					browsertest.Missing(t, "redis-server is not installed")
+				}
+			}
 			b := DefaultBudget()
 			b.MaxCellTime = tt.budget
-			r := New(Config{RunsDir: filepath.Join(t.TempDir(), "runs"), Name: "t", Limits: harness.DefaultLimits(), Budget: b,
+			r := New(Config{RunsDir: filepath.Join(enterableDir(t), "runs"), Name: "t", Limits: harness.DefaultLimits(), Budget: b,
 				MaxWaiting: 4, Archive: &memArchive{}, Version: "test", HostID: "test"})
 			t.Cleanup(r.Close)
 			out := &stamped{started: map[string]time.Time{}, errs: map[string]string{}}
