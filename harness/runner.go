@@ -260,7 +260,10 @@ func openAndPreload(ctx context.Context, cfg *runConfig) (Store, keyTable, error
 	if so, ok := sourceEngine(cfg.engine); ok {
 		open = func(dir, _ string) (Store, error) { return so(ctx, dir, cfg.source) }
 	}
-	keys := newKeyTable(cfg.keys)
+	keys, err := buildKeyTable(ctx, cfg.keys)
+	if err != nil {
+		return nil, keyTable{}, err
+	}
 	if wl, _ := lookupWorkload(cfg.workload); wl.preload {
 		if err := preload(ctx, open, cfg, keys); err != nil {
 			return nil, keyTable{}, err
