@@ -253,7 +253,7 @@ func runOne(ctx context.Context, cfg runConfig) (*BenchResult, error) {
 // openAndPreload builds every key, preloads the store if the workload
 // needs it full, and opens it with the policy being measured.
 func openAndPreload(ctx context.Context, cfg *runConfig) (Store, keyTable, error) {
-	open, err := lookupEngine(cfg.engine)
+	open, err := lookupEngineContext(ctx, cfg.engine)
 	if err != nil {
 		return nil, keyTable{}, err
 	}

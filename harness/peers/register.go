@@ -9,13 +9,13 @@ func init() {
 	harness.RegisterEngine("bbolt", OpenBbolt)
 	harness.RegisterEngine("pebble", OpenPebble)
 	harness.RegisterEngine("sqlite", OpenSQLite)
-	harness.RegisterEngine("redis", OpenRedis)
+	harness.RegisterEngineContext("redis", openRedis)
 	harness.MarkUnordered("redis", respUnordered)
-	harness.RegisterScheme("resp", "resp://HOST:PORT", respUnordered, openRESPScheme)
+	harness.RegisterSchemeContext("resp", "resp://HOST:PORT", respUnordered, openRESPScheme)
 	harness.MarkPipelining("redis")
 	harness.MarkPipelining("resp://")
-	harness.RegisterEngine("postgres", OpenPostgres)
-	harness.RegisterScheme("postgres", "postgres://USER@HOST:PORT/DB", "", openPostgresScheme)
+	harness.RegisterEngineContext("postgres", openPostgres)
+	harness.RegisterSchemeContext("postgres", "postgres://USER@HOST:PORT/DB", "", openPostgresScheme)
 	// postgresql:// is the other spelling libpq and pgx accept.
-	harness.RegisterScheme("postgresql", "postgresql://USER@HOST:PORT/DB", "", openPostgresScheme)
+	harness.RegisterSchemeContext("postgresql", "postgresql://USER@HOST:PORT/DB", "", openPostgresScheme)
 }
