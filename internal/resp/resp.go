@@ -413,8 +413,16 @@ func readReply(r *bufio.Reader, depth int) (Reply, error) {
 	return rep, noEOF(err)
 }
 
+// Writer is where replies and commands are written: a bufio.Writer over a
+// connection, or a bytes.Buffer that holds replies until they may go.
+type Writer interface {
+	io.Writer
+	io.ByteWriter
+	io.StringWriter
+}
+
 // WriteCommand writes args as an array of bulk strings.
-func WriteCommand(w *bufio.Writer, args ...[]byte) {
+func WriteCommand(w Writer, args ...[]byte) {
 	w.WriteByte('*')
 	w.WriteString(strconv.Itoa(len(args)))
 	w.WriteString("\r\n")
@@ -424,7 +432,7 @@ func WriteCommand(w *bufio.Writer, args ...[]byte) {
 }
 
 // WriteSimple writes a simple string reply (+OK). s must not contain CR or LF.
-func WriteSimple(w *bufio.Writer, s string) {
+func WriteSimple(w Writer, s string) {
 	w.WriteByte('+')
 	w.WriteString(s)
 	w.WriteString("\r\n")
@@ -432,7 +440,7 @@ func WriteSimple(w *bufio.Writer, s string) {
 
 // WriteError writes an error reply; by convention msg starts with a code
 // word such as ERR. CR and LF in msg are replaced by spaces.
-func WriteError(w *bufio.Writer, msg string) {
+func WriteError(w Writer, msg string) {
 	w.WriteByte('-')
 	for i := 0; i < len(msg); i++ {
 		c := msg[i]
@@ -445,14 +453,14 @@ func WriteError(w *bufio.Writer, msg string) {
 }
 
 // WriteInt writes an integer reply.
-func WriteInt(w *bufio.Writer, n int64) {
+func WriteInt(w Writer, n int64) {
 	w.WriteByte(':')
 	w.WriteString(strconv.FormatInt(n, 10))
 	w.WriteString("\r\n")
 }
 
 // WriteBulk writes a bulk string reply or argument.
-func WriteBulk(w *bufio.Writer, b []byte) {
+func WriteBulk(w Writer, b []byte) {
 	w.WriteByte('$')
 	w.WriteString(strconv.Itoa(len(b)))
 	w.WriteString("\r\n")
@@ -461,6 +469,14 @@ func WriteBulk(w *bufio.Writer, b []byte) {
 }
 
 // WriteNull writes the null bulk string ($-1), GET's reply for a missing key.
-func WriteNull(w *bufio.Writer) {
+func WriteNull(w Writer) {
 	w.WriteString("$-1\r\n")
+}
+
+// WriteArray writes the header of an array of n elements; the caller
+// writes the elements.
+func WriteArray(w Writer, n int) {
+	w.WriteByte('*')
+	w.WriteString(strconv.Itoa(n))
+	w.WriteString("\r\n")
 }

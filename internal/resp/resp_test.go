@@ -80,7 +80,7 @@ func TestHasCommand(t *testing.T) {
 		{"\r\n\nPING\r\n", true},
 		{full, true},
 		{"*1\r\n$4\r\nPING\r\n" + full[:10], true},
-		{"*x\r\n", true},                // an error ReadCommand reports at once
+		{"*x\r\n", true},              // an error ReadCommand reports at once
 		{"*1\r\n$99999999\r\n", true}, // likewise
 		{"ECHO \"a\n", true},
 	}
