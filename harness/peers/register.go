@@ -17,5 +17,6 @@ func init() {
 	harness.RegisterEngine("postgres", OpenPostgres)
 	harness.RegisterScheme("postgres", "postgres://USER@HOST:PORT/DB", "", openPostgresScheme)
 	// postgresql:// is the other spelling libpq and pgx accept.
+	harness.RegisterReplicated("pg-sync", harness.ReplicatedEngine{Open: OpenPgSync, Syncs: pgSyncNames(), SyncHelp: pgSyncHelp, Replicas: []int{1, 2}, Quorum: true})
 	harness.RegisterScheme("postgresql", "postgresql://USER@HOST:PORT/DB", "", openPostgresScheme)
 }
