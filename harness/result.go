@@ -87,6 +87,11 @@ type BenchResult struct {
 	ServerLatencySource      string                    `json:"server_latency_source,omitempty"`
 	ServerLatencyUnavailable string                    `json:"server_latency_unavailable,omitempty"`
 
+	// Replication, for a replicated engine (-engine pg-sync, etcd), is
+	// its members, who led, each member's flushes per commit and the
+	// network between them (replication.go).
+	Replication *ReplicationReport `json:"replication,omitempty"`
+
 	Model    *BenchModel     `json:"model,omitempty"` // for batch:N and periodic:D
 	Timeline []TimelinePoint `json:"timeline"`
 	Probe    *ProbeBrief     `json:"probe,omitempty"`
