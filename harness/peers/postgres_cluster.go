@@ -93,6 +93,7 @@ func (s *postgresCluster) Close() error {
 // postgresProcess is one started postmaster.
 type postgresProcess struct {
 	cmd    *exec.Cmd
+	url    string     // postgres://postgres@127.0.0.1:PORT/postgres?sslmode=disable, for an administrator's connection
 	port   int        // on 127.0.0.1
 	exited chan error // receives Wait's result once
 	logf   string
@@ -144,6 +145,7 @@ func startPostgres(ctx context.Context, bin, dir, syncCommit, commitDelay string
 	}
 	defer log.Close()
 	p := &postgresProcess{
+		url:    fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port),
 		port:   port,
 		exited: make(chan error, 1), logf: logf,
 	}

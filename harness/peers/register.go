@@ -18,4 +18,5 @@ func init() {
 	harness.RegisterSchemeContext("postgres", "postgres://USER@HOST:PORT/DB", "", openPostgresScheme)
 	// postgresql:// is the other spelling libpq and pgx accept.
 	harness.RegisterSchemeContext("postgresql", "postgresql://USER@HOST:PORT/DB", "", openPostgresScheme)
+	harness.RegisterReplicated("pg-sync", harness.ReplicatedEngine{Open: OpenPgSync, Syncs: pgSyncNames(), SyncHelp: pgSyncHelp, Replicas: []int{1, 2}, Quorum: true})
 }
