@@ -47,14 +47,14 @@ type session struct {
 	name []byte // CLIENT SETNAME
 
 	// The batch.
-	held    bytes.Buffer       // replies not yet sent
-	writes  []write            // writes not yet applied, in order
-	waiting []pendingReply     // replies in held that depend on writes
-	overlay map[string][]byte  // key -> value written by writes (nil: deleted)
-	cmds    int                // commands in the batch
-	args    int                // their argument bytes
-	tx      bool               // running EXEC: s.txMu is held for writing
-	txFull  bool               // EXEC's reply passed maxTxReply
+	held    bytes.Buffer      // replies not yet sent
+	writes  []write           // writes not yet applied, in order
+	waiting []pendingReply    // replies in held that depend on writes
+	overlay map[string][]byte // key -> value written by writes (nil: deleted)
+	cmds    int               // commands in the batch
+	args    int               // their argument bytes
+	tx      bool              // running EXEC: s.txMu is held for writing
+	txFull  bool              // EXEC's reply passed maxTxReply
 
 	// MULTI.
 	multi  bool       // between MULTI and EXEC or DISCARD
