@@ -235,7 +235,11 @@ const (
 // -threads.
 func benchFlags(threads string) []flagDef {
 	fs := []flagDef{
-		engineFlag(), srcFlag(), syncFlag(), workloadFlag(), batchFlag(),
+		engineFlag(), srcFlag(), replicatedSyncFlag(),
+	}
+	fs = append(fs, replicationFlags()...)
+	fs = append(fs, []flagDef{
+		workloadFlag(), batchFlag(),
 		{name: "ops", usage: usageOps, scale: scaleInt(1),
 			fill: func(s *Spec, a arg, lim Limits) (err error) {
 				if a.given && s.has("duration") {
@@ -294,7 +298,7 @@ func benchFlags(threads string) []flagDef {
 			show: func(s *Spec, _ runOf) (string, bool) { return itoa(s.Repeat), s.Repeat > 1 }},
 		seedFlag(),
 		dirFlag(), keepFlag(), formatFlag(true), progressFlag(),
-	}
+	}...)
 	return append(fs, dishonestFlags()...)
 }
 
@@ -321,8 +325,7 @@ func syncFlag() flagDef {
 	return flagDef{name: "sync", usage: usageSync,
 		fill: func(s *Spec, a arg, _ Limits) error {
 			s.Sync = a.str("always")
-			_, err := parseSync(s.Sync)
-			return err
+			return checkEngineSync(s.Engines, s.Sync)
 		},
 		show: func(s *Spec, _ runOf) (string, bool) { return s.Sync, true }}
 }

@@ -90,6 +90,9 @@ func writeBenchTable(w io.Writer, r *BenchResult) error {
 	if s := serverLine(r); s != "" {
 		fmt.Fprintln(w, s)
 	}
+	if s := replicationLine(r); s != "" {
+		fmt.Fprintln(w, s)
+	}
 	if r.LatencyUncorrected != nil {
 		fmt.Fprintf(w, "open loop at %g units/s: latency above is from each intended start; without that correction:\n", r.Rate)
 		writeLatency(w, r.LatencyUncorrected, " (uncorrected)")
@@ -446,7 +449,13 @@ func writeCompareTable(w io.Writer, rs []*BenchResult) error {
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "engine\tsync\tthreads\trun\tops/s\t%s\top\tp50\tp95\tp99\tp99.9\tmax\t\n", ratioHead)
-	base := map[string]float64{} // engine (or "" across engines) -> median ops/s of the baseline
+	// Runs measured in the same rounds (an interleaved -repeat) are
+	// compared round by round: the ratio is the median of the per-round
+	// ratios, each run's row shows its round's, and the spread of those
+	// is printed under the table. Runs without rounds fall back to the
+	// ratio of the medians.
+	base := map[string][]*BenchResult{} // engine (or "" across engines) -> the baseline's runs
+	var spreads []string
 	for _, g := range groupRuns(rs) {
 		med := medianRun(g)
 		key := g[0].Engine
@@ -454,15 +463,29 @@ func writeCompareTable(w io.Writer, rs []*BenchResult) error {
 			key = ""
 		}
 		if _, ok := base[key]; !ok {
-			base[key] = med.OpsPerSec
+			base[key] = g
 		}
-		speed := "-"
-		if b := base[key]; b > 0 {
+		bg := base[key]
+		speed, perRound := "-", map[int]string{}
+		if p := pairOps(g, bg); p != nil {
+			speed = fmt.Sprintf("%.2fx", p.Ratio)
+			for i, r := range g {
+				if i < len(p.Ratios) && &bg[0] != &g[0] {
+					perRound[r.Round] = fmt.Sprintf("%.2fx", p.Ratios[i])
+				}
+			}
+			if &bg[0] != &g[0] {
+				spreads = append(spreads, fmt.Sprintf("%s %d thread%s %.2f–%.2fx", g[0].Engine, g[0].Threads, plural(g[0].Threads), p.Low, p.High))
+			}
+		} else if b := medianRun(bg).OpsPerSec; b > 0 {
 			speed = fmt.Sprintf("%.2fx", med.OpsPerSec/b)
 		}
-		writeCompareGroup(tw, g, med, speed)
+		writeCompareGroup(tw, g, med, speed, perRound)
 	}
 	tw.Flush()
+	if len(spreads) > 0 {
+		fmt.Fprintf(w, "%s: the median of per-round paired ratios (runs interleaved in mirrored rounds, A B B A ...); their range: %s\n", ratioHead, strings.Join(spreads, "; "))
+	}
 	for _, r := range rs {
 		if len(r.Dishonest) > 0 {
 			fmt.Fprintf(w, "DISHONEST: some runs break timing rules on purpose (%s)\n", strings.Join(r.Dishonest, ", "))
@@ -504,7 +527,10 @@ func compareAxes(rs []*BenchResult) (engines []string, bySweep bool) {
 // writeCompareGroup writes the rows of one group of repeats: each run,
 // then, when there are several, their median (with the ratio column
 // speed) and their pooled samples; a lone run carries speed itself.
-func writeCompareGroup(tw io.Writer, g []*BenchResult, med *BenchResult, speed string) {
+//
+// perRound, when the group was paired round by round with its baseline,
+// holds each round's ratio for the run rows.
+func writeCompareGroup(tw io.Writer, g []*BenchResult, med *BenchResult, speed string, perRound map[int]string) {
 	rows := g
 	var pooled *BenchResult
 	if len(g) > 1 {
@@ -533,6 +559,8 @@ func writeCompareGroup(tw io.Writer, g []*BenchResult, med *BenchResult, speed s
 		sp := ""
 		if r == med || len(g) == 1 {
 			sp = speed
+		} else if r != pooled && perRound[r.Round] != "" {
+			sp = perRound[r.Round]
 		}
 		for _, op := range opOrder {
 			s := r.Latency[op]

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"kvlab/harness/calc"
 	"time"
 )
 
@@ -86,6 +87,11 @@ type BenchResult struct {
 	ServerLatencySource      string                    `json:"server_latency_source,omitempty"`
 	ServerLatencyUnavailable string                    `json:"server_latency_unavailable,omitempty"`
 
+	// Replication, for a replicated engine (-engine pg-sync, etcd), is
+	// its members, who led, each member's flushes per commit and the
+	// network between them (replication.go).
+	Replication *ReplicationReport `json:"replication,omitempty"`
+
 	Model    *BenchModel     `json:"model,omitempty"` // for batch:N and periodic:D
 	Timeline []TimelinePoint `json:"timeline"`
 	Probe    *ProbeBrief     `json:"probe,omitempty"`
@@ -112,7 +118,18 @@ type BenchResult struct {
 	Utilization float64  `json:"utilization,omitempty"`
 	Dishonest   []string `json:"dishonest,omitempty"` // timing rules this run broke on purpose
 	Run         int      `json:"run,omitempty"`       // 1-based index within a -repeat
-	Dir         string   `json:"dir,omitempty"`       // with -keep: where the data stayed
+	// Round is the round of an interleaved -repeat this run belongs to
+	// (1-based; the same as Run): in each round every configuration of the
+	// line runs once, in mirrored order (calc.RoundOrder). StartedAt is
+	// when the run began (UTC), so the order is on the record.
+	Round     int       `json:"round,omitempty"`
+	StartedAt time.Time `json:"started_at,omitzero"`
+	// Paired, on the last result of each configuration of a -repeat line
+	// but the first (several engines or thread counts), compares its
+	// throughput with the first configuration's round by round: the
+	// median of the per-round ratios and their range.
+	Paired *PairedRatio `json:"paired,omitempty"`
+	Dir    string       `json:"dir,omitempty"` // with -keep: where the data stayed
 	// Pooled, on the last result of each -repeat group (one engine and
 	// thread count) only, is the latency of all the group's runs' samples
 	// together (pool.go): not the median of their percentiles.
@@ -341,4 +358,15 @@ func (res *BenchResult) addPacerLag(cfg *runConfig, all []*worker) {
 			res.Behind = "generator"
 		}
 	}
+}
+
+// PairedRatio is one configuration of a -repeat line compared with the
+// line's first, round by round (calc.PairRatios): Ratio is the median of
+// Ratios, this configuration's Metric divided by Against's in the same
+// round.
+type PairedRatio struct {
+	Metric         string `json:"metric"`          // "ops_per_sec"
+	Against        string `json:"against"`         // the first configuration's engine
+	AgainstThreads int    `json:"against_threads"` // and thread count
+	calc.Paired
 }

@@ -72,6 +72,8 @@ type runConfig struct {
 	// source is the store's code for a source engine (source.go); "" for
 	// every other engine.
 	source string
+	// opts are the replicated engines' flags (replication.go).
+	opts EngineOptions
 }
 
 // dishonesty is the set of timing rules a run deliberately breaks, for the
@@ -244,6 +246,13 @@ func runOne(ctx context.Context, cfg runConfig) (*BenchResult, error) {
 	}
 	res := m.result(&cfg)
 	res.Cache = cache
+	if rr, ok := store.(ReplicationReporter); ok {
+		if put := res.Latency["put"]; put != nil {
+			res.Replication = rr.ReplicationReport(put.Count)
+		} else {
+			res.Replication = rr.ReplicationReport(0)
+		}
+	}
 	if TakesSource(cfg.engine) {
 		res.Sync, res.Interpreted = SourceSync, true
 	}
@@ -253,12 +262,15 @@ func runOne(ctx context.Context, cfg runConfig) (*BenchResult, error) {
 // openAndPreload builds every key, preloads the store if the workload
 // needs it full, and opens it with the policy being measured.
 func openAndPreload(ctx context.Context, cfg *runConfig) (Store, keyTable, error) {
-	open, err := lookupEngine(cfg.engine)
+	open, err := lookupEngineContext(ctx, cfg.engine)
 	if err != nil {
 		return nil, keyTable{}, err
 	}
 	if so, ok := sourceEngine(cfg.engine); ok {
 		open = func(dir, _ string) (Store, error) { return so(ctx, dir, cfg.source) }
+	}
+	if re, ok := replicatedEngine(cfg.engine); ok {
+		open = func(dir, sync string) (Store, error) { return re.Open(dir, sync, cfg.opts) }
 	}
 	keys := newKeyTable(cfg.keys)
 	if wl, _ := lookupWorkload(cfg.workload); wl.preload {

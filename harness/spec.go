@@ -46,6 +46,11 @@ type Spec struct {
 	Rate      float64
 	Pipeline  int    // bench, sweep: requests per batch on each client's connection; 1 = none
 	Cache     string // bench, sweep: "warm" or "cold" (cache.go)
+	// Replicas, Quorum and Net are the replicated engines' flags
+	// (replication.go); Replicas 0 and a zero Net when not given.
+	Replicas  int
+	Quorum    string
+	Net       NetOptions
 	Repeat    int
 	Seed      int64
 	Trials    int

@@ -254,3 +254,14 @@ func TestChapter9TeachesSampleSize(t *testing.T) {
 		}
 	}
 }
+
+// Lesson 9 says the instrument runs interleaved, mirrored rounds and
+// compares lines round by round (harness.benchLine, runq's rounds).
+func TestLesson9SaysTheInstrumentInterleaves(t *testing.T) {
+	text := flat(string(lessonByPrefix(t, "09-").Body))
+	for _, want := range []string{"mirrored rounds", "`round` and `started_at`", "median of the per-round ratios", "too noisy to grade"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("lesson 9 does not say %q", want)
+		}
+	}
+}

@@ -46,8 +46,14 @@ const postgresStartTimeout = 60 * time.Second
 // OpenPostgres starts (initdb-ing it first if dir has none) a PostgreSQL
 // cluster in dir/pg with the settings syncText maps to, and returns a
 // store on it whose Close also stops the server. It is the
-// harness.OpenFunc registered as "postgres".
+// harness.OpenFunc registered as "postgres" (with the run's context:
+// openPostgres).
 func OpenPostgres(dir, syncText string) (harness.Store, error) {
+	return openPostgres(context.Background(), dir, syncText)
+}
+
+// openPostgres is OpenPostgres whose connections end when ctx is done.
+func openPostgres(ctx context.Context, dir, syncText string) (harness.Store, error) {
 	session, walDelay, err := postgresSettings(syncText)
 	if err != nil {
 		return nil, err
@@ -60,7 +66,7 @@ func OpenPostgres(dir, syncText string) (harness.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := dialPostgres("postgres", srv.url, syncText)
+	st, err := dialPostgres(ctx, "postgres", srv.addr(), "disable", syncText)
 	if err != nil {
 		srv.stop()
 		return nil, err
@@ -86,7 +92,8 @@ func (s *postgresCluster) Close() error {
 // postgresProcess is one started postmaster.
 type postgresProcess struct {
 	cmd    *exec.Cmd
-	url    string
+	url    string     // for its own readiness check
+	port   int        // on 127.0.0.1
 	exited chan error // receives Wait's result once
 	logf   string
 }
@@ -134,6 +141,7 @@ func startPostgres(bin, dir, syncCommit, commitDelay string, walDelay time.Durat
 	defer log.Close()
 	p := &postgresProcess{
 		url:    fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port),
+		port:   port,
 		exited: make(chan error, 1), logf: logf,
 	}
 	p.cmd = exec.Command(filepath.Join(bin, "postgres"), args...)
@@ -149,6 +157,12 @@ func startPostgres(bin, dir, syncCommit, commitDelay string, walDelay time.Durat
 		return nil, err
 	}
 	return p, nil
+}
+
+// addr is the store's address of the server: user postgres (trust, as
+// initdb set it up), database postgres.
+func (p *postgresProcess) addr() pgAddr {
+	return pgAddr{User: "postgres", Host: "127.0.0.1", Port: p.port, Database: "postgres"}
 }
 
 // waitReady waits until the server accepts a connection.

@@ -2,6 +2,7 @@ package peers
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -113,8 +114,13 @@ var ErrRedisMissing = errors.New("redis: redis-server is not installed (apt-get 
 // OpenRedis starts a redis-server with its data in dir and the appendfsync
 // that syncText maps to, and returns a RESP client store for it whose
 // Close also stops the server. It is the harness.OpenFunc registered as
-// "redis".
+// "redis" (with the run's context: openRedis).
 func OpenRedis(dir, syncText string) (harness.Store, error) {
+	return openRedis(context.Background(), dir, syncText)
+}
+
+// openRedis is OpenRedis whose client leaves the server when ctx is done.
+func openRedis(ctx context.Context, dir, syncText string) (harness.Store, error) {
 	fsync, err := redisAppendfsync(syncText)
 	if err != nil {
 		return nil, err
@@ -127,7 +133,7 @@ func OpenRedis(dir, syncText string) (harness.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := dialRESP("redis", srv.addr, 0, syncText)
+	st, err := dialRESP(ctx, "redis", srv.addr, 0, syncText)
 	if err != nil {
 		srv.stop()
 		return nil, err

@@ -32,6 +32,12 @@ warning naming the difference. A bench -repeat N run counts as N runs;
 sweeps over several thread counts and multi-engine lines are refused
 (compare one configuration).
 
+Groups that ran interleaved (a cell's rounds, or runs started A B B A
+...: as many runs each, the i-th of each before either's next) are also
+compared round by round: the "paired" line gives the median of the
+per-round ratios of ops/s and their range, which a drift of the machine
+between the groups does not move.
+
 A and B are run ids: comma lists and ranges, e.g. 1,2,3 or 4-9 or 3,5-7.
 
 With -last N, the groups come from the runs the filters select
@@ -294,6 +300,9 @@ func writeComparison(w io.Writer, c *archive.Comparison) {
 		}
 	}
 	tw.Flush()
+	if p := c.Paired; p != nil {
+		fmt.Fprintf(w, "\npaired: the groups ran interleaved in %d rounds; B's ops/s against A's round by round: median %.2fx (rounds %.2f–%.2fx)\n", p.Rounds, p.Ratio, p.Low, p.High)
+	}
 	if tooFew != "" {
 		fmt.Fprintf(w, "\n%s: repeat each configuration (bench -repeat %d) before reading anything into the change.\n", tooFew, c.MinRuns)
 	}

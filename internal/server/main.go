@@ -18,6 +18,7 @@ import (
 
 	"kvlab/internal/server/guard"
 	"kvlab/internal/server/room"
+	"kvlab/internal/server/runq"
 	"kvlab/internal/suggest"
 )
 
@@ -100,6 +101,14 @@ func newServeFlags(stderr io.Writer) (*flag.FlagSet, *serveFlags) {
 	fl.DurationVar(&bud.MaxCellTime, "max-cell-time", bud.MaxCellTime, "longest one cell may hold the disk, preload and every run included; a cell whose -duration (or -ops / -rate) adds up to more is refused")
 	fl.Int64Var(&bud.MaxMemory, "max-memory", bud.MaxMemory, "most bytes of memory one run may need, estimated from its -keys, -value-size, -engine and the latency samples it keeps")
 	fl.DurationVar(&c.RoomTTL, "room-ttl", room.DefaultTTL, "a room (a live class: /api/rooms) closes this long after its presenter's last action; its code then answers 404")
+	fl.Func("allow-engine", "a server a cell's line may name by its address (resp://HOST:PORT or postgres://USER@HOST:PORT/DB; repeat or separate with commas): a server with a token or beyond loopback refuses every other address, and one on loopback for its owner alone also allows servers on this machine; the throwaway engines redis, postgres and kvserver need none", func(v string) error {
+		keys, err := runq.ParseAllowedEngines(v)
+		if err != nil {
+			return err
+		}
+		bud.Addresses.Allowed = append(bud.Addresses.Allowed, keys...)
+		return nil
+	})
 	fl.Func("host", "a name students type to reach this server (e.g. lab.example.edu; repeat or separate with commas): a server with a token answers IP addresses, localhost and this machine's host name, and refuses every other Host (DNS rebinding)", func(v string) error {
 		for _, n := range strings.Split(v, ",") {
 			if n = strings.TrimSpace(n); n != "" {

@@ -210,6 +210,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.guard = guard.New(guard.Config{Token: cfg.Token, PresenterToken: cfg.PresenterToken, Hosts: cfg.Hosts,
 		MaxTokenFailures: s.cfg.MaxTokenFailures, MaxQueuedPerAddress: cfg.MaxQueuedPerAddress, Log: s.log})
+	// Which servers a line may name by an address depends on whom the
+	// server serves (runq.Addresses).
+	s.cfg.Budget.Addresses.ServesOthers = s.servesOthers()
 	s.cfg.Writes = s.cfg.Writes.withDefaults()
 	s.writes = newWriteGate(s.cfg.Writes)
 	if err := s.makeDataDir(); err != nil {

@@ -71,8 +71,9 @@ export function pollChart(poll, yours, fmt = compact) {
   const ticks = shown.map((e) => el('text', { x: x(e).toFixed(1), y: H - M.b + 20, 'text-anchor': 'middle', class: 'tick', text: fmt(e) }));
   const axis = el('line', { x1: M.l, x2: W - M.r, y1: H - M.b, y2: H - M.b, class: 'axis' });
   const unit = poll.unit ? el('text', { x: 4, y: 16, class: 'unit', text: poll.unit + (hist.log ? ' (log scale)' : '') }) : null;
-  // Ballots outside the robust range (2nd to 98th percentile) are counted,
-  // not drawn: a few extreme ones cannot squash the rest.
+  // Ballots outside the robust range (the server's: the median ± 4 robust
+  // standard deviations) are counted, not drawn: a few extreme ones cannot
+  // squash the rest.
   const n = (k) => (Number.isFinite(k) && k > 0 ? k : 0);
   const out = [n(hist.below) ? `${n(hist.below)} below range` : '', n(hist.above) ? `${n(hist.above)} above range` : ''].filter(Boolean).join(' · ');
   const outside = out ? el('text', { x: W - M.r, y: 16, 'text-anchor': 'end', class: 'outside', text: out }) : null;

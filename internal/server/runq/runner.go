@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"kvlab/harness/calc"
 	"os"
 	"path/filepath"
 	"sync"
@@ -185,8 +186,14 @@ func (r *Runner) runJob(j *Job) (cancelled bool) {
 	ctx, stop := r.cfg.Budget.withBudget(j.ctx)
 	defer stop()
 	rounds := max(j.Repeat, 1)
+	// The last round runs its lines in either order; Results are in the
+	// cell's.
+	defer j.sortResults()
+	// Rounds run the lines in mirrored order (A B, B A, A B, ...): a
+	// drift of the machine in time then lands on each line alike, and a
+	// quiz comparing two lines compares them within each round.
 	for round := 1; round <= rounds; round++ {
-		for i := range j.Lines {
+		for _, i := range calc.RoundOrder(len(j.Lines), round) {
 			var ok bool
 			if ok, cancelled = r.runLine(ctx, j, dir, i, round, rounds); cancelled {
 				return true
@@ -263,6 +270,7 @@ func (r *Runner) sendResult(j *Job, i, round, rounds int, res json.RawMessage, t
 	if round == rounds {
 		j.results = append(j.results, res)
 		j.runIDs = append(j.runIDs, id)
+		j.resultLines = append(j.resultLines, i)
 	}
 	m := ResultMsg{Type: "result", ID: j.ID, Line: i, Result: res, RunID: id}
 	if rounds > 1 {
