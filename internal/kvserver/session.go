@@ -25,7 +25,8 @@ const (
 	// parts before its writes are applied; a longer one aborts the
 	// transaction before anything is applied.
 	maxTxReply = 32 << 20
-	// maxQueued bounds the commands queued after MULTI.
+	// maxQueued bounds the commands queued after MULTI (and
+	// resp.MaxCommand their bytes together).
 	maxQueued = 1024
 )
 
@@ -59,7 +60,9 @@ type session struct {
 	// MULTI.
 	multi  bool       // between MULTI and EXEC or DISCARD
 	queued [][][]byte // the commands queued since MULTI
-	dirty  bool       // a command was refused while queuing: EXEC aborts
+	// queuedBytes is the argument bytes of queued, at most resp.MaxCommand.
+	queuedBytes int
+	dirty       bool // a command was refused while queuing: EXEC aborts
 }
 
 // pendingReply is a reply in held, bytes [from, to), that stands only if
