@@ -129,12 +129,17 @@ func (ss *session) queue(cmd [][]byte) {
 		resp.WriteError(&ss.held, msg)
 		return
 	}
-	if len(ss.queued) >= maxQueued {
+	size := 0
+	for _, a := range cmd {
+		size += len(a)
+	}
+	if len(ss.queued) >= maxQueued || ss.queuedBytes+size > resp.MaxCommand {
 		ss.dirty = true
-		resp.WriteError(&ss.held, fmt.Sprintf("ERR kvserver queues at most %d commands in a transaction", maxQueued))
+		resp.WriteError(&ss.held, fmt.Sprintf("ERR kvserver queues at most %d commands of %d MiB together in a transaction", maxQueued, resp.MaxCommand>>20))
 		return
 	}
 	ss.queued = append(ss.queued, cmd)
+	ss.queuedBytes += size
 	resp.WriteSimple(&ss.held, "QUEUED")
 }
 
@@ -314,7 +319,7 @@ func (ss *session) cmdDiscard([][]byte) {
 }
 
 func (ss *session) endMulti() {
-	ss.multi, ss.dirty = false, false
+	ss.multi, ss.dirty, ss.queuedBytes = false, false, 0
 	clear(ss.queued)
 	ss.queued = ss.queued[:0]
 }

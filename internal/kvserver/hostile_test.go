@@ -135,9 +135,13 @@ func TestReplyMemoryBounded(t *testing.T) {
 	w, r := bufio.NewWriter(c), bufio.NewReader(c)
 	value := strings.Repeat("v", 1<<20)
 	resp.WriteCommand(w, []byte("SET"), []byte("big"), []byte(value))
-	go w.Flush() // the pipe blocks until the server reads it all
+	flushed := make(chan error, 1)
+	go func() { flushed <- w.Flush() }() // the pipe blocks until the server reads it all
 	if rep, err := resp.ReadReply(r); err != nil || string(rep.Str) != "OK" {
 		t.Fatalf("SET: %+v, %v", rep, err)
+	}
+	if err := <-flushed; err != nil {
+		t.Fatal(err)
 	}
 	const gets = 200
 	for range gets {
@@ -145,7 +149,6 @@ func TestReplyMemoryBounded(t *testing.T) {
 	}
 	runtime.GC()
 	before := totalAlloc()
-	flushed := make(chan error, 1)
 	go func() { flushed <- w.Flush() }()
 	rep, err := resp.ReadReply(r)
 	if err != nil || len(rep.Str) != len(value) {

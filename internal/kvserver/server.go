@@ -3,25 +3,47 @@
 // socket, and beside a real redis-server with the same client
 // (labserver bench -engine resp://HOST:PORT).
 //
-// Commands: PING [msg], SET key value, GET key, DEL key [key ...], INFO
-// [section], CONFIG RESETSTAT, CONFIG GET param, SELECT 0, COMMAND (an empty
-// reply, for redis-cli), QUIT. Anything else is an error reply that names
-// the command, as Redis words it.
+// Commands (commands.go): SET key value, GET key, DEL key [key ...],
+// EXISTS key [key ...], MGET key [key ...], MSET key value [key value ...],
+// MULTI, EXEC, DISCARD, PING [msg], ECHO msg, SELECT 0, INFO [section],
+// CONFIG RESETSTAT, CONFIG GET save|appendonly|appendfsync, COMMAND
+// [COUNT|LIST|INFO|DOCS], CLIENT ID|GETNAME|SETNAME|SETINFO, HELLO 2 (HELLO 3
+// gets Redis's -NOPROTO: kvserver speaks RESP2), QUIT. Anything else is an
+// error reply that names the command, as Redis words it. Enough for
+// redis-cli, redis-benchmark, go-redis and redis-py.
 //
 // # Connections, pipelining and group commit
 //
-// Each connection has one goroutine. It reads a command, then every
-// further command already in its read buffer (a pipelining client sends
-// many before reading a reply), executes them, writes all the replies and
-// flushes once. Under -sync group the engine's one flusher shares an
-// fdatasync among every Put waiting on it, whichever connection it came
-// from: group commit across connections. Within one connection, a pipeline
-// is executed as runs of commands on distinct keys, each run's commands at
-// once, so its SETs wait on the same fdatasync too: a pipeline is a batch.
-// (A command on a key that an earlier command of the run touched starts a
-// new run, so a pipeline's effects are those of its commands in order.)
-// Under the other policies a pipeline is executed in order, one command at
-// a time: under always each SET still pays its own fdatasync.
+// Each connection has one goroutine and a session (session.go). It reads
+// a command, then every further command already whole in its read buffer
+// (a pipelining client sends many before reading a reply): a batch. The
+// batch's reads run at once and see its earlier writes; its writes are
+// collected and applied together, in order, by applyWrites (apply.go),
+// and its replies held until then. Whenever no whole command is
+// buffered, the batch is committed and every reply flushed before the
+// goroutine waits for more bytes, so a reply never waits on the next
+// command's arrival.
+//
+// Under -sync group the engine's one flusher shares an fdatasync among
+// every Put waiting on it, whichever connection it came from: group
+// commit across connections. applyWrites puts a batch's writes in flight
+// together, in order, so they wait on the same fdatasync too, a key that
+// repeats included: a pipeline is a batch. Under the other policies they
+// are applied one after the other: under always each SET still pays its
+// own fdatasync.
+//
+// MULTI queues commands (+QUEUED) and EXEC runs them as one batch while
+// no other connection reads or writes (Server.txMu), applied by the same
+// applyWrites; see there for what a crash can leave.
+//
+// # Hostile and slow clients
+//
+// A declared bulk length reserves nothing: buffers grow as bytes arrive
+// (package resp). Server.MaxConns caps the connections (one more is told
+// "-ERR max number of clients reached"), Server.IdleTimeout closes a
+// connection that sends nothing or reads no reply for that long, and a
+// batch holds at most maxHeld bytes of replies before it commits and
+// sends them (plus one value, at most engine.MaxValueSize).
 //
 // # Server-side time
 //

@@ -25,7 +25,8 @@ const (
 	// parts before its writes are applied; a longer one aborts the
 	// transaction before anything is applied.
 	maxTxReply = 32 << 20
-	// maxQueued bounds the commands queued after MULTI.
+	// maxQueued bounds the commands queued after MULTI (and
+	// resp.MaxCommand their bytes together).
 	maxQueued = 1024
 )
 
@@ -47,19 +48,21 @@ type session struct {
 	name []byte // CLIENT SETNAME
 
 	// The batch.
-	held    bytes.Buffer       // replies not yet sent
-	writes  []write            // writes not yet applied, in order
-	waiting []pendingReply     // replies in held that depend on writes
-	overlay map[string][]byte  // key -> value written by writes (nil: deleted)
-	cmds    int                // commands in the batch
-	args    int                // their argument bytes
-	tx      bool               // running EXEC: s.txMu is held for writing
-	txFull  bool               // EXEC's reply passed maxTxReply
+	held    bytes.Buffer      // replies not yet sent
+	writes  []write           // writes not yet applied, in order
+	waiting []pendingReply    // replies in held that depend on writes
+	overlay map[string][]byte // key -> value written by writes (nil: deleted)
+	cmds    int               // commands in the batch
+	args    int               // their argument bytes
+	tx      bool              // running EXEC: s.txMu is held for writing
+	txFull  bool              // EXEC's reply passed maxTxReply
 
 	// MULTI.
 	multi  bool       // between MULTI and EXEC or DISCARD
 	queued [][][]byte // the commands queued since MULTI
-	dirty  bool       // a command was refused while queuing: EXEC aborts
+	// queuedBytes is the argument bytes of queued, at most resp.MaxCommand.
+	queuedBytes int
+	dirty       bool // a command was refused while queuing: EXEC aborts
 }
 
 // pendingReply is a reply in held, bytes [from, to), that stands only if

@@ -20,7 +20,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 )
 
@@ -115,7 +114,13 @@ func bulk(r *bufio.Reader, n int64) ([]byte, error) {
 	b := make([]byte, 0, min(want, growStep))
 	for len(b) < want {
 		if len(b) == cap(b) {
-			b = slices.Grow(b, min(want-len(b), max(len(b), growStep)))
+			// Double, but take the rest at once rather than leave a
+			// sliver (the CRLF) for one more copy.
+			size := min(want, max(2*len(b), growStep))
+			if want-size < growStep {
+				size = want
+			}
+			b = append(make([]byte, 0, size), b...)
 		}
 		m, err := io.ReadFull(r, b[len(b):min(cap(b), want)])
 		b = b[:len(b)+m]
