@@ -299,6 +299,12 @@ func TestCompareCommand(t *testing.T) {
 			t.Errorf("compare 1-5 6-10: no %q in\n%s", want, out)
 		}
 	}
+	// Five runs a group give no 95% confidence interval of a median: the
+	// table says so in a word, not "±∞".
+	if strings.Contains(out, "∞") || !strings.Contains(out, "1002 ±?") ||
+		!strings.Contains(out, "±?: a group of 5 runs is too few for a 95% confidence interval of its median; it takes 6 or more (bench -repeat 6).") {
+		t.Errorf("compare 1-5 6-10: want ±? explained, no ∞, in\n%s", out)
+	}
 	out, _ = mustRun(t, "compare", "-data", data, "1,2,3", "6-8")
 	if !strings.Contains(out, "too few runs to tell: the U test needs at least 4 runs") {
 		t.Errorf("3 against 3: no plain too-few-runs line in\n%s", out)

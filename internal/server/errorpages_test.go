@@ -23,7 +23,7 @@ func TestErrorPages(t *testing.T) {
 		{"/lessons/01-fixture/extra", http.StatusNotFound, "There is no page at this address"},
 		{"/runs/999999", http.StatusNotFound, "Run 999999 is not in this server's archive"},
 		{"/runs/abc", http.StatusNotFound, "is not a run id"},
-		{"/compare?a=999999&b=1000000", http.StatusNotFound, "is not in this server's archive"},
+		{"/compare?a=999999&b=1000000", http.StatusNotFound, "no such run: run 1000000 is not in this server's archive"},
 		{"/room/zz", http.StatusNotFound, "Ask the presenter for the code"},
 	}
 	for _, tt := range tests {

@@ -11,8 +11,6 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 )
 
 //go:embed templates/*.html
@@ -76,15 +74,10 @@ func NotFound(w http.ResponseWriter, r *http.Request) {
 // or after a colon: words for a developer, not for a person reading a page.
 var internalPrefix = regexp.MustCompile(`(^|: |\n)(?:(?:archive|classroom|server|room|runq|guard|runspage|web|cli|share): )+`)
 
-// Public returns msg as a person reads it on a page or in a reply: without
-// the package prefixes the program's errors carry, its first letter a
-// capital.
+// Public returns msg as a person reads it on a page or in a reply:
+// without the package prefixes the program's errors carry.
 func Public(msg string) string {
-	msg = internalPrefix.ReplaceAllString(msg, "$1")
-	if r, n := utf8.DecodeRuneInString(msg); n > 0 && unicode.IsLower(r) {
-		msg = string(unicode.ToUpper(r)) + msg[n:]
-	}
-	return msg
+	return internalPrefix.ReplaceAllString(msg, "$1")
 }
 
 // WriteJSON replies with status code and v as JSON.
@@ -99,7 +92,7 @@ func WriteJSON(w http.ResponseWriter, code int, v any) {
 func JSONError(w http.ResponseWriter, code int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
-	json.NewEncoder(w).Encode(map[string]string{"error": internalPrefix.ReplaceAllString(msg, "$1")})
+	json.NewEncoder(w).Encode(map[string]string{"error": Public(msg)})
 }
 
 // DecodeBody reads a JSON body of at most limit bytes into v, unknown
