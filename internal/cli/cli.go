@@ -18,8 +18,12 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -169,6 +173,20 @@ func (f archiveFlags) open(ctx context.Context, stderr io.Writer) (archive.Archi
 	return archive.Open(ctx, target, f.dataDir, func(format string, args ...any) {
 		fmt.Fprintf(stderr, "labserver: "+format+"\n", args...)
 	})
+}
+
+// openForReading opens the archive for a command that only reads it
+// (runs, compare): a sqlite archive that does not exist yet is an error
+// naming where it was looked for, never a directory and an empty
+// kvlab.db made by reading.
+func (f archiveFlags) openForReading(ctx context.Context, stderr io.Writer) (archive.Archive, error) {
+	if f.target == "true" || f.target == "sqlite" || f.target == "" {
+		file := filepath.Join(f.dataDir, archive.FileName)
+		if _, err := os.Stat(file); errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("no runs recorded in %s: it has no %s (labserver serve -data %s, or a bench, sweep, probe or crash with -data %s, records runs there)", f.dataDir, archive.FileName, f.dataDir, f.dataDir)
+		}
+	}
+	return f.open(ctx, stderr)
 }
 
 // checkTarget validates an -archive value.

@@ -399,3 +399,19 @@ func TestNotRecordedSaysSo(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q: want 0, the result, and a note that it was not recorded", code, out, errOut)
 	}
 }
+
+// Reading runs from a data directory that has none says so, and makes
+// neither the directory nor an empty kvlab.db.
+func TestRunsDoNotCreateTheArchive(t *testing.T) {
+	noDefaultArchive(t)
+	for _, args := range [][]string{{"runs"}, {"runs", "show", "1"}, {"runs", "export"}, {"compare", "1", "2"}} {
+		dir := filepath.Join(t.TempDir(), "nonexistent")
+		code, _, errOut := cmd(t, append(args, "-data", dir)...)
+		if code != 1 || !strings.Contains(errOut, "no runs recorded in "+dir+": it has no kvlab.db") {
+			t.Errorf("%v -data %s: exit %d, stderr %q; want 1 and no runs recorded there", args, dir, code, errOut)
+		}
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Errorf("%v -data %s: the directory was made (%v)", args, dir, err)
+		}
+	}
+}

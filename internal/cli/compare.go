@@ -68,7 +68,7 @@ func compareMain(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprintf(stderr, "labserver compare: %v\nrun 'labserver compare -h' for its flags\n", err)
 		return 2
 	}
-	a, err := ca.af.open(ctx, stderr)
+	a, err := ca.af.openForReading(ctx, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "labserver compare: %v\n", err)
 		return 1
