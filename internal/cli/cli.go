@@ -84,7 +84,7 @@ var Commands = slices.Concat([]string{"serve"}, harness.Commands, []string{"runs
 
 // usage prints the overview of every command.
 func usage(w io.Writer) {
-	harness.Usage(w)
+	harness.UsageWith(w, moreCommands)
 	archiveUsage(w)
 }
 
@@ -141,14 +141,19 @@ func printVersion(w io.Writer, args []string, stderr io.Writer) int {
 	return 0
 }
 
+// moreCommands are the commands labserver adds to the measuring ones,
+// listed with them by usage.
+var moreCommands = [][2]string{
+	{"runs", "list, show and export the recorded runs (labserver runs -h)"},
+	{"compare", "before/after: two groups of runs, per metric, with the Mann-Whitney U test (labserver compare -h)"},
+	{"kvserver", "serve the kv engine over RESP, the Redis protocol, for bench -engine resp://ADDR (labserver kvserver -h)"},
+	{"version", "this labserver's version, commit and toolchain"},
+}
+
 func archiveUsage(w io.Writer) {
 	fmt.Fprint(w, `
-the run archive (every bench, sweep, probe, model and crash run is recorded; -archive=false to skip):
-  runs     list, show and export the recorded runs (labserver runs -h)
-  compare  before/after: two groups of runs, per metric, with the Mann-Whitney U test (labserver compare -h)
-
-  kvserver serve the kv engine over RESP, the Redis protocol, for bench -engine resp://ADDR (labserver kvserver -h)
-  version  this labserver's version, commit and toolchain
+every bench, sweep, probe, model and crash run is recorded in the run archive (-archive=false to skip):
+labserver runs lists them, labserver compare compares two groups of them
 `)
 }
 

@@ -388,6 +388,36 @@ func TestHelp(t *testing.T) {
 	}
 }
 
+// help lists every command in one block, each name in the same column:
+// not runs, compare, kvserver and version in loose blocks of their own.
+func TestHelpListsEveryCommandTogether(t *testing.T) {
+	out, _ := mustRun(t, "help")
+	_, block, ok := strings.Cut(out, "commands:\n")
+	if !ok {
+		t.Fatalf("no commands: block in\n%s", out)
+	}
+	block, _, _ = strings.Cut(block, "\n\n")
+	col := -1
+	listed := map[string]bool{}
+	for _, line := range strings.Split(block, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 || !strings.HasPrefix(line, "  "+f[0]+" ") {
+			t.Fatalf("line %q of the commands block is not a command and what it does", line)
+		}
+		at := len("  "+f[0]) + strings.Index(line[len("  "+f[0]):], f[1])
+		if col >= 0 && at != col {
+			t.Errorf("line %q: its text starts at column %d, the others at %d", line, at, col)
+		}
+		col = at
+		listed[f[0]] = true
+	}
+	for _, c := range Commands {
+		if c != "serve" && !listed[c] {
+			t.Errorf("%s is not in the commands block:\n%s", c, block)
+		}
+	}
+}
+
 // TestNotRecordedSaysSo: a run whose archive cannot be opened still
 // prints its result and exits 0, and stderr says it was not recorded.
 func TestNotRecordedSaysSo(t *testing.T) {
