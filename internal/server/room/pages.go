@@ -99,6 +99,9 @@ func (rs *Rooms) roomPage(tmpl, path string) http.HandlerFunc {
 			web.ErrorPage(w, status, "No such room", err.Error())
 			return
 		}
+		if tmpl == "room.html" {
+			v.Body = forFollowers(v.Body)
+		}
 		web.RenderPage(w, http.StatusOK, tmpl, v)
 	}
 }
