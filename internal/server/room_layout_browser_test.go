@@ -105,7 +105,7 @@ func TestBrowserRoomProjectorLayout(t *testing.T) {
 		t.Errorf("presenter at 1920×1080: %s", problems)
 	}
 	roomWait(t, f, "follower", `document.querySelector('#quiz-count .poll-verdict') !== null`, `document.querySelector('#quiz-count .room-poll').textContent`)
-	if problems, _ := chromedp.Run(f, chromedp.Evaluate[string](`(() => { document.querySelector('#quiz-count .poll-verdict').scrollIntoView({block: 'nearest'}); return ` + overlapJS + `; })()`)); problems != "" {
+	if problems, _ := chromedp.Run(f, chromedp.Evaluate[string](`(() => { document.querySelector('#quiz-count .poll-verdict').scrollIntoView({block: 'nearest'}); return `+overlapJS+`; })()`)); problems != "" {
 		t.Errorf("follower on a 390 px phone: %s", problems)
 	}
 	pw.Check(t, "presenter")
