@@ -99,6 +99,14 @@ function mark(v, cls, text, lo, hi, x, M, H, below = false) {
     el('text', { x: at.toFixed(1), y: below ? H - M.b + 52 : M.t - 36, 'text-anchor': anchor, text: v < lo ? out + text : text + out }));
 }
 
+// shareTime writes when a result was shared as every other page writes a
+// time: UTC, "2026-12-04 23:41:45"; "" when unknown.
+export function shareTime(at) {
+  const d = new Date(at);
+  if (at == null || at === '' || isNaN(d.getTime())) return '';
+  return d.toISOString().slice(0, 19).replace('T', ' ');
+}
+
 // conditionsText names a shared machine's conditions: OS, filesystem,
 // device and whether it is rotational, leaving out what the result did
 // not say.

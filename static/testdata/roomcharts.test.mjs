@@ -3,7 +3,7 @@
 // where they belong; and the poll's "off by".
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { pollChart, boardChart, offBy, compact, conditionsText, fit } from '../room/roomcharts.js';
+import { pollChart, boardChart, offBy, compact, conditionsText, fit, shareTime } from '../room/roomcharts.js';
 import { problems } from './svgdesc.mjs';
 import { within } from './bounded.mjs';
 
@@ -131,4 +131,11 @@ test('a poll with log bins places marks by bin, and names the ballots outside', 
   const line = all(d, 'g').find((g) => /measured/.test(g.attrs.class)).kids[0];
   const mid = (48 + (720 - 24)) / 2;
   assert.ok(Math.abs(+line.attrs.x1 - mid) < 1, `the measured mark at the middle edge sits at ${line.attrs.x1}, want ${mid} (the middle)`);
+});
+
+test('a shared time reads as on every other page: UTC, 2026-12-04 23:41:45', () => {
+  assert.equal(shareTime('2026-12-04T23:41:45.123Z'), '2026-12-04 23:41:45');
+  assert.equal(shareTime('2026-12-05T01:41:45+02:00'), '2026-12-04 23:41:45');
+  assert.equal(shareTime(null), '');
+  assert.equal(shareTime('not a time'), '');
 });
