@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -96,6 +97,12 @@ func (a arg) int(def, lo, hi int64) (int64, error) {
 		return def, nil
 	}
 	n, err := strconv.ParseInt(strings.ReplaceAll(a.v, "_", ""), 10, 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) && lo == math.MinInt64 && hi == math.MaxInt64 {
+		return 0, fmt.Errorf("-%s %s: not a whole number, e.g. -%s 42", a.name, a.v, a.name)
+	}
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return 0, fmt.Errorf("-%s %s: not a whole number: want one between %d and %d, e.g. -%s %d", a.name, a.v, lo, hi, a.name, max(lo, min(hi, 1000)))
+	}
 	if err != nil || n < lo || n > hi {
 		return 0, fmt.Errorf("-%s %s: must be between %d and %d", a.name, a.v, lo, hi)
 	}
@@ -211,9 +218,32 @@ func (c *command) flagNames() []string {
 	return names
 }
 
-// flagList lists c's flags as "-a, -b, ...".
+// flagList lists c's flags as "\n  -a, -b, ...", the dishonest ones
+// (which only the lessons' cells that show a broken rule use) left out,
+// over indented lines of at most about 72 characters.
 func (c *command) flagList() string {
-	return "-" + strings.Join(c.flagNames(), ", -")
+	var b strings.Builder
+	b.WriteString("\n  ")
+	col := 2
+	for _, name := range c.flagNames() {
+		if strings.HasPrefix(name, "dishonest-") {
+			continue
+		}
+		if col > 2 {
+			b.WriteString(",")
+			col++
+			if col+len(name)+2 > 72 {
+				b.WriteString("\n  ")
+				col = 2
+			} else {
+				b.WriteString(" ")
+				col++
+			}
+		}
+		b.WriteString("-" + name)
+		col += len(name) + 1
+	}
+	return b.String()
 }
 
 // The help lines of flags that several commands take with different

@@ -129,10 +129,10 @@ func (c *command) splitFlags(args []string) (map[string]string, error) {
 		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		f, ok := c.lookupFlag(name)
 		if !ok && (name == "archive" || name == "data") {
-			return nil, fmt.Errorf("%s: -%s belongs to the labserver command line, not to a run line: a lesson cell or quiz cannot choose where its runs are recorded (the server records every run it executes); allowed: %s", c.name, name, c.flagList())
+			return nil, fmt.Errorf("%s: -%s belongs to the labserver command line, not to a run line: a lesson cell or quiz cannot choose where its runs are recorded (the server records every run it executes); allowed:%s", c.name, name, c.flagList())
 		}
 		if !ok {
-			return nil, fmt.Errorf("%s: unknown flag -%s%s; allowed: %s", c.name, name, didYouMean(name, c.flagNames(), "-"), c.flagList())
+			return nil, fmt.Errorf("%s: unknown flag -%s%s; allowed:%s", c.name, name, didYouMean(name, c.flagNames(), "-"), c.flagList())
 		}
 		if _, twice := given[name]; twice {
 			return nil, fmt.Errorf("-%s: given twice", name)
