@@ -122,7 +122,7 @@ A power cut in the middle of an append leaves a torn tail: a record cut short, o
 
 ` + faultModel + `
 
-The grader draws a new workload each Run, as in the previous exercise (its seed is shown; ` + "`// kvlab:seed N`" + ` replays it), runs it (` + "`Put`" + ` writes, fdatasyncs, then returns), reopens the store with no power cut and once on an empty disk, and cuts the power after each operation in ` + "`prefix`" + ` and ` + "`reorder`" + ` mode; after each cut it reopens your store, reads back every acknowledged key, puts one more key, reopens again and reads that too. Then it garbles one byte of the last record, in its CRC, its lengths, its key and its value in turn (that key must come back with its earlier value, and a new Put must survive a reopen), and the same bytes of a record in the middle (` + "`Open`" + ` must return an error).`,
+The grader draws a new workload at random each Run, as in the previous exercise (its seed is shown; ` + "`// kvlab:seed N`" + ` replays it), runs it (` + "`Put`" + ` writes, fdatasyncs, then returns), reopens the store with no power cut and once on an empty disk, and cuts the power after each operation in ` + "`prefix`" + ` and ` + "`reorder`" + ` mode; after each cut it reopens your store, reads back every acknowledged key, puts one more key, reopens again and reads that too. Then it garbles one byte of the last record, in its CRC, its lengths, its key and its value in turn (that key must come back with its earlier value, and a new Put must survive a reopen), and the same bytes of a record in the middle (` + "`Open`" + ` must return an error).`,
 	Stub:     tornStub,
 	Solution: tornSolution,
 	LimitMs:  crashLimitMs,
