@@ -413,15 +413,22 @@ func openAndRead(p *program, k cut, m *engine.MemFS, puts []putCall) (*store, *c
 	if rec == nil {
 		return s, nil
 	}
+	seen := map[uint64]bool{fingerprint(rec.snaps[0]): true} // the disk this Open started from passed
 	for c2 := 1; c2 < len(rec.snaps); c2++ {
 		for _, seed := range recoverySeeds {
 			var rng *rand.Rand
 			if seed != 0 {
 				rng = rand.New(rand.NewPCG(seed^k.seed, uint64(k.c)<<20|uint64(c2)))
 			}
+			m2 := rec.snaps[c2].Copy().PowerCut(k.mode, rng)
+			if fp := fingerprint(m2); seen[fp] {
+				continue
+			} else {
+				seen[fp] = true
+			}
 			k2 := k
 			k2.again, k2.againOp, k2.inRecovery = c2, rec.ops[c2-1], true
-			if _, f := openAndRead(p, k2, rec.snaps[c2].Copy().PowerCut(k.mode, rng), puts); f != nil {
+			if _, f := openAndRead(p, k2, m2, puts); f != nil {
 				f.recovery = rec.ops
 				return s, f
 			}
