@@ -501,13 +501,19 @@ func (r *recording) opAt(c int) string {
 // what was lost, and the rule.
 func (f *cutFailure) message(r *recording) string {
 	if f.again > 0 {
-		when := fmt.Sprintf("after its operation %d (%s)", f.again, f.againOp)
-		if f.again == len(f.recovery) {
-			when = fmt.Sprintf("after it was done (its last operation: %s)", f.againOp)
-		}
-		return fmt.Sprintf("power cut %s; the reopen's Open did %d operation(s), and a second power cut %s: %s", r.opAt(f.c), len(f.recovery), when, f.what)
+		return fmt.Sprintf("power cut %s; %s", r.opAt(f.c), f.secondCut("a second"))
 	}
 	return fmt.Sprintf("power cut %s: %s", r.opAt(f.c), f.what)
+}
+
+// secondCut describes a failure after a cut during the recovery: what
+// the recovering Open did and where the power was cut (called "which").
+func (f *cutFailure) secondCut(which string) string {
+	when := fmt.Sprintf("after its operation %d (%s)", f.again, f.againOp)
+	if f.again == len(f.recovery) {
+		when = fmt.Sprintf("after it was done (its last operation: %s)", f.againOp)
+	}
+	return fmt.Sprintf("the reopen's Open did %d operation(s), and %s power cut %s: %s", len(f.recovery), which, when, f.what)
 }
 
 // traceNote lists the operations up to operation c, the last ones if
