@@ -123,8 +123,8 @@ type Quiz struct {
 	// have the run grade this quiz ("edit: -rate, -ops"); see LineGrades.
 	Edit []string
 	// Repeat is "repeat: K": the quiz is graded on K runs of Cell, against
-	// their median, with the range widened to their spread; 0 for one
-	// run. See CheckRepeated.
+	// their median, or not at all when they spread wider than the band
+	// (too noisy); 0 for one run. See CheckRepeated.
 	Repeat int
 
 	show []showPart
@@ -476,6 +476,11 @@ type Feedback struct {
 
 	// Spread is what the runs of a repeat: quiz gave (CheckRepeated).
 	Spread *Spread `json:"spread,omitempty"`
+	// TooNoisy is set when the rounds of a repeat: quiz spread wider than
+	// its band allows around their median: the machine was too noisy to
+	// grade the answer, so it is neither right nor wrong (Correct is
+	// false); Spread.Text says so.
+	TooNoisy bool `json:"too_noisy,omitempty"`
 }
 
 // ErrBadAnswer wraps errors about the student's answer itself (not a
