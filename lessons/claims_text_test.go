@@ -265,3 +265,29 @@ func TestLesson9SaysTheInstrumentInterleaves(t *testing.T) {
 		}
 	}
 }
+
+// A bench result's own batch model is bookkeeping (fed by the run it
+// describes, it restates the run's throughput): no quiz may grade or
+// show it as a prediction, and lesson 5 tests the model with a model line
+// run before the bench, in the same cell.
+func TestNoQuizGradesTheRunFedModel(t *testing.T) {
+	for _, l := range load(t) {
+		for _, q := range l.Quizzes {
+			if q.ID == "miss-run" {
+				t.Errorf("%s: quiz miss-run grades an identity (the run-fed model divided into the run it was fed by)", l.Slug)
+			}
+		}
+		for _, block := range strings.Split(string(l.Body), "```quiz")[1:] {
+			block = block[:strings.Index(block, "```")]
+			if strings.Contains(block, ".model.predicted_ops_per_sec") {
+				t.Errorf("%s: a quiz reads a bench result's run-fed model.predicted_ops_per_sec (bookkeeping, not a prediction):\n%s", l.Slug, block)
+			}
+		}
+	}
+	body := flat(string(lessonByPrefix(t, "05-").Body))
+	for _, want := range []string{"```lab miss model -sync batch:64 bench -engine kv -sync batch:64", "bookkeeping, not a prediction", "mirrored rounds"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("lesson 5 does not say %q", want)
+		}
+	}
+}

@@ -197,7 +197,6 @@ var independent = map[string]func(ls lines) float64{
 	"periodic-p99": func(ls lines) float64 { return ls.r(0).FsyncP50Ns / max(ls.r(0).put().P99Ns, 1) },
 	"loss-window":  func(ls lines) float64 { return ls.r(0).OpsPerSec * (0.010 + ls.r(0).FsyncMeanNs/1e9) },
 	"miss-probe":   func(ls lines) float64 { return ls.r(1).OpsPerSec / max(ls.r(0).PredictedOpsPerSec, 1) },
-	"miss-run":     func(ls lines) float64 { return ls.r(1).OpsPerSec / max(ls.r(1).Model.PredictedOpsPerSec, 1) },
 	"cheapest-sync": func(ls lines) float64 {
 		m := ls.r(0).Methods // rows 1, 3, 5, 7: the four methods overwriting 128 B
 		x := m[7].P50Ns
