@@ -233,7 +233,17 @@ func deviceLine(d *DeviceIO) string {
 	} else {
 		s += "; " + d.FlushMissing
 	}
-	return s + "; the whole device's counts, other writers included"
+	s += "; the whole device's counts, other writers included"
+	if d.NetWriteRequests != nil {
+		s += fmt.Sprintf("\n       net of an idle baseline (%.0f ms just before the run): %.0f write requests%s", d.IdleMs, *d.NetWriteRequests, per(d.NetWriteRequestsPerOp, "per op"))
+		if d.NetFlushRequests != nil {
+			s += fmt.Sprintf(", %.0f flushes%s", *d.NetFlushRequests, per(d.NetFlushesPerOp, "per op"))
+		}
+		if d.OtherWriters {
+			s += "; OTHER WRITERS: " + d.OtherWritersNote
+		}
+	}
+	return s
 }
 
 // writeGeneratorLate is the LATE line of an open-loop run whose corrected

@@ -291,3 +291,39 @@ func TestNoQuizGradesTheRunFedModel(t *testing.T) {
 		}
 	}
 }
+
+// Device-counter quizzes are graded on counts net of the idle baseline
+// (or a ratio of two engines run side by side), never on the whole
+// device's raw counts, which carry every other writer's requests; and the
+// text above them does not give their answer away.
+func TestDeviceQuizzesGradeNetCounts(t *testing.T) {
+	for _, l := range load(t) {
+		for _, q := range l.Quizzes {
+			src := q.Answer.String()
+			for _, raw := range []string{"device_io.flushes_per_op", "device_io.write_requests_per_op", "device_io.device_bytes_per_logical_byte", "device_io.flush_requests", "device_io.write_requests"} {
+				if strings.Contains(src, raw) {
+					t.Errorf("%s/%s: answer %q reads the raw %s; grade the net_ count or a ratio of two engines in one round", l.Slug, q.ID, src, raw)
+				}
+			}
+		}
+	}
+	body := flat(string(lessonByPrefix(t, "08-").Body))
+	for _, id := range []string{"bbolt-device-flushes", "zero-fill-from-the-disk"} {
+		at := strings.Index(body, "id: "+id)
+		if at < 0 {
+			t.Fatalf("lesson 8 has no quiz %s", id)
+		}
+		above := body[:at]
+		if prev := strings.LastIndex(above, "```quiz"); prev >= 0 {
+			above = above[:prev]
+		}
+		if k := strings.LastIndex(above, "```"); k >= 0 {
+			above = above[k:] // the prose since the block before it
+		}
+		for _, giveaway := range []string{"fdatasyncs again", "two flushes", "is about 2"} {
+			if strings.Contains(above, giveaway) {
+				t.Errorf("the text above quiz %s gives its answer away: %q", id, giveaway)
+			}
+		}
+	}
+}

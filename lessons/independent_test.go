@@ -60,6 +60,8 @@ type res struct {
 	DeviceIO struct {
 		FlushesPerOp        float64 `json:"flushes_per_op"`
 		BytesPerLogicalByte float64 `json:"device_bytes_per_logical_byte"`
+		NetFlushesPerOp     float64 `json:"net_flushes_per_op"`
+		NetBytesPerLogical  float64 `json:"net_device_bytes_per_logical_byte"`
 	} `json:"device_io"`
 	// model lines
 	PredictedOpsPerSec float64 `json:"predicted_ops_per_sec"`
@@ -280,8 +282,10 @@ var independent = map[string]func(ls lines) float64{
 		}
 		return n
 	},
-	"bbolt-device-flushes":    func(ls lines) float64 { return ls[0].at(1).DeviceIO.FlushesPerOp },
-	"zero-fill-from-the-disk": func(ls lines) float64 { return ls[2].at(0).DeviceIO.BytesPerLogicalByte },
+	"bbolt-device-flushes": func(ls lines) float64 {
+		return ls[0].at(1).DeviceIO.NetFlushesPerOp / max(ls[0].at(0).DeviceIO.NetFlushesPerOp, 0.001)
+	},
+	"zero-fill-from-the-disk": func(ls lines) float64 { return ls[2].at(0).DeviceIO.NetBytesPerLogical },
 	"drift-block":             func(ls lines) float64 { return orderRatio(ls.r(0), []int{0, 1, 2, 3}, []int{4, 5, 6, 7}) },
 	"drift-mirrored":          func(ls lines) float64 { return orderRatio(ls.r(0), []int{0, 3, 4, 7}, []int{1, 2, 5, 6}) },
 	"p99-mean-vs-median": func(ls lines) float64 {
