@@ -294,6 +294,13 @@ func execLines(t *testing.T, lines []string, f float64, lim harness.Limits) ([]a
 // cell's rounds), their results returned in the cell's line order.
 func execRound(t *testing.T, lines []string, f float64, lim harness.Limits, r int) ([]any, error) {
 	t.Helper()
+	return execIn(t, "", lines, f, lim, r)
+}
+
+// execIn is execRound with each line's runs under dir ("" for a fresh
+// temporary directory per line).
+func execIn(t *testing.T, dir string, lines []string, f float64, lim harness.Limits, r int) ([]any, error) {
+	t.Helper()
 	out := make([]any, len(lines))
 	for _, i := range calc.RoundOrder(len(lines), r) {
 		line := lines[i]
@@ -304,7 +311,11 @@ func execRound(t *testing.T, lines []string, f float64, lim harness.Limits, r in
 				return nil, fmt.Errorf("line %d %q: scaling by %g: %v", i, line, f, err)
 			}
 		}
-		raw, err := harness.Exec(context.Background(), scaled, harness.Env{Dir: t.TempDir(), Limits: lim})
+		runDir := dir
+		if runDir == "" {
+			runDir = t.TempDir()
+		}
+		raw, err := harness.Exec(context.Background(), scaled, harness.Env{Dir: runDir, Limits: lim})
 		if errors.Is(err, peers.ErrRedisMissing) {
 			// A cell with a real redis-server runs where one is
 			// installed (.ci/run installs it); elsewhere it skips, or

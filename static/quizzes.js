@@ -40,6 +40,10 @@ class Quiz {
     this.btn = $('.check', el);
     this.choice = !!el.querySelector('fieldset');
     this.predict = el.dataset.predict != null && !!this.cell;
+    // A reason-it-out quiz is asked and graded as a prediction is, but
+    // its answer is the same on every disk: the page never calls it a
+    // prediction of this disk.
+    this.reason = el.dataset.reason != null;
     this.repeat = Number(el.dataset.repeat || 0);
     if (this.repeat) $('.quiz-source', el).replaceChildren(`Graded on ${this.repeat} runs of `, cellLink(this.cell), ': the answer is their median; when the rounds spread wider than the band, the reply says the machine was too noisy to grade.');
     // Once a prediction is graded, Check answers (after the result) and
@@ -66,7 +70,7 @@ class Quiz {
     const p = this.predict ? prediction(this.id) : null;
     if (this.predict) {
       this.el.classList.add('is-predict');
-      $('.quiz-source', this.el).replaceChildren('Predict first: the cell ', cellLink(this.cell), ' stays locked until you do, and ',
+      $('.quiz-source', this.el).replaceChildren(this.reason ? 'Reason it out first (the answer follows from how it works, the same on every disk): the cell ' : 'Predict first: the cell ', cellLink(this.cell), ' stays locked until you do, and ',
         this.repeat ? `your next ${this.repeat} runs of it (its repeat button makes them) grade the prediction, against their median.` : 'your next run grades the prediction.');
       this.btn.textContent = p ? 'Check' : 'Lock in prediction';
       this.again.hidden = !(p && p.graded);
@@ -138,7 +142,7 @@ class Quiz {
       const resp = await fetch('/api/quiz', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(req) });
       const r = await resp.json();
       if (!resp.ok) { this.say(errorP(r.error || `HTTP ${resp.status}`)); return; }
-      this.say(verdict(r, this.choice, this.predict));
+      this.say(verdict(r, this.choice, this.predict, this.reason));
       updateProgress(lessonSlug(), (p) => {
         const prev = p.quizzes[this.id] || {};
         const q = { correct: r.correct, noisy: !!r.too_noisy, answer: `${r.answer}`, at: Date.now(), prediction: !!r.predicted, off: offWords(r), timing: r.timing || '', attempts: prev.attempts || {} };
@@ -201,14 +205,14 @@ function attemptLines(prev, choice) {
 // value, how far off, where it came from, and the explanation. For a
 // predict: yes quiz it says which attempt was graded, that a kept
 // verdict is not graded again, and when an answer came after the result.
-function verdict(r, choice, predictQuiz) {
+function verdict(r, choice, predictQuiz, reason) {
   const unit = r.unit && !choice ? ` ${r.unit}` : '';
   // Rounds that spread wider than the band grade nothing: the machine
   // was too noisy to tell a good prediction from a bad one.
   const head = r.too_noisy
     ? `· Not graded: your machine was too noisy to grade the ${r.predicted ? 'prediction' : 'answer'}.`
     : r.predicted
-      ? (r.correct ? '✓ Your prediction holds.' : choice ? '✗ Your prediction was wrong.' : '✗ Your prediction was off.')
+      ? (reason ? (r.correct ? '✓ Your reasoning holds.' : '✗ Your reasoning missed.') : r.correct ? '✓ Your prediction holds.' : choice ? '✗ Your prediction was wrong.' : '✗ Your prediction was off.')
       : (r.correct ? '✓ Right.' : choice ? '✗ Not what your run shows.' : '✗ Not within range.');
   const late = predictQuiz && !r.predicted && r.timing === 'answered after the result';
   return h('div', { class: `verdict ${r.too_noisy ? 'noisy' : r.correct ? 'ok' : 'bad'}${r.predicted ? ' predicted' : ''}` },

@@ -119,6 +119,13 @@ type Quiz struct {
 	// Predict is "predict: yes": the page locks Cell's Run button until
 	// the reader has entered a prediction here. See IsPrediction.
 	Predict bool
+	// Reason is "predict: reason": a quiz asked before the run and graded
+	// against it like a prediction, whose answer is the same on every
+	// disk (it follows from how the engine or the schedule works). The
+	// page shows it as "Reason it out", never as a prediction of the
+	// reader's disk; the lessons' disk check (a predict: yes quiz must
+	// come out differently on a fast and a slow simulated disk) skips it.
+	Reason bool
 	// Edit names the flags a reader may change in Cell's lines and still
 	// have the run grade this quiz ("edit: -rate, -ops"); see LineGrades.
 	Edit []string
@@ -264,9 +271,11 @@ func (q *Quiz) set(b *block, key, val string) error {
 		switch val {
 		case "yes":
 			q.Predict = true
+		case "reason":
+			q.Predict, q.Reason = true, true
 		case "no":
 		default:
-			return fmt.Errorf("predict: %q: want yes or no", val)
+			return fmt.Errorf("predict: %q: want yes, reason or no", val)
 		}
 	default:
 		return fmt.Errorf("unknown key %q (keys: %s)", key, knownKeys)
