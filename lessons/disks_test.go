@@ -188,4 +188,3 @@ func TestDiskCheckJudges(t *testing.T) {
 		}
 	}
 }
-
