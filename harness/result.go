@@ -168,11 +168,18 @@ type PacerLag struct {
 // BenchModel is the model's prediction printed next to a measurement.
 type BenchModel struct {
 	PredictedOpsPerSec float64 `json:"predicted_ops_per_sec"`
-	TWriteNs           float64 `json:"t_write_ns"`
-	TWriteSource       string  `json:"t_write_source"` // "run_wall", "run_mean", "run_service" (this run's mean Put outside the flush: runTWrite) or "probe" (the probe's write(2))
-	TFsyncNs           float64 `json:"t_fsync_ns"`
-	TFsyncSource       string  `json:"t_fsync_source"` // "run" (this run's fsync mean) or "probe"
-	P99Path            string  `json:"p99_path"`       // where the model puts p99: "slow" or "fast"
+	// Bookkeeping is true when both inputs came from this run itself
+	// (T_write from its wall time or mean Put, T_fsync its mean
+	// fdatasync): PredictedOpsPerSec then restates the run's own
+	// throughput (N*T_write + T_fsync is its wall time for N Puts) and
+	// checks the bookkeeping, not the model. A prediction is made before
+	// the run, from figures measured without it: the model line.
+	Bookkeeping  bool    `json:"bookkeeping,omitempty"`
+	TWriteNs     float64 `json:"t_write_ns"`
+	TWriteSource string  `json:"t_write_source"` // "run_wall", "run_mean", "run_service" (this run's mean Put outside the flush: runTWrite) or "probe" (the probe's write(2))
+	TFsyncNs     float64 `json:"t_fsync_ns"`
+	TFsyncSource string  `json:"t_fsync_source"` // "run" (this run's fsync mean) or "probe"
+	P99Path      string  `json:"p99_path"`       // where the model puts p99: "slow" or "fast"
 	// MeasuredP99Path is where the run's put p99 landed: "slow" when it is
 	// at least P99ThresholdNs, the geometric mean of the put p50 and the
 	// median fdatasync (calc.MeasuredP99Path; one slow flush cannot move

@@ -432,6 +432,9 @@ func measure(ctx context.Context, r *run, keys keyTable, store Store, clients []
 		}
 	}
 	m.device = watchDevice(cfg.dir)
+	// An idle baseline just before the clock starts: what the device
+	// counts without this run is subtracted from what it counts with it.
+	m.device.baseline(idleBaselineFor(cfg.duration), time.Sleep)
 	m.device.start()
 	m.cpu = watchCPU()
 	m.cpu.start()
