@@ -24,6 +24,10 @@ var (
 	// MaxValueSize bytes. Values are never truncated.
 	ErrValueTooLarge = errors.New("engine: value too large")
 
+	// ErrBatchTooLarge is returned by Apply for a batch whose records take
+	// more than MaxBatchSize bytes. Nothing of the batch is written.
+	ErrBatchTooLarge = errors.New("engine: batch too large")
+
 	// ErrCorrupt is returned by Open when a record fails its checksum (or
 	// does not decode) anywhere except a torn tail of the newest segment,
 	// a tail after which no record decodes (recover.go), and by Get when a
