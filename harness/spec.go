@@ -35,7 +35,13 @@ type Spec struct {
 	Engines   []string // bench, sweep: one run per engine
 	Sync      string   // bench, sweep, model, crash
 	Workload  string
-	Batch     int // fillbatch: Puts per unit; 1 for every other workload
+	// Script is bench -script: a shipped workload script's name
+	// (kvlab/workloads) or, on the command line, a .lua file; Items,
+	// Users and Index go with it (-items, -users, -index).
+	Script       string
+	Items, Users int
+	Index        string
+	Batch        int // fillbatch and -script: Puts per unit (ctx.batch); 1 for every other workload
 	Dist      string
 	Ops       int64         // bench/sweep: units; probe: iterations
 	Duration  time.Duration // instead of Ops

@@ -85,7 +85,7 @@ func Run(ctx context.Context, p *Program, store Store, cfg Config) (*Result, err
 	}
 	if !p.uses("range") && !p.uses("scan") {
 		// fine on any store
-	} else if _, ok := store.(Ranger); !ok {
+	} else if OpsOf(store).Range == nil {
 		return nil, fmt.Errorf("script %s uses kv.range or kv.scan, and this store cannot read keys in order", p.File)
 	}
 	workers := make([]*worker, 0, threads)

@@ -64,13 +64,45 @@ type DeleteReporter interface {
 	DeleteExisted(key []byte) (existed bool, err error)
 }
 
-// Native says which of the optional operations a store does natively
-// (Ranger, MultiGetter, MultiWriter, DeleteReporter); the others fall
-// back to single-key calls, and results say so.
+// Ops is a store and its native optional operations, as functions: an
+// adapter that knows at run time what the store underneath can do
+// passes an *Ops as the Store. A nil field falls back as the interfaces
+// above say.
+type Ops struct {
+	Store
+	Range         func(lo, hi []byte, limit int, fn func(key, value []byte) bool) error
+	MultiGet      func(keys [][]byte, fn func(i int, value []byte, found bool)) error
+	MultiPut      func(keys, values [][]byte) error
+	MultiDelete   func(keys [][]byte) error
+	DeleteExisted func(key []byte) (bool, error)
+}
+
+// OpsOf returns s's operations: s itself when it is an *Ops, else the
+// optional interfaces it implements.
+func OpsOf(s Store) Ops {
+	if o, ok := s.(*Ops); ok {
+		return *o
+	}
+	o := Ops{Store: s}
+	if r, ok := s.(Ranger); ok {
+		o.Range = r.Range
+	}
+	if g, ok := s.(MultiGetter); ok {
+		o.MultiGet = g.MultiGet
+	}
+	if w, ok := s.(MultiWriter); ok {
+		o.MultiPut, o.MultiDelete = w.MultiPut, w.MultiDelete
+	}
+	if d, ok := s.(DeleteReporter); ok {
+		o.DeleteExisted = d.DeleteExisted
+	}
+	return o
+}
+
+// Native says which of the optional operations a store does natively;
+// the others fall back to single-key calls, and results say so.
 func Native(s Store) map[string]bool {
-	_, r := s.(Ranger)
-	_, g := s.(MultiGetter)
-	_, w := s.(MultiWriter)
-	_, d := s.(DeleteReporter)
-	return map[string]bool{"range": r, "scan": r, "mget": g, "mput": w, "mdel": w, "del": d}
+	o := OpsOf(s)
+	return map[string]bool{"range": o.Range != nil, "scan": o.Range != nil, "mget": o.MultiGet != nil,
+		"mput": o.MultiPut != nil, "mdel": o.MultiDelete != nil, "del": o.DeleteExisted != nil}
 }

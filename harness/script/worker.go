@@ -19,10 +19,7 @@ type worker struct {
 	run   *lua.LFunction
 	ctx   *lua.LTable // the ctx argument of load and run
 	store Store
-	rg    Ranger
-	mg    MultiGetter
-	mw    MultiWriter
-	dr    DeleteReporter
+	ops_  Ops // the store's native operations (nil: fall back)
 
 	measuring bool
 	hist      [numOps]*hdr.Histogram
@@ -45,11 +42,8 @@ const maxLatency = int64(time.Minute)
 
 func newWorker(p *Program, id int, store Store, lim Limits, seed int64, fields map[string]int64) (*worker, error) {
 	s := uint64(seed)
-	w := &worker{id: id, store: store}
-	w.rg, _ = store.(Ranger)
-	w.mg, _ = store.(MultiGetter)
-	w.mw, _ = store.(MultiWriter)
-	w.dr, _ = store.(DeleteReporter)
+	o := OpsOf(store)
+	w := &worker{id: id, store: o.Store, ops_: o}
 	for i := range w.hist {
 		w.hist[i] = hdr.New(1, maxLatency, 3)
 	}
@@ -146,8 +140,8 @@ func (w *worker) kvTable() *lua.LTable {
 		var existed bool
 		var err error
 		t0 := time.Now()
-		if w.dr != nil {
-			existed, err = w.dr.DeleteExisted(k)
+		if w.ops_.DeleteExisted != nil {
+			existed, err = w.ops_.DeleteExisted(k)
 		} else {
 			_, existed, err = w.store.Get(k)
 			if err == nil {
@@ -199,8 +193,8 @@ func (w *worker) kvTable() *lua.LTable {
 		found := 0
 		t0 := time.Now()
 		var err error
-		if w.mg != nil {
-			err = w.mg.MultiGet(keys, func(i int, v []byte, ok bool) {
+		if w.ops_.MultiGet != nil {
+			err = w.ops_.MultiGet(keys, func(i int, v []byte, ok bool) {
 				if ok {
 					found++
 					out.RawSetInt(i+1, lua.LString(v))
@@ -260,8 +254,8 @@ func (w *worker) kvTable() *lua.LTable {
 		}
 		t0 := time.Now()
 		var err error
-		if w.mw != nil {
-			err = w.mw.MultiPut(w.keys, w.vals)
+		if w.ops_.MultiPut != nil {
+			err = w.ops_.MultiPut(w.keys, w.vals)
 		} else {
 			for i := range w.keys {
 				if err = w.store.Put(w.keys[i], w.vals[i]); err != nil {
@@ -279,8 +273,8 @@ func (w *worker) kvTable() *lua.LTable {
 		keys := w.keyList(L, 1)
 		t0 := time.Now()
 		var err error
-		if w.mw != nil {
-			err = w.mw.MultiDelete(keys)
+		if w.ops_.MultiDelete != nil {
+			err = w.ops_.MultiDelete(keys)
 		} else {
 			for _, k := range keys {
 				if err = w.store.Delete(k); err != nil {
@@ -328,7 +322,7 @@ const scanChunk = 256
 // scanChunk at a time, adding the time of the store's calls to d, and
 // calls fn for each row until it returns false.
 func (w *worker) scanChunks(op, lo, hi string, limit int, d *time.Duration, fn func(k, v []byte) bool) {
-	if w.rg == nil {
+	if w.ops_.Range == nil {
 		w.L.RaiseError("kv.%s: this store cannot read keys in order", op)
 	}
 	type row struct{ k, v []byte }
@@ -342,7 +336,7 @@ func (w *worker) scanChunks(op, lo, hi string, limit int, d *time.Duration, fn f
 		}
 		rows = rows[:0]
 		t0 := time.Now()
-		err := w.rg.Range(from, []byte(hi), n, func(k, v []byte) bool {
+		err := w.ops_.Range(from, []byte(hi), n, func(k, v []byte) bool {
 			rows = append(rows, row{append([]byte(nil), k...), append([]byte(nil), v...)})
 			return true
 		})
