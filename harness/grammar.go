@@ -385,7 +385,9 @@ func batchFlag() flagDef {
 			s.Batch = int(n)
 			return err
 		},
-		show: func(s *Spec, _ runOf) (string, bool) { return itoa(s.Batch), s.Workload == "fillbatch" || s.Script != "" }}
+		show: func(s *Spec, _ runOf) (string, bool) {
+			return itoa(s.Batch), s.Workload == "fillbatch" || s.Script != ""
+		}}
 }
 
 // scriptFlag is -script: the workload is a Lua script (script.go). It

@@ -31,10 +31,10 @@ import (
 
 // Spec is one parsed and validated line.
 type Spec struct {
-	Cmd       string
-	Engines   []string // bench, sweep: one run per engine
-	Sync      string   // bench, sweep, model, crash
-	Workload  string
+	Cmd      string
+	Engines  []string // bench, sweep: one run per engine
+	Sync     string   // bench, sweep, model, crash
+	Workload string
 	// Script is bench -script: a shipped workload script's name
 	// (kvlab/workloads) or, on the command line, a .lua file; Items,
 	// Users and Index go with it (-items, -users, -index).
@@ -42,23 +42,23 @@ type Spec struct {
 	Items, Users int
 	Index        string
 	Batch        int // fillbatch and -script: Puts per unit (ctx.batch); 1 for every other workload
-	Dist      string
-	Ops       int64         // bench/sweep: units; probe: iterations
-	Duration  time.Duration // instead of Ops
-	Threads   []int         // bench: one value; sweep: the list
-	ValueSize int
-	Keys      int
-	Warmup    int64
-	Rate      float64
-	Pipeline  int    // bench, sweep: requests per batch on each client's connection; 1 = none
-	Cache     string // bench, sweep: "warm" or "cold" (cache.go)
-	Repeat    int
-	Seed      int64
-	Trials    int
-	Power     bool
-	PowerMode string // crash -power-mode: prefix (the default), reorder, pages or dirent
-	Points    bool   // crash -points: a power cut after every filesystem operation of a fixed workload
-	FailSync  int    // crash -fail-sync N: the first fdatasync after N Puts fails; 0 when not given
+	Dist         string
+	Ops          int64         // bench/sweep: units; probe: iterations
+	Duration     time.Duration // instead of Ops
+	Threads      []int         // bench: one value; sweep: the list
+	ValueSize    int
+	Keys         int
+	Warmup       int64
+	Rate         float64
+	Pipeline     int    // bench, sweep: requests per batch on each client's connection; 1 = none
+	Cache        string // bench, sweep: "warm" or "cold" (cache.go)
+	Repeat       int
+	Seed         int64
+	Trials       int
+	Power        bool
+	PowerMode    string // crash -power-mode: prefix (the default), reorder, pages or dirent
+	Points       bool   // crash -points: a power cut after every filesystem operation of a fixed workload
+	FailSync     int    // crash -fail-sync N: the first fdatasync after N Puts fails; 0 when not given
 	// WriteBuffer is crash -write-buffer: -1 when not given (the
 	// engine's default), 0 for no buffer, else its size in bytes.
 	WriteBuffer int
