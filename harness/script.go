@@ -29,6 +29,7 @@ import (
 
 // ScriptResult is one script run on one engine (one value of its sweep).
 type ScriptResult struct {
+	Kind    string `json:"kind"` // "script"
 	Spec    string `json:"spec"`
 	Engine  string `json:"engine"`
 	Script  string `json:"script"` // the -script value
@@ -78,7 +79,7 @@ func scriptRefusal(e string, s *Spec, uses []string) string {
 			continue
 		}
 		if e == "kv" && s.Index != "ordered" {
-			return fmt.Sprintf("-engine kv cannot run kv.%s: its hash index keeps no key order; give -index ordered, or use %s", op, orderedEngines)
+			return fmt.Sprintf("-engine kv cannot run kv.%s: its hash index keeps no key order; give -index ordered, or use an ordered engine: bbolt, pebble, sqlite, postgres", op)
 		}
 		if e == "kv" {
 			continue
@@ -179,7 +180,7 @@ func scriptRun(ctx context.Context, s *Spec, env Env, dir string, prog *script.P
 		return nil, fmt.Errorf("-engine %s: close: %w", e, cerr)
 	}
 	r := &ScriptResult{
-		Spec: s.line(e, []int{threads}), Engine: e, Script: s.Script, Name: prog.Name, Sync: s.Sync,
+		Kind: "script", Spec: s.line(e, []int{threads}), Engine: e, Script: s.Script, Name: prog.Name, Sync: s.Sync,
 		Threads: threads, Batched: prog.Batched, Native: script.Native(st.ops), LoadAvg: load, Result: *res,
 	}
 	if prog.Sweep != nil {

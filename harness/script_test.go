@@ -108,3 +108,20 @@ func TestScriptFileAndSweep(t *testing.T) {
 		t.Errorf("err = %v, want the script's file and line", err)
 	}
 }
+
+// TestScriptResultDecodes: a stored script result decodes back into the
+// value Write prints, so `labserver runs show` prints its table.
+func TestScriptResultDecodes(t *testing.T) {
+	out, err := Exec(context.Background(), "bench -script mixed -engine kv -index ordered -sync none -ops 20 -items 30", Env{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := DecodeResult(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, ok := v.([]*ScriptResult)
+	if !ok || len(rs) != 2 || rs[1].Kind != "script" || rs[1].Units != 20 {
+		t.Fatalf("decoded %T", v)
+	}
+}
