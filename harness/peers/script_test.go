@@ -33,7 +33,7 @@ func TestScriptRefusalsPeers(t *testing.T) {
 func TestScriptOnOrderedPeers(t *testing.T) {
 	for _, line := range []string{
 		"bench -script cart -engine bbolt,pebble,sqlite -sync none -ops 60 -items 5 -users 10",
-		"bench -script batch -engine pebble -sync none -ops 40 -items 100 -batch 8",
+		"bench -script batch -engine pebble,bbolt -sync none -ops 40 -items 100 -batch 8",
 	} {
 		out, err := harness.Exec(context.Background(), line, harness.Env{Dir: t.TempDir()})
 		if err != nil {
