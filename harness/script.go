@@ -160,6 +160,8 @@ func scriptRun(ctx context.Context, s *Spec, env Env, dir string, prog *script.P
 	cfg := script.Config{
 		Items: s.Items, Users: s.Users, Batch: s.Batch, ValueBytes: s.ValueSize,
 		Ops: s.Ops, Duration: s.Duration, Seed: s.Seed, Threads: threads, SweepValue: val,
+		// A page's limit on what a run may write bounds a script's puts.
+		Limits: script.Limits{Bytes: env.Limits.MaxTotalBytes},
 	}
 	if prog.Sweep == nil {
 		val = 0

@@ -65,6 +65,9 @@ type Limits struct {
 	Stack, CallDepth int
 	// MaxString bounds a string string.rep makes (default 16 MiB).
 	MaxString int
+	// Bytes bounds the key and value bytes the run's puts write, load
+	// included (0: no bound): a write past it fails with ErrBytes.
+	Bytes int64
 }
 
 func (l Limits) defaults() Limits {

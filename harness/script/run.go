@@ -94,8 +94,9 @@ func Run(ctx context.Context, p *Program, store Store, cfg Config) (*Result, err
 			w.L.Close()
 		}
 	}()
+	written := new(atomic.Int64)
 	for i := range threads {
-		w, err := newWorker(p, i, store, lim, cfg.Seed, fields)
+		w, err := newWorker(p, i, store, lim, cfg.Seed, fields, written)
 		if err != nil {
 			return nil, err
 		}
@@ -229,6 +230,8 @@ func callErr(ctx context.Context, err error) error {
 var (
 	ErrCallTime = errors.New("script call ran too long")
 	ErrHeap     = errors.New("script used too much memory")
+	// ErrBytes: the run's puts would write more than Limits.Bytes.
+	ErrBytes = errors.New("script wrote too much")
 )
 
 // watchdog checks, every 20ms, that no call has run longer than

@@ -200,6 +200,19 @@ func TestLimits(t *testing.T) {
 	}
 }
 
+// TestBytesLimit: the puts of a run (load included) may not write more
+// than Limits.Bytes of keys and values.
+func TestBytesLimit(t *testing.T) {
+	p := compile(t, "return {load = function(ctx) for i = 1, 100 do kv.put('k' .. i, string.rep('v', 100)) end end, run = function(ctx) end}")
+	_, err := Run(context.Background(), p, newMem(), Config{Ops: 1, Limits: Limits{Bytes: 5000}})
+	if err == nil || !strings.Contains(err.Error(), ErrBytes.Error()) {
+		t.Errorf("err = %v, want %v", err, ErrBytes)
+	}
+	if _, err := Run(context.Background(), p, newMem(), Config{Ops: 1, Limits: Limits{Bytes: 20000}}); err != nil {
+		t.Errorf("within the bound: %v", err)
+	}
+}
+
 // TestCancel: a cancelled context stops a -duration run and returns what
 // it measured.
 func TestCancel(t *testing.T) {

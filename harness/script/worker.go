@@ -31,6 +31,11 @@ type worker struct {
 	// 0 between calls: the watchdog reads it.
 	callStart atomic.Int64
 
+	// written counts the key and value bytes the run's puts wrote, over
+	// every worker; maxBytes is Limits.Bytes.
+	written  *atomic.Int64
+	maxBytes int64
+
 	kbuf, vbuf []byte
 	keys, vals [][]byte
 	kstore     []byte // backing store of keys/vals for mget/mput/mdel
@@ -40,10 +45,10 @@ type worker struct {
 // clamped to it): one minute.
 const maxLatency = int64(time.Minute)
 
-func newWorker(p *Program, id int, store Store, lim Limits, seed int64, fields map[string]int64) (*worker, error) {
+func newWorker(p *Program, id int, store Store, lim Limits, seed int64, fields map[string]int64, written *atomic.Int64) (*worker, error) {
 	s := uint64(seed)
 	o := OpsOf(store)
-	w := &worker{id: id, store: o.Store, ops_: o}
+	w := &worker{id: id, store: o.Store, ops_: o, written: written, maxBytes: lim.Bytes}
 	for i := range w.hist {
 		w.hist[i] = hdr.New(1, maxLatency, 3)
 	}
@@ -88,6 +93,14 @@ func (w *worker) record(op int, n int, d time.Duration) {
 	w.hist[op].RecordValue(ns)
 }
 
+// wrote counts n bytes about to be written by a put and fails the call
+// when they take the run past Limits.Bytes.
+func (w *worker) wrote(op string, n int) {
+	if w.maxBytes > 0 && w.written.Add(int64(n)) > w.maxBytes {
+		w.L.RaiseError("kv.%s: %v: the run's puts would write more than %d bytes of keys and values", op, ErrBytes, w.maxBytes)
+	}
+}
+
 func (w *worker) fail(op string, err error) {
 	w.L.RaiseError("kv.%s: %v", op, err)
 }
@@ -110,6 +123,7 @@ func (w *worker) kvTable() *lua.LTable {
 	set("put", func(L *lua.LState) int {
 		k := w.key(L, 1)
 		w.vbuf = append(w.vbuf[:0], L.CheckString(2)...)
+		w.wrote("put", len(k)+len(w.vbuf))
 		t0 := time.Now()
 		err := w.store.Put(k, w.vbuf)
 		w.record(opPut, 1, time.Since(t0))
@@ -252,6 +266,7 @@ func (w *worker) kvTable() *lua.LTable {
 			w.keys = append(w.keys, w.kstore[offs[i]:offs[i+1]])
 			w.vals = append(w.vals, w.kstore[offs[i+1]:offs[i+2]])
 		}
+		w.wrote("mput", len(w.kstore))
 		t0 := time.Now()
 		var err error
 		if w.ops_.MultiPut != nil {
