@@ -90,6 +90,16 @@ func execSpec(ctx context.Context, s *Spec, env Env) (any, error) {
 	}
 	switch s.Cmd {
 	case "bench", "sweep":
+		if s.Script != "" {
+			rs, err := scriptLine(ctx, s, dir, env)
+			if err != nil {
+				return nil, err
+			}
+			if len(rs) == 0 {
+				return nil, fmt.Errorf("%s: cancelled before anything was measured: %w", s.Cmd, context.Cause(ctx))
+			}
+			return rs, nil
+		}
 		rs, err := benchLine(ctx, s, dir, env)
 		if err != nil {
 			return nil, err

@@ -32,6 +32,9 @@ func Write(w io.Writer, format string, v any) error {
 		_, err = fmt.Fprintf(w, "%s\n", b)
 		return err
 	case "tsv":
+		if rs, ok := v.([]*ScriptResult); ok {
+			return writeScriptTSV(w, rs)
+		}
 		return writeTSV(w, v)
 	case "benchstat":
 		return writeBenchstat(w, v)
@@ -50,6 +53,8 @@ func Write(w io.Writer, format string, v any) error {
 		return writeModelTable(w, r)
 	case *CrashResult:
 		return writeCrashTable(w, r)
+	case []*ScriptResult:
+		return writeScriptTable(w, r)
 	}
 	return fmt.Errorf("harness: cannot print %T", v)
 }
