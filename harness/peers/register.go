@@ -18,5 +18,6 @@ func init() {
 	harness.RegisterScheme("postgres", "postgres://USER@HOST:PORT/DB", "", openPostgresScheme)
 	// postgresql:// is the other spelling libpq and pgx accept.
 	harness.RegisterReplicated("pg-sync", harness.ReplicatedEngine{Open: OpenPgSync, Syncs: pgSyncNames(), SyncHelp: pgSyncHelp, Replicas: []int{1, 2}, Quorum: true})
+	harness.RegisterReplicated("etcd", harness.ReplicatedEngine{Open: OpenEtcd, Syncs: []string{"always"}, SyncHelp: "always only (a Put returns once a majority fsynced it)", Replicas: []int{2, 4}})
 	harness.RegisterScheme("postgresql", "postgresql://USER@HOST:PORT/DB", "", openPostgresScheme)
 }
