@@ -236,6 +236,10 @@ func runOne(ctx context.Context, cfg runConfig) (*BenchResult, error) {
 	if err := warmup(ctx, r, keys, clients); err != nil {
 		return nil, err
 	}
+	idleRate, idleWhy := 0.0, ""
+	if _, ok := store.(ReplicationReporter); ok {
+		idleRate, idleWhy = idleFlushes(ctx, cfg.dir) // after the warmup's writes, before the clock
+	}
 	var cache *CacheReport
 	if cfg.cold {
 		cache = evictCache(cfg.dir, cfg.engine) // after the warmup, which reads
@@ -247,11 +251,12 @@ func runOne(ctx context.Context, cfg runConfig) (*BenchResult, error) {
 	res := m.result(&cfg)
 	res.Cache = cache
 	if rr, ok := store.(ReplicationReporter); ok {
+		var commits int64
 		if put := res.Latency["put"]; put != nil {
-			res.Replication = rr.ReplicationReport(put.Count)
-		} else {
-			res.Replication = rr.ReplicationReport(0)
+			commits = put.Count
 		}
+		res.Replication = rr.ReplicationReport(commits)
+		netDeviceFlushes(res.Replication, idleRate, idleWhy, res.DeviceIO, res.WallSeconds, commits)
 	}
 	if TakesSource(cfg.engine) {
 		res.Sync, res.Interpreted = SourceSync, true
