@@ -150,7 +150,7 @@ func benchLine(ctx context.Context, s *Spec, dir string, env Env) ([]*BenchResul
 					threads: threads, ops: s.Ops, exactCap: DefaultExactCap, duration: s.Duration, maxUnits: s.maxUnits(env.Limits),
 					valueSize: s.ValueSize, keys: s.Keys, warmup: s.Warmup, rate: s.Rate, pipeline: s.Pipeline, seed: s.Seed, cold: s.Cache == "cold",
 					dishonest: s.Dishonest, dir: runDir, pool: pool, source: source,
-					opts: s.engineOptions(engine),
+					opts: s.engineOptions(engine), fanout: s.Fanout,
 				}
 				if env.Progress != nil {
 					cfg.progress = func(p Progress) {
