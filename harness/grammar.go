@@ -319,7 +319,7 @@ func benchFlags(threads string) []flagDef {
 				return err
 			},
 			show: func(s *Spec, _ runOf) (string, bool) { return itoa(s.Warmup), true }},
-		rateFlag(), pipelineFlag(), cacheFlag(),
+		rateFlag(), pipelineFlag(), fanoutFlag(), cacheFlag(),
 		{name: "repeat", usage: "run N times and report each (the table adds the medians)", part: partLine,
 			fill: func(s *Spec, a arg, lim Limits) error {
 				n, err := a.int(1, 1, int64(max(lim.MaxRepeat, 1)))

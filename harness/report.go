@@ -98,6 +98,9 @@ func writeBenchTable(w io.Writer, r *BenchResult) error {
 	if s := replicationLine(r); s != "" {
 		fmt.Fprintln(w, s)
 	}
+	if s := fanoutLine(r); s != "" {
+		fmt.Fprintln(w, s)
+	}
 	if r.LatencyUncorrected != nil {
 		fmt.Fprintf(w, "open loop at %g units/s: latency above is from each intended start; without that correction:\n", r.Rate)
 		writeLatency(w, r.LatencyUncorrected, " (uncorrected)")

@@ -91,6 +91,10 @@ type BenchResult struct {
 	// its members, who led, each member's flushes per commit and the
 	// network between them (replication.go).
 	Replication *ReplicationReport `json:"replication,omitempty"`
+	// Fanout, for a -fanout K run, is the single requests' latency and
+	// how many units were slower than a single request's p99, beside the
+	// prediction for independent requests (fanout.go).
+	Fanout *FanoutReport `json:"fanout,omitempty"`
 
 	Model    *BenchModel     `json:"model,omitempty"` // for batch:N and periodic:D
 	Timeline []TimelinePoint `json:"timeline"`

@@ -74,6 +74,8 @@ type runConfig struct {
 	source string
 	// opts are the replicated engines' flags (replication.go).
 	opts EngineOptions
+	// fanout is -fanout K: requests per unit (fanout.go); 0 or 1 = none.
+	fanout int
 }
 
 // dishonesty is the set of timing rules a run deliberately breaks, for the
@@ -236,9 +238,21 @@ func runOne(ctx context.Context, cfg runConfig) (*BenchResult, error) {
 	if err := warmup(ctx, r, keys, clients); err != nil {
 		return nil, err
 	}
+	base := store // the store itself, under a fan-out
+	fan, fanned := fanoutOf(store)
+	if fanned {
+		base = fan.inner
+	}
+	idleRate, idleWhy := 0.0, ""
+	if _, ok := base.(ReplicationReporter); ok {
+		idleRate, idleWhy = idleFlushes(ctx, cfg.dir) // after the warmup's writes, before the clock
+	}
 	var cache *CacheReport
 	if cfg.cold {
 		cache = evictCache(cfg.dir, cfg.engine) // after the warmup, which reads
+	}
+	if fanned {
+		fan.record(true)
 	}
 	m, err := measure(ctx, r, keys, store, clients, writer)
 	if err != nil {
@@ -246,12 +260,17 @@ func runOne(ctx context.Context, cfg runConfig) (*BenchResult, error) {
 	}
 	res := m.result(&cfg)
 	res.Cache = cache
-	if rr, ok := store.(ReplicationReporter); ok {
+	if fanned {
+		fan.record(false)
+		res.Fanout = fan.report(m.wall)
+	}
+	if rr, ok := base.(ReplicationReporter); ok {
+		var commits int64
 		if put := res.Latency["put"]; put != nil {
-			res.Replication = rr.ReplicationReport(put.Count)
-		} else {
-			res.Replication = rr.ReplicationReport(0)
+			commits = put.Count
 		}
+		res.Replication = rr.ReplicationReport(commits)
+		netDeviceFlushes(res.Replication, idleRate, idleWhy, res.DeviceIO, res.WallSeconds, commits)
 	}
 	if TakesSource(cfg.engine) {
 		res.Sync, res.Interpreted = SourceSync, true
@@ -284,6 +303,9 @@ func openAndPreload(ctx context.Context, cfg *runConfig) (Store, keyTable, error
 	store, err := open(cfg.dir, cfg.sync)
 	if err != nil {
 		return nil, keyTable{}, fmt.Errorf("open %s in %s: %w", cfg.engine, cfg.dir, err)
+	}
+	if cfg.fanout > 1 {
+		store = newFanout(store, cfg.fanout, cfg.ops)
 	}
 	return store, keys, nil
 }

@@ -57,6 +57,7 @@ type Spec struct {
 	Replicas  int
 	Quorum    string
 	Net       NetOptions
+	Fanout    int // bench, sweep: requests per unit (fanout.go); 1 = none
 	Repeat    int
 	Seed      int64
 	Trials    int
