@@ -247,11 +247,7 @@ func (db *DB) readHint(id uint32) ([]byte, bool) {
 
 // apply replays one record (from a scan or a hint) into the index.
 func (db *DB) apply(seg *segment, seq uint64, kind byte, key []byte, off, size uint32, newest bool) {
-	if kind == kindPut {
-		db.index[string(key)] = entry{seg: seg.id, off: off, size: size}
-	} else {
-		delete(db.index, string(key))
-	}
+	db.setIndex(string(key), kind, entry{seg: seg.id, off: off, size: size})
 	if seq > db.lastSeq {
 		db.lastSeq = seq
 		db.lastDel = nil
