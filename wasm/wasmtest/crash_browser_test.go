@@ -91,6 +91,7 @@ func TestBrowserCrashExercise(t *testing.T) {
 		timeSolution(t, ctx, w.exercise, sol)
 		if w.exercise != "atomic-replace" {
 			timeSolution(t, ctx, w.exercise+" (largest workload)", sol+largest)
+			setCode(t, ctx, sel, sol)
 		}
 	}
 
