@@ -442,6 +442,9 @@ func syncFailRow(p *program, work []kv) Case {
 		c.Hint = "update the index only after Sync returned without an error: a value whose fdatasync failed is not on the disk, and serving it shows the reader a write that a power cut will take back"
 		return c
 	}
+	// Up to the failing Put the run is the workload's first, whose cuts
+	// the other rows tried.
+	rec.cutFrom = fp.before
 	f, points := cutAll(rec, engine.PowerPrefix, trialSeeds[:2], func(k cut, m *engine.MemFS) *cutFailure { return checkReopen(p, rec, k, m) })
 	if f != nil {
 		c.Got = fmt.Sprintf("%s failed with %v; then %s", putText(fp.kv), fp.err, f.message(rec))
@@ -459,7 +462,7 @@ func syncFailRow(p *program, work []kv) Case {
 			after++
 		}
 	}
-	c.Got = fmt.Sprintf("Put %d failed with %v; %d later Puts acknowledged; all acknowledged keys came back at %d cut points", failed+1, fp.err, after, points)
+	c.Got = fmt.Sprintf("Put %d failed with %v; %d later Puts acknowledged; all acknowledged keys came back at the %d cut points from that Put on", failed+1, fp.err, after, points)
 	c.Pass = true
 	return c
 }
