@@ -159,6 +159,9 @@ type recording struct {
 	// workload left it.
 	gets  []getResult
 	store *store
+	// cutFrom is the first cut point cutAll tries (0: before the first
+	// operation).
+	cutFrom int
 	// checked holds the disks cutAll checked, by (cut point,
 	// fingerprint), and how each went (nil: passed).
 	checked map[[2]uint64]*cutFailure
@@ -329,7 +332,7 @@ func cutAll(rec *recording, mode engine.PowerMode, seeds []uint64, check func(k 
 	if rec.checked == nil {
 		rec.checked = map[[2]uint64]*cutFailure{}
 	}
-	for c := 0; c < len(rec.snaps); c++ {
+	for c := rec.cutFrom; c < len(rec.snaps); c++ {
 		points++
 		for _, seed := range seeds {
 			var rng *rand.Rand

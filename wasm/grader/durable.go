@@ -276,7 +276,7 @@ func cleanReopen(p *program, rec *recording) Case {
 			if rule := rec.unwritten(f.put); rule != "" {
 				c.Hint = rule
 			}
-			if rule := emptyValueRule(f); rule != "" {
+			if rule := emptyValueRule(p, f); rule != "" {
 				c.Hint = rule
 			}
 		}
@@ -318,7 +318,7 @@ func diagnose(p *program, rec *recording, f *cutFailure) string {
 	if f.put == nil {
 		return "Open must accept whatever a power cut leaves: no log yet, an empty one, or one with a torn last record"
 	}
-	if rule := emptyValueRule(f); rule != "" {
+	if rule := emptyValueRule(p, f); rule != "" {
 		return rule
 	}
 	if f.kind == neverWritten {
@@ -337,9 +337,17 @@ func diagnose(p *program, rec *recording, f *cutFailure) string {
 }
 
 // emptyValueRule names the mistake when the key that is gone was put
-// with an empty value, and is "" otherwise.
-func emptyValueRule(f *cutFailure) string {
+// with an empty value and the store, asked on a disk of its own, does not
+// find a key it just put with an empty value; it is "" otherwise.
+func emptyValueRule(p *program, f *cutFailure) string {
 	if f.put == nil || f.put.value != "" || !strings.HasSuffix(f.what, "is gone") {
+		return ""
+	}
+	s, err := openStore(p, newFS(newMemFS(), nil))
+	if err != nil || s.Put(f.put.key, "") != nil {
+		return ""
+	}
+	if _, ok, err := s.Get(f.put.key); err != nil || ok {
 		return ""
 	}
 	return fmt.Sprintf("the Put of key %s stored an empty value, which is still a value: Get must return (\"\", true) for it; tell a missing key by the map's ok, not by an empty string", quote(f.put.key))
@@ -434,6 +442,9 @@ func syncFailRow(p *program, work []kv) Case {
 		c.Hint = "update the index only after Sync returned without an error: a value whose fdatasync failed is not on the disk, and serving it shows the reader a write that a power cut will take back"
 		return c
 	}
+	// Up to the failing Put the run is the workload's first, whose cuts
+	// the other rows tried.
+	rec.cutFrom = fp.before
 	f, points := cutAll(rec, engine.PowerPrefix, trialSeeds[:2], func(k cut, m *engine.MemFS) *cutFailure { return checkReopen(p, rec, k, m) })
 	if f != nil {
 		c.Got = fmt.Sprintf("%s failed with %v; then %s", putText(fp.kv), fp.err, f.message(rec))
@@ -451,7 +462,7 @@ func syncFailRow(p *program, work []kv) Case {
 			after++
 		}
 	}
-	c.Got = fmt.Sprintf("Put %d failed with %v; %d later Puts acknowledged; all acknowledged keys came back at %d cut points", failed+1, fp.err, after, points)
+	c.Got = fmt.Sprintf("Put %d failed with %v; %d later Puts acknowledged; all acknowledged keys came back at the %d cut points from that Put on", failed+1, fp.err, after, points)
 	c.Pass = true
 	return c
 }
