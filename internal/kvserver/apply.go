@@ -40,63 +40,95 @@ type result struct {
 // covered it, so calling them one after the other would cost one
 // fdatasync each: a pipeline would lose group commit. So each write runs
 // on its own goroutine, as concurrent clients' writes do, and all of them
-// wait for the same fdatasync. Order still holds: writes go to the engine
-// in order under s.submitMu, and a write whose key an earlier write of ws
-// also touches is only started once every earlier write is in the
-// engine's log (its seq counted in Stats().LastSeq), so the log holds a
-// key's writes in the pipeline's order, however often it repeats, and the
-// whole pipeline still shares one commit.
+// wait for the same fdatasync (inFlight).
+//
+// Concurrent writes reach the engine's log in any order, which is only
+// harmless for distinct keys. When a key repeats in ws (redis-benchmark's
+// SET test writes one key over and over), the order of its writes must
+// hold, in the log as in the replies, and the pipeline must still share
+// one commit: ordered does that.
 func (s *Server) applyWrites(ws []write) []result {
 	res := make([]result, len(ws))
 	if s.policy.Mode != engine.SyncGroup {
 		for i, w := range ws {
-			start := time.Now()
-			res[i].err = s.put(w)
-			res[i].took = time.Since(start)
+			res[i] = s.put(w)
 		}
 		return res
 	}
+	seen := make(map[string]bool, len(ws))
+	for _, w := range ws {
+		if seen[string(w.key)] {
+			s.ordered(ws, res)
+			return res
+		}
+		seen[string(w.key)] = true
+	}
+	s.submitMu.RLock()
+	defer s.submitMu.RUnlock()
+	s.inFlight(ws, res)
+	return res
+}
 
-	// REQUIRES: every write to s.db goes through here, so that under
-	// submitMu no seq is appended but those of this call.
+// inFlight applies ws, whose keys are distinct, concurrently.
+func (s *Server) inFlight(ws []write, res []result) {
+	if len(ws) == 1 {
+		res[0] = s.put(ws[0])
+		return
+	}
+	var wg sync.WaitGroup
+	for i, w := range ws {
+		wg.Go(func() { res[i] = s.put(w) })
+	}
+	wg.Wait()
+}
+
+// ordered applies ws concurrently under group, yet puts them into the
+// engine's log in order where a key repeats: a write whose key an earlier
+// write of ws also touches is started only once every earlier write is
+// in the log (its seq counted in Stats().LastSeq). Meanwhile it holds
+// s.submitMu for writing, so that no other connection's write is counted.
+// The goroutines then wait for their fdatasync together, after submitMu
+// is released.
+func (s *Server) ordered(ws []write, res []result) {
 	s.submitMu.Lock()
 	base := s.db.Stats().LastSeq
 	var (
-		wg       sync.WaitGroup
-		failed   atomic.Int64 // writes that returned an error (maybe never appended)
-		inFlight = map[string]bool{}
+		wg      sync.WaitGroup
+		failed  atomic.Int64 // writes that returned an error (maybe never appended)
+		pending = map[string]bool{}
 	)
-	// settle waits until every write started so far is in the log or
-	// has failed.
-	settle := func(started int) {
-		for s.db.Stats().LastSeq-base+uint64(failed.Load()) < uint64(started) {
+	// settle waits until each of the first n writes is in the log or has
+	// failed.
+	settle := func(n int) {
+		for s.db.Stats().LastSeq-base+uint64(failed.Load()) < uint64(n) {
 			runtime.Gosched()
 		}
-		clear(inFlight)
+		clear(pending)
 	}
 	for i, w := range ws {
-		if inFlight[string(w.key)] {
+		if pending[string(w.key)] {
 			settle(i)
 		}
-		inFlight[string(w.key)] = true
+		pending[string(w.key)] = true
 		wg.Go(func() {
-			start := time.Now()
-			if res[i].err = s.put(w); res[i].err != nil {
+			if res[i] = s.put(w); res[i].err != nil {
 				failed.Add(1)
 			}
-			res[i].took = time.Since(start)
 		})
 	}
 	settle(len(ws))
 	s.submitMu.Unlock()
 	wg.Wait()
-	return res
 }
 
-// put applies one write.
-func (s *Server) put(w write) error {
+// put applies one write and times it.
+func (s *Server) put(w write) result {
+	start := time.Now()
+	var err error
 	if w.del {
-		return s.db.Delete(w.key)
+		err = s.db.Delete(w.key)
+	} else {
+		err = s.db.Put(w.key, w.value)
 	}
-	return s.db.Put(w.key, w.value)
+	return result{err: err, took: time.Since(start)}
 }

@@ -109,8 +109,10 @@ type Server struct {
 	// writing while it runs; every other read and apply holds it for
 	// reading (session.get, session.commit).
 	txMu sync.RWMutex
-	// submitMu orders writes into the engine under group (applyWrites).
-	submitMu sync.Mutex
+	// submitMu orders writes into the engine under group: held for
+	// writing while a pipeline whose keys repeat puts its writes in
+	// order (Server.ordered), for reading around every other write.
+	submitMu sync.RWMutex
 
 	mu     sync.Mutex // guards ln, conns and closed
 	ln     net.Listener
