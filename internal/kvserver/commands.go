@@ -459,7 +459,8 @@ func (ss *session) cmdHello(args [][]byte) {
 	resp.WriteBulk(w, []byte("server"))
 	resp.WriteBulk(w, []byte("kvserver"))
 	resp.WriteBulk(w, []byte("version"))
-	resp.WriteBulk(w, []byte("7.0.0"))
+	resp.WriteBulk(w, []byte("7.0.0")) // the Redis whose replies kvserver's follow, for clients that check
+
 	resp.WriteBulk(w, []byte("proto"))
 	resp.WriteInt(w, 2)
 	resp.WriteBulk(w, []byte("id"))
@@ -509,7 +510,7 @@ func (ss *session) cmdCommand(args [][]byte) {
 			if c := commands[n]; c != nil {
 				c.writeInfo(w)
 			} else {
-				w.WriteString("*-1\r\n")
+				resp.WriteNull(w)
 			}
 		}
 	case sub == "docs":
