@@ -90,6 +90,16 @@ func execSpec(ctx context.Context, s *Spec, env Env) (any, error) {
 	}
 	switch s.Cmd {
 	case "bench", "sweep":
+		if s.Script != "" {
+			rs, err := scriptLine(ctx, s, dir, env)
+			if err != nil {
+				return nil, err
+			}
+			if len(rs) == 0 {
+				return nil, fmt.Errorf("%s: cancelled before anything was measured: %w", s.Cmd, context.Cause(ctx))
+			}
+			return rs, nil
+		}
 		rs, err := benchLine(ctx, s, dir, env)
 		if err != nil {
 			return nil, err
@@ -177,7 +187,7 @@ rounds:
 				threads: c.threads, ops: s.Ops, exactCap: DefaultExactCap, duration: s.Duration, maxUnits: s.maxUnits(env.Limits),
 				valueSize: s.ValueSize, keys: s.Keys, warmup: s.Warmup, rate: s.Rate, pipeline: s.Pipeline, seed: s.Seed, cold: s.Cache == "cold",
 				dishonest: s.Dishonest, dir: runDir, pool: c.pool, source: source,
-				opts: s.engineOptions(c.engine),
+				opts: s.engineOptions(c.engine), fanout: s.Fanout,
 			}
 			if env.Progress != nil {
 				cfg.progress = func(p Progress) {

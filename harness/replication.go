@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -312,6 +313,60 @@ type ReplicationReport struct {
 	// Net is the network between the servers: what was asked and the
 	// round trip measured through the proxy.
 	Net *NetReport `json:"net,omitempty"`
+
+	// The device under the run directory, which every member shares on
+	// one machine: its flush requests per second while the cluster sat
+	// idle for idleWindow after the warmup (the members' background
+	// flushes), and the timed region's flush requests net of that rate,
+	// per commit: the flushes the commits cost all members together.
+	// DeviceUnavailable says why there are none (no block device, a
+	// kernel without flush counters).
+	DeviceIdleFlushesPerSec *float64 `json:"device_idle_flushes_per_sec,omitempty"`
+	DeviceFlushesPerCommit  *float64 `json:"device_flushes_per_commit,omitempty"`
+	DeviceUnavailable       string   `json:"device_unavailable,omitempty"`
+}
+
+// idleWindow is how long the harness watches the device with the
+// cluster idle, for the baseline of device_flushes_per_commit.
+const idleWindow = time.Second
+
+// idleFlushes watches the device under dir for idleWindow while nothing
+// writes, and returns its flush requests per second, or why not.
+func idleFlushes(ctx context.Context, dir string) (perSec float64, why string) {
+	w := watchDevice(dir)
+	w.start()
+	select {
+	case <-time.After(idleWindow):
+	case <-ctx.Done():
+		return 0, "cancelled"
+	}
+	w.stop()
+	d := w.result(0, 0)
+	switch {
+	case d.Unavailable != "":
+		return 0, d.Unavailable
+	case d.FlushRequests == nil:
+		return 0, d.FlushMissing
+	}
+	return float64(*d.FlushRequests) / w.stopAt.Sub(w.startAt).Seconds(), ""
+}
+
+// netDeviceFlushes fills rep's device figures from the idle rate (or why
+// it is missing) and the run's device_io.
+func netDeviceFlushes(rep *ReplicationReport, idleRate float64, why string, dev *DeviceIO, wall float64, commits int64) {
+	switch {
+	case why != "":
+		rep.DeviceUnavailable = why
+		return
+	case dev == nil || dev.FlushRequests == nil:
+		rep.DeviceUnavailable = "the run's device_io has no flush count"
+		return
+	}
+	rep.DeviceIdleFlushesPerSec = &idleRate
+	if commits > 0 {
+		net := max(float64(*dev.FlushRequests)-idleRate*wall, 0) / float64(commits)
+		rep.DeviceFlushesPerCommit = &net
+	}
 }
 
 // ReplicaMember is one server of a replicated engine.
@@ -362,6 +417,9 @@ func replicationLine(r *BenchResult) string {
 		parts = append(parts, p)
 	}
 	line := "replication: leader " + rep.Leader + "; " + strings.Join(parts, ", ")
+	if rep.DeviceFlushesPerCommit != nil {
+		line += fmt.Sprintf("; device %.2f flushes/commit, all members, net of %.1f/s idle", *rep.DeviceFlushesPerCommit, *rep.DeviceIdleFlushesPerSec)
+	}
 	if rep.Net != nil {
 		line += fmt.Sprintf("; net +%s ±%s each way, RTT through the proxy p50 %s p99 %s",
 			calc.FormatNs(float64(rep.Net.DelayNs)), calc.FormatNs(float64(rep.Net.JitterNs)),

@@ -32,6 +32,9 @@ func Write(w io.Writer, format string, v any) error {
 		_, err = fmt.Fprintf(w, "%s\n", b)
 		return err
 	case "tsv":
+		if rs, ok := v.([]*ScriptResult); ok {
+			return writeScriptTSV(w, rs)
+		}
 		return writeTSV(w, v)
 	case "benchstat":
 		return writeBenchstat(w, v)
@@ -50,6 +53,8 @@ func Write(w io.Writer, format string, v any) error {
 		return writeModelTable(w, r)
 	case *CrashResult:
 		return writeCrashTable(w, r)
+	case []*ScriptResult:
+		return writeScriptTable(w, r)
 	}
 	return fmt.Errorf("harness: cannot print %T", v)
 }
@@ -91,6 +96,9 @@ func writeBenchTable(w io.Writer, r *BenchResult) error {
 		fmt.Fprintln(w, s)
 	}
 	if s := replicationLine(r); s != "" {
+		fmt.Fprintln(w, s)
+	}
+	if s := fanoutLine(r); s != "" {
 		fmt.Fprintln(w, s)
 	}
 	if r.LatencyUncorrected != nil {
@@ -139,8 +147,15 @@ func writeBenchTable(w io.Writer, r *BenchResult) error {
 		if r.Rate > 0 { // an open loop runs at its rate, not at the store's capacity
 			measured = fmt.Sprintf("this open loop ran at its -rate, %.0f ops/s, %.2f of that capacity", r.OpsPerSec, r.OpsPerSec/max(m.PredictedOpsPerSec, 1))
 		}
-		fmt.Fprintf(w, "model: %s predicts %.0f ops/s (T_write %s: %s, T_fsync %s: %s); %s\n",
-			r.Sync, m.PredictedOpsPerSec, calc.FormatNs(m.TWriteNs), tWriteSourceText(m.TWriteSource), calc.FormatNs(m.TFsyncNs), fsrc, measured)
+		if m.Bookkeeping {
+			// Both inputs are this run's own: the formula restates its
+			// throughput; only a model line predicts.
+			fmt.Fprintf(w, "bookkeeping: %s from this run's own costs gives %.0f ops/s (T_write %s: %s, T_fsync %s: %s); %s; not a prediction: a model line predicts\n",
+				r.Sync, m.PredictedOpsPerSec, calc.FormatNs(m.TWriteNs), tWriteSourceText(m.TWriteSource), calc.FormatNs(m.TFsyncNs), fsrc, measured)
+		} else {
+			fmt.Fprintf(w, "model: %s predicts %.0f ops/s (T_write %s: %s, T_fsync %s: %s); %s\n",
+				r.Sync, m.PredictedOpsPerSec, calc.FormatNs(m.TWriteNs), tWriteSourceText(m.TWriteSource), calc.FormatNs(m.TFsyncNs), fsrc, measured)
+		}
 		fmt.Fprintf(w, "       p99 on the %s path (measured: %s, threshold %s); a crash can lose up to %.0f acknowledged writes (%.2f ms at this run's %.0f Puts/s)\n",
 			m.P99Path, m.MeasuredP99Path, calc.FormatNs(m.P99ThresholdNs), m.LossWindowWrites, m.LossWindowMs, m.WriteRate)
 	}
@@ -229,7 +244,17 @@ func deviceLine(d *DeviceIO) string {
 	} else {
 		s += "; " + d.FlushMissing
 	}
-	return s + "; the whole device's counts, other writers included"
+	s += "; the whole device's counts, other writers included"
+	if d.NetWriteRequests != nil {
+		s += fmt.Sprintf("\n       net of an idle baseline (%.0f ms just before the run): %.0f write requests%s", d.IdleMs, *d.NetWriteRequests, per(d.NetWriteRequestsPerOp, "per op"))
+		if d.NetFlushRequests != nil {
+			s += fmt.Sprintf(", %.0f flushes%s", *d.NetFlushRequests, per(d.NetFlushesPerOp, "per op"))
+		}
+		if d.OtherWriters {
+			s += "; OTHER WRITERS: " + d.OtherWritersNote
+		}
+	}
+	return s
 }
 
 // writeGeneratorLate is the LATE line of an open-loop run whose corrected

@@ -73,6 +73,14 @@ type BenchResult struct {
 	// in the timed region (diskstats.go): write requests, bytes, flushes
 	// and their ratios per op, or why there is no device to read.
 	DeviceIO *DeviceIO `json:"device_io,omitempty"`
+	// Amplification: write, space and read amplification of the measured
+	// part, each with its source (amp.go).
+	Amplification *Amplification `json:"amplification,omitempty"`
+	// EngineMetrics are the engine's own gauges and counters at the end
+	// of the measured part (kv: compaction debt, disk and live bytes,
+	// compaction bytes; pebble: compaction debt, L0 files, write stalls,
+	// WAL and compaction bytes); absent for an engine that keeps none.
+	EngineMetrics map[string]int64 `json:"engine_metrics,omitempty"`
 
 	// CPU is what the machine's processors did in the timed region
 	// (cpustat.go): how busy they were, this process's share, and the
@@ -91,6 +99,10 @@ type BenchResult struct {
 	// its members, who led, each member's flushes per commit and the
 	// network between them (replication.go).
 	Replication *ReplicationReport `json:"replication,omitempty"`
+	// Fanout, for a -fanout K run, is the single requests' latency and
+	// how many units were slower than a single request's p99, beside the
+	// prediction for independent requests (fanout.go).
+	Fanout *FanoutReport `json:"fanout,omitempty"`
 
 	Model    *BenchModel     `json:"model,omitempty"` // for batch:N and periodic:D
 	Timeline []TimelinePoint `json:"timeline"`
@@ -168,11 +180,18 @@ type PacerLag struct {
 // BenchModel is the model's prediction printed next to a measurement.
 type BenchModel struct {
 	PredictedOpsPerSec float64 `json:"predicted_ops_per_sec"`
-	TWriteNs           float64 `json:"t_write_ns"`
-	TWriteSource       string  `json:"t_write_source"` // "run_wall", "run_mean", "run_service" (this run's mean Put outside the flush: runTWrite) or "probe" (the probe's write(2))
-	TFsyncNs           float64 `json:"t_fsync_ns"`
-	TFsyncSource       string  `json:"t_fsync_source"` // "run" (this run's fsync mean) or "probe"
-	P99Path            string  `json:"p99_path"`       // where the model puts p99: "slow" or "fast"
+	// Bookkeeping is true when both inputs came from this run itself
+	// (T_write from its wall time or mean Put, T_fsync its mean
+	// fdatasync): PredictedOpsPerSec then restates the run's own
+	// throughput (N*T_write + T_fsync is its wall time for N Puts) and
+	// checks the bookkeeping, not the model. A prediction is made before
+	// the run, from figures measured without it: the model line.
+	Bookkeeping  bool    `json:"bookkeeping,omitempty"`
+	TWriteNs     float64 `json:"t_write_ns"`
+	TWriteSource string  `json:"t_write_source"` // "run_wall", "run_mean", "run_service" (this run's mean Put outside the flush: runTWrite) or "probe" (the probe's write(2))
+	TFsyncNs     float64 `json:"t_fsync_ns"`
+	TFsyncSource string  `json:"t_fsync_source"` // "run" (this run's fsync mean) or "probe"
+	P99Path      string  `json:"p99_path"`       // where the model puts p99: "slow" or "fast"
 	// MeasuredP99Path is where the run's put p99 landed: "slow" when it is
 	// at least P99ThresholdNs, the geometric mean of the put p50 and the
 	// median fdatasync (calc.MeasuredP99Path; one slow flush cannot move

@@ -120,7 +120,7 @@ func TestPostgresEngine(t *testing.T) {
 // wal_writer_delay is refused.
 func TestPostgresURL(t *testing.T) {
 	requirePostgres(t)
-	srv, err := startPostgres(localserver.PostgresBinDir(), openDir(t), "on", "", 0)
+	srv, err := startPostgres(context.Background(), localserver.PostgresBinDir(), openDir(t), "on", "", 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -129,7 +129,7 @@ func openRedis(ctx context.Context, dir, syncText string) (harness.Store, error)
 	if bin == "" {
 		return nil, ErrRedisMissing
 	}
-	srv, err := startRedis(bin, dir, fsync)
+	srv, err := startRedis(ctx, bin, dir, fsync)
 	if err != nil {
 		return nil, err
 	}
@@ -166,8 +166,9 @@ type redisProcess struct {
 	logf   string     // its log file, quoted in errors
 }
 
-// startRedis starts bin with its data in dir and waits until it answers.
-func startRedis(bin, dir, fsync string) (*redisProcess, error) {
+// startRedis starts bin with its data in dir and waits until it answers,
+// or until ctx is done (the server is then stopped).
+func startRedis(ctx context.Context, bin, dir, fsync string) (*redisProcess, error) {
 	port, err := localserver.FreePort()
 	if err != nil {
 		return nil, fmt.Errorf("redis: %w", err)
@@ -198,6 +199,9 @@ func startRedis(bin, dir, fsync string) (*redisProcess, error) {
 		select {
 		case werr := <-p.exited:
 			return nil, fmt.Errorf("redis: redis-server exited at start (%v); its log: %s", werr, p.logf)
+		case <-ctx.Done():
+			p.stop()
+			return nil, fmt.Errorf("redis: stopped waiting for redis-server to start: %w", context.Cause(ctx))
 		case <-time.After(20 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {

@@ -19,4 +19,5 @@ func init() {
 	// postgresql:// is the other spelling libpq and pgx accept.
 	harness.RegisterSchemeContext("postgresql", "postgresql://USER@HOST:PORT/DB", "", openPostgresScheme)
 	harness.RegisterReplicated("pg-sync", harness.ReplicatedEngine{Open: OpenPgSync, Syncs: pgSyncNames(), SyncHelp: pgSyncHelp, Replicas: []int{1, 2}, Quorum: true})
+	harness.RegisterReplicated("etcd", harness.ReplicatedEngine{Open: OpenEtcd, Syncs: []string{"always"}, SyncHelp: "always only (a Put returns once a majority fsynced it)", Replicas: []int{2, 4}})
 }

@@ -255,7 +255,11 @@ func (f *serveFlags) checkPositive() error {
 func listenFailed(stderr io.Writer, addr string, err error) {
 	fmt.Fprintf(stderr, "labserver serve: %v\n", err)
 	if addrInUse(err) {
-		fmt.Fprintf(stderr, "something (another labserver?) already listens on %s; pick a free port with -addr, e.g. -addr %s\n", addr, nextPort(addr))
+		if free := freePort(addr); free != "" {
+			fmt.Fprintf(stderr, "something (another labserver?) already listens on %s; pick a free port with -addr, e.g. -addr %s (free a moment ago)\n", addr, free)
+		} else {
+			fmt.Fprintf(stderr, "something (another labserver?) already listens on %s; pick a free port with -addr\n", addr)
+		}
 	}
 }
 
@@ -293,6 +297,24 @@ func (s *Server) serveUntil(ctx context.Context, ln net.Listener, stderr io.Writ
 	defer cancel()
 	hs.Shutdown(sctx)
 	return 0
+}
+
+// freePort returns the first of the 20 ports after addr's on which a
+// listener could be opened just now (and was closed again), or "" when
+// none could.
+func freePort(addr string) string {
+	for range 20 {
+		next := nextPort(addr)
+		if next == addr {
+			return ""
+		}
+		addr = next
+		if ln, err := net.Listen("tcp", addr); err == nil {
+			ln.Close()
+			return addr
+		}
+	}
+	return ""
 }
 
 // nextPort suggests the address one port above addr, or addr itself when

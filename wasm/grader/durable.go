@@ -218,7 +218,7 @@ func gradeDurableAck(p *program) Result {
 // power cut. It returns the recording and a Result with a row for each
 // and the workload's note, or a nil recording when the workload failed.
 func runWorkload(p *program, work []kv) (*recording, Result) {
-	r := Result{Notes: []string{workloadNote(gradeSeed, work)}}
+	r := Result{Notes: []string{workloadNote(gradeSeed, gradeSeedGiven, work)}}
 	rec, err := record(p, work)
 	row := Case{
 		Input: fmt.Sprintf("Open on an empty disk, then %d Puts, no power cut", len(work)),
@@ -269,7 +269,7 @@ func cleanReopen(p *program, rec *recording) Case {
 		c.Got = f.what
 		c.Hint = "without a power cut every byte written is still there: Open must read back every record"
 		if f.recovery != nil {
-			c.Got = f.message(rec)
+			c.Got = f.secondCut("a")
 			c.Hint = recoveryRule(f)
 		}
 		if f.put != nil && f.recovery == nil {

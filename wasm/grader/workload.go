@@ -25,19 +25,23 @@ var newSeed = func() uint64 {
 	return uint64(time.Now().UnixNano())%1_000_000 + 1
 }
 
-// gradeSeed is the seed of the grading in progress (set by Run; nothing
-// in this package runs two gradings at once).
-var gradeSeed uint64 = 1
+// gradeSeed is the seed of the grading in progress, and gradeSeedGiven
+// whether the code named it (set by Run; nothing in this package runs two
+// gradings at once).
+var (
+	gradeSeed      uint64 = 1
+	gradeSeedGiven bool
+)
 
-// seedOf returns the seed src asks for with a kvlab:seed line, or a new
-// one.
-func seedOf(src string) uint64 {
+// seedOf returns the seed src asks for with a kvlab:seed line, and true,
+// or a new one and false.
+func seedOf(src string) (uint64, bool) {
 	if m := seedDirective.FindStringSubmatch(src); m != nil {
 		if n, err := strconv.ParseUint(m[1], 10, 64); err == nil {
-			return n
+			return n, true
 		}
 	}
-	return newSeed()
+	return newSeed(), false
 }
 
 // Bounds of a drawn workload.
@@ -124,11 +128,14 @@ func quote(s string) string {
 }
 
 // workloadNote describes workload seed for the page.
-func workloadNote(seed uint64, w []kv) string {
+func workloadNote(seed uint64, given bool, w []kv) string {
 	keys, bytes := map[string]bool{}, 0
 	for _, p := range w {
 		keys[p.key] = true
 		bytes += len(p.key) + len(p.value)
+	}
+	if given {
+		return fmt.Sprintf("Workload %d (named by the `// kvlab:seed %d` line in your code; without it each Run draws one at random): %d Puts of %d keys, %s of keys and values.", seed, seed, len(w), len(keys), sizeText(bytes))
 	}
 	return fmt.Sprintf("Workload %d (drawn at random for this Run): %d Puts of %d keys, %s of keys and values; add the line `// kvlab:seed %d` to your code to grade it on this workload again.", seed, len(w), len(keys), sizeText(bytes), seed)
 }

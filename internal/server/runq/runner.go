@@ -8,6 +8,7 @@ import (
 	"kvlab/harness/calc"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -248,7 +249,7 @@ func (r *Runner) runLine(ctx context.Context, j *Job, dir string, i, round, roun
 	}
 	if err != nil {
 		j.err = fmt.Errorf("line %d: %v", i, err)
-		j.Out.Send(ErrorMsg{Type: "error", ID: j.ID, Line: LineP(i), Message: err.Error()})
+		j.Out.Send(ErrorMsg{Type: "error", ID: j.ID, Line: LineP(i), Message: r.withoutPaths(err.Error())})
 		return false, false
 	}
 	if !json.Valid(res) {
@@ -258,6 +259,18 @@ func (r *Runner) runLine(ctx context.Context, j *Job, dir string, i, round, roun
 	}
 	r.sendResult(j, i, round, rounds, res, tl, started, ended)
 	return true, false
+}
+
+// withoutPaths words msg for the page: the server's own directories
+// (the run's, under RunsDir) are named by what they are, not by their
+// path, which would tell every reader the server's layout and often its
+// user's name.
+func (r *Runner) withoutPaths(msg string) string {
+	if r.cfg.RunsDir == "" {
+		return msg
+	}
+	re := regexp.MustCompile(regexp.QuoteMeta(r.cfg.RunsDir) + `[^\s:;,()"']*`)
+	return re.ReplaceAllString(msg, "the run's directory")
 }
 
 // sendResult records line i's result and then sends it with its run_id.
