@@ -102,7 +102,7 @@ func TestTruthfulPersistence(t *testing.T) {
 func TestMultiExec(t *testing.T) {
 	for _, policy := range []string{"always", "group", "none"} {
 		t.Run(policy, func(t *testing.T) {
-			addr, _ := start(t, policy, nil)
+			addr, db := start(t, policy, nil)
 			c, other := dial(t, addr), dial(t, addr)
 			expect := func(c *client, cmd []string, want string) {
 				t.Helper()
@@ -118,6 +118,7 @@ func TestMultiExec(t *testing.T) {
 			expect(c, []string{"DEL", "k"}, "+QUEUED")
 			expect(c, []string{"MSET", "k", "3", "j", "4"}, "+QUEUED")
 			expect(other, []string{"GET", "k"}, "$nil")
+			before := db.Stats()
 			c.send("EXEC")
 			c.w.Flush()
 			rep, err := resp.ReadReply(c.r)
@@ -127,6 +128,11 @@ func TestMultiExec(t *testing.T) {
 			}
 			if want := "+OK0 +OK0 $20 :1 +OK0"; err != nil || strings.Join(got, " ") != want {
 				t.Errorf("EXEC = %q, %v; want %q", got, err, want)
+			}
+			// One engine.Batch: under always one fdatasync for its five
+			// writes, where five SETs and DELs would cost five.
+			if after := db.Stats(); policy == "always" && after.FsyncsBy.Commit-before.FsyncsBy.Commit != 1 {
+				t.Errorf("EXEC of 5 writes under always: %d commit fdatasyncs, want 1 (one atomic batch)", after.FsyncsBy.Commit-before.FsyncsBy.Commit)
 			}
 			expect(other, []string{"MGET", "k", "j"}, "*2")
 			expect(other, []string{"GET", "k"}, "$3")

@@ -326,9 +326,9 @@ func (ss *session) endMulti() {
 
 // cmdExec runs the queued commands as one transaction: under s.txMu held
 // for writing, so no other connection reads or writes in between, with
-// their writes applied together by applyWrites, and every reply sent
-// only after. Nothing is applied before EXEC: the commands were only
-// queued.
+// their writes applied as one engine.Batch (applyWrites), all or none
+// after a crash, and every reply sent only after. Nothing is applied
+// before EXEC: the commands were only queued.
 func (ss *session) cmdExec([][]byte) {
 	if !ss.multi {
 		ss.errorf("ERR EXEC without MULTI")
