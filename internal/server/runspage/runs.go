@@ -100,8 +100,11 @@ type runRow struct {
 
 // medianRow sums up a repeated line on /runs: its rounds and their median.
 type medianRow struct {
-	IDs    []int64  // the rounds, oldest first
-	Result []string // the medians' gist as Result; nil when a round is not one finished bench
+	IDs []int64 // the rounds, oldest first
+	// CompareTo is the compare page of the rounds against the runs of the
+	// same cell before its spec changed; "" when there are none.
+	CompareTo string
+	Result    []string // the medians' gist as Result; nil when a round is not one finished bench
 }
 
 type runsPage struct {
@@ -164,6 +167,13 @@ func (pg *Pages) handleRuns(w http.ResponseWriter, r *http.Request) {
 	round := map[int64]bool{}
 	for _, rep := range archive.Repeats(runs) {
 		m := &medianRow{IDs: rep.IDs}
+		ids := make([]string, len(rep.IDs))
+		for i, id := range rep.IDs {
+			ids[i] = strconv.FormatInt(id, 10)
+		}
+		if v := (url.Values{"b": {strings.Join(ids, ",")}}); pg.canCompare(r.Context(), v) {
+			m.CompareTo = "/compare?" + v.Encode()
+		}
 		if rep.Median != nil {
 			m.Result = strings.Split(rep.Median.Text, ", ")
 		}
@@ -310,7 +320,9 @@ func (pg *Pages) handleRun(w http.ResponseWriter, r *http.Request) {
 		p.CellLink = "/lessons/" + url.PathEscape(run.Lesson) + "#cell-" + run.Cell
 	}
 	if run.Kind == "bench" || run.Kind == "sweep" {
-		p.CompareTo = fmt.Sprintf("/compare?b_upto=%d&n=5", run.ID)
+		if v := (url.Values{"b_upto": {strconv.FormatInt(run.ID, 10)}, "n": {"5"}}); pg.canCompare(r.Context(), v) {
+			p.CompareTo = "/compare?" + v.Encode()
+		}
 	}
 	var b bytes.Buffer
 	if err := web.Execute(&b, "run.html", p); err != nil {
