@@ -209,10 +209,20 @@ func specWords(spec string) []string {
 	return words
 }
 
+// ExercisePrefix starts the cell id of a run an exercise's "Measure on
+// this disk" started: "exercise-" and the exercise's name.
+const ExercisePrefix = "exercise-"
+
 // whereFrom says where a run came from, in a few words.
 func whereFrom(r *archive.Run) string {
 	switch r.Source {
 	case "cell":
+		if name, ok := strings.CutPrefix(r.Cell, ExercisePrefix); ok {
+			return orDash(r.Lesson) + " · exercise " + name + " (Measure on this disk)"
+		}
+		if r.Lesson == "" && (strings.Contains(" "+r.Spec+" ", " -engine mine") || strings.Contains(r.Spec, ",mine")) {
+			return "an exercise's Measure on this disk"
+		}
 		if r.Lesson == "" {
 			return "a cell"
 		}
@@ -318,6 +328,9 @@ func (pg *Pages) handleRun(w http.ResponseWriter, r *http.Request) {
 		Elsewhere: run.Host != "" && run.Host != pg.hostID}
 	if run.Lesson != "" && run.Cell != "" {
 		p.CellLink = "/lessons/" + url.PathEscape(run.Lesson) + "#cell-" + run.Cell
+		if strings.HasPrefix(run.Cell, ExercisePrefix) {
+			p.CellLink = "/lessons/" + url.PathEscape(run.Lesson) + "#" + run.Cell // the exercise's box
+		}
 	}
 	if run.Kind == "bench" || run.Kind == "sweep" {
 		if v := (url.Values{"b_upto": {strconv.FormatInt(run.ID, 10)}, "n": {"5"}}); pg.canCompare(r.Context(), v) {
