@@ -441,6 +441,16 @@ function trialsView(r) {
     h('tbody', {}, r.per_trial.map((t) => h('tr', { class: t.lost ? 'bad' : null }, cols.map((c) => h('td', { class: minor(c) }, c === 'crash_after_ms' ? `${sig(t[c] || 0)} ms` : fmtInt(t[c]))), errors ? h('td', { class: 'error-cell' }, t.error || '') : null))))));
 }
 
+// offerIfComparable shows el (a compare link against the server's runs
+// before the change) only once the server says it has such runs: a
+// cell's first group has none, and the page would be a refusal.
+function offerIfComparable(el) {
+  el.hidden = true;
+  const a = el.querySelector('a');
+  if (typeof fetch !== 'function' || !a) return;
+  fetch(`${a.getAttribute('href')}&format=json`).then((r) => { if (r.ok) el.hidden = false; }, () => {});
+}
+
 // cellLinks links each line's result to its permalink, and a repeated
 // line's group to the compare page: against the group run before the
 // spec changed when this browser kept it, else against the server's
@@ -451,10 +461,11 @@ export function cellLinks(lines) {
     if (!l.result) return;
     const pre = lines.length > 1 ? `line ${i + 1}: ` : '';
     if (l.group && l.group.length > 1) {
+      const compare = h('span', {}, ' · ', h('a', { href: l.prev_group ? `/compare?a=${l.prev_group.join(',')}&b=${l.group.join(',')}` : `/compare?b=${l.group.join(',')}`, class: 'compare-link' },
+        l.prev_group ? 'compare with the group before the change' : 'compare with the runs before the change'));
+      if (!l.prev_group) offerIfComparable(compare);
       items.push(h('span', {}, pre, `group of ${l.group.length} runs (`,
-        ...l.group.flatMap((id, k) => [k ? ', ' : null, h('a', { href: `/runs/${id}`, class: 'permalink' }, `#${id}`)]), ') · ',
-        h('a', { href: l.prev_group ? `/compare?a=${l.prev_group.join(',')}&b=${l.group.join(',')}` : `/compare?b=${l.group.join(',')}`, class: 'compare-link' },
-          l.prev_group ? 'compare with the group before the change' : 'compare with the runs before the change')));
+        ...l.group.flatMap((id, k) => [k ? ', ' : null, h('a', { href: `/runs/${id}`, class: 'permalink' }, `#${id}`)]), ')', compare));
     } else if (l.run_id) {
       items.push(h('span', {}, pre, h('a', { href: `/runs/${l.run_id}`, class: 'permalink' }, `run #${l.run_id}`)));
     }
