@@ -23,6 +23,8 @@ func TestScriptRefusals(t *testing.T) {
 		"bench -script /etc/x.lua -ops 10":           "a page cannot read the server's files",
 		"bench -workload fillrandom -items 5":        "-items 5: applies to -script runs only",
 		"bench -script cart -workload fillrandom":    "give one or the other",
+		"bench -script cart -keys 5":                 "-keys: does not apply to -script runs",
+		"bench -script cart -rate 100":               "-rate: does not apply to -script runs",
 		"bench -script nope":                         "no shipped script of that name",
 		"sweep -script cart -threads 1,2":            "bench only",
 		"bench -script cart -engine kv -index btree": "-index btree: allowed: hash, ordered",
