@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -97,6 +98,12 @@ func (a arg) int(def, lo, hi int64) (int64, error) {
 		return def, nil
 	}
 	n, err := strconv.ParseInt(strings.ReplaceAll(a.v, "_", ""), 10, 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) && lo == math.MinInt64 && hi == math.MaxInt64 {
+		return 0, fmt.Errorf("-%s %s: not a whole number, e.g. -%s 42", a.name, a.v, a.name)
+	}
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return 0, fmt.Errorf("-%s %s: not a whole number: want one between %d and %d, e.g. -%s %d", a.name, a.v, lo, hi, a.name, max(lo, min(hi, 1000)))
+	}
 	if err != nil || n < lo || n > hi {
 		return 0, fmt.Errorf("-%s %s: must be between %d and %d", a.name, a.v, lo, hi)
 	}
@@ -212,9 +219,32 @@ func (c *command) flagNames() []string {
 	return names
 }
 
-// flagList lists c's flags as "-a, -b, ...".
+// flagList lists c's flags as "\n  -a, -b, ...", the dishonest ones
+// (which only the lessons' cells that show a broken rule use) left out,
+// over indented lines of at most about 72 characters.
 func (c *command) flagList() string {
-	return "-" + strings.Join(c.flagNames(), ", -")
+	var b strings.Builder
+	b.WriteString("\n  ")
+	col := 2
+	for _, name := range c.flagNames() {
+		if strings.HasPrefix(name, "dishonest-") {
+			continue
+		}
+		if col > 2 {
+			b.WriteString(",")
+			col++
+			if col+len(name)+2 > 72 {
+				b.WriteString("\n  ")
+				col = 2
+			} else {
+				b.WriteString(" ")
+				col++
+			}
+		}
+		b.WriteString("-" + name)
+		col += len(name) + 1
+	}
+	return b.String()
 }
 
 // The help lines of flags that several commands take with different
@@ -236,7 +266,11 @@ const (
 // -threads.
 func benchFlags(threads string) []flagDef {
 	fs := []flagDef{
-		engineFlag(), srcFlag(), syncFlag(), scriptFlag(), workloadFlag(), batchFlag(), itemsFlag(), usersFlag(), indexFlag(),
+		engineFlag(), srcFlag(), replicatedSyncFlag(), scriptFlag(),
+	}
+	fs = append(fs, replicationFlags()...)
+	fs = append(fs, []flagDef{
+		workloadFlag(), batchFlag(), itemsFlag(), usersFlag(), indexFlag(),
 		{name: "ops", usage: usageOps, scale: scaleInt(1),
 			fill: func(s *Spec, a arg, lim Limits) (err error) {
 				if a.given && s.has("duration") {
@@ -285,7 +319,7 @@ func benchFlags(threads string) []flagDef {
 				return err
 			},
 			show: func(s *Spec, _ runOf) (string, bool) { return itoa(s.Warmup), s.Script == "" }},
-		rateFlag(), pipelineFlag(), cacheFlag(),
+		rateFlag(), pipelineFlag(), fanoutFlag(), cacheFlag(),
 		{name: "repeat", usage: "run N times and report each (the table adds the medians)", part: partLine,
 			fill: func(s *Spec, a arg, lim Limits) error {
 				n, err := a.int(1, 1, int64(max(lim.MaxRepeat, 1)))
@@ -295,7 +329,7 @@ func benchFlags(threads string) []flagDef {
 			show: func(s *Spec, _ runOf) (string, bool) { return itoa(s.Repeat), s.Repeat > 1 }},
 		seedFlag(),
 		dirFlag(), keepFlag(), formatFlag(true), progressFlag(),
-	}
+	}...)
 	return append(fs, dishonestFlags()...)
 }
 
@@ -322,8 +356,7 @@ func syncFlag() flagDef {
 	return flagDef{name: "sync", usage: usageSync,
 		fill: func(s *Spec, a arg, _ Limits) error {
 			s.Sync = a.str("always")
-			_, err := parseSync(s.Sync)
-			return err
+			return checkEngineSync(s.Engines, s.Sync)
 		},
 		show: func(s *Spec, _ runOf) (string, bool) { return s.Sync, true }}
 }
@@ -596,7 +629,7 @@ func checkBench(s *Spec, lim Limits) error {
 	if s.Script != "" {
 		// The flags of the built-in workloads say nothing to a script,
 		// which draws its own keys and paces itself.
-		for _, f := range []string{"keys", "dist", "warmup", "rate", "pipeline", "cache", "src"} {
+		for _, f := range []string{"keys", "dist", "warmup", "rate", "pipeline", "fanout", "cache", "src"} {
 			if s.has(f) {
 				return fmt.Errorf("-%s: does not apply to -script runs (the script chooses its keys and pacing; its ctx has items, users, batch, valuebytes, ops, seed, thread, threads)", f)
 			}

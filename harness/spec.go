@@ -52,13 +52,19 @@ type Spec struct {
 	Rate         float64
 	Pipeline     int    // bench, sweep: requests per batch on each client's connection; 1 = none
 	Cache        string // bench, sweep: "warm" or "cold" (cache.go)
-	Repeat       int
-	Seed         int64
-	Trials       int
-	Power        bool
-	PowerMode    string // crash -power-mode: prefix (the default), reorder, pages or dirent
-	Points       bool   // crash -points: a power cut after every filesystem operation of a fixed workload
-	FailSync     int    // crash -fail-sync N: the first fdatasync after N Puts fails; 0 when not given
+	// Replicas, Quorum and Net are the replicated engines' flags
+	// (replication.go); Replicas 0 and a zero Net when not given.
+	Replicas  int
+	Quorum    string
+	Net       NetOptions
+	Fanout    int // bench, sweep: requests per unit (fanout.go); 1 = none
+	Repeat    int
+	Seed      int64
+	Trials    int
+	Power     bool
+	PowerMode string // crash -power-mode: prefix (the default), reorder, pages or dirent
+	Points    bool   // crash -points: a power cut after every filesystem operation of a fixed workload
+	FailSync  int    // crash -fail-sync N: the first fdatasync after N Puts fails; 0 when not given
 	// WriteBuffer is crash -write-buffer: -1 when not given (the
 	// engine's default), 0 for no buffer, else its size in bytes.
 	WriteBuffer int
@@ -130,10 +136,10 @@ func (c *command) splitFlags(args []string) (map[string]string, error) {
 		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		f, ok := c.lookupFlag(name)
 		if !ok && (name == "archive" || name == "data") {
-			return nil, fmt.Errorf("%s: -%s belongs to the labserver command line, not to a run line: a lesson cell or quiz cannot choose where its runs are recorded (the server records every run it executes); allowed: %s", c.name, name, c.flagList())
+			return nil, fmt.Errorf("%s: -%s belongs to the labserver command line, not to a run line: a lesson cell or quiz cannot choose where its runs are recorded (the server records every run it executes); allowed:%s", c.name, name, c.flagList())
 		}
 		if !ok {
-			return nil, fmt.Errorf("%s: unknown flag -%s%s; allowed: %s", c.name, name, didYouMean(name, c.flagNames(), "-"), c.flagList())
+			return nil, fmt.Errorf("%s: unknown flag -%s%s; allowed:%s", c.name, name, didYouMean(name, c.flagNames(), "-"), c.flagList())
 		}
 		if _, twice := given[name]; twice {
 			return nil, fmt.Errorf("-%s: given twice", name)
