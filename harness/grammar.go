@@ -307,7 +307,7 @@ func benchFlags(threads string) []flagDef {
 				s.Keys = int(n)
 				return err
 			},
-			show: func(s *Spec, _ runOf) (string, bool) { return itoa(s.Keys), true }},
+			show: func(s *Spec, _ runOf) (string, bool) { return itoa(s.Keys), s.Script == "" }},
 		distFlag(),
 		{name: "warmup", usage: "units run and discarded before measuring, closed loop (default 10% of -ops, at most 1000; 100 with -duration)", scale: scaleInt(0),
 			fill: func(s *Spec, a arg, lim Limits) (err error) {
@@ -318,7 +318,7 @@ func benchFlags(threads string) []flagDef {
 				s.Warmup, err = a.int(def, 0, maxOps(lim))
 				return err
 			},
-			show: func(s *Spec, _ runOf) (string, bool) { return itoa(s.Warmup), true }},
+			show: func(s *Spec, _ runOf) (string, bool) { return itoa(s.Warmup), s.Script == "" }},
 		rateFlag(), pipelineFlag(), fanoutFlag(), cacheFlag(),
 		{name: "repeat", usage: "run N times and report each (the table adds the medians)", part: partLine,
 			fill: func(s *Spec, a arg, lim Limits) error {
@@ -515,7 +515,7 @@ func distFlag() flagDef {
 			}
 			return nil
 		},
-		show: func(s *Spec, _ runOf) (string, bool) { return s.Dist, true }}
+		show: func(s *Spec, _ runOf) (string, bool) { return s.Dist, s.Script == "" }}
 }
 
 func rateFlag() flagDef {
@@ -627,8 +627,15 @@ func dishonestFlags() []flagDef {
 // must fit in MaxTotalBytes.
 func checkBench(s *Spec, lim Limits) error {
 	if s.Script != "" {
-		// A script's bytes are its own: bounded by -ops or -duration,
-		// and by the limits a script runs under (script.Limits).
+		// The flags of the built-in workloads say nothing to a script,
+		// which draws its own keys and paces itself.
+		for _, f := range []string{"keys", "dist", "warmup", "rate", "pipeline", "fanout", "cache", "src"} {
+			if s.has(f) {
+				return fmt.Errorf("-%s: does not apply to -script runs (the script chooses its keys and pacing; its ctx has items, users, batch, valuebytes, ops, seed, thread, threads)", f)
+			}
+		}
+		// A script's bytes are its own: bounded at run time by the
+		// line's byte limit (script.Limits.Bytes).
 		return nil
 	}
 	return s.checkBytes(lim)
