@@ -184,6 +184,7 @@ func benchLine(ctx context.Context, s *Spec, dir string, env Env) ([]*BenchResul
 				res.Probe = brief
 				res.LoadAvg = load
 				res.Model = benchModel(s.Sync, res, brief)
+				replicationModel(res.Replication, brief)
 				out = append(out, res)
 			}
 			if pool != nil {

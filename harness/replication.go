@@ -314,6 +314,30 @@ type ReplicationReport struct {
 	// round trip measured through the proxy.
 	Net *NetReport `json:"net,omitempty"`
 
+	// WaitsFor is what a commit waits for beyond the leader's own flush,
+	// as the engine is configured: "follower_flush" (a quorum of
+	// followers flushed it: pg-sync always and remote_apply, etcd),
+	// "follower_write" (a quorum received and wrote it, unflushed:
+	// pg-sync remote_write) or "leader_only" (pg-sync local and none).
+	WaitsFor string `json:"waits_for"`
+	// LeaderFlushFirst says the leader sends a record to its followers
+	// only once it has flushed it itself (PostgreSQL's walsender sends
+	// flushed WAL only), so the two flushes add up instead of
+	// overlapping (etcd's leader sends while it writes).
+	LeaderFlushFirst bool `json:"leader_flush_first"`
+	// ModelCommitNs is the commit latency of one client the model
+	// predicts from this machine's probe and the measured round trip:
+	// leader_only T_fsync; follower_write max(T_fsync, RTT);
+	// follower_flush max(T_fsync, RTT + T_fsync), the leader's flush
+	// overlapping the trip to the follower and its flush; with
+	// LeaderFlushFirst, T_fsync + RTT and 2 T_fsync + RTT. T_fsync is the
+	// probe's appending fdatasync, RTT the proxy's p50 (0 without a
+	// proxy: loopback's tens of microseconds are left out). Every member
+	// flushes to this machine's one disk, where flushes may queue behind
+	// each other; the formula leaves that out, and the run's put p50
+	// beside it shows how much it costs. 0 when the probe has no figure.
+	ModelCommitNs float64 `json:"model_commit_ns,omitempty"`
+
 	// The device under the run directory, which every member shares on
 	// one machine: its flush requests per second while the cluster sat
 	// idle for idleWindow after the warmup (the members' background
@@ -324,6 +348,30 @@ type ReplicationReport struct {
 	DeviceIdleFlushesPerSec *float64 `json:"device_idle_flushes_per_sec,omitempty"`
 	DeviceFlushesPerCommit  *float64 `json:"device_flushes_per_commit,omitempty"`
 	DeviceUnavailable       string   `json:"device_unavailable,omitempty"`
+}
+
+// replicationModel fills rep.ModelCommitNs from the probe's T_fsync and
+// the measured round trip.
+func replicationModel(rep *ReplicationReport, probe *ProbeBrief) {
+	if rep == nil || probe == nil || probe.FdatasyncNs <= 0 {
+		return
+	}
+	tf, rtt := probe.FdatasyncNs, 0.0
+	if rep.Net != nil {
+		rtt = float64(rep.Net.RTTP50Ns)
+	}
+	switch {
+	case rep.WaitsFor == "leader_only":
+		rep.ModelCommitNs = tf
+	case rep.WaitsFor == "follower_write" && rep.LeaderFlushFirst:
+		rep.ModelCommitNs = tf + rtt
+	case rep.WaitsFor == "follower_write":
+		rep.ModelCommitNs = max(tf, rtt)
+	case rep.WaitsFor == "follower_flush" && rep.LeaderFlushFirst:
+		rep.ModelCommitNs = 2*tf + rtt
+	case rep.WaitsFor == "follower_flush":
+		rep.ModelCommitNs = max(tf, rtt+tf)
+	}
 }
 
 // idleWindow is how long the harness watches the device with the
@@ -417,6 +465,12 @@ func replicationLine(r *BenchResult) string {
 		parts = append(parts, p)
 	}
 	line := "replication: leader " + rep.Leader + "; " + strings.Join(parts, ", ")
+	if rep.ModelCommitNs > 0 {
+		line += "; model: one client's commit ≈ " + calc.FormatNs(rep.ModelCommitNs)
+		if put := r.Latency["put"]; put != nil && r.Threads == 1 {
+			line += " (measured p50 " + calc.FormatNs(float64(put.P50Ns)) + ")"
+		}
+	}
 	if rep.DeviceFlushesPerCommit != nil {
 		line += fmt.Sprintf("; device %.2f flushes/commit, all members, net of %.1f/s idle", *rep.DeviceFlushesPerCommit, *rep.DeviceIdleFlushesPerSec)
 	}

@@ -621,9 +621,10 @@ func (s *etcdStore) ReplicationReport(commits int64) *harness.ReplicationReport 
 	before, after := s.metrics[0], s.metrics[1]
 	s.mu.Unlock()
 	rep := &harness.ReplicationReport{
-		Leader: s.c.leader.name,
-		Commit: fmt.Sprintf("a Put returns once a majority (%d of %d members) has fsynced it to its WAL and the leader has applied it", len(s.c.members)/2+1, len(s.c.members)),
-		Net:    s.net,
+		Leader:   s.c.leader.name,
+		Commit:   fmt.Sprintf("a Put returns once a majority (%d of %d members) has fsynced it to its WAL and the leader has applied it", len(s.c.members)/2+1, len(s.c.members)),
+		Net:      s.net,
+		WaitsFor: "follower_flush",
 		Settings: map[string]string{
 			"heartbeat-interval": s.c.heartbeat.String(),
 			"election-timeout":   s.c.election.String(),

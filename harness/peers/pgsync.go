@@ -378,6 +378,15 @@ func (s *pgSyncStore) ReplicationReport(commits int64) *harness.ReplicationRepor
 		Commit: fmt.Sprintf("synchronous_commit = %s, synchronous_standby_names = '%s'", s.c.setting, pgSyncStandbyNames(s.c.opts.Replicas, s.c.opts.Quorum)),
 		Net:    s.net,
 	}
+	rep.LeaderFlushFirst = true // a walsender sends only WAL the primary has flushed
+	switch s.c.setting {
+	case "on", "remote_apply":
+		rep.WaitsFor = "follower_flush"
+	case "remote_write":
+		rep.WaitsFor = "follower_write"
+	default:
+		rep.WaitsFor = "leader_only"
+	}
 	states := map[string]string{}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	rows, err := s.c.members[0].db.QueryContext(ctx, "SELECT application_name, state, sync_state FROM pg_stat_replication")
