@@ -162,6 +162,11 @@ type committer struct {
 	// and lastSync how long that fdatasync took.
 	lastGroup uint64
 	lastSync  time.Duration
+	// measured is the highest seq of a round whose lastGroup and
+	// lastSync the flusher has recorded. It lags durable for a moment:
+	// a Put returns once durable covers it, before the flusher records
+	// the round that synced it. done is broadcast when it advances.
+	measured uint64
 	// round numbers the flusher's commit delays; timedOut is the last
 	// round whose delay expired.
 	round, timedOut uint64
@@ -325,8 +330,10 @@ func (db *DB) runFlusher() {
 		if err == nil && target > before {
 			c.lastGroup = target - before
 			c.lastSync = took
+			c.measured = target
 		}
 		c.mu.Unlock()
+		c.done.Broadcast()
 	}
 }
 

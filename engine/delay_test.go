@@ -35,7 +35,11 @@ func TestGroupCommitDelay(t *testing.T) {
 			for i := range c.before {
 				mustPut(t, db, fmt.Sprint("before", i), "v") // one writer: no delay
 			}
-			// As if the last round had synced 4 writes in lastSync.
+			// As if the last round had synced 4 writes in lastSync. The
+			// flusher records a round after the Put it synced returned:
+			// wait for it to record the last one, or it would overwrite
+			// what the test sets here.
+			waitMeasured(db, uint64(c.before))
 			db.commit.mu.Lock()
 			db.commit.lastGroup, db.commit.lastSync = 4, c.lastSync
 			fsyncs := db.stats.fsyncs.Load()
@@ -132,5 +136,17 @@ func TestGroupCommitDelayFollowsMeasuredSync(t *testing.T) {
 	clk.Advance(got)
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// waitMeasured blocks until the group-commit flusher has recorded the
+// round that synced seq (lastGroup, lastSync), so that a test that sets
+// them is not overwritten by a round still finishing.
+func waitMeasured(db *DB, seq uint64) {
+	c := db.commit
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for c.measured < seq {
+		c.done.Wait()
 	}
 }

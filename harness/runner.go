@@ -281,7 +281,7 @@ func runOne(ctx context.Context, cfg runConfig) (*BenchResult, error) {
 // openAndPreload builds every key, preloads the store if the workload
 // needs it full, and opens it with the policy being measured.
 func openAndPreload(ctx context.Context, cfg *runConfig) (Store, keyTable, error) {
-	open, err := lookupEngine(cfg.engine)
+	open, err := lookupEngineContext(ctx, cfg.engine)
 	if err != nil {
 		return nil, keyTable{}, err
 	}
@@ -291,7 +291,10 @@ func openAndPreload(ctx context.Context, cfg *runConfig) (Store, keyTable, error
 	if re, ok := replicatedEngine(cfg.engine); ok {
 		open = func(dir, sync string) (Store, error) { return re.Open(dir, sync, cfg.opts) }
 	}
-	keys := newKeyTable(cfg.keys)
+	keys, err := buildKeyTable(ctx, cfg.keys)
+	if err != nil {
+		return nil, keyTable{}, err
+	}
 	if wl, _ := lookupWorkload(cfg.workload); wl.preload {
 		if err := preload(ctx, open, cfg, keys); err != nil {
 			return nil, keyTable{}, err
@@ -451,6 +454,9 @@ func measure(ctx context.Context, r *run, keys keyTable, store Store, clients []
 		}
 	}
 	m.device = watchDevice(cfg.dir)
+	// An idle baseline just before the clock starts: what the device
+	// counts without this run is subtracted from what it counts with it.
+	m.device.baseline(idleBaselineFor(cfg.duration), time.Sleep)
 	m.device.start()
 	m.cpu = watchCPU()
 	m.cpu.start()

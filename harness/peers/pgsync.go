@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -16,6 +17,8 @@ import (
 
 	"kvlab/harness"
 	"kvlab/internal/localserver"
+
+	"github.com/jackc/pgx/v5/stdlib"
 )
 
 // -engine pg-sync: a throwaway PostgreSQL primary with synchronous
@@ -242,6 +245,7 @@ func (c *pgSyncCluster) startMember(name string, extra ...string) (*pgSyncMember
 	defer log.Close()
 	p := &postgresProcess{
 		url:    fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port),
+		port:   port,
 		exited: make(chan error, 1), logf: logf,
 	}
 	p.cmd = exec.Command(filepath.Join(c.bin, "postgres"), args...)
@@ -254,7 +258,7 @@ func (c *pgSyncCluster) startMember(name string, extra ...string) (*pgSyncMember
 	go func() { p.exited <- p.cmd.Wait() }()
 	m := &pgSyncMember{name: name, port: port, proc: p}
 	c.members = append(c.members, m)
-	if err := p.waitReady(); err != nil {
+	if err := p.waitReady(context.Background()); err != nil {
 		return nil, fmt.Errorf("pg-sync: %s: %w", name, err)
 	}
 	m.db, err = sql.Open("pgx", p.url+"&connect_timeout=5")
@@ -286,15 +290,27 @@ func (c *pgSyncCluster) waitStreaming() error {
 // dialClient connects the client store to the primary with the
 // session's synchronous_commit.
 func (c *pgSyncCluster) dialClient(setting string) (*postgresStore, error) {
-	u := fmt.Sprintf("postgres://postgres@%s/postgres?sslmode=disable&connect_timeout=10&synchronous_commit=%s", c.client, url.QueryEscape(setting))
-	db, err := sql.Open("pgx", u)
+	host, port, err := net.SplitHostPort(c.client)
 	if err != nil {
-		return nil, fmt.Errorf("pg-sync: %w", err)
+		return nil, fmt.Errorf("pg-sync: client address %q: %w", c.client, err)
 	}
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		return nil, fmt.Errorf("pg-sync: client address %q: %w", c.client, err)
+	}
+	a := pgAddr{User: "postgres", Host: host, Port: p, Database: "postgres"}
+	// The cluster is this run's own: its life is the store's, which Close ends.
+	g := newNetGuard(context.Background(), "pg-sync", a.hostPort())
+	cfg, err := pgConfig(a, "disable", url.Values{"synchronous_commit": {setting}}, g)
+	if err != nil {
+		g.release()
+		return nil, err
+	}
+	db := stdlib.OpenDB(*cfg)
 	db.SetMaxIdleConns(1024) // each client keeps its connection for the run
-	s := &postgresStore{db: db, name: "pg-sync"}
+	s := &postgresStore{db: db, name: "pg-sync", guard: g}
 	if err := s.setup(0); err != nil {
-		db.Close()
+		s.Close()
 		return nil, err
 	}
 	return s, nil
