@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 )
 
 // Compact rewrites the live records of every segment into new segments and
@@ -44,6 +45,8 @@ import (
 // error from then on makes the store fail (ErrFailed) until it is
 // reopened.
 func (db *DB) Compact() error {
+	db.compactMu.Lock()
+	defer db.compactMu.Unlock()
 	db.flushMu.Lock()
 	defer db.flushMu.Unlock()
 	db.writeMu.Lock()
@@ -64,7 +67,14 @@ func (db *DB) Compact() error {
 	lives, old := db.compactSources()
 
 	w := &compactWriter{db: db, nextID: db.nextID}
-	newIndex, err := db.copyLive(w, lives)
+	var tomb *record
+	if db.lastDel != nil {
+		// The last write was a Delete: its tombstone is the only record
+		// with seq lastSeq. Keep it (deleting an absent key is harmless)
+		// so that a reopen resumes numbering after lastSeq.
+		tomb = &record{seq: db.lastSeq, kind: kindDelete, key: db.lastDel}
+	}
+	newIndex, err := db.copyLive(w, lives, db.segs, tomb)
 	if err != nil {
 		return w.abandon(err)
 	}
@@ -118,35 +128,36 @@ func (db *DB) compactSources() ([]live, []*segment) {
 	return lives, old
 }
 
-// copyLive copies each live record, checksum verified, into w, and then
-// the last write's tombstone if the last write was a Delete. It returns
-// the index of the copies.
+// copyLive copies each live record, checksum verified, from its segment
+// in segs into w, and then tomb, the last write's tombstone, if it is not
+// nil. It returns the index of the copies.
 //
-// REQUIRES: db.writeMu held.
-func (db *DB) copyLive(w *compactWriter, lives []live) (map[string]entry, error) {
+// REQUIRES: the segments in segs stay open (db.compactMu held).
+func (db *DB) copyLive(w *compactWriter, lives []live, segs map[uint32]*segment, tomb *record) (map[string]entry, error) {
 	newIndex := make(map[string]entry, len(lives))
 	for _, l := range lives {
-		src := db.segs[l.e.seg]
+		src := segs[l.e.seg]
 		rec := make([]byte, l.e.size)
 		if _, err := src.f.ReadAt(rec, int64(l.e.off)); err != nil {
 			return nil, fmt.Errorf("read %s at offset %d: %w", src.name, l.e.off, err)
 		}
+		db.stats.compactRead.Add(int64(len(rec)))
 		r, _, err := decodeRecord(rec)
 		if err != nil || r.kind != kindPut || string(r.key) != l.key {
 			return nil, fmt.Errorf("%w: %s at offset %d: %v", ErrCorrupt, src.name, l.e.off, err)
 		}
-		e, err := w.emit(rec, r)
+		e, err := w.emit(rec, r, l.e.seg)
 		if err != nil {
 			return nil, err
 		}
+		w.cur.live += int64(e.size)
 		newIndex[l.key] = e
+		if err := w.yield(); err != nil {
+			return nil, err
+		}
 	}
-	if db.lastDel != nil {
-		// The last write was a Delete: its tombstone is the only record
-		// with seq lastSeq. Keep it (deleting an absent key is harmless)
-		// so that a reopen resumes numbering after lastSeq.
-		r := record{seq: db.lastSeq, kind: kindDelete, key: db.lastDel}
-		if _, err := w.emit(appendRecord(nil, r), r); err != nil {
+	if tomb != nil {
+		if _, err := w.emit(appendRecord(nil, *tomb), *tomb, 0); err != nil {
 			return nil, err
 		}
 	}
@@ -168,17 +179,47 @@ type compactWriter struct {
 	cur    *segment   // the output being written; nil before the first record
 	buf    []byte     // records not yet written, which belong at cur.size
 	nextID uint32     // id for the next output (or, afterwards, segment)
+
+	// inPlace, for a compaction of the sealed segments (background.go),
+	// lists the ids of the input segments, oldest first: output i takes
+	// the id of input i instead of nextID, and a record never lands in
+	// an output later than the input it came from (pos is each input's
+	// place in inPlace).
+	inPlace []uint32
+	pos     map[uint32]int
+
+	// quit, when not nil, cancels the copy (Close); rate, when > 0,
+	// paces it at that many bytes per second from start (yield).
+	quit    <-chan struct{}
+	rate    int64
+	start   time.Time
+	written int64 // bytes emitted so far
 }
+
+// errRunsAhead is the error of a compaction in place whose output would
+// take the id of a segment later than the input a record came from: the
+// segments on disk were written with a larger SegmentSize than the
+// store's. It is abandoned before anything was renamed.
+var errRunsAhead = errors.New("the output runs ahead of its input (segments larger than SegmentSize)")
+
+// errCancelled is the error of a background compaction stopped by Close.
+var errCancelled = errors.New("cancelled by Close")
 
 // emit appends one encoded record to the output, starting a new output
 // file when the current one is full, and returns where the record landed.
-func (w *compactWriter) emit(rec []byte, r record) (entry, error) {
+// from is the id of the segment the record was copied from (0 for the
+// last write's tombstone).
+func (w *compactWriter) emit(rec []byte, r record, from uint32) (entry, error) {
 	n := int64(len(rec))
 	if end := w.end(); w.cur == nil || (end > 0 && end+n > w.db.segSize) {
 		if err := w.next(); err != nil {
 			return entry{}, err
 		}
 	}
+	if w.inPlace != nil && from != 0 && len(w.outs)-1 > w.pos[from] {
+		return entry{}, errRunsAhead
+	}
+	w.written += n
 	off := w.end()
 	w.buf = append(w.buf, rec...)
 	if !w.db.noHints {
@@ -207,14 +248,23 @@ func (w *compactWriter) next() error {
 		return err
 	}
 	db := w.db
-	name := segmentName(w.nextID)
+	id := w.nextID
+	if w.inPlace != nil {
+		if len(w.outs) == len(w.inPlace) {
+			return errRunsAhead
+		}
+		id = w.inPlace[len(w.outs)]
+	}
+	name := segmentName(id)
 	f, err := db.fs.OpenFile(filepath.Join(db.dir, name+tmpExt), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return err
 	}
-	w.cur = &segment{id: w.nextID, name: name, f: f}
+	w.cur = &segment{id: id, name: name, f: f}
 	w.outs = append(w.outs, w.cur)
-	w.nextID++
+	if w.inPlace == nil {
+		w.nextID++
+	}
 	return nil
 }
 
@@ -226,6 +276,7 @@ func (w *compactWriter) flush() error {
 	if _, err := w.cur.f.WriteAt(w.buf, w.cur.size); err != nil {
 		return err
 	}
+	w.db.stats.compactWritten.Add(int64(len(w.buf)))
 	w.cur.size += int64(len(w.buf))
 	w.buf = w.buf[:0]
 	return nil

@@ -139,3 +139,41 @@ func checkReport(t *testing.T, rep crashtest.Report) {
 		}
 	}
 }
+
+// TestCrashBackgroundCompaction cuts the power (and kills the process)
+// while writers overwrite a store whose small segments and low
+// AutoCompact threshold keep background compaction running most of the
+// time, so most crashes land in the middle of one: no acknowledged write
+// may be lost and no delete may come back.
+func TestCrashBackgroundCompaction(t *testing.T) {
+	for _, c := range []struct {
+		sync  string
+		power bool
+	}{{"always", true}, {"group", true}, {"group", false}} {
+		name := c.sync + "/kill"
+		if c.power {
+			name = c.sync + "/power"
+		}
+		t.Run(name, func(t *testing.T) {
+			pol, err := engine.ParseSync(c.sync)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep, err := crashtest.Run(context.Background(), crashtest.Config{
+				Sync: pol, Trials: crashTrials(t, 20), Power: c.power, Writers: 4, Seed: 39, Dir: t.TempDir(),
+				Keys: 50, SegmentSize: 8 << 10, CompactEvery: -1, AutoCompact: 0.2,
+			}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkReport(t, rep)
+			if rep.LostAcked != 0 {
+				t.Errorf("lost %d acknowledged writes under %s, which acknowledges only durable writes", rep.LostAcked, c.sync)
+			}
+			if rep.Writes == 0 {
+				t.Errorf("no writes acknowledged in %d trials: the workload did not run", len(rep.Trials))
+			}
+			t.Logf("%s: %d trials, %d writes acknowledged, %d recovered", name, len(rep.Trials), rep.Writes, rep.Recovered)
+		})
+	}
+}

@@ -19,6 +19,8 @@ const (
 	MaxSegmentSize     = 1 << 30
 	DefaultPreallocate = 1 << 20
 	DefaultGroupDelay  = 200 * time.Microsecond
+	DefaultAutoCompact = 0.5
+	MinAutoCompact     = 0.05
 )
 
 // Options configure Open. The zero value is a usable configuration: sync
@@ -63,6 +65,18 @@ type Options struct {
 	// For tests and package crashtest, which place the background syncs
 	// between known operations: send a channel, wait for it to close.
 	Ticks <-chan chan struct{}
+	// AutoCompact turns on background compaction (background.go): when
+	// the garbage in the sealed segments (overwritten values, tombstones)
+	// reaches this fraction of their bytes, a goroutine rewrites them
+	// without it while writers go on. 0 means off (Compact and
+	// CompactSealed are then the only compactions); otherwise it must be
+	// between MinAutoCompact and 1. DefaultAutoCompact keeps the sealed
+	// segments within about twice their live bytes.
+	AutoCompact float64
+	// CompactRate limits background compaction to this many bytes
+	// written per second, so that it leaves the disk to the writers:
+	// 0 means unlimited; it must not be negative.
+	CompactRate int64
 
 	// Index is the in-memory index: IndexHash (the zero value) or
 	// IndexOrdered, which also keeps the keys in order so that Scan can
@@ -100,7 +114,7 @@ type entry struct {
 // flushMu and writeMu for its whole run (writers wait; readers go on) and
 // mu for the moment it swaps in the new segments.
 //
-// Lock order: flushMu, then writeMu, then mu or syncMu; committer.mu is
+// Lock order: compactMu, then flushMu, then writeMu, then mu or syncMu; committer.mu is
 // taken last and alone.
 type DB struct {
 	dir        string
@@ -118,6 +132,12 @@ type DB struct {
 	// holding writeMu (the flusher, the periodic timer) and by Compact
 	// and Close, so that no file is closed under a running fdatasync.
 	flushMu sync.Mutex
+
+	// compactMu is held by Compact and CompactSealed for their whole
+	// run, and by Close, so that only one compaction runs at a time and
+	// no file is closed under one.
+	compactMu sync.Mutex
+	bg        *compactor // background compaction; nil when off
 
 	// syncMu serializes every fdatasync of a segment with the recording
 	// of its outcome in commit (syncSegment, ensureSpace), so that a
@@ -179,6 +199,12 @@ type DB struct {
 func Open(dir string, opts Options) (*DB, error) {
 	if err := opts.Sync.validate(); err != nil {
 		return nil, err
+	}
+	if a := opts.AutoCompact; a != 0 && (a < MinAutoCompact || a > 1) {
+		return nil, fmt.Errorf("engine: AutoCompact %v: must be 0 (off) or between %v and 1 (the garbage fraction of the sealed segments that starts a compaction)", a, MinAutoCompact)
+	}
+	if opts.CompactRate < 0 {
+		return nil, fmt.Errorf("engine: CompactRate %d: must be 0 (unlimited) or a number of bytes per second", opts.CompactRate)
 	}
 	db := &DB{
 		dir:        dir,
@@ -261,6 +287,9 @@ func Open(dir string, opts Options) (*DB, error) {
 	case SyncPeriodic:
 		db.commit.wg.Add(1)
 		go db.runPeriodic(db.policy.Interval)
+	}
+	if opts.AutoCompact > 0 {
+		db.startCompactor(opts.AutoCompact, opts.CompactRate)
 	}
 	return db, nil
 }
@@ -457,8 +486,12 @@ func (db *DB) noteAppendedLocked(seg *segment, at int64, mark []byte, markY int6
 //
 // REQUIRES: db.mu held for writing.
 func (db *DB) setIndex(key string, kind byte, e entry) {
+	if old, ok := db.index[key]; ok {
+		db.segs[old.seg].live -= int64(old.size)
+	}
 	if kind == kindPut {
 		db.index[key] = e
+		db.segs[e.seg].live += int64(e.size)
 	} else {
 		delete(db.index, key)
 	}
@@ -531,6 +564,7 @@ func (db *DB) rotateLocked() error {
 	db.mu.Unlock()
 	db.active = seg
 	db.unsynced = 0
+	db.kickCompactor()
 	return nil
 }
 
@@ -586,6 +620,9 @@ func (db *DB) Close() error {
 	db.writeClosed = true
 	db.writeMu.Unlock()
 
+	db.stopCompactor()
+	db.compactMu.Lock() // a CompactSealed still running ends first
+	defer db.compactMu.Unlock()
 	db.commit.stop()
 
 	db.flushMu.Lock()

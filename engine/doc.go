@@ -122,6 +122,10 @@
 // durable before any write there is acknowledged.
 // Compaction (compact.go) installs its output only after it is durable and
 // deletes old segments in an order that cannot resurrect a deleted key.
+// Background compaction (background.go, Options.AutoCompact) rewrites the
+// sealed segments in place while writers go on, replacing them oldest
+// first so that a crash at any step leaves a store that replays to the
+// same index.
 //
 // # Reading the source: the life of a Put
 //

@@ -51,6 +51,11 @@ type segment struct {
 	// (syncmark.go): a write appended while synced > vouched is preceded
 	// by a mark. Guarded by db.writeMu.
 	vouched int64
+
+	// live is how many of its bytes hold records the index points at;
+	// the rest (overwritten values, tombstones, sync marks) is garbage
+	// that compaction reclaims. Guarded by db.mu.
+	live int64
 }
 
 func segmentName(id uint32) string { return fmt.Sprintf("%09d%s", id, segmentExt) }

@@ -10,8 +10,9 @@ type Stats struct {
 	Puts, Gets, Deletes int64
 	// Fsyncs counts fdatasync calls that made records durable (the ones
 	// a sync policy asks for, plus rotation and Close, which makes two
-	// when it writes a sync mark, and Compact's sync of the active
-	// segment): FsyncsBy's Commit and Seal, and one per Compact.
+	// when it writes a sync mark, and the sync of the active segment
+	// that starts every compaction): FsyncsBy's Commit and Seal, and
+	// one per compaction.
 	// FsyncTime is the total time spent in them.
 	Fsyncs    int64
 	FsyncTime time.Duration
@@ -35,10 +36,28 @@ type Stats struct {
 	// Invariant: DurableSeq <= WrittenSeq <= LastSeq.
 	WrittenSeq uint64
 	// Keys is the number of live keys; Segments the number of segment
-	// files; Compactions the number of completed Compact calls.
-	Keys        int64
-	Segments    int
-	Compactions int64
+	// files; Compactions the number of completed compactions (Compact,
+	// CompactSealed and the background ones), BackgroundCompactions
+	// those the background goroutine ran (Options.AutoCompact), and
+	// CompactionErrors how many of its runs it abandoned or failed.
+	Keys                  int64
+	Segments              int
+	Compactions           int64
+	BackgroundCompactions int64
+	CompactionErrors      int64
+	// DiskBytes is the bytes of records (and sync marks) in every
+	// segment file, zero-filled space excluded; LiveBytes those of the
+	// records the index points at. DiskBytes / LiveBytes is the store's
+	// space amplification.
+	DiskBytes, LiveBytes int64
+	// CompactionDebt is the garbage in the sealed segments: bytes a
+	// compaction of them would reclaim. SealedBytes is their size.
+	CompactionDebt, SealedBytes int64
+	// CompactionRead and CompactionWritten count the bytes compactions
+	// read and wrote. (BytesWritten + CompactionWritten) / the bytes of
+	// the records the user wrote is the store's write amplification.
+	// Writers never wait for a background compaction.
+	CompactionRead, CompactionWritten int64
 }
 
 // FsyncCauses splits a store's fdatasyncs by the reason for each. Only
@@ -89,6 +108,10 @@ type counters struct {
 	fsyncsBy            [numCauses]atomic.Int64
 	bytesWritten        atomic.Int64
 	compactions         atomic.Int64
+	bgCompactions       atomic.Int64
+	compactErrors       atomic.Int64
+	compactRead         atomic.Int64
+	compactWritten      atomic.Int64
 }
 
 // Stats returns the current counters. It is cheap and safe to call at any
@@ -102,6 +125,11 @@ func (db *DB) Stats() Stats {
 		FsyncTime:    time.Duration(db.stats.fsyncNanos.Load()),
 		BytesWritten: db.stats.bytesWritten.Load(),
 		Compactions:  db.stats.compactions.Load(),
+
+		BackgroundCompactions: db.stats.bgCompactions.Load(),
+		CompactionErrors:      db.stats.compactErrors.Load(),
+		CompactionRead:        db.stats.compactRead.Load(),
+		CompactionWritten:     db.stats.compactWritten.Load(),
 		FsyncsBy: FsyncCauses{
 			Commit:     db.stats.fsyncsBy[causeCommit].Load(),
 			Seal:       db.stats.fsyncsBy[causeSeal].Load(),
@@ -117,6 +145,11 @@ func (db *DB) Stats() Stats {
 	db.mu.RLock()
 	s.Keys = int64(len(db.index))
 	s.Segments = len(db.segs)
+	for _, seg := range db.segs {
+		s.DiskBytes += seg.size
+		s.LiveBytes += seg.live
+	}
 	db.mu.RUnlock()
+	s.SealedBytes, s.CompactionDebt = db.debt()
 	return s
 }

@@ -73,6 +73,14 @@ type BenchResult struct {
 	// in the timed region (diskstats.go): write requests, bytes, flushes
 	// and their ratios per op, or why there is no device to read.
 	DeviceIO *DeviceIO `json:"device_io,omitempty"`
+	// Amplification: write, space and read amplification of the measured
+	// part, each with its source (amp.go).
+	Amplification *Amplification `json:"amplification,omitempty"`
+	// EngineMetrics are the engine's own gauges and counters at the end
+	// of the measured part (kv: compaction debt, disk and live bytes,
+	// compaction bytes; pebble: compaction debt, L0 files, write stalls,
+	// WAL and compaction bytes); absent for an engine that keeps none.
+	EngineMetrics map[string]int64 `json:"engine_metrics,omitempty"`
 
 	// CPU is what the machine's processors did in the timed region
 	// (cpustat.go): how busy they were, this process's share, and the

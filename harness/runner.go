@@ -557,6 +557,12 @@ func (m *measurement) result(cfg *runConfig) *BenchResult {
 		puts = p.Count
 	}
 	res.DeviceIO = m.device.result(res.Ops, puts*int64(keyLen+cfg.valueSize))
+	var gets int64
+	if g := res.Latency["get"]; g != nil {
+		gets = g.Count
+	}
+	res.Amplification = amplification(m.before, m.after, res.DeviceIO, puts*int64(keyLen+cfg.valueSize), gets)
+	res.EngineMetrics = m.after.Metrics
 	res.CPU = m.cpu.result()
 	res.ServerLatency, res.ServerLatencySource = m.server, m.serverSource
 	if m.serverErr != nil {

@@ -43,6 +43,15 @@ type StoreStats struct {
 	// FsyncsBy splits every fdatasync the store made by cause (the
 	// "fsyncs_by_cause" keys); nil for a store that does not say.
 	FsyncsBy map[string]int64
+	// StoredBytes is every byte the engine wrote to its files: its
+	// records, and what its compactions and flushes wrote again. 0 when
+	// the engine does not count it; write amplification then comes from
+	// the device's counters.
+	StoredBytes int64
+	// Metrics are the engine's own gauges and counters (the
+	// "engine_metrics" keys, docs/api.md); nil for a store that keeps
+	// none.
+	Metrics map[string]int64
 }
 
 // StatsReporter is implemented by stores that count their syncs.

@@ -112,6 +112,10 @@ type Config struct {
 	// WriteBuffer is the store's Options.WriteBuffer: 0 = the engine's
 	// default, negative = no buffer (each Put is its own write(2)).
 	WriteBuffer int
+	// AutoCompact is the store's Options.AutoCompact: 0 = no background
+	// compaction; otherwise it compacts the sealed segments while the
+	// writers write, and the crash may land inside it.
+	AutoCompact float64
 	// MaxRun bounds the random time the workload runs before the crash;
 	// 0 = 300ms (SIGKILL) or 50ms (power loss).
 	MaxRun time.Duration
@@ -214,15 +218,16 @@ func (r *Report) add(t Trial) {
 // workload is what a child (or the in-process power-loss run) does; it is
 // passed to the child as JSON in the environment.
 type workload struct {
-	Dir          string `json:"dir"`
-	Sync         string `json:"sync"`
-	Writers      int    `json:"writers"`
-	Keys         int    `json:"keys"`
-	ValueSize    int    `json:"value_size"`
-	SegmentSize  int64  `json:"segment_size"`
-	CompactEvery int    `json:"compact_every"`
-	WriteBuffer  int    `json:"write_buffer"`
-	Seed         uint64 `json:"seed"`
+	Dir          string  `json:"dir"`
+	Sync         string  `json:"sync"`
+	Writers      int     `json:"writers"`
+	Keys         int     `json:"keys"`
+	ValueSize    int     `json:"value_size"`
+	SegmentSize  int64   `json:"segment_size"`
+	CompactEvery int     `json:"compact_every"`
+	WriteBuffer  int     `json:"write_buffer"`
+	AutoCompact  float64 `json:"auto_compact"`
+	Seed         uint64  `json:"seed"`
 }
 
 const (
@@ -232,7 +237,7 @@ const (
 
 func (c Config) workload(dir string, seed uint64) workload {
 	w := workload{Dir: dir, Sync: c.Sync.String(), Writers: c.Writers, Keys: c.Keys, ValueSize: c.ValueSize,
-		SegmentSize: c.SegmentSize, CompactEvery: c.CompactEvery, WriteBuffer: c.WriteBuffer, Seed: seed}
+		SegmentSize: c.SegmentSize, CompactEvery: c.CompactEvery, WriteBuffer: c.WriteBuffer, AutoCompact: c.AutoCompact, Seed: seed}
 	if c.Sync.Mode != engine.SyncAlways && c.Sync.Mode != engine.SyncGroup {
 		w.Writers = 1
 	} else if w.Writers <= 0 {
@@ -508,7 +513,7 @@ func openStore(w workload, fs engine.FS) (*engine.DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	return engine.Open(w.Dir, engine.Options{Sync: pol, SegmentSize: w.SegmentSize, WriteBuffer: w.WriteBuffer, FS: fs})
+	return engine.Open(w.Dir, engine.Options{Sync: pol, SegmentSize: w.SegmentSize, WriteBuffer: w.WriteBuffer, AutoCompact: w.AutoCompact, FS: fs})
 }
 
 // runWriter is one writing goroutine: Puts to its keys in order (every

@@ -416,15 +416,17 @@ func errSuffix(e string) string {
 
 // step is one step of a crash-point workload.
 type step struct {
-	op  byte // 'p' Put, 'd' Delete, 'c' Compact, 'b' an atomic batch
+	op  byte // 'p' Put, 'd' Delete, 'c' Compact, 's' CompactSealed, 'b' an atomic batch
 	key int
 	// batch holds the Puts and Deletes of a batch step, of distinct keys.
 	batch []step
 }
 
 // script returns a deterministic workload of n Puts and Deletes (about one
-// in five a Delete) with a Compact after every cfg.CompactEvery of them;
-// with cfg.BatchEvery, every BatchEvery-th of them is a batch instead.
+// in five a Delete) with a Compact after every cfg.CompactEvery of them
+// and a CompactSealed (the background compaction, run in line so that
+// its operations repeat exactly) half-way between two Compacts; with
+// cfg.BatchEvery, every BatchEvery-th of them is a batch instead.
 func script(cfg PointsConfig, seed uint64, n int) []step {
 	rng := rand.New(rand.NewPCG(seed, 0x7069))
 	write := func() step {
@@ -449,6 +451,9 @@ func script(cfg PointsConfig, seed uint64, n int) []step {
 		}
 		if cfg.CompactEvery > 0 && (i+1)%cfg.CompactEvery == 0 {
 			s = append(s, step{op: 'c'})
+		}
+		if cfg.CompactEvery > 1 && (i+1)%cfg.CompactEvery == cfg.CompactEvery/2 {
+			s = append(s, step{op: 's'})
 		}
 	}
 	return s
@@ -600,8 +605,8 @@ func (h *history) run(fs engine.FS, steps []step) error {
 			if opts.Ticks != nil && i > 0 && i%h.cfg.TickEvery == 0 {
 				tick()
 			}
-			if s.op == 'c' {
-				if werr = db.Compact(); werr != nil {
+			if s.op == 'c' || s.op == 's' {
+				if werr = compact(db, s.op); werr != nil {
 					break
 				}
 				continue
@@ -619,6 +624,15 @@ func (h *history) run(fs engine.FS, steps []step) error {
 	cerr := db.Close()
 	h.promise(acked, time.Now(), synced, werr == nil && cerr == nil)
 	return errors.Join(werr, cerr)
+}
+
+// compact runs the compaction of step op: Compact ('c') or
+// CompactSealed ('s').
+func compact(db *engine.DB, op byte) error {
+	if op == 's' {
+		return db.CompactSealed()
+	}
+	return db.Compact()
 }
 
 // issue adds the writes of step s (a Put, a Delete or a batch of them) to
@@ -682,15 +696,15 @@ func (h *history) runGroups(db *engine.DB, steps []step, tick func(), acked *[]r
 		done chan error
 	}
 	for i := 0; i < len(steps); {
-		if steps[i].op == 'c' {
-			if err := db.Compact(); err != nil {
+		if steps[i].op == 'c' || steps[i].op == 's' {
+			if err := compact(db, steps[i].op); err != nil {
 				return err
 			}
 			i++
 			continue
 		}
 		var group []queued
-		for ; i < len(steps) && steps[i].op != 'c' && len(group) <= h.cfg.Followers; i++ {
+		for ; i < len(steps) && steps[i].op != 'c' && steps[i].op != 's' && len(group) <= h.cfg.Followers; i++ {
 			rs, write := h.issue(db, steps[i])
 			last := rs[len(rs)-1]
 			seq := h.events[last.key][last.i].seq

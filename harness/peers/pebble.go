@@ -78,17 +78,19 @@ func OpenPebble(dir, syncText string) (harness.Store, error) {
 		return nil, fmt.Errorf("pebble: %w", err)
 	}
 	fs := &countingFS{FS: vfs.Default}
+	stalls := new(atomic.Int64)
 	db, err := pebble.Open(dir, &pebble.Options{
 		FS:                         fs,
 		CacheSize:                  pebbleCacheSize,
 		MemTableSize:               pebbleMemTableSize,
 		CompactionConcurrencyRange: func() (int, int) { return 1, pebbleCompactions },
 		Logger:                     quietLogger{},
+		EventListener:              &pebble.EventListener{WriteStallBegin: func(pebble.WriteStallBeginInfo) { stalls.Add(1) }},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("pebble: open %s: %w", dir, err)
 	}
-	s := &pebbleStore{db: db, fs: fs, policy: policy}
+	s := &pebbleStore{db: db, fs: fs, policy: policy, stalls: stalls}
 	if policy.Mode == engine.SyncPeriodic {
 		s.periodic = startPeriodic(policy.Interval, "pebble: periodic WAL sync", func() error {
 			return db.LogData(nil, pebble.Sync)
@@ -114,6 +116,7 @@ type pebbleStore struct {
 	writes atomic.Int64 // batch:N: writes so far; the Nth, 2Nth, ... sync
 
 	periodic *periodicSyncer // periodic:D only: the timer that syncs the WAL
+	stalls   *atomic.Int64   // write stalls Pebble's event listener reported
 }
 
 // write applies one Set or Delete with the write options the policy asks for.
@@ -205,10 +208,25 @@ func (s *pebbleStore) SyncTimes() *harness.SyncTimes { return &s.fs.times }
 // StoreStats reports every sync and every written byte Pebble issued
 // through its filesystem since Open.
 func (s *pebbleStore) StoreStats() harness.StoreStats {
+	m := s.db.Metrics()
+	total := m.Total()
 	return harness.StoreStats{
 		Fsyncs:       s.fs.syncs.Load(),
 		FsyncTime:    time.Duration(s.fs.syncNanos.Load()),
 		BytesWritten: s.fs.written.Load(),
+		StoredBytes:  s.fs.written.Load(),
+		// Pebble's own metrics (db.Metrics), as its LSM shape tells them.
+		Metrics: map[string]int64{
+			"compaction_debt_bytes":    int64(m.Compact.EstimatedDebt),
+			"l0_files":                 m.Levels[0].TablesCount,
+			"write_stalls":             s.stalls.Load(),
+			"wal_bytes_written":        int64(m.WAL.BytesWritten),
+			"flush_bytes_written":      int64(total.TableBytesFlushed),
+			"compaction_bytes_written": int64(total.TableBytesCompacted),
+			"compactions":              m.Compact.Count,
+			"compactions_in_progress":  m.Compact.NumInProgress,
+			"disk_bytes":               int64(m.DiskSpaceUsage()),
+		},
 	}
 }
 
