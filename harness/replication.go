@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"kvlab/harness/calc"
@@ -48,6 +49,40 @@ type EngineOptions struct {
 	Replicas int    // copies besides the leader
 	Quorum   string // "any" or "first" (pg-sync with more than one standby)
 	Net      NetOptions
+	// KillFollower, when not 0, is -kill follower@D: one follower is
+	// killed (SIGKILL) D after the timed region starts.
+	KillFollower time.Duration
+}
+
+// KillAt is when, after the runner's first StoreStats read of a store
+// (the start of the timed region), a fault is injected. A store arms it
+// with arm and disarms it in Close. It is safe for concurrent use.
+type KillAt struct {
+	After time.Duration
+	mu    sync.Mutex  // guards timer and done
+	timer *time.Timer // nil until armed
+	done  bool
+}
+
+// Arm starts the countdown to fn on its first call (a later call does
+// nothing); with After 0 it never fires.
+func (k *KillAt) Arm(fn func()) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.After <= 0 || k.timer != nil || k.done {
+		return
+	}
+	k.timer = time.AfterFunc(k.After, fn)
+}
+
+// Disarm stops a countdown that has not fired.
+func (k *KillAt) Disarm() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.done = true
+	if k.timer != nil {
+		k.timer.Stop()
+	}
 }
 
 // ReplicatedEngine describes a replicated engine to the harness.
@@ -248,6 +283,30 @@ func replicationFlags() []flagDef {
 				return err
 			},
 			show: func(s *Spec, _ runOf) (string, bool) { return s.Net.Jitter.String(), s.has("net-jitter") }},
+		{name: "kill", usage: "replicated engines: follower@D kills one follower (SIGKILL) D into the timed region, e.g. follower@2s; the timeline shows the quorum committing on",
+			fill: func(s *Spec, a arg, lim Limits) error {
+				if !a.given {
+					return nil
+				}
+				if err := onlyReplicated(s, "kill"); err != nil {
+					return err
+				}
+				who, at, ok := strings.Cut(a.v, "@")
+				d, err := time.ParseDuration(at)
+				if !ok || who != "follower" || err != nil || d < time.Millisecond || d > lim.MaxDuration {
+					return fmt.Errorf("-kill %s: allowed: follower@D, D a duration between 1ms and %v (e.g. follower@2s)", a.v, lim.MaxDuration)
+				}
+				for _, name := range s.Engines {
+					if e, _ := replicatedEngine(name); e.Quorum && s.Replicas < 2 {
+						return fmt.Errorf("-kill %s: -engine %s with one synchronous standby would wait for it forever at the next commit (that is what synchronous means); give -replicas 2, so that a quorum of one survives", a.v, name)
+					}
+				}
+				s.KillFollower = d
+				return nil
+			},
+			show: func(s *Spec, _ runOf) (string, bool) {
+				return "follower@" + s.KillFollower.String(), s.KillFollower > 0
+			}},
 		{name: "net-client", bool: true, usage: "replicated engines: delay the client's connections to the server too, not only the servers' to each other",
 			fill: func(s *Spec, a arg, _ Limits) error {
 				s.Net.Client = a.on()
@@ -278,7 +337,7 @@ func joinInts(ns []int) string {
 // engine's defaults where the line gave none.
 func (s *Spec) engineOptions(name string) EngineOptions {
 	e, _ := replicatedEngine(name)
-	o := EngineOptions{Replicas: s.Replicas, Quorum: s.Quorum, Net: s.Net}
+	o := EngineOptions{Replicas: s.Replicas, Quorum: s.Quorum, Net: s.Net, KillFollower: s.KillFollower}
 	if o.Replicas == 0 && len(e.Replicas) > 0 {
 		o.Replicas = e.Replicas[0]
 	}
@@ -421,7 +480,10 @@ func netDeviceFlushes(rep *ReplicationReport, idleRate float64, why string, dev 
 type ReplicaMember struct {
 	Name string `json:"name"`
 	Role string `json:"role"` // "primary", "standby", "leader", "follower"
-	Addr string `json:"addr"` // where the client (or the primary) reaches it
+	// KilledAfterNs, for the member -kill killed, is when: nanoseconds
+	// after the timed region started (the timeline's clock).
+	KilledAfterNs int64  `json:"killed_after_ns,omitempty"`
+	Addr          string `json:"addr"` // where the client (or the primary) reaches it
 	// State is the member's replication state as the engine reports it
 	// (pg_stat_replication's state and sync_state), "" when none.
 	State string `json:"state,omitempty"`

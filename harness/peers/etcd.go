@@ -130,7 +130,7 @@ func OpenEtcd(dir, syncText string, o harness.EngineOptions) (harness.Store, err
 		c.stop()
 		return nil, err
 	}
-	s := &etcdStore{c: c}
+	s := &etcdStore{c: c, kill: &harness.KillAt{After: o.KillFollower}}
 	s.http = &http.Client{Transport: &http.Transport{
 		DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
 		MaxIdleConnsPerHost: 1024, // each client keeps its connection for the run
@@ -438,7 +438,14 @@ type etcdStore struct {
 	base string             // the leader's client URL (or its proxy's)
 	net  *harness.NetReport // nil without a delaying proxy
 
-	mu sync.Mutex // guards metrics
+	kill *harness.KillAt // -kill follower@D
+
+	mu sync.Mutex // guards metrics, armedAt, killed and killedAfter
+	// armedAt is when the runner's first StoreStats read came (the timed
+	// region's start); killed the member -kill killed, killedAfter when.
+	armedAt     time.Time
+	killed      string
+	killedAfter time.Duration
 	// metrics holds each member's counters at the last two StoreStats
 	// calls (the runner's either side of the timed region).
 	metrics [2]map[string]etcdMetrics
@@ -581,6 +588,12 @@ func parseEtcdMetrics(r io.Reader) (etcdMetrics, error) {
 // StoreStats reports the leader's WAL fsyncs and their time from its
 // /metrics, and reads every member's for ReplicationReport.
 func (s *etcdStore) StoreStats() harness.StoreStats {
+	s.mu.Lock()
+	if s.armedAt.IsZero() {
+		s.armedAt = time.Now()
+	}
+	s.mu.Unlock()
+	s.kill.Arm(s.killFollower)
 	all := map[string]etcdMetrics{}
 	for _, m := range s.c.members {
 		if mt, err := s.metricsOf(m); err == nil {
@@ -595,6 +608,19 @@ func (s *etcdStore) StoreStats() harness.StoreStats {
 		return harness.StoreStats{}
 	}
 	return harness.StoreStats{Fsyncs: lm.walFsyncs, FsyncTime: time.Duration(lm.walFsyncSec * float64(time.Second))}
+}
+
+// killFollower kills (SIGKILL) the first member that is not the leader.
+func (s *etcdStore) killFollower() {
+	for _, m := range s.c.members {
+		if m != s.c.leader {
+			m.cmd.Process.Kill()
+			s.mu.Lock()
+			s.killed, s.killedAfter = m.name, time.Since(s.armedAt)
+			s.mu.Unlock()
+			return
+		}
+	}
 }
 
 // snapshotCountRE finds the snapshot count a member logs at start, in
@@ -619,6 +645,7 @@ func snapshotCount(m *etcdMember) string {
 func (s *etcdStore) ReplicationReport(commits int64) *harness.ReplicationReport {
 	s.mu.Lock()
 	before, after := s.metrics[0], s.metrics[1]
+	killed, killedAfter := s.killed, s.killedAfter
 	s.mu.Unlock()
 	rep := &harness.ReplicationReport{
 		Leader:   s.c.leader.name,
@@ -641,6 +668,9 @@ func (s *etcdStore) ReplicationReport(commits int64) *harness.ReplicationReport 
 		if m == s.c.leader {
 			rm.Role = "leader"
 		}
+		if m.name == killed {
+			rm.State, rm.KilledAfterNs = "killed (SIGKILL) by -kill", killedAfter.Nanoseconds()
+		}
 		b, okb := before[m.name]
 		a, oka := after[m.name]
 		if okb && oka {
@@ -659,6 +689,7 @@ func (s *etcdStore) ReplicationReport(commits int64) *harness.ReplicationReport 
 
 // Close closes the client's connections and stops the cluster.
 func (s *etcdStore) Close() error {
+	s.kill.Disarm()
 	s.http.CloseIdleConnections()
 	return s.c.stop()
 }

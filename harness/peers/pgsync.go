@@ -138,7 +138,7 @@ func OpenPgSync(dir, syncText string, o harness.EngineOptions) (harness.Store, e
 		c.stop()
 		return nil, err
 	}
-	s := &pgSyncStore{postgresStore: st, c: c}
+	s := &pgSyncStore{postgresStore: st, c: c, kill: &harness.KillAt{After: o.KillFollower}}
 	if o.Net.Active() {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		s.net, err = probeRTT(ctx, o.Net)
@@ -344,7 +344,14 @@ type pgSyncStore struct {
 	c   *pgSyncCluster
 	net *harness.NetReport // nil without a delaying proxy
 
-	mu sync.Mutex // guards flushes
+	kill *harness.KillAt // -kill follower@D
+
+	mu sync.Mutex // guards flushes, armedAt, killed and killedAfter
+	// armedAt is when the runner's first StoreStats read came (the timed
+	// region's start); killed the standby -kill killed, killedAfter when.
+	armedAt     time.Time
+	killed      string
+	killedAfter time.Duration
 	// flushes holds each member's wal_sync at the last two StoreStats
 	// calls (the runner's either side of the timed region).
 	flushes [2]map[string]int64
@@ -375,6 +382,12 @@ func (s *pgSyncStore) memberFlushes() map[string]int64 {
 // StoreStats is the primary's pg_stat_wal, as -engine postgres reports
 // it; it also reads every member's flush count for ReplicationReport.
 func (s *pgSyncStore) StoreStats() harness.StoreStats {
+	s.mu.Lock()
+	if s.armedAt.IsZero() {
+		s.armedAt = time.Now()
+	}
+	s.mu.Unlock()
+	s.kill.Arm(s.killStandby)
 	st := s.postgresStore.StoreStats()
 	f := s.memberFlushes()
 	s.mu.Lock()
@@ -383,11 +396,22 @@ func (s *pgSyncStore) StoreStats() harness.StoreStats {
 	return st
 }
 
+// killStandby kills (SIGKILL) s1, the first standby listed: under
+// FIRST 1 the synchronous one, whose place s2 then takes.
+func (s *pgSyncStore) killStandby() {
+	m := s.c.members[1]
+	m.proc.cmd.Process.Kill()
+	s.mu.Lock()
+	s.killed, s.killedAfter = m.name, time.Since(s.armedAt)
+	s.mu.Unlock()
+}
+
 // ReplicationReport reports the members, their replication state and
 // their flushes per commit between the last two StoreStats calls.
 func (s *pgSyncStore) ReplicationReport(commits int64) *harness.ReplicationReport {
 	s.mu.Lock()
 	before, after := s.flushes[0], s.flushes[1]
+	killed, killedAfter := s.killed, s.killedAfter
 	s.mu.Unlock()
 	rep := &harness.ReplicationReport{
 		Leader: "primary",
@@ -421,6 +445,9 @@ func (s *pgSyncStore) ReplicationReport(commits int64) *harness.ReplicationRepor
 		if m.name == "primary" {
 			rm.Role = "primary"
 		}
+		if m.name == killed {
+			rm.State, rm.KilledAfterNs = "killed (SIGKILL) by -kill", killedAfter.Nanoseconds()
+		}
 		b, okb := before[m.name]
 		a, oka := after[m.name]
 		switch {
@@ -442,6 +469,7 @@ func (s *pgSyncStore) ReplicationReport(commits int64) *harness.ReplicationRepor
 
 // Close closes the client's connections and stops the cluster.
 func (s *pgSyncStore) Close() error {
+	s.kill.Disarm()
 	err := s.postgresStore.Close()
 	if serr := s.c.stop(); err == nil {
 		err = serr
