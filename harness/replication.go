@@ -88,8 +88,9 @@ func (k *KillAt) Disarm() {
 // ReplicatedEngine describes a replicated engine to the harness.
 type ReplicatedEngine struct {
 	// Open starts the servers in dir (which exists) and returns a client
-	// store on them whose Close stops them.
-	Open func(dir, sync string, o EngineOptions) (Store, error)
+	// store on them whose Close stops them. When ctx is done (the run
+	// cancelled), starting stops and the store's connections end.
+	Open func(ctx context.Context, dir, sync string, o EngineOptions) (Store, error)
 	// Syncs lists every -sync value the engine accepts, with what each
 	// means, for errors: "always (synchronous_commit=on), ...".
 	Syncs []string
@@ -112,8 +113,8 @@ func RegisterReplicated(name string, e ReplicatedEngine) {
 	if len(e.Syncs) == 0 || len(e.Replicas) == 0 || e.Open == nil {
 		panic(fmt.Sprintf("harness: RegisterReplicated(%q): no Syncs, Replicas or Open", name))
 	}
-	RegisterEngine(name, func(dir, sync string) (Store, error) {
-		return e.Open(dir, sync, EngineOptions{Replicas: e.Replicas[0], Quorum: "any"})
+	RegisterEngineContext(name, func(ctx context.Context, dir, sync string) (Store, error) {
+		return e.Open(ctx, dir, sync, EngineOptions{Replicas: e.Replicas[0], Quorum: "any"})
 	})
 	enginesMu.Lock()
 	defer enginesMu.Unlock()

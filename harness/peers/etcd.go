@@ -110,7 +110,7 @@ func etcdTiming(delay, jitter time.Duration) (heartbeat, election time.Duration)
 // OpenEtcd starts (or restarts, when dir holds one) an etcd cluster of
 // o.Replicas+1 members in dir and returns a store on its leader whose
 // Close stops every member.
-func OpenEtcd(dir, syncText string, o harness.EngineOptions) (harness.Store, error) {
+func OpenEtcd(ctx context.Context, dir, syncText string, o harness.EngineOptions) (harness.Store, error) {
 	if syncText != "always" {
 		return nil, fmt.Errorf("%w: -engine etcd cannot run -sync %s; etcd takes always only: a Put returns once a majority of members fsynced it (concurrent Puts share fsyncs)", ErrUnsupportedSync, syncText)
 	}
@@ -125,12 +125,12 @@ func OpenEtcd(dir, syncText string, o harness.EngineOptions) (harness.Store, err
 	if err != nil {
 		return nil, fmt.Errorf("etcd: %w", err)
 	}
-	c := &etcdCluster{bin: bin, dir: abs, opts: o}
+	c := &etcdCluster{ctx: ctx, bin: bin, dir: abs, opts: o}
 	if err := c.start(); err != nil {
 		c.stop()
 		return nil, err
 	}
-	s := &etcdStore{c: c, kill: &harness.KillAt{After: o.KillFollower}}
+	s := &etcdStore{ctx: ctx, c: c, kill: &harness.KillAt{After: o.KillFollower}}
 	s.http = &http.Client{Transport: &http.Transport{
 		DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
 		MaxIdleConnsPerHost: 1024, // each client keeps its connection for the run
@@ -138,8 +138,8 @@ func OpenEtcd(dir, syncText string, o harness.EngineOptions) (harness.Store, err
 	}}
 	s.base = c.clientURL
 	if o.Net.Active() {
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		s.net, err = probeRTT(ctx, o.Net)
+		pctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+		s.net, err = probeRTT(pctx, o.Net)
 		cancel()
 		if err != nil {
 			s.Close()
@@ -163,6 +163,8 @@ func (m *etcdMember) clientURL() string { return "http://127.0.0.1:" + strconv.I
 
 // etcdCluster is the members and proxies of one etcd store.
 type etcdCluster struct {
+	// ctx is the run's: starting stops when it is done.
+	ctx  context.Context
 	bin  string
 	dir  string
 	opts harness.EngineOptions
@@ -330,7 +332,10 @@ func (c *etcdCluster) waitLeader() error {
 		leaders := map[string]bool{}
 		ok := true
 		for _, m := range c.members {
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			if err := c.ctx.Err(); err != nil {
+				return err
+			}
+			ctx, cancel := context.WithTimeout(c.ctx, 2*time.Second)
 			st, err := c.status(ctx, hc, m)
 			cancel()
 			if err != nil || st.Leader == "" || st.Leader == "0" {
@@ -433,6 +438,9 @@ var (
 // etcdStore is the client store of an etcd cluster. It is safe for
 // concurrent use.
 type etcdStore struct {
+	// ctx is the run's, the store's lifetime (STYLE: an object whose
+	// lifetime is a context): every request ends when it is done.
+	ctx  context.Context
 	c    *etcdCluster
 	http *http.Client
 	base string             // the leader's client URL (or its proxy's)
@@ -459,7 +467,7 @@ type etcdKV struct {
 }
 
 func (s *etcdStore) call(path string, req, resp any) error {
-	ctx, cancel := context.WithTimeout(context.Background(), etcdRequestTimeout)
+	ctx, cancel := context.WithTimeout(s.ctx, etcdRequestTimeout)
 	defer cancel()
 	return etcdCall(ctx, s.http, s.base, path, req, resp)
 }

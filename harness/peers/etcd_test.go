@@ -1,6 +1,8 @@
 package peers
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -152,6 +154,20 @@ func TestEtcdKillFollower(t *testing.T) {
 	}
 	if after == 0 {
 		t.Errorf("no commits after the follower was killed: timeline %+v", r.Timeline)
+	}
+	checkNoServers(t, dir)
+}
+
+// TestEtcdCancelled cancels a 30-second etcd run after a second, as a
+// closed cell does: the run ends, and no member outlives it.
+func TestEtcdCancelled(t *testing.T) {
+	requireEtcd(t)
+	dir := openDir(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	timer := time.AfterFunc(time.Second, cancel)
+	defer timer.Stop()
+	if _, err := harness.Exec(ctx, "bench -engine etcd -duration 30s -format json", harness.Env{Dir: dir}); err != nil && !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled run: %v", err)
 	}
 	checkNoServers(t, dir)
 }

@@ -105,7 +105,7 @@ func pgSyncStandbyNames(n int, quorum string) string {
 // OpenPgSync starts (making it first when dir has none) a primary with
 // o.Replicas synchronous standbys in dir and returns a store on the
 // primary whose Close stops them all.
-func OpenPgSync(dir, syncText string, o harness.EngineOptions) (harness.Store, error) {
+func OpenPgSync(ctx context.Context, dir, syncText string, o harness.EngineOptions) (harness.Store, error) {
 	setting, ok := pgSyncSyncs[syncText]
 	if !ok {
 		return nil, fmt.Errorf("%w: -engine pg-sync cannot run -sync %s; it takes %s", ErrUnsupportedSync, syncText, pgSyncHelp)
@@ -128,7 +128,7 @@ func OpenPgSync(dir, syncText string, o harness.EngineOptions) (harness.Store, e
 	if err != nil {
 		return nil, err
 	}
-	c := &pgSyncCluster{bin: bin, dir: abs, asUser: asUser, opts: o, setting: setting}
+	c := &pgSyncCluster{ctx: ctx, bin: bin, dir: abs, asUser: asUser, opts: o, setting: setting}
 	if err := c.start(); err != nil {
 		c.stop()
 		return nil, err
@@ -140,8 +140,8 @@ func OpenPgSync(dir, syncText string, o harness.EngineOptions) (harness.Store, e
 	}
 	s := &pgSyncStore{postgresStore: st, c: c, kill: &harness.KillAt{After: o.KillFollower}}
 	if o.Net.Active() {
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		s.net, err = probeRTT(ctx, o.Net)
+		pctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+		s.net, err = probeRTT(pctx, o.Net)
 		cancel()
 		if err != nil {
 			s.Close()
@@ -161,6 +161,9 @@ type pgSyncMember struct {
 
 // pgSyncCluster is the servers and proxies of one pg-sync store.
 type pgSyncCluster struct {
+	// ctx is the run's: starting stops, and the client's connections
+	// end, when it is done.
+	ctx     context.Context
 	bin     string
 	dir     string
 	asUser  *syscall.SysProcAttr
@@ -177,7 +180,7 @@ type pgSyncCluster struct {
 func (c *pgSyncCluster) start() error {
 	primary := filepath.Join(c.dir, "primary")
 	if _, err := os.Stat(filepath.Join(primary, "PG_VERSION")); err != nil {
-		cmd := exec.Command(filepath.Join(c.bin, "initdb"), "-D", primary, "-U", "postgres", "--auth=trust", "--no-locale", "-E", "UTF8", "--no-sync")
+		cmd := exec.CommandContext(c.ctx, filepath.Join(c.bin, "initdb"), "-D", primary, "-U", "postgres", "--auth=trust", "--no-locale", "-E", "UTF8", "--no-sync")
 		cmd.SysProcAttr = c.asUser
 		cmd.Env = append(os.Environ(), "LC_ALL=C")
 		if out, err := cmd.CombinedOutput(); err != nil {
@@ -211,7 +214,7 @@ func (c *pgSyncCluster) start() error {
 		name := "s" + strconv.Itoa(i)
 		data := filepath.Join(c.dir, name)
 		if _, err := os.Stat(filepath.Join(data, "PG_VERSION")); err != nil {
-			cmd := exec.Command(filepath.Join(c.bin, "pg_basebackup"), "-d", fmt.Sprintf("host=127.0.0.1 port=%d user=postgres", p.port),
+			cmd := exec.CommandContext(c.ctx, filepath.Join(c.bin, "pg_basebackup"), "-d", fmt.Sprintf("host=127.0.0.1 port=%d user=postgres", p.port),
 				"-D", data, "--checkpoint=fast", "--no-sync", "-X", "stream", "-R")
 			cmd.SysProcAttr = c.asUser
 			cmd.Env = append(os.Environ(), "LC_ALL=C")
@@ -258,7 +261,7 @@ func (c *pgSyncCluster) startMember(name string, extra ...string) (*pgSyncMember
 	go func() { p.exited <- p.cmd.Wait() }()
 	m := &pgSyncMember{name: name, port: port, proc: p}
 	c.members = append(c.members, m)
-	if err := p.waitReady(context.Background()); err != nil {
+	if err := p.waitReady(c.ctx); err != nil {
 		return nil, fmt.Errorf("pg-sync: %s: %w", name, err)
 	}
 	m.db, err = sql.Open("pgx", p.url+"&connect_timeout=5")
@@ -273,7 +276,10 @@ func (c *pgSyncCluster) startMember(name string, extra ...string) (*pgSyncMember
 func (c *pgSyncCluster) waitStreaming() error {
 	deadline := time.Now().Add(pgSyncReplicationTimeout)
 	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if err := c.ctx.Err(); err != nil {
+			return err
+		}
+		ctx, cancel := context.WithTimeout(c.ctx, 5*time.Second)
 		var n int
 		err := c.members[0].db.QueryRowContext(ctx, "SELECT count(*) FROM pg_stat_replication WHERE state = 'streaming'").Scan(&n)
 		cancel()
@@ -300,7 +306,7 @@ func (c *pgSyncCluster) dialClient(setting string) (*postgresStore, error) {
 	}
 	a := pgAddr{User: "postgres", Host: host, Port: p, Database: "postgres"}
 	// The cluster is this run's own: its life is the store's, which Close ends.
-	g := newNetGuard(context.Background(), "pg-sync", a.hostPort())
+	g := newNetGuard(c.ctx, "pg-sync", a.hostPort())
 	cfg, err := pgConfig(a, "disable", url.Values{"synchronous_commit": {setting}}, g)
 	if err != nil {
 		g.release()
