@@ -224,6 +224,7 @@ rounds:
 			res.Probe = brief
 			res.LoadAvg = load
 			res.Model = benchModel(s.Sync, res, brief)
+			replicationModel(res.Replication, brief)
 			c.runs = append(c.runs, res)
 		}
 	}

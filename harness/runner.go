@@ -289,7 +289,7 @@ func openAndPreload(ctx context.Context, cfg *runConfig) (Store, keyTable, error
 		open = func(dir, _ string) (Store, error) { return so(ctx, dir, cfg.source) }
 	}
 	if re, ok := replicatedEngine(cfg.engine); ok {
-		open = func(dir, sync string) (Store, error) { return re.Open(dir, sync, cfg.opts) }
+		open = func(dir, sync string) (Store, error) { return re.Open(ctx, dir, sync, cfg.opts) }
 	}
 	keys, err := buildKeyTable(ctx, cfg.keys)
 	if err != nil {
