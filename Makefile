@@ -88,6 +88,8 @@ bench: build
 	./$(BIN) bench -engine kv,bbolt,pebble -sync none -workload fillrandom -ops 100000 -repeat 3 | tee -a bench-results/engines.txt
 	./$(BIN) bench -engine kv,bbolt,pebble -sync none -threads 16 -workload fillrandom -ops 100000 -repeat 3 | tee -a bench-results/engines.txt
 	./$(BIN) bench -engine kv,bbolt,pebble -sync none -workload readrandom -keys 100000 -ops 200000 -repeat 3 | tee -a bench-results/engines.txt
+	./$(BIN) bench -script cart -engine kv,pebble,sqlite -index ordered -sync none -ops 20000 -items 10 -users 1000 | tee -a bench-results/engines.txt
+	./$(BIN) bench -script mixed -engine null,kv -index ordered -sync none -ops 200000 | tee -a bench-results/engines.txt
 	$(GO) test -count=1 -timeout 60m -run TestQuizBands ./lessons/ -args -bands=3 -bands-report=$(CURDIR)/bench-results/quiz-bands.txt
 	@echo "results in bench-results/ (medians of 3; quote them with the probe line); quiz-bands.txt: the quizzes whose band is narrower than this disk's noise"
 

@@ -78,6 +78,11 @@ type Options struct {
 	// 0 means unlimited; it must not be negative.
 	CompactRate int64
 
+	// Index is the in-memory index: IndexHash (the zero value) or
+	// IndexOrdered, which also keeps the keys in order so that Scan can
+	// serve ranges (index.go).
+	Index IndexKind
+
 	// clock, when not nil, replaces the real clock for the commit
 	// delay and the periodic ticker; set only by this package's tests.
 	clock clock
@@ -174,6 +179,10 @@ type DB struct {
 	index  map[string]entry    // key -> its live record
 	segs   map[uint32]*segment // every segment, by id
 	closed atomic.Bool         // set by Close before files are closed
+	// ordered is the ordered set of the live keys (index.go), nil under
+	// the hash index; guarded by mu, as index is.
+	ordered   keySet
+	indexKind IndexKind
 
 	commit *committer
 	stats  counters
@@ -212,6 +221,13 @@ func Open(dir string, opts Options) (*DB, error) {
 	}
 	if db.fs == nil {
 		db.fs = OSFS{}
+	}
+	switch opts.Index {
+	case IndexHash:
+	case IndexOrdered:
+		db.ordered, db.indexKind = newSkipList(), IndexOrdered
+	default:
+		return nil, fmt.Errorf("%w: Options.Index %d: allowed: IndexHash, IndexOrdered", ErrBadIndex, int(opts.Index))
 	}
 	if db.clock == nil {
 		db.clock = realClock{}
@@ -479,6 +495,7 @@ func (db *DB) setIndex(key string, kind byte, e entry) {
 	} else {
 		delete(db.index, key)
 	}
+	db.noteIndex(key, kind)
 }
 
 // groupEntry is the index update of a record queued for group commit.

@@ -19,7 +19,8 @@
 // # Record format
 //
 // Every Put and Delete appends one record to the active segment, sometimes
-// preceded by a sync mark (below). All integers are little-endian:
+// preceded by a sync mark (below); DB.Apply appends one batch record
+// holding several. All integers are little-endian:
 //
 //	+-----------+----------+-----------+--------------+----------------+-----------+-------------+
 //	| CRC (4B)  | Seq (8B) | Kind (1B) | KeyLen (2B)  | ValueLen (4B)  | Key       | Value       |
@@ -30,10 +31,12 @@
 //	CRC       CRC-32C (Castagnoli) of every byte after it, up to the end of the value.
 //	Seq       the write's sequence number: 1, 2, 3, ... in the order writes happened.
 //	          A sync mark's Seq is 0: it is not a write.
-//	Kind      1 = put, 2 = delete (a tombstone; ValueLen is 0), 3 = sync mark. 0 never
-//	          occurs: a zero header marks the zero-filled space after the last record.
-//	KeyLen    1..MaxKeySize (4096); 0 for a sync mark.
-//	ValueLen  0..MaxValueSize (16 MiB); 8 for a sync mark.
+//	Kind      1 = put, 2 = delete (a tombstone; ValueLen is 0), 3 = sync mark,
+//	          4 = atomic batch. 0 never occurs: a zero header marks the
+//	          zero-filled space after the last record.
+//	KeyLen    1..MaxKeySize (4096); 0 for a sync mark and a batch.
+//	ValueLen  0..MaxValueSize (16 MiB); 8 for a sync mark; 20..MaxBatchSize
+//	          (64 MiB) for a batch.
 //
 // A sync mark (kind 3, syncmark.go) is 27 bytes: the header, no key, and a
 // value holding one offset Y of its segment (8 bytes, little-endian). It
@@ -44,6 +47,22 @@
 // fdatasyncs it, so it costs a second fdatasync. Marks are never data:
 // not indexed, never returned by Get, never copied by compaction, never
 // listed in hint files.
+//
+// An atomic batch (kind 4, batch.go, written by DB.Apply) is a record
+// whose value is the batch's put and delete records, each whole, with its
+// own Seq and CRC, numbered consecutively; the batch's Seq is the last
+// of them, and its CRC covers them all:
+//
+//	+-----------------------------+-------------------------+-------------------------+-----+
+//	| header: CRC, Seq=s+n-1,     | record 1: put or delete | record 2                | ... |
+//	| Kind=4, KeyLen=0, ValueLen  | (header, Seq=s, key,    | (Seq=s+1, ...)          |     |
+//	+-----------------------------+-------------------------+-------------------------+-----+
+//	                              |<--------------------- ValueLen ------------------------>|
+//
+// The index points into the batch, at each record where it lies, so Get
+// and compaction read it as any other; recovery replays a batch only once
+// its CRC matched, so a batch torn by a crash is a torn tail, truncated
+// whole: a crash keeps every record of a batch or none.
 //
 // The constants in record.go, segment.go and hint.go that define this
 // layout are part of the on-disk format and must not change.

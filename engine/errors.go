@@ -24,6 +24,19 @@ var (
 	// MaxValueSize bytes. Values are never truncated.
 	ErrValueTooLarge = errors.New("engine: value too large")
 
+	// ErrNoOrder is returned by Scan on a store opened without the
+	// ordered index (Options.Index = IndexOrdered): a hash index has no
+	// key order to scan.
+	ErrNoOrder = errors.New("engine: range scans need the ordered index")
+
+	// ErrBadIndex is returned by ParseIndex for a name that is not an
+	// index kind, and by Open for Options.Index out of range.
+	ErrBadIndex = errors.New("engine: bad index kind")
+
+	// ErrBatchTooLarge is returned by Apply for a batch whose records take
+	// more than MaxBatchSize bytes. Nothing of the batch is written.
+	ErrBatchTooLarge = errors.New("engine: batch too large")
+
 	// ErrCorrupt is returned by Open when a record fails its checksum (or
 	// does not decode) anywhere except a torn tail of the newest segment,
 	// a tail after which no record decodes (recover.go), and by Get when a

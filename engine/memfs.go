@@ -78,6 +78,25 @@ type memNode struct {
 	synced  []byte // what survives a power cut
 	dirtyLo int    // data[:dirtyLo] == synced[:dirtyLo] (when dirtyLo <= len(synced))
 	dirtyHi int    // end of the last byte written since the last sync
+	// shrunk is set when the file was truncated (Truncate to a smaller
+	// size, or O_TRUNC) since its last sync, to shrunkTo bytes at the
+	// least: a power cut may or may not persist the new size, as ext4
+	// may commit an inode's size in its journal before any fdatasync.
+	shrunk   bool
+	shrunkTo int
+}
+
+// shrink notes a truncation of n to size bytes.
+//
+// REQUIRES: the MemFS's mu held.
+func (n *memNode) shrink(size int) {
+	if size >= len(n.data) {
+		return
+	}
+	if !n.shrunk || size < n.shrunkTo {
+		n.shrunkTo = size
+	}
+	n.shrunk = true
 }
 
 // NewMemFS returns an empty in-memory filesystem.
@@ -191,6 +210,7 @@ func (m *MemFS) OpenFile(name string, flag int, perm os.FileMode) (File, error) 
 				return nil, err
 			}
 		}
+		n.shrink(0)
 		n.data = n.data[:0]
 		n.dirtyLo, n.dirtyHi = 0, 0
 	}
@@ -402,6 +422,7 @@ func (f *memFile) Sync() error {
 	lo := min(n.dirtyLo, len(n.synced))
 	n.synced = append(n.synced[:lo], n.data[lo:]...)
 	n.dirtyLo, n.dirtyHi = len(n.data), 0
+	n.shrunk = false
 	return nil
 }
 
@@ -426,6 +447,7 @@ func (f *memFile) Truncate(size int64) error {
 		return err
 	}
 	n := f.node
+	n.shrink(int(size))
 	if int(size) <= len(n.data) {
 		n.data = n.data[:size]
 	} else {

@@ -149,7 +149,7 @@ func (m *MemFS) copyLocked() *MemFS {
 		if c, ok := clones[n]; ok {
 			return c
 		}
-		c := &memNode{data: append([]byte(nil), n.data...), synced: append([]byte(nil), n.synced...), dirtyLo: n.dirtyLo, dirtyHi: n.dirtyHi}
+		c := &memNode{data: append([]byte(nil), n.data...), synced: append([]byte(nil), n.synced...), dirtyLo: n.dirtyLo, dirtyHi: n.dirtyHi, shrunk: n.shrunk, shrunkTo: n.shrunkTo}
 		clones[n] = c
 		return c
 	}
@@ -165,7 +165,9 @@ func (m *MemFS) copyLocked() *MemFS {
 
 // PowerCut simulates a power loss and returns the filesystem as a reboot
 // finds it: every synced byte and synced name, plus what mode lets
-// survive of the rest, chosen with rng. With rng nil nothing unsynced
+// survive of the rest, chosen with rng. In every mode, a file truncated
+// (or opened with O_TRUNC) since its last Sync keeps its synced size or
+// takes the truncated one, a coin flip of rng. With rng nil nothing unsynced
 // survives, whatever the mode. m itself, and every file opened from it,
 // fails every operation with ErrPowerLost from then on.
 func (m *MemFS) PowerCut(mode PowerMode, rng *rand.Rand) *MemFS {
@@ -209,6 +211,11 @@ func (m *MemFS) PowerCut(mode PowerMode, rng *rand.Rand) *MemFS {
 // REQUIRES: the MemFS's mu held.
 func (n *memNode) afterPowerCut(mode PowerMode, rng *rand.Rand) []byte {
 	kept := append([]byte(nil), n.synced...)
+	if rng != nil && n.shrunk && rng.IntN(2) == 0 {
+		// The unsynced truncation reached the disk (its inode's new
+		// size was committed); the bytes written after it may follow.
+		kept = kept[:min(len(kept), n.shrunkTo)]
+	}
 	hi := min(n.dirtyHi, len(n.data))
 	lo := min(n.dirtyLo, len(kept))
 	if rng == nil || lo >= hi {

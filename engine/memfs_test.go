@@ -198,3 +198,47 @@ func TestTruncateThenWriteReadsZeros(t *testing.T) {
 		t.Errorf("after Truncate(100) and a write at 2000: %d bytes, first difference at offset %d (got %#x); want 100 bytes of 0xff, zeros to 2000, then the write", len(got), i, got[min(i, len(got)-1)])
 	}
 }
+
+// TestPowerCutUnsyncedTruncate: a truncation not yet synced, by Truncate
+// or by O_TRUNC, may or may not survive a power cut (ext4 can commit the
+// inode's new size before any fdatasync); with no rng, or once synced,
+// the outcome is fixed.
+func TestPowerCutUnsyncedTruncate(t *testing.T) {
+	const size = 1000
+	for _, tc := range []struct {
+		name   string
+		shrink func(m *MemFS) File
+		to     int
+	}{
+		{"Truncate", func(m *MemFS) File {
+			f, _ := m.OpenFile("/d/f", os.O_RDWR, 0)
+			f.Truncate(10)
+			return f
+		}, 10},
+		{"O_TRUNC", func(m *MemFS) File {
+			f, _ := m.OpenFile("/d/f", os.O_RDWR|os.O_TRUNC, 0)
+			return f
+		}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := unsyncedFile(t, size)
+			f := tc.shrink(m)
+			if got := len(contents(t, m.Copy().PowerCut(PowerPrefix, nil))); got != size {
+				t.Errorf("no rng: %d bytes after the cut, want the synced %d", got, size)
+			}
+			sizes := map[int]int{}
+			for seed := range uint64(40) {
+				for _, mode := range []PowerMode{PowerPrefix, PowerReorder, PowerDirent} {
+					sizes[len(contents(t, m.Copy().PowerCut(mode, rand.New(rand.NewPCG(seed, 1)))))]++
+				}
+			}
+			if sizes[size] == 0 || sizes[tc.to] == 0 || len(sizes) != 2 {
+				t.Errorf("sizes after 120 cuts %v, want both %d (kept) and %d (truncated), nothing else", sizes, size, tc.to)
+			}
+			f.Sync()
+			if got := len(contents(t, m.Copy().PowerCut(PowerPrefix, rand.New(rand.NewPCG(1, 1))))); got != tc.to {
+				t.Errorf("synced: %d bytes after the cut, want %d", got, tc.to)
+			}
+		})
+	}
+}

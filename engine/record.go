@@ -20,6 +20,10 @@ const (
 	// byte of the segment before Y was made durable by an fdatasync that
 	// returned before the mark was written. Its Seq is 0.
 	kindMark = 3
+	// kindBatch is an atomic batch (batch.go): no key, and a value holding
+	// the batch's put and delete records, each whole, with its own seq
+	// and checksum. Its Seq is the seq of the last record in it.
+	kindBatch = 4
 
 	markValueSize = 8                          // a sync mark's value: the offset Y
 	markSize      = headerSize + markValueSize // a whole sync mark: 27 bytes
@@ -103,8 +107,13 @@ func decodeRecord(b []byte) (record, int, error) {
 		return record{}, 0, fmt.Errorf("%w: sync mark with a %d-byte key and a %d-byte value (want 0 and %d)", errBadRecord, keyLen, valueLen, markValueSize)
 	case kind == kindMark:
 		// A well-formed sync mark; the checksum is checked below.
+	case kind == kindBatch && (keyLen != 0 || valueLen <= headerSize || valueLen > MaxBatchSize):
+		return record{}, 0, fmt.Errorf("%w: batch with a %d-byte key and %d bytes of records (want 0 and %d..%d)", errBadRecord, keyLen, valueLen, headerSize+1, MaxBatchSize)
+	case kind == kindBatch:
+		// A batch's records are decoded by batchRecords, after its
+		// checksum, below, matched.
 	case kind != kindPut && kind != kindDelete:
-		return record{}, 0, fmt.Errorf("%w: kind %d (want %d, %d or %d)", errBadRecord, kind, kindPut, kindDelete, kindMark)
+		return record{}, 0, fmt.Errorf("%w: kind %d (want %d, %d, %d or %d)", errBadRecord, kind, kindPut, kindDelete, kindMark, kindBatch)
 	case keyLen == 0 || keyLen > MaxKeySize:
 		return record{}, 0, fmt.Errorf("%w: key length %d (want 1..%d)", errBadRecord, keyLen, MaxKeySize)
 	case valueLen > MaxValueSize:

@@ -180,6 +180,19 @@ func (db *DB) recoverSegment(id uint32, hint *hintFile, newest bool) error {
 			off += int64(n)
 			continue
 		}
+		if err == nil && r.kind == kindBatch {
+			// An atomic batch (batch.go): its checksum matched, so every
+			// record in it is there. Replay each where it lies.
+			body := from + off + headerSize
+			err = batchRecords(r, func(in record, at, size int) {
+				db.apply(seg, in.seq, in.kind, in.key, uint32(body+int64(at)), uint32(size), newest)
+			})
+			if err != nil {
+				return fmt.Errorf("%w: %s: the batch at offset %d: %v", ErrCorrupt, path, from+off, err)
+			}
+			off += int64(n)
+			continue
+		}
 		if err == nil {
 			db.apply(seg, r.seq, r.kind, r.key, uint32(from+off), uint32(n), newest)
 			off += int64(n)

@@ -15,14 +15,28 @@ import (
 // through RunCLI with buffers for stdout and stderr.
 
 // Usage writes the overview of all commands.
-func Usage(w io.Writer) {
+func Usage(w io.Writer) { UsageWith(w, nil) }
+
+// UsageWith writes the overview of all commands, the measuring ones and
+// then more (name and what it does, for the commands labserver adds),
+// in one list aligned on the longest name.
+func UsageWith(w io.Writer, more [][2]string) {
 	fmt.Fprintln(w, "usage: labserver [serve flags]          serve the course (see labserver -h)")
 	fmt.Fprintln(w, "       labserver COMMAND [flags]        measure from the command line")
 	fmt.Fprintln(w, "\ncommands:")
+	all := make([][2]string, 0, len(commands)+len(more)+1)
 	for _, c := range commands {
-		fmt.Fprintf(w, "  %-6s %s\n", c.name, c.what)
+		all = append(all, [2]string{c.name, c.what})
 	}
-	fmt.Fprintln(w, "  help   this text; `labserver help COMMAND` or `labserver COMMAND -h` for a command's flags")
+	all = append(all, more...)
+	all = append(all, [2]string{"help", "this text; `labserver help COMMAND` or `labserver COMMAND -h` for a command's flags"})
+	width := 0
+	for _, c := range all {
+		width = max(width, len(c[0]))
+	}
+	for _, c := range all {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, c[0], c[1])
+	}
 	fmt.Fprintf(w, "\nengines: %s\n", strings.Join(EngineNames(), ", "))
 	bench, _ := lookupCommand("bench")
 	fmt.Fprintln(w, "\nexamples:"+bench.examples)

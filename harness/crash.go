@@ -195,7 +195,7 @@ func crashLine(ctx context.Context, s *Spec, dir string, env Env) (*CrashResult,
 		Kind: "crash", Spec: s.line("", nil), Sync: rep.Sync, Power: rep.Power, PowerMode: rep.PowerMode, Trials: len(rep.Trials),
 		Writes: rep.Writes, DurableAcked: rep.DurableAcked, Recovered: rep.Recovered, Lost: rep.Lost, LostWritten: rep.LostWritten,
 		LostAcked: rep.LostAcked, LostBuffered: rep.LostBuffered, LostPageCache: rep.LostPageCache, Corrupt: rep.Corrupt, Unwritten: rep.Unwritten, Resurrected: rep.Resurrected,
-		FailedReopens: rep.Failed, OK: rep.OK(), Invariant: Invariant, PerTrial: rep.Trials, Cancelled: cancelled,
+		FailedReopens: rep.Failed, OK: rep.OK() && !cancelled, Invariant: Invariant, PerTrial: rep.Trials, Cancelled: cancelled,
 	}
 	if r.PerTrial == nil {
 		r.PerTrial = []crashtest.Trial{}
@@ -215,6 +215,9 @@ func writeCrashTable(w io.Writer, r *CrashResult) error {
 		kind = "simulated power loss (" + powerModeText[r.PowerMode] + ")"
 	}
 	fmt.Fprintf(w, "%s\ncrash: %s, sync %s, %d trials\n", r.Spec, kind, r.Sync, r.Trials)
+	if r.Cancelled {
+		fmt.Fprintln(w, "CANCELLED: the figures cover only the trials that ran before the stop")
+	}
 	fmt.Fprintf(w, "%6s %10s %14s %10s %6s %11s %8s\n", "trial", "acked", "durable_acked", "recovered", "lost", "lost_acked", "corrupt")
 	for _, t := range r.PerTrial {
 		fmt.Fprintf(w, "%6d %10d %14d %10d %6d %11d %8d", t.N, t.Writes, t.DurableAcked, t.Recovered, t.Lost, t.LostAcked, t.Corrupt)
@@ -228,7 +231,10 @@ func writeCrashTable(w io.Writer, r *CrashResult) error {
 		fmt.Fprintf(w, "lost_written %d: acknowledged writes handed to the OS before the kill that did not come back (must be 0)\n", r.LostWritten)
 	}
 	verdict := "HELD: in every trial each durable-acknowledged write came back with its value, and nothing corrupt or never written"
-	if !r.OK {
+	switch {
+	case r.Cancelled && r.Lost+r.LostWritten+r.Corrupt+r.Unwritten+r.FailedReopens == 0:
+		verdict = cancelledVerdict
+	case !r.OK:
 		verdict = "BROKEN: a durable-acknowledged write (or, after a kill, one handed to the OS) was lost, or a value came back wrong"
 	}
 	fmt.Fprintln(w, "invariant "+verdict)
@@ -240,6 +246,10 @@ func writeCrashTable(w io.Writer, r *CrashResult) error {
 	}
 	return nil
 }
+
+// cancelledVerdict is the verdict of a run stopped early that had found
+// nothing wrong by then: not ok, and not broken either.
+const cancelledVerdict = "NOT DECIDED: the run was cancelled; what ran kept it, the rest was never tried"
 
 // maxSyncFailAfter is the largest -fail-sync: the store lives in memory,
 // and 100,000 Puts under always took 7 s and 180 MB on a 2-core VM.
@@ -305,7 +315,10 @@ func writePointsTable(w io.Writer, r *CrashResult) error {
 	}
 	fmt.Fprintf(w, "damage check: %d crash images reopened again with a durable write's record damaged, %d not refused (must be 0)\n", cp.Damaged, cp.Undetected)
 	verdict := "HELD: after every point each durable-acknowledged write came back with its value, and nothing corrupt or never written"
-	if !r.OK {
+	switch {
+	case r.Cancelled && r.Lost+r.Corrupt+r.Unwritten+r.FailedReopens+cp.Undetected+cp.Inconsistent == 0:
+		verdict = cancelledVerdict
+	case !r.OK:
 		verdict = "BROKEN: a point lost a durable-acknowledged write, returned a wrong value, failed to reopen or missed damage"
 	}
 	fmt.Fprintln(w, "invariant "+verdict)

@@ -8,7 +8,8 @@ import (
 
 // DecodeResult turns a JSON result, as Exec returns it or an archive
 // keeps it, back into the value Write prints: *BenchResult or
-// []*BenchResult, *ProbeResult, *ModelResult or *CrashResult, chosen by
+// []*BenchResult, *ProbeResult, *ModelResult, *CrashResult or
+// []*ScriptResult (bench -script), chosen by
 // its "kind" field. So a stored run prints the same table it printed
 // when it ran.
 func DecodeResult(raw json.RawMessage) (any, error) {
@@ -17,6 +18,16 @@ func DecodeResult(raw json.RawMessage) (any, error) {
 		return nil, fmt.Errorf("harness: empty result")
 	}
 	if raw[0] == '[' {
+		var kinds []struct {
+			Kind string `json:"kind"`
+		}
+		if err := json.Unmarshal(raw, &kinds); err == nil && len(kinds) > 0 && kinds[0].Kind == "script" {
+			var ss []*ScriptResult
+			if err := json.Unmarshal(raw, &ss); err != nil {
+				return nil, fmt.Errorf("harness: script results: %w", err)
+			}
+			return ss, nil
+		}
 		var rs []*BenchResult
 		if err := json.Unmarshal(raw, &rs); err != nil {
 			return nil, fmt.Errorf("harness: result array: %w", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"kvlab/harness/calc"
 	"os"
 	"strings"
 	"time"
@@ -89,6 +90,16 @@ func execSpec(ctx context.Context, s *Spec, env Env) (any, error) {
 	}
 	switch s.Cmd {
 	case "bench", "sweep":
+		if s.Script != "" {
+			rs, err := scriptLine(ctx, s, dir, env)
+			if err != nil {
+				return nil, err
+			}
+			if len(rs) == 0 {
+				return nil, fmt.Errorf("%s: cancelled before anything was measured: %w", s.Cmd, context.Cause(ctx))
+			}
+			return rs, nil
+		}
 		rs, err := benchLine(ctx, s, dir, env)
 		if err != nil {
 			return nil, err
@@ -115,8 +126,15 @@ func execSpec(ctx context.Context, s *Spec, env Env) (any, error) {
 	return nil, fmt.Errorf("unknown command %q", s.Cmd)
 }
 
-// benchLine runs every run a bench or sweep line asks for: each engine,
-// each thread count, each repeat, in that nesting order. It probes the
+// benchLine runs every run a bench or sweep line asks for: each engine at
+// each thread count (a configuration), each repeat. With -repeat the
+// configurations run interleaved, in mirrored rounds (calc.RoundOrder):
+// round 1 runs them in order, round 2 in reverse, and so on, so two
+// engines run A B B A A B and a drift of the machine lands on both alike
+// (lesson 9). Each result says its round and when it started; the results
+// come back grouped by configuration (engine, then thread count, then
+// round), and the last of each group but the first configuration's carries
+// its paired comparison with the first (pairedAgainstFirst). It probes the
 // directory once (quickly) for the conditions and the model.
 func benchLine(ctx context.Context, s *Spec, dir string, env Env) ([]*BenchResult, error) {
 	source, err := lineSource(s, env, env.readSrc)
@@ -127,70 +145,139 @@ func benchLine(ctx context.Context, s *Spec, dir string, env Env) ([]*BenchResul
 	if err != nil {
 		return nil, err
 	}
-	var out []*BenchResult
-	sub, total := 0, len(s.Engines)*len(s.Threads)*s.Repeat
+	type config struct {
+		engine  string
+		threads int
+		pool    *latencyPool
+		runs    []*BenchResult
+	}
+	var configs []*config
 	for _, engine := range s.Engines {
 		for _, threads := range s.Threads {
-			var pool *latencyPool
+			c := &config{engine: engine, threads: threads}
 			if s.Repeat > 1 {
-				pool = newLatencyPool(DefaultExactCap, s.Dishonest.unsortedPercentile)
+				c.pool = newLatencyPool(DefaultExactCap, s.Dishonest.unsortedPercentile)
 			}
-			for rep := 1; rep <= s.Repeat; rep++ {
-				sub++
-				if ctx.Err() != nil {
-					return out, nil
-				}
-				runDir, err := os.MkdirTemp(dir, "kvlab-"+dirSafe(engine)+"-")
-				if err != nil {
-					return nil, fmt.Errorf("-dir %s: %w", dir, err)
-				}
-				n := sub
-				cfg := runConfig{
-					engine: engine, sync: s.Sync, workload: s.Workload, batch: s.Batch, dist: s.Dist,
-					threads: threads, ops: s.Ops, exactCap: DefaultExactCap, duration: s.Duration, maxUnits: s.maxUnits(env.Limits),
-					valueSize: s.ValueSize, keys: s.Keys, warmup: s.Warmup, rate: s.Rate, pipeline: s.Pipeline, seed: s.Seed, cold: s.Cache == "cold",
-					dishonest: s.Dishonest, dir: runDir, pool: pool, source: source,
-				}
-				if env.Progress != nil {
-					cfg.progress = func(p Progress) {
-						if total > 1 {
-							p.Run = n
-						}
-						env.Progress(p)
-					}
-				}
-				load := loadAverage()
-				res, err := runOne(ctx, cfg)
-				if !s.Keep {
-					os.RemoveAll(runDir)
-				}
-				if err != nil {
-					if ctx.Err() != nil {
-						return out, nil
-					}
-					return nil, err
-				}
-				res.Spec = s.line(engine, []int{threads})
-				if s.Cmd == "sweep" {
-					res.Spec = "bench" + res.Spec[len("sweep"):]
-				}
-				if s.Repeat > 1 {
-					res.Run = rep
-				}
-				if s.Keep {
-					res.Dir = runDir
-				}
-				res.Probe = brief
-				res.LoadAvg = load
-				res.Model = benchModel(s.Sync, res, brief)
-				out = append(out, res)
-			}
-			if pool != nil {
-				out[len(out)-1].Pooled = pool.summary()
-			}
+			configs = append(configs, c)
 		}
 	}
+	collect := func() []*BenchResult {
+		var out []*BenchResult
+		for _, c := range configs {
+			out = append(out, c.runs...)
+		}
+		return out
+	}
+	sub, total := 0, len(configs)*s.Repeat
+rounds:
+	for round := 1; round <= s.Repeat; round++ {
+		for _, ci := range calc.RoundOrder(len(configs), round) {
+			c := configs[ci]
+			sub++
+			if ctx.Err() != nil {
+				break rounds
+			}
+			runDir, err := os.MkdirTemp(dir, "kvlab-"+dirSafe(c.engine)+"-")
+			if err != nil {
+				return nil, fmt.Errorf("-dir %s: %w", dir, err)
+			}
+			n := sub
+			cfg := runConfig{
+				engine: c.engine, sync: s.Sync, workload: s.Workload, batch: s.Batch, dist: s.Dist,
+				threads: c.threads, ops: s.Ops, exactCap: DefaultExactCap, duration: s.Duration, maxUnits: s.maxUnits(env.Limits),
+				valueSize: s.ValueSize, keys: s.Keys, warmup: s.Warmup, rate: s.Rate, pipeline: s.Pipeline, seed: s.Seed, cold: s.Cache == "cold",
+				dishonest: s.Dishonest, dir: runDir, pool: c.pool, source: source,
+				opts: s.engineOptions(c.engine), fanout: s.Fanout,
+			}
+			if env.Progress != nil {
+				cfg.progress = func(p Progress) {
+					if total > 1 {
+						p.Run = n
+					}
+					env.Progress(p)
+				}
+			}
+			load := loadAverage()
+			started := time.Now()
+			res, err := runOne(ctx, cfg)
+			if !s.Keep {
+				os.RemoveAll(runDir)
+			}
+			if err != nil {
+				if ctx.Err() != nil {
+					break rounds
+				}
+				return nil, err
+			}
+			res.Spec = s.line(c.engine, []int{c.threads})
+			if s.Cmd == "sweep" {
+				res.Spec = "bench" + res.Spec[len("sweep"):]
+			}
+			if s.Repeat > 1 {
+				res.Run = round
+				res.Round = round
+			}
+			res.StartedAt = started.UTC()
+			if s.Keep {
+				res.Dir = runDir
+			}
+			res.Probe = brief
+			res.LoadAvg = load
+			res.Model = benchModel(s.Sync, res, brief)
+			c.runs = append(c.runs, res)
+		}
+	}
+	for _, c := range configs {
+		if c.pool != nil && len(c.runs) > 0 {
+			c.runs[len(c.runs)-1].Pooled = c.pool.summary()
+		}
+	}
+	out := collect()
+	pairedAgainstFirst(out)
 	return out, nil
+}
+
+// pairedAgainstFirst sets Paired on the last result of each configuration
+// (engine and thread count) of rs, grouped as benchLine returns them, but
+// the first: its throughput against the first configuration's, round by
+// round (calc.PairRatios over the rounds both completed). It needs two
+// rounds or more.
+func pairedAgainstFirst(rs []*BenchResult) {
+	groups := groupRuns(rs)
+	if len(groups) < 2 {
+		return
+	}
+	base := groups[0]
+	for _, g := range groups[1:] {
+		if p := pairOps(g, base); p != nil {
+			g[len(g)-1].Paired = p
+		}
+	}
+}
+
+// pairOps pairs g's runs with base's by round and compares their ops/s:
+// nil when fewer than two rounds are on both sides.
+func pairOps(g, base []*BenchResult) *PairedRatio {
+	byRound := map[int]float64{}
+	for _, r := range base {
+		if r.Round > 0 {
+			byRound[r.Round] = r.OpsPerSec
+		}
+	}
+	var num, den []float64
+	for _, r := range g {
+		if b, ok := byRound[r.Round]; ok && r.Round > 0 {
+			num, den = append(num, r.OpsPerSec), append(den, b)
+		}
+	}
+	if len(num) < 2 {
+		return nil
+	}
+	p, err := calc.PairRatios(num, den)
+	if err != nil {
+		return nil
+	}
+	return &PairedRatio{Metric: "ops_per_sec", Against: base[0].Engine, AgainstThreads: base[0].Threads, Paired: p}
 }
 
 // dirSafe makes an -engine value fit a directory name: a URL's

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"kvlab/engine"
+	scripts "kvlab/workloads"
 )
 
 // The run-spec grammar as one table. Each command is one entry of
@@ -96,6 +98,12 @@ func (a arg) int(def, lo, hi int64) (int64, error) {
 		return def, nil
 	}
 	n, err := strconv.ParseInt(strings.ReplaceAll(a.v, "_", ""), 10, 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) && lo == math.MinInt64 && hi == math.MaxInt64 {
+		return 0, fmt.Errorf("-%s %s: not a whole number, e.g. -%s 42", a.name, a.v, a.name)
+	}
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return 0, fmt.Errorf("-%s %s: not a whole number: want one between %d and %d, e.g. -%s %d", a.name, a.v, lo, hi, a.name, max(lo, min(hi, 1000)))
+	}
 	if err != nil || n < lo || n > hi {
 		return 0, fmt.Errorf("-%s %s: must be between %d and %d", a.name, a.v, lo, hi)
 	}
@@ -211,9 +219,32 @@ func (c *command) flagNames() []string {
 	return names
 }
 
-// flagList lists c's flags as "-a, -b, ...".
+// flagList lists c's flags as "\n  -a, -b, ...", the dishonest ones
+// (which only the lessons' cells that show a broken rule use) left out,
+// over indented lines of at most about 72 characters.
 func (c *command) flagList() string {
-	return "-" + strings.Join(c.flagNames(), ", -")
+	var b strings.Builder
+	b.WriteString("\n  ")
+	col := 2
+	for _, name := range c.flagNames() {
+		if strings.HasPrefix(name, "dishonest-") {
+			continue
+		}
+		if col > 2 {
+			b.WriteString(",")
+			col++
+			if col+len(name)+2 > 72 {
+				b.WriteString("\n  ")
+				col = 2
+			} else {
+				b.WriteString(" ")
+				col++
+			}
+		}
+		b.WriteString("-" + name)
+		col += len(name) + 1
+	}
+	return b.String()
 }
 
 // The help lines of flags that several commands take with different
@@ -235,7 +266,11 @@ const (
 // -threads.
 func benchFlags(threads string) []flagDef {
 	fs := []flagDef{
-		engineFlag(), srcFlag(), syncFlag(), workloadFlag(), batchFlag(),
+		engineFlag(), srcFlag(), replicatedSyncFlag(), scriptFlag(),
+	}
+	fs = append(fs, replicationFlags()...)
+	fs = append(fs, []flagDef{
+		workloadFlag(), batchFlag(), itemsFlag(), usersFlag(), indexFlag(),
 		{name: "ops", usage: usageOps, scale: scaleInt(1),
 			fill: func(s *Spec, a arg, lim Limits) (err error) {
 				if a.given && s.has("duration") {
@@ -284,7 +319,7 @@ func benchFlags(threads string) []flagDef {
 				return err
 			},
 			show: func(s *Spec, _ runOf) (string, bool) { return itoa(s.Warmup), true }},
-		rateFlag(), pipelineFlag(), cacheFlag(),
+		rateFlag(), pipelineFlag(), fanoutFlag(), cacheFlag(),
 		{name: "repeat", usage: "run N times and report each (the table adds the medians)", part: partLine,
 			fill: func(s *Spec, a arg, lim Limits) error {
 				n, err := a.int(1, 1, int64(max(lim.MaxRepeat, 1)))
@@ -294,7 +329,7 @@ func benchFlags(threads string) []flagDef {
 			show: func(s *Spec, _ runOf) (string, bool) { return itoa(s.Repeat), s.Repeat > 1 }},
 		seedFlag(),
 		dirFlag(), keepFlag(), formatFlag(true), progressFlag(),
-	}
+	}...)
 	return append(fs, dishonestFlags()...)
 }
 
@@ -321,8 +356,7 @@ func syncFlag() flagDef {
 	return flagDef{name: "sync", usage: usageSync,
 		fill: func(s *Spec, a arg, _ Limits) error {
 			s.Sync = a.str("always")
-			_, err := parseSync(s.Sync)
-			return err
+			return checkEngineSync(s.Engines, s.Sync)
 		},
 		show: func(s *Spec, _ runOf) (string, bool) { return s.Sync, true }}
 }
@@ -338,6 +372,13 @@ func workloadFlag() flagDef {
 	}
 	return flagDef{name: "workload", usage: strings.Join(names, " | ") + " (default fillrandom)",
 		fill: func(s *Spec, a arg, _ Limits) error {
+			if s.Script != "" {
+				if a.given {
+					return fmt.Errorf("-workload %s and -script %s: give one or the other; the script is the workload", a.v, s.Script)
+				}
+				s.Workload = "script"
+				return nil
+			}
 			s.Workload = a.str("fillrandom")
 			wl, ok := lookupWorkload(s.Workload)
 			if !ok {
@@ -353,7 +394,7 @@ func workloadFlag() flagDef {
 			}
 			return nil
 		},
-		show: func(s *Spec, _ runOf) (string, bool) { return s.Workload, true }}
+		show: func(s *Spec, _ runOf) (string, bool) { return s.Workload, s.Script == "" }}
 }
 
 // batchFlag is -batch, fillbatch's Puts per unit. It comes before -ops
@@ -362,6 +403,11 @@ func batchFlag() flagDef {
 	return flagDef{name: "batch", usage: "with -workload fillbatch: Puts per unit, each of its own key (default 16)",
 		fill: func(s *Spec, a arg, _ Limits) error {
 			s.Batch = 1
+			if s.Script != "" {
+				n, err := a.int(defaultBatch, 1, maxBatch)
+				s.Batch = int(n)
+				return err
+			}
 			if s.Workload != "fillbatch" {
 				if a.given {
 					return fmt.Errorf("-batch %s: applies to -workload fillbatch only (a unit of that many Puts); -workload %s does a fixed number of ops per unit", a.v, s.Workload)
@@ -372,7 +418,80 @@ func batchFlag() flagDef {
 			s.Batch = int(n)
 			return err
 		},
-		show: func(s *Spec, _ runOf) (string, bool) { return itoa(s.Batch), s.Workload == "fillbatch" }}
+		show: func(s *Spec, _ runOf) (string, bool) {
+			return itoa(s.Batch), s.Workload == "fillbatch" || s.Script != ""
+		}}
+}
+
+// scriptFlag is -script: the workload is a Lua script (script.go). It
+// comes before -workload and -batch, which read it.
+func scriptFlag() flagDef {
+	return flagDef{name: "script", usage: "a workload script instead of -workload: a shipped one (" + strings.Join(scripts.Names(), ", ") + ") or, on the command line, FILE.lua",
+		fill: func(s *Spec, a arg, _ Limits) error {
+			s.Script = a.str("")
+			switch {
+			case !a.given:
+				return nil
+			case s.Cmd != "bench":
+				return fmt.Errorf("-script %s: bench only; a script varies a parameter of its own with its sweep field", s.Script)
+			case strings.HasSuffix(s.Script, ".lua"):
+				return nil
+			}
+			if _, ok := scripts.Lookup(s.Script); !ok {
+				return fmt.Errorf("-script %s: no shipped script of that name, and not a .lua file; shipped: %s", s.Script, strings.Join(scripts.Names(), ", "))
+			}
+			return nil
+		},
+		show: func(s *Spec, _ runOf) (string, bool) { return s.Script, s.Script != "" }}
+}
+
+// scriptOnly is the error for a -script flag given without -script.
+func scriptOnly(name, v string) error {
+	return fmt.Errorf("-%s %s: applies to -script runs only (ctx.%s of the script)", name, v, name)
+}
+
+func itemsFlag() flagDef {
+	return flagDef{name: "items", usage: "with -script: ctx.items, the script's key count (default 10000)",
+		fill: func(s *Spec, a arg, _ Limits) error {
+			if s.Script == "" && a.given {
+				return scriptOnly("items", a.v)
+			}
+			n, err := a.int(10000, 1, maxKeys)
+			s.Items = int(n)
+			return err
+		},
+		show: func(s *Spec, _ runOf) (string, bool) { return itoa(s.Items), s.Script != "" }}
+}
+
+func usersFlag() flagDef {
+	return flagDef{name: "users", usage: "with -script: ctx.users (default 100)",
+		fill: func(s *Spec, a arg, _ Limits) error {
+			if s.Script == "" && a.given {
+				return scriptOnly("users", a.v)
+			}
+			n, err := a.int(100, 1, 1_000_000)
+			s.Users = int(n)
+			return err
+		},
+		show: func(s *Spec, _ runOf) (string, bool) { return itoa(s.Users), s.Script != "" }}
+}
+
+func indexFlag() flagDef {
+	return flagDef{name: "index", usage: "with -script on kv: hash | ordered (default hash; ordered serves kv.range and kv.scan)",
+		fill: func(s *Spec, a arg, _ Limits) error {
+			s.Index = a.str("hash")
+			if s.Script == "" && a.given {
+				return fmt.Errorf("-index %s: applies to -script runs only", a.v)
+			}
+			if _, err := engine.ParseIndex(s.Index); err != nil {
+				return fmt.Errorf("-index %s: allowed: hash, ordered", a.v)
+			}
+			if a.given && !slices.Contains(s.Engines, "kv") {
+				return fmt.Errorf("-index %s: applies to -engine kv only; the other engines keep their own index", a.v)
+			}
+			return nil
+		},
+		show: func(s *Spec, _ runOf) (string, bool) { return s.Index, s.Script != "" && s.Index != "hash" }}
 }
 
 func threadsFlag(def string) flagDef {
@@ -506,7 +625,14 @@ func dishonestFlags() []flagDef {
 
 // checkBench is bench's and sweep's rule across flags: what a run writes
 // must fit in MaxTotalBytes.
-func checkBench(s *Spec, lim Limits) error { return s.checkBytes(lim) }
+func checkBench(s *Spec, lim Limits) error {
+	if s.Script != "" {
+		// A script's bytes are its own: bounded by -ops or -duration,
+		// and by the limits a script runs under (script.Limits).
+		return nil
+	}
+	return s.checkBytes(lim)
+}
 
 func probeFlags() []flagDef {
 	return []flagDef{

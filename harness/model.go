@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"kvlab/engine"
@@ -40,10 +41,14 @@ import (
 //
 // A bench result's own model is fed by the run itself, so for batch:N its
 // throughput is the run's own by construction (N*T_write + T_fsync is the
-// run's wall time for N Puts): it checks the bookkeeping, and its use is
-// the p99 fork and the loss window. The model line is the prediction, from
-// inputs measured without the policy (BenchmarkModelBatch compares the two
-// with the bench).
+// run's wall time for N Puts): it checks the bookkeeping (the result says
+// so, "bookkeeping": true, and the table prints it as bookkeeping, not as
+// a prediction), and its use is the p99 fork and the loss window. The
+// model line is the prediction, made before the run from inputs measured
+// without the policy: T_fsync from the probe's flush, T_write from a
+// write-only kv run. Lesson 5 runs it in the same cell as the bench it
+// predicts, in mirrored rounds (BenchmarkModelBatch compares the two with
+// the bench).
 //
 // So a one-writer bench run's T_write is its own: the wall time per Put
 // minus the commit flushes' time divided among the Puts (t_write_source
@@ -233,6 +238,7 @@ func benchModel(sync string, r *BenchResult, b *ProbeBrief) *BenchModel {
 		TWriteSource: wsrc, TFsyncSource: src, TFsyncCase: fcase, P99Path: p.P99Path,
 		LossWindowWrites: p.LossWindowWrites, LossWindowMs: p.LossWindowMs,
 		RateSource: p.RateSource, WriteRate: p.WriteRate,
+		Bookkeeping: src == "run" && strings.HasPrefix(wsrc, "run"),
 	}
 	// Which path the measured p99 is on: compared with the run's median
 	// fdatasync when the harness timed them, else with the figure the

@@ -286,6 +286,7 @@ func (f *osProbeFile) write(b []byte) error {
 }
 
 func (f *osProbeFile) fdatasync() error {
+	simulateFlush()
 	if err := engine.Datasync(uintptr(f.fd)); err != nil {
 		fs, _, _ := fsAndDevice(f.dir)
 		return fmt.Errorf("probe: %s in %s (filesystem %q) failed: %w; durability cannot be measured there, use -dir on a disk filesystem such as ext4, xfs or apfs", engine.SyncCall, f.dir, fs, err)

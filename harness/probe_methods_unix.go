@@ -45,14 +45,21 @@ func probeMethods(ctx context.Context, dir string, cfg ProbeConfig, methods []sy
 					row.Refused = m.refused
 				} else {
 					path := filepath.Join(tmp, fmt.Sprintf("%s-%d", place, len(rows)))
-					r, refused, err := prepareMethod(path, m, place == "overwrite", row.WriteSize, cfg, open)
+					r, refused, err := prepareMethod(ctx, path, m, place == "overwrite", row.WriteSize, cfg, open)
 					if err != nil {
 						return nil, err
+					}
+					if r != nil {
+						// Closed by the deferred loop over timed, even if the
+						// preparation of a later row is cancelled.
+						timed = append(timed, r)
+					}
+					if ctx.Err() != nil {
+						return nil, ctx.Err()
 					}
 					row.Refused = refused
 					if r != nil {
 						r.index = len(rows)
-						timed = append(timed, r)
 					}
 				}
 				rows = append(rows, row)
@@ -122,8 +129,11 @@ func (r *methodRow) close() {
 // prepareMethod opens the file at path for m and, for an overwrite row,
 // writes and syncs its region before any clock starts. An error from
 // open(2) or the preparation is the method being refused, returned as
-// refused with no row; err is for what is not about the method.
-func prepareMethod(path string, m syncMethod, overwrite bool, size int, cfg ProbeConfig, open openFile) (r *methodRow, refused string, err error) {
+// refused with no row; err is for what is not about the method. The
+// preparation stops when ctx is done (a region of durable writes takes
+// minutes on a slow disk under O_DSYNC): the row is returned unprepared,
+// and the caller, seeing ctx done, times nothing.
+func prepareMethod(ctx context.Context, path string, m syncMethod, overwrite bool, size int, cfg ProbeConfig, open openFile) (r *methodRow, refused string, err error) {
 	fd, err := open(path, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|m.flags, 0o600)
 	if err != nil {
 		return nil, fmt.Sprintf("open: %v", err), nil
@@ -138,6 +148,9 @@ func prepareMethod(path string, m syncMethod, overwrite bool, size int, cfg Prob
 	if overwrite {
 		r.region = max(regionFor(cfg.Iterations, size, methodRegion), int64(size))
 		for off := int64(0); off < r.region; off += int64(size) {
+			if ctx.Err() != nil {
+				return r, "", nil
+			}
 			if err := pwriteAll(fd, r.buf, off); err != nil {
 				r.close()
 				return nil, fmt.Sprintf("preparing the region to overwrite: %v", err), nil

@@ -32,6 +32,9 @@ func Write(w io.Writer, format string, v any) error {
 		_, err = fmt.Fprintf(w, "%s\n", b)
 		return err
 	case "tsv":
+		if rs, ok := v.([]*ScriptResult); ok {
+			return writeScriptTSV(w, rs)
+		}
 		return writeTSV(w, v)
 	case "benchstat":
 		return writeBenchstat(w, v)
@@ -50,6 +53,8 @@ func Write(w io.Writer, format string, v any) error {
 		return writeModelTable(w, r)
 	case *CrashResult:
 		return writeCrashTable(w, r)
+	case []*ScriptResult:
+		return writeScriptTable(w, r)
 	}
 	return fmt.Errorf("harness: cannot print %T", v)
 }
@@ -88,6 +93,12 @@ func writeBenchTable(w io.Writer, r *BenchResult) error {
 	}
 	writeLatency(w, r.Latency, "")
 	if s := serverLine(r); s != "" {
+		fmt.Fprintln(w, s)
+	}
+	if s := replicationLine(r); s != "" {
+		fmt.Fprintln(w, s)
+	}
+	if s := fanoutLine(r); s != "" {
 		fmt.Fprintln(w, s)
 	}
 	if r.LatencyUncorrected != nil {
@@ -136,8 +147,15 @@ func writeBenchTable(w io.Writer, r *BenchResult) error {
 		if r.Rate > 0 { // an open loop runs at its rate, not at the store's capacity
 			measured = fmt.Sprintf("this open loop ran at its -rate, %.0f ops/s, %.2f of that capacity", r.OpsPerSec, r.OpsPerSec/max(m.PredictedOpsPerSec, 1))
 		}
-		fmt.Fprintf(w, "model: %s predicts %.0f ops/s (T_write %s: %s, T_fsync %s: %s); %s\n",
-			r.Sync, m.PredictedOpsPerSec, calc.FormatNs(m.TWriteNs), tWriteSourceText(m.TWriteSource), calc.FormatNs(m.TFsyncNs), fsrc, measured)
+		if m.Bookkeeping {
+			// Both inputs are this run's own: the formula restates its
+			// throughput; only a model line predicts.
+			fmt.Fprintf(w, "bookkeeping: %s from this run's own costs gives %.0f ops/s (T_write %s: %s, T_fsync %s: %s); %s; not a prediction: a model line predicts\n",
+				r.Sync, m.PredictedOpsPerSec, calc.FormatNs(m.TWriteNs), tWriteSourceText(m.TWriteSource), calc.FormatNs(m.TFsyncNs), fsrc, measured)
+		} else {
+			fmt.Fprintf(w, "model: %s predicts %.0f ops/s (T_write %s: %s, T_fsync %s: %s); %s\n",
+				r.Sync, m.PredictedOpsPerSec, calc.FormatNs(m.TWriteNs), tWriteSourceText(m.TWriteSource), calc.FormatNs(m.TFsyncNs), fsrc, measured)
+		}
 		fmt.Fprintf(w, "       p99 on the %s path (measured: %s, threshold %s); a crash can lose up to %.0f acknowledged writes (%.2f ms at this run's %.0f Puts/s)\n",
 			m.P99Path, m.MeasuredP99Path, calc.FormatNs(m.P99ThresholdNs), m.LossWindowWrites, m.LossWindowMs, m.WriteRate)
 	}
@@ -226,7 +244,17 @@ func deviceLine(d *DeviceIO) string {
 	} else {
 		s += "; " + d.FlushMissing
 	}
-	return s + "; the whole device's counts, other writers included"
+	s += "; the whole device's counts, other writers included"
+	if d.NetWriteRequests != nil {
+		s += fmt.Sprintf("\n       net of an idle baseline (%.0f ms just before the run): %.0f write requests%s", d.IdleMs, *d.NetWriteRequests, per(d.NetWriteRequestsPerOp, "per op"))
+		if d.NetFlushRequests != nil {
+			s += fmt.Sprintf(", %.0f flushes%s", *d.NetFlushRequests, per(d.NetFlushesPerOp, "per op"))
+		}
+		if d.OtherWriters {
+			s += "; OTHER WRITERS: " + d.OtherWritersNote
+		}
+	}
+	return s
 }
 
 // writeGeneratorLate is the LATE line of an open-loop run whose corrected
@@ -446,7 +474,13 @@ func writeCompareTable(w io.Writer, rs []*BenchResult) error {
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "engine\tsync\tthreads\trun\tops/s\t%s\top\tp50\tp95\tp99\tp99.9\tmax\t\n", ratioHead)
-	base := map[string]float64{} // engine (or "" across engines) -> median ops/s of the baseline
+	// Runs measured in the same rounds (an interleaved -repeat) are
+	// compared round by round: the ratio is the median of the per-round
+	// ratios, each run's row shows its round's, and the spread of those
+	// is printed under the table. Runs without rounds fall back to the
+	// ratio of the medians.
+	base := map[string][]*BenchResult{} // engine (or "" across engines) -> the baseline's runs
+	var spreads []string
 	for _, g := range groupRuns(rs) {
 		med := medianRun(g)
 		key := g[0].Engine
@@ -454,15 +488,29 @@ func writeCompareTable(w io.Writer, rs []*BenchResult) error {
 			key = ""
 		}
 		if _, ok := base[key]; !ok {
-			base[key] = med.OpsPerSec
+			base[key] = g
 		}
-		speed := "-"
-		if b := base[key]; b > 0 {
+		bg := base[key]
+		speed, perRound := "-", map[int]string{}
+		if p := pairOps(g, bg); p != nil {
+			speed = fmt.Sprintf("%.2fx", p.Ratio)
+			for i, r := range g {
+				if i < len(p.Ratios) && &bg[0] != &g[0] {
+					perRound[r.Round] = fmt.Sprintf("%.2fx", p.Ratios[i])
+				}
+			}
+			if &bg[0] != &g[0] {
+				spreads = append(spreads, fmt.Sprintf("%s %d thread%s %.2f–%.2fx", g[0].Engine, g[0].Threads, plural(g[0].Threads), p.Low, p.High))
+			}
+		} else if b := medianRun(bg).OpsPerSec; b > 0 {
 			speed = fmt.Sprintf("%.2fx", med.OpsPerSec/b)
 		}
-		writeCompareGroup(tw, g, med, speed)
+		writeCompareGroup(tw, g, med, speed, perRound)
 	}
 	tw.Flush()
+	if len(spreads) > 0 {
+		fmt.Fprintf(w, "%s: the median of per-round paired ratios (runs interleaved in mirrored rounds, A B B A ...); their range: %s\n", ratioHead, strings.Join(spreads, "; "))
+	}
 	for _, r := range rs {
 		if len(r.Dishonest) > 0 {
 			fmt.Fprintf(w, "DISHONEST: some runs break timing rules on purpose (%s)\n", strings.Join(r.Dishonest, ", "))
@@ -504,7 +552,10 @@ func compareAxes(rs []*BenchResult) (engines []string, bySweep bool) {
 // writeCompareGroup writes the rows of one group of repeats: each run,
 // then, when there are several, their median (with the ratio column
 // speed) and their pooled samples; a lone run carries speed itself.
-func writeCompareGroup(tw io.Writer, g []*BenchResult, med *BenchResult, speed string) {
+//
+// perRound, when the group was paired round by round with its baseline,
+// holds each round's ratio for the run rows.
+func writeCompareGroup(tw io.Writer, g []*BenchResult, med *BenchResult, speed string, perRound map[int]string) {
 	rows := g
 	var pooled *BenchResult
 	if len(g) > 1 {
@@ -533,6 +584,8 @@ func writeCompareGroup(tw io.Writer, g []*BenchResult, med *BenchResult, speed s
 		sp := ""
 		if r == med || len(g) == 1 {
 			sp = speed
+		} else if r != pooled && perRound[r.Round] != "" {
+			sp = perRound[r.Round]
 		}
 		for _, op := range opOrder {
 			s := r.Latency[op]

@@ -87,6 +87,17 @@ func TestReportsMatchGoldenFiles(t *testing.T) {
 			}
 			return rs
 		}()},
+		// Interleaved rounds where the machine slowed in round 2: the
+		// ratio column is the median of the per-round ratios (0.50x),
+		// not the ratio of the medians (6000/20000 = 0.30x).
+		{"repeat_paired_table", "table", func() []*BenchResult {
+			rs := []*BenchResult{fixedBench("kv", 1, 1, 30000), fixedBench("kv", 1, 2, 10000), fixedBench("kv", 1, 3, 20000),
+				fixedBench("bbolt", 1, 1, 6000), fixedBench("bbolt", 1, 2, 5000), fixedBench("bbolt", 1, 3, 10000)}
+			for _, r := range rs {
+				r.Round = r.Run
+			}
+			return rs
+		}()},
 		{"probe_table", "table", fixedProbe()},
 		// A Mac's probe names the call it timed (engine.Datasync).
 		{"probe_macos_table", "table", func() *ProbeResult {

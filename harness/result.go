@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"kvlab/harness/calc"
 	"time"
 )
 
@@ -94,6 +95,15 @@ type BenchResult struct {
 	ServerLatencySource      string                    `json:"server_latency_source,omitempty"`
 	ServerLatencyUnavailable string                    `json:"server_latency_unavailable,omitempty"`
 
+	// Replication, for a replicated engine (-engine pg-sync, etcd), is
+	// its members, who led, each member's flushes per commit and the
+	// network between them (replication.go).
+	Replication *ReplicationReport `json:"replication,omitempty"`
+	// Fanout, for a -fanout K run, is the single requests' latency and
+	// how many units were slower than a single request's p99, beside the
+	// prediction for independent requests (fanout.go).
+	Fanout *FanoutReport `json:"fanout,omitempty"`
+
 	Model    *BenchModel     `json:"model,omitempty"` // for batch:N and periodic:D
 	Timeline []TimelinePoint `json:"timeline"`
 	Probe    *ProbeBrief     `json:"probe,omitempty"`
@@ -120,7 +130,18 @@ type BenchResult struct {
 	Utilization float64  `json:"utilization,omitempty"`
 	Dishonest   []string `json:"dishonest,omitempty"` // timing rules this run broke on purpose
 	Run         int      `json:"run,omitempty"`       // 1-based index within a -repeat
-	Dir         string   `json:"dir,omitempty"`       // with -keep: where the data stayed
+	// Round is the round of an interleaved -repeat this run belongs to
+	// (1-based; the same as Run): in each round every configuration of the
+	// line runs once, in mirrored order (calc.RoundOrder). StartedAt is
+	// when the run began (UTC), so the order is on the record.
+	Round     int       `json:"round,omitempty"`
+	StartedAt time.Time `json:"started_at,omitzero"`
+	// Paired, on the last result of each configuration of a -repeat line
+	// but the first (several engines or thread counts), compares its
+	// throughput with the first configuration's round by round: the
+	// median of the per-round ratios and their range.
+	Paired *PairedRatio `json:"paired,omitempty"`
+	Dir    string       `json:"dir,omitempty"` // with -keep: where the data stayed
 	// Pooled, on the last result of each -repeat group (one engine and
 	// thread count) only, is the latency of all the group's runs' samples
 	// together (pool.go): not the median of their percentiles.
@@ -159,11 +180,18 @@ type PacerLag struct {
 // BenchModel is the model's prediction printed next to a measurement.
 type BenchModel struct {
 	PredictedOpsPerSec float64 `json:"predicted_ops_per_sec"`
-	TWriteNs           float64 `json:"t_write_ns"`
-	TWriteSource       string  `json:"t_write_source"` // "run_wall", "run_mean", "run_service" (this run's mean Put outside the flush: runTWrite) or "probe" (the probe's write(2))
-	TFsyncNs           float64 `json:"t_fsync_ns"`
-	TFsyncSource       string  `json:"t_fsync_source"` // "run" (this run's fsync mean) or "probe"
-	P99Path            string  `json:"p99_path"`       // where the model puts p99: "slow" or "fast"
+	// Bookkeeping is true when both inputs came from this run itself
+	// (T_write from its wall time or mean Put, T_fsync its mean
+	// fdatasync): PredictedOpsPerSec then restates the run's own
+	// throughput (N*T_write + T_fsync is its wall time for N Puts) and
+	// checks the bookkeeping, not the model. A prediction is made before
+	// the run, from figures measured without it: the model line.
+	Bookkeeping  bool    `json:"bookkeeping,omitempty"`
+	TWriteNs     float64 `json:"t_write_ns"`
+	TWriteSource string  `json:"t_write_source"` // "run_wall", "run_mean", "run_service" (this run's mean Put outside the flush: runTWrite) or "probe" (the probe's write(2))
+	TFsyncNs     float64 `json:"t_fsync_ns"`
+	TFsyncSource string  `json:"t_fsync_source"` // "run" (this run's fsync mean) or "probe"
+	P99Path      string  `json:"p99_path"`       // where the model puts p99: "slow" or "fast"
 	// MeasuredP99Path is where the run's put p99 landed: "slow" when it is
 	// at least P99ThresholdNs, the geometric mean of the put p50 and the
 	// median fdatasync (calc.MeasuredP99Path; one slow flush cannot move
@@ -349,4 +377,15 @@ func (res *BenchResult) addPacerLag(cfg *runConfig, all []*worker) {
 			res.Behind = "generator"
 		}
 	}
+}
+
+// PairedRatio is one configuration of a -repeat line compared with the
+// line's first, round by round (calc.PairRatios): Ratio is the median of
+// Ratios, this configuration's Metric divided by Against's in the same
+// round.
+type PairedRatio struct {
+	Metric         string `json:"metric"`          // "ops_per_sec"
+	Against        string `json:"against"`         // the first configuration's engine
+	AgainstThreads int    `json:"against_threads"` // and thread count
+	calc.Paired
 }

@@ -72,6 +72,10 @@ type runConfig struct {
 	// source is the store's code for a source engine (source.go); "" for
 	// every other engine.
 	source string
+	// opts are the replicated engines' flags (replication.go).
+	opts EngineOptions
+	// fanout is -fanout K: requests per unit (fanout.go); 0 or 1 = none.
+	fanout int
 }
 
 // dishonesty is the set of timing rules a run deliberately breaks, for the
@@ -234,9 +238,21 @@ func runOne(ctx context.Context, cfg runConfig) (*BenchResult, error) {
 	if err := warmup(ctx, r, keys, clients); err != nil {
 		return nil, err
 	}
+	base := store // the store itself, under a fan-out
+	fan, fanned := fanoutOf(store)
+	if fanned {
+		base = fan.inner
+	}
+	idleRate, idleWhy := 0.0, ""
+	if _, ok := base.(ReplicationReporter); ok {
+		idleRate, idleWhy = idleFlushes(ctx, cfg.dir) // after the warmup's writes, before the clock
+	}
 	var cache *CacheReport
 	if cfg.cold {
 		cache = evictCache(cfg.dir, cfg.engine) // after the warmup, which reads
+	}
+	if fanned {
+		fan.record(true)
 	}
 	m, err := measure(ctx, r, keys, store, clients, writer)
 	if err != nil {
@@ -244,6 +260,18 @@ func runOne(ctx context.Context, cfg runConfig) (*BenchResult, error) {
 	}
 	res := m.result(&cfg)
 	res.Cache = cache
+	if fanned {
+		fan.record(false)
+		res.Fanout = fan.report(m.wall)
+	}
+	if rr, ok := base.(ReplicationReporter); ok {
+		var commits int64
+		if put := res.Latency["put"]; put != nil {
+			commits = put.Count
+		}
+		res.Replication = rr.ReplicationReport(commits)
+		netDeviceFlushes(res.Replication, idleRate, idleWhy, res.DeviceIO, res.WallSeconds, commits)
+	}
 	if TakesSource(cfg.engine) {
 		res.Sync, res.Interpreted = SourceSync, true
 	}
@@ -253,14 +281,20 @@ func runOne(ctx context.Context, cfg runConfig) (*BenchResult, error) {
 // openAndPreload builds every key, preloads the store if the workload
 // needs it full, and opens it with the policy being measured.
 func openAndPreload(ctx context.Context, cfg *runConfig) (Store, keyTable, error) {
-	open, err := lookupEngine(cfg.engine)
+	open, err := lookupEngineContext(ctx, cfg.engine)
 	if err != nil {
 		return nil, keyTable{}, err
 	}
 	if so, ok := sourceEngine(cfg.engine); ok {
 		open = func(dir, _ string) (Store, error) { return so(ctx, dir, cfg.source) }
 	}
-	keys := newKeyTable(cfg.keys)
+	if re, ok := replicatedEngine(cfg.engine); ok {
+		open = func(dir, sync string) (Store, error) { return re.Open(dir, sync, cfg.opts) }
+	}
+	keys, err := buildKeyTable(ctx, cfg.keys)
+	if err != nil {
+		return nil, keyTable{}, err
+	}
 	if wl, _ := lookupWorkload(cfg.workload); wl.preload {
 		if err := preload(ctx, open, cfg, keys); err != nil {
 			return nil, keyTable{}, err
@@ -269,6 +303,9 @@ func openAndPreload(ctx context.Context, cfg *runConfig) (Store, keyTable, error
 	store, err := open(cfg.dir, cfg.sync)
 	if err != nil {
 		return nil, keyTable{}, fmt.Errorf("open %s in %s: %w", cfg.engine, cfg.dir, err)
+	}
+	if cfg.fanout > 1 {
+		store = newFanout(store, cfg.fanout, cfg.ops)
 	}
 	return store, keys, nil
 }
@@ -417,6 +454,9 @@ func measure(ctx context.Context, r *run, keys keyTable, store Store, clients []
 		}
 	}
 	m.device = watchDevice(cfg.dir)
+	// An idle baseline just before the clock starts: what the device
+	// counts without this run is subtracted from what it counts with it.
+	m.device.baseline(idleBaselineFor(cfg.duration), time.Sleep)
 	m.device.start()
 	m.cpu = watchCPU()
 	m.cpu.start()

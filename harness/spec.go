@@ -31,21 +31,33 @@ import (
 
 // Spec is one parsed and validated line.
 type Spec struct {
-	Cmd       string
-	Engines   []string // bench, sweep: one run per engine
-	Sync      string   // bench, sweep, model, crash
-	Workload  string
-	Batch     int // fillbatch: Puts per unit; 1 for every other workload
-	Dist      string
-	Ops       int64         // bench/sweep: units; probe: iterations
-	Duration  time.Duration // instead of Ops
-	Threads   []int         // bench: one value; sweep: the list
-	ValueSize int
-	Keys      int
-	Warmup    int64
-	Rate      float64
-	Pipeline  int    // bench, sweep: requests per batch on each client's connection; 1 = none
-	Cache     string // bench, sweep: "warm" or "cold" (cache.go)
+	Cmd      string
+	Engines  []string // bench, sweep: one run per engine
+	Sync     string   // bench, sweep, model, crash
+	Workload string
+	// Script is bench -script: a shipped workload script's name
+	// (kvlab/workloads) or, on the command line, a .lua file; Items,
+	// Users and Index go with it (-items, -users, -index).
+	Script       string
+	Items, Users int
+	Index        string
+	Batch        int // fillbatch and -script: Puts per unit (ctx.batch); 1 for every other workload
+	Dist         string
+	Ops          int64         // bench/sweep: units; probe: iterations
+	Duration     time.Duration // instead of Ops
+	Threads      []int         // bench: one value; sweep: the list
+	ValueSize    int
+	Keys         int
+	Warmup       int64
+	Rate         float64
+	Pipeline     int    // bench, sweep: requests per batch on each client's connection; 1 = none
+	Cache        string // bench, sweep: "warm" or "cold" (cache.go)
+	// Replicas, Quorum and Net are the replicated engines' flags
+	// (replication.go); Replicas 0 and a zero Net when not given.
+	Replicas  int
+	Quorum    string
+	Net       NetOptions
+	Fanout    int // bench, sweep: requests per unit (fanout.go); 1 = none
 	Repeat    int
 	Seed      int64
 	Trials    int
@@ -124,10 +136,10 @@ func (c *command) splitFlags(args []string) (map[string]string, error) {
 		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		f, ok := c.lookupFlag(name)
 		if !ok && (name == "archive" || name == "data") {
-			return nil, fmt.Errorf("%s: -%s belongs to the labserver command line, not to a run line: a lesson cell or quiz cannot choose where its runs are recorded (the server records every run it executes); allowed: %s", c.name, name, c.flagList())
+			return nil, fmt.Errorf("%s: -%s belongs to the labserver command line, not to a run line: a lesson cell or quiz cannot choose where its runs are recorded (the server records every run it executes); allowed:%s", c.name, name, c.flagList())
 		}
 		if !ok {
-			return nil, fmt.Errorf("%s: unknown flag -%s%s; allowed: %s", c.name, name, didYouMean(name, c.flagNames(), "-"), c.flagList())
+			return nil, fmt.Errorf("%s: unknown flag -%s%s; allowed:%s", c.name, name, didYouMean(name, c.flagNames(), "-"), c.flagList())
 		}
 		if _, twice := given[name]; twice {
 			return nil, fmt.Errorf("-%s: given twice", name)

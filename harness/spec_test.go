@@ -15,7 +15,7 @@ func TestFlagErrorsNameFlagAndAllowed(t *testing.T) {
 		{"frobnicate", `unknown command "frobnicate"`},
 		{"bench -ops 0", "-ops 0: must be between 1 and 10000000"},
 		{"bench -ops 10000001", "-ops 10000001: must be between 1 and 10000000"},
-		{"bench -ops abc", "-ops abc: must be between 1 and 10000000"},
+		{"bench -ops abc", "-ops abc: not a whole number: want one between 1 and 10000000"},
 		{"bench -ops", "-ops: needs a value"},
 		{"bench -ops 5 -ops 6", "-ops: given twice"},
 		{"bench -ops 5 -duration 1s", "-ops and -duration: give one or the other"},
@@ -47,8 +47,10 @@ func TestFlagErrorsNameFlagAndAllowed(t *testing.T) {
 		{"bench -workload readrandom -cache hot", "-cache hot: unknown; allowed: warm, cold"},
 		{"bench -cache cold", "-cache cold: -workload fillrandom reads nothing written before the timed region, so there is no cache to empty; cold applies to workloads on a preloaded store: overwrite, readrandom"},
 		{"bench -repeat 21", "-repeat 21: must be between 1 and 20"},
-		{"bench -trials 3", "bench: unknown flag -trials; allowed: -engine"},
-		{"bench -opz 3", "bench: unknown flag -opz (did you mean `-ops`?); allowed: -engine"},
+		{"bench -trials 3", "bench: unknown flag -trials; allowed:\n  -engine"},
+		{"bench -opz 3", "bench: unknown flag -opz (did you mean `-ops`?); allowed:\n  -engine"},
+		{"bench -ops abc", "-ops abc: not a whole number: want one between 1 and 10000000, e.g. -ops 1000"},
+		{"probe -ops 1e3", "-ops 1e3: not a whole number: want one between 10 and 1000000"},
 		{"swep", "unknown command \"swep\" (did you mean `sweep`?): expected one of bench, sweep"},
 		{"bench ops 5", `bench: unexpected argument "ops"`},
 		{"bench -keep=maybe", "-keep=maybe: must be true or false"},
@@ -198,5 +200,26 @@ func TestScaleLineScalesGivenBudgets(t *testing.T) {
 	}
 	if _, err := ScaleLine("bench -ops 0", 0.5); err == nil {
 		t.Error("ScaleLine of an invalid line: got nil error")
+	}
+}
+
+// The list of flags an unknown flag's error gives is one a person can
+// read: over short lines, without the flags that break the rules on
+// purpose (the lessons' cells that show a broken rule name them).
+func TestUnknownFlagListReadable(t *testing.T) {
+	for _, line := range []string{"bench -opz 3", "sweep -x 1", "crash -nope", "probe -q"} {
+		_, err := ParseSpec(line, DefaultLimits())
+		if err == nil {
+			t.Fatalf("%s: no error", line)
+		}
+		msg := err.Error()
+		if strings.Contains(msg, "dishonest") {
+			t.Errorf("%s: the list names the dishonest flags: %s", line, msg)
+		}
+		for _, l := range strings.Split(msg, "\n") {
+			if len(l) > 100 {
+				t.Errorf("%s: a line of %d characters: %q", line, len(l), l)
+			}
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sort"
@@ -63,9 +64,16 @@ type StatsReporter interface {
 // cannot honour the policy returns an error saying which policies it has.
 type OpenFunc func(dir string, sync string) (Store, error)
 
+// ContextOpenFunc opens a store as an OpenFunc does, for a store that
+// waits on another process (a server it reaches over the network): ctx is
+// the run's. Connecting gives up when ctx is done, and once ctx is done
+// the store closes its connections, so that a call waiting on a server
+// that never answers returns at once and the run ends within its budget.
+type ContextOpenFunc func(ctx context.Context, dir string, sync string) (Store, error)
+
 var (
-	enginesMu sync.Mutex              // guards engines
-	engines   = map[string]OpenFunc{} // by -engine name
+	enginesMu sync.Mutex                     // guards engines
+	engines   = map[string]ContextOpenFunc{} // by -engine name
 )
 
 // unordered names the registered engines that cannot scan keys in order,
@@ -77,6 +85,15 @@ var unordered = map[string]string{}
 // be called from init functions; it panics on a duplicate or empty name,
 // which is a programming error.
 func RegisterEngine(name string, open OpenFunc) {
+	if open == nil {
+		panic(fmt.Sprintf("harness: RegisterEngine(%q): nil OpenFunc", name))
+	}
+	RegisterEngineContext(name, func(_ context.Context, dir, sync string) (Store, error) { return open(dir, sync) })
+}
+
+// RegisterEngineContext is RegisterEngine for a store that is given the
+// run's context (ContextOpenFunc).
+func RegisterEngineContext(name string, open ContextOpenFunc) {
 	enginesMu.Lock()
 	defer enginesMu.Unlock()
 	if name == "" || strings.ContainsAny(name, ", \t") || open == nil {
@@ -121,18 +138,31 @@ func OpenEngine(name, dir, sync string) (Store, error) {
 }
 
 // lookupEngine returns the OpenFunc for name, or an error listing the
-// engines that exist.
+// engines that exist. A store that takes a context gets none that ends:
+// a run opens its store with lookupEngineContext.
 func lookupEngine(name string) (OpenFunc, error) {
+	return lookupEngineContext(context.Background(), name)
+}
+
+// lookupEngineContext returns the OpenFunc for name, with ctx (the run's)
+// handed to a store that takes one (ContextOpenFunc).
+func lookupEngineContext(ctx context.Context, name string) (OpenFunc, error) {
+	var open ContextOpenFunc
 	if scheme, _, ok := strings.Cut(name, "://"); ok {
-		return lookupScheme(name, scheme)
+		var err error
+		if open, err = lookupScheme(name, scheme); err != nil {
+			return nil, err
+		}
+	} else {
+		enginesMu.Lock()
+		o, ok := engines[name]
+		enginesMu.Unlock()
+		if !ok {
+			return nil, fmt.Errorf("-engine %s: unknown engine; allowed: %s", name, strings.Join(EngineNames(), ", "))
+		}
+		open = o
 	}
-	enginesMu.Lock()
-	open, ok := engines[name]
-	enginesMu.Unlock()
-	if !ok {
-		return nil, fmt.Errorf("-engine %s: unknown engine; allowed: %s", name, strings.Join(EngineNames(), ", "))
-	}
-	return open, nil
+	return func(dir, sync string) (Store, error) { return open(ctx, dir, sync) }, nil
 }
 
 // Engines named by a URL.
@@ -151,9 +181,13 @@ func lookupEngine(name string) (OpenFunc, error) {
 // wrong with it and what is allowed.
 type SchemeFunc func(name string) (OpenFunc, error)
 
+// SchemeContextFunc is a SchemeFunc whose stores are given the run's
+// context (ContextOpenFunc).
+type SchemeContextFunc func(name string) (ContextOpenFunc, error)
+
 // scheme is one registered URL scheme.
 type scheme struct {
-	open    SchemeFunc
+	open    SchemeContextFunc
 	example string // e.g. "resp://HOST:PORT", for the usage text
 	// unordered says why its stores cannot scan keys in order; "" when
 	// they can.
@@ -168,6 +202,22 @@ var schemes = map[string]scheme{} // by scheme; guarded by enginesMu
 // RegisterEngine it is meant for init functions and panics on a
 // duplicate.
 func RegisterScheme(name, example, unorderedWhy string, open SchemeFunc) {
+	if open == nil {
+		panic(fmt.Sprintf("harness: RegisterScheme(%q): nil SchemeFunc", name))
+	}
+	RegisterSchemeContext(name, example, unorderedWhy, func(name string) (ContextOpenFunc, error) {
+		o, err := open(name)
+		if err != nil {
+			return nil, err
+		}
+		return func(_ context.Context, dir, sync string) (Store, error) { return o(dir, sync) }, nil
+	})
+}
+
+// RegisterSchemeContext is RegisterScheme for stores that are given the
+// run's context (ContextOpenFunc): every store that reaches a server
+// should be, so that a silent server cannot hold a run past its budget.
+func RegisterSchemeContext(name, example, unorderedWhy string, open SchemeContextFunc) {
 	enginesMu.Lock()
 	defer enginesMu.Unlock()
 	if _, dup := schemes[name]; dup || name == "" || open == nil {
@@ -177,7 +227,7 @@ func RegisterScheme(name, example, unorderedWhy string, open SchemeFunc) {
 }
 
 // lookupScheme opens an engine named by a URL.
-func lookupScheme(name, sch string) (OpenFunc, error) {
+func lookupScheme(name, sch string) (ContextOpenFunc, error) {
 	enginesMu.Lock()
 	s, ok := schemes[sch]
 	enginesMu.Unlock()

@@ -111,6 +111,7 @@ type syncTimingFile struct {
 
 func (f syncTimingFile) Sync() error {
 	start := time.Now()
+	simulateFlush()
 	err := f.File.Sync()
 	f.times.Observe(time.Since(start))
 	return err

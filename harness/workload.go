@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"context"
 	"math/rand/v2"
 	"strconv"
 )
@@ -112,11 +113,22 @@ const (
 type keyTable struct{ buf []byte }
 
 func newKeyTable(n int) keyTable {
+	t, _ := buildKeyTable(context.Background(), n)
+	return t
+}
+
+// buildKeyTable is newKeyTable that gives up when ctx is done: tens of
+// millions of keys take seconds to write out, and a run must end with its
+// budget.
+func buildKeyTable(ctx context.Context, n int) (keyTable, error) {
 	t := keyTable{buf: make([]byte, n*keyLen)}
 	for i := range n {
+		if i%(1<<16) == 0 && ctx.Err() != nil {
+			return keyTable{}, ctx.Err()
+		}
 		formatKey(t.buf[i*keyLen:(i+1)*keyLen], uint64(i))
 	}
-	return t
+	return t, nil
 }
 
 func (t keyTable) key(i uint32) []byte {

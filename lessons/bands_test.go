@@ -23,10 +23,13 @@ import (
 // TestQuizBands runs every graded cell (and every run: quiz) -bands times
 // at full size and lists each quiz whose band around one run's answer
 // refuses another run's answer (for a choice quiz: whose runs pick
-// different choices). A repeat: K quiz is graded on K runs against their
-// median, its band widened to their spread: its cell is run at least 2K
-// times, and it is listed when the runs, taken K at a time as two readers
-// would make them, give a median the other K runs' band refuses.
+// different choices). The runs are rounds, each cell's lines in mirrored
+// order (A B, B A, ...) as the server runs them, so an answer over two
+// lines is a paired figure. A repeat: K quiz is graded on K rounds
+// against their median: its cell is run at least 2K times, and it is
+// listed when the rounds, taken K at a time as two readers would make
+// them, spread wider than its band (the reply would call the machine too
+// noisy to grade) or give a median the other K rounds' band refuses.
 var (
 	bands       = flag.Int("bands", 0, "run each graded cell this many times and list the quizzes whose band accepts one run's answer and refuses another's (make bench)")
 	bandsReport = flag.String("bands-report", "", "write the band check's report to this file")
@@ -71,7 +74,10 @@ func TestQuizBands(t *testing.T) {
 			}
 			if _, done := runs[key]; !done {
 				for i := range runsFor(l, key, *bands) {
-					rs, err := execLines(t, lines, 1, lim)
+					// Runs are rounds, their lines in mirrored order, as
+					// the server runs a repeated cell: an answer over
+					// two lines is a paired figure.
+					rs, err := execRound(t, lines, 1, lim, i+1)
 					if err != nil {
 						t.Fatalf("%s: %s run %d: %v", l.Slug, key, i+1, err)
 					}
@@ -137,6 +143,9 @@ func bandOf(l *lesson.Lesson, q *quiz.Quiz, runs [][]any) (bandRow, error) {
 				fb, err := quiz.CheckRepeated(q, runs[g:g+q.Repeat], answer)
 				if err != nil {
 					return row, err
+				}
+				if fb.TooNoisy && !strings.Contains(row.note, "too noisy") {
+					row.note += fmt.Sprintf("; rounds %d–%d spread %s, too noisy for the band", g+1, g+q.Repeat, fb.Spread.Text)
 				}
 				row.listed = row.listed || !fb.Correct
 			}
@@ -235,5 +244,27 @@ func TestBandOfListsOnlyPredictions(t *testing.T) {
 				t.Errorf("listed %v, want %v (%s)", row.listed, c.listed, row.note)
 			}
 		})
+	}
+}
+
+// A repeat: quiz whose rounds agree in their medians but spread wider
+// than the band within a reader's rounds is listed: its reply would say
+// the machine was too noisy to grade (the band used to widen to accept
+// them).
+func TestBandOfListsPairedSpreadWiderThanBand(t *testing.T) {
+	l := &lesson.Lesson{Slug: "00-bands"}
+	// Two readers' two rounds each: 50 and 150, then 60 and 140; medians
+	// 100 and 100, but each reader's rounds spread 3× and 2.3×.
+	runs := [][]any{{synthetic("ops_per_sec", 50)}, {synthetic("ops_per_sec", 150)}, {synthetic("ops_per_sec", 60)}, {synthetic("ops_per_sec", 140)}}
+	q, err := quiz.Parse("id: b\nquestion: ?\ncell: c\nanswer: $0.ops_per_sec\ntolerance: 20%\npredict: yes\nrepeat: 2\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	row, err := bandOf(l, q, runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !row.listed || !strings.Contains(row.note, "too noisy") {
+		t.Errorf("listed %v (%s), want listed as too noisy for the band", row.listed, row.note)
 	}
 }

@@ -23,7 +23,7 @@ func TestBatchUnitsClaims(t *testing.T) {
 		t.Fatalf("lesson 9's workload families have no subsection \"Units of several keys\"")
 	}
 	body := flat(fam[i:])
-	for _, want := range []string{"The kv engine has no batch write", "`ops` is exactly 16 times `units`", "each of them waited for 16 fdatasyncs"} {
+	for _, want := range []string{"fillbatch issues the 16 Puts one after another", "`ops` is exactly 16 times `units`", "each of them waited for 16 fdatasyncs"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("lesson 9's units section does not say %q", want)
 		}

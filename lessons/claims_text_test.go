@@ -254,3 +254,76 @@ func TestChapter9TeachesSampleSize(t *testing.T) {
 		}
 	}
 }
+
+// Lesson 9 says the instrument runs interleaved, mirrored rounds and
+// compares lines round by round (harness.benchLine, runq's rounds).
+func TestLesson9SaysTheInstrumentInterleaves(t *testing.T) {
+	text := flat(string(lessonByPrefix(t, "09-").Body))
+	for _, want := range []string{"mirrored rounds", "`round` and `started_at`", "median of the per-round ratios", "too noisy to grade"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("lesson 9 does not say %q", want)
+		}
+	}
+}
+
+// A bench result's own batch model is bookkeeping (fed by the run it
+// describes, it restates the run's throughput): no quiz may grade or
+// show it as a prediction, and lesson 5 tests the model with a model line
+// run before the bench, in the same cell.
+func TestNoQuizGradesTheRunFedModel(t *testing.T) {
+	for _, l := range load(t) {
+		for _, q := range l.Quizzes {
+			if q.ID == "miss-run" {
+				t.Errorf("%s: quiz miss-run grades an identity (the run-fed model divided into the run it was fed by)", l.Slug)
+			}
+		}
+		for _, block := range strings.Split(string(l.Body), "```quiz")[1:] {
+			block = block[:strings.Index(block, "```")]
+			if strings.Contains(block, ".model.predicted_ops_per_sec") {
+				t.Errorf("%s: a quiz reads a bench result's run-fed model.predicted_ops_per_sec (bookkeeping, not a prediction):\n%s", l.Slug, block)
+			}
+		}
+	}
+	body := flat(string(lessonByPrefix(t, "05-").Body))
+	for _, want := range []string{"```lab miss model -sync batch:64 bench -engine kv -sync batch:64", "bookkeeping, not a prediction", "mirrored rounds"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("lesson 5 does not say %q", want)
+		}
+	}
+}
+
+// Device-counter quizzes are graded on counts net of the idle baseline
+// (or a ratio of two engines run side by side), never on the whole
+// device's raw counts, which carry every other writer's requests; and the
+// text above them does not give their answer away.
+func TestDeviceQuizzesGradeNetCounts(t *testing.T) {
+	for _, l := range load(t) {
+		for _, q := range l.Quizzes {
+			src := q.Answer.String()
+			for _, raw := range []string{"device_io.flushes_per_op", "device_io.write_requests_per_op", "device_io.device_bytes_per_logical_byte", "device_io.flush_requests", "device_io.write_requests"} {
+				if strings.Contains(src, raw) {
+					t.Errorf("%s/%s: answer %q reads the raw %s; grade the net_ count or a ratio of two engines in one round", l.Slug, q.ID, src, raw)
+				}
+			}
+		}
+	}
+	body := flat(string(lessonByPrefix(t, "08-").Body))
+	for _, id := range []string{"bbolt-device-flushes", "zero-fill-from-the-disk"} {
+		at := strings.Index(body, "id: "+id)
+		if at < 0 {
+			t.Fatalf("lesson 8 has no quiz %s", id)
+		}
+		above := body[:at]
+		if prev := strings.LastIndex(above, "```quiz"); prev >= 0 {
+			above = above[:prev]
+		}
+		if k := strings.LastIndex(above, "```"); k >= 0 {
+			above = above[k:] // the prose since the block before it
+		}
+		for _, giveaway := range []string{"fdatasyncs again", "two flushes", "is about 2"} {
+			if strings.Contains(above, giveaway) {
+				t.Errorf("the text above quiz %s gives its answer away: %q", id, giveaway)
+			}
+		}
+	}
+}

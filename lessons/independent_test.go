@@ -60,6 +60,8 @@ type res struct {
 	DeviceIO struct {
 		FlushesPerOp        float64 `json:"flushes_per_op"`
 		BytesPerLogicalByte float64 `json:"device_bytes_per_logical_byte"`
+		NetFlushesPerOp     float64 `json:"net_flushes_per_op"`
+		NetBytesPerLogical  float64 `json:"net_device_bytes_per_logical_byte"`
 	} `json:"device_io"`
 	// model lines
 	PredictedOpsPerSec float64 `json:"predicted_ops_per_sec"`
@@ -197,7 +199,6 @@ var independent = map[string]func(ls lines) float64{
 	"periodic-p99": func(ls lines) float64 { return ls.r(0).FsyncP50Ns / max(ls.r(0).put().P99Ns, 1) },
 	"loss-window":  func(ls lines) float64 { return ls.r(0).OpsPerSec * (0.010 + ls.r(0).FsyncMeanNs/1e9) },
 	"miss-probe":   func(ls lines) float64 { return ls.r(1).OpsPerSec / max(ls.r(0).PredictedOpsPerSec, 1) },
-	"miss-run":     func(ls lines) float64 { return ls.r(1).OpsPerSec / max(ls.r(1).Model.PredictedOpsPerSec, 1) },
 	"cheapest-sync": func(ls lines) float64 {
 		m := ls.r(0).Methods // rows 1, 3, 5, 7: the four methods overwriting 128 B
 		x := m[7].P50Ns
@@ -281,8 +282,10 @@ var independent = map[string]func(ls lines) float64{
 		}
 		return n
 	},
-	"bbolt-device-flushes":    func(ls lines) float64 { return ls[0].at(1).DeviceIO.FlushesPerOp },
-	"zero-fill-from-the-disk": func(ls lines) float64 { return ls[2].at(0).DeviceIO.BytesPerLogicalByte },
+	"bbolt-device-flushes": func(ls lines) float64 {
+		return ls[0].at(1).DeviceIO.NetFlushesPerOp / max(ls[0].at(0).DeviceIO.NetFlushesPerOp, 0.001)
+	},
+	"zero-fill-from-the-disk": func(ls lines) float64 { return ls[2].at(0).DeviceIO.NetBytesPerLogical },
 	"drift-block":             func(ls lines) float64 { return orderRatio(ls.r(0), []int{0, 1, 2, 3}, []int{4, 5, 6, 7}) },
 	"drift-mirrored":          func(ls lines) float64 { return orderRatio(ls.r(0), []int{0, 3, 4, 7}, []int{1, 2, 5, 6}) },
 	"p99-mean-vs-median": func(ls lines) float64 {

@@ -14,6 +14,7 @@ import (
 
 	"kvlab/engine/crashtest"
 	"kvlab/harness"
+	"kvlab/harness/calc"
 	"kvlab/harness/peers" // registers bbolt, pebble, sqlite, kvserver and redis for the side-by-side cells
 	"kvlab/internal/browsertest"
 	"kvlab/internal/lesson"
@@ -285,8 +286,24 @@ func TestCellsRunAndQuizzesCheck(t *testing.T) {
 // execLines scales and runs each line and decodes its JSON result.
 func execLines(t *testing.T, lines []string, f float64, lim harness.Limits) ([]any, error) {
 	t.Helper()
-	var out []any
-	for i, line := range lines {
+	return execRound(t, lines, f, lim, 1)
+}
+
+// execRound is execLines for round r of a repeated cell: the lines run in
+// the round's mirrored order (calc.RoundOrder, as the server runs a
+// cell's rounds), their results returned in the cell's line order.
+func execRound(t *testing.T, lines []string, f float64, lim harness.Limits, r int) ([]any, error) {
+	t.Helper()
+	return execIn(t, "", lines, f, lim, r)
+}
+
+// execIn is execRound with each line's runs under dir ("" for a fresh
+// temporary directory per line).
+func execIn(t *testing.T, dir string, lines []string, f float64, lim harness.Limits, r int) ([]any, error) {
+	t.Helper()
+	out := make([]any, len(lines))
+	for _, i := range calc.RoundOrder(len(lines), r) {
+		line := lines[i]
 		scaled := line
 		if f != 1 {
 			var err error
@@ -294,7 +311,11 @@ func execLines(t *testing.T, lines []string, f float64, lim harness.Limits) ([]a
 				return nil, fmt.Errorf("line %d %q: scaling by %g: %v", i, line, f, err)
 			}
 		}
-		raw, err := harness.Exec(context.Background(), scaled, harness.Env{Dir: t.TempDir(), Limits: lim})
+		runDir := dir
+		if runDir == "" {
+			runDir = t.TempDir()
+		}
+		raw, err := harness.Exec(context.Background(), scaled, harness.Env{Dir: runDir, Limits: lim})
 		if errors.Is(err, peers.ErrRedisMissing) {
 			// A cell with a real redis-server runs where one is
 			// installed (.ci/run installs it); elsewhere it skips, or
@@ -311,7 +332,7 @@ func execLines(t *testing.T, lines []string, f float64, lim harness.Limits) ([]a
 		if err := hasResult(v); err != nil {
 			return nil, fmt.Errorf("line %d %q: %v", i, scaled, err)
 		}
-		out = append(out, v)
+		out[i] = v
 		t.Logf("line %d: %s\n%s", i, scaled, summary(v))
 	}
 	return out, nil

@@ -40,8 +40,12 @@ class Quiz {
     this.btn = $('.check', el);
     this.choice = !!el.querySelector('fieldset');
     this.predict = el.dataset.predict != null && !!this.cell;
+    // A reason-it-out quiz is asked and graded as a prediction is, but
+    // its answer is the same on every disk: the page never calls it a
+    // prediction of this disk.
+    this.reason = el.dataset.reason != null;
     this.repeat = Number(el.dataset.repeat || 0);
-    if (this.repeat) $('.quiz-source', el).replaceChildren(`Graded on ${this.repeat} runs of `, cellLink(this.cell), ': run it with its repeat button; the answer is their median, the range widened to their spread.');
+    if (this.repeat) $('.quiz-source', el).replaceChildren(`Graded on ${this.repeat} runs of `, cellLink(this.cell), ': the answer is their median; when the rounds spread wider than the band, the reply says the machine was too noisy to grade.');
     // Once a prediction is graded, Check answers (after the result) and
     // this button makes the typed value a new prediction: a new attempt.
     this.again = this.predict ? h('button', { type: 'button', class: 'btn predict-again', hidden: true, onclick: () => this.submit(true) }, 'Predict again') : null;
@@ -66,7 +70,7 @@ class Quiz {
     const p = this.predict ? prediction(this.id) : null;
     if (this.predict) {
       this.el.classList.add('is-predict');
-      $('.quiz-source', this.el).replaceChildren('Predict first: the cell ', cellLink(this.cell), ' stays locked until you do, and ',
+      $('.quiz-source', this.el).replaceChildren(this.reason ? 'Reason it out first (the answer follows from how it works, the same on every disk): the cell ' : 'Predict first: the cell ', cellLink(this.cell), ' stays locked until you do, and ',
         this.repeat ? `your next ${this.repeat} runs of it (its repeat button makes them) grade the prediction, against their median.` : 'your next run grades the prediction.');
       this.btn.textContent = p ? 'Check' : 'Lock in prediction';
       this.again.hidden = !(p && p.graded);
@@ -76,7 +80,8 @@ class Quiz {
   }
   lastLine(prev) {
     const how = prev.prediction ? 'predicted' : prev.timing === 'answered after the result' && this.predict ? 'answered after the result' : 'answered';
-    return h('p', { class: `quiz-last ${prev.correct ? 'ok' : 'bad'}` }, `Last time you ${how} ${prev.answer}: ${prev.correct ? 'right' : this.choice ? 'wrong' : 'not within range'}${prev.off ? ` (${prev.off})` : ''}.`);
+    const said = prev.noisy ? 'not graded, the machine too noisy' : prev.correct ? 'right' : this.choice ? 'wrong' : 'not within range';
+    return h('p', { class: `quiz-last ${prev.noisy ? 'noisy' : prev.correct ? 'ok' : 'bad'}` }, `Last time you ${how} ${prev.answer}: ${said}${prev.off ? ` (${prev.off})` : ''}.`);
   }
   // submit sends the typed answer: as a prediction when none is stored
   // yet (or anew, when again), else as an answer to check.
@@ -137,10 +142,10 @@ class Quiz {
       const resp = await fetch('/api/quiz', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(req) });
       const r = await resp.json();
       if (!resp.ok) { this.say(errorP(r.error || `HTTP ${resp.status}`)); return; }
-      this.say(verdict(r, this.choice, this.predict));
+      this.say(verdict(r, this.choice, this.predict, this.reason));
       updateProgress(lessonSlug(), (p) => {
         const prev = p.quizzes[this.id] || {};
-        const q = { correct: r.correct, answer: `${r.answer}`, at: Date.now(), prediction: !!r.predicted, off: offWords(r), timing: r.timing || '', attempts: prev.attempts || {} };
+        const q = { correct: r.correct, noisy: !!r.too_noisy, answer: `${r.answer}`, at: Date.now(), prediction: !!r.predicted, off: offWords(r), timing: r.timing || '', attempts: prev.attempts || {} };
         if (r.attempt) q.attempts[r.attempt] = { answer: `${r.answer}`, correct: r.correct, off: offWords(r) };
         p.quizzes[this.id] = q;
         // The server keeps this prediction's verdict: the next answer is a new attempt.
@@ -200,13 +205,17 @@ function attemptLines(prev, choice) {
 // value, how far off, where it came from, and the explanation. For a
 // predict: yes quiz it says which attempt was graded, that a kept
 // verdict is not graded again, and when an answer came after the result.
-function verdict(r, choice, predictQuiz) {
+function verdict(r, choice, predictQuiz, reason) {
   const unit = r.unit && !choice ? ` ${r.unit}` : '';
-  const head = r.predicted
-    ? (r.correct ? '✓ Your prediction holds.' : choice ? '✗ Your prediction was wrong.' : '✗ Your prediction was off.')
-    : (r.correct ? '✓ Right.' : choice ? '✗ Not what your run shows.' : '✗ Not within range.');
+  // Rounds that spread wider than the band grade nothing: the machine
+  // was too noisy to tell a good prediction from a bad one.
+  const head = r.too_noisy
+    ? `· Not graded: your machine was too noisy to grade the ${r.predicted ? 'prediction' : 'answer'}.`
+    : r.predicted
+      ? (reason ? (r.correct ? '✓ Your reasoning holds.' : '✗ Your reasoning missed.') : r.correct ? '✓ Your prediction holds.' : choice ? '✗ Your prediction was wrong.' : '✗ Your prediction was off.')
+      : (r.correct ? '✓ Right.' : choice ? '✗ Not what your run shows.' : '✗ Not within range.');
   const late = predictQuiz && !r.predicted && r.timing === 'answered after the result';
-  return h('div', { class: `verdict ${r.correct ? 'ok' : 'bad'}${r.predicted ? ' predicted' : ''}` },
+  return h('div', { class: `verdict ${r.too_noisy ? 'noisy' : r.correct ? 'ok' : 'bad'}${r.predicted ? ' predicted' : ''}` },
     h('p', { class: 'verdict-head' }, r.attempt ? `Attempt ${r.attempt}: ${head}` : head),
     late ? h('p', { class: 'timing-note' }, 'Answered after the result: the server had no prediction of yours stored before this run, so this is graded as an answer, not a prediction.') : null,
     r.kept ? h('p', { class: 'timing-note' }, 'Graded by your first run after this prediction; later runs do not change it. Predict again for a new attempt.') : null,
@@ -214,7 +223,7 @@ function verdict(r, choice, predictQuiz) {
       h('tr', {}, h('th', { scope: 'row' }, r.predicted ? 'your prediction' : 'your answer'), h('td', {}, `${r.answer}${unit}`)),
       h('tr', {}, h('th', { scope: 'row' }, r.spread ? 'measured (median)' : 'measured'), h('td', {}, h('b', {}, `${r.want}${unit}`), r.range && r.low !== r.high ? ` (accepted ${r.range}${unit})` : '')),
       r.off && !choice ? h('tr', { class: 'off' }, h('th', { scope: 'row' }, 'off by'), h('td', {}, offWords(r))) : null,
-      r.spread ? h('tr', { class: 'spread' }, h('th', { scope: 'row' }, 'your runs'), h('td', {}, r.spread.text)) : null,
+      r.spread ? h('tr', { class: 'spread' }, h('th', { scope: 'row' }, r.spread.paired ? 'your rounds (paired)' : 'your rounds'), h('td', {}, r.spread.text)) : null,
       r.shown ? h('tr', {}, h('th', { scope: 'row' }, 'from'), h('td', {}, r.shown)) : null)),
     r.explain_html ? h('p', { class: 'explain' }, safeInline(r.explain_html)) : null);
 }

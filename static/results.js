@@ -353,9 +353,28 @@ function modelView(r) {
 }
 
 // OTHER_VIEWS draw the kinds of result that are not bench or crash (the
-// kinds are harness.DecodeResult's: bench, probe, model, crash); a kind
+// kinds are harness.DecodeResult's: bench, probe, model, crash, script); a kind
 // without a view shows as JSON.
-const OTHER_VIEWS = { probe: probeView, model: modelView };
+const OTHER_VIEWS = { probe: probeView, model: modelView, script: scriptView };
+
+// scriptView draws one bench -script line: units and primitive ops per
+// second, the hit rate, and each op kind's latency (one sample per engine
+// call) with whether the engine did it natively.
+function scriptView(r) {
+  const head = [
+    h('b', {}, r.engine), r.floor ? ' (the framework\'s floor: a store that does nothing)' : null,
+    r.sweep_param ? ` · ${r.sweep_param} = ${fmtInt(r.sweep_value)}` : null, r.cancelled ? ' (cancelled)' : null, ': ',
+    h('b', {}, `${fmtRate(r.wu_per_sec)} wu/s`), r.ops !== r.units ? ` · ${fmtRate(r.ops_per_sec)} ops/s` : null,
+    r.get_hits + r.get_misses > 0 ? ` · get hit rate ${(100 * r.hit_rate).toFixed(1)} %` : null,
+  ];
+  const native = (op) => (r.native && op in r.native ? (r.native[op] ? 'yes' : 'no') : '');
+  const rows = Object.entries(r.by_op || {}).map(([op, x]) => h('tr', {}, h('th', { scope: 'row' }, op), h('td', {}, fmtInt(x.calls)), h('td', {}, fmtInt(x.ops)),
+    h('td', {}, fmtNs(x.p50_ns)), h('td', { class: 'p99' }, fmtNs(x.p99_ns)), h('td', {}, fmtNs(x.p999_ns)), h('td', {}, fmtNs(x.max_ns)), h('td', {}, native(op))));
+  const t = h('table', { class: 'nums' },
+    h('thead', {}, h('tr', {}, ['op', 'calls', 'ops', 'p50', 'p99', 'p99.9', 'max', 'native'].map((c) => h('th', { scope: 'col', class: c === 'p99' ? 'p99' : null }, c)))),
+    h('tbody', {}, rows));
+  return h('div', {}, h('p', {}, head), h('div', { class: 'table-wrap' }, t));
+}
 
 // The crash tables' columns a phone-width page leaves out: the summary
 // keeps acked, durable and both losses; corrupt stays in the summary.

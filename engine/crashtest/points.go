@@ -153,6 +153,13 @@ type PointsConfig struct {
 	// half of it reaches the page cache (engine.MemFS.TornStop). Applies
 	// to first crashes with Kill, and to second crashes with SecondKill.
 	TornKill bool
+	// BatchEvery, when > 0, makes every BatchEvery-th write step an
+	// atomic batch (engine.Batch, DB.Apply) of BatchSize Puts and
+	// Deletes of distinct keys, and every crash is also checked for a
+	// batch that came back in part (PointsReport.TornBatches).
+	BatchEvery int
+	// BatchSize is the number of writes in each batch; 0 = 3.
+	BatchSize int
 }
 
 // PointsReport is the outcome of an enumeration.
@@ -196,6 +203,9 @@ type PointsReport struct {
 	// did not refuse the damage.
 	Damaged    int64 `json:"damaged"`
 	Undetected int64 `json:"undetected_damage"`
+	// TornBatches counts the atomic batches (BatchEvery) a reopen found
+	// in part: some of their writes there and some not. Must be 0.
+	TornBatches int64 `json:"torn_batches"`
 	// Findings describes the first other crashes that broke the
 	// invariant.
 	Findings []string `json:"findings,omitempty"`
@@ -203,7 +213,7 @@ type PointsReport struct {
 
 // OK reports whether every crash kept the invariant.
 func (r PointsReport) OK() bool {
-	return r.Lost == 0 && r.Corrupt == 0 && r.Unwritten == 0 && r.Failed == 0 && r.Inconsistent == 0 && r.Undetected == 0
+	return r.Lost == 0 && r.Corrupt == 0 && r.Unwritten == 0 && r.Failed == 0 && r.Inconsistent == 0 && r.Undetected == 0 && r.TornBatches == 0
 }
 
 const maxFindings = 8
@@ -224,6 +234,10 @@ func (c PointsConfig) defaults() PointsConfig {
 	if c.CompactEvery == 0 {
 		c.CompactEvery = 50
 	}
+	if c.BatchSize <= 0 {
+		c.BatchSize = 3
+	}
+	c.BatchSize = min(c.BatchSize, c.Keys)
 	c.Stride = max(c.Stride, 1)
 	c.SecondStride = max(c.SecondStride, 1)
 	c.Cuts = max(c.Cuts, 1)
@@ -241,6 +255,9 @@ func (c PointsConfig) Describe() string {
 		c.Steps, c.Keys, c.ValueSize/2, c.ValueSize/2+c.ValueSize, c.SegmentSize>>10)
 	if c.CompactEvery > 0 {
 		s += fmt.Sprintf(", a compaction after every %d writes", c.CompactEvery)
+	}
+	if c.BatchEvery > 0 {
+		s += fmt.Sprintf(", every %d-th write an atomic batch of %d", c.BatchEvery, c.BatchSize)
 	}
 	if c.TickEvery > 0 && c.Sync.Mode == engine.SyncPeriodic {
 		s += fmt.Sprintf(", the periodic timer firing after every %d writes", c.TickEvery)
@@ -280,6 +297,9 @@ func RunPoints(ctx context.Context, cfg PointsConfig) (PointsReport, error) {
 			return rep, err
 		}
 		for cut := range cfg.Cuts {
+			if err := ctx.Err(); err != nil {
+				return rep, err
+			}
 			rng := rand.New(rand.NewPCG(cfg.Seed, uint64(k)<<8|uint64(cut)))
 			mem := engine.NewMemFS()
 			if cfg.Kill && cfg.TornKill {
@@ -315,6 +335,9 @@ func RunPoints(ctx context.Context, cfg PointsConfig) (PointsReport, error) {
 			}
 			ops2, _ := probe.Ops()
 			for k2 := 1; k2 <= ops2; k2++ {
+				if err := ctx.Err(); err != nil {
+					return rep, err
+				}
 				h2 := h.clone()
 				mem2 := after.Kill()
 				if cfg.SecondKill && cfg.TornKill {
@@ -357,6 +380,7 @@ func (r *PointsReport) add(t Trial, where string, h *history) {
 	r.Resurrected += t.Resurrected
 	r.Corrupt += t.Corrupt
 	r.Unwritten += t.Unwritten
+	r.TornBatches += h.torn
 	if t.Error == "" {
 		if t.LostAcked == 0 {
 			r.Intact++
@@ -366,7 +390,7 @@ func (r *PointsReport) add(t Trial, where string, h *history) {
 		}
 		r.ByLostAcked[t.LostAcked]++
 	}
-	bad := t.Lost != 0 || t.Corrupt != 0 || t.Unwritten != 0 || t.Error != ""
+	bad := t.Lost != 0 || t.Corrupt != 0 || t.Unwritten != 0 || t.Error != "" || h.torn != 0
 	if t.Error != "" {
 		r.Failed++
 	}
@@ -378,8 +402,8 @@ func (r *PointsReport) add(t Trial, where string, h *history) {
 		return
 	}
 	if bad && len(r.Findings) < maxFindings {
-		r.Findings = append(r.Findings, fmt.Sprintf("%s: lost %d (resurrected %d), corrupt %d, unwritten %d%s %s",
-			where, t.Lost, t.Resurrected, t.Corrupt, t.Unwritten, errSuffix(t.Error), t.Detail))
+		r.Findings = append(r.Findings, fmt.Sprintf("%s: lost %d (resurrected %d), corrupt %d, unwritten %d, torn batches %d%s %s",
+			where, t.Lost, t.Resurrected, t.Corrupt, t.Unwritten, h.torn, errSuffix(t.Error), t.Detail))
 	}
 }
 
@@ -392,23 +416,39 @@ func errSuffix(e string) string {
 
 // step is one step of a crash-point workload.
 type step struct {
-	op  byte // 'p' Put, 'd' Delete, 'c' Compact, 's' CompactSealed
+	op  byte // 'p' Put, 'd' Delete, 'c' Compact, 's' CompactSealed, 'b' an atomic batch
 	key int
+	// batch holds the Puts and Deletes of a batch step, of distinct keys.
+	batch []step
 }
 
 // script returns a deterministic workload of n Puts and Deletes (about one
-// in five a Delete) with a Compact after every cfg.CompactEvery of them,
+// in five a Delete) with a Compact after every cfg.CompactEvery of them
 // and a CompactSealed (the background compaction, run in line so that
-// its operations repeat exactly) half-way between two Compacts.
+// its operations repeat exactly) half-way between two Compacts; with
+// cfg.BatchEvery, every BatchEvery-th of them is a batch instead.
 func script(cfg PointsConfig, seed uint64, n int) []step {
 	rng := rand.New(rand.NewPCG(seed, 0x7069))
-	var s []step
-	for i := range n {
+	write := func() step {
 		op := byte('p')
 		if rng.IntN(5) == 0 {
 			op = 'd'
 		}
-		s = append(s, step{op: op, key: rng.IntN(cfg.Keys)})
+		return step{op: op, key: rng.IntN(cfg.Keys)}
+	}
+	var s []step
+	for i := range n {
+		if cfg.BatchEvery > 0 && (i+1)%cfg.BatchEvery == 0 {
+			b := step{op: 'b'}
+			for _, k := range rng.Perm(cfg.Keys)[:cfg.BatchSize] {
+				w := write()
+				w.key = k
+				b.batch = append(b.batch, w)
+			}
+			s = append(s, b)
+		} else {
+			s = append(s, write())
+		}
 		if cfg.CompactEvery > 0 && (i+1)%cfg.CompactEvery == 0 {
 			s = append(s, step{op: 'c'})
 		}
@@ -459,6 +499,10 @@ type history struct {
 	// reopened: the store was reopened after the first crash (recovered),
 	// so its options are the second run's.
 	reopened bool
+	// batches are the writes of each atomic batch issued since the last
+	// recovery; torn, after verify, counts those recovered in part.
+	batches [][]ref
+	torn    int64
 }
 
 func newHistory(cfg PointsConfig) *history {
@@ -473,7 +517,7 @@ func newHistory(cfg PointsConfig) *history {
 func half(n int) int { return n / 2 }
 
 func (h *history) clone() *history {
-	c := &history{cfg: h.cfg, events: make([][]event, len(h.events)), nextID: h.nextID, pending: h.pending, reopened: h.reopened}
+	c := &history{cfg: h.cfg, events: make([][]event, len(h.events)), nextID: h.nextID, pending: h.pending, reopened: h.reopened, batches: slices.Clone(h.batches)}
 	for k, ev := range h.events {
 		c.events[k] = append([]event(nil), ev...)
 	}
@@ -567,12 +611,14 @@ func (h *history) run(fs engine.FS, steps []step) error {
 				}
 				continue
 			}
-			r, write := h.issue(db, s)
+			rs, write := h.issue(db, s)
 			if werr = write(); werr != nil {
 				break
 			}
-			h.ack(r, synced)
-			acked = append(acked, r)
+			for _, r := range rs {
+				h.ack(r, synced)
+			}
+			acked = append(acked, rs...)
 		}
 	}
 	cerr := db.Close()
@@ -589,23 +635,45 @@ func compact(db *engine.DB, op byte) error {
 	return db.Compact()
 }
 
-// issue adds the write of step s (a Put or a Delete) to h's events and
-// returns where it is and the call that makes it. Its seq is the store's
-// LastSeq now, plus one: it must be issued before any later write.
-func (h *history) issue(db *engine.DB, s step) (ref, func() error) {
-	e := event{id: h.nextID, seq: db.Stats().LastSeq + 1}
-	h.nextID++
-	key := pointKey(s.key)
-	if s.op == 'p' {
-		e.value = h.pointValue(s.key, e.id)
+// issue adds the writes of step s (a Put, a Delete or a batch of them) to
+// h's events and returns where they are and the call that makes them.
+// Their seqs follow the store's LastSeq now: they must be issued before
+// any later write.
+func (h *history) issue(db *engine.DB, s step) ([]ref, func() error) {
+	seq := db.Stats().LastSeq
+	add := func(s step) (ref, []byte, []byte) {
+		seq++
+		e := event{id: h.nextID, seq: seq}
+		h.nextID++
+		key := pointKey(s.key)
+		if s.op == 'p' {
+			e.value = h.pointValue(s.key, e.id)
+		}
+		e.size = recordHeader + len(key) + len(e.value)
+		r := ref{s.key, len(h.events[s.key])}
+		h.events[s.key] = append(h.events[s.key], e)
+		return r, key, e.value
 	}
-	e.size = recordHeader + len(key) + len(e.value)
-	r := ref{s.key, len(h.events[s.key])}
-	h.events[s.key] = append(h.events[s.key], e)
+	if s.op == 'b' {
+		var b engine.Batch
+		var rs []ref
+		for _, w := range s.batch {
+			r, key, value := add(w)
+			if w.op == 'd' {
+				b.Delete(key)
+			} else {
+				b.Put(key, value)
+			}
+			rs = append(rs, r)
+		}
+		h.batches = append(h.batches, rs)
+		return rs, func() error { return db.Apply(&b) }
+	}
+	r, key, value := add(s)
 	if s.op == 'd' {
-		return r, func() error { return db.Delete(key) }
+		return []ref{r}, func() error { return db.Delete(key) }
 	}
-	return r, func() error { return db.Put(key, e.value) }
+	return []ref{r}, func() error { return db.Put(key, value) }
 }
 
 // ack records that the write at r returned nil, after synced of the
@@ -624,7 +692,7 @@ func (h *history) ack(r ref, synced int) {
 // issued, and returns the first error.
 func (h *history) runGroups(db *engine.DB, steps []step, tick func(), acked *[]ref) error {
 	type queued struct {
-		r    ref
+		rs   []ref
 		done chan error
 	}
 	for i := 0; i < len(steps); {
@@ -637,8 +705,9 @@ func (h *history) runGroups(db *engine.DB, steps []step, tick func(), acked *[]r
 		}
 		var group []queued
 		for ; i < len(steps) && steps[i].op != 'c' && steps[i].op != 's' && len(group) <= h.cfg.Followers; i++ {
-			r, write := h.issue(db, steps[i])
-			seq := h.events[r.key][r.i].seq
+			rs, write := h.issue(db, steps[i])
+			last := rs[len(rs)-1]
+			seq := h.events[last.key][last.i].seq
 			done := make(chan error, 1)
 			go func() { done <- write() }()
 			for db.Stats().LastSeq < seq {
@@ -650,7 +719,7 @@ func (h *history) runGroups(db *engine.DB, steps []step, tick func(), acked *[]r
 					runtime.Gosched() // let the writer queue its record
 				}
 			}
-			group = append(group, queued{r, done})
+			group = append(group, queued{rs, done})
 		}
 		tick()
 		var first error
@@ -659,8 +728,10 @@ func (h *history) runGroups(db *engine.DB, steps []step, tick func(), acked *[]r
 				first = cmp.Or(first, err)
 				continue
 			}
-			h.ack(q.r, 0)
-			*acked = append(*acked, q.r)
+			for _, r := range q.rs {
+				h.ack(r, 0)
+			}
+			*acked = append(*acked, q.rs...)
 		}
 		if first != nil {
 			return first
@@ -743,6 +814,7 @@ func (h *history) recovered() {
 	}
 	h.pending, h.state = h.state, nil
 	h.reopened = true
+	h.batches = nil // checked by verify; what it recovered is durable now
 }
 
 // verify reopens the crashed store on fs and checks every key, returning
@@ -763,6 +835,7 @@ func (h *history) verify(fs engine.FS, kill bool) Trial {
 		h.inconsistent = append(h.inconsistent, fmt.Sprintf("after Open DurableSeq is %d, LastSeq %d: Open must make everything it recovered durable", st.DurableSeq, st.LastSeq))
 	}
 	h.state = make([]int, len(h.events))
+	found := make([]int, len(h.events)) // checkKey's r, -1 for none
 	present := int64(0)
 	var detail []string
 	for k, ev := range h.events {
@@ -771,7 +844,7 @@ func (h *history) verify(fs engine.FS, kill bool) Trial {
 			present++
 		}
 		r, bad := h.checkKey(&t, k, ev, v, err, kill)
-		h.state[k] = max(r, 0)
+		h.state[k], found[k] = max(r, 0), r
 		// Only a Put's value names the write recovered: an absent key
 		// matches any Delete, an empty value any empty Put.
 		if r > 0 && len(ev[r].value) > 0 && ev[r].seq > st.LastSeq {
@@ -779,6 +852,13 @@ func (h *history) verify(fs engine.FS, kill bool) Trial {
 		}
 		if bad != "" {
 			detail = append(detail, bad)
+		}
+	}
+	h.torn = 0
+	for i, b := range h.batches {
+		if what := h.tornBatch(b, found); what != "" {
+			h.torn++
+			detail = append(detail, fmt.Sprintf("batch %d: %s", i+1, what))
 		}
 	}
 	if extra := db.Stats().Keys - present; extra > 0 {
@@ -789,6 +869,33 @@ func (h *history) verify(fs engine.FS, kill bool) Trial {
 		t.Detail = "[" + strings.Join(detail, "; ") + "]"
 	}
 	return t
+}
+
+// tornBatch reports, for the writes b of one atomic batch, whether the
+// reopen found some of them and not others, given the event found[k] each
+// key was recovered in (-1: none matched). A write is surely there when
+// its key holds it or a later write's value (a Put's non-empty value
+// names the write, and a later write on disk means the batch before it
+// was recovered too); surely not there when its key holds an earlier
+// state. A key found absent or empty at or after the write is left out:
+// an absence matches any Delete and an empty value any empty Put.
+func (h *history) tornBatch(b []ref, found []int) string {
+	var in, out []string
+	for _, r := range b {
+		f := found[r.key]
+		switch {
+		case f < 0:
+			// Corrupt or unwritten: counted by checkKey.
+		case f < r.i:
+			out = append(out, fmt.Sprintf("key%02d", r.key))
+		case len(h.events[r.key][f].value) > 0:
+			in = append(in, fmt.Sprintf("key%02d", r.key))
+		}
+	}
+	if len(in) > 0 && len(out) > 0 {
+		return fmt.Sprintf("recovered in part: the write of %s there, of %s not", strings.Join(in, ","), strings.Join(out, ","))
+	}
+	return ""
 }
 
 // checkKey checks one key's recovered state (v, err from Get) against its

@@ -189,6 +189,10 @@ func RunSyncFailure(ctx context.Context, cfg SyncFailConfig) (SyncFailReport, er
 	// The fault is gone (it fails one fdatasync only): a retried
 	// fdatasync would now succeed.
 	for j := range int64(cfg.Tries) {
+		if ctx.Err() != nil {
+			db.Close()
+			return rep, ctx.Err()
+		}
 		rep.Tried++
 		err := db.Put(key(i+j), value(i+j))
 		switch {
@@ -204,13 +208,19 @@ func RunSyncFailure(ctx context.Context, cfg SyncFailConfig) (SyncFailReport, er
 	// Reopen in the same boot: the page cache kept every byte written.
 	after := mem.Kill()
 	opts.FS = after
-	db, err = engine.Open("/kv", opts)
+	db, err = openUnlessDone(ctx, opts)
+	if ctx.Err() != nil {
+		return rep, ctx.Err()
+	}
 	if err != nil {
 		rep.ReopenError = err.Error()
 		return rep, nil
 	}
 	defer db.Close()
 	for n := range rep.Acked {
+		if n%1024 == 0 && ctx.Err() != nil {
+			return rep, ctx.Err()
+		}
 		v, err := db.Get(key(n))
 		durable := n < rep.DurableAcked
 		switch {
@@ -227,4 +237,31 @@ func RunSyncFailure(ctx context.Context, cfg SyncFailConfig) (SyncFailReport, er
 		}
 	}
 	return rep, nil
+}
+
+// openUnlessDone opens the store at /kv on opts.FS (an in-memory
+// filesystem), or returns ctx's error as soon as ctx is done: recovering
+// a long log takes a while, and a run must end with its budget. An open
+// that finishes after ctx is done closes its store itself.
+func openUnlessDone(ctx context.Context, opts engine.Options) (*engine.DB, error) {
+	type opened struct {
+		db  *engine.DB
+		err error
+	}
+	ch := make(chan opened, 1)
+	go func() {
+		db, err := engine.Open("/kv", opts)
+		ch <- opened{db, err}
+	}()
+	select {
+	case o := <-ch:
+		return o.db, o.err
+	case <-ctx.Done():
+		go func() {
+			if o := <-ch; o.err == nil {
+				o.db.Close()
+			}
+		}()
+		return nil, ctx.Err()
+	}
 }

@@ -28,11 +28,16 @@
 //     allocates counts too; the watch looks every watchEvery, so a
 //     machine too busy to run it for a second or more could still miss
 //     a recursion);
-//   - one make may ask for at most 16 Mi elements (grader.LoadNative
-//     wraps every size of a make in a check: one make of a terabyte would
-//     end the process with "out of memory" before any watch could look),
-//     and an array type whose length is a constant of the file over that
-//     is refused before the code runs;
+//   - one allocation may take at most grader.MaxAlloc, 64 MiB, counted in
+//     bytes: a make's length or capacity times the size of its element
+//     (a slice of arrays or structs counts them whole), and a variable,
+//     new or composite literal of an array or struct type. Go allocates
+//     each whole, and one the machine cannot give ends the process with
+//     "fatal error: runtime: out of memory", which no recover catches,
+//     before any watch could look; so grader.LoadNative wraps every size
+//     of a make in a check that panics past the limit (the run's error
+//     names it), and refuses, before the code runs, an array or struct
+//     type whose size it can work out from the file and is over it;
 //   - the store may write maxBytes to its directory;
 //   - a panic in the code is the run's error, never the process's end;
 //     code with a go statement is refused before it runs, since a panic in

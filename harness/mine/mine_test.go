@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -35,7 +37,7 @@ func edit(t *testing.T, src, old, new string) string {
 }
 
 // putSync is the fdatasync of the solution's Put.
-const putSync = "\tif err := s.log.Sync(); err != nil {\n\t\treturn err\n\t}\n\ts.index[key] = value"
+const putSync = "\tif err := s.log.Sync(); err != nil {\n\t\t// After a failed fdatasync Linux marks the pages clean: a retry\n\t\t// succeeds without writing them. The error must stick.\n\t\ts.err = err\n\t\treturn err\n\t}\n\ts.index[key] = value"
 
 // bench runs line with source through harness.Exec, as the server does.
 func bench(t *testing.T, line, source string) (*harness.BenchResult, error) {
@@ -202,5 +204,59 @@ func TestSource(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: error %v, want one containing %q", tt.line, err, tt.want)
 		}
+	}
+}
+
+// hugeChild names the environment variable under which this test binary,
+// started again by TestHugeAllocations, runs one case and prints its error.
+const hugeChild = "KVLAB_MINE_HUGE_CASE"
+
+// hugeCases are stores whose one allocation Go could not give: before the
+// bound counted bytes, each ended the process with "fatal error: runtime:
+// out of memory" (no recover catches it), so each runs in a process of
+// its own, and must end with the run's error naming the limit.
+func hugeCases(t *testing.T) map[string]string {
+	sol := solution(t)
+	putStart := "func (s *Store) Put(key, value string) error {\n"
+	in := func(body string) string { return edit(t, sol, putStart, putStart+body) }
+	return map[string]string{
+		"make of a slice of 8 MiB arrays":   in("\tbig := make([][1 << 20]int64, 1<<16)\n\t_ = big\n"),
+		"make of a named big array type":    edit(t, sol, putStart, "type page [1 << 20]int64\n\n"+putStart+"\tpages := make([]page, 0, 1<<16)\n\t_ = pages\n"),
+		"new of a 1 GiB array":              in("\tp := new([1 << 30]byte)\n\t_ = p\n"),
+		"new of nested arrays":              in("\tp := new([1 << 24][1 << 20]byte)\n\t_ = p\n"),
+		"a var of a huge array type":        in("\tvar a [1 << 24][1 << 20]byte\n\t_ = a\n"),
+		"a composite literal of a huge one": in("\tn := len([1 << 24][1 << 20]int64{})\n\t_ = n\n"),
+	}
+}
+
+// Allocations too large for the machine end the run with an error that
+// names the limit; the process (a child of this test's) goes on.
+func TestHugeAllocations(t *testing.T) {
+	cases := hugeCases(t)
+	if name := os.Getenv(hugeChild); name != "" {
+		_, err := bench(t, "bench -engine mine -workload fillrandom -ops 5", cases[name])
+		fmt.Printf("RUN ERROR: %v\n", err)
+		return
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name := range cases {
+		t.Run(name, func(t *testing.T) {
+			cmd := exec.Command(exe, "-test.run=^TestHugeAllocations$", "-test.count=1")
+			cmd.Env = append(os.Environ(), hugeChild+"="+name)
+			out, err := cmd.CombinedOutput()
+			text := string(out)
+			if err != nil {
+				if i := strings.Index(text, "fatal error"); i >= 0 {
+					text = text[i:min(len(text), i+200)]
+				}
+				t.Fatalf("the process running the store ended (%v): %s", err, text)
+			}
+			if !strings.Contains(text, "RUN ERROR: ") || !strings.Contains(text, "one allocation of a store here may be at most 64 MiB") {
+				t.Errorf("output %q, want the run's error naming the 64 MiB limit", text)
+			}
+		})
 	}
 }

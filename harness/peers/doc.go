@@ -6,7 +6,11 @@
 // in-process; and servers across a socket: any RESP (Redis protocol)
 // server, kvlab's own kvserver included (resp.go), a throwaway
 // redis-server (redis.go) and PostgreSQL, a throwaway cluster or a running
-// one (postgres.go, postgres_cluster.go). Running the
+// one (postgres.go, postgres_cluster.go); and replicated groups of servers
+// the harness starts on loopback: a PostgreSQL primary with synchronous
+// standbys (pgsync.go) and an etcd cluster (etcd.go), optionally behind a
+// TCP proxy that adds network delay (netproxy.go). Every connection to a
+// server is bounded in time and ends with the run (netconn.go). Running the
 // same workload on all of them measures the engines, not the framework: the
 // fsync tax and group commit are properties of durable storage, not of a
 // teaching toy.

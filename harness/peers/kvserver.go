@@ -1,6 +1,7 @@
 package peers
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -25,7 +26,7 @@ import (
 // one fdatasync, as it gathers concurrent Puts.
 
 func init() {
-	harness.RegisterEngine("kvserver", OpenKVServer)
+	harness.RegisterEngineContext("kvserver", openKVServer)
 	harness.MarkUnordered("kvserver", respUnordered)
 	harness.MarkPipelining("kvserver")
 }
@@ -34,6 +35,12 @@ func init() {
 // with kvserver on 127.0.0.1 (a port the kernel picks) and connects to
 // it. Close stops the server and closes the engine.
 func OpenKVServer(dir, sync string) (harness.Store, error) {
+	return openKVServer(context.Background(), dir, sync)
+}
+
+// openKVServer is OpenKVServer whose client leaves the server when ctx is
+// done.
+func openKVServer(ctx context.Context, dir, sync string) (harness.Store, error) {
 	p, err := engine.ParseSync(sync)
 	if err != nil {
 		return nil, err
@@ -54,7 +61,7 @@ func OpenKVServer(dir, sync string) (harness.Store, error) {
 	}
 	go srv.Serve(ln)
 	s := &ownKVServer{srv: srv, db: db}
-	st, err := dialRESP("kvserver", ln.Addr().String(), 0, sync)
+	st, err := dialRESP(ctx, "kvserver", ln.Addr().String(), 0, sync)
 	if err != nil {
 		s.Close()
 		return nil, err

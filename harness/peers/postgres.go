@@ -5,12 +5,15 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
-	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
 
 	"kvlab/engine"
 	"kvlab/harness"
@@ -91,19 +94,121 @@ func postgresSettings(syncText string) (session url.Values, walWriterDelay time.
 	return session, walWriterDelay, nil
 }
 
-// openPostgresScheme is the harness.SchemeFunc for -engine
-// postgres://USER@HOST:PORT/DB: the URL is checked when the line is parsed.
-func openPostgresScheme(name string) (harness.OpenFunc, error) {
+// openPostgresScheme is the harness.SchemeContextFunc for -engine
+// postgres://USER@HOST:PORT/DB: the URL is checked when the line is
+// parsed (parsePostgresURL), the server is reached when the run opens the
+// store, and left when the run's context is done (netconn.go).
+func openPostgresScheme(name string) (harness.ContextOpenFunc, error) {
+	a, err := parsePostgresURL(name)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, dir, syncText string) (harness.Store, error) {
+		return dialPostgres(ctx, name, a, "prefer", syncText)
+	}, nil
+}
+
+// pgAddr is what an -engine postgres:// URL may say: a user, one host, a
+// port and a database. Nothing else reaches the connection.
+type pgAddr struct {
+	User, Host string
+	Port       int
+	Database   string
+}
+
+// hostPort is the address connected to, HOST:PORT.
+func (a pgAddr) hostPort() string { return net.JoinHostPort(a.Host, strconv.Itoa(a.Port)) }
+
+// pgDefaultPort is PostgreSQL's port, for a URL that names none.
+const pgDefaultPort = 5432
+
+// pgURLForm is the form an -engine postgres:// value must have, for errors.
+const pgURLForm = "postgres://USER@HOST:PORT/DB (or postgresql://): one host name or IP address, a port (default 5432), no ?parameters; USER and DB of letters, digits and _ . - $"
+
+// parsePostgresURL reads postgres://USER@HOST[:PORT][/DB] with an
+// allow-list: a user (required, so that no default is taken from the
+// operating system), one TCP host (no host lists, no unix-socket
+// directories), a port, a database (default: the user's name). A password
+// is refused (the line is printed and archived), and so is every
+// ?parameter: libpq's parameters can move the connection to another host
+// (?host=, ?port=), to a unix socket, or make it read files on the machine
+// that runs it (?sslrootcert=, ?passfile=, ?service=).
+func parsePostgresURL(name string) (pgAddr, error) {
+	bad := func(why string) error {
+		return fmt.Errorf("-engine %s: %s; allowed: %s", name, why, pgURLForm)
+	}
 	u, err := url.Parse(name)
-	if err != nil || u.Host == "" {
-		return nil, fmt.Errorf("-engine %s: not a PostgreSQL URL; allowed: postgres://USER@HOST:PORT/DB (a password goes in PGPASSWORD or ~/.pgpass, not the line, which is printed and archived)", name)
+	if err != nil {
+		return pgAddr{}, bad("not a URL")
+	}
+	if u.Scheme != "postgres" && u.Scheme != "postgresql" || u.Opaque != "" || u.Host == "" {
+		return pgAddr{}, bad("not a postgres://USER@HOST address")
 	}
 	if _, hasPassword := u.User.Password(); hasPassword {
-		return nil, fmt.Errorf("-engine %s: the URL holds a password, which would be printed with every result and kept in the run archive; put it in PGPASSWORD or ~/.pgpass instead", redactURL(u))
+		return pgAddr{}, fmt.Errorf("-engine %s: the URL holds a password, which would be printed with every result and kept in the run archive; kvlab connects without one (a server named by an address must let its user in without a password, e.g. trust for that user and host in pg_hba.conf)", redactURL(u))
 	}
-	return func(dir, syncText string) (harness.Store, error) {
-		return dialPostgres(name, name, syncText)
-	}, nil
+	if u.RawQuery != "" || u.ForceQuery {
+		return pgAddr{}, bad("?parameters are not taken")
+	}
+	if u.Fragment != "" {
+		return pgAddr{}, bad("#" + u.Fragment + " is not taken")
+	}
+	a := pgAddr{Port: pgDefaultPort}
+	if u.User != nil {
+		a.User = u.User.Username()
+	}
+	if !pgName(a.User) {
+		return pgAddr{}, bad("the user name is missing or has other characters")
+	}
+	a.Host = u.Hostname()
+	if strings.ContainsAny(u.Host, ",/%") || !pgHost(a.Host) {
+		return pgAddr{}, bad("the host must be one host name or IP address")
+	}
+	if p := u.Port(); p != "" {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 1 || n > 65535 {
+			return pgAddr{}, bad("port " + p + " is not between 1 and 65535")
+		}
+		a.Port = n
+	}
+	a.Database = strings.TrimPrefix(u.Path, "/")
+	if a.Database == "" {
+		a.Database = a.User
+	}
+	if !pgName(a.Database) {
+		return pgAddr{}, bad("the database name has other characters")
+	}
+	return a, nil
+}
+
+// pgName reports whether s is a user or database name a URL may give:
+// 1 to 63 bytes of letters, digits and _ . - $.
+func pgName(s string) bool {
+	if s == "" || len(s) > 63 {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("_.-$", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// pgHost reports whether h is an IP address or a DNS name.
+func pgHost(h string) bool {
+	if net.ParseIP(h) != nil {
+		return true
+	}
+	if h == "" || len(h) > 253 {
+		return false
+	}
+	for _, c := range []byte(h) {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // redactURL prints u without its password.
@@ -115,31 +220,76 @@ func redactURL(u *url.URL) string {
 	return c.String()
 }
 
-// dialPostgres connects to the server at dsn with the session settings
+// pgConfig builds the pgx configuration for a: from a's fields and the
+// session settings only. pgx's ParseConfig also reads the environment
+// (PGHOST, PGPORT, PGPASSWORD, PGPASSFILE, PGSERVICE, PGOPTIONS, PGSSL*,
+// ...) and files under the home directory (~/.pgpass,
+// ~/.pg_service.conf, ~/.postgresql/*), the way libpq does; none of it
+// may reach a connection that a cell's line names, or the machine's
+// password would go to a server the line chose. So the connection string
+// given to ParseConfig sets every setting the environment could supply,
+// the files' paths among them, to a value of its own (an empty passfile
+// and servicefile: nothing is read), and what ParseConfig leaves in the
+// configuration is overwritten from a once more: the host, the port, no
+// password, no fallbacks to other hosts, no runtime parameters but the
+// session settings. One exception cannot be overridden: when PGSERVICE
+// is set, ParseConfig insists on reading a service file, and the
+// connection fails with an error saying so.
+//
+// sslmode is "prefer" (TLS when the server offers it, unverified: no
+// certificate file is read) or "disable".
+func pgConfig(a pgAddr, sslmode string, session url.Values, g *netGuard) (*pgx.ConnConfig, error) {
+	kv := []string{
+		"host=" + a.Host, "port=" + strconv.Itoa(a.Port), "dbname=" + a.Database, "user=" + a.User,
+		"password=''", "passfile=''", "servicefile=''",
+		"sslmode=" + sslmode, "sslcert=''", "sslkey=''", "sslrootcert=''", "sslcertmode=disable", "sslpassword=''",
+		"sslsni=1", "sslnegotiation=postgres", "target_session_attrs=any", "connect_timeout=0",
+		"min_protocol_version=3.0", "max_protocol_version=3.0", "channel_binding=prefer", "require_auth=''",
+		"application_name=kvlab", "options=''", "timezone=UTC",
+	}
+	cfg, err := pgx.ParseConfig(strings.Join(kv, " "))
+	if err != nil {
+		return nil, fmt.Errorf("postgres: -engine %s: the connection settings could not be built; if the server's environment sets PGSERVICE, unset it (kvlab takes no PG* setting for an address)", g.name)
+	}
+	cfg.Host, cfg.Port, cfg.Database, cfg.User, cfg.Password = a.Host, uint16(a.Port), a.Database, a.User, ""
+	cfg.KerberosSrvName, cfg.KerberosSpn, cfg.OAuthTokenProvider = "", "", nil
+	cfg.ValidateConnect, cfg.AfterNetConnect = nil, nil
+	fb := cfg.Fallbacks[:0]
+	for _, f := range cfg.Fallbacks {
+		if f.Host == a.Host && int(f.Port) == a.Port {
+			fb = append(fb, f)
+		}
+	}
+	cfg.Fallbacks = fb
+	cfg.RuntimeParams = map[string]string{"application_name": "kvlab"}
+	for k := range session {
+		cfg.RuntimeParams[k] = session.Get(k)
+	}
+	cfg.ConnectTimeout = dialTimeout
+	cfg.DialFunc = g.dialContext
+	return cfg, nil
+}
+
+// dialPostgres connects to the server at a with the session settings
 // syncText maps to, checks that the server's wal_writer_delay is the one
-// it needs, and creates the table.
-func dialPostgres(name, dsn, syncText string) (harness.Store, error) {
+// it needs, and creates the table. Every connection is bounded and ends
+// with ctx (netGuard); name is the -engine value, for errors.
+func dialPostgres(ctx context.Context, name string, a pgAddr, sslmode, syncText string) (harness.Store, error) {
 	session, walDelay, err := postgresSettings(syncText)
 	if err != nil {
 		return nil, err
 	}
-	u, err := url.Parse(dsn)
+	g := newNetGuard(ctx, name, a.hostPort())
+	cfg, err := pgConfig(a, sslmode, session, g)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: %w", err)
+		g.release()
+		return nil, err
 	}
-	q := u.Query()
-	for k, v := range session {
-		q[k] = v
-	}
-	u.RawQuery = q.Encode()
-	db, err := sql.Open("pgx", u.String())
-	if err != nil {
-		return nil, fmt.Errorf("postgres: %w", err)
-	}
+	db := stdlib.OpenDB(*cfg)
 	db.SetMaxIdleConns(1024) // each client keeps its connection for the run
-	s := &postgresStore{db: db, name: name}
+	s := &postgresStore{db: db, name: name, guard: g}
 	if err := s.setup(walDelay); err != nil {
-		db.Close()
+		s.Close()
 		return nil, err
 	}
 	return s, nil
@@ -154,8 +304,9 @@ var (
 // postgresStore adapts a PostgreSQL database to harness.Store,
 // harness.Scanner and harness.StatsReporter. It is safe for concurrent use.
 type postgresStore struct {
-	db   *sql.DB
-	name string // the -engine value, for errors
+	db    *sql.DB
+	name  string    // the -engine value, for errors
+	guard *netGuard // makes every connection; closes them when the run ends
 
 	idle idleList[*sql.Conn] // connections no client is using
 	mu   sync.Mutex          // guards all
@@ -166,7 +317,7 @@ type postgresStore struct {
 
 // setup checks the server and creates the table.
 func (s *postgresStore) setup(walDelay time.Duration) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(s.guard.ctx, 30*time.Second)
 	defer cancel()
 	c, err := s.take(ctx)
 	if err != nil {
@@ -176,7 +327,7 @@ func (s *postgresStore) setup(walDelay time.Duration) error {
 	if walDelay > 0 {
 		var have string
 		if err := c.QueryRowContext(ctx, "SELECT setting FROM pg_settings WHERE name = 'wal_writer_delay'").Scan(&have); err != nil {
-			return fmt.Errorf("postgres: -engine %s: reading wal_writer_delay: %w", s.name, err)
+			return fmt.Errorf("postgres: reading wal_writer_delay: %w", s.wrap(err))
 		}
 		if have != strconv.FormatInt(walDelay.Milliseconds(), 10) {
 			return fmt.Errorf("%w: -engine %s has wal_writer_delay = %s ms, and this -sync needs %d ms; only the server's configuration can set it (ALTER SYSTEM SET wal_writer_delay = '%dms'; SELECT pg_reload_conf())",
@@ -188,7 +339,7 @@ func (s *postgresStore) setup(walDelay time.Duration) error {
 		s.timed = timing == "on"
 	}
 	if _, err := c.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS kvlab_kv (k bytea PRIMARY KEY, v bytea)"); err != nil {
-		return fmt.Errorf("postgres: -engine %s: creating table kvlab_kv: %w", s.name, err)
+		return fmt.Errorf("postgres: creating table kvlab_kv: %w", s.wrap(err))
 	}
 	return nil
 }
@@ -200,7 +351,7 @@ func (s *postgresStore) take(ctx context.Context) (*sql.Conn, error) {
 	}
 	c, err := s.db.Conn(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: -engine %s: %w", s.name, err)
+		return nil, fmt.Errorf("postgres: %w", s.wrap(err))
 	}
 	s.mu.Lock()
 	s.all = append(s.all, c)
@@ -221,10 +372,18 @@ func (s *postgresStore) with(fn func(c *sql.Conn) error) error {
 	if err != nil {
 		return err
 	}
-	err = fn(c)
+	if err = fn(c); err != nil {
+		c.Close() // a connection that failed mid-call is not reused
+		return fmt.Errorf("postgres: %w", s.wrap(err))
+	}
 	s.give(c)
-	return err
+	return nil
 }
+
+// wrap names the server's address in err and says why a call stopped
+// (netGuard.wrap). A server's own error (a *pgconn.PgError) is kept as
+// it is, with the address before it.
+func (s *postgresStore) wrap(err error) error { return s.guard.wrap(err, "") }
 
 // Put stores value under key.
 func (s *postgresStore) Put(key, value []byte) error {
@@ -325,5 +484,7 @@ func (s *postgresStore) Close() error {
 	for _, c := range all {
 		c.Close()
 	}
-	return s.db.Close()
+	err := s.db.Close()
+	s.guard.release()
+	return err
 }

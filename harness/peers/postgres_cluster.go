@@ -2,7 +2,6 @@ package peers
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -10,6 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/jackc/pgx/v5/stdlib"
 
 	"kvlab/harness"
 	"kvlab/internal/localserver"
@@ -46,8 +47,14 @@ const postgresStartTimeout = 60 * time.Second
 // OpenPostgres starts (initdb-ing it first if dir has none) a PostgreSQL
 // cluster in dir/pg with the settings syncText maps to, and returns a
 // store on it whose Close also stops the server. It is the
-// harness.OpenFunc registered as "postgres".
+// harness.OpenFunc registered as "postgres" (with the run's context:
+// openPostgres).
 func OpenPostgres(dir, syncText string) (harness.Store, error) {
+	return openPostgres(context.Background(), dir, syncText)
+}
+
+// openPostgres is OpenPostgres whose connections end when ctx is done.
+func openPostgres(ctx context.Context, dir, syncText string) (harness.Store, error) {
 	session, walDelay, err := postgresSettings(syncText)
 	if err != nil {
 		return nil, err
@@ -56,11 +63,11 @@ func OpenPostgres(dir, syncText string) (harness.Store, error) {
 	if bin == "" {
 		return nil, ErrPostgresMissing
 	}
-	srv, err := startPostgres(bin, dir, session.Get("synchronous_commit"), session.Get("commit_delay"), walDelay)
+	srv, err := startPostgres(ctx, bin, dir, session.Get("synchronous_commit"), session.Get("commit_delay"), walDelay)
 	if err != nil {
 		return nil, err
 	}
-	st, err := dialPostgres("postgres", srv.url, syncText)
+	st, err := dialPostgres(ctx, "postgres", srv.addr(), "disable", syncText)
 	if err != nil {
 		srv.stop()
 		return nil, err
@@ -86,13 +93,15 @@ func (s *postgresCluster) Close() error {
 // postgresProcess is one started postmaster.
 type postgresProcess struct {
 	cmd    *exec.Cmd
-	url    string
+	url    string     // postgres://postgres@127.0.0.1:PORT/postgres?sslmode=disable, for an administrator's connection
+	port   int        // on 127.0.0.1
 	exited chan error // receives Wait's result once
 	logf   string
 }
 
-// startPostgres initdbs dir/pg when needed and starts the server on it.
-func startPostgres(bin, dir, syncCommit, commitDelay string, walDelay time.Duration) (*postgresProcess, error) {
+// startPostgres initdbs dir/pg when needed and starts the server on it;
+// when ctx is done first, initdb is killed or the server stopped.
+func startPostgres(ctx context.Context, bin, dir, syncCommit, commitDelay string, walDelay time.Duration) (*postgresProcess, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
@@ -107,10 +116,13 @@ func startPostgres(bin, dir, syncCommit, commitDelay string, walDelay time.Durat
 	data := filepath.Join(abs, "pg")
 	logf := filepath.Join(abs, "pg.log")
 	if _, err := os.Stat(filepath.Join(data, "PG_VERSION")); err != nil {
-		cmd := exec.Command(filepath.Join(bin, "initdb"), "-D", data, "-U", "postgres", "--auth=trust", "--no-locale", "-E", "UTF8", "--no-sync")
+		cmd := exec.CommandContext(ctx, filepath.Join(bin, "initdb"), "-D", data, "-U", "postgres", "--auth=trust", "--no-locale", "-E", "UTF8", "--no-sync")
 		cmd.SysProcAttr = asUser
 		cmd.Env = append(os.Environ(), "LC_ALL=C")
 		if out, err := cmd.CombinedOutput(); err != nil {
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("postgres: initdb stopped: %w", context.Cause(ctx))
+			}
 			return nil, fmt.Errorf("postgres: initdb in %s: %v\n%s", data, err, out)
 		}
 	}
@@ -134,6 +146,7 @@ func startPostgres(bin, dir, syncCommit, commitDelay string, walDelay time.Durat
 	defer log.Close()
 	p := &postgresProcess{
 		url:    fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port),
+		port:   port,
 		exited: make(chan error, 1), logf: logf,
 	}
 	p.cmd = exec.Command(filepath.Join(bin, "postgres"), args...)
@@ -144,24 +157,35 @@ func startPostgres(bin, dir, syncCommit, commitDelay string, walDelay time.Durat
 		return nil, fmt.Errorf("postgres: starting %s: %w", p.cmd.Path, err)
 	}
 	go func() { p.exited <- p.cmd.Wait() }()
-	if err := p.waitReady(); err != nil {
+	if err := p.waitReady(ctx); err != nil {
 		p.stop()
 		return nil, err
 	}
 	return p, nil
 }
 
-// waitReady waits until the server accepts a connection.
-func (p *postgresProcess) waitReady() error {
-	db, err := sql.Open("pgx", p.url+"&connect_timeout=2")
+// addr is the store's address of the server: user postgres (trust, as
+// initdb set it up), database postgres.
+func (p *postgresProcess) addr() pgAddr {
+	return pgAddr{User: "postgres", Host: "127.0.0.1", Port: p.port, Database: "postgres"}
+}
+
+// waitReady waits until the server accepts a connection, or ctx is done.
+// Its connections are made as a store's are (pgConfig: nothing from the
+// environment).
+func (p *postgresProcess) waitReady(ctx context.Context) error {
+	g := newNetGuard(ctx, "postgres", p.addr().hostPort())
+	defer g.release()
+	cfg, err := pgConfig(p.addr(), "disable", nil, g)
 	if err != nil {
-		return fmt.Errorf("postgres: %w", err)
+		return err
 	}
+	db := stdlib.OpenDB(*cfg)
 	defer db.Close()
 	deadline := time.Now().Add(postgresStartTimeout)
 	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		err := db.PingContext(ctx)
+		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		err := db.PingContext(pctx)
 		cancel()
 		if err == nil {
 			return nil
@@ -170,6 +194,8 @@ func (p *postgresProcess) waitReady() error {
 		case werr := <-p.exited:
 			p.exited <- werr // stop reads it again
 			return fmt.Errorf("postgres: the server exited at start (%v); its log: %s", werr, p.logf)
+		case <-ctx.Done():
+			return fmt.Errorf("postgres: stopped waiting for the server to start: %w", context.Cause(ctx))
 		case <-time.After(50 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {

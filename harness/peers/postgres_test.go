@@ -71,7 +71,7 @@ func TestPostgresSettings(t *testing.T) {
 func TestPostgresURLRefusesPassword(t *testing.T) {
 	for _, sch := range []string{"postgres", "postgresql"} {
 		_, err := harness.Exec(context.Background(), "bench -engine "+sch+"://u:secret@127.0.0.1:5432/db -ops 10", harness.Env{Dir: t.TempDir()})
-		if err == nil || !strings.Contains(err.Error(), "PGPASSWORD") || strings.Contains(err.Error(), "secret") {
+		if err == nil || !strings.Contains(err.Error(), "holds a password") || strings.Contains(err.Error(), "secret") {
 			t.Errorf("a %s:// URL with a password: error = %v, want it refused without printing the password", sch, err)
 		}
 	}
@@ -120,19 +120,20 @@ func TestPostgresEngine(t *testing.T) {
 // wal_writer_delay is refused.
 func TestPostgresURL(t *testing.T) {
 	requirePostgres(t)
-	srv, err := startPostgres(localserver.PostgresBinDir(), openDir(t), "on", "", 0)
+	srv, err := startPostgres(context.Background(), localserver.PostgresBinDir(), openDir(t), "on", "", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.stop() })
-	suite(t, srv.url, "always")
+	url := fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres", srv.port) // a line takes no ?parameters
+	suite(t, url, "always")
 	// The same server by libpq's other spelling of the scheme.
-	suite(t, "postgresql"+strings.TrimPrefix(srv.url, "postgres"), "always")
-	_, err = harness.OpenEngine(srv.url, t.TempDir(), "periodic:10ms")
+	suite(t, "postgresql"+strings.TrimPrefix(url, "postgres"), "always")
+	_, err = harness.OpenEngine(url, t.TempDir(), "periodic:10ms")
 	if !errors.Is(err, ErrUnsupportedSync) || !strings.Contains(err.Error(), "wal_writer_delay = 200 ms") {
 		t.Errorf("periodic:10ms against wal_writer_delay 200ms: error = %v, want one naming the server's setting", err)
 	}
-	raw, err := harness.Exec(context.Background(), "bench -engine "+srv.url+" -sync always -workload seekrandom -ops 50 -keys 50", harness.Env{Dir: t.TempDir()})
+	raw, err := harness.Exec(context.Background(), "bench -engine "+url+" -sync always -workload seekrandom -ops 50 -keys 50", harness.Env{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatalf("seekrandom on postgres: %v", err)
 	}

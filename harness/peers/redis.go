@@ -2,6 +2,7 @@ package peers
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -113,8 +114,13 @@ var ErrRedisMissing = errors.New("redis: redis-server is not installed (apt-get 
 // OpenRedis starts a redis-server with its data in dir and the appendfsync
 // that syncText maps to, and returns a RESP client store for it whose
 // Close also stops the server. It is the harness.OpenFunc registered as
-// "redis".
+// "redis" (with the run's context: openRedis).
 func OpenRedis(dir, syncText string) (harness.Store, error) {
+	return openRedis(context.Background(), dir, syncText)
+}
+
+// openRedis is OpenRedis whose client leaves the server when ctx is done.
+func openRedis(ctx context.Context, dir, syncText string) (harness.Store, error) {
 	fsync, err := redisAppendfsync(syncText)
 	if err != nil {
 		return nil, err
@@ -123,11 +129,11 @@ func OpenRedis(dir, syncText string) (harness.Store, error) {
 	if bin == "" {
 		return nil, ErrRedisMissing
 	}
-	srv, err := startRedis(bin, dir, fsync)
+	srv, err := startRedis(ctx, bin, dir, fsync)
 	if err != nil {
 		return nil, err
 	}
-	st, err := dialRESP("redis", srv.addr, 0, syncText)
+	st, err := dialRESP(ctx, "redis", srv.addr, 0, syncText)
 	if err != nil {
 		srv.stop()
 		return nil, err
@@ -160,8 +166,9 @@ type redisProcess struct {
 	logf   string     // its log file, quoted in errors
 }
 
-// startRedis starts bin with its data in dir and waits until it answers.
-func startRedis(bin, dir, fsync string) (*redisProcess, error) {
+// startRedis starts bin with its data in dir and waits until it answers,
+// or until ctx is done (the server is then stopped).
+func startRedis(ctx context.Context, bin, dir, fsync string) (*redisProcess, error) {
 	port, err := localserver.FreePort()
 	if err != nil {
 		return nil, fmt.Errorf("redis: %w", err)
@@ -192,6 +199,9 @@ func startRedis(bin, dir, fsync string) (*redisProcess, error) {
 		select {
 		case werr := <-p.exited:
 			return nil, fmt.Errorf("redis: redis-server exited at start (%v); its log: %s", werr, p.logf)
+		case <-ctx.Done():
+			p.stop()
+			return nil, fmt.Errorf("redis: stopped waiting for redis-server to start: %w", context.Cause(ctx))
 		case <-time.After(20 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {

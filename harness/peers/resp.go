@@ -2,6 +2,7 @@ package peers
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -17,22 +18,20 @@ import (
 	"kvlab/internal/resp"
 )
 
-// respDialTimeout bounds connecting to a RESP server.
-const respDialTimeout = 5 * time.Second
-
 // respMaxConns bounds ?conns=N.
 const respMaxConns = 1024
 
 // openRESPScheme is the harness.SchemeFunc for -engine resp://HOST:PORT
 // and resp://HOST:PORT?conns=N: the address is checked when the line is
-// parsed; the server is reached when the run opens the store.
-func openRESPScheme(name string) (harness.OpenFunc, error) {
+// parsed; the server is reached when the run opens the store, and left
+// when the run's context is done (netconn.go).
+func openRESPScheme(name string) (harness.ContextOpenFunc, error) {
 	addr, conns, err := parseRESPURL(name)
 	if err != nil {
 		return nil, err
 	}
-	return func(dir, syncText string) (harness.Store, error) {
-		return dialRESP(name, addr, conns, syncText)
+	return func(ctx context.Context, dir, syncText string) (harness.Store, error) {
+		return dialRESP(ctx, name, addr, conns, syncText)
 	}, nil
 }
 
@@ -82,12 +81,14 @@ func parseRESPURL(name string) (addr string, conns int, err error) {
 // one that does. kvserver reports its policy by name (kv_sync); a
 // redis-server's appendfsync maps as -engine redis maps it (redis.go):
 // always to always or group, everysec to periodic:1s, no to none.
-func dialRESP(name, addr string, conns int, syncText string) (harness.Store, error) {
+//
+// Every connection is bounded and ends with ctx (netGuard).
+func dialRESP(ctx context.Context, name, addr string, conns int, syncText string) (harness.Store, error) {
 	want, err := engine.ParseSync(syncText)
 	if err != nil {
 		return nil, fmt.Errorf("resp: %w", err)
 	}
-	s := &respStore{name: name, addr: addr}
+	s := &respStore{name: name, addr: addr, guard: newNetGuard(ctx, name, addr)}
 	if conns > 0 {
 		s.mux = make([]*muxConn, conns)
 		for i := range s.mux {
@@ -141,8 +142,9 @@ var (
 // respStore drives a RESP server with SET, GET and DEL. It is safe for
 // concurrent use.
 type respStore struct {
-	name string // the -engine value, for errors
-	addr string
+	name  string // the -engine value, for errors
+	addr  string
+	guard *netGuard // makes every connection; closes them when the run ends
 
 	// mux, when not nil, are the connections every caller pipelines over
 	// (?conns=N), chosen round robin; next counts the choices.
@@ -154,18 +156,32 @@ type respStore struct {
 
 // dial opens one connection.
 func (s *respStore) dial() (net.Conn, error) {
-	c, err := net.DialTimeout("tcp", s.addr, respDialTimeout)
+	c, err := s.guard.dial()
 	if err != nil {
-		return nil, fmt.Errorf("resp: -engine %s: %w (is the server running? labserver kvserver -addr %s, or a redis-server)", s.name, err, s.addr)
+		if s.guard.ctx.Err() != nil {
+			return nil, fmt.Errorf("resp: %w", err)
+		}
+		return nil, fmt.Errorf("resp: %w (is the server running? labserver kvserver -addr %s, or a redis-server)", err, s.addr)
 	}
 	return c, nil
+}
+
+// drop closes a connection that failed: its stream may be mid-reply, so it
+// is never reused.
+func (s *respStore) drop(c net.Conn) {
+	s.guard.forget(c)
+	c.Close()
 }
 
 // do sends one command and returns its reply, through a pipelined
 // connection or one the caller has to itself.
 func (s *respStore) do(args ...[]byte) (resp.Reply, error) {
 	if s.mux != nil {
-		return s.mux[s.next.Add(1)%uint64(len(s.mux))].do(args)
+		rep, err := s.mux[s.next.Add(1)%uint64(len(s.mux))].do(args)
+		if err != nil {
+			err = s.guard.wrap(err, "")
+		}
+		return rep, err
 	}
 	c, err := s.take()
 	if err != nil {
@@ -173,8 +189,8 @@ func (s *respStore) do(args ...[]byte) (resp.Reply, error) {
 	}
 	rep, err := c.do(args)
 	if err != nil {
-		c.conn.Close() // its stream may be mid-reply: never reuse it
-		return rep, err
+		s.drop(c.conn)
+		return rep, s.guard.wrap(err, "")
 	}
 	s.give(c)
 	return rep, nil
@@ -242,6 +258,7 @@ func (s *respStore) Close() error {
 			m.close()
 		}
 	}
+	s.guard.release()
 	return nil
 }
 
@@ -280,15 +297,15 @@ func (s *respStore) Pipeline(batch []harness.PipeOp, replied func(i int, found b
 		}
 	}
 	if err := c.w.Flush(); err != nil {
-		c.conn.Close()
-		return fmt.Errorf("resp: %w", err)
+		s.drop(c.conn)
+		return fmt.Errorf("resp: %w", s.guard.wrap(err, ""))
 	}
 	var first error
 	for i, op := range batch {
 		rep, err := resp.ReadReply(c.r)
 		if err != nil {
-			c.conn.Close() // mid-stream: never reuse it
-			return fmt.Errorf("resp: reply %d of %d: %w", i+1, len(batch), err)
+			s.drop(c.conn) // mid-stream: never reuse it
+			return fmt.Errorf("resp: reply %d of %d: %w", i+1, len(batch), s.guard.wrap(err, ""))
 		}
 		if err := rep.Err(); err != nil {
 			if first == nil {
@@ -309,7 +326,7 @@ func (s *respStore) info(section string) (map[string]string, error) {
 		err = rep.Err()
 	}
 	if err != nil {
-		return nil, fmt.Errorf("resp: -engine %s: INFO %s: %w", s.name, section, err)
+		return nil, fmt.Errorf("resp: INFO %s: %w", section, err)
 	}
 	m := map[string]string{}
 	for _, line := range strings.Split(string(rep.Str), "\n") {
@@ -331,7 +348,7 @@ func (s *respStore) configGet(param string) (string, error) {
 		err = fmt.Errorf("reply has %d elements, want 2", len(rep.Elems))
 	}
 	if err != nil {
-		return "", fmt.Errorf("resp: -engine %s: CONFIG GET %s: %w", s.name, param, err)
+		return "", fmt.Errorf("resp: CONFIG GET %s: %w", param, err)
 	}
 	return string(rep.Elems[1].Str), nil
 }
@@ -418,16 +435,14 @@ type syncConn struct {
 	w    *bufio.Writer
 }
 
+// do sends one command and reads its reply. The connection's deadlines
+// (netGuard) bound both.
 func (c *syncConn) do(args [][]byte) (resp.Reply, error) {
 	resp.WriteCommand(c.w, args...)
 	if err := c.w.Flush(); err != nil {
-		return resp.Reply{}, fmt.Errorf("resp: %w", err)
+		return resp.Reply{}, err
 	}
-	rep, err := resp.ReadReply(c.r)
-	if err != nil {
-		return rep, fmt.Errorf("resp: %w", err)
-	}
-	return rep, nil
+	return resp.ReadReply(c.r)
 }
 
 // muxConn is one connection shared by many callers, pipelined: a writer
@@ -471,7 +486,7 @@ func (m *muxConn) fail(err error) error {
 	m.errMu.Lock()
 	defer m.errMu.Unlock()
 	if m.err == nil {
-		m.err = fmt.Errorf("resp: %w", err)
+		m.err = err
 		m.conn.Close()
 	}
 	return m.err
@@ -491,7 +506,7 @@ func (m *muxConn) do(args [][]byte) (resp.Reply, error) {
 	select {
 	case m.reqs <- muxReq{args, reply}:
 	case <-m.done:
-		return resp.Reply{}, errors.New("resp: connection closed")
+		return resp.Reply{}, net.ErrClosed
 	}
 	r := <-reply
 	return r.rep, r.err

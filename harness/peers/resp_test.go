@@ -266,7 +266,7 @@ func TestRedisEngine(t *testing.T) {
 // itself through resp://, and checks the sync check reads appendfsync.
 func TestRESPAgainstRedisServer(t *testing.T) {
 	requireRedis(t)
-	srv, err := startRedis(RedisServerPath(), t.TempDir(), "everysec")
+	srv, err := startRedis(context.Background(), RedisServerPath(), t.TempDir(), "everysec")
 	if err != nil {
 		t.Fatal(err)
 	}

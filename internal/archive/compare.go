@@ -10,10 +10,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/perf/benchmath"
 
 	"kvlab/harness"
+	"kvlab/harness/calc"
 )
 
 // Before and after, the way benchstat does it: each group is a set of
@@ -58,6 +60,13 @@ type Comparison struct {
 	// MinRuns is the fewest runs per group with which the U test can
 	// reach Alpha at all (4 at 0.05): below it every row is TooFew.
 	MinRuns int `json:"min_runs"`
+	// Paired, when the groups ran interleaved (as many samples each, the
+	// i-th of A and the i-th of B both started before either side's next
+	// one: rounds), compares B's ops/s with A's round by round: the median
+	// of the per-round ratios and their range (calc.PairRatios). Absent
+	// for groups run one after the other, whose ratio carries whatever
+	// the machine did in between.
+	Paired *calc.Paired `json:"paired,omitempty"`
 }
 
 // Group describes one side of a comparison.
@@ -123,6 +132,7 @@ func Compare(a, b []Run) (*Comparison, error) {
 		c.Warnings = []string{}
 	}
 	c.Changed = specChanges(sa, sb)
+	c.Paired = pairRounds(sa, sb)
 	for _, m := range metricsOf(sa, sb) {
 		c.Metrics = append(c.Metrics, compareMetric(m, sa, sb))
 	}
@@ -476,4 +486,47 @@ func specFlags(spec string) map[string]string {
 		}
 	}
 	return out
+}
+
+// startOf is when a sample's run began: the result's own started_at, or
+// the archived run's start.
+func startOf(s sample) time.Time {
+	if !s.res.StartedAt.IsZero() {
+		return s.res.StartedAt
+	}
+	return s.run.Started
+}
+
+// pairRounds pairs a's and b's samples by start order when they ran in
+// rounds (see Comparison.Paired), and compares b's ops/s with a's.
+func pairRounds(a, b []sample) *calc.Paired {
+	if len(a) != len(b) || len(a) < 2 {
+		return nil
+	}
+	sa, sb := slices.Clone(a), slices.Clone(b)
+	for _, g := range [][]sample{sa, sb} {
+		slices.SortStableFunc(g, func(x, y sample) int { return startOf(x).Compare(startOf(y)) })
+	}
+	var num, den []float64
+	for i := range sa {
+		ta, tb := startOf(sa[i]), startOf(sb[i])
+		if ta.IsZero() || tb.IsZero() {
+			return nil
+		}
+		if i+1 < len(sa) {
+			next := startOf(sa[i+1])
+			if nb := startOf(sb[i+1]); nb.Before(next) {
+				next = nb
+			}
+			if !ta.Before(next) || !tb.Before(next) {
+				return nil
+			}
+		}
+		num, den = append(num, sb[i].res.OpsPerSec), append(den, sa[i].res.OpsPerSec)
+	}
+	p, err := calc.PairRatios(num, den)
+	if err != nil {
+		return nil
+	}
+	return &p
 }

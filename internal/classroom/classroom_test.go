@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/xml"
 	"errors"
+	"fmt"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -98,15 +100,15 @@ func TestHistogram(t *testing.T) {
 	if len(h.Edges) != Bins+1 || len(h.Counts) != Bins {
 		t.Fatalf("got %d edges and %d counts, want %d and %d", len(h.Edges), len(h.Counts), Bins+1, Bins)
 	}
-	if h.Edges[0] != 3 || h.Edges[Bins] != 99 || !h.Log {
-		t.Errorf("edges %v..%v (log %v): want log bins from the 2nd (3) to the 98th percentile (99) of 101 values", h.Edges[0], h.Edges[Bins], h.Log)
+	if h.Edges[0] != 4 || h.Edges[Bins] != 100 || !h.Log {
+		t.Errorf("edges %v..%v (log %v): want log bins from 4 to 100, the ballots within reach of the median (51) in log space", h.Edges[0], h.Edges[Bins], h.Log)
 	}
 	total := h.Below + h.Above
 	for _, c := range h.Counts {
 		total += c
 	}
-	if total != len(vals) || h.Below != 2 || h.Above != 2 {
-		t.Errorf("counts %v, %d below, %d above: want every value once, 2 below (1, 2) and 2 above (100, 1e9)", h.Counts, h.Below, h.Above)
+	if total != len(vals) || h.Below != 3 || h.Above != 1 {
+		t.Errorf("counts %v, %d below, %d above: want every value once, 1, 2 and 3 below (factors of 17 to 51 under the median) and 1e9 above", h.Counts, h.Below, h.Above)
 	}
 	m := 500.0
 	h = NewHistogram(vals, &m)
@@ -124,32 +126,80 @@ func TestHistogram(t *testing.T) {
 	if neg.Log || neg.Edges[0] != -5 || neg.Edges[Bins] != 5 || neg.Counts[0] != 1 || neg.Counts[Bins/2] != 1 || neg.Counts[Bins-1] != 1 {
 		t.Errorf("values around zero: got %+v, want linear bins from -5 to 5", neg)
 	}
+	huge := NewHistogram([]float64{-1.7e308, 1.7e308, 0, math.Inf(1), math.NaN()}, nil)
+	for _, e := range huge.Edges {
+		if math.IsInf(e, 0) || math.IsNaN(e) {
+			t.Fatalf("values near ±1.7e308: edges %v, want finite ones", huge.Edges)
+		}
+	}
 }
 
-// TestHistogramExtremesDoNotSquash: a few ballots at 1e15 among fifty
-// near 500 stay outside the range, and the fifty spread over the bins
-// (before, the range ran to 1e15 and all fifty shared the first bin).
-func TestHistogramExtremesDoNotSquash(t *testing.T) {
-	var vals []float64
-	for i := range 50 {
-		vals = append(vals, 300+float64(i)*8) // 300 .. 692
+// honest returns n predictions near 500, spread by factors as a class's
+// are (300 to 700, log-evenly).
+func honest(n int) []float64 {
+	vals := make([]float64, n)
+	for i := range vals {
+		f := 0.5
+		if n > 1 {
+			f = float64(i) / float64(n-1)
+		}
+		vals[i] = 300 * math.Pow(700.0/300, f)
 	}
-	vals = append(vals, 1e15)
-	h := NewHistogram(vals, nil)
-	if h.Above != 1 || h.Edges[Bins] > 1000 {
-		t.Fatalf("got edges %v..%v, %d above; want the range to end near 700 with 1e15 above it", h.Edges[0], h.Edges[Bins], h.Above)
-	}
-	used := 0
+	return vals
+}
+
+// checkSpread fails unless the honest ballots are all in bins, over
+// several of them, with the joke (1e15) counted above the range.
+func checkSpread(t *testing.T, name string, h Histogram, nHonest, minBins int) {
+	t.Helper()
+	used, in := 0, 0
 	for _, c := range h.Counts {
 		if c > 0 {
 			used++
 		}
-		if c > 10 {
-			t.Errorf("a bin holds %d of 50 spread values: %v", c, h.Counts)
+		in += c
+	}
+	if h.Above != 1 || h.Below != 0 || in != nHonest || h.Edges[Bins] > 1000 {
+		t.Errorf("%s: edges %.4g..%.4g, counts %v, %d below, %d above; want the %d honest ballots in bins and 1e15 above the range", name, h.Edges[0], h.Edges[Bins], h.Counts, h.Below, h.Above, nHonest)
+	}
+	if used < minBins {
+		t.Errorf("%s: the honest ballots fill %d bins (%v), want at least %d", name, used, h.Counts, minBins)
+	}
+}
+
+// One joke ballot of 1e15 squashes no class's histogram, of any size:
+// the honest ballots spread over several bins and the joke is counted
+// above the range. (With 2nd and 98th percentile edges, the 98th of 50
+// or fewer ballots was the joke itself, and every honest ballot shared
+// the first bin.)
+func TestHistogramJokeBallot(t *testing.T) {
+	for _, n := range []int{2, 21, 50} {
+		// n ballots, one of them the joke.
+		vals := append(honest(n-1), 1e15)
+		if n > 2 {
+			checkSpread(t, fmt.Sprintf("%d ballots", n), NewHistogram(vals, nil), n-1, min(n-1, 8))
+		}
+		// n honest ballots and the joke.
+		checkSpread(t, fmt.Sprintf("%d honest ballots and a joke", n), NewHistogram(append(honest(n), 1e15), nil), n, min(n, 8))
+		// Once measured is known it is a ballot's worth of evidence too,
+		// so even a lone honest ballot is not squashed by the joke.
+		m := 520.0
+		h := NewHistogram(vals, &m)
+		checkSpread(t, fmt.Sprintf("%d ballots, measured known", n), h, n-1, min(n-1, 8))
+		if n > 2 && (h.Edges[0] > 300 || h.Edges[Bins] < 700) {
+			t.Errorf("%d ballots, measured 520: edges %.4g..%.4g, want 300..700 or wider, 520 within", n, h.Edges[0], h.Edges[Bins])
 		}
 	}
-	if used < 8 {
-		t.Errorf("50 values spread over %d bins (%v), want most of the 10", used, h.Counts)
+	// A joke far below (a rate of 1e-9 ops/s) is counted below, the same way.
+	h := NewHistogram(append(honest(21), 1e-9), nil)
+	if h.Below != 1 || h.Above != 0 || h.Edges[0] < 299 {
+		t.Errorf("a joke of 1e-9: edges %.4g..%.4g, %d below, %d above; want it below the range", h.Edges[0], h.Edges[Bins], h.Below, h.Above)
+	}
+	// A class split in two camps a factor of 30 apart keeps both in range.
+	split := append(honest(10), 15000, 16000, 17000, 18000, 19000, 20000, 21000, 1e15)
+	h = NewHistogram(split, nil)
+	if h.Above != 1 || h.Below != 0 || h.Edges[Bins] != 21000 {
+		t.Errorf("two camps: edges %.4g..%.4g, %d below, %d above; want both camps in range, only 1e15 above", h.Edges[0], h.Edges[Bins], h.Below, h.Above)
 	}
 }
 

@@ -6,8 +6,6 @@ import (
 	"slices"
 	"sync"
 	"time"
-
-	"kvlab/harness/calc"
 )
 
 // Poll states. A poll moves forward: open -> measuring -> closed. A run
@@ -211,30 +209,78 @@ type Histogram struct {
 	Log    bool      `json:"log"`   // the edges are spaced by a constant factor, not a constant step
 }
 
-// NewHistogram bins vals between robust ends: their 2nd and 98th
-// percentiles (nearest rank), widened to include measured when it is
-// known, so a few extreme ballots (1e15 among answers near 500) fall
-// outside, counted in Below and Above, instead of squashing the rest
-// into one bin. When both ends are positive the bins are logarithmic
-// (each edge a constant factor above the one before: predictions of a
-// rate or a latency differ by factors); else linear.
+// Spread is how many robust standard deviations (1.4826 × the median
+// absolute deviation, else the interquartile range ÷ 1.349) each side of
+// the median the histogram's range reaches.
+const Spread = 4
+
+// NewHistogram bins vals between robust ends, so that no few ballots,
+// however extreme, squash the rest into one bin, whatever the number of
+// ballots: the range is the median ± Spread robust standard deviations
+// of the ballots (with measured, once known, counted as one more), its
+// ends the smallest and largest ballots within that reach, widened to
+// include measured.
+// Ballots outside it (1e15 among answers near 500) are counted in Below
+// and Above, in no bin. When every ballot and measured are positive the
+// work is done on their logarithms and the bins are logarithmic (each
+// edge a constant factor above the one before: predictions of a rate or
+// a latency differ by factors); else linear. Non-finite values are left
+// out.
 func NewHistogram(vals []float64, measured *float64) Histogram {
 	h := Histogram{Edges: []float64{}, Counts: []int{}}
-	if len(vals) == 0 && measured == nil {
+	finite := make([]float64, 0, len(vals))
+	for _, x := range vals {
+		if !math.IsInf(x, 0) && !math.IsNaN(x) {
+			finite = append(finite, x)
+		}
+	}
+	if measured != nil && (math.IsInf(*measured, 0) || math.IsNaN(*measured)) {
+		measured = nil
+	}
+	if len(finite) == 0 && measured == nil {
 		return h
 	}
-	sorted := slices.Clone(vals)
+	sorted := slices.Clone(finite)
 	slices.Sort(sorted)
+	basis := slices.Clone(sorted)
+	if measured != nil {
+		basis = append(basis, *measured)
+		slices.Sort(basis)
+	}
+	h.Log = basis[0] > 0
+	// u maps a value into the space the range is worked out in.
+	u := func(x float64) float64 { return x }
+	if h.Log {
+		u = math.Log
+	}
+	us := make([]float64, len(basis))
+	for i, x := range basis {
+		us[i] = u(x)
+	}
+	mid, s := robustSpread(us)
+	// Halves, so that a reach near ±1.7e308 cannot overflow.
+	reachLo, reachHi := 2*(mid/2-Spread*s/2), 2*(mid/2+Spread*s/2)
+	// The ends are the smallest and largest ballots within reach (the
+	// median's ballot always is), widened to include measured.
 	var lo, hi float64
-	if len(sorted) > 0 {
-		lo, hi = nearestRank(sorted, 2), nearestRank(sorted, 98)
-	} else {
+	found := false
+	for _, x := range sorted {
+		if ux := u(x); ux >= reachLo && ux <= reachHi {
+			if !found {
+				lo, found = x, true
+			}
+			hi = x
+		}
+	}
+	switch {
+	case !found && measured != nil:
 		lo, hi = *measured, *measured
+	case !found: // cannot be: at least half the ballots are within reach
+		lo, hi = sorted[0], sorted[len(sorted)-1]
 	}
 	if measured != nil {
-		lo, hi = min(lo, *measured), max(hi, *measured)
+		lo, hi = math.Min(lo, *measured), math.Max(hi, *measured)
 	}
-	h.Log = lo > 0 && hi > 0
 	if lo == hi {
 		if h.Log {
 			lo, hi = lo/1.5, hi*1.5
@@ -247,9 +293,9 @@ func NewHistogram(vals []float64, measured *float64) Histogram {
 	for i := range h.Edges {
 		f := float64(i) / Bins
 		if h.Log {
-			h.Edges[i] = math.Exp(math.Log(lo) + f*(math.Log(hi)-math.Log(lo)))
+			h.Edges[i] = math.Exp(math.Log(lo)*(1-f) + math.Log(hi)*f)
 		} else {
-			h.Edges[i] = lo + f*(hi-lo)
+			h.Edges[i] = lo*(1-f) + hi*f
 		}
 	}
 	h.Edges[0], h.Edges[Bins] = lo, hi
@@ -266,16 +312,44 @@ func NewHistogram(vals []float64, measured *float64) Histogram {
 			if !found {
 				i--
 			}
-			h.Counts[min(i, Bins-1)]++
+			h.Counts[min(max(i, 0), Bins-1)]++
 		}
 	}
 	return h
 }
 
-// nearestRank is harness.Percentile's rule on floats: the value of rank
-// calc.Rank(p, n), clamped, whose integer arithmetic has no float trap at
-// any n.
-func nearestRank(sorted []float64, p float64) float64 {
-	rank := int(calc.Rank(p, int64(len(sorted))))
-	return sorted[min(max(rank-1, 0), len(sorted)-1)]
+// robustSpread returns the median of sorted and a robust standard
+// deviation of it: 1.4826 × the median absolute deviation from the
+// median, or when that is 0 (more than half the values equal) the
+// interquartile range ÷ 1.349, or when that is 0 too, 0. Neither moves
+// however far a minority of the values lies.
+func robustSpread(sorted []float64) (mid, s float64) {
+	mid = median(sorted)
+	dev := make([]float64, len(sorted))
+	for i, x := range sorted {
+		dev[i] = math.Abs(x/2-mid/2) * 2
+	}
+	slices.Sort(dev)
+	if mad := median(dev); mad > 0 {
+		return mid, 1.4826 * mad
+	}
+	n := len(sorted)
+	q1, q3 := median(sorted[:n/2]), median(sorted[(n+1)/2:])
+	if n < 4 || !(q3 > q1) {
+		return mid, 0
+	}
+	return mid, (q3/2 - q1/2) * 2 / 1.349
+}
+
+// median is the middle value of sorted, or the mean of the two middle
+// values; 0 for none.
+func median(sorted []float64) float64 {
+	n := len(sorted)
+	switch {
+	case n == 0:
+		return 0
+	case n%2 == 1:
+		return sorted[n/2]
+	}
+	return sorted[n/2-1]/2 + sorted[n/2]/2
 }

@@ -18,8 +18,12 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -80,7 +84,7 @@ var Commands = slices.Concat([]string{"serve"}, harness.Commands, []string{"runs
 
 // usage prints the overview of every command.
 func usage(w io.Writer) {
-	harness.Usage(w)
+	harness.UsageWith(w, moreCommands)
 	archiveUsage(w)
 }
 
@@ -137,14 +141,19 @@ func printVersion(w io.Writer, args []string, stderr io.Writer) int {
 	return 0
 }
 
+// moreCommands are the commands labserver adds to the measuring ones,
+// listed with them by usage.
+var moreCommands = [][2]string{
+	{"runs", "list, show and export the recorded runs (labserver runs -h)"},
+	{"compare", "before/after: two groups of runs, per metric, with the Mann-Whitney U test (labserver compare -h)"},
+	{"kvserver", "serve the kv engine over RESP, the Redis protocol, for bench -engine resp://ADDR (labserver kvserver -h)"},
+	{"version", "this labserver's version, commit and toolchain"},
+}
+
 func archiveUsage(w io.Writer) {
 	fmt.Fprint(w, `
-the run archive (every bench, sweep, probe, model and crash run is recorded; -archive=false to skip):
-  runs     list, show and export the recorded runs (labserver runs -h)
-  compare  before/after: two groups of runs, per metric, with the Mann-Whitney U test (labserver compare -h)
-
-  kvserver serve the kv engine over RESP, the Redis protocol, for bench -engine resp://ADDR (labserver kvserver -h)
-  version  this labserver's version, commit and toolchain
+every bench, sweep, probe, model and crash run is recorded in the run archive (-archive=false to skip):
+labserver runs lists them, labserver compare compares two groups of them
 `)
 }
 
@@ -169,6 +178,20 @@ func (f archiveFlags) open(ctx context.Context, stderr io.Writer) (archive.Archi
 	return archive.Open(ctx, target, f.dataDir, func(format string, args ...any) {
 		fmt.Fprintf(stderr, "labserver: "+format+"\n", args...)
 	})
+}
+
+// openForReading opens the archive for a command that only reads it
+// (runs, compare): a sqlite archive that does not exist yet is an error
+// naming where it was looked for, never a directory and an empty
+// kvlab.db made by reading.
+func (f archiveFlags) openForReading(ctx context.Context, stderr io.Writer) (archive.Archive, error) {
+	if f.target == "true" || f.target == "sqlite" || f.target == "" {
+		file := filepath.Join(f.dataDir, archive.FileName)
+		if _, err := os.Stat(file); errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("no runs recorded in %s: it has no %s (labserver serve -data %s, or a bench, sweep, probe or crash with -data %s, records runs there)", f.dataDir, archive.FileName, f.dataDir, f.dataDir)
+		}
+	}
+	return f.open(ctx, stderr)
 }
 
 // checkTarget validates an -archive value.

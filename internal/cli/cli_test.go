@@ -299,6 +299,12 @@ func TestCompareCommand(t *testing.T) {
 			t.Errorf("compare 1-5 6-10: no %q in\n%s", want, out)
 		}
 	}
+	// Five runs a group give no 95% confidence interval of a median: the
+	// table says so in a word, not "±∞".
+	if strings.Contains(out, "∞") || !strings.Contains(out, "1002 ±?") ||
+		!strings.Contains(out, "±?: a group of 5 runs is too few for a 95% confidence interval of its median; it takes 6 or more (bench -repeat 6).") {
+		t.Errorf("compare 1-5 6-10: want ±? explained, no ∞, in\n%s", out)
+	}
 	out, _ = mustRun(t, "compare", "-data", data, "1,2,3", "6-8")
 	if !strings.Contains(out, "too few runs to tell: the U test needs at least 4 runs") {
 		t.Errorf("3 against 3: no plain too-few-runs line in\n%s", out)
@@ -382,6 +388,36 @@ func TestHelp(t *testing.T) {
 	}
 }
 
+// help lists every command in one block, each name in the same column:
+// not runs, compare, kvserver and version in loose blocks of their own.
+func TestHelpListsEveryCommandTogether(t *testing.T) {
+	out, _ := mustRun(t, "help")
+	_, block, ok := strings.Cut(out, "commands:\n")
+	if !ok {
+		t.Fatalf("no commands: block in\n%s", out)
+	}
+	block, _, _ = strings.Cut(block, "\n\n")
+	col := -1
+	listed := map[string]bool{}
+	for _, line := range strings.Split(block, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 || !strings.HasPrefix(line, "  "+f[0]+" ") {
+			t.Fatalf("line %q of the commands block is not a command and what it does", line)
+		}
+		at := len("  "+f[0]) + strings.Index(line[len("  "+f[0]):], f[1])
+		if col >= 0 && at != col {
+			t.Errorf("line %q: its text starts at column %d, the others at %d", line, at, col)
+		}
+		col = at
+		listed[f[0]] = true
+	}
+	for _, c := range Commands {
+		if c != "serve" && !listed[c] {
+			t.Errorf("%s is not in the commands block:\n%s", c, block)
+		}
+	}
+}
+
 // TestNotRecordedSaysSo: a run whose archive cannot be opened still
 // prints its result and exits 0, and stderr says it was not recorded.
 func TestNotRecordedSaysSo(t *testing.T) {
@@ -391,5 +427,21 @@ func TestNotRecordedSaysSo(t *testing.T) {
 	code, out, errOut := cmd(t, "bench", "-engine", "null", "-ops", "100", "-data", notADir)
 	if code != 0 || !strings.Contains(out, "ops/sec") || !strings.Contains(errOut, "this run was not recorded") {
 		t.Errorf("exit %d, stdout %q, stderr %q: want 0, the result, and a note that it was not recorded", code, out, errOut)
+	}
+}
+
+// Reading runs from a data directory that has none says so, and makes
+// neither the directory nor an empty kvlab.db.
+func TestRunsDoNotCreateTheArchive(t *testing.T) {
+	noDefaultArchive(t)
+	for _, args := range [][]string{{"runs"}, {"runs", "show", "1"}, {"runs", "export"}, {"compare", "1", "2"}} {
+		dir := filepath.Join(t.TempDir(), "nonexistent")
+		code, _, errOut := cmd(t, append(args, "-data", dir)...)
+		if code != 1 || !strings.Contains(errOut, "no runs recorded in "+dir+": it has no kvlab.db") {
+			t.Errorf("%v -data %s: exit %d, stderr %q; want 1 and no runs recorded there", args, dir, code, errOut)
+		}
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Errorf("%v -data %s: the directory was made (%v)", args, dir, err)
+		}
 	}
 }

@@ -10,10 +10,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"text/tabwriter"
 
 	"kvlab/harness/calc"
 	"kvlab/internal/archive"
+
+	"golang.org/x/perf/benchmath"
 )
 
 const compareUsage = `usage: labserver compare [flags] A B                 two groups of runs by id
@@ -22,7 +25,8 @@ const compareUsage = `usage: labserver compare [flags] A B                 two g
 Compares group A (before) with group B (after), metric by metric: ops/s,
 then p50, p99, p99.9 and max of each op kind, then the fsync mean. For
 each it prints both medians (± the half-width of their 95% confidence
-interval, in percent), B's change against A, and whether the difference
+interval, in percent; "±?" for a group too small to have one, with a
+note saying how many runs it takes), B's change against A, and whether the difference
 is significant: the Mann-Whitney U test at alpha 0.05, as benchstat does
 it (golang.org/x/perf/benchmath). Below 4 runs a group the test cannot
 reach 0.05 however far apart the groups are: the row says "too few runs"
@@ -31,6 +35,12 @@ filesystem, device, value size, key count, labserver version) get a
 warning naming the difference. A bench -repeat N run counts as N runs;
 sweeps over several thread counts and multi-engine lines are refused
 (compare one configuration).
+
+Groups that ran interleaved (a cell's rounds, or runs started A B B A
+...: as many runs each, the i-th of each before either's next) are also
+compared round by round: the "paired" line gives the median of the
+per-round ratios of ops/s and their range, which a drift of the machine
+between the groups does not move.
 
 A and B are run ids: comma lists and ranges, e.g. 1,2,3 or 4-9 or 3,5-7.
 
@@ -64,7 +74,7 @@ func compareMain(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprintf(stderr, "labserver compare: %v\nrun 'labserver compare -h' for its flags\n", err)
 		return 2
 	}
-	a, err := ca.af.open(ctx, stderr)
+	a, err := ca.af.openForReading(ctx, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "labserver compare: %v\n", err)
 		return 1
@@ -279,6 +289,7 @@ func writeComparison(w io.Writer, c *archive.Comparison) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "metric\tA median\tB median\tchange\tp\tverdict")
 	tooFew := ""
+	noInterval := math.MaxInt // the fewest samples of a median printed without an interval
 	for _, m := range c.Metrics {
 		change := "?"
 		if m.ChangePct != nil {
@@ -289,11 +300,24 @@ func writeComparison(w io.Writer, c *archive.Comparison) {
 			verdict = "~ (not significant)"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.3f\t%s\n", m.Label, median(m, m.A), median(m, m.B), change, m.P, verdict)
+		for _, sm := range []archive.Summary{m.A, m.B} {
+			if (sm.Lo == nil || sm.Hi == nil) && sm.Median != 0 {
+				noInterval = min(noInterval, sm.N)
+			}
+		}
 		if m.TooFew {
 			tooFew = m.Note
 		}
 	}
 	tw.Flush()
+	if p := c.Paired; p != nil {
+		fmt.Fprintf(w, "\npaired: the groups ran interleaved in %d rounds; B's ops/s against A's round by round: median %.2fx (rounds %.2f–%.2fx)\n", p.Rounds, p.Ratio, p.Low, p.High)
+	}
+	if noInterval != math.MaxInt {
+		need := minIntervalRuns()
+		fmt.Fprintf(w, "\n±?: a group of %d runs is too few for a %.0f%% confidence interval of its median; it takes %d or more (bench -repeat %d).\n",
+			noInterval, archive.Confidence*100, need, need)
+	}
 	if tooFew != "" {
 		fmt.Fprintf(w, "\n%s: repeat each configuration (bench -repeat %d) before reading anything into the change.\n", tooFew, c.MinRuns)
 	}
@@ -306,18 +330,37 @@ func writeComparison(w io.Writer, c *archive.Comparison) {
 }
 
 // median prints a median with ± the larger half of its confidence
-// interval in percent (±∞ when there are too few samples for one).
+// interval in percent, or "±?" when the group has too few samples for
+// one (the table's note then says how many it takes).
 func median(m archive.MetricComparison, s archive.Summary) string {
 	v := fmt.Sprintf("%.0f", s.Median)
 	if m.Unit == "ns" {
 		v = calc.FormatNs(s.Median)
 	}
 	if s.Lo == nil || s.Hi == nil || s.Median == 0 {
-		return v + " ±∞"
+		return v + " ±?"
 	}
 	half := math.Max(*s.Hi-s.Median, s.Median-*s.Lo) / math.Abs(s.Median) * 100
 	return fmt.Sprintf("%s ±%.0f%%", v, half)
 }
+
+// minIntervalRuns is the fewest samples for which benchmath gives the
+// median a confidence interval at archive.Confidence: with fewer, every
+// order statistic is too likely to lie on one side of the median.
+var minIntervalRuns = sync.OnceValue(func() int {
+	for n := 2; n < 100; n++ {
+		vals := make([]float64, n)
+		for i := range vals {
+			vals[i] = float64(i + 1)
+		}
+		th := benchmath.DefaultThresholds
+		sm := benchmath.AssumeNothing.Summary(benchmath.NewSample(vals, &th), archive.Confidence)
+		if !math.IsInf(sm.Lo, 0) && !math.IsInf(sm.Hi, 0) && !math.IsNaN(sm.Lo) && !math.IsNaN(sm.Hi) {
+			return n
+		}
+	}
+	return 0
+})
 
 // idList writes ids back compactly: 1-3,7.
 func idList(ids []int64) string {

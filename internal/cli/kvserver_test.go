@@ -36,6 +36,9 @@ func TestKVServerCommand(t *testing.T) {
 			addr = m[1]
 		}
 	}
+	if want := "under -sync group a process kill can lose nothing acknowledged, a power cut nothing acknowledged"; !strings.Contains(out.String(), want) {
+		t.Errorf("startup line %q, want it to say %q", out.String(), want)
+	}
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
@@ -68,6 +71,8 @@ func TestKVServerBadFlags(t *testing.T) {
 		{[]string{"kvserver", "-port", "1"}, "flag provided but not defined: -port"},
 		{[]string{"kvserver", "extra"}, `unexpected argument "extra"`},
 		{[]string{"kvserver", "-addr", "256.0.0.1:1", "-dir", ""}, "-addr 256.0.0.1:1"},
+		{[]string{"kvserver", "-max-conns", "0"}, "-max-conns 0: must be between 1 and 100000"},
+		{[]string{"kvserver", "-idle-timeout", "-1s"}, "-idle-timeout -1s: must be 0 (never) or more"},
 	}
 	for _, tt := range tests {
 		var errOut bytes.Buffer

@@ -105,7 +105,7 @@ func runsMain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "labserver runs: %v\nrun 'labserver runs -h' for its flags\n", err)
 		return 2
 	}
-	a, err := af.open(ctx, stderr)
+	a, err := af.openForReading(ctx, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "labserver runs: %v\n", err)
 		return 1

@@ -3,25 +3,47 @@
 // socket, and beside a real redis-server with the same client
 // (labserver bench -engine resp://HOST:PORT).
 //
-// Commands: PING [msg], SET key value, GET key, DEL key [key ...], INFO
-// [section], CONFIG RESETSTAT, CONFIG GET param, SELECT 0, COMMAND (an empty
-// reply, for redis-cli), QUIT. Anything else is an error reply that names
-// the command, as Redis words it.
+// Commands (commands.go): SET key value, GET key, DEL key [key ...],
+// EXISTS key [key ...], MGET key [key ...], MSET key value [key value ...],
+// MULTI, EXEC, DISCARD, PING [msg], ECHO msg, SELECT 0, INFO [section],
+// CONFIG RESETSTAT, CONFIG GET save|appendonly|appendfsync, COMMAND
+// [COUNT|LIST|INFO|DOCS], CLIENT ID|GETNAME|SETNAME|SETINFO, HELLO 2 (HELLO 3
+// gets Redis's -NOPROTO: kvserver speaks RESP2), QUIT. Anything else is an
+// error reply that names the command, as Redis words it. Enough for
+// redis-cli, redis-benchmark, go-redis and redis-py.
 //
 // # Connections, pipelining and group commit
 //
-// Each connection has one goroutine. It reads a command, then every
-// further command already in its read buffer (a pipelining client sends
-// many before reading a reply), executes them, writes all the replies and
-// flushes once. Under -sync group the engine's one flusher shares an
-// fdatasync among every Put waiting on it, whichever connection it came
-// from: group commit across connections. Within one connection, a pipeline
-// is executed as runs of commands on distinct keys, each run's commands at
-// once, so its SETs wait on the same fdatasync too: a pipeline is a batch.
-// (A command on a key that an earlier command of the run touched starts a
-// new run, so a pipeline's effects are those of its commands in order.)
-// Under the other policies a pipeline is executed in order, one command at
-// a time: under always each SET still pays its own fdatasync.
+// Each connection has one goroutine and a session (session.go). It reads
+// a command, then every further command already whole in its read buffer
+// (a pipelining client sends many before reading a reply): a batch. The
+// batch's reads run at once and see its earlier writes; its writes are
+// collected and applied together, in order, by applyWrites (apply.go),
+// and its replies held until then. Whenever no whole command is
+// buffered, the batch is committed and every reply flushed before the
+// goroutine waits for more bytes, so a reply never waits on the next
+// command's arrival.
+//
+// Under -sync group the engine's one flusher shares an fdatasync among
+// every Put waiting on it, whichever connection it came from: group
+// commit across connections. applyWrites puts a batch's writes in flight
+// together, in order, so they wait on the same fdatasync too, a key that
+// repeats included: a pipeline is a batch. Under the other policies they
+// are applied one after the other: under always each SET still pays its
+// own fdatasync.
+//
+// MULTI queues commands (+QUEUED) and EXEC runs them as one batch while
+// no other connection reads or writes (Server.txMu), applied by the same
+// applyWrites; see there for what a crash can leave.
+//
+// # Hostile and slow clients
+//
+// A declared bulk length reserves nothing: buffers grow as bytes arrive
+// (package resp). Server.MaxConns caps the connections (one more is told
+// "-ERR max number of clients reached"), Server.IdleTimeout closes a
+// connection that sends nothing or reads no reply for that long, and a
+// batch holds at most maxHeld bytes of replies before it commits and
+// sends them (plus one value, at most engine.MaxValueSize).
 //
 // # Server-side time
 //
@@ -48,25 +70,47 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"net"
-	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"kvlab/engine"
 	"kvlab/internal/resp"
 )
 
-// maxPipeline bounds the commands executed as one pipeline batch.
-const maxPipeline = 1024
+// Defaults of Server.MaxConns and Server.IdleTimeout, which labserver
+// kvserver's -max-conns and -idle-timeout flags set.
+const (
+	DefaultMaxConns    = 1024
+	DefaultIdleTimeout = 5 * time.Minute
+)
+
+// bufSize is the size of each connection's read and write buffers, as
+// Redis's 16 KiB read chunk.
+const bufSize = 16 << 10
 
 // Server serves one engine.DB over RESP. It is safe for concurrent use.
 type Server struct {
 	db     *engine.DB
 	policy engine.SyncPolicy
-	sync   string // the -sync text, as INFO reports it
 	stats  *cmdStats
+
+	// MaxConns is the most connections served at once; one more is
+	// answered "-ERR max number of clients reached" and closed, as Redis
+	// does. IdleTimeout closes a connection that sends nothing, or reads
+	// none of its replies, for that long. Set them before Serve.
+	MaxConns    int
+	IdleTimeout time.Duration
+
+	nextID atomic.Int64 // CLIENT ID of the last connection
+
+	// txMu keeps a transaction whole for other clients: EXEC holds it for
+	// writing while it runs; every other read and apply holds it for
+	// reading (session.get, session.commit).
+	txMu sync.RWMutex
+	// submitMu orders writes into the engine under group (applyWrites).
+	submitMu sync.Mutex
 
 	mu     sync.Mutex // guards ln, conns and closed
 	ln     net.Listener
@@ -76,13 +120,15 @@ type Server struct {
 }
 
 // New returns a server for db, which was opened with the sync policy
-// syncText. The caller keeps ownership of db: Close does not close it.
+// syncText. The caller keeps ownership of db: Close does not close it,
+// and nothing else may write to db while the server runs.
 func New(db *engine.DB, syncText string) (*Server, error) {
 	p, err := engine.ParseSync(syncText)
 	if err != nil {
 		return nil, err
 	}
-	return &Server{db: db, policy: p, sync: syncText, stats: newCmdStats(), conns: map[net.Conn]struct{}{}}, nil
+	return &Server{db: db, policy: p, stats: newCmdStats(), conns: map[net.Conn]struct{}{},
+		MaxConns: DefaultMaxConns, IdleTimeout: DefaultIdleTimeout}, nil
 }
 
 // Serve accepts connections on ln until Close, serving each on its own
@@ -105,6 +151,10 @@ func (s *Server) Serve(ln net.Listener) error {
 			if closed {
 				return nil
 			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
 			return fmt.Errorf("kvserver: accept: %w", err)
 		}
 		s.mu.Lock()
@@ -112,6 +162,13 @@ func (s *Server) Serve(ln net.Listener) error {
 			s.mu.Unlock()
 			c.Close()
 			return nil
+		}
+		if len(s.conns) >= s.MaxConns {
+			s.mu.Unlock()
+			c.SetWriteDeadline(time.Now().Add(time.Second))
+			c.Write([]byte("-ERR max number of clients reached\r\n"))
+			c.Close()
+			continue
 		}
 		s.conns[c] = struct{}{}
 		s.wg.Add(1)
@@ -137,8 +194,33 @@ func (s *Server) Close() error {
 	return nil
 }
 
-// serveConn reads, executes and answers pipelines on c until the client
-// leaves or the server closes.
+// idleConn is a connection whose every read and write must make progress
+// within timeout (0: no limit).
+type idleConn struct {
+	net.Conn
+	timeout time.Duration
+}
+
+func (c idleConn) Read(p []byte) (int, error) {
+	if c.timeout > 0 {
+		c.SetReadDeadline(time.Now().Add(c.timeout))
+	}
+	return c.Conn.Read(p)
+}
+
+func (c idleConn) Write(p []byte) (int, error) {
+	if c.timeout > 0 {
+		c.SetWriteDeadline(time.Now().Add(c.timeout))
+	}
+	return c.Conn.Write(p)
+}
+
+// serveConn reads, executes and answers commands on c until the client
+// leaves, idles past IdleTimeout or the server closes.
+//
+// It answers as soon as it can: whenever its read buffer holds no whole
+// command, it commits the batch and flushes every reply before it waits
+// for more bytes, so a reply never waits on the next command's arrival.
 func (s *Server) serveConn(c net.Conn) {
 	defer func() {
 		c.Close()
@@ -147,237 +229,34 @@ func (s *Server) serveConn(c net.Conn) {
 		s.mu.Unlock()
 		s.wg.Done()
 	}()
-	r := bufio.NewReaderSize(c, 64<<10)
-	w := bufio.NewWriterSize(c, 64<<10)
-	var batch [][][]byte
+	ic := idleConn{c, s.IdleTimeout}
+	r := bufio.NewReaderSize(ic, bufSize)
+	w := bufio.NewWriterSize(ic, bufSize)
+	ss := newSession(s, w)
 	for {
-		batch = batch[:0]
+		if !resp.HasCommand(r) {
+			ss.commit()
+			if w.Flush() != nil {
+				return
+			}
+		} else if ss.full() {
+			ss.commit()
+		}
 		cmd, err := resp.ReadCommand(r)
-		for err == nil {
-			batch = append(batch, cmd)
-			if r.Buffered() == 0 || len(batch) == maxPipeline {
-				break
-			}
-			cmd, err = resp.ReadCommand(r)
-		}
-		quit := s.execute(batch, w)
-		if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+		if err != nil {
 			if errors.Is(err, resp.ErrProtocol) {
-				resp.WriteError(w, "ERR "+err.Error())
+				ss.errorf("ERR %v", err)
 			}
-			quit = true
-		} else if err != nil {
-			quit = true
+			ss.commit()
+			w.Flush()
+			return
 		}
-		if w.Flush() != nil || quit {
+		if ss.do(cmd) {
+			ss.commit()
+			w.Flush()
 			return
 		}
 	}
-}
-
-// reply is one command's answer, written once the batch is done.
-type reply func(w *bufio.Writer)
-
-// execute runs a batch of commands and writes their replies in order. It
-// reports whether the client asked to QUIT.
-func (s *Server) execute(batch [][][]byte, w *bufio.Writer) (quit bool) {
-	replies := make([]reply, len(batch))
-	if s.policy.Mode == engine.SyncGroup && len(batch) > 1 {
-		s.executeRuns(batch, replies)
-	} else {
-		for i, cmd := range batch {
-			replies[i] = s.command(cmd)
-		}
-	}
-	for i, rep := range replies {
-		rep(w)
-		if strings.EqualFold(string(batch[i][0]), "quit") {
-			return true
-		}
-	}
-	return false
-}
-
-// executeRuns executes batch as runs of commands on distinct keys, each
-// run's commands concurrently, one run after another.
-func (s *Server) executeRuns(batch [][][]byte, replies []reply) {
-	touched := map[string]bool{}
-	start := 0
-	flush := func(end int) {
-		var wg sync.WaitGroup
-		for i := start; i < end; i++ {
-			wg.Go(func() { replies[i] = s.command(batch[i]) })
-		}
-		wg.Wait()
-		start = end
-		clear(touched)
-	}
-	for i, cmd := range batch {
-		keys := keysOf(cmd)
-		if keys == nil { // not a key command: runs alone, in order
-			flush(i)
-			replies[i] = s.command(cmd)
-			start = i + 1
-			continue
-		}
-		for _, k := range keys {
-			if touched[string(k)] {
-				flush(i)
-				break
-			}
-		}
-		for _, k := range keys {
-			touched[string(k)] = true
-		}
-	}
-	flush(len(batch))
-}
-
-// keysOf returns the keys a SET, GET or DEL touches, nil for any other
-// command (or a malformed one, which is answered on its own).
-func keysOf(cmd [][]byte) [][]byte {
-	switch {
-	case len(cmd) == 3 && strings.EqualFold(string(cmd[0]), "set"),
-		len(cmd) == 2 && strings.EqualFold(string(cmd[0]), "get"):
-		return cmd[1:2]
-	case len(cmd) >= 2 && strings.EqualFold(string(cmd[0]), "del"):
-		return cmd[1:]
-	}
-	return nil
-}
-
-// ok and null are constant replies.
-func ok(w *bufio.Writer)   { resp.WriteSimple(w, "OK") }
-func null(w *bufio.Writer) { resp.WriteNull(w) }
-
-func errorf(format string, args ...any) reply {
-	msg := fmt.Sprintf(format, args...)
-	return func(w *bufio.Writer) { resp.WriteError(w, msg) }
-}
-
-// command executes one command and returns its reply.
-func (s *Server) command(cmd [][]byte) reply {
-	name := strings.ToLower(string(cmd[0]))
-	args := cmd[1:]
-	switch name {
-	case "ping":
-		switch len(args) {
-		case 0:
-			return func(w *bufio.Writer) { resp.WriteSimple(w, "PONG") }
-		case 1:
-			return func(w *bufio.Writer) { resp.WriteBulk(w, args[0]) }
-		}
-	case "set":
-		if len(args) == 2 {
-			return s.timed("set", func() reply {
-				if err := s.db.Put(args[0], args[1]); err != nil {
-					return errorf("ERR %v", err)
-				}
-				return ok
-			})
-		}
-		if len(args) > 2 {
-			return errorf("ERR SET options are not supported by kvserver: SET key value only")
-		}
-	case "get":
-		if len(args) == 1 {
-			return s.timed("get", func() reply {
-				v, err := s.db.Get(args[0])
-				if errors.Is(err, engine.ErrNotFound) {
-					return null
-				}
-				if err != nil {
-					return errorf("ERR %v", err)
-				}
-				return func(w *bufio.Writer) { resp.WriteBulk(w, v) }
-			})
-		}
-	case "del":
-		if len(args) >= 1 {
-			return s.timed("del", func() reply { return s.del(args) })
-		}
-	case "info":
-		if len(args) <= 1 {
-			section := ""
-			if len(args) == 1 {
-				section = strings.ToLower(string(args[0]))
-			}
-			text := s.info(section)
-			return func(w *bufio.Writer) { resp.WriteBulk(w, []byte(text)) }
-		}
-	case "config":
-		return s.config(args)
-	case "select":
-		if len(args) == 1 && string(args[0]) == "0" {
-			return ok
-		}
-		return errorf("ERR kvserver has one database: SELECT 0 only")
-	case "command":
-		return func(w *bufio.Writer) { w.WriteString("*0\r\n") }
-	case "quit":
-		return ok
-	default:
-		return errorf("ERR unknown command '%s', with args beginning with: %s", cmd[0], quoteArgs(args))
-	}
-	return errorf("ERR wrong number of arguments for '%s' command", name)
-}
-
-// del deletes each key that exists and replies with how many did. (The
-// engine's Delete writes a tombstone for a missing key too; DEL's count
-// needs the lookup first.)
-func (s *Server) del(keys [][]byte) reply {
-	var n int64
-	for _, k := range keys {
-		_, err := s.db.Get(k)
-		if errors.Is(err, engine.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return errorf("ERR %v", err)
-		}
-		if err := s.db.Delete(k); err != nil {
-			return errorf("ERR %v", err)
-		}
-		n++
-	}
-	return func(w *bufio.Writer) { resp.WriteInt(w, n) }
-}
-
-// timed runs one data command and records how long it took.
-func (s *Server) timed(name string, run func() reply) reply {
-	start := time.Now()
-	rep := run()
-	s.stats.record(name, time.Since(start))
-	return rep
-}
-
-// config answers CONFIG RESETSTAT and CONFIG GET for the few parameters
-// clients ask for (redis-benchmark asks for save and appendonly).
-func (s *Server) config(args [][]byte) reply {
-	if len(args) == 1 && strings.EqualFold(string(args[0]), "resetstat") {
-		s.stats.reset()
-		return ok
-	}
-	if len(args) == 2 && strings.EqualFold(string(args[0]), "get") {
-		param := strings.ToLower(string(args[1]))
-		var value string
-		switch param {
-		case "save":
-			value = ""
-		case "appendonly":
-			value = "yes"
-		case "appendfsync":
-			value = s.sync // kv's policy name, not one of Redis's
-		default:
-			return func(w *bufio.Writer) { w.WriteString("*0\r\n") }
-		}
-		return func(w *bufio.Writer) {
-			w.WriteString("*2\r\n")
-			resp.WriteBulk(w, []byte(param))
-			resp.WriteBulk(w, []byte(value))
-		}
-	}
-	return errorf("ERR kvserver supports CONFIG RESETSTAT and CONFIG GET save|appendonly|appendfsync only")
 }
 
 // info returns the INFO text for section ("" or "all": every section).
@@ -387,10 +266,17 @@ func (s *Server) info(section string) string {
 	if all || section == "server" {
 		b.WriteString("# Server\r\nkvserver:1\r\n\r\n")
 	}
+	if all || section == "clients" {
+		s.mu.Lock()
+		n := len(s.conns)
+		s.mu.Unlock()
+		fmt.Fprintf(&b, "# Clients\r\nconnected_clients:%d\r\nmaxclients:%d\r\n\r\n", n, s.MaxConns)
+	}
 	if all || section == "persistence" {
 		st := s.db.Stats()
-		fmt.Fprintf(&b, "# Persistence\r\naof_enabled:1\r\nkv_sync:%s\r\nkv_fsyncs:%d\r\nkv_fsync_usec:%d\r\n\r\n",
-			s.sync, st.Fsyncs, st.FsyncTime.Microseconds())
+		kill, power := Loss(s.policy)
+		fmt.Fprintf(&b, "# Persistence\r\naof_enabled:1\r\nkv_sync:%s\r\nkv_appendfsync:%s\r\nkv_kill_loses:%s\r\nkv_power_cut_loses:%s\r\nkv_fsyncs:%d\r\nkv_fsync_usec:%d\r\n\r\n",
+			s.policy, appendfsync(s.policy), kill, power, st.Fsyncs, st.FsyncTime.Microseconds())
 	}
 	if all || section == "commandstats" {
 		b.WriteString("# Commandstats\r\n")
@@ -404,18 +290,20 @@ func (s *Server) info(section string) string {
 	return b.String()
 }
 
-// quoteArgs words the start of a command's arguments as Redis does in
-// its unknown-command error.
-func quoteArgs(args [][]byte) string {
-	var parts []string
-	for i, a := range args {
-		if i == 3 {
-			break
-		}
-		if len(a) > 20 {
-			a = a[:20]
-		}
-		parts = append(parts, "'"+string(a)+"'")
+// Loss says what a process kill and a power cut can take of the writes
+// kvserver acknowledged under policy p, with the engine's default write
+// buffer (engine.DefaultWriteBuffer) and segment size
+// (engine.DefaultSegmentSize), as labserver kvserver opens it.
+func Loss(p engine.SyncPolicy) (kill, powerCut string) {
+	buf := fmt.Sprintf("up to %d KiB of the newest acknowledged writes (the write buffer, not yet handed to the OS)", engine.DefaultWriteBuffer>>10)
+	switch p.Mode {
+	case engine.SyncAlways, engine.SyncGroup:
+		return "nothing acknowledged", "nothing acknowledged (a SET is answered after an fdatasync covers it)"
+	case engine.SyncBatch:
+		return fmt.Sprintf("up to %d acknowledged writes (those since the last fdatasync, still in the write buffer)", p.N-1),
+			fmt.Sprintf("up to %d acknowledged writes (those since the last fdatasync)", p.N-1)
+	case engine.SyncPeriodic:
+		return buf, fmt.Sprintf("up to %v of acknowledged writes (those since the last fdatasync)", p.Interval)
 	}
-	return strings.Join(parts, " ") + " "
+	return buf, fmt.Sprintf("every acknowledged write since the last fdatasync, which comes only when a %d MiB segment fills", engine.DefaultSegmentSize>>20)
 }

@@ -22,6 +22,17 @@ var slowSyncFS = slowfs.FS{Delay: 5 * time.Millisecond}
 // returns its address and the DB; both are closed when the test ends.
 func start(t *testing.T, policy string, fs engine.FS) (string, *engine.DB) {
 	t.Helper()
+	return serve(t, policy, fs, nil)
+}
+
+// startWith is start with setup run on the server before it serves.
+func startWith(t *testing.T, policy string, setup func(*Server)) (string, *engine.DB) {
+	t.Helper()
+	return serve(t, policy, nil, setup)
+}
+
+func serve(t *testing.T, policy string, fs engine.FS, setup func(*Server)) (string, *engine.DB) {
+	t.Helper()
 	p, err := engine.ParseSync(policy)
 	if err != nil {
 		t.Fatal(err)
@@ -33,6 +44,9 @@ func start(t *testing.T, policy string, fs engine.FS) (string, *engine.DB) {
 	srv, err := New(db, policy)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if setup != nil {
+		setup(srv)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -126,7 +140,8 @@ func TestCommands(t *testing.T) {
 		{[]string{"CONFIG", "GET", "appendonly"}, "*2"},
 		{[]string{"CONFIG", "GET", "maxmemory"}, "*0"},
 		{[]string{"CONFIG", "SET", "x", "y"}, "-ERR kvserver supports CONFIG RESETSTAT..."},
-		{[]string{"COMMAND", "DOCS"}, "*0"},
+		{[]string{"COMMAND", "COUNT"}, ":18"},
+		{[]string{"COMMAND", "DOCS", "nosuch"}, "*0"},
 	}
 	for _, tt := range tests {
 		c.send(tt.cmd...)

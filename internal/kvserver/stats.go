@@ -30,7 +30,7 @@ type cmdTimes struct {
 }
 
 // statsOrder is the order INFO lists the commands in.
-var statsOrder = []string{"set", "get", "del"}
+var statsOrder = []string{"set", "get", "del", "mset", "mget", "exists"}
 
 func newCmdStats() *cmdStats { return &cmdStats{cmd: map[string]*cmdTimes{}} }
 

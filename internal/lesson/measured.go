@@ -49,6 +49,10 @@ var measuredFields = map[string]bool{
 	"flush_requests": true, "write_requests_per_op": true, "flushes_per_op": true,
 	"device_bytes_per_logical_byte": true, "busy_ms": true, "busy_fraction": true,
 	"queue_ms": true, "mean_in_flight": true,
+	// and the same net of the idle baseline taken just before the run
+	"net_write_requests": true, "net_write_bytes": true, "net_flush_requests": true,
+	"net_write_requests_per_op": true, "net_flushes_per_op": true, "net_device_bytes_per_logical_byte": true,
+	"idle_write_requests": true, "idle_flush_requests": true, "idle_write_bytes": true,
 }
 
 // MeasuredField reports whether a result field (the last field name of a

@@ -119,12 +119,19 @@ type Quiz struct {
 	// Predict is "predict: yes": the page locks Cell's Run button until
 	// the reader has entered a prediction here. See IsPrediction.
 	Predict bool
+	// Reason is "predict: reason": a quiz asked before the run and graded
+	// against it like a prediction, whose answer is the same on every
+	// disk (it follows from how the engine or the schedule works). The
+	// page shows it as "Reason it out", never as a prediction of the
+	// reader's disk; the lessons' disk check (a predict: yes quiz must
+	// come out differently on a fast and a slow simulated disk) skips it.
+	Reason bool
 	// Edit names the flags a reader may change in Cell's lines and still
 	// have the run grade this quiz ("edit: -rate, -ops"); see LineGrades.
 	Edit []string
 	// Repeat is "repeat: K": the quiz is graded on K runs of Cell, against
-	// their median, with the range widened to their spread; 0 for one
-	// run. See CheckRepeated.
+	// their median, or not at all when they spread wider than the band
+	// (too noisy); 0 for one run. See CheckRepeated.
 	Repeat int
 
 	show []showPart
@@ -264,9 +271,11 @@ func (q *Quiz) set(b *block, key, val string) error {
 		switch val {
 		case "yes":
 			q.Predict = true
+		case "reason":
+			q.Predict, q.Reason = true, true
 		case "no":
 		default:
-			return fmt.Errorf("predict: %q: want yes or no", val)
+			return fmt.Errorf("predict: %q: want yes, reason or no", val)
 		}
 	default:
 		return fmt.Errorf("unknown key %q (keys: %s)", key, knownKeys)
@@ -476,6 +485,11 @@ type Feedback struct {
 
 	// Spread is what the runs of a repeat: quiz gave (CheckRepeated).
 	Spread *Spread `json:"spread,omitempty"`
+	// TooNoisy is set when the rounds of a repeat: quiz spread wider than
+	// its band allows around their median: the machine was too noisy to
+	// grade the answer, so it is neither right nor wrong (Correct is
+	// false); Spread.Text says so.
+	TooNoisy bool `json:"too_noisy,omitempty"`
 }
 
 // ErrBadAnswer wraps errors about the student's answer itself (not a

@@ -2,6 +2,7 @@ package quiz
 
 import (
 	"fmt"
+	"kvlab/harness/calc"
 	"math"
 	"slices"
 	"strconv"
@@ -14,11 +15,16 @@ import (
 //
 //	repeat: 3
 //
-// and is then graded on K runs of its cell (the page's "repeat 5×" runs
-// a cell five times): the answer is computed from each run, the measured
-// answer is their median, and the accepted range is the tolerance around
-// the median widened to cover every run's answer, the spread the reader's
-// own disk showed. The feedback's Spread says what that was.
+// and is then graded on K runs of its cell, in rounds: the server runs
+// the cell's lines in mirrored order (A B, B A, A B), so an answer that
+// divides one line by another is a paired ratio, taken within a round.
+// The answer is computed from each round, and the measured answer is
+// their median. The tolerance is checked against the rounds' spread: when
+// every round's answer lies within the band around the median, the
+// prediction is graded against that band; when one does not, the machine
+// was too noisy for the band to mean anything, and the reply says so and
+// grades nothing (Feedback.TooNoisy) rather than widen the band to
+// whatever the rounds gave. The feedback's Spread says what they gave.
 
 // MaxRepeat is the most runs a repeat: quiz may ask for: the rounds of
 // the page's repeat button.
@@ -30,7 +36,17 @@ type Spread struct {
 	Runs int     `json:"runs"`
 	Low  float64 `json:"low"`
 	High float64 `json:"high"`
-	Text string  `json:"text"` // "your disk gave 104–852× over 3 runs"
+	Text string  `json:"text"` // "your 3 rounds gave 104–852× (paired: each round's lines run side by side)"
+	// Paired is true when the answer compares two or more lines: each
+	// round's answer is then a paired figure, its lines run in the same
+	// round.
+	Paired bool `json:"paired,omitempty"`
+	// Factor is High/Low (0 when Low is 0 or below): how far apart the
+	// rounds were, to set against a factor band.
+	Factor float64 `json:"factor,omitempty"`
+	// Within is true when every round's answer lies within the quiz's
+	// band around the median: the band can grade on this machine.
+	Within bool `json:"within"`
 }
 
 // setRepeat reads "repeat: K".
@@ -43,12 +59,15 @@ func (q *Quiz) setRepeat(val string) error {
 	return nil
 }
 
-// CheckRepeated grades answer on several runs of q's cell: rounds[r] is
-// run r's results, one per line, as Check takes them. With one round it
-// is Check. The measured answer is the median of the rounds' answers, and
-// the accepted range the tolerance around it widened to every round's
-// answer; Spread reports the rounds' range. Show is filled from the round
-// whose answer is nearest the median.
+// CheckRepeated grades answer on several rounds of q's cell: rounds[r] is
+// round r's results, one per line, as Check takes them. With one round it
+// is Check. The measured answer is the median of the rounds' answers (for
+// an answer over two lines, the median of per-round paired ratios).
+// Spread reports the rounds' range. When every round's answer lies within
+// the band around the median the answer is graded against that band;
+// otherwise the reply is TooNoisy: not graded, Correct false, and Spread
+// says the machine was too noisy to grade the prediction. Show is filled
+// from the round whose answer is nearest the median.
 func CheckRepeated(q *Quiz, rounds [][]any, answer string) (Feedback, error) {
 	if len(rounds) == 1 {
 		return Check(q, rounds[0], answer)
@@ -68,12 +87,7 @@ func CheckRepeated(q *Quiz, rounds [][]any, answer string) (Feedback, error) {
 		}
 		vals[r] = v
 	}
-	sorted := slices.Clone(vals)
-	slices.Sort(sorted)
-	med := sorted[len(sorted)/2]
-	if len(sorted)%2 == 0 {
-		med = (sorted[len(sorted)/2-1] + sorted[len(sorted)/2]) / 2
-	}
+	med := calc.MedianOf(vals)
 	nearest := 0
 	for r, v := range vals {
 		if math.Abs(v-med) < math.Abs(vals[nearest]-med) {
@@ -84,12 +98,34 @@ func CheckRepeated(q *Quiz, rounds [][]any, answer string) (Feedback, error) {
 	if fb.Shown, err = q.ShowText(rounds[nearest]); err != nil {
 		return fb, fmt.Errorf("quiz %s: show: %v", q.ID, err)
 	}
-	lo, hi := sorted[0], sorted[len(sorted)-1]
-	fb.Spread = &Spread{Runs: len(rounds), Low: lo, High: hi,
-		Text: fmt.Sprintf("your disk gave %s–%s%s over %d runs", FormatNumber(lo), FormatNumber(hi), unitSuffix(q.Unit), len(rounds))}
 	fb.WantNum = med
 	low, high := q.band(med)
-	return q.checkNumber(fb, med, min(low, lo), max(high, hi), answer)
+	fb.Spread = q.spread(vals, low, high)
+	fb, err = q.checkNumber(fb, med, low, high, answer)
+	if err == nil && !fb.Spread.Within {
+		fb.TooNoisy, fb.Correct = true, false
+	}
+	return fb, err
+}
+
+// spread describes the rounds' answers vals against the band low..high
+// around their median.
+func (q *Quiz) spread(vals []float64, low, high float64) *Spread {
+	lo, hi := slices.Min(vals), slices.Max(vals)
+	sp := &Spread{Runs: len(vals), Low: lo, High: hi, Paired: q.Lines() > 1, Within: lo >= low && hi <= high}
+	if lo > 0 {
+		sp.Factor = hi / lo
+	}
+	what := fmt.Sprintf("your %d rounds gave %s–%s%s", len(vals), FormatNumber(lo), FormatNumber(hi), unitSuffix(q.Unit))
+	if sp.Paired {
+		what += " (paired: each round ran the lines side by side, in mirrored order)"
+	}
+	if sp.Within {
+		sp.Text = what + ", within this quiz's band around their median"
+		return sp
+	}
+	sp.Text = fmt.Sprintf("%s, wider than this quiz's band (%s) allows around their median: the machine was too noisy to grade the prediction; run the cell again when it is quieter", what, q.Tol.String())
+	return sp
 }
 
 // unitSuffix is how a unit follows a number in text: "×" right after it

@@ -10,35 +10,47 @@ func TestCheckRepeated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Rounds that spread 104–852 around a median of 300 do not fit a 15 %
+	// band: the reply grades nothing and says the machine was too noisy,
+	// where the band used to widen to accept anything from 104 to 852.
 	rounds := [][]any{{map[string]any{"ratio": 852.0}}, {map[string]any{"ratio": 104.0}}, {map[string]any{"ratio": 300.0}}}
-	for _, tt := range []struct {
-		answer  string
-		correct bool
-	}{
-		{"300", true}, {"104", true}, {"852", true}, {"90", false}, {"1000", false},
-	} {
-		fb, err := CheckRepeated(q, rounds, tt.answer)
+	for _, answer := range []string{"300", "104", "852", "90", "1000"} {
+		fb, err := CheckRepeated(q, rounds, answer)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if fb.Correct != tt.correct {
-			t.Errorf("answer %s: correct %v, want %v (range %s)", tt.answer, fb.Correct, tt.correct, fb.Range)
+		if fb.Correct || !fb.TooNoisy {
+			t.Errorf("answer %s: correct %v too_noisy %v, want not graded (too noisy)", answer, fb.Correct, fb.TooNoisy)
 		}
-		if fb.Want != "300" || fb.Shown != "ratio 300" || *fb.Low != 104 || *fb.High != 852 {
-			t.Errorf("answer %s: want %s shown %q range %v to %v; want the median 300 shown from its run, 104 to 852", tt.answer, fb.Want, fb.Shown, *fb.Low, *fb.High)
+		if fb.Want != "300" || fb.Shown != "ratio 300" || *fb.Low != 255 || *fb.High != 345 {
+			t.Errorf("answer %s: want %s shown %q range %v to %v; want the median 300 shown from its run, band 255 to 345", answer, fb.Want, fb.Shown, *fb.Low, *fb.High)
 		}
-		if fb.Spread == nil || fb.Spread.Text != "your disk gave 104–852× over 3 runs" {
-			t.Errorf("spread %+v, want the text \"your disk gave 104–852× over 3 runs\"", fb.Spread)
+		if fb.Spread == nil || fb.Spread.Within || !strings.Contains(fb.Spread.Text, "your 3 rounds gave 104–852×") || !strings.Contains(fb.Spread.Text, "too noisy to grade the prediction") {
+			t.Errorf("spread %+v, want the rounds' range and \"too noisy to grade the prediction\"", fb.Spread)
 		}
 	}
 	// Runs that agree keep the tolerance around their median.
 	tight := [][]any{{map[string]any{"ratio": 100.0}}, {map[string]any{"ratio": 101.0}}, {map[string]any{"ratio": 99.0}}}
 	fb, err := CheckRepeated(q, tight, "114")
-	if err != nil || !fb.Correct || *fb.Low != 85 || *fb.High != 115 {
+	if err != nil || !fb.Correct || fb.TooNoisy || *fb.Low != 85 || *fb.High != 115 {
 		t.Errorf("agreeing runs: %+v %v, want 114 right within 85 to 115", fb, err)
 	}
-	// A factor band divides and multiplies the median (widened to the
-	// runs as any band is), and a zero median accepts only zero.
+	if !fb.Spread.Within || !strings.Contains(fb.Spread.Text, "your 3 rounds gave 99–101×, within") {
+		t.Errorf("agreeing runs: spread %+v, want within the band", fb.Spread)
+	}
+	// Two lines: each round's answer is a paired figure, and the reply
+	// says so.
+	q2, err := Parse("id: q\nquestion: ?\ncell: c\nrepeat: 3\nanswer: $1.ops / $0.ops\ntolerance: ×2\nunit: x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair := func(a, b float64) []any { return []any{map[string]any{"ops": a}, map[string]any{"ops": b}} }
+	fb, err = CheckRepeated(q2, [][]any{pair(100, 300), pair(10, 31), pair(50, 140)}, "3")
+	if err != nil || !fb.Correct || !fb.Spread.Paired || fb.WantNum != 3 || !strings.Contains(fb.Spread.Text, "paired") {
+		t.Errorf("paired rounds: %+v %v, want the median of per-round ratios 3, paired, graded", fb, err)
+	}
+	// A factor band divides and multiplies the median, and a zero median
+	// accepts only zero.
 	qf, err := Parse("id: q\nquestion: ?\ncell: c\nrepeat: 3\nanswer: $0.ratio\ntolerance: ×2\nunit: x")
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ package resp
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -24,11 +25,18 @@ import (
 
 // Limits on what a peer may send, so a bad or hostile peer cannot make
 // the reader allocate without bound. (A line, inline command or header,
-// is bounded by the bufio.Reader's size.)
+// is bounded by the bufio.Reader's size.) Memory is taken as bytes
+// arrive, never on a peer's word: a header that declares a 16 MiB bulk
+// string costs nothing until the bytes come (see bulk).
 const (
-	MaxArgs = 1024     // elements of one command or array reply
-	MaxBulk = 16 << 20 // bytes of one bulk string
+	MaxArgs    = 1024     // elements of one command or array reply
+	MaxBulk    = 16 << 20 // bytes of one bulk string
+	MaxCommand = 32 << 20 // bytes of one command's bulk strings together
 )
+
+// growStep is the most a bulk string's buffer grows by before the bytes
+// it has room for have arrived.
+const growStep = 16 << 10
 
 // ErrProtocol is wrapped by every error about malformed input.
 var ErrProtocol = errors.New("resp: protocol error")
@@ -95,48 +103,76 @@ func number(b []byte, what string) (int64, error) {
 }
 
 // bulk reads the n bytes and CRLF of a bulk string whose header said n.
+// Its buffer grows with what arrives (at most growStep ahead of it, then
+// doubling), so a peer that declares MaxBulk and sends nothing holds
+// growStep bytes of the reader's memory, not MaxBulk.
 func bulk(r *bufio.Reader, n int64) ([]byte, error) {
 	if n < 0 || n > MaxBulk {
 		return nil, fmt.Errorf("%w: bulk length %d, allowed 0..%d", ErrProtocol, n, MaxBulk)
 	}
-	b := make([]byte, n+2)
-	if _, err := io.ReadFull(r, b); err != nil {
-		if err == io.EOF {
-			err = io.ErrUnexpectedEOF
+	want := int(n) + 2
+	b := make([]byte, 0, min(want, growStep))
+	for len(b) < want {
+		if len(b) == cap(b) {
+			// Double, but take the rest at once rather than leave a
+			// sliver (the CRLF) for one more copy.
+			size := min(want, max(2*len(b), growStep))
+			if want-size < growStep {
+				size = want
+			}
+			b = append(make([]byte, 0, size), b...)
 		}
-		return nil, err
+		m, err := io.ReadFull(r, b[len(b):min(cap(b), want)])
+		b = b[:len(b)+m]
+		if err != nil {
+			return nil, noEOF(err)
+		}
 	}
 	if b[n] != '\r' || b[n+1] != '\n' {
 		return nil, fmt.Errorf("%w: bulk string of %d bytes not followed by CRLF", ErrProtocol, n)
 	}
-	return b[:n], nil
+	return b[:n:n], nil
 }
 
 // ReadCommand reads one command: an array of bulk strings, or an inline
-// command (words separated by spaces, as typed into telnet). It returns
-// io.EOF when the peer closed the connection between commands. An empty
-// inline line is skipped.
+// command (one line of words, as typed into telnet), parsed as Redis
+// parses it: the line ends at LF (a CR before it is dropped), words are
+// separated by spaces or tabs, and a word may be quoted, "..." with the
+// escapes \n \r \t \b \a \\ \" and \xHH, or '...' with \' only. A line
+// with no words is skipped. ReadCommand returns io.EOF when the peer
+// closed the connection between commands.
 func ReadCommand(r *bufio.Reader) ([][]byte, error) {
 	for {
-		b, err := line(r)
+		b, err := r.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			return nil, fmt.Errorf("%w: line longer than %d bytes", ErrProtocol, r.Size())
+		}
 		if err != nil {
+			if err == io.EOF && len(b) > 0 {
+				err = io.ErrUnexpectedEOF
+			}
 			return nil, err
 		}
-		if len(b) == 0 {
+		if len(b) == 0 || b[0] != '*' {
+			args, err := inline(b)
+			if err != nil || len(args) > 0 {
+				return args, err
+			}
 			continue
 		}
-		if b[0] != '*' {
-			return inline(b), nil
+		if len(b) < 2 || b[len(b)-2] != '\r' {
+			return nil, fmt.Errorf("%w: line %q does not end in CRLF", ErrProtocol, b)
 		}
-		n, err := number(b[1:], "array length")
+		n, err := number(b[1:len(b)-2], "array length")
 		if err != nil {
 			return nil, err
 		}
 		if n < 1 || n > MaxArgs {
 			return nil, fmt.Errorf("%w: command of %d arguments, allowed 1..%d", ErrProtocol, n, MaxArgs)
 		}
-		args := make([][]byte, n)
-		for i := range args {
+		args := make([][]byte, 0, min(n, 16))
+		total := int64(0)
+		for i := range n {
 			h, err := line(r)
 			if err != nil {
 				return nil, noEOF(err)
@@ -148,37 +184,178 @@ func ReadCommand(r *bufio.Reader) ([][]byte, error) {
 			if err != nil {
 				return nil, err
 			}
-			if args[i], err = bulk(r, size); err != nil {
+			if total += max(size, 0); size <= MaxBulk && total > MaxCommand {
+				return nil, fmt.Errorf("%w: command of more than %d bytes", ErrProtocol, MaxCommand)
+			}
+			a, err := bulk(r, size)
+			if err != nil {
 				return nil, noEOF(err)
 			}
+			args = append(args, a)
 		}
 		return args, nil
 	}
 }
 
-// inline splits an inline command into its words.
-func inline(b []byte) [][]byte {
-	var args [][]byte
-	start := -1
-	for i, c := range b {
-		switch {
-		case c == ' ' || c == '\t':
-			if start >= 0 {
-				args = append(args, b[start:i:i])
-				start = -1
-			}
-		case start < 0:
-			start = i
+// HasCommand reports whether r's buffer holds a whole command, or the
+// start of one that ReadCommand will reject, so that ReadCommand would
+// return without reading from the connection. A server calls it to decide
+// whether to answer what it has before it waits for more.
+func HasCommand(r *bufio.Reader) bool {
+	b, _ := r.Peek(r.Buffered())
+	for len(b) > 0 {
+		eol := bytes.IndexByte(b, '\n')
+		if eol < 0 {
+			return false
 		}
+		if b[0] != '*' {
+			if args, err := inline(b[:eol+1]); err != nil || len(args) > 0 {
+				return true
+			}
+			b = b[eol+1:] // an empty line, which ReadCommand skips
+			continue
+		}
+		n, err := strconv.ParseInt(string(bytes.TrimSuffix(b[1:eol], []byte("\r"))), 10, 64)
+		if err != nil || n < 1 || n > MaxArgs {
+			return true
+		}
+		b = b[eol+1:]
+		for range n {
+			eol := bytes.IndexByte(b, '\n')
+			if eol < 0 {
+				return false
+			}
+			if b[0] != '$' {
+				return true
+			}
+			size, err := strconv.ParseInt(string(bytes.TrimSuffix(b[1:eol], []byte("\r"))), 10, 64)
+			if err != nil || size < 0 || size > MaxBulk {
+				return true
+			}
+			b = b[eol+1:]
+			if int64(len(b)) < size+2 {
+				return false
+			}
+			b = b[size+2:]
+		}
+		return true
 	}
-	if start >= 0 {
-		args = append(args, b[start:len(b):len(b)])
+	return false
+}
+
+// inline splits an inline command's line (with its LF) into its words,
+// as Redis's sdssplitargs does. The words are copies: the line is in the
+// reader's buffer, which the next read reuses.
+func inline(line []byte) ([][]byte, error) {
+	line = bytes.TrimSuffix(line, []byte("\n"))
+	line = bytes.TrimSuffix(line, []byte("\r"))
+	var args [][]byte
+	unbalanced := fmt.Errorf("%w: unbalanced quotes in inline command", ErrProtocol)
+	p := line
+	for {
+		for len(p) > 0 && isSpace(p[0]) {
+			p = p[1:]
+		}
+		if len(p) == 0 {
+			return args, nil
+		}
+		if len(args) == MaxArgs {
+			return nil, fmt.Errorf("%w: inline command of more than %d words", ErrProtocol, MaxArgs)
+		}
+		var word []byte
+		inDouble, inSingle := false, false
+		for done := false; !done; {
+			switch {
+			case inDouble:
+				switch {
+				case len(p) == 0:
+					return nil, unbalanced
+				case len(p) >= 4 && p[0] == '\\' && p[1] == 'x' && isHex(p[2]) && isHex(p[3]):
+					word = append(word, unhex(p[2])<<4|unhex(p[3]))
+					p = p[4:]
+				case len(p) >= 2 && p[0] == '\\':
+					c := p[1]
+					switch c {
+					case 'n':
+						c = '\n'
+					case 'r':
+						c = '\r'
+					case 't':
+						c = '\t'
+					case 'b':
+						c = '\b'
+					case 'a':
+						c = '\a'
+					}
+					word = append(word, c)
+					p = p[2:]
+				case p[0] == '"':
+					// A closing quote must be followed by a space or the end.
+					if len(p) > 1 && !isSpace(p[1]) {
+						return nil, unbalanced
+					}
+					p, done = p[1:], true
+				default:
+					word = append(word, p[0])
+					p = p[1:]
+				}
+			case inSingle:
+				switch {
+				case len(p) == 0:
+					return nil, unbalanced
+				case len(p) >= 2 && p[0] == '\\' && p[1] == '\'':
+					word = append(word, '\'')
+					p = p[2:]
+				case p[0] == '\'':
+					if len(p) > 1 && !isSpace(p[1]) {
+						return nil, unbalanced
+					}
+					p, done = p[1:], true
+				default:
+					word = append(word, p[0])
+					p = p[1:]
+				}
+			default:
+				switch {
+				case len(p) == 0 || isSpace(p[0]):
+					done = true
+				case p[0] == '"':
+					inDouble = true
+					p = p[1:]
+				case p[0] == '\'':
+					inSingle = true
+					p = p[1:]
+				default:
+					word = append(word, p[0])
+					p = p[1:]
+				}
+			}
+		}
+		if word == nil {
+			word = []byte{}
+		}
+		args = append(args, word)
 	}
-	// The words point into the reader's buffer, which the next read reuses.
-	for i, a := range args {
-		args[i] = append([]byte(nil), a...)
+}
+
+// isSpace is sdssplitargs's separator (C's isspace): space, tab, CR, LF,
+// vertical tab or form feed.
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f'
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c <= '9':
+		return c - '0'
+	case c <= 'F':
+		return c - 'A' + 10
 	}
-	return args
+	return c - 'a' + 10
 }
 
 // noEOF turns an EOF in the middle of a message into ErrUnexpectedEOF.
@@ -241,8 +418,16 @@ func readReply(r *bufio.Reader, depth int) (Reply, error) {
 	return rep, noEOF(err)
 }
 
+// Writer is where replies and commands are written: a bufio.Writer over a
+// connection, or a bytes.Buffer that holds replies until they may go.
+type Writer interface {
+	io.Writer
+	io.ByteWriter
+	io.StringWriter
+}
+
 // WriteCommand writes args as an array of bulk strings.
-func WriteCommand(w *bufio.Writer, args ...[]byte) {
+func WriteCommand(w Writer, args ...[]byte) {
 	w.WriteByte('*')
 	w.WriteString(strconv.Itoa(len(args)))
 	w.WriteString("\r\n")
@@ -252,7 +437,7 @@ func WriteCommand(w *bufio.Writer, args ...[]byte) {
 }
 
 // WriteSimple writes a simple string reply (+OK). s must not contain CR or LF.
-func WriteSimple(w *bufio.Writer, s string) {
+func WriteSimple(w Writer, s string) {
 	w.WriteByte('+')
 	w.WriteString(s)
 	w.WriteString("\r\n")
@@ -260,7 +445,7 @@ func WriteSimple(w *bufio.Writer, s string) {
 
 // WriteError writes an error reply; by convention msg starts with a code
 // word such as ERR. CR and LF in msg are replaced by spaces.
-func WriteError(w *bufio.Writer, msg string) {
+func WriteError(w Writer, msg string) {
 	w.WriteByte('-')
 	for i := 0; i < len(msg); i++ {
 		c := msg[i]
@@ -273,14 +458,14 @@ func WriteError(w *bufio.Writer, msg string) {
 }
 
 // WriteInt writes an integer reply.
-func WriteInt(w *bufio.Writer, n int64) {
+func WriteInt(w Writer, n int64) {
 	w.WriteByte(':')
 	w.WriteString(strconv.FormatInt(n, 10))
 	w.WriteString("\r\n")
 }
 
 // WriteBulk writes a bulk string reply or argument.
-func WriteBulk(w *bufio.Writer, b []byte) {
+func WriteBulk(w Writer, b []byte) {
 	w.WriteByte('$')
 	w.WriteString(strconv.Itoa(len(b)))
 	w.WriteString("\r\n")
@@ -289,6 +474,14 @@ func WriteBulk(w *bufio.Writer, b []byte) {
 }
 
 // WriteNull writes the null bulk string ($-1), GET's reply for a missing key.
-func WriteNull(w *bufio.Writer) {
+func WriteNull(w Writer) {
 	w.WriteString("$-1\r\n")
+}
+
+// WriteArray writes the header of an array of n elements; the caller
+// writes the elements.
+func WriteArray(w Writer, n int) {
+	w.WriteByte('*')
+	w.WriteString(strconv.Itoa(n))
+	w.WriteString("\r\n")
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -28,7 +29,18 @@ func TestReadCommand(t *testing.T) {
 		{"*1\r\n$3\r\nGETX\r\n", nil, "not followed by CRLF"},
 		{"*1\r\n$99999999\r\n", nil, "bulk length 99999999"},
 		{"*x\r\n", nil, "array length \"x\" is not a number"},
-		{"PING\n", nil, "does not end in CRLF"},
+		{"PING\n", []string{"PING"}, ""},
+		{"set a b\nget a\n", []string{"set", "a", "b"}, ""},
+		{`SET "a b" 'c d'` + "\r\n", []string{"SET", "a b", "c d"}, ""},
+		{`SET k "x\x41\n\"y" 'it\'s'` + "\n", []string{"SET", "k", "xA\n\"y", "it's"}, ""},
+		{`ECHO ""` + "\n", []string{"ECHO", ""}, ""},
+		{`ECHO a"b c"` + "\n", []string{"ECHO", "ab c"}, ""},
+		{`ECHO "abc` + "\n", nil, "unbalanced quotes"},
+		{`ECHO "abc"d` + "\n", nil, "unbalanced quotes"},
+		{`ECHO 'abc` + "\n", nil, "unbalanced quotes"},
+		{"  \t \r\n\nPING\r\n", []string{"PING"}, ""},
+		{"*1\n$4\r\nPING\r\n", nil, "does not end in CRLF"},
+		{"*1\r\n$4\r\nPI", nil, "unexpected EOF"},
 		{"", nil, "EOF"},
 	}
 	for _, tt := range tests {
@@ -50,6 +62,81 @@ func TestReadCommand(t *testing.T) {
 		if !reflect.DeepEqual(words, tt.want) {
 			t.Errorf("ReadCommand(%q) = %q, want %q", tt.in, words, tt.want)
 		}
+	}
+}
+
+// TestHasCommand checks that HasCommand answers true exactly when
+// ReadCommand would return without reading past the buffered bytes.
+func TestHasCommand(t *testing.T) {
+	full := "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$2\r\nvv\r\n"
+	tests := []struct {
+		in   string
+		want bool
+	}{
+		{"", false},
+		{"PING", false},
+		{"PING\n", true},
+		{"\r\n", false},
+		{"\r\n\nPING\r\n", true},
+		{full, true},
+		{"*1\r\n$4\r\nPING\r\n" + full[:10], true},
+		{"*x\r\n", true},              // an error ReadCommand reports at once
+		{"*1\r\n$99999999\r\n", true}, // likewise
+		{"ECHO \"a\n", true},
+	}
+	for i := 1; i < len(full); i++ {
+		tests = append(tests, struct {
+			in   string
+			want bool
+		}{full[:i], false})
+	}
+	for _, tt := range tests {
+		// A reader over a pipe would block; this one returns EOF, so the
+		// buffer holds exactly tt.in once Peek has filled it.
+		r := bufio.NewReader(strings.NewReader(tt.in))
+		r.Peek(len(tt.in))
+		if got := HasCommand(r); got != tt.want {
+			t.Errorf("HasCommand(%q) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += n
+	return n, err
+}
+
+// TestBulkGrowsAsBytesArrive checks that a declared bulk length reserves
+// nothing: a header saying 16 MiB followed by 100 bytes costs a few KiB,
+// and a whole 1 MiB value costs about itself, not more.
+func TestBulkGrowsAsBytesArrive(t *testing.T) {
+	alloc := func(in string) uint64 {
+		r := bufio.NewReaderSize(strings.NewReader(in), 4096)
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		ReadCommand(r)
+		runtime.ReadMemStats(&after)
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	if got := alloc("*2\r\n$3\r\nSET\r\n$16777216\r\n" + strings.Repeat("x", 100)); got > 64<<10 {
+		t.Errorf("a 16 MiB header and 100 bytes allocated %d bytes, want at most 64 KiB", got)
+	}
+	v := strings.Repeat("v", 1<<20)
+	if got := alloc("*1\r\n$1048576\r\n" + v + "\r\n"); got > 3<<20 {
+		t.Errorf("a 1 MiB bulk string allocated %d bytes, want at most 3 MiB", got)
+	}
+	r := bufio.NewReader(strings.NewReader("*1\r\n$1048576\r\n" + v + "\r\n"))
+	got, err := ReadCommand(r)
+	if err != nil || len(got) != 1 || string(got[0]) != v {
+		t.Errorf("a 1 MiB bulk string read back as %d args, err %v", len(got), err)
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"kvlab/internal/server/guard"
 	"kvlab/internal/server/room"
+	"kvlab/internal/server/runq"
 	"kvlab/internal/suggest"
 )
 
@@ -100,6 +101,14 @@ func newServeFlags(stderr io.Writer) (*flag.FlagSet, *serveFlags) {
 	fl.DurationVar(&bud.MaxCellTime, "max-cell-time", bud.MaxCellTime, "longest one cell may hold the disk, preload and every run included; a cell whose -duration (or -ops / -rate) adds up to more is refused")
 	fl.Int64Var(&bud.MaxMemory, "max-memory", bud.MaxMemory, "most bytes of memory one run may need, estimated from its -keys, -value-size, -engine and the latency samples it keeps")
 	fl.DurationVar(&c.RoomTTL, "room-ttl", room.DefaultTTL, "a room (a live class: /api/rooms) closes this long after its presenter's last action; its code then answers 404")
+	fl.Func("allow-engine", "a server a cell's line may name by its address (resp://HOST:PORT or postgres://USER@HOST:PORT/DB; repeat or separate with commas): a server with a token or beyond loopback refuses every other address, and one on loopback for its owner alone also allows servers on this machine; the throwaway engines redis, postgres and kvserver need none", func(v string) error {
+		keys, err := runq.ParseAllowedEngines(v)
+		if err != nil {
+			return err
+		}
+		bud.Addresses.Allowed = append(bud.Addresses.Allowed, keys...)
+		return nil
+	})
 	fl.Func("host", "a name students type to reach this server (e.g. lab.example.edu; repeat or separate with commas): a server with a token answers IP addresses, localhost and this machine's host name, and refuses every other Host (DNS rebinding)", func(v string) error {
 		for _, n := range strings.Split(v, ",") {
 			if n = strings.TrimSpace(n); n != "" {
@@ -246,7 +255,11 @@ func (f *serveFlags) checkPositive() error {
 func listenFailed(stderr io.Writer, addr string, err error) {
 	fmt.Fprintf(stderr, "labserver serve: %v\n", err)
 	if addrInUse(err) {
-		fmt.Fprintf(stderr, "something (another labserver?) already listens on %s; pick a free port with -addr, e.g. -addr %s\n", addr, nextPort(addr))
+		if free := freePort(addr); free != "" {
+			fmt.Fprintf(stderr, "something (another labserver?) already listens on %s; pick a free port with -addr, e.g. -addr %s (free a moment ago)\n", addr, free)
+		} else {
+			fmt.Fprintf(stderr, "something (another labserver?) already listens on %s; pick a free port with -addr\n", addr)
+		}
 	}
 }
 
@@ -284,6 +297,24 @@ func (s *Server) serveUntil(ctx context.Context, ln net.Listener, stderr io.Writ
 	defer cancel()
 	hs.Shutdown(sctx)
 	return 0
+}
+
+// freePort returns the first of the 20 ports after addr's on which a
+// listener could be opened just now (and was closed again), or "" when
+// none could.
+func freePort(addr string) string {
+	for range 20 {
+		next := nextPort(addr)
+		if next == addr {
+			return ""
+		}
+		addr = next
+		if ln, err := net.Listen("tcp", addr); err == nil {
+			ln.Close()
+			return addr
+		}
+	}
+	return ""
 }
 
 // nextPort suggests the address one port above addr, or addr itself when

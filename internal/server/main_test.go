@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -236,5 +237,41 @@ func TestMainCapFlagsMustBePositive(t *testing.T) {
 	})
 	if n == 0 {
 		t.Fatal("found no -max-* flags")
+	}
+}
+
+// A port in use gets a suggestion that was free when made: not the next
+// port when that one is taken too.
+func TestPortInUseSuggestsAFreePort(t *testing.T) {
+	var a, b net.Listener
+	for range 50 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		if l2, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port+1))); err == nil {
+			a, b = l, l2
+			break
+		}
+		l.Close()
+	}
+	if a == nil {
+		t.Skip("found no two free ports in a row")
+	}
+	defer a.Close()
+	defer b.Close()
+	_, err := net.Listen("tcp", a.Addr().String())
+	if err == nil {
+		t.Fatal("listening twice on one port succeeded")
+	}
+	var out bytes.Buffer
+	listenFailed(&out, a.Addr().String(), err)
+	m := regexp.MustCompile(`e\.g\. -addr (\S+) \(free a moment ago\)`).FindStringSubmatch(out.String())
+	if m == nil {
+		t.Fatalf("no suggestion in %q", out.String())
+	}
+	if m[1] == b.Addr().String() || m[1] == a.Addr().String() {
+		t.Errorf("suggested %s, which is taken (%s and %s are)", m[1], a.Addr(), b.Addr())
 	}
 }

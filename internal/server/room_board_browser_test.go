@@ -2,6 +2,7 @@ package server
 
 import (
 	"os"
+	"regexp"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -34,6 +35,11 @@ func TestBrowserBoardRemove(t *testing.T) {
 	if n, _ := chromedp.Run(follower, chromedp.Evaluate[int](`document.querySelectorAll('.board-remove').length`)); n != 0 {
 		t.Errorf("a follower's board shows %d remove buttons, want none", n)
 	}
+	// Shared times read as on every other page (UTC, 2026-12-04 23:41:45),
+	// not in the browser's locale ("11:44:42 PM").
+	if at, _ := chromedp.Run(follower, chromedp.Evaluate[string](`document.querySelector('#board-table tbody td.minor').textContent`)); !regexp.MustCompile(`^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$`).MatchString(at) {
+		t.Errorf("the board's shared time reads %q, want 2026-12-04 23:41:45", at)
+	}
 
 	pres, _ := roomTab(t, root, ts.URL)
 	if err := chromedp.Do(pres,
@@ -44,6 +50,12 @@ func TestBrowserBoardRemove(t *testing.T) {
 		t.Fatal(err)
 	}
 	roomWait(t, pres, "presenter", shown+` && document.querySelector('.board-remove') !== null`, `document.body.textContent`)
+	// The header band spans every column, the remove buttons' too.
+	if cols, _ := chromedp.Run(pres, chromedp.Evaluate[string](`(() => { const t = document.getElementById('board-table');
+		const head = t.querySelector('thead tr').getBoundingClientRect(), row = t.querySelector('tbody tr').getBoundingClientRect();
+		return t.querySelector('thead tr').children.length + ' ' + t.querySelector('tbody tr').children.length + ' ' + Math.round(row.right - head.right); })()`)); cols != "9 9 0" {
+		t.Errorf("presenter's board: header cells, row cells and how far the row reaches past the header: %q, want \"9 9 0\"", cols)
+	}
 	if err := chromedp.Do(pres,
 		chromedp.Evaluate[chromedp.Void](`window.confirm = () => true`),
 		chromedp.Click(chromedp.CSS(".board-remove")),
@@ -51,6 +63,10 @@ func TestBrowserBoardRemove(t *testing.T) {
 		t.Fatal(err)
 	}
 	roomWait(t, pres, "presenter", `document.body.dataset.points === "0"`, `document.getElementById('board-status').textContent`)
+	// The empty board says how points get there once.
+	if n, _ := chromedp.Run(pres, chromedp.Evaluate[int](`document.querySelector('main').textContent.split('share with room').length - 1`)); n != 1 {
+		t.Errorf("the empty board says \"share with room\" %d times, want once", n)
+	}
 	if _, b := post(t, ts, "GET", "/api/rooms/"+code+"/board?measure=always_ops_per_sec", ""); len(b["points"].([]any)) != 0 {
 		t.Errorf("the board after the presenter's removal: %v, want no points", b)
 	}

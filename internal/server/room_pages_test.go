@@ -155,3 +155,28 @@ func TestClassesNeedThisMachineOrTheToken(t *testing.T) {
 		})
 	}
 }
+
+// The join panel of a room opened at a loopback address says students'
+// devices cannot open it and how to serve the class on the network; at
+// an address of the network it says nothing of the kind.
+func TestJoinPanelSaysLoopbackIsLocal(t *testing.T) {
+	s, code, _, _ := pagesRoom(t)
+	s.cfg.Hosts = append(s.cfg.Hosts, "10.0.0.5")
+	for _, tt := range []struct {
+		host string
+		warn bool
+	}{{"localhost", true}, {"127.0.0.1:8080", true}, {"[::1]:8080", true}, {"10.0.0.5:8080", false}} {
+		r := httptest.NewRequest("GET", "http://"+tt.host+"/present/"+code, nil)
+		r.RemoteAddr = "127.0.0.1:40000"
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, r)
+		body := w.Body.String()
+		if w.Code != 200 {
+			t.Fatalf("Host %s: got %d: %s", tt.host, w.Code, body)
+		}
+		got := strings.Contains(body, "Students' devices cannot open this address") && strings.Contains(body, "-addr 0.0.0.0:8080")
+		if got != tt.warn {
+			t.Errorf("Host %s: the join panel warns %v, want %v", tt.host, got, tt.warn)
+		}
+	}
+}

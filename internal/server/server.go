@@ -210,6 +210,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.guard = guard.New(guard.Config{Token: cfg.Token, PresenterToken: cfg.PresenterToken, Hosts: cfg.Hosts,
 		MaxTokenFailures: s.cfg.MaxTokenFailures, MaxQueuedPerAddress: cfg.MaxQueuedPerAddress, Log: s.log})
+	// Which servers a line may name by an address depends on whom the
+	// server serves (runq.Addresses).
+	s.cfg.Budget.Addresses.ServesOthers = s.servesOthers()
 	s.cfg.Writes = s.cfg.Writes.withDefaults()
 	s.writes = newWriteGate(s.cfg.Writes)
 	if err := s.makeDataDir(); err != nil {
@@ -235,13 +238,17 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("GET /ws", s.handleWS)
 	s.mux.HandleFunc("POST /api/quiz", s.handleQuiz)
 	s.mux.HandleFunc("GET /api/quiz/queue", s.handleQuizQueue)
-	runspage.New(s.arch, s.hostID).Route(s.mux)
+	rp := runspage.New(s.arch, s.hostID)
+	rp.ShowPaths = !s.servesOthers()
+	rp.Route(s.mux)
 	s.mux.HandleFunc("POST /api/predict", s.handlePredict)
 	s.rooms.Route(s.mux)
 	s.routeShareTargets()
 	s.mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/static/favicon.svg", http.StatusMovedPermanently)
 	})
+	// Any other address gets the site's error page, not Go's bare text.
+	s.mux.HandleFunc("GET /", web.NotFound)
 	return s, nil
 }
 

@@ -9,7 +9,7 @@
 import { h, svg, fmtNs, fmtRate } from '../dom.js';
 import { request, code, needToken, onThisMachine, removeEntry } from './api.js';
 import { presenterSecret } from '../session.js';
-import { boardChart, conditionsText } from './roomcharts.js';
+import { boardChart, conditionsText, shareTime } from './roomcharts.js';
 
 const MEASURES = ['fdatasync_p50', 'always_ops_per_sec', 'p99'];
 const CAPTIONS = {
@@ -42,9 +42,14 @@ function draw(b) {
     return h('tr', { 'data-id': String(p.id) }, h('th', { scope: 'row' }, String(i + 1)), h('td', { class: 'p99' }, h('b', {}, fmt(p.value))),
       h('td', {}, c.os || '–'), h('td', {}, c.fs || '–'), h('td', {}, c.device || '–'),
       h('td', {}, c.rotational === true ? 'yes' : c.rotational === false ? 'no' : '–'), h('td', {}, p.label || ''),
-      h('td', { class: 'minor' }, p.at ? new Date(p.at).toLocaleTimeString() : ''),
+      h('td', { class: 'minor' }, shareTime(p.at)),
       presenting() ? h('td', {}, removeButton(p, fmt)) : null);
   }));
+  // The header band spans the remove column too, in the presenter's browser.
+  const head = table.querySelector('thead tr');
+  const extra = head.querySelector('th.remove-col');
+  if (presenting() && !extra) head.append(h('th', { scope: 'col', class: 'minor remove-col' }, h('span', { class: 'sr-only' }, 'remove')));
+  else if (!presenting() && extra) extra.remove();
   document.body.dataset.points = String(pts.length);
   document.getElementById('board-figure').setAttribute('aria-label', pts.map((p) => `${fmt(p.value)} ${conditionsText(p.conditions)}`).join('; '));
 }
@@ -63,7 +68,9 @@ function removeButton(p, fmt) {
 async function load() {
   try {
     const b = await request('GET', `/api/rooms/${encodeURIComponent(code())}/board?measure=${measure}`);
-    status(b.points && b.points.length ? '' : 'Students share a probe or bench result from their own labserver with "share with room"; each appears here as a point.');
+    // The lede says how a point gets here, and the chart that there is
+    // none yet: the status has nothing to add.
+    status('');
     draw(b);
   } catch (err) {
     status(err.message, 'error');

@@ -99,10 +99,19 @@ function apply(st, first) {
   if (first) showSection(st.section);
   $('#room-followers').textContent = `${st.followers || 0} following`;
   $('#room-allow-runs').checked = !!st.allow_runs;
+  const before = polls;
   polls = latestPolls(st.polls);
   for (const [qid, p] of polls) {
     const quiz = $(`.quiz[data-quiz="${CSS.escape(qid)}"]`);
-    if (quiz) showPresenterPoll(quiz, p, measure);
+    if (!quiz) continue;
+    showPresenterPoll(quiz, p, measure);
+    // A poll in view that moved on (measuring, then the disk's answer)
+    // grew at its foot: bring its new lines above the key hints.
+    const was = before.get(qid);
+    if (!first && was && (was.state !== p.state || was.measured !== p.measured) && quiz.closest('.room-section.current')) {
+      const foot = quiz.querySelector('.room-poll .poll-verdict, .room-poll .poll-note') || quiz.querySelector('.room-poll');
+      if (foot) foot.scrollIntoView({ block: 'nearest', behavior: 'smooth' });
+    }
   }
   if (st.closed) ended();
 }

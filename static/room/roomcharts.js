@@ -41,7 +41,12 @@ export function offBy(said, measured) {
 // yours, when known, are marked with vertical lines, clamped into the
 // range with an arrow when outside.
 export function pollChart(poll, yours, fmt = compact) {
-  const W = 720, H = 320, M = { l: 48, r: 24, t: 40, b: 70 };
+  // The top margin holds, from the top: the unit and the out-of-range
+  // counts (y 16), the measured value's label (y M.t - 36), and the
+  // tallest bar's count (M.t - 6); the bottom one the ticks (H - M.b + 20)
+  // and this browser's own value (H - M.b + 52): one row each, so none
+  // overlaps another, at the phone's larger text (room.css) too.
+  const W = 720, H = 360, M = { l: 48, r: 24, t: 84, b: 84 };
   const hist = poll && poll.histogram;
   const svg = (...kids) => el('svg', { viewBox: `0 0 ${W} ${H}`, class: 'pollchart', role: 'img', 'aria-label': `Predictions for ${(poll && poll.quiz) || 'the poll'}` }, ...kids);
   if (!hist || !Array.isArray(hist.edges) || hist.edges.length < 2 || !Array.isArray(hist.counts) || !hist.counts.length) {
@@ -71,8 +76,9 @@ export function pollChart(poll, yours, fmt = compact) {
   const ticks = shown.map((e) => el('text', { x: x(e).toFixed(1), y: H - M.b + 20, 'text-anchor': 'middle', class: 'tick', text: fmt(e) }));
   const axis = el('line', { x1: M.l, x2: W - M.r, y1: H - M.b, y2: H - M.b, class: 'axis' });
   const unit = poll.unit ? el('text', { x: 4, y: 16, class: 'unit', text: poll.unit + (hist.log ? ' (log scale)' : '') }) : null;
-  // Ballots outside the robust range (2nd to 98th percentile) are counted,
-  // not drawn: a few extreme ones cannot squash the rest.
+  // Ballots outside the robust range (the server's: the median ± 4 robust
+  // standard deviations) are counted, not drawn: a few extreme ones cannot
+  // squash the rest.
   const n = (k) => (Number.isFinite(k) && k > 0 ? k : 0);
   const out = [n(hist.below) ? `${n(hist.below)} below range` : '', n(hist.above) ? `${n(hist.above)} above range` : ''].filter(Boolean).join(' · ');
   const outside = out ? el('text', { x: W - M.r, y: 16, 'text-anchor': 'end', class: 'outside', text: out }) : null;
@@ -89,8 +95,16 @@ function mark(v, cls, text, lo, hi, x, M, H, below = false) {
   const at = x(Math.min(Math.max(v, lo), hi));
   const anchor = at > 560 ? 'end' : at < 160 ? 'start' : 'middle';
   return el('g', { class: `mark ${cls}` },
-    el('line', { x1: at.toFixed(1), x2: at.toFixed(1), y1: below ? M.t : M.t - 8, y2: H - M.b }),
-    el('text', { x: at.toFixed(1), y: below ? H - M.b + 46 : M.t - 14, 'text-anchor': anchor, text: v < lo ? out + text : text + out }));
+    el('line', { x1: at.toFixed(1), x2: at.toFixed(1), y1: below ? M.t : M.t - 30, y2: H - M.b }),
+    el('text', { x: at.toFixed(1), y: below ? H - M.b + 52 : M.t - 36, 'text-anchor': anchor, text: v < lo ? out + text : text + out }));
+}
+
+// shareTime writes when a result was shared as every other page writes a
+// time: UTC, "2026-12-04 23:41:45"; "" when unknown.
+export function shareTime(at) {
+  const d = new Date(at);
+  if (at == null || at === '' || isNaN(d.getTime())) return '';
+  return d.toISOString().slice(0, 19).replace('T', ' ');
 }
 
 // conditionsText names a shared machine's conditions: OS, filesystem,

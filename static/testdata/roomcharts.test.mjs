@@ -3,7 +3,7 @@
 // where they belong; and the poll's "off by".
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { pollChart, boardChart, offBy, compact, conditionsText, fit } from '../room/roomcharts.js';
+import { pollChart, boardChart, offBy, compact, conditionsText, fit, shareTime } from '../room/roomcharts.js';
 import { problems } from './svgdesc.mjs';
 import { within } from './bounded.mjs';
 
@@ -26,6 +26,25 @@ test('a poll draws ten bars, the measured value and the follower\'s own', () => 
   const marks = all(d, 'g').filter((g) => /mark/.test(g.attrs.class));
   assert.deepEqual(marks.map((g) => g.attrs.class), ['mark measured', 'mark yours']);
   assert.match(text(marks[0]), /measured 500/);
+});
+
+// The measured value's label sits in a row of its own, above the tallest
+// bar's count and below the unit and the out-of-range counts: on the
+// projector "measured 39" once overlapped a bar's count.
+test('the measured label overlaps no count and no corner text', () => {
+  const p = { quiz: 'q', unit: 'x', histogram: { edges: [10, 13, 16, 19, 22, 25, 28, 31, 34, 37, 40], counts: [1, 2, 3, 9, 9, 9, 4, 2, 1, 1], below: 1, above: 2 }, measured: 25 };
+  const d = pollChart(p, 30);
+  const texts = all(d, 'text');
+  // A text's box: its baseline y, 0.8 of its size above it, 0.25 below.
+  const size = (t) => (/mark/.test(t.cls) ? 16 : 14);
+  const box = (t) => ({ top: +t.attrs.y - 0.8 * size(t), bottom: +t.attrs.y + 0.25 * size(t) });
+  const marks = all(d, 'g').filter((g) => /mark measured/.test(g.attrs.class)).map((g) => ({ ...all(g, 'text')[0], cls: 'mark' }));
+  assert.equal(marks.length, 1);
+  const m = box(marks[0]);
+  for (const t of texts.filter((t) => /count|unit|outside/.test(t.attrs.class))) {
+    const b = box(t);
+    assert.ok(m.bottom <= b.top || b.bottom <= m.top, `the measured label (${m.top}..${m.bottom}) overlaps ${t.attrs.class} "${t.attrs.text}" (${b.top}..${b.bottom})`);
+  }
 });
 
 test('one prediction (all edges equal) and a value outside the range', () => {
@@ -112,4 +131,11 @@ test('a poll with log bins places marks by bin, and names the ballots outside', 
   const line = all(d, 'g').find((g) => /measured/.test(g.attrs.class)).kids[0];
   const mid = (48 + (720 - 24)) / 2;
   assert.ok(Math.abs(+line.attrs.x1 - mid) < 1, `the measured mark at the middle edge sits at ${line.attrs.x1}, want ${mid} (the middle)`);
+});
+
+test('a shared time reads as on every other page: UTC, 2026-12-04 23:41:45', () => {
+  assert.equal(shareTime('2026-12-04T23:41:45.123Z'), '2026-12-04 23:41:45');
+  assert.equal(shareTime('2026-12-05T01:41:45+02:00'), '2026-12-04 23:41:45');
+  assert.equal(shareTime(null), '');
+  assert.equal(shareTime('not a time'), '');
 });

@@ -2,10 +2,15 @@ package grader
 
 import (
 	"fmt"
+	"hash/fnv"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"reflect"
+	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"kvlab/engine"
 	"kvlab/wasm/kvfs"
@@ -37,6 +42,9 @@ func KvlabStore(fs kvfs.FS) (func(string, string) error, func(string) (string, b
 	shape: storeShape,
 }
 
+// opens counts the calls of openStore, the unit of a grading's cost.
+var opens int
+
 // crashDir is the directory the student's FS is rooted in.
 const crashDir = "/db"
 
@@ -44,11 +52,13 @@ const crashDir = "/db"
 // past them the FS fails every operation, so a store that loops writing
 // ends with an error rather than eating the page's memory. The recording
 // keeps a copy of the disk after every operation, so together they bound
-// it at about crashMaxOps × crashMaxBytes (25 MiB); a correct store of the
-// exercises needs some 40 operations and 1 KiB.
+// it at about crashMaxOps × crashMaxBytes (150 MiB, for a store that
+// writes its whole log again many times); a correct store of the
+// exercises needs at most some 90 operations and a log of under 100 KiB
+// on the largest workload drawn (TestWorkloadBounds).
 const (
-	crashMaxBytes = 64 << 10
-	crashMaxOps   = 400
+	crashMaxBytes = 256 << 10
+	crashMaxOps   = 600
 )
 
 // store is one open of the student's store.
@@ -60,6 +70,7 @@ type store struct {
 // openStore calls the student's Open (through the prelude) on fsys. A
 // panic comes back as a *PanicError.
 func openStore(p *program, fsys kvfs.FS) (*store, error) {
+	opens++
 	fn, ok := p.lookup("KvlabStore")
 	if !ok {
 		return nil, &CodeError{Msg: storeShape}
@@ -143,6 +154,14 @@ type recording struct {
 	// a goroutine the store left running cannot change it, nor the
 	// recording, any more.
 	final *engine.MemFS
+	// gets[i], when the workload was run with a fault, is what Get of
+	// Put i's key returned right after it; store is the store as the
+	// workload left it.
+	gets  []getResult
+	store *store
+	// checked holds the disks cutAll checked, by (cut point,
+	// fingerprint), and how each went (nil: passed).
+	checked map[[2]uint64]*cutFailure
 	// mu guards ops and snaps while the workload runs, and done, which
 	// ends the recording.
 	mu   sync.Mutex
@@ -162,23 +181,53 @@ func (r *recording) finish(m *engine.MemFS) {
 // work, keeping a copy of the filesystem after every operation. An error
 // is a failure of Open or of a Put (p.err), or a panic.
 func record(p *program, work []kv) (*recording, error) {
+	return recordFaulty(p, work, nil)
+}
+
+// recordFaulty is record on a MemFS set up by fault (nil: none), which
+// may arm a failure: then a failed Put does not end the workload, as the
+// store's answer to the Puts after it is part of the grading.
+func recordFaulty(p *program, work []kv, fault func(m *engine.MemFS, put *atomic.Int64)) (*recording, error) {
 	m := newMemFS()
+	var current atomic.Int64
+	current.Store(-1)
+	if fault != nil {
+		fault(m, &current)
+	}
 	rec, fsys := recordOn(m)
 	s, err := openStore(p, fsys)
 	if err != nil {
 		return rec, fmt.Errorf("Open on an empty directory failed: %w", err)
 	}
-	for _, w := range work {
+	for i, w := range work {
+		current.Store(int64(i))
 		c := putCall{kv: w, before: fsys.Ops()}
 		c.err = s.Put(w.key, w.value)
 		c.acked = fsys.Ops()
 		rec.puts = append(rec.puts, c)
-		if c.err != nil {
-			return rec, fmt.Errorf("Put(%q, %q) failed with no power cut: %w", w.key, w.value, c.err)
+		if c.err != nil && fault == nil {
+			return rec, fmt.Errorf("%s failed with no power cut: %w", putText(w), c.err)
+		}
+		if fault != nil {
+			rec.gets = append(rec.gets, getAfter(s, w))
 		}
 	}
 	rec.finish(m)
+	rec.store = s
 	return rec, nil
+}
+
+// getAfter is what Get returned for the key of w right after its Put.
+func getAfter(s *store, w kv) getResult {
+	v, ok, err := s.Get(w.key)
+	return getResult{v, ok, err}
+}
+
+// getResult is one Get's answer.
+type getResult struct {
+	value string
+	ok    bool
+	err   error
 }
 
 // recordOn returns a recording of m, starting now, and the student's
@@ -242,6 +291,13 @@ type cut struct {
 	c    int
 	mode engine.PowerMode
 	seed uint64
+	// again, when > 0, is a second power cut: after operation again of
+	// the Open that recovered from the first (againOp), or, when that is
+	// the last of Open's operations, after the recovery.
+	again   int
+	againOp kvfs.Op
+	// inRecovery marks the open after a second cut: it is not cut again.
+	inRecovery bool
 }
 
 // cutFailure is the first thing a cut broke.
@@ -250,6 +306,9 @@ type cutFailure struct {
 	what string   // "key k3 was acknowledged at operation 5 but is gone"
 	put  *putCall // the acknowledged Put that did not come back, if that was the failure
 	kind string   // what else failed, for an exercise's hint ("" for a lost Put or a failed Open)
+	// recovery is what the Open that recovered from the first cut did
+	// to the disk, when the failure came after a second cut within it.
+	recovery []kvfs.Op
 }
 
 // trialSeeds are the choices of unsynced data each cut point is tried
@@ -260,8 +319,16 @@ var trialSeeds = []uint64{0, 1, 2}
 // each of seeds (the choice of what unsynced survives; 0: nothing), and
 // runs check on the filesystem each cut leaves; it returns the first
 // failure, or nil, and the number of points tried.
+//
+// A disk that an earlier choice or mode already left at the same point
+// (after an fdatasync, every choice leaves the same) is not checked again:
+// the student's Open sees the same bytes and does the same, so the
+// verdict it had then stands.
 func cutAll(rec *recording, mode engine.PowerMode, seeds []uint64, check func(k cut, m *engine.MemFS) *cutFailure) (*cutFailure, int) {
 	points := 0
+	if rec.checked == nil {
+		rec.checked = map[[2]uint64]*cutFailure{}
+	}
 	for c := 0; c < len(rec.snaps); c++ {
 		points++
 		for _, seed := range seeds {
@@ -269,12 +336,44 @@ func cutAll(rec *recording, mode engine.PowerMode, seeds []uint64, check func(k 
 			if seed != 0 {
 				rng = rand.New(rand.NewPCG(seed, uint64(c)))
 			}
-			if f := check(cut{c: c, mode: mode, seed: seed}, rec.snaps[c].Copy().PowerCut(mode, rng)); f != nil {
+			m := rec.snaps[c].Copy().PowerCut(mode, rng)
+			key := [2]uint64{uint64(c), fingerprint(m)}
+			if f, seen := rec.checked[key]; seen {
+				if f != nil {
+					return f, points
+				}
+				continue
+			}
+			f := check(cut{c: c, mode: mode, seed: seed}, m)
+			rec.checked[key] = f
+			if f != nil {
 				return f, points
 			}
 		}
 	}
 	return nil, points
+}
+
+// fingerprint hashes the names and contents of the files of m's crashDir.
+func fingerprint(m *engine.MemFS) uint64 {
+	h := fnv.New64a()
+	names, _ := m.List(crashDir)
+	for _, name := range names {
+		h.Write([]byte(name))
+		h.Write([]byte{0})
+		f, err := m.OpenFile(filepath.Join(crashDir, name), os.O_RDONLY, 0)
+		if err != nil {
+			h.Write([]byte("?"))
+			continue
+		}
+		size, _ := f.Size()
+		b := make([]byte, size)
+		f.ReadAt(b, 0)
+		f.Close()
+		fmt.Fprintf(h, "%d:", size)
+		h.Write(b)
+	}
+	return h.Sum64()
 }
 
 // checkReopen opens the student's store on m, as it is after the cut k,
@@ -284,32 +383,100 @@ func checkReopen(p *program, rec *recording, k cut, m *engine.MemFS) *cutFailure
 	return f
 }
 
+// recoverySeeds are the choices of unsynced data a second power cut,
+// during or after a recovery, is tried with: none of it, and one random.
+var recoverySeeds = []uint64{0, 1}
+
 // openAndRead opens the student's store on m, as it is after the cut k,
 // and reads back every key that puts acknowledged before it; it returns
-// the open store.
+// the open store. Every operation of that Open (a truncated tail, a
+// rewritten log) is a point to cut the power again: after each, the store
+// is opened once more and must still find every key.
 func openAndRead(p *program, k cut, m *engine.MemFS, puts []putCall) (*store, *cutFailure) {
-	s, err := openStore(p, newFS(m, nil))
+	var rec *recording
+	fsys := newFS(m, nil)
+	if !k.inRecovery {
+		rec, fsys = recordOn(m)
+	}
+	s, err := openStore(p, fsys)
+	if rec != nil {
+		rec.mu.Lock()
+		rec.done = true
+		rec.mu.Unlock()
+	}
 	if err != nil {
 		return nil, &cutFailure{cut: k, what: "Open failed: " + err.Error()}
 	}
+	if f := readBack(s, k, puts); f != nil {
+		return s, f
+	}
+	if rec == nil {
+		return s, nil
+	}
+	seen := map[uint64]bool{fingerprint(rec.snaps[0]): true} // the disk this Open started from passed
+	for c2 := 1; c2 < len(rec.snaps); c2++ {
+		for _, seed := range recoverySeeds {
+			var rng *rand.Rand
+			if seed != 0 {
+				rng = rand.New(rand.NewPCG(seed^k.seed, uint64(k.c)<<20|uint64(c2)))
+			}
+			m2 := rec.snaps[c2].Copy().PowerCut(k.mode, rng)
+			if fp := fingerprint(m2); seen[fp] {
+				continue
+			} else {
+				seen[fp] = true
+			}
+			k2 := k
+			k2.again, k2.againOp, k2.inRecovery = c2, rec.ops[c2-1], true
+			if _, f := openAndRead(p, k2, m2, puts); f != nil {
+				f.recovery = rec.ops
+				return s, f
+			}
+		}
+	}
+	return s, nil
+}
+
+// readBack reads every key puts acknowledged before the cut k from s.
+func readBack(s *store, k cut, puts []putCall) *cutFailure {
 	keys, allowed, last := expectedOf(puts, k.c)
+	// Keys whose value is empty last: a store that loses only those
+	// has a mistake of its own (emptyValueRule).
+	sort.SliceStable(keys, func(i, j int) bool { return last[keys[i]].value != "" && last[keys[j]].value == "" })
 	for _, key := range keys {
 		a := last[key]
 		got, ok, err := s.Get(key)
 		var what string
 		switch {
 		case err != nil:
-			what = fmt.Sprintf("Get(%q) failed: %v", key, err)
+			what = fmt.Sprintf("Get(%s) failed: %v", quote(key), err)
 		case !ok:
-			what = fmt.Sprintf("key %s was acknowledged at operation %d but is gone", key, a.acked)
+			what = fmt.Sprintf("key %s was acknowledged at operation %d but is gone", quote(key), a.acked)
 		case !contains(allowed[key], got):
-			what = fmt.Sprintf("key %s was acknowledged at operation %d as %q but came back as %q", key, a.acked, a.value, got)
+			what = fmt.Sprintf("key %s was acknowledged at operation %d as %s but came back as %s", quote(key), a.acked, quote(a.value), quote(got))
+			if !everPut(puts, key, got) {
+				return &cutFailure{cut: k, what: what + ", a value no Put wrote", put: &a, kind: neverWritten}
+			}
 		default:
 			continue
 		}
-		return s, &cutFailure{cut: k, what: what, put: &a}
+		return &cutFailure{cut: k, what: what, put: &a}
 	}
-	return s, nil
+	return nil
+}
+
+// neverWritten is the kind of failure where Get returned a value no Put
+// of its key wrote.
+const neverWritten = "never written"
+
+// everPut reports whether a Put of puts wrote value to key.
+func everPut(puts []putCall, key, value string) bool {
+	for _, p := range puts {
+		if p.key == key && p.value == value {
+			return true
+		}
+	}
+	return false
 }
 
 func contains(s []string, v string) bool {
@@ -333,7 +500,20 @@ func (r *recording) opAt(c int) string {
 // message is the failure in the page's voice: where the power was cut,
 // what was lost, and the rule.
 func (f *cutFailure) message(r *recording) string {
+	if f.again > 0 {
+		return fmt.Sprintf("power cut %s; %s", r.opAt(f.c), f.secondCut("a second"))
+	}
 	return fmt.Sprintf("power cut %s: %s", r.opAt(f.c), f.what)
+}
+
+// secondCut describes a failure after a cut during the recovery: what
+// the recovering Open did and where the power was cut (called "which").
+func (f *cutFailure) secondCut(which string) string {
+	when := fmt.Sprintf("after its operation %d (%s)", f.again, f.againOp)
+	if f.again == len(f.recovery) {
+		when = fmt.Sprintf("after it was done (its last operation: %s)", f.againOp)
+	}
+	return fmt.Sprintf("the reopen's Open did %d operation(s), and %s power cut %s: %s", len(f.recovery), which, when, f.what)
 }
 
 // traceNote lists the operations up to operation c, the last ones if
@@ -413,7 +593,7 @@ func (r *recording) unwritten(p *putCall) string {
 			return ""
 		}
 	}
-	return fmt.Sprintf("Put(%q) returned without writing its record", p.key)
+	return fmt.Sprintf("Put(%s) returned without writing its record", quote(p.key))
 }
 
 // crashLimitMs is the page's time limit for a crash exercise's Run: the

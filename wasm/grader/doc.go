@@ -30,6 +30,39 @@
 // That is the one piece of kvlab/engine this package uses: MemFS touches
 // no disk, and engine builds for GOOS=js (sync_other.go).
 //
+// The crash exercises' fault model is ext4's on Linux, as far as a store
+// of one directory can meet it:
+//
+//   - nothing written is durable until an fdatasync of its file, no name
+//     created, renamed or removed until an fsync of the directory;
+//   - a power cut keeps the unsynced bytes of a file in order, the last
+//     write torn at any byte (prefix), or as any subset of their 512-byte
+//     sectors (reorder), or none of them; atomic-replace also lets each
+//     unsynced name change persist or not (dirent);
+//   - a truncation not yet synced (Truncate, or Create of an existing
+//     file, which is O_TRUNC) may or may not persist: ext4 can commit an
+//     inode's new size in its journal before any fdatasync;
+//   - an fdatasync can fail with EIO, and the pages it failed to write are
+//     then marked clean, as Linux does (engine.MemFS.LinuxWriteback): the
+//     next fdatasync succeeds without writing them;
+//   - the power is cut after every operation of the workload, and for
+//     each such cut again after every operation of the Open that recovers
+//     from it (a second crash during or right after recovery).
+//
+// Cases ext4 allows that the model leaves out: a directory fsync or a
+// rename that fails; writes torn inside a sector, or sectors that come
+// back garbled rather than old or new (the torn-tail exercise garbles
+// bytes on purpose instead, after the workload); a sync failing in Open or
+// more than once per workload; metadata of several files reaching the
+// disk in an order the directory fsyncs did not impose (each name is
+// decided on its own); and the delayed-allocation flush ext4 does on a
+// rename over a file or a close after truncation (auto_da_alloc), which
+// can save a store that skipped an fdatasync: the model never saves one.
+//
+// Each grading draws its workload from a seed (workload.go) that the
+// results show; a line "// kvlab:seed N" in the code replays workload N.
+// A failure is shrunk to the fewest Puts that still fail.
+//
 // Nothing here is safe for concurrent use: Run evaluates one program at a
 // time (the worker is single-threaded anyway).
 package grader

@@ -29,26 +29,6 @@ func rowOf(t *testing.T, r Result, prefix string) Case {
 	return Case{}
 }
 
-const (
-	putWriteSync = `	if _, err := s.log.Write(encode(key, value)); err != nil {
-		return err
-	}
-	if err := s.log.Sync(); err != nil {
-		return err
-	}
-	s.index[key] = value`
-	putSync = `	if err := s.log.Sync(); err != nil {
-		return err
-	}
-	s.index[key] = value`
-	openSyncDir = `		if err := fs.SyncDir(); err != nil {
-			return nil, err
-		}`
-	openTruncate = `		if err := s.log.Truncate(int64(good)); err != nil {
-			return nil, err
-		}`
-)
-
 // brokenCase is a broken version of an exercise's solution and the row it
 // must fail, with the words it must fail with.
 type brokenCase struct {
@@ -75,50 +55,6 @@ func checkBroken(t *testing.T, name, sol string, tests []brokenCase) {
 				t.Errorf("row %q:\n got  %q\n hint %q\nwant got containing %q and hint containing %q", c.Input, c.Got, c.Hint, tt.got, tt.hint)
 			}
 		})
-	}
-}
-
-// TestDurableAckBrokenVersions: each plausible wrong store fails the row
-// it should, naming the crash point and the rule it broke.
-func TestDurableAckBrokenVersions(t *testing.T) {
-	sol := durableAckExercise.Solution
-	checkBroken(t, "durable-ack", sol, []brokenCase{
-		{"no fdatasync", putSync, "\ts.index[key] = value", "power cut after each operation, prefix",
-			"power cut after operation 3 (write log @0, 13 bytes): key k0 was acknowledged at operation 3 but is gone", "you acknowledged before its fdatasync"},
-		{"fdatasync before the write (it covers the previous Put)", putWriteSync,
-			"	if err := s.log.Sync(); err != nil {\n\t\treturn err\n\t}\n\tif _, err := s.log.Write(encode(key, value)); err != nil {\n\t\treturn err\n\t}\n\ts.index[key] = value",
-			"power cut after each operation, prefix", "power cut after operation 4 (write log @0, 13 bytes): key k0 was acknowledged at operation 4 but is gone", "you acknowledged before its fdatasync"},
-		{"no directory fsync after Create", openSyncDir, "", "power cut after each operation, prefix",
-			"power cut after operation 3 (fdatasync log): key k0 was acknowledged at operation 3 but is gone", "log was created at operation 1 but the directory was never fsynced"},
-		{"two fdatasyncs per Put", putSync, "\ts.log.Sync()\n" + putSync, "fdatasyncs and directory fsyncs per Put",
-			"2.00 on average (24 for 12 Puts), at most 2", `Put("k0") synced 2 times`},
-		{"Open empties the log", `	data, err := fs.ReadFile("log")
-	if kvfs.IsNotExist(err) {`, `	data, err := fs.ReadFile("log")
-	if true {`, "reopen after the Puts", "key k0 was acknowledged at operation 4 but is gone", "Open must read back every record"},
-		{"Open refuses a torn tail", openTruncate, "\t\treturn nil, fmt.Errorf(\"log: torn record at %d\", good)", "power cut after each operation, prefix",
-			"Open failed: log: torn record at", "Open must accept whatever a power cut leaves"},
-	})
-}
-
-// TestDurableAckTraceNote: a failure comes with the operations up to the
-// cut.
-func TestDurableAckTraceNote(t *testing.T) {
-	r := mustRun(t, "durable-ack", broken(t, durableAckExercise.Solution, openSyncDir, ""))
-	want := "Operations up to the power cut: 1 `create log` · 2 `write log @0, 13 bytes` · 3 `fdatasync log`"
-	if len(r.Notes) == 0 || r.Notes[0] != want {
-		t.Errorf("notes %q, want first %q", r.Notes, want)
-	}
-}
-
-// TestDurableAckSolutionSyncsOncePerPut: the solution's numbers, as the
-// page shows them.
-func TestDurableAckSolutionSyncsOncePerPut(t *testing.T) {
-	r := mustRun(t, "durable-ack", durableAckExercise.Solution)
-	if c := rowOf(t, r, "fdatasyncs"); c.Got != "1.00 on average (12 for 12 Puts), at most 1" {
-		t.Errorf("syncs row got %q", c.Got)
-	}
-	if c := rowOf(t, r, "power cut after each operation, reorder"); c.Got != "all came back, at 27 cut points × 3 choices" {
-		t.Errorf("reorder row got %q", c.Got)
 	}
 }
 
@@ -176,8 +112,8 @@ func TestDurableAckPackageLevelIndex(t *testing.T) {
 	src = broken(t, src, "// Store is a log", "var shared = map[string]string{}\n\n// Store is a log")
 	r := mustRun(t, "durable-ack", src)
 	c := rowOf(t, r, "Open again, on a second and empty disk")
-	if c.Pass || c.Got != "key k0 is there" || !strings.Contains(c.Hint, "Open must build the index from the disk alone") {
-		t.Errorf("row %+v, want key k0 found on an empty disk and the hint", c)
+	if c.Pass || !strings.HasPrefix(c.Got, "key ") || !strings.HasSuffix(c.Got, " is there") || !strings.Contains(c.Hint, "Open must build the index from the disk alone") {
+		t.Errorf("row %+v, want a key found on an empty disk and the hint", c)
 	}
 }
 
@@ -190,8 +126,8 @@ func TestStudentCannotTouchTheRecording(t *testing.T) {
 		t.Run(stmt, func(t *testing.T) {
 			src := broken(t, durableAckExercise.Solution, "\ts := &Store{index: map[string]string{}}\n", "\t"+stmt+"\n\ts := &Store{index: map[string]string{}}\n")
 			r := Run("durable-ack", src)
-			if r.Error == nil || r.Error.Line != 16 || !strings.Contains(r.Error.Msg, "undefined method") {
-				t.Errorf("error %+v, want an undefined method at line 16", r.Error)
+			if r.Error == nil || r.Error.Line != 17 || !strings.Contains(r.Error.Msg, "undefined method") {
+				t.Errorf("error %+v, want an undefined method at line 17", r.Error)
 			}
 		})
 	}
@@ -202,15 +138,16 @@ func TestStudentCannotTouchTheRecording(t *testing.T) {
 // page's time limit or its memory.
 func TestDurableAckRunawayStore(t *testing.T) {
 	src := broken(t, durableAckExercise.Solution, writeSyncPut, `	for {
-		if _, err := s.log.Write(encode(key, value)); err != nil {
+		if _, err := s.log.Write([]byte(key)); err != nil {
 			return err
 		}
 	}
 `)
 	src = broken(t, src, "\ts.index[key] = value\n\treturn nil\n}", "}")
 	r := mustRun(t, "durable-ack", src)
-	if c := r.Cases[0]; c.Pass || !strings.Contains(c.Got, `Put("k0", "v0-") failed with no power cut: kvfs: too many filesystem operations`) {
-		t.Errorf("workload row %+v, want Put(k0) stopped by the operation limit", c)
+	first := putText(drawWorkload(7)[0])
+	if c := r.Cases[0]; c.Pass || !strings.Contains(c.Got, first+" failed with no power cut: kvfs: too many filesystem operations") {
+		t.Errorf("workload row %+v, want %s stopped by the operation limit", c, first)
 	}
 }
 
@@ -223,8 +160,8 @@ func TestDurableAckSyncFromAGoroutine(t *testing.T) {
 	src := broken(t, durableAckExercise.Solution, putSync, "\tgo s.log.Sync()\n\ts.index[key] = value")
 	for range 3 {
 		r := mustRun(t, "durable-ack", src)
-		if len(r.Cases) != 6 {
-			t.Fatalf("got %d rows, want 6: %+v", len(r.Cases), r.Cases)
+		if len(r.Cases) != 7 {
+			t.Fatalf("got %d rows, want 7: %+v", len(r.Cases), r.Cases)
 		}
 	}
 }

@@ -115,6 +115,7 @@ func Run(name, src string) Result {
 	if err != nil {
 		return Result{Exercise: name, Error: &CodeError{Msg: err.Error()}}
 	}
+	gradeSeed, gradeSeedGiven = seedOf(src)
 	r := func() Result {
 		p, ce := load(src, e.prelude)
 		if ce != nil {

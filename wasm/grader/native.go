@@ -8,9 +8,12 @@ import (
 	"go/constant"
 	"go/parser"
 	"go/token"
+	"hash/crc32"
 	"math"
 	"reflect"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/traefik/yaegi/interp"
@@ -68,11 +71,11 @@ func LoadNative(ctx context.Context, src string) (*Native, error) {
 	if ce := refuseGoStatements(src); ce != nil {
 		return nil, ce
 	}
-	if ce := refuseHugeArrays(src); ce != nil {
+	if ce := refuseHugeTypes(src); ce != nil {
 		return nil, ce
 	}
 	src = boundMakes(src)
-	p, ce := loadContext(ctx, src, prelude{code: storePrelude.code + makePrelude, shape: storePrelude.shape})
+	p, ce := loadContext(ctx, src, prelude{code: storePrelude.code, shape: storePrelude.shape, header: makeHeader, exports: makeExports})
 	if ce != nil {
 		return nil, ce
 	}
@@ -125,27 +128,94 @@ func refuseGoStatements(src string) *CodeError {
 	return ce
 }
 
-// maxMake is the most elements one make may ask for in a store run on a
-// real disk: a store of the exercises makes buffers of a record.
-const maxMake = 16 << 20
+// MaxAlloc is the most bytes one allocation may take in a store run on a
+// real disk: one make (its length or capacity times the size of an
+// element, nested arrays and structs included), or one variable,
+// new or composite literal of an array or struct type. Go allocates
+// each whole, and one the machine cannot give ends the whole process
+// ("fatal error: runtime: out of memory", which no recover catches).
+// A store of the exercises makes buffers of a record.
+const MaxAlloc = 64 << 20
 
-// makePrelude is the check boundMakes wraps each size of a make in. (It
-// is appended to the student's file, which may not import fmt.)
-var makePrelude = fmt.Sprintf(`
+// makeHeader declares the check boundMakes wraps each size of a make in:
+// the host works out the bytes from the make's type (t is a nil pointer
+// to it), so a slice of huge arrays counts as what it is.
+const makeHeader = `import kvlabsize "kvlabsize"
 
-func kvlabMakeLen(n int) int {
-	if n < 0 || n > %d {
-		panic("make: more elements than a store here may make at once (%d)")
+func kvlabMakeLen(n int, t interface{}) int {
+	if msg := kvlabsize.Check(n, t); msg != "" {
+		panic(msg)
 	}
 	return n
 }
-`, maxMake, maxMake)
+`
+
+// makeExports are the host functions makeHeader imports.
+var makeExports = interp.Exports{"kvlabsize/kvlabsize": {"Check": reflect.ValueOf(checkMake)}}
+
+// checkMake returns why a make of n of the type t points to may not run,
+// or "" when it may.
+func checkMake(n int, t any) string {
+	if n < 0 {
+		return fmt.Sprintf("make: a negative size (%d)", n)
+	}
+	rt := reflect.TypeOf(t)
+	if rt == nil || rt.Kind() != reflect.Pointer {
+		return ""
+	}
+	rt = rt.Elem()
+	var elem int64
+	what := "elements"
+	switch rt.Kind() {
+	case reflect.Slice, reflect.Chan:
+		elem = int64(rt.Elem().Size())
+	case reflect.Map:
+		elem = int64(rt.Key().Size() + rt.Elem().Size())
+		what = "entries"
+	default:
+		return ""
+	}
+	elem = max(elem, 1)
+	if int64(n) <= MaxAlloc/elem {
+		return ""
+	}
+	total := "more than 8 EiB"
+	if int64(n) <= math.MaxInt64/elem {
+		total = formatBytes(int64(n) * elem)
+	}
+	return fmt.Sprintf("make: %s (%d %s of %s each): one allocation of a store here may be at most %s (Go allocates it whole, and one the machine cannot give ends the whole server)",
+		total, n, what, formatBytes(elem), formatBytes(MaxAlloc))
+}
+
+// formatBytes writes n in B, KiB, MiB, GiB, TiB, PiB or EiB, with up to three
+// decimals, or in bytes when those would hide that it is not a whole
+// number of them.
+func formatBytes(n int64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
+	i, v := 0, float64(n)
+	for v >= 1024 && i < len(units)-1 {
+		v /= 1024
+		i++
+	}
+	if i == 0 {
+		return fmt.Sprintf("%d B", n)
+	}
+	if v == math.Trunc(v) {
+		return fmt.Sprintf("%.0f %s", v, units[i])
+	}
+	for prec := 1; prec <= 3; prec++ {
+		if s := strconv.FormatFloat(v, 'f', prec, 64); strings.TrimRight(s, "0") != strings.Split(s, ".")[0]+"." {
+			return s + " " + units[i]
+		}
+	}
+	return fmt.Sprintf("%d B", n) // 64.0 MiB would read as the limit itself
+}
 
 // boundMakes wraps every size argument of a make in src in
-// kvlabMakeLen: one make of a terabyte would make Go end the whole
-// process ("out of memory", which no recover catches) before any watch
-// could look. Lines stay where they were; on a line with a make, the
-// columns after it move.
+// kvlabMakeLen, with a nil pointer to the make's type: one make of a
+// terabyte would make Go end the whole process ("out of memory", which
+// no recover catches) before any watch could look. Lines stay where they
+// were; on a line with a make, the columns after it move.
 func boundMakes(src string) string {
 	f, fset, lines := parseStudent(src)
 	if f == nil {
@@ -157,14 +227,23 @@ func boundMakes(src string) string {
 		text string
 	}
 	var ins []insert
+	var aliases []string // types written over more than one line, named at the end
 	ast.Inspect(f, func(n ast.Node) bool {
 		call, ok := n.(*ast.CallExpr)
 		if !ok {
 			return true
 		}
-		if id, ok := call.Fun.(*ast.Ident); ok && id.Name == "make" {
-			for _, a := range call.Args[min(1, len(call.Args)):] {
-				ins = append(ins, insert{fset.Position(a.Pos()).Offset - shift, "kvlabMakeLen(int("}, insert{fset.Position(a.End()).Offset - shift, "))"})
+		if id, ok := call.Fun.(*ast.Ident); ok && id.Name == "make" && len(call.Args) > 1 {
+			typ := call.Args[0]
+			text := src[fset.Position(typ.Pos()).Offset-shift : fset.Position(typ.End()).Offset-shift]
+			if strings.ContainsAny(text, "\n") {
+				// Written where it is, it would move the lines below.
+				aliases = append(aliases, fmt.Sprintf("\ntype kvlabMakeType%d = %s\n", len(aliases), text))
+				text = fmt.Sprintf("kvlabMakeType%d", len(aliases)-1)
+			}
+			t := ", (*" + text + ")(nil))"
+			for _, a := range call.Args[1:] {
+				ins = append(ins, insert{fset.Position(a.Pos()).Offset - shift, "kvlabMakeLen(int("}, insert{fset.Position(a.End()).Offset - shift, ")" + t})
 			}
 		}
 		return true
@@ -175,46 +254,192 @@ func boundMakes(src string) string {
 	for _, in := range ins {
 		src = src[:in.at] + in.text + src[in.at:]
 	}
-	return src
+	return src + strings.Join(aliases, "")
 }
 
-// refuseHugeArrays returns a CodeError at the first array type whose
-// length is a constant over maxMake: such a variable is allocated whole,
-// and one of a terabyte ends the process ("out of memory"). A length
-// that is not a constant of the file or one of math's (crc32.Size) is
-// let through.
-func refuseHugeArrays(src string) *CodeError {
+// refuseHugeTypes returns a CodeError at the first array or struct type
+// of src whose size in bytes is over MaxAlloc: a variable, new or
+// composite literal of it is allocated whole, and one of a terabyte ends
+// the process ("out of memory"). The size counts nested arrays and
+// structs, the types the file declares and those of the packages a store
+// may import; an array's length must be a constant the check can read
+// (the file's, or an imported package's such as crc32.Size), and an
+// element whose type it cannot work out counts as one byte.
+func refuseHugeTypes(src string) *CodeError {
 	f, fset, shift := parseStudent(src)
 	if f == nil {
 		return nil
 	}
-	consts := map[string]ast.Expr{} // every constant of the file by name, whatever its scope
-	ast.Inspect(f, func(n ast.Node) bool {
-		if d, ok := n.(*ast.GenDecl); ok && d.Tok == token.CONST {
-			for _, sp := range d.Specs {
-				vs := sp.(*ast.ValueSpec)
-				for i, name := range vs.Names {
-					if i < len(vs.Values) {
-						consts[name.Name] = vs.Values[i]
-					}
-				}
-			}
-		}
-		return true
-	})
+	sz := newSizer(f)
 	var ce *CodeError
 	ast.Inspect(f, func(n ast.Node) bool {
-		arr, ok := n.(*ast.ArrayType)
-		if !ok || arr.Len == nil || ce != nil {
-			return ce == nil
+		if ce != nil {
+			return false
 		}
-		if v, ok := constInt(arr.Len, consts, 0); ok && (constant.Sign(v) < 0 || constant.Compare(v, token.GTR, constant.MakeInt64(maxMake))) {
-			p := fset.Position(arr.Lbrack)
-			ce = at(p.Line-shift, p.Column, fmt.Sprintf("an array of %s elements: a store here may hold at most %d in one array or make (Go allocates it whole, and one too large ends the whole server)", v.ExactString(), maxMake))
+		var what string
+		var pos token.Pos
+		switch t := n.(type) {
+		case *ast.ArrayType:
+			if t.Len == nil {
+				return true
+			}
+			if _, ok := t.Len.(*ast.Ellipsis); ok {
+				return true // as long as its literal, which is in the source
+			}
+			v, ok := constInt(t.Len, sz.consts, 0)
+			if !ok {
+				return true
+			}
+			pos = t.Lbrack
+			if constant.Sign(v) < 0 {
+				p := fset.Position(pos)
+				ce = at(p.Line-shift, p.Column, fmt.Sprintf("an array of %s elements: an array's length cannot be negative", v.ExactString()))
+				return false
+			}
+			what = fmt.Sprintf("an array of %s elements of %s each", v.ExactString(), formatBytes(sz.size(t.Elt, 0)))
+		case *ast.StructType:
+			pos, what = t.Struct, "a struct"
+		default:
+			return true
+		}
+		if size := sz.size(n.(ast.Expr), 0); size > MaxAlloc {
+			p := fset.Position(pos)
+			total := "more than 8 EiB"
+			if size < math.MaxInt64 {
+				total = formatBytes(size)
+			}
+			ce = at(p.Line-shift, p.Column, fmt.Sprintf("%s (%s in all): one allocation of a store here may be at most %s (Go allocates a variable of this type whole, and one the machine cannot give ends the whole server)", what, total, formatBytes(MaxAlloc)))
 		}
 		return ce == nil
 	})
 	return ce
+}
+
+// sizer works out the size in bytes of a type written in a student's
+// file, from the file's declarations alone.
+type sizer struct {
+	consts  map[string]ast.Expr // every constant of the file by name, whatever its scope
+	types   map[string]ast.Expr // every type of the file by name, whatever its scope
+	imports map[string]string   // the path of each import, by the name the file uses
+}
+
+func newSizer(f *ast.File) *sizer {
+	sz := &sizer{consts: map[string]ast.Expr{}, types: map[string]ast.Expr{}, imports: map[string]string{}}
+	for _, imp := range f.Imports {
+		path, err := strconv.Unquote(imp.Path.Value)
+		if err != nil {
+			continue
+		}
+		if alias, ok := importAliases[path]; ok {
+			path = alias
+		}
+		name := lastElem(path)
+		if imp.Name != nil {
+			name = imp.Name.Name
+		}
+		sz.imports[name] = path
+	}
+	ast.Inspect(f, func(n ast.Node) bool {
+		d, ok := n.(*ast.GenDecl)
+		if !ok {
+			return true
+		}
+		for _, sp := range d.Specs {
+			switch sp := sp.(type) {
+			case *ast.ValueSpec:
+				if d.Tok != token.CONST {
+					continue
+				}
+				for i, name := range sp.Names {
+					if i < len(sp.Values) {
+						sz.consts[name.Name] = sp.Values[i]
+					}
+				}
+			case *ast.TypeSpec:
+				sz.types[sp.Name.Name] = sp.Type
+			}
+		}
+		return true
+	})
+	return sz
+}
+
+// basicSizes are the sizes of Go's predeclared types on a 64-bit host.
+var basicSizes = map[string]int64{
+	"bool": 1, "int8": 1, "uint8": 1, "byte": 1,
+	"int16": 2, "uint16": 2,
+	"int32": 4, "uint32": 4, "rune": 4, "float32": 4,
+	"int": 8, "uint": 8, "int64": 8, "uint64": 8, "uintptr": 8, "float64": 8, "complex64": 8,
+	"complex128": 16, "string": 16, "error": 16, "any": 16,
+}
+
+// size returns the size of the type e in bytes, at least (a field's
+// alignment is not counted, and a type it cannot work out counts as one
+// byte); math.MaxInt64 when it is larger.
+func (sz *sizer) size(e ast.Expr, depth int) int64 {
+	if depth > 20 {
+		return 1
+	}
+	switch e := e.(type) {
+	case *ast.ParenExpr:
+		return sz.size(e.X, depth+1)
+	case *ast.Ident:
+		if n, ok := basicSizes[e.Name]; ok {
+			return n
+		}
+		if t, ok := sz.types[e.Name]; ok {
+			return sz.size(t, depth+1)
+		}
+	case *ast.SelectorExpr:
+		if pkg, ok := e.X.(*ast.Ident); ok {
+			if path, ok := sz.imports[pkg.Name]; ok {
+				v, ok := symbols[path+"/"+lastElem(path)][e.Sel.Name]
+				if ok && v.Kind() == reflect.Pointer && v.IsNil() {
+					return int64(v.Type().Elem().Size())
+				}
+			}
+		}
+	case *ast.StarExpr, *ast.FuncType, *ast.MapType, *ast.ChanType:
+		return 8
+	case *ast.InterfaceType:
+		return 16
+	case *ast.ArrayType:
+		if e.Len == nil {
+			return 24 // a slice
+		}
+		v, ok := constInt(e.Len, sz.consts, 0)
+		if !ok {
+			return 1
+		}
+		n, ok := constant.Int64Val(v)
+		if !ok || n < 0 {
+			return math.MaxInt64
+		}
+		return mulSat(n, sz.size(e.Elt, depth+1))
+	case *ast.StructType:
+		var total int64
+		for _, field := range e.Fields.List {
+			names := int64(max(len(field.Names), 1))
+			total = addSat(total, mulSat(names, sz.size(field.Type, depth+1)))
+		}
+		return total
+	}
+	return 1
+}
+
+// mulSat and addSat are a*b and a+b for sizes, at most math.MaxInt64.
+func mulSat(a, b int64) int64 {
+	if a != 0 && b > math.MaxInt64/a {
+		return math.MaxInt64
+	}
+	return a * b
+}
+
+func addSat(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 // constInt evaluates e as an integer constant, reading the constants of
@@ -238,6 +463,9 @@ func constInt(e ast.Expr, consts map[string]ast.Expr, depth int) (v constant.Val
 		}
 	case *ast.SelectorExpr:
 		// The integer constants of the packages a store may import.
+		if pkg, ok := e.X.(*ast.Ident); ok && pkg.Name == "crc32" && e.Sel.Name == "Size" {
+			return constant.MakeInt64(crc32.Size), true
+		}
 		if pkg, ok := e.X.(*ast.Ident); ok && pkg.Name == "math" {
 			switch e.Sel.Name {
 			case "MaxInt", "MaxInt64":

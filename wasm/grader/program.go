@@ -68,6 +68,13 @@ func max[T ~int | ~int8 | ~int16 | ~int32 | ~int64 | ~uint | ~uint8 | ~uint16 | 
 type prelude struct {
 	code  string
 	shape string // what the student must declare for code to compile, as a sentence
+
+	// header, when set, is evaluated in the student's package before the
+	// student's code, with exports registered first: declarations the
+	// student's code is rewritten to call, which may import host
+	// functions (code appended after the student's cannot import).
+	header  string
+	exports interp.Exports
 }
 
 // program is a student's source evaluated by a fresh interpreter.
@@ -144,6 +151,14 @@ func loadContext(ctx context.Context, src string, pre prelude) (*program, *CodeE
 	})
 	if err := in.Use(symbols); err != nil {
 		panic("grader: symbol table rejected by the interpreter: " + err.Error())
+	}
+	if pre.header != "" {
+		if err := in.Use(pre.exports); err != nil {
+			panic("grader: header symbols rejected by the interpreter: " + err.Error())
+		}
+		if _, err := in.Eval("package " + f.Name.Name + "\n" + pre.header); err != nil {
+			panic("grader: header rejected by the interpreter: " + err.Error())
+		}
 	}
 	if ce := eval(ctx, in, full, fset, f, shift); ce != nil {
 		if ce.Line > strings.Count(src, "\n")+1-shift {

@@ -259,6 +259,8 @@ func replaceRule(rec *recording, f *cutFailure) string {
 			return "you wrote " + replaceName + " in place: a power cut in the middle leaves part old, part new, or nothing; write a temporary file and rename it over " + replaceName
 		case op.Kind == "remove" && op.File == replaceName:
 			return "you removed " + replaceName + " before the rename: Rename replaces it atomically, removing it first leaves a moment with no " + replaceName
+		case op.Kind == "rename" && op.From == replaceName:
+			return fmt.Sprintf("you moved %s aside (%s) before renaming the new file over it: until that second rename is durable there may be no %s at all; Rename replaces the old file atomically, so rename the temporary file straight over %s", replaceName, op, replaceName, replaceName)
 		case op.Kind == "rename" && op.File == replaceName:
 			renamed = i
 		}
@@ -281,7 +283,7 @@ func replaceRule(rec *recording, f *cutFailure) string {
 	}
 	for _, op := range own[renamed+1:] {
 		if op.Kind == "fsync-dir" {
-			return ""
+			return "this Save wrote, fdatasynced, renamed and fsynced the directory in the right order, yet " + replaceName + " did not hold a whole version: look for another file operation between them that changes " + replaceName
 		}
 	}
 	return "the rename is not durable until the directory is fsynced: call SyncDir after Rename, before Save returns"

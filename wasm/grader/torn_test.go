@@ -1,48 +1,9 @@
 package grader
 
-import "testing"
-
-const (
-	scanCRC = `		if crc32.Checksum(data[off+4:end], table) != c {
-			if end == len(data) {
-				return off, nil // the last record, garbled
-			}
-			return off, fmt.Errorf("%w: offset %d, %d bytes after it", errDamaged, off, len(data)-end)
-		}
-`
-	scanShortHeader = `		if off+8 > len(data) {
-			return off, nil // a torn header
-		}
-`
-	scanShortRecord = `		if end > len(data) {
-			return off, nil // cut short
-		}
-`
+import (
+	"strings"
+	"testing"
 )
-
-// TestTornTailBrokenVersions: each plausible wrong scan or Open fails the
-// row it should, with the crash point or the flipped byte and the rule.
-func TestTornTailBrokenVersions(t *testing.T) {
-	sol := tornTailExercise.Solution
-	checkBroken(t, "torn-tail", sol, []brokenCase{
-		{"no CRC check", scanCRC, "\t\t_ = c\n", "the last byte of the last record flipped",
-			`log byte 220 flipped: key k5 was acknowledged at operation 14 as "v5-xxxxxxxxx" but came back as "v5-agai;"`, "check the CRC of every record"},
-		{"any CRC mismatch is an error", scanCRC, `		if crc32.Checksum(data[off+4:end], table) != c {
-			return off, fmt.Errorf("%w: offset %d", errDamaged, off)
-		}
-`, "the last byte of the last record flipped", "log byte 220 flipped: Open failed: log: damaged record", "a garbled last record is a torn tail"},
-		{"any CRC mismatch ends the log", scanCRC, `		if crc32.Checksum(data[off+4:end], table) != c {
-			return off, nil
-		}
-`, "the last byte of record 7 of 12", "log byte 120 flipped: Open succeeded; 5 of the 5 Puts after it are gone", "dropping them silently loses acknowledged writes"},
-		{"no truncation of the tail", truncateTail, "", "power cut after each operation",
-			`reopened, Put("after") acknowledged, reopened again: key after is gone`, "Open must truncate the file at the end of the last good record"},
-		{"a short header is read anyway", scanShortHeader, "", "power cut after each operation",
-			"Open failed: panic: index out of range", "a power cut in the middle of an append leaves a torn tail"},
-		{"a record cut short is an error", scanShortRecord, "\t\tif end > len(data) {\n\t\t\treturn off, errDamaged\n\t\t}\n", "power cut after each operation",
-			"Open failed: log: damaged record", "a power cut in the middle of an append leaves a torn tail"},
-	})
-}
 
 // TestTornTailStubFailsEveryCheck: the starting code passes the workload
 // and the empty disk, and nothing that needs the tail handled.
@@ -52,5 +13,56 @@ func TestTornTailStubFailsEveryCheck(t *testing.T) {
 		if c.Pass {
 			t.Errorf("stub passes %q: %s", c.Input, c.Got)
 		}
+	}
+}
+
+// oldScan is the rule torn-tail taught before: a bad record with bytes
+// after it is damage, one cut short or ending the file a torn tail.
+const oldScan = `	for off < len(data) {
+		if off+8 > len(data) {
+			return off, nil
+		}
+		klen := int(data[off+4]) | int(data[off+5])<<8
+		vlen := int(data[off+6]) | int(data[off+7])<<8
+		end := off + 8 + klen + vlen
+		if end > len(data) {
+			return off, nil
+		}
+		if intact(data[off:]) == 0 {
+			if end == len(data) {
+				return off, nil
+			}
+			return off, errDamaged
+		}
+		put(string(data[off+8:off+8+klen]), string(data[off+8+klen:end]))
+		off = end
+	}
+	return off, nil
+}
+`
+
+// TestTornTailOldRuleFails: the rule "bytes after a bad record make it
+// damage" refuses to open after an ordinary reorder cut (a torn record's
+// later sector reached the disk), and takes a middle record whose value
+// length was garbled for a tail cut short, dropping the Puts after it.
+func TestTornTailOldRuleFails(t *testing.T) {
+	sol := tornTailExercise.Solution
+	start := strings.Index(sol, "\tfor off < len(data) {\n\t\tn := intact(data[off:])")
+	end := strings.Index(sol, "// intact returns")
+	if start < 0 || end < 0 {
+		t.Fatal("the solution's scan loop is not where this test looks for it")
+	}
+	src := sol[:start] + oldScan + "\n" + sol[end:]
+	r := mustRun(t, "torn-tail", seeded(src, 4))
+	reorder := rowOf(t, r, "power cut after each operation, reorder")
+	if reorder.Pass || !strings.Contains(reorder.Got, "Open failed: log: damaged record") || !strings.Contains(reorder.Hint, "those bytes prove nothing") {
+		t.Errorf("reorder row %+v, want Open refusing a torn record with bytes after it", reorder)
+	}
+	mid := rowOf(t, r, "one byte of record")
+	if mid.Pass || !strings.Contains(mid.Got, "(its value length) flipped: Open succeeded") || !strings.Contains(mid.Got, "Puts after it are gone") {
+		t.Errorf("middle row %+v, want the garbled value length taken for a torn tail and the Puts after it gone", mid)
+	}
+	if c := rowOf(t, r, "power cut after each operation, prefix"); !c.Pass {
+		t.Errorf("prefix row %+v: the old rule holds in prefix mode", c)
 	}
 }

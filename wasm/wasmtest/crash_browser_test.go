@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"kvlab/wasm/grader"
 )
 
 // crashLesson has the crash exercises' blocks, as lesson 7 has.
@@ -16,29 +18,26 @@ const crashLesson = "---\ntitle: Crash exercise fixture\nsummary: The crash exer
 
 const exAck = `.exercise[data-exercise=durable-ack]`
 
-// crashWrong is a wrong submission of a crash exercise: the model
-// solution with old replaced by new, and the failing row the page must
-// show.
+// crashWrong is a wrong version of a crash exercise's solution, the
+// model solution with old replaced by new, graded on workload seed, and
+// the failing row the page must show: the one the grader, run natively
+// on the same code, shows.
 type crashWrong struct {
 	exercise, old, new string
 	row                string // the row's input starts so
-	got                string // the row's got cell, exactly
 	hint               string // in the row's hint cell
 }
 
+// wrongSeed is the workload the wrong versions are graded on.
+const wrongSeed = "\n// kvlab:seed 7\n"
+
 var crashWrongs = []crashWrong{
-	{"durable-ack", "\tif err := s.log.Sync(); err != nil {\n\t\treturn err\n\t}\n\ts.index[key] = value", "\ts.index[key] = value",
-		"power cut after each operation, prefix",
-		"power cut after operation 3 (write log @0, 13 bytes): key k0 was acknowledged at operation 3 but is gone",
-		"you acknowledged before its fdatasync"},
+	{"durable-ack", "\tif err := s.log.Sync(); err != nil {\n\t\t// After a failed fdatasync Linux marks the pages clean: a retry\n\t\t// succeeds without writing them. The error must stick.\n\t\ts.err = err\n\t\treturn err\n\t}\n", "",
+		"power cut after each operation, prefix", "you acknowledged before its fdatasync"},
 	{"torn-tail", "\tif good < len(data) {\n\t\t// A torn tail: cut it off, so new records follow the last good one.\n\t\tif err := s.log.Truncate(int64(good)); err != nil {\n\t\t\treturn nil, err\n\t\t}\n\t}\n", "",
-		"power cut after each operation",
-		`power cut after operation 3 (write log @0, 13 bytes): reopened, Put("after") acknowledged, reopened again: key after is gone`,
-		"Open must truncate the file"},
+		"power cut after each operation", "Open must truncate the file"},
 	{"atomic-replace", "\treturn fs.SyncDir()\n", "\treturn nil\n",
-		"power cut after each operation, dirent",
-		"power cut after operation 4 (rename config.tmp → config): config holds version 0, but the Save of version 1 had returned at operation 4",
-		"call SyncDir after Rename"},
+		"power cut after each operation, dirent", "call SyncDir after Rename"},
 }
 
 // TestBrowserCrashExercise submits a wrong solution of each crash
@@ -63,7 +62,13 @@ func TestBrowserCrashExercise(t *testing.T) {
 		if !strings.Contains(sol, w.old) {
 			t.Fatalf("%s: the solution has no %q to replace", w.exercise, w.old)
 		}
-		setCode(t, ctx, sel, strings.Replace(sol, w.old, w.new, 1))
+		src := strings.Replace(sol, w.old, w.new, 1) + wrongSeed
+		native := grader.Run(w.exercise, src)
+		want := slices.IndexFunc(native.Cases, func(c grader.Case) bool { return strings.HasPrefix(c.Input, w.row) })
+		if want < 0 || native.Cases[want].Pass || !strings.Contains(native.Cases[want].Hint, w.hint) {
+			t.Fatalf("%s: natively, no failing row %q with a hint containing %q: %+v", w.exercise, w.row, w.hint, native.Cases)
+		}
+		setCode(t, ctx, sel, src)
 		state, first := runAndWait(t, ctx, sel, 60*time.Second)
 		if state != "failed" {
 			t.Fatalf("%s, wrong: state %q, want failed", w.exercise, state)
@@ -74,16 +79,19 @@ func TestBrowserCrashExercise(t *testing.T) {
 		if i < 0 {
 			t.Fatalf("%s: no row %q in %+v", w.exercise, w.row, rows)
 		}
-		if r := rows[i]; r.Class != "ex-fail" || r.Cells[3] != w.got || !strings.Contains(r.Cells[5], w.hint) {
-			t.Errorf("%s: row %+v, want a failure with got %q and a hint containing %q", w.exercise, r, w.got, w.hint)
+		if r, c := rows[i], native.Cases[want]; r.Class != "ex-fail" || r.Cells[3] != c.Got || r.Cells[5] != c.Hint {
+			t.Errorf("%s: row %+v, want a failure with got %q and hint %q, as natively", w.exercise, r, c.Got, c.Hint)
 		}
 		if w.exercise == "durable-ack" {
 			note, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel+` .ex-notes`)))
-			if !strings.Contains(note, "1 create log · 2 fsync dir · 3 write log @0, 13 bytes") {
-				t.Errorf("note %q, want the operations up to the cut", note)
+			if !strings.Contains(note, "kvlab:seed 7") || !strings.Contains(note, "1 create log · 2 fsync dir · 3 write log @0, ") {
+				t.Errorf("note %q, want the workload's seed and the operations up to the cut", note)
 			}
 		}
 		timeSolution(t, ctx, w.exercise, sol)
+		if w.exercise != "atomic-replace" {
+			timeSolution(t, ctx, w.exercise+" (largest workload)", sol+largest)
+		}
 	}
 
 	// A fresh page and worker: the first grading of a correct solution
@@ -106,7 +114,7 @@ func TestBrowserCrashExercise(t *testing.T) {
 // click to the results.
 func timeSolution(t *testing.T, ctx context.Context, name, sol string) {
 	t.Helper()
-	sel := `.exercise[data-exercise=` + name + `]`
+	sel := `.exercise[data-exercise=` + strings.Fields(name)[0] + `]`
 	setCode(t, ctx, sel, sol)
 	var times []time.Duration
 	for range 5 {

@@ -120,6 +120,12 @@ func TestNodeWorker(t *testing.T) {
 		{"durable-ack", solution(t, "durable-ack"), roomy},
 		{"torn-tail", solution(t, "torn-tail"), roomy},
 		{"atomic-replace", solution(t, "atomic-replace"), roomy},
+		// The largest workload of the crash exercises (seed 905, the
+		// grader's TestWorkloadBounds), graded whole by the solutions and
+		// failed, then shrunk, by a torn-tail Open that truncates nothing.
+		{"durable-ack", solution(t, "durable-ack") + largest, roomy},
+		{"torn-tail", solution(t, "torn-tail") + largest, roomy},
+		{"torn-tail", noTruncate(t) + largest, roomy},
 	}
 	b, _ := json.Marshal(jobs)
 	jobsFile := filepath.Join(t.TempDir(), "jobs.json")
@@ -142,7 +148,7 @@ func TestNodeWorker(t *testing.T) {
 	}
 	r := res.Results
 
-	for _, i := range []int{0, 4, 5, 6, 7, 8, 10, 11, 12, 13} {
+	for _, i := range []int{0, 4, 5, 6, 7, 8, 10, 11, 12, 13, 14, 15} {
 		if r[i].Result == nil || !r[i].Result.Passed {
 			t.Errorf("job %d (%s solution): got %+v, want passed", i, jobs[i].Name, r[i].Result)
 		}
@@ -169,11 +175,28 @@ func TestNodeWorker(t *testing.T) {
 	if dl := r[9]; !dl.Dead || dl.Result == nil || dl.Result.Error == nil || !strings.Contains(dl.Result.Error.Msg, "deadlock") {
 		t.Errorf("deadlock: got dead=%v result=%+v, want a dead worker and an error naming the deadlock", dl.Dead, dl.Result)
 	}
+	if nt := r[16].Result; nt == nil || nt.Passed || !strings.Contains(nt.Summary, "cases pass") {
+		t.Errorf("torn-tail without truncation, largest workload: got %+v, want a failed run", nt)
+	}
 	for i, x := range r {
 		t.Logf("job %d %s: %.0f ms", i, jobs[i].Name, x.RunMs)
 	}
 	t.Logf("node worker: ready %.0f ms; first run %.0f ms; later run %.0f ms; restart after the 2 s stop %.0f ms",
 		res.ReadyMs, r[0].RunMs, r[8].RunMs, r[3].RestartMs)
+}
+
+// largest is the line that grades a crash exercise on its largest
+// workload.
+const largest = "\n// kvlab:seed 905\n"
+
+// noTruncate is the torn-tail solution without the truncation of the tail.
+func noTruncate(t *testing.T) string {
+	sol := solution(t, "torn-tail")
+	cut := "\tif good < len(data) {\n\t\t// A torn tail: cut it off, so new records follow the last good one.\n\t\tif err := s.log.Truncate(int64(good)); err != nil {\n\t\t\treturn nil, err\n\t\t}\n\t}\n"
+	if !strings.Contains(sol, cut) {
+		t.Fatal("the torn-tail solution has no truncation to take out")
+	}
+	return strings.Replace(sol, cut, "", 1)
 }
 
 func lookupStub(name string) (string, error) {

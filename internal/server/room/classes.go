@@ -231,7 +231,7 @@ func (rs *Rooms) classOrError(w http.ResponseWriter, r *http.Request, name, v, t
 	}
 	c, err := rs.loadClass(r.Context(), id, token)
 	if errors.Is(err, archive.ErrNotFound) {
-		web.ErrorPage(w, http.StatusNotFound, "No such class", fmt.Sprintf("Class %d is not in this server's archive (%s): /classes lists the classes it has.", id, rs.cfg.Archive.Where()))
+		web.ErrorPage(w, http.StatusNotFound, "No such class", fmt.Sprintf("Class %d is not in this server's archive; /classes lists the classes it has.", id))
 		return classView{}, false
 	}
 	if err != nil {

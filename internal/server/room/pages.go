@@ -9,6 +9,7 @@ import (
 
 	"kvlab/internal/classroom"
 	"kvlab/internal/lesson"
+	"kvlab/internal/server/guard"
 	"kvlab/internal/server/web"
 )
 
@@ -73,6 +74,9 @@ type roomView struct {
 	Sections  []roomSection
 	NeedToken bool
 	JoinURL   string
+	// LocalOnly: JoinURL names this machine (localhost, 127.0.0.1), which
+	// no student's device can reach; the join panel says what to do.
+	LocalOnly bool
 }
 
 // roomPage serves one of the room's pages, at path (a format of the
@@ -99,6 +103,9 @@ func (rs *Rooms) roomPage(tmpl, path string) http.HandlerFunc {
 			web.ErrorPage(w, status, "No such room", err.Error())
 			return
 		}
+		if tmpl == "room.html" {
+			v.Body = forFollowers(v.Body)
+		}
 		web.RenderPage(w, http.StatusOK, tmpl, v)
 	}
 }
@@ -118,7 +125,8 @@ func (rs *Rooms) roomViewFor(r *http.Request, code string, withBody bool) (roomV
 	if l == nil {
 		return roomView{}, http.StatusNotFound, fmt.Errorf("room %s is on lesson %q, which this server no longer has", code, rm.Lesson)
 	}
-	v := roomView{Code: code, ID: rm.ID, Lesson: l, NeedToken: rs.cfg.Guard.NeedToken(), JoinURL: joinURL(r, code)}
+	v := roomView{Code: code, ID: rm.ID, Lesson: l, NeedToken: rs.cfg.Guard.NeedToken(), JoinURL: joinURL(r, code),
+		LocalOnly: guard.LoopbackHost(guard.HostOf(r.Host))}
 	if withBody {
 		if v.Body, v.Sections, err = renderSections(l); err != nil {
 			return roomView{}, http.StatusInternalServerError, err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"html/template"
+	"regexp"
 
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/renderer"
@@ -100,4 +101,27 @@ func renderSections(l *lesson.Lesson) (template.HTML, []roomSection, error) {
 		secs = append(secs, roomSection{N: i + 1, Title: t})
 	}
 	return template.HTML(b.String()), secs, nil
+}
+
+// followerText rewrites what a lesson tells a reader who runs its cells
+// into what it means on a follower's page, where the presenter runs
+// them and there is no Run button: each pattern, then its replacement.
+var followerText = []struct {
+	re   *regexp.Regexp
+	with string
+}{
+	{regexp.MustCompile(`Press <strong>Run</strong> \(or Shift\+Enter in the cell\)\.`), "The presenter runs it; its results appear here as they stream."},
+	{regexp.MustCompile(`Before you run it, predict`), "Before the presenter runs it, predict"},
+	{regexp.MustCompile(`Predict before you run:`), "Predict before the presenter runs it:"},
+	{regexp.MustCompile(`([Tt])he cell stays locked until you have\s+answered\s+the\s+(\w+)\s+quizzes\s+below`), "${1}he presenter's run grades the ${2} quizzes below: answer them before it starts"},
+}
+
+// forFollowers is a lesson's rendered body as a follower's page shows it
+// (followerText).
+func forFollowers(body template.HTML) template.HTML {
+	s := string(body)
+	for _, f := range followerText {
+		s = f.re.ReplaceAllString(s, f.with)
+	}
+	return template.HTML(s)
 }

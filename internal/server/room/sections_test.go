@@ -44,3 +44,28 @@ func TestRoomSectionsAgreeWithTheRoom(t *testing.T) {
 		}
 	}
 }
+
+// A follower's page has no Run button: no lesson tells a follower to
+// press Run, or that a cell stays locked until they answer; the same
+// sentences stay on the presenter's page, where they are true.
+func TestFollowersAreNotToldToRun(t *testing.T) {
+	ls, err := lesson.Load(lessons.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	solo := regexp.MustCompile(`Press <strong>Run</strong>|Shift\+Enter in the cell|stays locked|[Bb]efore you run`)
+	rewrote := 0
+	for _, l := range ls {
+		body, _, err := renderSections(l)
+		if err != nil {
+			t.Fatalf("%s: %v", l.File, err)
+		}
+		rewrote += len(solo.FindAllString(string(body), -1))
+		if m := solo.FindString(string(forFollowers(body))); m != "" {
+			t.Errorf("%s: a follower's page says %q", l.File, m)
+		}
+	}
+	if rewrote == 0 {
+		t.Error("no lesson tells its reader to press Run: the test shows nothing")
+	}
+}

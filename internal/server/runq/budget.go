@@ -25,6 +25,10 @@ type Budget struct {
 	MaxRunsPerCell int           // runs all of a cell's lines may make (-max-cell-runs)
 	MaxCellTime    time.Duration // wall clock for the whole cell (-max-cell-time)
 	MaxMemory      int64         // bytes one run may hold, by harness.Spec.MemoryBytes (-max-memory)
+	// Addresses are the servers a line may name by an address
+	// (-allow-engine, and whether the server serves others): not a cost,
+	// but checked with the rest of a job before it queues (addresses.go).
+	Addresses Addresses
 }
 
 // DefaultBudget is the server's budget: a lesson's largest cell (a

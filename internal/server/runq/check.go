@@ -3,9 +3,6 @@ package runq
 import (
 	"errors"
 	"fmt"
-	"net"
-	"net/url"
-	"strings"
 
 	"kvlab/harness"
 	"kvlab/internal/lesson"
@@ -41,7 +38,7 @@ func CheckCell(cell string, rounds int, lim harness.Limits, b Budget, maxLines i
 func CheckLines(lines []string, rounds int, lim harness.Limits, b Budget) (specs []*harness.Spec, bad int, err error) {
 	specs = make([]*harness.Spec, len(lines))
 	for i, l := range lines {
-		if specs[i], err = checkLine(l, lim); err != nil {
+		if specs[i], err = checkLine(l, lim, b.Addresses); err != nil {
 			return nil, i, lineError(i, l, err)
 		}
 	}
@@ -61,9 +58,10 @@ func lineError(i int, line string, err error) error {
 }
 
 // checkLine parses one run line and checks it against the limits and
-// what the server allows. The error says what is wrong and what is
-// allowed, but not which line: the caller names it.
-func checkLine(line string, lim harness.Limits) (*harness.Spec, error) {
+// what the server allows (its engines named by an address among it:
+// addresses.go). The error says what is wrong and what is allowed, but
+// not which line: the caller names it.
+func checkLine(line string, lim harness.Limits, addrs Addresses) (*harness.Spec, error) {
 	spec, err := harness.ParseSpec(line, lim)
 	if err != nil {
 		return nil, err
@@ -75,28 +73,9 @@ func checkLine(line string, lim harness.Limits) (*harness.Spec, error) {
 		return nil, errors.New("-keep is not allowed here: the server removes every run's directory")
 	}
 	for _, e := range spec.Engines {
-		if err := checkEngineHost(e); err != nil {
+		if err := checkEngineAddress(e, addrs); err != nil {
 			return nil, err
 		}
 	}
 	return spec, nil
-}
-
-// checkEngineHost refuses an engine named by a URL (resp://, postgres://)
-// whose host is not this machine: a cell's reader, or anyone in a room
-// when the server listens beyond loopback, must not make the server
-// connect to other machines and write to them.
-func checkEngineHost(engine string) error {
-	if !strings.Contains(engine, "://") {
-		return nil
-	}
-	u, err := url.Parse(engine)
-	if err != nil {
-		return fmt.Errorf("-engine %s: %v", engine, err)
-	}
-	host := u.Hostname()
-	if ip := net.ParseIP(host); host == "localhost" || (ip != nil && ip.IsLoopback()) {
-		return nil
-	}
-	return fmt.Errorf("-engine %s: the server connects only to servers on this machine (127.0.0.1, ::1 or localhost); run other hosts from the command line", engine)
 }

@@ -24,6 +24,7 @@
 //	runner.go    Config, Runner: Submit, Cancel, Close, the run loop
 //	check.go     CheckLines and CheckCell: a job's lines against the limits and the budget
 //	budget.go    what one job may cost as a whole
+//	addresses.go which servers a line may name by an address (-allow-engine)
 //	record.go    recording each finished line in the run archive
 //	messages.go  the messages a job's sink hears
 //	errors.go    the refusals

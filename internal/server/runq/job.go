@@ -1,10 +1,12 @@
 package runq
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"time"
 
 	"kvlab/harness"
@@ -79,10 +81,13 @@ type Job struct {
 
 	// Written by the runner only; read after done is closed.
 	results []json.RawMessage
-	runIDs  []int64   // the archive id of each result (0: not recorded); as results
-	started time.Time // when the first recorded line started, as recorded
-	err     error     // the first failure, if any
-	done    chan struct{}
+	runIDs  []int64 // the archive id of each result (0: not recorded); as results
+	// resultLines is the cell line of each result, as results, until
+	// sortResults puts results and runIDs in line order.
+	resultLines []int
+	started     time.Time // when the first recorded line started, as recorded
+	err         error     // the first failure, if any
+	done        chan struct{}
 }
 
 // NewJob is a job whose lifetime is a child of parent: it is cancelled
@@ -144,4 +149,20 @@ func CheckOrigin(lessonSlug, cell, browser string) error {
 		return fmt.Errorf("browser %q: a browser id is 1 to 64 letters, digits and '-'", browser)
 	}
 	return nil
+}
+
+// sortResults puts the last round's results and their run ids in the
+// order of the cell's lines (a mirrored round ran them in reverse).
+func (j *Job) sortResults() {
+	idx := make([]int, len(j.results))
+	for k := range idx {
+		idx[k] = k
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(j.resultLines[a], j.resultLines[b]) })
+	res, ids := make([]json.RawMessage, len(idx)), make([]int64, len(idx))
+	for k, from := range idx {
+		res[k], ids[k] = j.results[from], j.runIDs[from]
+	}
+	j.results, j.runIDs = res, ids
+	slices.Sort(j.resultLines)
 }

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"kvlab/harness/calc"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -185,8 +187,14 @@ func (r *Runner) runJob(j *Job) (cancelled bool) {
 	ctx, stop := r.cfg.Budget.withBudget(j.ctx)
 	defer stop()
 	rounds := max(j.Repeat, 1)
+	// The last round runs its lines in either order; Results are in the
+	// cell's.
+	defer j.sortResults()
+	// Rounds run the lines in mirrored order (A B, B A, A B, ...): a
+	// drift of the machine in time then lands on each line alike, and a
+	// quiz comparing two lines compares them within each round.
 	for round := 1; round <= rounds; round++ {
-		for i := range j.Lines {
+		for _, i := range calc.RoundOrder(len(j.Lines), round) {
 			var ok bool
 			if ok, cancelled = r.runLine(ctx, j, dir, i, round, rounds); cancelled {
 				return true
@@ -241,7 +249,7 @@ func (r *Runner) runLine(ctx context.Context, j *Job, dir string, i, round, roun
 	}
 	if err != nil {
 		j.err = fmt.Errorf("line %d: %v", i, err)
-		j.Out.Send(ErrorMsg{Type: "error", ID: j.ID, Line: LineP(i), Message: err.Error()})
+		j.Out.Send(ErrorMsg{Type: "error", ID: j.ID, Line: LineP(i), Message: r.withoutPaths(err.Error())})
 		return false, false
 	}
 	if !json.Valid(res) {
@@ -251,6 +259,18 @@ func (r *Runner) runLine(ctx context.Context, j *Job, dir string, i, round, roun
 	}
 	r.sendResult(j, i, round, rounds, res, tl, started, ended)
 	return true, false
+}
+
+// withoutPaths words msg for the page: the server's own directories
+// (the run's, under RunsDir) are named by what they are, not by their
+// path, which would tell every reader the server's layout and often its
+// user's name.
+func (r *Runner) withoutPaths(msg string) string {
+	if r.cfg.RunsDir == "" {
+		return msg
+	}
+	re := regexp.MustCompile(regexp.QuoteMeta(r.cfg.RunsDir) + `[^\s:;,()"']*`)
+	return re.ReplaceAllString(msg, "the run's directory")
 }
 
 // sendResult records line i's result and then sends it with its run_id.
@@ -263,6 +283,7 @@ func (r *Runner) sendResult(j *Job, i, round, rounds int, res json.RawMessage, t
 	if round == rounds {
 		j.results = append(j.results, res)
 		j.runIDs = append(j.runIDs, id)
+		j.resultLines = append(j.resultLines, i)
 	}
 	m := ResultMsg{Type: "result", ID: j.ID, Line: i, Result: res, RunID: id}
 	if rounds > 1 {

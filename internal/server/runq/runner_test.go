@@ -232,3 +232,31 @@ func TestCloseCancelsEverything(t *testing.T) {
 		t.Errorf("Submit after Close: %v, want ErrShuttingDown", err)
 	}
 }
+
+// A line's error reaches the page without the server's paths: the run
+// directory is named by what it is. Before, an engine's error showed
+// every reader where the server keeps its runs (and its user's home).
+func TestErrorsWithoutServerPaths(t *testing.T) {
+	var runsDir string
+	r, _ := newTestRunner(t, 4, func(ctx context.Context, sp *harness.Spec, env harness.Env) ([]byte, error) {
+		return nil, fmt.Errorf("open resp://127.0.0.1:1 in %s: resp: refused; its log: %s", filepath.Join(env.Dir, "kvlab-resp-1"), filepath.Join(env.Dir, "pg.log"))
+	})
+	runsDir = r.cfg.RunsDir
+	out := &sink{}
+	j := job(t, "a", Cell, out, "bench -engine null -ops 10")
+	if err := r.Submit(j); err != nil {
+		t.Fatal(err)
+	}
+	<-j.Done()
+	out.mu.Lock()
+	defer out.mu.Unlock()
+	var msg string
+	for _, m := range out.msgs {
+		if e, ok := m.(ErrorMsg); ok {
+			msg = e.Message
+		}
+	}
+	if msg == "" || strings.Contains(msg, runsDir) || strings.Contains(msg, "pg.log") || !strings.Contains(msg, "the run's directory") {
+		t.Errorf("error message %q, want it without %s", msg, runsDir)
+	}
+}

@@ -58,10 +58,10 @@ func (pg *Pages) handleCompare(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusBadRequest, ce.msg)
 		return
 	case errors.Is(err, archive.ErrNotFound):
-		fail(http.StatusNotFound, err.Error())
+		fail(http.StatusNotFound, pg.public(err))
 		return
 	case err != nil:
-		fail(http.StatusInternalServerError, err.Error())
+		fail(http.StatusInternalServerError, pg.public(err))
 		return
 	}
 	c, err := archive.Compare(a, b)

@@ -46,11 +46,35 @@ import (
 type Pages struct {
 	arch   archive.Archive // the run archive, read only
 	hostID string          // this machine's id: a run recorded elsewhere says so
+
+	// ShowPaths lets the pages name the archive's file: only its owner,
+	// on loopback without a token, sees the pages then. A server that
+	// serves others says "this server's archive" instead.
+	ShowPaths bool
 }
 
 // New returns the pages of arch on the machine hostID.
 func New(arch archive.Archive, hostID string) *Pages {
 	return &Pages{arch: arch, hostID: hostID}
+}
+
+// where names the archive on a page: its file for the owner, else "this
+// server's archive".
+func (pg *Pages) where() string {
+	if pg.ShowPaths {
+		return pg.arch.Where()
+	}
+	return "this server's archive"
+}
+
+// public is an error's text as a page shows it: the archive's file named
+// only for the owner (ShowPaths), no package prefixes.
+func (pg *Pages) public(err error) string {
+	msg := err.Error()
+	if !pg.ShowPaths {
+		msg = strings.ReplaceAll(msg, pg.arch.Where(), "this server's archive")
+	}
+	return web.Public(msg)
 }
 
 // Route registers the pages on mux.
@@ -111,10 +135,10 @@ func (pg *Pages) handleRuns(w http.ResponseWriter, r *http.Request) {
 	}
 	runs, err := pg.arch.List(r.Context(), q)
 	if err != nil {
-		web.ErrorPage(w, http.StatusInternalServerError, "Reading the archive failed", err.Error())
+		web.ErrorPage(w, http.StatusInternalServerError, "Reading the archive failed", pg.public(err))
 		return
 	}
-	p := runsPage{Filter: q, Where: pg.arch.Where()}
+	p := runsPage{Filter: q, Where: pg.where()}
 	p.Filters = q.Lesson != "" || q.Cell != "" || q.Engine != "" || q.Sync != "" || q.Workload != ""
 	if len(runs) > PageSize {
 		runs = runs[:PageSize]
@@ -247,11 +271,11 @@ func (pg *Pages) handleRun(w http.ResponseWriter, r *http.Request) {
 	}
 	run, err := pg.arch.Get(r.Context(), id)
 	if errors.Is(err, archive.ErrNotFound) {
-		web.ErrorPage(w, http.StatusNotFound, "No such run", fmt.Sprintf("Run %d is not in this server's archive (%s).", id, pg.arch.Where()))
+		web.ErrorPage(w, http.StatusNotFound, "No such run", fmt.Sprintf("Run %d is not in %s; /runs lists the runs it has.", id, pg.where()))
 		return
 	}
 	if err != nil {
-		web.ErrorPage(w, http.StatusInternalServerError, "Reading the archive failed", err.Error())
+		web.ErrorPage(w, http.StatusInternalServerError, "Reading the archive failed", pg.public(err))
 		return
 	}
 	// The browser id is what a cell quiz's grading trusts (a run counts

@@ -9,6 +9,7 @@ import (
 	"html/template"
 	"io"
 	"net/http"
+	"regexp"
 	"strings"
 )
 
@@ -50,12 +51,33 @@ func WriteHTML(w http.ResponseWriter, page []byte) {
 	w.Write(page)
 }
 
-// ErrorPage replies with status code and the error page: a title and a
-// sentence that says what to do.
+// ErrorPage replies with status code and the error page, in the site's
+// layout: a title and a sentence that says what to do (Public: no
+// package prefixes).
 func ErrorPage(w http.ResponseWriter, code int, title, detail string) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(code)
-	pageTmpl.ExecuteTemplate(w, "error.html", struct{ Title, Detail string }{title, detail})
+	pageTmpl.ExecuteTemplate(w, "error.html", struct {
+		Title, Detail string
+		Code          int
+	}{title, Public(detail), code})
+}
+
+// NotFound is the error page of a URL no route serves.
+func NotFound(w http.ResponseWriter, r *http.Request) {
+	ErrorPage(w, http.StatusNotFound, "No such page", "There is no page at this address. The lessons are listed on the first page; a run's page is /runs/ID, a room's /room/CODE.")
+}
+
+// internalPrefix matches the names of the program's packages that its
+// errors begin with ("archive: no such run"), at the start of a message
+// or after a colon: words for a developer, not for a person reading a page.
+var internalPrefix = regexp.MustCompile(`(^|: |\n)(?:(?:archive|classroom|server|room|runq|guard|runspage|web|cli|share): )+`)
+
+// Public returns msg as a person reads it on a page or in a reply:
+// without the package prefixes the program's errors carry.
+func Public(msg string) string {
+	return internalPrefix.ReplaceAllString(msg, "$1")
 }
 
 // WriteJSON replies with status code and v as JSON.
@@ -70,7 +92,7 @@ func WriteJSON(w http.ResponseWriter, code int, v any) {
 func JSONError(w http.ResponseWriter, code int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
-	json.NewEncoder(w).Encode(map[string]string{"error": msg})
+	json.NewEncoder(w).Encode(map[string]string{"error": Public(msg)})
 }
 
 // DecodeBody reads a JSON body of at most limit bytes into v, unknown

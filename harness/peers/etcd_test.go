@@ -1,0 +1,124 @@
+package peers
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"kvlab/harness"
+	"kvlab/internal/browsertest"
+)
+
+// requireEtcd skips (or, with KVLAB_REQUIRE_TOOLS=1, fails) a test when
+// the etcd server binary is not installed.
+func requireEtcd(t *testing.T) {
+	t.Helper()
+	if etcdBin() == "" {
+		browsertest.Missing(t, ErrEtcdMissing.Error())
+	}
+}
+
+func TestEtcdFlags(t *testing.T) {
+	for _, tt := range []struct{ line, want string }{
+		{"bench -engine etcd -replicas 1", "-replicas 1: -engine etcd takes 2 or 4"},
+		{"bench -engine etcd -replicas 2 -quorum any", "chooses its quorum itself"},
+		{"bench -engine etcd -sync none", "-engine etcd takes always only"},
+		{"bench -engine etcd,pg-sync -sync remote_write", "-engine etcd takes always only"},
+	} {
+		_, err := harness.ParseSpec(tt.line, harness.DefaultLimits())
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: error = %v, want one saying %q", tt.line, err, tt.want)
+		}
+	}
+	s, err := harness.ParseSpec("bench -engine etcd -replicas 4 -net cross-region", harness.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := s.String(), "-engine etcd -sync always -replicas 4 -net cross-region"; !strings.Contains(got, want) {
+		t.Errorf("printed as %q, want it to hold %q", got, want)
+	}
+}
+
+func TestEtcdTiming(t *testing.T) {
+	for _, tt := range []struct {
+		delay, jitter, hb, el time.Duration
+	}{
+		{0, 0, 100 * time.Millisecond, time.Second},                                           // etcd's defaults
+		{15 * time.Millisecond, 1500 * time.Microsecond, 100 * time.Millisecond, time.Second}, // cross-region: RTT 33 ms, 2×RTT < 100 ms
+		{100 * time.Millisecond, 0, 400 * time.Millisecond, 4 * time.Second},                  // RTT 200 ms: heartbeat 2×RTT
+	} {
+		hb, el := etcdTiming(tt.delay, tt.jitter)
+		if hb != tt.hb || el != tt.el {
+			t.Errorf("etcdTiming(%v, %v) = %v, %v; want %v, %v", tt.delay, tt.jitter, hb, el, tt.hb, tt.el)
+		}
+	}
+}
+
+func TestParseEtcdMetrics(t *testing.T) {
+	text := `# HELP etcd_disk_wal_fsync_duration_seconds The latency distributions of fsync called by WAL.
+# TYPE etcd_disk_wal_fsync_duration_seconds histogram
+etcd_disk_wal_fsync_duration_seconds_bucket{le="0.001"} 3
+etcd_disk_wal_fsync_duration_seconds_sum 0.022195458
+etcd_disk_wal_fsync_duration_seconds_count 7
+etcd_server_quota_backend_bytes 2.147483648e+09
+`
+	m, err := parseEtcdMetrics(strings.NewReader(text))
+	if err != nil || m.walFsyncs != 7 || m.walFsyncSec != 0.022195458 || m.quotaBytes != 2147483648 {
+		t.Errorf("parseEtcdMetrics = %+v, %v; want 7 fsyncs, 0.022195458 s, quota 2147483648", m, err)
+	}
+	if _, err := parseEtcdMetrics(strings.NewReader("go_goroutines 12\n")); err == nil {
+		t.Errorf("metrics without the WAL fsync count: no error")
+	}
+}
+
+// TestEtcdStore runs the store suite (reopen included: the members
+// restart on the ports kept in the directory) on a 3-member cluster.
+func TestEtcdStore(t *testing.T) {
+	requireEtcd(t)
+	suite(t, "etcd", "always")
+}
+
+// TestEtcdEngine runs a bench on a 3-member cluster with 5 ms each way
+// between the members, and checks what the result says of the members:
+// one leader among three, each member's WAL fsyncs counted (one client:
+// every member fsyncs about once per commit), etcd's quota and snapshot
+// settings as the members reported them; and that a commit, which waits
+// for a follower's answer through two proxies, took at least the round
+// trip (a lower bound: a timer never fires early).
+func TestEtcdEngine(t *testing.T) {
+	requireEtcd(t)
+	const ops, delay = 30, 5 * time.Millisecond
+	r, dir := benchReplicated(t, "bench -engine etcd -ops 30 -warmup 2 -net-delay 5ms")
+	rep := r.Replication
+	if len(rep.Members) != 3 {
+		t.Fatalf("%d members, want 3: %+v", len(rep.Members), rep)
+	}
+	leaders := 0
+	for _, m := range rep.Members {
+		if m.Role == "leader" {
+			leaders++
+			if m.Name != rep.Leader {
+				t.Errorf("member %s has role leader, but leader = %s", m.Name, rep.Leader)
+			}
+		}
+		if !m.FlushesCounted || m.Flushes < ops/2 || m.Flushes > 2*ops+10 {
+			t.Errorf("member %s (%s): %d WAL fsyncs (counted %v) for %d commits from one client, want %d..%d", m.Name, m.Role, m.Flushes, m.FlushesCounted, ops, ops/2, 2*ops+10)
+		}
+	}
+	if leaders != 1 {
+		t.Errorf("%d members with role leader, want 1", leaders)
+	}
+	if q := rep.Settings["quota-backend-bytes"]; !strings.HasPrefix(q, "2147483648 ") {
+		t.Errorf("quota-backend-bytes = %q, want etcd's default 2147483648 as the member reported it", q)
+	}
+	if sc := rep.Settings["snapshot-count"]; sc == "" {
+		t.Errorf("snapshot-count not reported: settings %v", rep.Settings)
+	}
+	if n := rep.Net; n == nil || n.RTTP50Ns < int64(2*delay) {
+		t.Errorf("net = %+v, want a round trip of at least %v", n, 2*delay)
+	}
+	if put := r.Latency["put"]; put == nil || put.Count != ops || put.P50Ns < int64(2*delay) {
+		t.Errorf("put latency = %+v, want %d commits with p50 at least %v", put, ops, 2*delay)
+	}
+	checkNoServers(t, dir)
+}

@@ -1,0 +1,145 @@
+package peers
+
+import (
+	"context"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"kvlab/harness"
+)
+
+// silentListener accepts connections on loopback and never answers, as a
+// stuck server (or a port that is not a server) does. It returns the
+// address; the connections and the listener close when the test ends.
+func silentListener(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return ln.Addr().String()
+}
+
+// shortTimeouts shortens dialTimeout and ioTimeout for one test.
+func shortTimeouts(t *testing.T, d time.Duration) {
+	t.Helper()
+	oldDial, oldIO := dialTimeout, ioTimeout
+	dialTimeout, ioTimeout = d, d
+	t.Cleanup(func() { dialTimeout, ioTimeout = oldDial, oldIO })
+}
+
+// silentURLs are the engines named by an address, pointed at addr.
+func silentURLs(addr string) []string {
+	return []string{"resp://" + addr, "resp://" + addr + "?conns=2", "postgres://kvlab@" + addr + "/kvlab"}
+}
+
+// A line on a port that accepts and never answers fails within the
+// stated bound (connecting within dialTimeout, each reply within
+// ioTimeout), with an error that names the address. Before connections
+// had deadlines, the RESP client waited for its first reply for ever.
+func TestSilentServerFailsWithinBound(t *testing.T) {
+	shortTimeouts(t, 300*time.Millisecond)
+	addr := silentListener(t)
+	for _, e := range silentURLs(addr) {
+		t.Run(e, func(t *testing.T) {
+			start := time.Now()
+			_, err := harness.Exec(context.Background(), "bench -engine "+e+" -ops 10", harness.Env{Dir: t.TempDir()})
+			took := time.Since(start)
+			if err == nil || !strings.Contains(err.Error(), addr) {
+				t.Fatalf("error = %v, want one naming %s", err, addr)
+			}
+			// The bound is dialTimeout + ioTimeout (0.6 s here); a loaded
+			// machine gets generous slack, a wait for ever does not.
+			if took > 10*time.Second {
+				t.Errorf("the line failed after %v, want within about %v", took, dialTimeout+ioTimeout)
+			}
+			t.Logf("failed after %v: %v", took, err)
+		})
+	}
+}
+
+// When the run's context ends (a cancel, or the cell's budget), a store
+// waiting on a silent server gives up at once, long before its own
+// timeouts, and says that the run was stopped.
+func TestSilentServerStopsWithTheRun(t *testing.T) {
+	addr := silentListener(t)
+	if ioTimeout < 5*time.Second || dialTimeout < 5*time.Second {
+		t.Fatalf("the timeouts are %v and %v; this test needs the long defaults", dialTimeout, ioTimeout)
+	}
+	for _, e := range silentURLs(addr) {
+		t.Run(e, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			defer cancel()
+			start := time.Now()
+			_, err := harness.Exec(ctx, "bench -engine "+e+" -ops 10", harness.Env{Dir: t.TempDir()})
+			took := time.Since(start)
+			if err == nil {
+				t.Fatal("the line succeeded against a silent server")
+			}
+			// Its own timeouts would take 5 s or more; the run's end takes
+			// milliseconds. 3 s is slack for a loaded machine.
+			if took > 3*time.Second {
+				t.Errorf("the line ended %v after it started, its context 300 ms; want it to end with the context", took)
+			}
+			t.Logf("ended after %v: %v", took, err)
+		})
+	}
+}
+
+// A store whose server answers and then goes silent mid-run also ends
+// with the run: the context closes the connections its workers wait on.
+func TestNetGuardAbortClosesConnections(t *testing.T) {
+	addr := silentListener(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	g := newNetGuard(ctx, "resp://"+addr, addr)
+	defer g.release()
+	c, err := g.dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := make(chan error, 1)
+	go func() {
+		_, err := c.Read(make([]byte, 1))
+		read <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	cancel()
+	select {
+	case err := <-read:
+		if err == nil {
+			t.Fatal("Read returned no error after the run's context ended")
+		}
+		if w := g.wrap(err, ""); !strings.Contains(w.Error(), addr) || !strings.Contains(w.Error(), "cancelled or ran out of time") {
+			t.Errorf("wrapped error = %v, want it to name %s and say the run stopped", w, addr)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Read still waiting 5 s after the run's context ended")
+	}
+	if _, err := g.dial(); err == nil {
+		t.Error("dial after the run's context ended succeeded")
+	}
+}

@@ -1,0 +1,166 @@
+package peers
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"kvlab/harness"
+)
+
+func TestPgSyncStandbyNames(t *testing.T) {
+	for _, tt := range []struct {
+		n      int
+		quorum string
+		want   string
+	}{
+		{1, "any", "s1"},
+		{2, "any", "ANY 1 (s1, s2)"},
+		{2, "first", "FIRST 1 (s1, s2)"},
+	} {
+		if got := pgSyncStandbyNames(tt.n, tt.quorum); got != tt.want {
+			t.Errorf("pgSyncStandbyNames(%d, %s) = %q, want %q", tt.n, tt.quorum, got, tt.want)
+		}
+	}
+}
+
+// TestReplicationFlags checks the replicated engines' flags on lines:
+// what they refuse, with what message, and what a good line prints.
+func TestReplicationFlags(t *testing.T) {
+	bad := []struct{ line, want string }{
+		{"bench -engine kv -replicas 2", "applies to the replicated engines"},
+		{"bench -engine kv -net-delay 1ms", "applies to the replicated engines"},
+		{"bench -engine pg-sync -replicas 3", "-replicas 3: -engine pg-sync takes 1 or 2"},
+		{"bench -engine pg-sync -quorum first", "needs -replicas 2"},
+		{"bench -engine pg-sync -replicas 2 -quorum most", "allowed: any, first"},
+		{"bench -engine pg-sync -sync group", "-engine pg-sync takes always"},
+		{"bench -engine kv -sync remote_write", "remote_write"},
+		{"bench -engine pg-sync,kv -sync remote_write", "remote_write"},
+		{"bench -engine pg-sync -net-client", "needs a delay"},
+		{"bench -engine pg-sync -net moon", "allowed: same-rack | one-region | cross-region"},
+		{"bench -engine pg-sync -net-delay 2s", "must be a duration between 0s and 500ms"},
+	}
+	for _, tt := range bad {
+		_, err := harness.ParseSpec(tt.line, harness.DefaultLimits())
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: error = %v, want one saying %q", tt.line, err, tt.want)
+		}
+	}
+	good := []struct{ line, want string }{
+		{"bench -engine pg-sync -replicas 2 -quorum first -sync remote_apply -net one-region", "-sync remote_apply -replicas 2 -quorum first -net one-region"},
+		{"bench -engine pg-sync -net-delay 2ms -net-jitter 500us -net-client", "-net-delay 2ms -net-jitter 500µs -net-client"},
+	}
+	for _, tt := range good {
+		s, err := harness.ParseSpec(tt.line, harness.DefaultLimits())
+		if err != nil {
+			t.Errorf("%s: %v", tt.line, err)
+			continue
+		}
+		if got := s.String(); !strings.Contains(got, tt.want) {
+			t.Errorf("%s printed as %q, want it to hold %q", tt.line, got, tt.want)
+		}
+	}
+}
+
+// benchReplicated runs one bench line on a replicated engine in a
+// directory PostgreSQL (as nobody) can reach, and decodes its result.
+func benchReplicated(t *testing.T, line string) (*harness.BenchResult, string) {
+	t.Helper()
+	dir := openDir(t)
+	raw, err := harness.Exec(context.Background(), line+" -format json", harness.Env{Dir: dir})
+	if err != nil {
+		t.Fatalf("%s: %v", line, err)
+	}
+	var r harness.BenchResult
+	if err := json.Unmarshal(raw, &r); err != nil {
+		t.Fatalf("decoding %s: %v", raw, err)
+	}
+	if r.Replication == nil {
+		t.Fatalf("%s: no replication object in %s", line, raw)
+	}
+	return &r, dir
+}
+
+// checkNoServers fails when a process still runs whose command line
+// names dir: a server that outlived its run (Linux only).
+func checkNoServers(t *testing.T, dir string) {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		return
+	}
+	// A stopped server may take a moment to be reaped.
+	for range 50 {
+		left := serversUnder(dir)
+		if len(left) == 0 {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Errorf("processes still running with %s on their command line: %v", dir, serversUnder(dir))
+}
+
+func serversUnder(dir string) []string {
+	var left []string
+	ms, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, m := range ms {
+		b, err := os.ReadFile(m)
+		if err == nil && strings.Contains(string(b), dir) {
+			left = append(left, strings.ReplaceAll(string(b), "\x00", " "))
+		}
+	}
+	return left
+}
+
+// TestPgSyncEngine starts a primary with two standbys under ANY 1 and
+// checks the members the result names, their states, and that the
+// primary flushed its WAL once per commit (one client).
+func TestPgSyncEngine(t *testing.T) {
+	requirePostgres(t)
+	const ops = 30
+	r, dir := benchReplicated(t, "bench -engine pg-sync -replicas 2 -quorum any -sync always -ops 30 -warmup 2")
+	rep := r.Replication
+	if rep.Leader != "primary" || len(rep.Members) != 3 {
+		t.Fatalf("leader %q, %d members; want primary and 3: %+v", rep.Leader, len(rep.Members), rep)
+	}
+	if !strings.Contains(rep.Commit, "ANY 1 (s1, s2)") || !strings.Contains(rep.Commit, "synchronous_commit = on") {
+		t.Errorf("commit = %q, want synchronous_commit = on and ANY 1 (s1, s2)", rep.Commit)
+	}
+	for _, m := range rep.Members[1:] {
+		if m.Role != "standby" || m.State != "streaming, quorum" {
+			t.Errorf("member %s: role %q state %q, want a standby streaming, quorum", m.Name, m.Role, m.State)
+		}
+	}
+	p := rep.Members[0]
+	if !p.FlushesCounted || p.Flushes < ops || p.Flushes > ops+10 {
+		t.Errorf("primary: %d WAL flushes (counted %v) for %d commits, want %d..%d", p.Flushes, p.FlushesCounted, ops, ops, ops+10)
+	}
+	checkNoServers(t, dir)
+}
+
+// TestPgSyncDelay puts 10 ms each way between the standby and the
+// primary: a synchronous commit cannot return before its WAL has gone to
+// the standby and the standby's answer has come back, so every commit
+// takes at least 20 ms, and so does the round trip the result reports
+// (a lower bound: a timer never fires early).
+func TestPgSyncDelay(t *testing.T) {
+	requirePostgres(t)
+	const delay = 10 * time.Millisecond
+	r, dir := benchReplicated(t, "bench -engine pg-sync -sync always -ops 15 -warmup 1 -net-delay 10ms")
+	n := r.Replication.Net
+	if n == nil || n.RTTSamples == 0 || n.RTTP50Ns < int64(2*delay) || n.DelayNs != int64(delay) {
+		t.Fatalf("net = %+v, want a round trip of at least %v measured through the proxy", n, 2*delay)
+	}
+	put := r.Latency["put"]
+	if put == nil || put.Count != 15 {
+		t.Fatalf("put latency = %+v, want 15 commits", put)
+	}
+	if put.P50Ns < int64(2*delay) {
+		t.Errorf("commit p50 %v through a %v proxy, want at least the round trip %v", time.Duration(put.P50Ns), delay, 2*delay)
+	}
+	checkNoServers(t, dir)
+}

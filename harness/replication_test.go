@@ -1,0 +1,52 @@
+package harness
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestNetDeviceFlushes(t *testing.T) {
+	ptr := func(n int64) *int64 { return &n }
+	// 300 flushes in 2 s, 50/s of them the idle members': 200 for 100 commits.
+	rep := &ReplicationReport{}
+	netDeviceFlushes(rep, 50, "", &DeviceIO{FlushRequests: ptr(300)}, 2, 100)
+	if rep.DeviceFlushesPerCommit == nil || *rep.DeviceFlushesPerCommit != 2 || *rep.DeviceIdleFlushesPerSec != 50 {
+		t.Errorf("net device flushes = %+v, want 2 per commit over 50/s idle", rep)
+	}
+	// A busier idle window than the run never gives negative flushes.
+	rep = &ReplicationReport{}
+	netDeviceFlushes(rep, 500, "", &DeviceIO{FlushRequests: ptr(300)}, 2, 100)
+	if rep.DeviceFlushesPerCommit == nil || *rep.DeviceFlushesPerCommit != 0 {
+		t.Errorf("idle busier than the run: %v, want 0", rep.DeviceFlushesPerCommit)
+	}
+	for _, tt := range []struct {
+		why  string
+		dev  *DeviceIO
+		want string
+	}{
+		{"tmp is on tmpfs", nil, "tmpfs"},
+		{"", &DeviceIO{}, "no flush count"},
+	} {
+		rep = &ReplicationReport{}
+		netDeviceFlushes(rep, 1, tt.why, tt.dev, 2, 100)
+		if rep.DeviceFlushesPerCommit != nil || !strings.Contains(rep.DeviceUnavailable, tt.want) {
+			t.Errorf("why %q: %+v, want no figure and %q", tt.why, rep, tt.want)
+		}
+	}
+}
+
+func TestReplicationLine(t *testing.T) {
+	pc, idle := 1.5, 3.0
+	r := &BenchResult{Replication: &ReplicationReport{Leader: "m1",
+		Members: []ReplicaMember{{Name: "m1", Role: "leader", FlushesCounted: true, FlushesPerCommit: 1}, {Name: "m0", Role: "follower"}},
+		Net:     &NetReport{DelayNs: 1e6, RTTP50Ns: 2.1e6, RTTP99Ns: 3e6}, DeviceFlushesPerCommit: &pc, DeviceIdleFlushesPerSec: &idle}}
+	got := replicationLine(r)
+	for _, want := range []string{"leader m1", "m1 (leader) 1.00 flushes/commit", "m0 (follower)", "device 1.50 flushes/commit", "RTT through the proxy p50 2.10 ms"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("replicationLine = %q, want it to hold %q", got, want)
+		}
+	}
+	if replicationLine(&BenchResult{}) != "" {
+		t.Errorf("a run of another engine got a replication line")
+	}
+}

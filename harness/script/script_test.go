@@ -1,0 +1,295 @@
+package script
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// memStore is an ordered in-memory store for the tests.
+type memStore struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+func newMem() *memStore { return &memStore{m: map[string]string{}} }
+
+func (s *memStore) Put(k, v []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.m[string(k)] = string(v)
+	return nil
+}
+func (s *memStore) Get(k []byte) ([]byte, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := s.m[string(k)]
+	return []byte(v), ok, nil
+}
+func (s *memStore) Delete(k []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.m, string(k))
+	return nil
+}
+
+type orderedMem struct{ *memStore }
+
+func (s orderedMem) Range(lo, hi []byte, limit int, fn func(k, v []byte) bool) error {
+	s.mu.Lock()
+	var keys []string
+	for k := range s.m {
+		if k >= string(lo) && (len(hi) == 0 || k < string(hi)) {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	if limit > 0 && len(keys) > limit {
+		keys = keys[:limit]
+	}
+	vals := make([]string, len(keys))
+	for i, k := range keys {
+		vals[i] = s.m[k]
+	}
+	s.mu.Unlock()
+	for i, k := range keys {
+		if !fn([]byte(k), []byte(vals[i])) {
+			return nil
+		}
+	}
+	return nil
+}
+
+type nullStore struct{}
+
+func (nullStore) Put(k, v []byte) error                                           { return nil }
+func (nullStore) Get(k []byte) ([]byte, bool, error)                              { return nil, false, nil }
+func (nullStore) Delete(k []byte) error                                           { return nil }
+func (nullStore) Range(lo, hi []byte, limit int, fn func(k, v []byte) bool) error { return nil }
+
+func compile(t testing.TB, src string) *Program {
+	t.Helper()
+	p, err := Compile("t.lua", src, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+const cart = `
+-- a shopping cart: per-user prefixes
+local function key(u, i) return string.format("cart/%04d/%04d", u, i) end
+return {
+  name = "cart",
+  load = function(ctx)
+    for u = ctx.thread, ctx.users - 1, ctx.threads do
+      for i = 1, ctx.items do kv.put(key(u, i), "x") end
+    end
+  end,
+  run = function(ctx)
+    local u = math.random(0, ctx.users - 1)
+    local rows = kv.range(string.format("cart/%04d/", u), string.format("cart/%04d0", u))
+    assert(#rows == ctx.items, "rows " .. #rows)
+    local n = 0
+    kv.scan(string.format("cart/%04d/", u), string.format("cart/%04d0", u), function(k, v) n = n + 1; return n == 2 end)
+    assert(n == 2)
+    local got = kv.mget({key(u, 1), "nope"})
+    assert(got[1] == "x" and got[2] == false)
+    kv.mput({{key = "tmp/a", val = "1"}, {key = "tmp/b", val = "2"}})
+    kv.mdel({"tmp/a", "tmp/b"})
+    assert(kv.get(key(u, 1)) == "x")
+    assert(kv.del("tmp/zzz") == false)
+  end,
+}`
+
+// TestRunCountsOps runs the cart on an ordered store and checks units,
+// ops by kind (mget/mput/mdel count per key, range and scan once each)
+// and the hit rate.
+func TestRunCountsOps(t *testing.T) {
+	p := compile(t, cart)
+	if p.Name != "cart" || !slices.Contains(p.Uses, "range") || !slices.Contains(p.Uses, "mdel") {
+		t.Fatalf("program %+v", p)
+	}
+	res, err := Run(context.Background(), p, orderedMem{newMem()}, Config{Items: 5, Users: 10, Ops: 200, Threads: 3, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Units != 200 {
+		t.Errorf("units %d, want 200", res.Units)
+	}
+	want := map[string][2]int64{ // calls, ops
+		"range": {400, 400}, "mget": {200, 400}, "mput": {200, 400}, "mdel": {200, 400}, "get": {200, 200}, "del": {200, 200},
+	}
+	for op, w := range want {
+		got := res.ByOp[op]
+		if got.Calls != w[0] || got.Ops != w[1] {
+			t.Errorf("%s: %d calls, %d ops; want %d, %d", op, got.Calls, got.Ops, w[0], w[1])
+		}
+	}
+	if res.Ops != 2000 {
+		t.Errorf("ops %d, want 2000", res.Ops)
+	}
+	if res.LoadOps != 50 {
+		t.Errorf("load ops %d, want 50 (10 users x 5 items)", res.LoadOps)
+	}
+	// gets: 200 hits; mget: 200 hits, 200 misses.
+	if res.GetHits != 400 || res.GetMisses != 200 {
+		t.Errorf("hits %d misses %d, want 400 and 200", res.GetHits, res.GetMisses)
+	}
+}
+
+// TestRangeRefused: a script that uses kv.range on a store that cannot
+// read keys in order stops before it runs.
+func TestRangeRefused(t *testing.T) {
+	p := compile(t, cart)
+	_, err := Run(context.Background(), p, newMem(), Config{Items: 1, Users: 1, Ops: 1})
+	if err == nil || !strings.Contains(err.Error(), "cannot read keys in order") {
+		t.Errorf("err = %v, want a refusal naming the ordered read", err)
+	}
+}
+
+// TestScriptErrors: a bad script is refused with its file and line, and
+// the unsafe libraries are not there.
+func TestScriptErrors(t *testing.T) {
+	cases := []struct{ src, want string }{
+		{`return {`, "t.lua"},
+		{`return 5`, "returns a number"},
+		{`return {name = "x"}`, "no run function"},
+		{`return {run = function() end, sweep = {param = "nope", values = {1}}}`, "sweep.param"},
+		{"return {run = function(ctx)\n  error('boom')\nend}", "t.lua:2: boom"},
+		{"return {run = function(ctx)\n  os.exit(1)\nend}", "t.lua:2:"},
+		{"return {run = function(ctx)\n  io.open('/etc/passwd')\nend}", "t.lua:2:"},
+		{"return {run = function(ctx)\n  dofile('/etc/passwd')\nend}", "t.lua:2:"},
+		{"return {run = function(ctx)\n  require('os')\nend}", "t.lua:2:"},
+		{"return {run = function(ctx)\n  local s = string.rep('x', 1e9)\nend}", "string.rep"},
+		{"return {run = function(ctx)\n  kv.put('', 'v')\nend}", "empty key"},
+	}
+	for _, c := range cases {
+		p, err := Compile("t.lua", c.src, Limits{})
+		if err == nil {
+			_, err = Run(context.Background(), p, newMem(), Config{Ops: 1})
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: err = %v, want it to contain %q", c.src, err, c.want)
+		}
+	}
+}
+
+// TestLimits: a run call that loops forever and one that eats memory are
+// stopped by the watchdog with their reason.
+func TestLimits(t *testing.T) {
+	p := compile(t, "return {run = function(ctx) while true do end end}")
+	_, err := Run(context.Background(), p, newMem(), Config{Ops: 1, Limits: Limits{Call: 200 * time.Millisecond}})
+	if !errors.Is(err, ErrCallTime) {
+		t.Errorf("endless loop: err = %v, want ErrCallTime", err)
+	}
+	p = compile(t, "return {run = function(ctx) local t = {} for i = 1, 1e9 do t[i] = string.rep('x', 1000) .. i end end}")
+	_, err = Run(context.Background(), p, newMem(), Config{Ops: 1, Limits: Limits{Heap: 64 << 20, Call: time.Hour}})
+	if !errors.Is(err, ErrHeap) {
+		t.Errorf("memory hog: err = %v, want ErrHeap", err)
+	}
+	p = compile(t, "local function f(n) return f(n + 1) + 1 end return {run = function(ctx) f(1) end}")
+	_, err = Run(context.Background(), p, newMem(), Config{Ops: 1})
+	if err == nil || !strings.Contains(err.Error(), "stack overflow") {
+		t.Errorf("deep recursion: err = %v, want a stack overflow", err)
+	}
+}
+
+// TestBytesLimit: the puts of a run (load included) may not write more
+// than Limits.Bytes of keys and values.
+func TestBytesLimit(t *testing.T) {
+	p := compile(t, "return {load = function(ctx) for i = 1, 100 do kv.put('k' .. i, string.rep('v', 100)) end end, run = function(ctx) end}")
+	_, err := Run(context.Background(), p, newMem(), Config{Ops: 1, Limits: Limits{Bytes: 5000}})
+	if err == nil || !strings.Contains(err.Error(), ErrBytes.Error()) {
+		t.Errorf("err = %v, want %v", err, ErrBytes)
+	}
+	if _, err := Run(context.Background(), p, newMem(), Config{Ops: 1, Limits: Limits{Bytes: 20000}}); err != nil {
+		t.Errorf("within the bound: %v", err)
+	}
+}
+
+// TestCancel: a cancelled context stops a -duration run and returns what
+// it measured.
+func TestCancel(t *testing.T) {
+	p := compile(t, "return {run = function(ctx) kv.put('k', 'v') end}")
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	res, err := Run(ctx, p, newMem(), Config{Duration: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Cancelled || res.Units == 0 {
+		t.Errorf("cancelled %v after %d units; want cancelled after some", res.Cancelled, res.Units)
+	}
+}
+
+// TestRandomPerWorker: math.random is seeded per worker from the seed:
+// the same seed gives the same keys, another seed others, and two
+// workers different ones.
+func TestRandomPerWorker(t *testing.T) {
+	src := "return {run = function(ctx) kv.put(ctx.thread .. '/' .. math.random(1, 1000000000), 'v') end}"
+	keys := func(seed int64, threads int) map[string]bool {
+		s := newMem()
+		if _, err := Run(context.Background(), compile(t, src), s, Config{Ops: 50, Threads: threads, Seed: seed}); err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]bool{}
+		for k := range s.m {
+			out[k] = true
+		}
+		return out
+	}
+	a, b, c := keys(7, 1), keys(7, 1), keys(8, 1)
+	if len(a) != 50 || !mapsEqual(a, b) {
+		t.Errorf("same seed: %d and %d keys, equal %v", len(a), len(b), mapsEqual(a, b))
+	}
+	if mapsEqual(a, c) {
+		t.Errorf("seeds 7 and 8 drew the same keys")
+	}
+	two := keys(7, 2)
+	suffix := map[string]int{}
+	for k := range two {
+		_, r, _ := strings.Cut(k, "/")
+		suffix[r]++
+	}
+	for r, n := range suffix {
+		if n > 1 {
+			t.Errorf("both workers drew %s", r)
+		}
+	}
+}
+
+func mapsEqual(a, b map[string]bool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k := range a {
+		if !b[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// BenchmarkNullMixed is the framework's floor: a mixed workload on a
+// store that does nothing, one worker. Target: >= 500k units/s.
+func BenchmarkNullMixed(b *testing.B) {
+	p := compile(b, `
+local r = math.random
+return { name = "mixed", run = function(ctx)
+  local k = "key" .. r(1, ctx.items)
+  local x = r()
+  if x < 0.5 then kv.get(k) elseif x < 0.9 then kv.put(k, "value") else kv.del(k) end
+end }`)
+	b.ReportAllocs()
+	res, err := Run(context.Background(), p, nullStore{}, Config{Items: 100000, Ops: int64(b.N), Threads: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(res.WUPerSec, "wu/s")
+}

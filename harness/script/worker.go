@@ -1,0 +1,380 @@
+package script
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sync/atomic"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+	lua "github.com/yuin/gopher-lua"
+)
+
+// worker is one client: a Lua state of its own, reused for every call,
+// the script's table in it, and what it measured.
+type worker struct {
+	id    int
+	L     *lua.LState
+	load  *lua.LFunction // nil: the script has none
+	run   *lua.LFunction
+	ctx   *lua.LTable // the ctx argument of load and run
+	store Store
+	ops_  Ops // the store's native operations (nil: fall back)
+
+	measuring bool
+	hist      [numOps]*hdr.Histogram
+	prim      [numOps]int64 // primitive ops, by kind (a key of mget counts one)
+	hits      int64
+	misses    int64
+	ops       atomic.Int64 // primitive ops so far, load and run, for progress
+	// callStart is when the current call of load or run began (unix ns),
+	// 0 between calls: the watchdog reads it.
+	callStart atomic.Int64
+
+	// written counts the key and value bytes the run's puts wrote, over
+	// every worker; maxBytes is Limits.Bytes.
+	written  *atomic.Int64
+	maxBytes int64
+
+	kbuf, vbuf []byte
+	keys, vals [][]byte
+	kstore     []byte // backing store of keys/vals for mget/mput/mdel
+}
+
+// maxLatency is the largest latency a histogram records (longer ones are
+// clamped to it): one minute.
+const maxLatency = int64(time.Minute)
+
+func newWorker(p *Program, id int, store Store, lim Limits, seed int64, fields map[string]int64, written *atomic.Int64) (*worker, error) {
+	s := uint64(seed)
+	o := OpsOf(store)
+	w := &worker{id: id, store: o.Store, ops_: o, written: written, maxBytes: lim.Bytes}
+	for i := range w.hist {
+		w.hist[i] = hdr.New(1, maxLatency, 3)
+	}
+	w.L = newState(lim, rand.New(rand.NewPCG(s, uint64(id)+1)))
+	w.L.SetGlobal("kv", w.kvTable())
+	t, err := instantiate(w.L, p)
+	if err != nil {
+		w.L.Close()
+		return nil, err
+	}
+	w.run = t.RawGetString("run").(*lua.LFunction)
+	if f, ok := t.RawGetString("load").(*lua.LFunction); ok {
+		w.load = f
+	}
+	w.ctx = w.L.NewTable()
+	for k, v := range fields {
+		w.ctx.RawSetString(k, lua.LNumber(v))
+	}
+	w.ctx.RawSetString("thread", lua.LNumber(id))
+	return w, nil
+}
+
+// call calls fn(ctx) once, timed by the watchdog.
+func (w *worker) call(fn *lua.LFunction) error {
+	w.callStart.Store(time.Now().UnixNano())
+	w.L.Push(fn)
+	w.L.Push(w.ctx)
+	err := w.L.PCall(1, 0, nil)
+	w.callStart.Store(0)
+	return err
+}
+
+// record adds one engine call of kind op that did n primitive ops and
+// took d.
+func (w *worker) record(op int, n int, d time.Duration) {
+	w.ops.Add(int64(n))
+	if !w.measuring {
+		return
+	}
+	w.prim[op] += int64(n)
+	ns := min(max(int64(d), 1), maxLatency)
+	w.hist[op].RecordValue(ns)
+}
+
+// wrote counts n bytes about to be written by a put and fails the call
+// when they take the run past Limits.Bytes.
+func (w *worker) wrote(op string, n int) {
+	if w.maxBytes > 0 && w.written.Add(int64(n)) > w.maxBytes {
+		w.L.RaiseError("kv.%s: %v: the run's puts would write more than %d bytes of keys and values", op, ErrBytes, w.maxBytes)
+	}
+}
+
+func (w *worker) fail(op string, err error) {
+	w.L.RaiseError("kv.%s: %v", op, err)
+}
+
+func (w *worker) key(L *lua.LState, n int) []byte {
+	s := L.CheckString(n)
+	if s == "" {
+		L.ArgError(n, "empty key")
+	}
+	w.kbuf = append(w.kbuf[:0], s...)
+	return w.kbuf
+}
+
+// kvTable is the kv global of w's state.
+func (w *worker) kvTable() *lua.LTable {
+	L := w.L
+	t := L.NewTable()
+	set := func(name string, fn lua.LGFunction) { t.RawSetString(name, L.NewFunction(fn)) }
+
+	set("put", func(L *lua.LState) int {
+		k := w.key(L, 1)
+		w.vbuf = append(w.vbuf[:0], L.CheckString(2)...)
+		w.wrote("put", len(k)+len(w.vbuf))
+		t0 := time.Now()
+		err := w.store.Put(k, w.vbuf)
+		w.record(opPut, 1, time.Since(t0))
+		if err != nil {
+			w.fail("put", err)
+		}
+		return 0
+	})
+	set("get", func(L *lua.LState) int {
+		k := w.key(L, 1)
+		t0 := time.Now()
+		v, ok, err := w.store.Get(k)
+		w.record(opGet, 1, time.Since(t0))
+		if err != nil {
+			w.fail("get", err)
+		}
+		if !ok {
+			w.misses += b2i(w.measuring)
+			L.Push(lua.LNil)
+			return 1
+		}
+		w.hits += b2i(w.measuring)
+		L.Push(lua.LString(v))
+		return 1
+	})
+	set("del", func(L *lua.LState) int {
+		k := w.key(L, 1)
+		var existed bool
+		var err error
+		t0 := time.Now()
+		if w.ops_.DeleteExisted != nil {
+			existed, err = w.ops_.DeleteExisted(k)
+		} else {
+			_, existed, err = w.store.Get(k)
+			if err == nil {
+				err = w.store.Delete(k)
+			}
+		}
+		w.record(opDel, 1, time.Since(t0))
+		if err != nil {
+			w.fail("del", err)
+		}
+		L.Push(lua.LBool(existed))
+		return 1
+	})
+	set("range", func(L *lua.LState) int {
+		lo, hi, limit := L.CheckString(1), L.CheckString(2), L.OptInt(3, 0)
+		out := L.NewTable()
+		var d time.Duration
+		w.scanChunks("range", lo, hi, limit, &d, func(k, v []byte) bool {
+			row := L.NewTable()
+			row.RawSetString("key", lua.LString(k))
+			row.RawSetString("val", lua.LString(v))
+			out.Append(row)
+			return true
+		})
+		w.record(opRange, 1, d)
+		L.Push(out)
+		return 1
+	})
+	set("scan", func(L *lua.LState) int {
+		lo, hi := L.CheckString(1), L.CheckString(2)
+		fn := L.CheckFunction(3)
+		limit := L.OptInt(4, 0)
+		var d time.Duration
+		w.scanChunks("scan", lo, hi, limit, &d, func(k, v []byte) bool {
+			L.Push(fn)
+			L.Push(lua.LString(k))
+			L.Push(lua.LString(v))
+			L.Call(2, 1)
+			stop := lua.LVAsBool(L.Get(-1))
+			L.Pop(1)
+			return !stop
+		})
+		w.record(opRange, 1, d)
+		return 0
+	})
+	set("mget", func(L *lua.LState) int {
+		keys := w.keyList(L, 1)
+		out := L.CreateTable(len(keys), 0)
+		found := 0
+		t0 := time.Now()
+		var err error
+		if w.ops_.MultiGet != nil {
+			err = w.ops_.MultiGet(keys, func(i int, v []byte, ok bool) {
+				if ok {
+					found++
+					out.RawSetInt(i+1, lua.LString(v))
+				} else {
+					out.RawSetInt(i+1, lua.LFalse)
+				}
+			})
+		} else {
+			for i, k := range keys {
+				v, ok, e := w.store.Get(k)
+				if e != nil {
+					err = e
+					break
+				}
+				if ok {
+					found++
+					out.RawSetInt(i+1, lua.LString(v))
+				} else {
+					out.RawSetInt(i+1, lua.LFalse)
+				}
+			}
+		}
+		w.record(opMget, len(keys), time.Since(t0))
+		if err != nil {
+			w.fail("mget", err)
+		}
+		if w.measuring {
+			w.hits += int64(found)
+			w.misses += int64(len(keys) - found)
+		}
+		L.Push(out)
+		return 1
+	})
+	set("mput", func(L *lua.LState) int {
+		rows := L.CheckTable(1)
+		w.keys, w.vals, w.kstore = w.keys[:0], w.vals[:0], w.kstore[:0]
+		var offs []int
+		for i := 1; i <= rows.Len(); i++ {
+			row, ok := rows.RawGetInt(i).(*lua.LTable)
+			if !ok {
+				L.ArgError(1, fmt.Sprintf("row %d is not a table {key=, val=}", i))
+			}
+			k, ok1 := row.RawGetString("key").(lua.LString)
+			v, ok2 := row.RawGetString("val").(lua.LString)
+			if !ok1 || !ok2 || k == "" {
+				L.ArgError(1, fmt.Sprintf("row %d: want {key = non-empty string, val = string}", i))
+			}
+			offs = append(offs, len(w.kstore))
+			w.kstore = append(w.kstore, k...)
+			offs = append(offs, len(w.kstore))
+			w.kstore = append(w.kstore, v...)
+		}
+		offs = append(offs, len(w.kstore))
+		for i := 0; i+2 < len(offs); i += 2 {
+			w.keys = append(w.keys, w.kstore[offs[i]:offs[i+1]])
+			w.vals = append(w.vals, w.kstore[offs[i+1]:offs[i+2]])
+		}
+		w.wrote("mput", len(w.kstore))
+		t0 := time.Now()
+		var err error
+		if w.ops_.MultiPut != nil {
+			err = w.ops_.MultiPut(w.keys, w.vals)
+		} else {
+			for i := range w.keys {
+				if err = w.store.Put(w.keys[i], w.vals[i]); err != nil {
+					break
+				}
+			}
+		}
+		w.record(opMput, len(w.keys), time.Since(t0))
+		if err != nil {
+			w.fail("mput", err)
+		}
+		return 0
+	})
+	set("mdel", func(L *lua.LState) int {
+		keys := w.keyList(L, 1)
+		t0 := time.Now()
+		var err error
+		if w.ops_.MultiDelete != nil {
+			err = w.ops_.MultiDelete(keys)
+		} else {
+			for _, k := range keys {
+				if err = w.store.Delete(k); err != nil {
+					break
+				}
+			}
+		}
+		w.record(opMdel, len(keys), time.Since(t0))
+		if err != nil {
+			w.fail("mdel", err)
+		}
+		return 0
+	})
+	return t
+}
+
+// keyList reads argument n, an array of non-empty key strings, into
+// w.keys (backed by w.kstore).
+func (w *worker) keyList(L *lua.LState, n int) [][]byte {
+	t := L.CheckTable(n)
+	w.keys, w.kstore = w.keys[:0], w.kstore[:0]
+	var offs []int
+	for i := 1; i <= t.Len(); i++ {
+		k, ok := t.RawGetInt(i).(lua.LString)
+		if !ok || k == "" {
+			L.ArgError(n, fmt.Sprintf("key %d is not a non-empty string", i))
+		}
+		offs = append(offs, len(w.kstore))
+		w.kstore = append(w.kstore, k...)
+	}
+	offs = append(offs, len(w.kstore))
+	for i := 0; i+1 < len(offs); i++ {
+		w.keys = append(w.keys, w.kstore[offs[i]:offs[i+1]])
+	}
+	return w.keys
+}
+
+// scanChunk is how many rows kv.range and kv.scan ask the store for at a
+// time: the rows are copied out of the store's call before the script
+// sees them, so the script's function never runs inside the store (where
+// a write of its own could deadlock).
+const scanChunk = 256
+
+// scanChunks reads [lo, hi) from the store, at most limit rows (0: all),
+// scanChunk at a time, adding the time of the store's calls to d, and
+// calls fn for each row until it returns false.
+func (w *worker) scanChunks(op, lo, hi string, limit int, d *time.Duration, fn func(k, v []byte) bool) {
+	if w.ops_.Range == nil {
+		w.L.RaiseError("kv.%s: this store cannot read keys in order", op)
+	}
+	type row struct{ k, v []byte }
+	var rows []row
+	from := []byte(lo)
+	left := limit
+	for {
+		n := scanChunk
+		if limit > 0 {
+			n = min(n, left)
+		}
+		rows = rows[:0]
+		t0 := time.Now()
+		err := w.ops_.Range(from, []byte(hi), n, func(k, v []byte) bool {
+			rows = append(rows, row{append([]byte(nil), k...), append([]byte(nil), v...)})
+			return true
+		})
+		*d += time.Since(t0)
+		if err != nil {
+			w.fail(op, err)
+		}
+		for _, r := range rows {
+			if !fn(r.k, r.v) {
+				return
+			}
+		}
+		left -= len(rows)
+		if len(rows) < n || (limit > 0 && left <= 0) {
+			return
+		}
+		from = append(rows[len(rows)-1].k, 0)
+	}
+}
+
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,127 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	scripts "kvlab/workloads"
+)
+
+// TestScriptRefusals: a script that ranges is refused before anything
+// runs on an engine that cannot read keys in order, naming the engine,
+// the operation and the engines that can; the -script flags are refused
+// where they do not apply; a page cannot name a file.
+func TestScriptRefusals(t *testing.T) {
+	lines := map[string]string{
+		"bench -script cart -engine kv -ops 10":      "-engine kv cannot run kv.range: its hash index keeps no key order; give -index ordered",
+		"bench -script /etc/x.lua -ops 10":           "a page cannot read the server's files",
+		"bench -workload fillrandom -items 5":        "-items 5: applies to -script runs only",
+		"bench -script cart -workload fillrandom":    "give one or the other",
+		"bench -script nope":                         "no shipped script of that name",
+		"sweep -script cart -threads 1,2":            "bench only",
+		"bench -script cart -engine kv -index btree": "-index btree: allowed: hash, ordered",
+	}
+	for line, want := range lines {
+		_, err := Exec(context.Background(), line, Env{Dir: t.TempDir()})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err = %v, want it to contain %q", line, err, want)
+		}
+	}
+}
+
+// TestShippedScripts runs every shipped script briefly on kv with the
+// ordered index (and the null floor): each compiles, seeds and runs, and
+// the result has the floor line first and per-op latencies.
+func TestShippedScripts(t *testing.T) {
+	for _, name := range scripts.Names() {
+		t.Run(name, func(t *testing.T) {
+			line := "bench -script " + name + " -engine kv -index ordered -sync none -ops 40 -items 50 -users 5 -batch 4"
+			out, err := Exec(context.Background(), line, Env{Dir: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rs []ScriptResult
+			if err := json.Unmarshal(out, &rs); err != nil {
+				t.Fatal(err)
+			}
+			if len(rs) < 2 || !rs[0].Floor || rs[0].Engine != "null" || rs[len(rs)-1].Engine != "kv" {
+				t.Fatalf("%d results; want the null floor first, then kv", len(rs))
+			}
+			kv := rs[len(rs)-1]
+			if kv.Units != 40 || len(kv.ByOp) == 0 || kv.WUPerSec <= 0 {
+				t.Errorf("kv: %d units, %d op kinds, %.0f wu/s; want 40 units measured", kv.Units, len(kv.ByOp), kv.WUPerSec)
+			}
+			if name == "batch" && (!kv.Native["mput"] || kv.ByOp["mput"].Ops != 4*kv.ByOp["mput"].Calls) {
+				t.Errorf("batch on kv: native %v, mput %+v; want native atomic batches of 4 keys", kv.Native, kv.ByOp["mput"])
+			}
+			var tsv bytes.Buffer
+			if err := Write(&tsv, "tsv", rsPtrs(rs)); err != nil {
+				t.Fatal(err)
+			}
+			if lines := strings.Count(tsv.String(), "\n"); lines < 1+len(kv.ByOp) {
+				t.Errorf("tsv: %d lines, want a header and a row per engine and op kind", lines)
+			}
+			var table bytes.Buffer
+			if err := Write(&table, "table", rsPtrs(rs)); err != nil || !strings.Contains(table.String(), "framework's floor") {
+				t.Errorf("table: %v\n%s", err, table.String())
+			}
+		})
+	}
+}
+
+func rsPtrs(rs []ScriptResult) []*ScriptResult {
+	out := make([]*ScriptResult, len(rs))
+	for i := range rs {
+		out[i] = &rs[i]
+	}
+	return out
+}
+
+// TestScriptFileAndSweep: the command line reads a script file, whose
+// sweep runs once per value on every engine, and a script error comes
+// back with the file and line.
+func TestScriptFileAndSweep(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "mine.lua")
+	os.WriteFile(file, []byte(`return { name = "mine", sweep = { param = "valuebytes", values = {1, 7} },
+  run = function(ctx) kv.put("k", string.rep("x", ctx.valuebytes)); local v = kv.get("k"); assert(v == nil or #v == ctx.valuebytes) end }`), 0o644)
+	s, err := ParseSpec("bench -script "+file+" -engine kv -ops 5", DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := execSpec(context.Background(), s, Env{Dir: dir, readSrc: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := v.([]*ScriptResult)
+	if len(rs) != 4 || rs[2].Engine != "kv" || rs[2].SweepValue != 1 || rs[3].SweepValue != 7 || rs[3].SweepParam != "valuebytes" {
+		t.Fatalf("results: %d; want null and kv at valuebytes 1 and 7", len(rs))
+	}
+	os.WriteFile(file, []byte("return { run = function(ctx)\n  kv.put('k', nil)\nend }"), 0o644)
+	_, err = execSpec(context.Background(), s, Env{Dir: dir, readSrc: true})
+	if err == nil || !strings.Contains(err.Error(), "mine.lua:2:") {
+		t.Errorf("err = %v, want the script's file and line", err)
+	}
+}
+
+// TestScriptResultDecodes: a stored script result decodes back into the
+// value Write prints, so `labserver runs show` prints its table.
+func TestScriptResultDecodes(t *testing.T) {
+	out, err := Exec(context.Background(), "bench -script mixed -engine kv -index ordered -sync none -ops 20 -items 30", Env{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := DecodeResult(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, ok := v.([]*ScriptResult)
+	if !ok || len(rs) != 2 || rs[1].Kind != "script" || rs[1].Units != 20 {
+		t.Fatalf("decoded %T", v)
+	}
+}

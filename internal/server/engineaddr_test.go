@@ -1,0 +1,104 @@
+package server
+
+import (
+	"io"
+	"net"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	_ "kvlab/harness/peers" // registers resp:// and postgres://
+)
+
+// countingListener accepts connections on loopback, counts them and never
+// answers. It returns the address and the count.
+func countingListener(t *testing.T) (string, *atomic.Int64) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n atomic.Int64
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			n.Add(1)
+			conns = append(conns, c)
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return ln.Addr().String(), &n
+}
+
+// A server that serves others (here: a run token on loopback) refuses a
+// line naming an address its instructor did not list, before anything
+// connects; a listed address is run. Before, any loopback port was
+// allowed: a reader could scan the machine or reach its database.
+func TestServeOthersRefusesUnlistedAddress(t *testing.T) {
+	addr, accepted := countingListener(t)
+	for _, tt := range []struct {
+		name    string
+		allowed []string
+		refused bool
+	}{
+		{"unlisted", nil, true},
+		{"listed", []string{"resp://" + addr}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			before := accepted.Load()
+			s := newServer(t, func(c *Config) {
+				c.Addr, c.Token = "127.0.0.1:8080", "tok"
+				c.Budget.Addresses.Allowed = tt.allowed
+				c.Budget.MaxCellTime = time.Second
+			})
+			ts := startServer(t, s)
+			c := dial(t, ts, "?token=tok", nil)
+			c.run("a", "bench -engine resp://"+addr+" -ops 10")
+			ms := c.until("a", "done")
+			var errMsg string
+			for _, m := range ms {
+				if m.str("type") == "error" {
+					errMsg = m.str("message")
+				}
+			}
+			refused := strings.Contains(errMsg, "instructor listed")
+			if refused != tt.refused {
+				t.Fatalf("error = %q; want refused=%v", errMsg, tt.refused)
+			}
+			if got := accepted.Load() - before; tt.refused && got != 0 {
+				t.Errorf("a refused line made %d connections to %s", got, addr)
+			} else if !tt.refused && got == 0 {
+				t.Errorf("the listed address was never reached (error %q)", errMsg)
+			}
+		})
+	}
+}
+
+// -allow-engine takes addresses, repeated or comma-separated, and refuses
+// what is not one.
+func TestAllowEngineFlag(t *testing.T) {
+	f, _, ok := parseServe([]string{"-allow-engine", "resp://127.0.0.1:6380, postgresql://kv@DB.example/lab", "-allow-engine", "resp://[::1]:7000"}, io.Discard)
+	if !ok {
+		t.Fatal("parseServe refused good -allow-engine values")
+	}
+	want := []string{"resp://127.0.0.1:6380", "postgres://kv@db.example:5432/lab", "resp://[::1]:7000"}
+	if got := f.cfg.Budget.Addresses.Allowed; strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("allowed = %v, want %v", got, want)
+	}
+	for _, bad := range []string{"kv", "postgres://u:secret@h/db", "resp://h", "postgres://u@h/db?host=/tmp"} {
+		var out strings.Builder
+		if _, _, ok := parseServe([]string{"-allow-engine", bad}, &out); ok || !strings.Contains(out.String(), "-allow-engine") {
+			t.Errorf("-allow-engine %s: ok=%v, stderr %q; want it refused naming the flag", bad, ok, out.String())
+		}
+	}
+}
