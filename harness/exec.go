@@ -175,7 +175,7 @@ rounds:
 			cfg := runConfig{
 				engine: c.engine, sync: s.Sync, workload: s.Workload, batch: s.Batch, dist: s.Dist,
 				threads: c.threads, ops: s.Ops, exactCap: DefaultExactCap, duration: s.Duration, maxUnits: s.maxUnits(env.Limits),
-				valueSize: s.ValueSize, keys: s.Keys, warmup: s.Warmup, rate: s.Rate, pipeline: s.Pipeline, seed: s.Seed, cold: s.Cache == "cold",
+				valueSize: s.ValueSize, keys: s.Keys, warmup: s.Warmup, rate: s.Rate, poisson: s.Arrivals == "poisson", pipeline: s.Pipeline, seed: s.Seed, cold: s.Cache == "cold",
 				dishonest: s.Dishonest, dir: runDir, pool: c.pool, source: source,
 			}
 			if env.Progress != nil {
