@@ -350,6 +350,8 @@ func TestTextErrorsFixed(t *testing.T) {
 		{"10-", "a queue's waiting time grows as 1/(1 − utilization), doubling from a half", "Kingman's formula"},
 		// the knee of group commit is at n* ≈ T_fsync/T_write.
 		{"06-", "and bends by 32", "n* ≈ T_fsync ÷ T_write"},
+		// the sweep goes far enough to show what the formula says.
+		{"06-", "-threads 1,2,4,8,16,32 -duration", "-threads 1,2,4,8,16,32,64 -duration"},
 	} {
 		body := flat(string(lessonByPrefix(t, c.lesson).Body))
 		if strings.Contains(body, flat(c.gone)) {
