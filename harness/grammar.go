@@ -319,7 +319,7 @@ func benchFlags(threads string) []flagDef {
 				return err
 			},
 			show: func(s *Spec, _ runOf) (string, bool) { return itoa(s.Warmup), s.Script == "" }},
-		rateFlag(), pipelineFlag(), fanoutFlag(), cacheFlag(),
+		rateFlag(), arrivalsFlag(), pipelineFlag(), fanoutFlag(), cacheFlag(),
 		{name: "repeat", usage: "run N times and report each (the table adds the medians)", part: partLine,
 			fill: func(s *Spec, a arg, lim Limits) error {
 				n, err := a.int(1, 1, int64(max(lim.MaxRepeat, 1)))
@@ -532,6 +532,24 @@ func rateFlag() flagDef {
 			return nil
 		},
 		show: func(s *Spec, _ runOf) (string, bool) { return strconv.FormatFloat(s.Rate, 'g', -1, 64), s.Rate > 0 }}
+}
+
+// ArrivalModes are the -arrivals values: how an open loop spaces its units.
+var ArrivalModes = []string{"even", "poisson"}
+
+func arrivalsFlag() flagDef {
+	return flagDef{name: "arrivals", usage: "open loop (-rate): even (one unit every 1/rate, the default) | poisson (exponential gaps with mean 1/rate, as M/M/1 assumes)",
+		fill: func(s *Spec, a arg, _ Limits) error {
+			s.Arrivals = a.str("even")
+			if !slices.Contains(ArrivalModes, s.Arrivals) {
+				return fmt.Errorf("-arrivals %s: unknown; allowed: %s", s.Arrivals, strings.Join(ArrivalModes, ", "))
+			}
+			if a.given && s.Rate == 0 {
+				return fmt.Errorf("-arrivals %s: spaces an open loop's units; give -rate too", s.Arrivals)
+			}
+			return nil
+		},
+		show: func(s *Spec, _ runOf) (string, bool) { return s.Arrivals, s.Arrivals == "poisson" }}
 }
 
 func cacheFlag() flagDef {

@@ -50,8 +50,13 @@ type Spec struct {
 	Keys         int
 	Warmup       int64
 	Rate         float64
-	Pipeline     int    // bench, sweep: requests per batch on each client's connection; 1 = none
-	Cache        string // bench, sweep: "warm" or "cold" (cache.go)
+	// Arrivals is how an open loop (-rate) spaces its units' intended
+	// starts: "even" (every 1/rate, the default) or "poisson" (random,
+	// exponential gaps with mean 1/rate: the arrivals queueing theory's
+	// M/M/1 formulas assume).
+	Arrivals string
+	Pipeline int    // bench, sweep: requests per batch on each client's connection; 1 = none
+	Cache    string // bench, sweep: "warm" or "cold" (cache.go)
 	// Replicas, Quorum and Net are the replicated engines' flags
 	// (replication.go); Replicas 0 and a zero Net when not given.
 	Replicas int

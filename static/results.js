@@ -380,10 +380,26 @@ function scriptView(r) {
 // keeps acked, durable and both losses; corrupt stays in the summary.
 const CRASH_MINOR_COLS = new Set(['trials', 'recovered', 'corrupt']);
 
-const CRASH_TITLES = {
-  acked: 'writes acknowledged before the crash', durable: 'of those, acknowledged as durable', 'durable lost': 'durable-acknowledged writes missing after recovery: must be 0',
-  'acked lost': 'acknowledged writes missing, durable or not: the loss window of the policy',
-};
+// CRASH_COLS are the crash table's columns, each headed by the result
+// field it shows (the name the lessons use), with what it means.
+export const CRASH_COLS = [
+  ['trials', 'crashes run'],
+  ['writes', 'writes acknowledged before the crash'],
+  ['durable_acked', 'of those, acknowledged as durable'],
+  ['recovered', 'writes found after recovery'],
+  ['lost', 'durable-acknowledged writes missing after recovery: must be 0'],
+  ['lost_acked', 'acknowledged writes missing, durable or not: the loss window of the policy'],
+  ['lost_buffered', 'of lost_acked, the writes still in the store\'s write buffer at the crash: a kill or a power cut loses them'],
+  ['lost_page_cache', 'of lost_acked, the writes handed to the OS but not yet durable: a power cut loses them, a kill cannot'],
+  ['corrupt', 'records that failed their checksum'],
+];
+
+// crashLabel names a crash line in its table: its sync policy, and how it
+// crashed when the lines shown together differ in that (kill or power cut).
+export function crashLabel(r, rs) {
+  const modes = new Set(rs.map((x) => !!x.power));
+  return modes.size > 1 ? `${r.sync} · ${r.power ? 'power cut' : 'kill'}` : r.sync;
+}
 
 const crashOK = (r) => (r.ok != null ? r.ok : !r.lost && !r.corrupt);
 
@@ -396,11 +412,10 @@ function crashView(rs) {
       ? `The invariant broke for ${bad.map((r) => r.sync).join(', ')}: writes acknowledged as durable were missing after recovery, or data was corrupt.`
       : `The invariant held ${rs.every((r) => r.crash_points) ? 'at every crash point' : rs.every((r) => r.sync_failure) ? 'through the failed fdatasync' : 'in every trial'}: every write acknowledged as durable was recovered (durable lost = 0), nothing corrupt.`),
     h('div', { class: 'table-wrap' }, h('table', { class: 'nums' },
-      h('thead', {}, h('tr', {}, ['sync', 'trials', 'acked', 'durable', 'recovered', 'durable lost', 'acked lost', 'corrupt'].map((c) => h('th', { scope: 'col', class: c === 'durable lost' ? 'p99' : CRASH_MINOR_COLS.has(c) ? 'minor' : null, title: CRASH_TITLES[c] || null }, c)))),
+      h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'sync'), CRASH_COLS.map(([c, title]) => h('th', { scope: 'col', class: c === 'lost' ? 'p99' : CRASH_MINOR_COLS.has(c) ? 'minor' : null, title }, c)))),
       h('tbody', {}, rs.map((r, k) => h('tr', { class: crashOK(r) ? null : 'bad' },
-        h('th', { scope: 'row' }, h('span', { class: `swatch c${k % 8}` }), r.sync),
-        h('td', { class: 'minor' }, fmtInt(r.trials)), h('td', {}, fmtInt(r.writes)), h('td', {}, fmtInt(r.durable_acked)), h('td', { class: 'minor' }, fmtInt(r.recovered)),
-        h('td', { class: 'p99' }, h('b', {}, fmtInt(r.lost))), h('td', {}, fmtInt(r.lost_acked)), h('td', { class: 'minor' }, fmtInt(r.corrupt))))))),
+        h('th', { scope: 'row' }, h('span', { class: `swatch c${k % 8}` }), crashLabel(r, rs)),
+        CRASH_COLS.map(([c]) => h('td', { class: c === 'lost' ? 'p99' : CRASH_MINOR_COLS.has(c) ? 'minor' : null }, c === 'lost' ? h('b', {}, fmtInt(r[c])) : fmtInt(r[c])))))))),
     h('p', { class: 'conditions' }, h('span', { class: 'cond-label' }, 'Crash: '), rs.some((r) => r.power)
       ? 'power loss is simulated on a crashable in-memory filesystem that forgets everything not yet synced.'
       : 'SIGKILL of a child process; the page cache survives a process kill, so a missing fsync does not show here.'));
