@@ -48,7 +48,7 @@ type Spec struct {
 	// starts: "even" (every 1/rate, the default) or "poisson" (random,
 	// exponential gaps with mean 1/rate: the arrivals queueing theory's
 	// M/M/1 formulas assume).
-	Arrivals string
+	Arrivals  string
 	Pipeline  int    // bench, sweep: requests per batch on each client's connection; 1 = none
 	Cache     string // bench, sweep: "warm" or "cold" (cache.go)
 	Repeat    int
