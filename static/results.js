@@ -379,6 +379,12 @@ function scriptView(r) {
 // The crash tables' columns a phone-width page leaves out: the summary
 // keeps acked, durable and both losses; corrupt stays in the summary.
 const CRASH_MINOR_COLS = new Set(['trials', 'recovered', 'corrupt']);
+// CRASH_PHONE_HIDDEN are crash columns a narrow screen leaves out (the
+// per-trial table has them).
+const CRASH_PHONE_HIDDEN = new Set(['trials', 'recovered', 'corrupt', 'writes', 'durable_acked']);
+// breakable lets a field name wrap after its underscores in a narrow
+// column (a zero-width space; the name reads the same).
+const breakable = (c) => c.replace(/_/g, '_\u200b');
 
 // CRASH_COLS are the crash table's columns, each headed by the result
 // field it shows (the name the lessons use), with what it means.
@@ -412,10 +418,10 @@ function crashView(rs) {
       ? `The invariant broke for ${bad.map((r) => r.sync).join(', ')}: writes acknowledged as durable were missing after recovery, or data was corrupt.`
       : `The invariant held ${rs.every((r) => r.crash_points) ? 'at every crash point' : rs.every((r) => r.sync_failure) ? 'through the failed fdatasync' : 'in every trial'}: every write acknowledged as durable was recovered (durable lost = 0), nothing corrupt.`),
     h('div', { class: 'table-wrap' }, h('table', { class: 'nums' },
-      h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'sync'), CRASH_COLS.map(([c, title]) => h('th', { scope: 'col', class: c === 'lost' ? 'p99' : CRASH_MINOR_COLS.has(c) ? 'minor' : null, title }, c)))),
+      h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'sync'), CRASH_COLS.map(([c, title]) => h('th', { scope: 'col', class: c === 'lost' ? 'p99' : CRASH_PHONE_HIDDEN.has(c) ? 'minor' : null, title }, breakable(c))))),
       h('tbody', {}, rs.map((r, k) => h('tr', { class: crashOK(r) ? null : 'bad' },
         h('th', { scope: 'row' }, h('span', { class: `swatch c${k % 8}` }), crashLabel(r, rs)),
-        CRASH_COLS.map(([c]) => h('td', { class: c === 'lost' ? 'p99' : CRASH_MINOR_COLS.has(c) ? 'minor' : null }, c === 'lost' ? h('b', {}, fmtInt(r[c])) : fmtInt(r[c])))))))),
+        CRASH_COLS.map(([c]) => h('td', { class: c === 'lost' ? 'p99' : CRASH_PHONE_HIDDEN.has(c) ? 'minor' : null }, c === 'lost' ? h('b', {}, fmtInt(r[c])) : fmtInt(r[c])))))))),
     h('p', { class: 'conditions' }, h('span', { class: 'cond-label' }, 'Crash: '), rs.some((r) => r.power)
       ? 'power loss is simulated on a crashable in-memory filesystem that forgets everything not yet synced.'
       : 'SIGKILL of a child process; the page cache survives a process kill, so a missing fsync does not show here.'));
