@@ -142,7 +142,7 @@ func TestScriptRepeatMirrored(t *testing.T) {
 	}
 	var got []string
 	for _, r := range rs {
-		got = append(got, fmt.Sprintf("%d:%s", r.Run, r.Engine))
+		got = append(got, fmt.Sprintf("%d:%s", r.Round, r.Engine))
 	}
 	if want := "[1:kv 1:null 2:null 2:kv 3:kv 3:null]"; fmt.Sprint(got) != want {
 		t.Errorf("order %v, want %s", got, want)
