@@ -64,8 +64,6 @@ type keySet interface {
 	// ascend calls fn for each key >= lo, in order, until fn returns
 	// false.
 	ascend(lo string, fn func(key string) bool)
-	// len is the number of keys.
-	len() int
 }
 
 // noteIndex tells the ordered set, if the store keeps one, that key was
@@ -248,5 +246,3 @@ func (s *skipList) ascend(lo string, fn func(string) bool) {
 		}
 	}
 }
-
-func (s *skipList) len() int { return s.n }

@@ -19,3 +19,9 @@ func TestBuildKeyTableStopsWithTheRun(t *testing.T) {
 		t.Errorf("buildKeyTable(3) = %q, %v; want newKeyTable's keys", kt.key(2), err)
 	}
 }
+
+// newKeyTable is buildKeyTable without a run's context, for the tests.
+func newKeyTable(n int) keyTable {
+	t, _ := buildKeyTable(context.Background(), n)
+	return t
+}

@@ -196,27 +196,13 @@ type scheme struct {
 
 var schemes = map[string]scheme{} // by scheme; guarded by enginesMu
 
-// RegisterScheme makes every -engine value scheme://... open through
-// open. example shows the form in the usage text; unordered, when not
+// RegisterSchemeContext makes every -engine value scheme://... open
+// through open, whose stores are given the run's context
+// (ContextOpenFunc), so that a silent server cannot hold a run past its
+// budget. example shows the form in the usage text; unordered, when not
 // empty, says why these stores cannot scan keys in order. Like
 // RegisterEngine it is meant for init functions and panics on a
 // duplicate.
-func RegisterScheme(name, example, unorderedWhy string, open SchemeFunc) {
-	if open == nil {
-		panic(fmt.Sprintf("harness: RegisterScheme(%q): nil SchemeFunc", name))
-	}
-	RegisterSchemeContext(name, example, unorderedWhy, func(name string) (ContextOpenFunc, error) {
-		o, err := open(name)
-		if err != nil {
-			return nil, err
-		}
-		return func(_ context.Context, dir, sync string) (Store, error) { return o(dir, sync) }, nil
-	})
-}
-
-// RegisterSchemeContext is RegisterScheme for stores that are given the
-// run's context (ContextOpenFunc): every store that reaches a server
-// should be, so that a silent server cannot hold a run past its budget.
 func RegisterSchemeContext(name, example, unorderedWhy string, open SchemeContextFunc) {
 	enginesMu.Lock()
 	defer enginesMu.Unlock()

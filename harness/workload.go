@@ -112,14 +112,9 @@ const (
 // any clock starts. Key i is buf[i*keyLen : (i+1)*keyLen].
 type keyTable struct{ buf []byte }
 
-func newKeyTable(n int) keyTable {
-	t, _ := buildKeyTable(context.Background(), n)
-	return t
-}
-
-// buildKeyTable is newKeyTable that gives up when ctx is done: tens of
-// millions of keys take seconds to write out, and a run must end with its
-// budget.
+// buildKeyTable builds the table of n keys, and gives up when ctx is
+// done: tens of millions of keys take seconds to write out, and a run
+// must end with its budget.
 func buildKeyTable(ctx context.Context, n int) (keyTable, error) {
 	t := keyTable{buf: make([]byte, n*keyLen)}
 	for i := range n {

@@ -31,15 +31,10 @@ func init() {
 	harness.MarkPipelining("kvserver")
 }
 
-// OpenKVServer opens the kv engine in dir with the sync policy, serves it
+// openKVServer opens the kv engine in dir with the sync policy, serves it
 // with kvserver on 127.0.0.1 (a port the kernel picks) and connects to
-// it. Close stops the server and closes the engine.
-func OpenKVServer(dir, sync string) (harness.Store, error) {
-	return openKVServer(context.Background(), dir, sync)
-}
-
-// openKVServer is OpenKVServer whose client leaves the server when ctx is
-// done.
+// it; the client leaves the server when ctx is done. Close stops the
+// server and closes the engine.
 func openKVServer(ctx context.Context, dir, sync string) (harness.Store, error) {
 	p, err := engine.ParseSync(sync)
 	if err != nil {

@@ -20,7 +20,7 @@ import (
 //
 // When PostgreSQL's server binaries are installed (Debian's postgresql
 // package: /usr/lib/postgresql/VERSION/bin; or initdb and postgres on the
-// PATH, as Homebrew installs them), OpenPostgres makes a cluster for the
+// PATH, as Homebrew installs them), openPostgres makes a cluster for the
 // run: initdb into pg/ in the run's directory (so device_io counts its
 // disk), the postmaster started directly (not through pg_ctl, so it stays
 // this process's child), listening on a free loopback port only, no unix
@@ -36,7 +36,7 @@ import (
 // the postmaster gone. A run's preload and its measurement reuse one
 // cluster, restarted with each one's settings.
 
-// ErrPostgresMissing is returned by OpenPostgres when no PostgreSQL server
+// ErrPostgresMissing is returned by openPostgres when no PostgreSQL server
 // binaries are installed.
 var ErrPostgresMissing = errors.New("postgres: PostgreSQL's server binaries are not installed (apt-get install postgresql, or brew install postgresql)")
 
@@ -44,16 +44,11 @@ var ErrPostgresMissing = errors.New("postgres: PostgreSQL's server binaries are 
 // connections (it replays its WAL first when restarted).
 const postgresStartTimeout = 60 * time.Second
 
-// OpenPostgres starts (initdb-ing it first if dir has none) a PostgreSQL
+// openPostgres starts (initdb-ing it first if dir has none) a PostgreSQL
 // cluster in dir/pg with the settings syncText maps to, and returns a
-// store on it whose Close also stops the server. It is the
-// harness.OpenFunc registered as "postgres" (with the run's context:
-// openPostgres).
-func OpenPostgres(dir, syncText string) (harness.Store, error) {
-	return openPostgres(context.Background(), dir, syncText)
-}
-
-// openPostgres is OpenPostgres whose connections end when ctx is done.
+// store on it whose Close also stops the server; its connections end
+// when ctx is done. It is the harness.ContextOpenFunc registered as
+// "postgres".
 func openPostgres(ctx context.Context, dir, syncText string) (harness.Store, error) {
 	session, walDelay, err := postgresSettings(syncText)
 	if err != nil {

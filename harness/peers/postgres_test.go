@@ -143,3 +143,8 @@ func TestPostgresURL(t *testing.T) {
 		t.Errorf("seekrandom: %d scans, want 50", r.Latency["scan"].Count)
 	}
 }
+
+// OpenPostgres is openPostgres without a run's context, for the tests.
+func OpenPostgres(dir, syncText string) (harness.Store, error) {
+	return openPostgres(context.Background(), dir, syncText)
+}

@@ -21,7 +21,7 @@ import (
 // -engine redis: a throwaway redis-server.
 //
 // When Debian's redis-server is installed (apt-get install redis-server;
-// brew install redis), OpenRedis starts one for the run: its data (the
+// brew install redis), openRedis starts one for the run: its data (the
 // append-only file) in the run's directory, so device_io counts its disk
 // writes and flushes; listening on a free loopback port and no unix
 // socket; no RDB snapshots (save ""), so the only writes are the AOF's.
@@ -53,7 +53,7 @@ import (
 //   - batch:N: an error; Redis has no count-based fsync.
 //
 // Redis's fsync is fdatasync on Linux (redis_fsync), as kv's is.
-// OpenRedis does not implement harness.StatsReporter: the fsyncs happen in
+// openRedis does not implement harness.StatsReporter: the fsyncs happen in
 // the server, which does not count them; device_io's flush_requests count
 // them at the disk.
 
@@ -108,18 +108,13 @@ func RedisServerPath() string {
 	return p
 }
 
-// ErrRedisMissing is returned by OpenRedis when redis-server is not installed.
+// ErrRedisMissing is returned by openRedis when redis-server is not installed.
 var ErrRedisMissing = errors.New("redis: redis-server is not installed (apt-get install redis-server, or brew install redis)")
 
-// OpenRedis starts a redis-server with its data in dir and the appendfsync
+// openRedis starts a redis-server with its data in dir and the appendfsync
 // that syncText maps to, and returns a RESP client store for it whose
-// Close also stops the server. It is the harness.OpenFunc registered as
-// "redis" (with the run's context: openRedis).
-func OpenRedis(dir, syncText string) (harness.Store, error) {
-	return openRedis(context.Background(), dir, syncText)
-}
-
-// openRedis is OpenRedis whose client leaves the server when ctx is done.
+// Close also stops the server; the client leaves the server when ctx is
+// done. It is the harness.ContextOpenFunc registered as "redis".
 func openRedis(ctx context.Context, dir, syncText string) (harness.Store, error) {
 	fsync, err := redisAppendfsync(syncText)
 	if err != nil {

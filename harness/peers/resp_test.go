@@ -317,3 +317,8 @@ func TestRedisBenchmarkDrivesKVServer(t *testing.T) {
 		t.Errorf("kvserver's INFO commandstats after redis-benchmark = %q, want %q", rep.Str, want)
 	}
 }
+
+// OpenRedis is openRedis without a run's context, for the tests.
+func OpenRedis(dir, syncText string) (harness.Store, error) {
+	return openRedis(context.Background(), dir, syncText)
+}

@@ -209,19 +209,6 @@ func AnswerProblem(q *quiz.Quiz) error {
 	return fmt.Errorf("quiz %s: answer %q came out %s for %d synthetic result sets that differ in every measured field: it does not depend on the measurement", q.ID, q.Answer, quiz.FormatNumber(first), syntheticSets)
 }
 
-// MeasurementProblems runs AnswerProblem on every quiz of the lessons.
-func MeasurementProblems(ls []*Lesson) []error {
-	var errs []error
-	for _, l := range ls {
-		for _, q := range l.Quizzes {
-			if err := AnswerProblem(q); err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", l.Slug, err))
-			}
-		}
-	}
-	return errs
-}
-
 // PredictionCount is one chapter's count of prediction quizzes.
 type PredictionCount struct {
 	Slug        string

@@ -68,11 +68,15 @@
 //	cellcheck.go     a run message's extras, a run: quiz's lines (runq.CheckLines)
 //	mine.go          who may run a reader's own store (-engine mine): loopback, no token, no room
 //	owner.go         this server's claim on its run directories under -data
+//	os_unix.go       what differs by OS: the owner lock (flock) and "address in use"
+//	os_windows.go    the same two for Windows (LockFileEx, WSAEADDRINUSE)
 //	record.go        opening the run archive; a cell run's own lines
 //	quizapi.go       POST /api/quiz and GET /api/quiz/queue
 //	quizdecode.go    decoding a quiz request as a stream, within its caps
 //	quizrecord.go    grading a cell quiz from recorded runs; predictions first
+//	quizpredict.go   predictions, graded once: stored before the run that grades them
 //	predict.go       POST /api/predict
+//	writes.go        bounded writes to the archive: rates, caps per browser and address, body caps
 //	share.go         the share targets: the room servers this server's pages may share to
 //	main.go          labserver serve: flags, listen, announce, serve
 //
