@@ -29,7 +29,7 @@ func TestDispatch(t *testing.T) {
 		{[]string{"help"}, 0, "compare"},
 		{[]string{"version"}, 0, "built with go1."},
 		{[]string{"version", "-v"}, 2, "takes no arguments"},
-		{[]string{"help"}, 0, "version  this labserver's version"},
+		{[]string{"help"}, 0, "version   this labserver's version"},
 		{[]string{"compare", "1"}, 2, "give two groups of run ids"},
 		{[]string{"bench", "-engine", "null", "-ops", "1000", "-format", "json"}, 0, `"ops_per_sec"`},
 		{[]string{"runs", "-limit", "1"}, 0, "bench -engine null -ops 1000 -format json"},
