@@ -81,8 +81,14 @@ func (db *DB) noteIndex(key string, kind byte) {
 	}
 }
 
-// scanChunk is how many keys Scan reads under one hold of the read lock.
-const scanChunk = 64
+// scanChunk is the most keys Scan reads under one hold of the read lock.
+// The first chunk is scanFirst keys and each next one twice the last, so
+// a scan that fn stops after a few keys reads few values it never uses
+// (each is a pread).
+const (
+	scanChunk = 64
+	scanFirst = 8
+)
 
 // Scan calls fn with each live key in [lo, hi) and its value, in key
 // order, until fn returns false; an empty hi means no upper bound. It
@@ -97,7 +103,7 @@ func (db *DB) Scan(lo, hi []byte, fn func(key, value []byte) bool) error {
 	type kv struct{ k, v []byte }
 	chunk := make([]kv, 0, scanChunk)
 	from, skip := string(lo), false // skip: from was the last key of the previous chunk
-	for {
+	for size := scanFirst; ; size = min(2*size, scanChunk) {
 		chunk = chunk[:0]
 		var err error
 		db.mu.RLock()
@@ -117,7 +123,7 @@ func (db *DB) Scan(lo, hi []byte, fn func(key, value []byte) bool) error {
 				return false
 			}
 			chunk = append(chunk, kv{[]byte(k), v})
-			return len(chunk) < scanChunk
+			return len(chunk) < size
 		})
 		db.mu.RUnlock()
 		if err != nil {
@@ -128,7 +134,7 @@ func (db *DB) Scan(lo, hi []byte, fn func(key, value []byte) bool) error {
 				return nil
 			}
 		}
-		if len(chunk) < scanChunk {
+		if len(chunk) < size {
 			return nil
 		}
 		from, skip = string(chunk[len(chunk)-1].k), true

@@ -164,8 +164,10 @@ func progressPrinter(w io.Writer, tty bool) func(Progress) {
 		if p.Run > 0 {
 			run = fmt.Sprintf("run %d ", p.Run)
 		}
-		line := fmt.Sprintf("%s%s%6.1fs %10d ops %10.0f ops/s  p50 %s  p99 %s", run, prefix(p.Engine), p.ElapsedSeconds, p.Ops, p.OpsPerSec,
-			calc.FormatNs(float64(p.P50)), calc.FormatNs(float64(p.P99)))
+		line := fmt.Sprintf("%s%s%6.1fs %10d ops %10.0f ops/s", run, prefix(p.Engine), p.ElapsedSeconds, p.Ops, p.OpsPerSec)
+		if p.P50 != 0 || p.P99 != 0 { // a script's progress has no latencies
+			line += fmt.Sprintf("  p50 %s  p99 %s", calc.FormatNs(float64(p.P50)), calc.FormatNs(float64(p.P99)))
+		}
 		if tty {
 			fmt.Fprintf(w, "\r\033[K%s", line)
 		} else {

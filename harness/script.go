@@ -186,8 +186,13 @@ func scriptRun(ctx context.Context, s *Spec, env Env, dir string, prog *script.P
 	}
 	if env.Progress != nil {
 		cfg.Progress = func(p script.Progress) {
-			env.Progress(Progress{Elapsed: p.Elapsed, ElapsedSeconds: p.Elapsed.Seconds(), Ops: p.Ops, OpsPerSec: p.Rate,
-				Engine: e + " " + p.Phase})
+			// Seeding counts the keys written; measuring, the units (run
+			// calls): the engine field says which.
+			what, n := e+" load (keys)", p.Ops
+			if p.Phase == "run" {
+				what, n = e+" run (units)", p.Units
+			}
+			env.Progress(Progress{Elapsed: p.Elapsed, ElapsedSeconds: p.Elapsed.Seconds(), Ops: n, OpsPerSec: p.Rate, Engine: what})
 		}
 	}
 	load := loadAverage()

@@ -263,6 +263,14 @@ func watchdog(ctx context.Context, cancel context.CancelCauseFunc, workers []*wo
 	wg.Go(func() {
 		t := time.NewTicker(20 * time.Millisecond)
 		defer t.Stop()
+		// seen[i] is worker i's call count when the watchdog last saw
+		// it change, at since[i]: a count that stays odd for longer
+		// than lim.Call is one call running that long.
+		seen := make([]uint64, len(workers))
+		since := make([]time.Time, len(workers))
+		for i := range since {
+			since[i] = time.Now()
+		}
 		for {
 			select {
 			case <-quit:
@@ -270,8 +278,13 @@ func watchdog(ctx context.Context, cancel context.CancelCauseFunc, workers []*wo
 			case <-ctx.Done():
 				return
 			case now := <-t.C:
-				for _, w := range workers {
-					if s := w.callStart.Load(); s != 0 && now.UnixNano()-s > int64(lim.Call) {
+				for i, w := range workers {
+					c := w.calls.Load()
+					if c != seen[i] {
+						seen[i], since[i] = c, now
+						continue
+					}
+					if c%2 == 1 && now.Sub(since[i]) > lim.Call {
 						cancel(fmt.Errorf("%w: one call ran longer than %v (thread %d); a call must return: loop a bounded number of times", ErrCallTime, lim.Call, w.id))
 						return
 					}
