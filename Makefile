@@ -94,6 +94,7 @@ bench: build
 	./$(BIN) bench -script mixed -engine null,kv -index ordered -sync none -ops 200000 | tee -a bench-results/engines.txt
 	$(GO) test -count=1 -timeout 60m -run TestQuizBands ./lessons/ -args -bands=3 -bands-report=$(CURDIR)/bench-results/quiz-bands.txt
 	$(GO) test -count=1 -timeout 20m -run TestModelPredictsBatch -v ./lessons/ -args -model-check=3 | tee bench-results/model-check.txt
+	$(GO) test -count=1 -timeout 30m -run TestPredictionsDependOnTheDisk ./lessons/ -args -disks | tee bench-results/disks.txt
 	@echo "results in bench-results/ (medians of 3; quote them with the probe line); quiz-bands.txt: the quizzes whose band is narrower than this disk's noise"
 
 # KVLAB_CRASH_TRIALS also makes the crash-point tests enumerate in full

@@ -144,10 +144,13 @@ func bandOf(l *lesson.Lesson, q *quiz.Quiz, runs [][]any) (bandRow, error) {
 				if err != nil {
 					return row, err
 				}
-				if fb.TooNoisy && !strings.Contains(row.note, "too noisy") {
+				if fb.Spread != nil && !fb.Spread.Within && !strings.Contains(row.note, "too noisy") {
 					row.note += fmt.Sprintf("; rounds %d–%d spread %s, too noisy for the band", g+1, g+q.Repeat, fb.Spread.Text)
 				}
-				row.listed = row.listed || !fb.Correct
+				// Listed when a reader's rounds would not grade: the
+				// answer refused, or the rounds' paired spread wider
+				// than the band.
+				row.listed = row.listed || !fb.Correct || fb.Spread != nil && !fb.Spread.Within
 			}
 		}
 		return row, nil

@@ -1,6 +1,7 @@
 package lessons_test
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"testing"
@@ -31,9 +32,14 @@ var simulatedDisks = []time.Duration{50 * time.Microsecond, 2 * time.Millisecond
 // diskScale shrinks each cell's -ops and -duration for the check.
 const diskScale = 0.2
 
+// disksCheck turns the check on (make bench): on a machine at load 12–30
+// its verdict on a quiz moved between runs, so it does not run in make
+// test, where a test must not depend on the machine being quiet.
+var disksCheck = flag.Bool("disks", false, "run every predict: yes quiz's cell on two simulated disks (make bench)")
+
 func TestPredictionsDependOnTheDisk(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs every predict: yes quiz's cell on two simulated disks")
+	if !*disksCheck {
+		t.Skip("the disk check runs with -disks (make bench)")
 	}
 	lim := server.DefaultLimits()
 	for _, l := range load(t) {
@@ -59,6 +65,14 @@ func TestPredictionsDependOnTheDisk(t *testing.T) {
 				answers, err := answersOnDisks(t, q, lines, lim)
 				if err != nil {
 					t.Fatal(err)
+				}
+				// A busy machine can blur two disks for one pair of
+				// runs: the quiz is judged the same only when a second
+				// pair agrees.
+				if sameOnBothDisks(t, q, answers) {
+					if answers, err = answersOnDisks(t, q, lines, lim); err != nil {
+						t.Fatal(err)
+					}
 				}
 				if sameOnBothDisks(t, q, answers) {
 					t.Errorf("the answer stays within its band on a %v-flush disk (%s) and a %v-flush disk (%s): it does not depend on the reader's disk; ask it as predict: reason (\"reason it out\")",
