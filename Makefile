@@ -93,6 +93,7 @@ bench: build
 	./$(BIN) bench -script cart -engine kv,pebble,sqlite -index ordered -sync none -ops 20000 -items 10 -users 1000 | tee -a bench-results/engines.txt
 	./$(BIN) bench -script mixed -engine null,kv -index ordered -sync none -ops 200000 | tee -a bench-results/engines.txt
 	$(GO) test -count=1 -timeout 60m -run TestQuizBands ./lessons/ -args -bands=3 -bands-report=$(CURDIR)/bench-results/quiz-bands.txt
+	$(GO) test -count=1 -timeout 20m -run TestModelPredictsBatch -v ./lessons/ -args -model-check=3 | tee bench-results/model-check.txt
 	@echo "results in bench-results/ (medians of 3; quote them with the probe line); quiz-bands.txt: the quizzes whose band is narrower than this disk's noise"
 
 # KVLAB_CRASH_TRIALS also makes the crash-point tests enumerate in full

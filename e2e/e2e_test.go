@@ -161,7 +161,7 @@ func TestBrowserEndToEnd(t *testing.T) {
 
 // runCellAndQuiz enters the predictions that unlock the first lesson's
 // cell, runs it as the lesson wrote it (an edited cell grades no quiz)
-// with its repeat button (its quizzes are graded on three runs or more)
+// with its Run button (which runs the three rounds its quizzes are graded on)
 // on the server's disk, answers its p99/p50 quiz wrong and then right
 // (the median of the runs' ratios) from the numbers on the page, and
 // takes the README's screenshots.
@@ -179,7 +179,10 @@ func runCellAndQuiz(t *testing.T, ctx context.Context, url string, shots []strin
 	); err != nil {
 		t.Fatalf("entering the predictions that unlock %s: %v", cell, err)
 	}
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(cell+" .repeat"))); err != nil {
+	if label, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(cell+" .run"))); label != "Run ×3" {
+		t.Errorf("the Run button of a cell whose quizzes are graded on 3 rounds says %q, want \"Run ×3\"", label)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(cell+" .run"))); err != nil {
 		t.Fatalf("starting the run: %v", err)
 	}
 	rctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
@@ -235,9 +238,14 @@ func runCellAndQuiz(t *testing.T, ctx context.Context, url string, shots []strin
 		t.Errorf("answer 0.3 for p99/p50: verdict %q, want it marked wrong", cls)
 	}
 	right := fmt.Sprintf("%.2f", ratio)
-	if cls := answer(right); !strings.Contains(cls, "ok") {
+	// Right, or not graded when the rounds spread wider than the band
+	// (the machine too noisy to grade): never wrong.
+	// Not graded is right only when the table's rounds do spread wider
+	// than the band (×2.5) around their median.
+	wide := ratios[len(ratios)-1] > ratio*2.5 || ratios[0] < ratio/2.5
+	if cls := answer(right); !strings.Contains(cls, "ok") && !(wide && strings.Contains(cls, "noisy")) {
 		measured, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(quiz+" .verdict")))
-		t.Errorf("answer %s (the median p99/p50 of the table's %d runs): verdict %q (%s), want right", right, len(rows), cls, measured)
+		t.Errorf("answer %s (the median p99/p50 of the table's %d runs %v): verdict %q (%s), want right", right, len(rows), ratios, cls, measured)
 	}
 
 	browsertest.Shot(t, ctx, cell, "screenshot.png", shots...)

@@ -177,6 +177,10 @@ func (db *DB) compactSealed(quit <-chan struct{}, rate int64) error {
 		db.writeMu.Unlock()
 		return err
 	}
+	if db.active.id == db.oldestID() {
+		db.writeMu.Unlock()
+		return nil // nothing is sealed
+	}
 	// A record in a sealed segment is garbage once a later write of its
 	// key is durable, not before: the copy drops it, and a power cut
 	// that took the later write would find neither. So everything
@@ -244,6 +248,19 @@ func (db *DB) compactSealed(quit <-chan struct{}, rate int64) error {
 		closeErrs = append(closeErrs, s.f.Close())
 	}
 	return errors.Join(closeErrs...)
+}
+
+// oldestID returns the id of the oldest segment.
+//
+// REQUIRES: db.writeMu held (segments come and go under it and db.mu).
+func (db *DB) oldestID() uint32 {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	oldest := db.active.id
+	for id := range db.segs {
+		oldest = min(oldest, id)
+	}
+	return oldest
 }
 
 // sortByPlace sorts live records in file order, so the copy reads

@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -362,4 +363,65 @@ func BenchmarkPreallocate(b *testing.B) {
 	b.ReportMetric(tAppend.Seconds()/tZero.Seconds(), "zero-filled/append")
 	b.ReportMetric(float64(sz.FsyncTime.Nanoseconds())/float64(max(sz.Fsyncs, 1)), "zero-fsync-ns")
 	b.ReportMetric(float64(sa.FsyncTime.Nanoseconds())/float64(max(sa.Fsyncs, 1)), "append-fsync-ns")
+}
+
+// BenchmarkOverwriteAutoCompact overwrites 1M keys for several rounds
+// under "none" with background compaction on (AutoCompact 0.5, 8 MiB
+// segments) and off, a round of each in turn so that both see the same
+// disk, and reports for each: bytes on disk ÷ live bytes at the end
+// (space-amp; the target with compaction is under 2), bytes written ÷
+// user bytes (write-amp), and the Puts' p99 (put-p99-ns; the target with
+// compaction is within 2x of without). Run it alone, once:
+//
+//	go test -run '^$' -bench OverwriteAutoCompact -benchtime 1x ./engine/
+func BenchmarkOverwriteAutoCompact(b *testing.B) {
+	const keys, rounds = 1_000_000, 4
+	type side struct {
+		name string
+		db   *DB
+		lat  []time.Duration
+	}
+	var sides []*side
+	for _, auto := range []float64{DefaultAutoCompact, 0} {
+		db, err := Open(filepath.Join(b.TempDir(), "db"), Options{Sync: SyncPolicy{Mode: SyncNone}, SegmentSize: 8 << 20, AutoCompact: auto})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer db.Close()
+		name := "auto-compact"
+		if auto == 0 {
+			name = "no-compaction"
+		}
+		sides = append(sides, &side{name: name, db: db})
+	}
+	for b.Loop() {
+		for r := range rounds {
+			for _, s := range sides {
+				for i := range keys {
+					start := time.Now()
+					if err := s.db.Put(benchKey(i), benchValue); err != nil {
+						b.Fatal(err)
+					}
+					if r > 0 { // the first round fills; the later ones overwrite
+						s.lat = append(s.lat, time.Since(start))
+					}
+				}
+			}
+		}
+	}
+	b.StopTimer()
+	for _, s := range sides {
+		for s.db.bg != nil && s.db.compactionDue() { // let the compactor catch up
+			time.Sleep(10 * time.Millisecond)
+		}
+		s.db.compactMu.Lock()
+		st := s.db.Stats()
+		s.db.compactMu.Unlock()
+		user := float64(st.Puts) * float64(16+benchValueSize)
+		slices.Sort(s.lat)
+		p99 := s.lat[len(s.lat)*99/100]
+		b.ReportMetric(float64(st.DiskBytes)/float64(st.LiveBytes), s.name+"-space-amp")
+		b.ReportMetric(float64(st.BytesWritten+st.CompactionWritten)/user, s.name+"-write-amp")
+		b.ReportMetric(float64(p99.Nanoseconds()), s.name+"-put-p99-ns")
+	}
 }

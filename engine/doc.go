@@ -1,6 +1,7 @@
 // Package engine is a durable key-value store in the Bitcask model: an
 // append-only log of records in segment files, an in-memory hash index from
-// each key to the place of its latest record, tombstones for deletes,
+// each key to the place of its latest record (optionally with the keys
+// also kept in order, for range scans), tombstones for deletes,
 // compaction that rewrites the live records, and recovery that rescans the
 // log on open.
 //
@@ -10,7 +11,15 @@
 //	err = db.Put([]byte("k"), []byte("v"))
 //	v, err := db.Get([]byte("k")) // errors.Is(err, engine.ErrNotFound) when absent
 //	err = db.Delete([]byte("k"))
+//	var b engine.Batch // several writes, atomically: all survive a crash or none (batch.go)
+//	b.Put([]byte("a"), []byte("1"))
+//	b.Delete([]byte("k"))
+//	err = db.Apply(&b)
 //	err = db.Close()
+//
+// With Options.Index = IndexOrdered the store also keeps its keys in
+// order, and Scan(lo, hi, fn) visits a range of them (index.go); the
+// default hash index serves Get alone.
 //
 // A *DB is safe for concurrent use; db.go explains who holds which lock.
 // A store directory must be opened by one process at a time; nothing

@@ -142,6 +142,10 @@ func (db *DB) Stats() Stats {
 	db.commit.mu.Lock()
 	s.LastSeq, s.WrittenSeq, s.DurableSeq = db.commit.written, db.commit.toOS, db.commit.durable
 	db.commit.mu.Unlock()
+	// The active segment's size moves under writeMu alone (db.go): hold it
+	// too, before mu as the lock order says, so DiskBytes reads a size no
+	// writer is changing.
+	db.writeMu.Lock()
 	db.mu.RLock()
 	s.Keys = int64(len(db.index))
 	s.Segments = len(db.segs)
@@ -150,6 +154,7 @@ func (db *DB) Stats() Stats {
 		s.LiveBytes += seg.live
 	}
 	db.mu.RUnlock()
+	db.writeMu.Unlock()
 	s.SealedBytes, s.CompactionDebt = db.debt()
 	return s
 }

@@ -97,7 +97,7 @@ type DeviceIO struct {
 
 	// The idle baseline: the same counters over IdleMs of idle time just
 	// before the timed region (idleBaselineFor: the run's -duration up to
-	// 1 s, else 300 ms), when nothing of this run was writing. Whatever
+	// 1 s, else 200 ms), when nothing of this run was writing. Whatever
 	// the device counted then was someone else's: other processes, the
 	// filesystem's own writeback and journal. IdleWriteRequests,
 	// IdleWriteBytes and IdleFlushRequests are the baseline's raw counts.
@@ -126,13 +126,13 @@ type DeviceIO struct {
 
 // idleBaselineFor is how long the idle baseline before a run's timed
 // region lasts: the run's -duration when it has one, up to 1 s, else
-// 300 ms (a -ops run's length is not known before it runs; the baseline
+// 200 ms (a -ops run's length is not known before it runs; the baseline
 // is scaled to the region's length).
 func idleBaselineFor(duration time.Duration) time.Duration {
 	if duration > 0 {
 		return min(duration, time.Second)
 	}
-	return 300 * time.Millisecond
+	return 200 * time.Millisecond
 }
 
 // netOf subtracts the baseline's idle count, scaled by scale (the timed

@@ -135,7 +135,8 @@ func execSpec(ctx context.Context, s *Spec, env Env) (any, error) {
 // come back grouped by configuration (engine, then thread count, then
 // round), and the last of each group but the first configuration's carries
 // its paired comparison with the first (pairedAgainstFirst). It probes the
-// directory once (quickly) for the conditions and the model.
+// directory (quickly) for the conditions and the model: once for a line of
+// one run, and just before each run for a line of several.
 func benchLine(ctx context.Context, s *Spec, dir string, env Env) ([]*BenchResult, error) {
 	source, err := lineSource(s, env, env.readSrc)
 	if err != nil {
@@ -185,7 +186,7 @@ rounds:
 			cfg := runConfig{
 				engine: c.engine, sync: s.Sync, workload: s.Workload, batch: s.Batch, dist: s.Dist,
 				threads: c.threads, ops: s.Ops, exactCap: DefaultExactCap, duration: s.Duration, maxUnits: s.maxUnits(env.Limits),
-				valueSize: s.ValueSize, keys: s.Keys, warmup: s.Warmup, rate: s.Rate, pipeline: s.Pipeline, seed: s.Seed, cold: s.Cache == "cold",
+				valueSize: s.ValueSize, keys: s.Keys, warmup: s.Warmup, rate: s.Rate, poisson: s.Arrivals == "poisson", pipeline: s.Pipeline, seed: s.Seed, cold: s.Cache == "cold",
 				dishonest: s.Dishonest, dir: runDir, pool: c.pool, source: source,
 				opts: s.engineOptions(c.engine), fanout: s.Fanout,
 			}
@@ -195,6 +196,16 @@ rounds:
 						p.Run = n
 					}
 					env.Progress(p)
+				}
+			}
+			brief := brief
+			if total > 1 && sub > 1 {
+				// The disk's cost now, next to the run it describes.
+				if brief, err = probeNow(ctx, dir); err != nil {
+					if ctx.Err() != nil {
+						break rounds
+					}
+					return nil, err
 				}
 			}
 			load := loadAverage()
@@ -224,6 +235,7 @@ rounds:
 			res.Probe = brief
 			res.LoadAvg = load
 			res.Model = benchModel(s.Sync, res, brief)
+			replicationModel(res.Replication, brief)
 			c.runs = append(c.runs, res)
 		}
 	}

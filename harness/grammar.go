@@ -307,7 +307,7 @@ func benchFlags(threads string) []flagDef {
 				s.Keys = int(n)
 				return err
 			},
-			show: func(s *Spec, _ runOf) (string, bool) { return itoa(s.Keys), true }},
+			show: func(s *Spec, _ runOf) (string, bool) { return itoa(s.Keys), s.Script == "" }},
 		distFlag(),
 		{name: "warmup", usage: "units run and discarded before measuring, closed loop (default 10% of -ops, at most 1000; 100 with -duration)", scale: scaleInt(0),
 			fill: func(s *Spec, a arg, lim Limits) (err error) {
@@ -318,8 +318,8 @@ func benchFlags(threads string) []flagDef {
 				s.Warmup, err = a.int(def, 0, maxOps(lim))
 				return err
 			},
-			show: func(s *Spec, _ runOf) (string, bool) { return itoa(s.Warmup), true }},
-		rateFlag(), pipelineFlag(), fanoutFlag(), cacheFlag(),
+			show: func(s *Spec, _ runOf) (string, bool) { return itoa(s.Warmup), s.Script == "" }},
+		rateFlag(), arrivalsFlag(), pipelineFlag(), fanoutFlag(), cacheFlag(),
 		{name: "repeat", usage: "run N times and report each (the table adds the medians)", part: partLine,
 			fill: func(s *Spec, a arg, lim Limits) error {
 				n, err := a.int(1, 1, int64(max(lim.MaxRepeat, 1)))
@@ -515,7 +515,7 @@ func distFlag() flagDef {
 			}
 			return nil
 		},
-		show: func(s *Spec, _ runOf) (string, bool) { return s.Dist, true }}
+		show: func(s *Spec, _ runOf) (string, bool) { return s.Dist, s.Script == "" }}
 }
 
 func rateFlag() flagDef {
@@ -532,6 +532,24 @@ func rateFlag() flagDef {
 			return nil
 		},
 		show: func(s *Spec, _ runOf) (string, bool) { return strconv.FormatFloat(s.Rate, 'g', -1, 64), s.Rate > 0 }}
+}
+
+// ArrivalModes are the -arrivals values: how an open loop spaces its units.
+var ArrivalModes = []string{"even", "poisson"}
+
+func arrivalsFlag() flagDef {
+	return flagDef{name: "arrivals", usage: "open loop (-rate): even (one unit every 1/rate, the default) | poisson (exponential gaps with mean 1/rate, as M/M/1 assumes)",
+		fill: func(s *Spec, a arg, _ Limits) error {
+			s.Arrivals = a.str("even")
+			if !slices.Contains(ArrivalModes, s.Arrivals) {
+				return fmt.Errorf("-arrivals %s: unknown; allowed: %s", s.Arrivals, strings.Join(ArrivalModes, ", "))
+			}
+			if a.given && s.Rate == 0 {
+				return fmt.Errorf("-arrivals %s: spaces an open loop's units; give -rate too", s.Arrivals)
+			}
+			return nil
+		},
+		show: func(s *Spec, _ runOf) (string, bool) { return s.Arrivals, s.Arrivals == "poisson" }}
 }
 
 func cacheFlag() flagDef {
@@ -627,8 +645,15 @@ func dishonestFlags() []flagDef {
 // must fit in MaxTotalBytes.
 func checkBench(s *Spec, lim Limits) error {
 	if s.Script != "" {
-		// A script's bytes are its own: bounded by -ops or -duration,
-		// and by the limits a script runs under (script.Limits).
+		// The flags of the built-in workloads say nothing to a script,
+		// which draws its own keys and paces itself.
+		for _, f := range []string{"keys", "dist", "warmup", "rate", "pipeline", "fanout", "cache", "src"} {
+			if s.has(f) {
+				return fmt.Errorf("-%s: does not apply to -script runs (the script chooses its keys and pacing; its ctx has items, users, batch, valuebytes, ops, seed, thread, threads)", f)
+			}
+		}
+		// A script's bytes are its own: bounded at run time by the
+		// line's byte limit (script.Limits.Bytes).
 		return nil
 	}
 	return s.checkBytes(lim)

@@ -58,6 +58,18 @@ func TestRepeatRunsInMirroredRounds(t *testing.T) {
 			t.Fatalf("round %d ratio %g, want %g", i+1, p.Ratios[i], want)
 		}
 	}
+	// Each run carries a probe taken next to it, not one per line: the
+	// six probes' mean write costs are not all one measurement.
+	writes := map[float64]bool{}
+	for _, r := range rs {
+		if r.Probe == nil {
+			t.Fatalf("%s round %d: no probe", r.Engine, r.Round)
+		}
+		writes[r.Probe.WriteNs] = true
+	}
+	if len(writes) < 2 {
+		t.Errorf("six runs carry one probe (write_ns %v): want each run probed next to it", writes)
+	}
 	if rs[2].Paired != nil {
 		t.Fatal("the baseline carries a paired ratio against itself")
 	}

@@ -370,6 +370,14 @@ func quickProbe(ctx context.Context, dir string) (*ProbeBrief, error) {
 	if ok && time.Since(e.at) < time.Minute {
 		return e.b, nil
 	}
+	return probeNow(ctx, dir)
+}
+
+// probeNow is quickProbe taken now, whatever the cache holds: a line of
+// several runs (-repeat, several engines) probes just before each run, so
+// each result's conditions are the disk's at that run (a flush's cost
+// moved 0.9–14 ms between the runs of one line on a shared disk).
+func probeNow(ctx context.Context, dir string) (*ProbeBrief, error) {
 	p, err := Probe(ctx, ProbeConfig{Dir: dir, Iterations: 200, MaxTime: 100 * time.Millisecond})
 	if err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"kvlab/harness/calc"
@@ -48,13 +49,48 @@ type EngineOptions struct {
 	Replicas int    // copies besides the leader
 	Quorum   string // "any" or "first" (pg-sync with more than one standby)
 	Net      NetOptions
+	// KillFollower, when not 0, is -kill follower@D: one follower is
+	// killed (SIGKILL) D after the timed region starts.
+	KillFollower time.Duration
+}
+
+// KillAt is when, after the runner's first StoreStats read of a store
+// (the start of the timed region), a fault is injected. A store arms it
+// with arm and disarms it in Close. It is safe for concurrent use.
+type KillAt struct {
+	After time.Duration
+	mu    sync.Mutex  // guards timer and done
+	timer *time.Timer // nil until armed
+	done  bool
+}
+
+// Arm starts the countdown to fn on its first call (a later call does
+// nothing); with After 0 it never fires.
+func (k *KillAt) Arm(fn func()) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.After <= 0 || k.timer != nil || k.done {
+		return
+	}
+	k.timer = time.AfterFunc(k.After, fn)
+}
+
+// Disarm stops a countdown that has not fired.
+func (k *KillAt) Disarm() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.done = true
+	if k.timer != nil {
+		k.timer.Stop()
+	}
 }
 
 // ReplicatedEngine describes a replicated engine to the harness.
 type ReplicatedEngine struct {
 	// Open starts the servers in dir (which exists) and returns a client
-	// store on them whose Close stops them.
-	Open func(dir, sync string, o EngineOptions) (Store, error)
+	// store on them whose Close stops them. When ctx is done (the run
+	// cancelled), starting stops and the store's connections end.
+	Open func(ctx context.Context, dir, sync string, o EngineOptions) (Store, error)
 	// Syncs lists every -sync value the engine accepts, with what each
 	// means, for errors: "always (synchronous_commit=on), ...".
 	Syncs []string
@@ -77,8 +113,8 @@ func RegisterReplicated(name string, e ReplicatedEngine) {
 	if len(e.Syncs) == 0 || len(e.Replicas) == 0 || e.Open == nil {
 		panic(fmt.Sprintf("harness: RegisterReplicated(%q): no Syncs, Replicas or Open", name))
 	}
-	RegisterEngine(name, func(dir, sync string) (Store, error) {
-		return e.Open(dir, sync, EngineOptions{Replicas: e.Replicas[0], Quorum: "any"})
+	RegisterEngineContext(name, func(ctx context.Context, dir, sync string) (Store, error) {
+		return e.Open(ctx, dir, sync, EngineOptions{Replicas: e.Replicas[0], Quorum: "any"})
 	})
 	enginesMu.Lock()
 	defer enginesMu.Unlock()
@@ -248,6 +284,30 @@ func replicationFlags() []flagDef {
 				return err
 			},
 			show: func(s *Spec, _ runOf) (string, bool) { return s.Net.Jitter.String(), s.has("net-jitter") }},
+		{name: "kill", usage: "replicated engines: follower@D kills one follower (SIGKILL) D into the timed region, e.g. follower@2s; the timeline shows the quorum committing on",
+			fill: func(s *Spec, a arg, lim Limits) error {
+				if !a.given {
+					return nil
+				}
+				if err := onlyReplicated(s, "kill"); err != nil {
+					return err
+				}
+				who, at, ok := strings.Cut(a.v, "@")
+				d, err := time.ParseDuration(at)
+				if !ok || who != "follower" || err != nil || d < time.Millisecond || d > lim.MaxDuration {
+					return fmt.Errorf("-kill %s: allowed: follower@D, D a duration between 1ms and %v (e.g. follower@2s)", a.v, lim.MaxDuration)
+				}
+				for _, name := range s.Engines {
+					if e, _ := replicatedEngine(name); e.Quorum && s.Replicas < 2 {
+						return fmt.Errorf("-kill %s: -engine %s with one synchronous standby would wait for it forever at the next commit (that is what synchronous means); give -replicas 2, so that a quorum of one survives", a.v, name)
+					}
+				}
+				s.KillFollower = d
+				return nil
+			},
+			show: func(s *Spec, _ runOf) (string, bool) {
+				return "follower@" + s.KillFollower.String(), s.KillFollower > 0
+			}},
 		{name: "net-client", bool: true, usage: "replicated engines: delay the client's connections to the server too, not only the servers' to each other",
 			fill: func(s *Spec, a arg, _ Limits) error {
 				s.Net.Client = a.on()
@@ -278,7 +338,7 @@ func joinInts(ns []int) string {
 // engine's defaults where the line gave none.
 func (s *Spec) engineOptions(name string) EngineOptions {
 	e, _ := replicatedEngine(name)
-	o := EngineOptions{Replicas: s.Replicas, Quorum: s.Quorum, Net: s.Net}
+	o := EngineOptions{Replicas: s.Replicas, Quorum: s.Quorum, Net: s.Net, KillFollower: s.KillFollower}
 	if o.Replicas == 0 && len(e.Replicas) > 0 {
 		o.Replicas = e.Replicas[0]
 	}
@@ -314,6 +374,30 @@ type ReplicationReport struct {
 	// round trip measured through the proxy.
 	Net *NetReport `json:"net,omitempty"`
 
+	// WaitsFor is what a commit waits for beyond the leader's own flush,
+	// as the engine is configured: "follower_flush" (a quorum of
+	// followers flushed it: pg-sync always and remote_apply, etcd),
+	// "follower_write" (a quorum received and wrote it, unflushed:
+	// pg-sync remote_write) or "leader_only" (pg-sync local and none).
+	WaitsFor string `json:"waits_for"`
+	// LeaderFlushFirst says the leader sends a record to its followers
+	// only once it has flushed it itself (PostgreSQL's walsender sends
+	// flushed WAL only), so the two flushes add up instead of
+	// overlapping (etcd's leader sends while it writes).
+	LeaderFlushFirst bool `json:"leader_flush_first"`
+	// ModelCommitNs is the commit latency of one client the model
+	// predicts from this machine's probe and the measured round trip:
+	// leader_only T_fsync; follower_write max(T_fsync, RTT);
+	// follower_flush max(T_fsync, RTT + T_fsync), the leader's flush
+	// overlapping the trip to the follower and its flush; with
+	// LeaderFlushFirst, T_fsync + RTT and 2 T_fsync + RTT. T_fsync is the
+	// probe's appending fdatasync, RTT the proxy's p50 (0 without a
+	// proxy: loopback's tens of microseconds are left out). Every member
+	// flushes to this machine's one disk, where flushes may queue behind
+	// each other; the formula leaves that out, and the run's put p50
+	// beside it shows how much it costs. 0 when the probe has no figure.
+	ModelCommitNs float64 `json:"model_commit_ns,omitempty"`
+
 	// The device under the run directory, which every member shares on
 	// one machine: its flush requests per second while the cluster sat
 	// idle for idleWindow after the warmup (the members' background
@@ -324,6 +408,30 @@ type ReplicationReport struct {
 	DeviceIdleFlushesPerSec *float64 `json:"device_idle_flushes_per_sec,omitempty"`
 	DeviceFlushesPerCommit  *float64 `json:"device_flushes_per_commit,omitempty"`
 	DeviceUnavailable       string   `json:"device_unavailable,omitempty"`
+}
+
+// replicationModel fills rep.ModelCommitNs from the probe's T_fsync and
+// the measured round trip.
+func replicationModel(rep *ReplicationReport, probe *ProbeBrief) {
+	if rep == nil || probe == nil || probe.FdatasyncNs <= 0 {
+		return
+	}
+	tf, rtt := probe.FdatasyncNs, 0.0
+	if rep.Net != nil {
+		rtt = float64(rep.Net.RTTP50Ns)
+	}
+	switch {
+	case rep.WaitsFor == "leader_only":
+		rep.ModelCommitNs = tf
+	case rep.WaitsFor == "follower_write" && rep.LeaderFlushFirst:
+		rep.ModelCommitNs = tf + rtt
+	case rep.WaitsFor == "follower_write":
+		rep.ModelCommitNs = max(tf, rtt)
+	case rep.WaitsFor == "follower_flush" && rep.LeaderFlushFirst:
+		rep.ModelCommitNs = 2*tf + rtt
+	case rep.WaitsFor == "follower_flush":
+		rep.ModelCommitNs = max(tf, rtt+tf)
+	}
 }
 
 // idleWindow is how long the harness watches the device with the
@@ -373,7 +481,10 @@ func netDeviceFlushes(rep *ReplicationReport, idleRate float64, why string, dev 
 type ReplicaMember struct {
 	Name string `json:"name"`
 	Role string `json:"role"` // "primary", "standby", "leader", "follower"
-	Addr string `json:"addr"` // where the client (or the primary) reaches it
+	// KilledAfterNs, for the member -kill killed, is when: nanoseconds
+	// after the timed region started (the timeline's clock).
+	KilledAfterNs int64  `json:"killed_after_ns,omitempty"`
+	Addr          string `json:"addr"` // where the client (or the primary) reaches it
 	// State is the member's replication state as the engine reports it
 	// (pg_stat_replication's state and sync_state), "" when none.
 	State string `json:"state,omitempty"`
@@ -417,6 +528,12 @@ func replicationLine(r *BenchResult) string {
 		parts = append(parts, p)
 	}
 	line := "replication: leader " + rep.Leader + "; " + strings.Join(parts, ", ")
+	if rep.ModelCommitNs > 0 {
+		line += "; model: one client's commit ≈ " + calc.FormatNs(rep.ModelCommitNs)
+		if put := r.Latency["put"]; put != nil && r.Threads == 1 {
+			line += " (measured p50 " + calc.FormatNs(float64(put.P50Ns)) + ")"
+		}
+	}
 	if rep.DeviceFlushesPerCommit != nil {
 		line += fmt.Sprintf("; device %.2f flushes/commit, all members, net of %.1f/s idle", *rep.DeviceFlushesPerCommit, *rep.DeviceIdleFlushesPerSec)
 	}

@@ -50,3 +50,42 @@ func TestReplicationLine(t *testing.T) {
 		t.Errorf("a run of another engine got a replication line")
 	}
 }
+
+func TestReplicationModel(t *testing.T) {
+	probe := &ProbeBrief{FdatasyncNs: 2e6}
+	for _, tt := range []struct {
+		waits string
+		rtt   int64
+		want  float64
+	}{
+		{"leader_only", 10e6, 2e6},
+		{"follower_write", 10e6, 10e6},
+		{"follower_write", 1e6, 2e6}, // the leader's flush is the longer
+		{"follower_flush", 10e6, 12e6},
+		{"follower_flush", 0, 2e6},
+	} {
+		rep := &ReplicationReport{WaitsFor: tt.waits}
+		if tt.rtt > 0 {
+			rep.Net = &NetReport{RTTP50Ns: tt.rtt}
+		}
+		replicationModel(rep, probe)
+		if rep.ModelCommitNs != tt.want {
+			t.Errorf("%s, RTT %d ns: model %v ns, want %v", tt.waits, tt.rtt, rep.ModelCommitNs, tt.want)
+		}
+	}
+	for _, tt := range []struct {
+		waits string
+		want  float64
+	}{{"follower_write", 12e6}, {"follower_flush", 14e6}} {
+		rep := &ReplicationReport{WaitsFor: tt.waits, LeaderFlushFirst: true, Net: &NetReport{RTTP50Ns: 10e6}}
+		replicationModel(rep, probe)
+		if rep.ModelCommitNs != tt.want {
+			t.Errorf("%s after the leader's flush: model %v ns, want %v", tt.waits, rep.ModelCommitNs, tt.want)
+		}
+	}
+	rep := &ReplicationReport{WaitsFor: "follower_flush"}
+	replicationModel(rep, &ProbeBrief{})
+	if rep.ModelCommitNs != 0 {
+		t.Errorf("no probe figure: model %v, want none", rep.ModelCommitNs)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"sort"
 	"sync"
@@ -59,6 +60,7 @@ type runConfig struct {
 	keys      int
 	warmup    int64
 	rate      float64 // units per second in total; 0 = closed loop
+	poisson   bool    // -arrivals poisson: exponential gaps between intended starts
 	pipeline  int     // requests each client sends before reading replies; 0 or 1 = none (pipeline.go)
 	cold      bool    // -cache cold: evict the store's files after the warmup
 	seed      int64
@@ -172,6 +174,10 @@ type worker struct {
 	// ended had the generator never been late.
 	lag, delay        *recorder
 	prevEnd, idealEnd time.Duration
+	// arrivals draws a -arrivals poisson worker's gaps; nextArrival is
+	// its next unit's intended start after the run's start.
+	arrivals    *rand.Rand
+	nextArrival time.Duration
 }
 
 // run holds what the workers share.
@@ -289,7 +295,7 @@ func openAndPreload(ctx context.Context, cfg *runConfig) (Store, keyTable, error
 		open = func(dir, _ string) (Store, error) { return so(ctx, dir, cfg.source) }
 	}
 	if re, ok := replicatedEngine(cfg.engine); ok {
-		open = func(dir, sync string) (Store, error) { return re.Open(dir, sync, cfg.opts) }
+		open = func(dir, sync string) (Store, error) { return re.Open(ctx, dir, sync, cfg.opts) }
 	}
 	keys, err := buildKeyTable(ctx, cfg.keys)
 	if err != nil {
@@ -737,6 +743,9 @@ func (w *worker) loop(r *run, keys keyTable, from, n int64, deadline time.Durati
 // clock covers the scheduled time and no more.
 func (w *worker) waitTurn(r *run, i int64, deadline time.Duration) (time.Duration, bool) {
 	intended := r.start + intendedOffset(w.cfg.threads, w.id, i, w.cfg.rate) // > 0: base is earlier than start
+	if w.cfg.poisson {
+		intended = r.start + w.poissonOffset()
+	}
 	if deadline > 0 && intended >= deadline {
 		w.clk.sleepUntil(deadline, r.stopCh)
 		return 0, false
@@ -851,6 +860,19 @@ func (w *worker) countBacklog(r *run, next, n int64, deadline time.Duration) int
 // second, dealt round-robin to the threads, so thread w's unit i is the
 // stream's unit i*threads+w and the threads' starts interleave instead of
 // arriving together.
+// poissonOffset is a -arrivals poisson worker's next intended start after
+// the run's start: the previous one plus an exponential gap whose mean is
+// threads/rate, so that the workers together start rate units a second
+// at random moments (a Poisson process), seeded per worker so a run is
+// reproducible.
+func (w *worker) poissonOffset() time.Duration {
+	if w.arrivals == nil {
+		w.arrivals = rand.New(rand.NewPCG(uint64(w.cfg.seed), uint64(w.id)+1))
+	}
+	w.nextArrival += time.Duration(w.arrivals.ExpFloat64() * float64(w.cfg.threads) * 1e9 / w.cfg.rate)
+	return w.nextArrival
+}
+
 func intendedOffset(threads, w int, i int64, rate float64) time.Duration {
 	n := i*int64(threads) + int64(w)
 	return time.Duration(float64(n) * 1e9 / rate)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -38,6 +39,10 @@ type ScriptResult struct {
 	Threads int    `json:"threads"`
 	// Floor marks the null engine's line: the framework's own cost.
 	Floor bool `json:"floor,omitempty"`
+	// Round is the round of a -repeat line (1, 2, ...); engines run in
+	// mirrored order, round after round (A B C, then C B A), as bench's
+	// rounds do.
+	Round int `json:"round,omitempty"`
 	// SweepParam and SweepValue are set when the script sweeps a ctx
 	// parameter: this line's value of it.
 	SweepParam string `json:"sweep_param,omitempty"`
@@ -116,20 +121,33 @@ func scriptLine(ctx context.Context, s *Spec, dir string, env Env) ([]*ScriptRes
 	}
 	threads := s.Threads[0]
 	var out []*ScriptResult
-	for _, e := range engines {
-		for _, val := range values {
-			if ctx.Err() != nil {
-				return out, nil
-			}
-			r, err := scriptRun(ctx, s, env, dir, prog, e, val, threads)
-			if err != nil {
+	// -repeat N runs N rounds over the engines in mirrored order (A B C,
+	// then C B A, ...), so a drift of the machine during the line falls
+	// on every engine alike.
+	for round := 1; round <= s.Repeat; round++ {
+		order := engines
+		if round%2 == 0 {
+			order = slices.Clone(engines)
+			slices.Reverse(order)
+		}
+		for _, e := range order {
+			for _, val := range values {
 				if ctx.Err() != nil {
 					return out, nil
 				}
-				return nil, err
+				r, err := scriptRun(ctx, s, env, dir, prog, e, val, threads)
+				if err != nil {
+					if ctx.Err() != nil {
+						return out, nil
+					}
+					return nil, err
+				}
+				r.Floor = e == "null" && !contains(s.Engines, "null")
+				if s.Repeat > 1 {
+					r.Round = round
+				}
+				out = append(out, r)
 			}
-			r.Floor = e == "null" && !contains(s.Engines, "null")
-			out = append(out, r)
 		}
 	}
 	return out, nil
@@ -296,10 +314,10 @@ func writeScriptTable(w io.Writer, rs []*ScriptResult) error {
 	if len(rs) == 0 {
 		return errors.New("no script results")
 	}
-	var floor float64
+	floor := map[int]float64{} // by round
 	for _, r := range rs {
 		if r.Floor {
-			floor = r.WUPerSec
+			floor[r.Round] = r.WUPerSec
 		}
 	}
 	fmt.Fprintf(w, "script %s (%s), %d thread(s), sync %s\n", rs[0].Script, rs[0].Name, rs[0].Threads, rs[0].Sync)
@@ -311,13 +329,16 @@ func writeScriptTable(w io.Writer, rs []*ScriptResult) error {
 		if r.SweepParam != "" {
 			head += fmt.Sprintf("  %s=%d", r.SweepParam, r.SweepValue)
 		}
+		if r.Round > 0 {
+			head += fmt.Sprintf("  round %d", r.Round)
+		}
 		if r.Cancelled {
 			head += "  CANCELLED"
 		}
 		fmt.Fprintf(w, "\n%s\n", head)
 		fmt.Fprintf(w, "  %12.0f wu/s  (%d units in %.2fs", r.WUPerSec, r.Units, r.Seconds)
-		if floor > 0 && !r.Floor {
-			fmt.Fprintf(w, "; floor %.0f wu/s", floor)
+		if f := floor[r.Round]; f > 0 && !r.Floor {
+			fmt.Fprintf(w, "; floor %.0f wu/s", f)
 		}
 		fmt.Fprintln(w, ")")
 		if r.Ops != r.Units {
@@ -355,7 +376,7 @@ func writeScriptTable(w io.Writer, rs []*ScriptResult) error {
 
 // writeScriptTSV prints one row per engine (and sweep value) and op kind.
 func writeScriptTSV(w io.Writer, rs []*ScriptResult) error {
-	fmt.Fprintln(w, strings.Join([]string{"engine", "script", "sync", "threads", "sweep_param", "sweep_value", "floor", "units", "ops", "elapsed_seconds",
+	fmt.Fprintln(w, strings.Join([]string{"engine", "round", "script", "sync", "threads", "sweep_param", "sweep_value", "floor", "units", "ops", "elapsed_seconds",
 		"wu_per_sec", "ops_per_sec", "hit_rate", "op", "calls", "op_ops", "p50_ns", "p99_ns", "p999_ns", "max_ns", "native"}, "\t"))
 	for _, r := range rs {
 		ops := make([]string, 0, len(r.ByOp))
@@ -366,8 +387,8 @@ func writeScriptTSV(w io.Writer, rs []*ScriptResult) error {
 		for _, op := range ops {
 			st := r.ByOp[op]
 			native, ok := r.Native[op]
-			fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\t%d\t%v\t%d\t%d\t%.3f\t%.0f\t%.0f\t%.4f\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%v\n",
-				r.Engine, r.Script, r.Sync, r.Threads, r.SweepParam, r.SweepValue, r.Floor, r.Units, r.Ops, r.Seconds,
+			fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%d\t%s\t%d\t%v\t%d\t%d\t%.3f\t%.0f\t%.0f\t%.4f\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%v\n",
+				r.Engine, r.Round, r.Script, r.Sync, r.Threads, r.SweepParam, r.SweepValue, r.Floor, r.Units, r.Ops, r.Seconds,
 				r.WUPerSec, r.OpsPerSec, r.HitRate, op, st.Calls, st.Ops, st.P50, st.P99, st.P999, st.Max, native || !ok)
 		}
 	}

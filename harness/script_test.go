@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,6 +23,8 @@ func TestScriptRefusals(t *testing.T) {
 		"bench -script /etc/x.lua -ops 10":           "a page cannot read the server's files",
 		"bench -workload fillrandom -items 5":        "-items 5: applies to -script runs only",
 		"bench -script cart -workload fillrandom":    "give one or the other",
+		"bench -script cart -keys 5":                 "-keys: does not apply to -script runs",
+		"bench -script cart -rate 100":               "-rate: does not apply to -script runs",
 		"bench -script nope":                         "no shipped script of that name",
 		"sweep -script cart -threads 1,2":            "bench only",
 		"bench -script cart -engine kv -index btree": "-index btree: allowed: hash, ordered",
@@ -123,5 +126,25 @@ func TestScriptResultDecodes(t *testing.T) {
 	rs, ok := v.([]*ScriptResult)
 	if !ok || len(rs) != 2 || rs[1].Kind != "script" || rs[1].Units != 20 {
 		t.Fatalf("decoded %T", v)
+	}
+}
+
+// TestScriptRepeatMirrored: -repeat runs rounds over the engines in
+// mirrored order.
+func TestScriptRepeatMirrored(t *testing.T) {
+	out, err := Exec(context.Background(), "bench -script mixed -engine kv,null -index ordered -sync none -ops 10 -items 20 -repeat 3", Env{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rs []ScriptResult
+	if err := json.Unmarshal(out, &rs); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rs {
+		got = append(got, fmt.Sprintf("%d:%s", r.Round, r.Engine))
+	}
+	if want := "[1:kv 1:null 2:null 2:kv 3:kv 3:null]"; fmt.Sprint(got) != want {
+		t.Errorf("order %v, want %s", got, want)
 	}
 }

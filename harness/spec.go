@@ -50,21 +50,28 @@ type Spec struct {
 	Keys         int
 	Warmup       int64
 	Rate         float64
-	Pipeline     int    // bench, sweep: requests per batch on each client's connection; 1 = none
-	Cache        string // bench, sweep: "warm" or "cold" (cache.go)
+	// Arrivals is how an open loop (-rate) spaces its units' intended
+	// starts: "even" (every 1/rate, the default) or "poisson" (random,
+	// exponential gaps with mean 1/rate: the arrivals queueing theory's
+	// M/M/1 formulas assume).
+	Arrivals string
+	Pipeline int    // bench, sweep: requests per batch on each client's connection; 1 = none
+	Cache    string // bench, sweep: "warm" or "cold" (cache.go)
 	// Replicas, Quorum and Net are the replicated engines' flags
 	// (replication.go); Replicas 0 and a zero Net when not given.
-	Replicas  int
-	Quorum    string
-	Net       NetOptions
-	Fanout    int // bench, sweep: requests per unit (fanout.go); 1 = none
-	Repeat    int
-	Seed      int64
-	Trials    int
-	Power     bool
-	PowerMode string // crash -power-mode: prefix (the default), reorder, pages or dirent
-	Points    bool   // crash -points: a power cut after every filesystem operation of a fixed workload
-	FailSync  int    // crash -fail-sync N: the first fdatasync after N Puts fails; 0 when not given
+	Replicas int
+	Quorum   string
+	Net      NetOptions
+	// KillFollower is -kill follower@D; 0 when not given.
+	KillFollower time.Duration
+	Fanout       int // bench, sweep: requests per unit (fanout.go); 1 = none
+	Repeat       int
+	Seed         int64
+	Trials       int
+	Power        bool
+	PowerMode    string // crash -power-mode: prefix (the default), reorder, pages or dirent
+	Points       bool   // crash -points: a power cut after every filesystem operation of a fixed workload
+	FailSync     int    // crash -fail-sync N: the first fdatasync after N Puts fails; 0 when not given
 	// WriteBuffer is crash -write-buffer: -1 when not given (the
 	// engine's default), 0 for no buffer, else its size in bytes.
 	WriteBuffer int

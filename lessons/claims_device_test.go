@@ -97,7 +97,7 @@ func TestDiskSideCounts(t *testing.T) {
 	}
 	// The text names where bbolt's two flushes come from.
 	sec := flat(section(t, lessonByPrefix(t, "08-"), "Active benchmarking"))
-	for _, want := range []string{"fdatasyncs, then writes its meta page and fdatasyncs again", "About 2: one fdatasync for bbolt's data pages, one for its meta page"} {
+	for _, want := range []string{"fdatasyncs, then writes its meta page and fdatasyncs again", "About 2: a bbolt commit writes its dirty pages and fdatasyncs"} {
 		if !strings.Contains(sec, want) {
 			t.Errorf("lesson 8's active-benchmarking section does not say %q", want)
 		}

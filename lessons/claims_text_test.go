@@ -327,3 +327,46 @@ func TestDeviceQuizzesGradeNetCounts(t *testing.T) {
 		}
 	}
 }
+
+// The errors in the text that a careful reader found, each pinned: the
+// wrong phrase is gone and the right one is there.
+func TestTextErrorsFixed(t *testing.T) {
+	for _, c := range []struct {
+		lesson, gone, want string
+	}{
+		// power-batch-share's figure is made on the in-memory filesystem.
+		{"07-", "depends on this disk's flush cost: a fast flush", "the power cuts run on the in-memory filesystem"},
+		// a Put under -sync none copies into the write buffer.
+		{"03-", "Every Put of the kv engine is a system call and a lock", "copies the record into the engine's write buffer"},
+		// rate × (D + T_fsync) is a worst case of a cycle, not an expectation.
+		{"05-", "the window is an expected length", "rate × (D/2 + T_fsync) on average"},
+		// records grow about 400×, not 512×.
+		{"04-", "Near 512 means bandwidth-bound", "Near 400 means bandwidth-bound"},
+		// AOF is off by default in Redis.
+		{"06-", "| Redis `appendfsync everysec` (the default) |", "Redis ships with it off"},
+		// synchronous_commit=off is periodic:D in both chapters.
+		{"11-", "PostgreSQL's `synchronous_commit=off` is `-sync none`", "`-sync periodic:D` with D its `wal_writer_delay`"},
+		// 1/(1−u) is M/M/1's, and the harness spaces arrivals evenly.
+		{"10-", "a queue's waiting time grows as 1/(1 − utilization), doubling from a half", "Kingman's formula"},
+		// the knee of group commit is at n* ≈ T_fsync/T_write.
+		{"06-", "and bends by 32", "n* ≈ T_fsync ÷ T_write"},
+		// the sweep goes far enough to show what the formula says.
+		{"06-", "-threads 1,2,4,8,16,32 -duration", "-threads 1,2,4,8,16,32,64 -duration"},
+	} {
+		body := flat(string(lessonByPrefix(t, c.lesson).Body))
+		if strings.Contains(body, flat(c.gone)) {
+			t.Errorf("lesson %s still says %q", c.lesson, c.gone)
+		}
+		if !strings.Contains(body, flat(c.want)) {
+			t.Errorf("lesson %s does not say %q", c.lesson, c.want)
+		}
+	}
+	// Ratios of tails move by factors: their bands are factors.
+	for _, l := range load(t) {
+		for _, q := range l.Quizzes {
+			if (q.ID == "mean-over-p50" || q.ID == "periodic-p99") && !q.Tol.Factor {
+				t.Errorf("%s/%s: a ratio of tails with a percent band (%s); give it a factor band", l.Slug, q.ID, q.Tol)
+			}
+		}
+	}
+}

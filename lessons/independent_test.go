@@ -221,7 +221,7 @@ var independent = map[string]func(ls lines) float64{
 		}
 		return 6
 	},
-	"linear-wrong":     func(ls lines) float64 { return 32 * ls[0].at(0).OpsPerSec / max(ls[0].at(5).OpsPerSec, 1) },
+	"linear-wrong":     func(ls lines) float64 { return 64 * ls[0].at(0).OpsPerSec / max(ls[0].at(6).OpsPerSec, 1) },
 	"flushes-per-sec":  func(ls lines) float64 { return ls[0].at(4).Fsyncs / max(ls[0].at(4).WallSeconds, 0.001) },
 	"always-16":        func(ls lines) float64 { return ls[0].at(2).OpsPerSec },
 	"littles-latency":  func(ls lines) float64 { return 8e6 / max(ls[0].at(3).OpsPerSec, 1) },

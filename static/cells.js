@@ -4,7 +4,7 @@
 // per-line state any page can draw with results.js; Cell is a lesson
 // page's cell: its editor, buttons, state line and output.
 
-import { $, h, store, fmtInt, fmtNs, fmtRate, svg } from './dom.js';
+import { $, $$, h, store, fmtInt, fmtNs, fmtRate, svg } from './dom.js';
 import { sparkline } from './charts.js';
 import { renderLines, cellLinks } from './results.js';
 import { lessonSlug, resultsKey, updateProgress, needToken, token, forgetToken, browserID } from './session.js';
@@ -183,6 +183,25 @@ export function setCellState(cell, cls, text) {
 // REPEAT is how many rounds the "Repeat 5×" button runs.
 const REPEAT = 5;
 
+// roundsNeeded is how many rounds the Run button runs a cell: the most any
+// of its quizzes is graded on (their repeat: K), at least 1. repeats are
+// those quizzes' data-repeat values.
+export function roundsNeeded(repeats) {
+  return Math.max(1, ...repeats.map((r) => Number(r) || 0));
+}
+
+// runLabel is the Run button's text for a cell that needs rounds rounds.
+export function runLabel(rounds) {
+  return rounds > 1 ? `Run ×${rounds}` : 'Run';
+}
+
+// progressText is the cell's state while line (0-based) of lines runs in
+// round of rounds.
+export function progressText(round, rounds, line, lines) {
+  const where = `running line ${line + 1} of ${lines}`;
+  return rounds > 1 ? `round ${round} of ${rounds} · ${where}` : where;
+}
+
 let runCounter = 0;
 
 // Cell is one lab cell of a lesson page (a .cell element rendered by the
@@ -198,6 +217,11 @@ export class Cell {
     this.editKey = `kvlab:cell:${lessonSlug()}:${this.id}:${el.dataset.hash}`;
     this.runId = null;
     this.job = null;
+    // Run runs the cell as many rounds as its quizzes are graded on, so
+    // that one press grades them; the button says how many.
+    this.rounds = roundsNeeded($$(`.quiz[data-cell="${this.id}"][data-repeat]`).map((q) => q.dataset.repeat));
+    this.runBtn.textContent = runLabel(this.rounds);
+    if (this.rounds > 1) this.runBtn.title = `Run the cell ${this.rounds} times, in mirrored rounds: its quizzes are graded on ${this.rounds} (Shift+Enter)`;
     this.restoreEdit();
     this.listen();
     this.lockNote = h('span', { class: 'predict-lock', hidden: true }, 'Enter your prediction in the quiz below first.');
@@ -221,10 +245,10 @@ export class Cell {
       this.el.classList.toggle('edited', edited);
     });
     this.el.addEventListener('keydown', (e) => {
-      if (e.key === 'Enter' && e.shiftKey) { e.preventDefault(); this.run(); }
+      if (e.key === 'Enter' && e.shiftKey) { e.preventDefault(); this.run(this.rounds); }
       else if (e.key === 'Escape' && this.runId) { e.preventDefault(); this.cancel(); }
     });
-    this.runBtn.addEventListener('click', () => this.run());
+    this.runBtn.addEventListener('click', () => this.run(this.rounds));
     if (this.repeatBtn) this.repeatBtn.addEventListener('click', () => this.run(REPEAT));
     this.cancelBtn.addEventListener('click', () => this.cancel());
     this.resetBtn.addEventListener('click', () => {
@@ -271,6 +295,12 @@ export class Cell {
     this.render(false);
     this.job.start();
   }
+  // round is the round the cell's line is running in: one more than the
+  // results it has so far.
+  round(line) {
+    const l = this.lines && this.lines[line];
+    return l && l.group ? l.group.length + 1 : 1;
+  }
   cancel() {
     if (!this.runId) return;
     this.job.cancel();
@@ -291,7 +321,7 @@ export class Cell {
         this.setState('is-queued', m.position > 0 ? `queued · ${m.position} run${m.position === 1 ? '' : 's'} ahead` : 'starting…');
         break;
       case 'started':
-        this.setState('is-running', `running line ${m.line + 1} of ${L.length}`);
+        this.setState('is-running', progressText(this.round(m.line), this.job.fields.repeat || 1, m.line, L.length));
         this.render(false);
         break;
       case 'progress':

@@ -22,7 +22,7 @@
 // worker; a fresh one is started for the next run.
 
 import { $$, h, store, fmtMs, fmtNs } from './dom.js';
-import { exerciseKey, browserID } from './session.js';
+import { exerciseKey, browserID, lessonSlug } from './session.js';
 import { CellRun, Socket } from './cells.js';
 import { renderLines } from './results.js';
 
@@ -437,7 +437,9 @@ class Exercise {
       return;
     }
     saved.set(this.name, 'code', this.editor.value);
-    const fields = { cell: MEASURE_LINES.join('\n'), source: this.editor.value, browser: browserID() };
+    // The archive records the run as this lesson's exercise (its /runs row
+    // says "exercise NAME", not "a cell").
+    const fields = { cell: MEASURE_LINES.join('\n'), source: this.editor.value, browser: browserID(), lesson: lessonSlug(), cell_id: `exercise-${this.name}` };
     const run = new CellRun(measureSocket(), `measure-${this.name}-${++measureCounter}`, fields, (m, r) => this.showMeasure(m, r));
     this.measuring = run;
     this.measureBtn.textContent = 'Cancel measuring';

@@ -49,19 +49,25 @@ export function setupIndex() {
   }
 }
 
-// setupTOC highlights the contents entry of the section being read.
+// setupTOC highlights the contents entry of the section being read: the
+// last whose heading is above the reading line (30% down the window),
+// scrolling down or up; the first while none is.
 export function setupTOC() {
   const links = new Map($$('.toc a[href^="#"]').map((a) => [decodeURIComponent(a.getAttribute('href').slice(1)), a]));
-  if (!links.size || !('IntersectionObserver' in window)) return;
-  const io = new IntersectionObserver((entries) => {
-    for (const e of entries) {
-      if (!e.isIntersecting) continue;
-      for (const a of links.values()) a.classList.remove('active');
-      const a = links.get(e.target.id);
-      if (a) a.classList.add('active');
-    }
-  }, { rootMargin: '0px 0px -70% 0px' });
-  for (const id of links.keys()) { const el = document.getElementById(id); if (el) io.observe(el); }
+  const heads = [...links.keys()].map((id) => document.getElementById(id)).filter(Boolean);
+  if (!heads.length) return;
+  let queued = false;
+  const update = () => {
+    queued = false;
+    const line = innerHeight * 0.3;
+    let cur = heads[0];
+    for (const el of heads) if (el.getBoundingClientRect().top <= line) cur = el;
+    for (const [id, a] of links) a.classList.toggle('active', id === cur.id);
+  };
+  const later = () => { if (!queued) { queued = true; requestAnimationFrame(update); } };
+  addEventListener('scroll', later, { passive: true });
+  addEventListener('resize', later);
+  update();
 }
 
 // setupRunPage draws a stored run (the page's #run-data JSON) the way

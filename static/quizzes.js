@@ -45,7 +45,7 @@ class Quiz {
     // prediction of this disk.
     this.reason = el.dataset.reason != null;
     this.repeat = Number(el.dataset.repeat || 0);
-    if (this.repeat) $('.quiz-source', el).replaceChildren(`Graded on ${this.repeat} runs of `, cellLink(this.cell), ': the answer is their median; when the rounds spread wider than the band, the reply says the machine was too noisy to grade.');
+    if (this.repeat) $('.quiz-source', el).replaceChildren(`Graded on ${this.repeat} rounds of `, cellLink(this.cell), ` (its Run makes all ${this.repeat}): the answer is their median; when the rounds spread wider than the band, the reply says the machine was too noisy to grade.`);
     // Once a prediction is graded, Check answers (after the result) and
     // this button makes the typed value a new prediction: a new attempt.
     this.again = this.predict ? h('button', { type: 'button', class: 'btn predict-again', hidden: true, onclick: () => this.submit(true) }, 'Predict again') : null;
@@ -71,7 +71,7 @@ class Quiz {
     if (this.predict) {
       this.el.classList.add('is-predict');
       $('.quiz-source', this.el).replaceChildren(this.reason ? 'Reason it out first (the answer follows from how it works, the same on every disk): the cell ' : 'Predict first: the cell ', cellLink(this.cell), ' stays locked until you do, and ',
-        this.repeat ? `your next ${this.repeat} runs of it (its repeat button makes them) grade the prediction, against their median.` : 'your next run grades the prediction.');
+        this.repeat ? `its Run (${this.repeat} rounds) grades the prediction, against their median.` : 'your next run grades the prediction.');
       this.btn.textContent = p ? 'Check' : 'Lock in prediction';
       this.again.hidden = !(p && p.graded);
       if (p && !p.graded) this.say(this.waiting(p));

@@ -379,11 +379,33 @@ function scriptView(r) {
 // The crash tables' columns a phone-width page leaves out: the summary
 // keeps acked, durable and both losses; corrupt stays in the summary.
 const CRASH_MINOR_COLS = new Set(['trials', 'recovered', 'corrupt']);
+// CRASH_PHONE_HIDDEN are crash columns a narrow screen leaves out (the
+// per-trial table has them).
+const CRASH_PHONE_HIDDEN = new Set(['trials', 'recovered', 'corrupt', 'writes', 'durable_acked']);
+// breakable lets a field name wrap after its underscores in a narrow
+// column (a zero-width space; the name reads the same).
+const breakable = (c) => c.replace(/_/g, '_\u200b');
 
-const CRASH_TITLES = {
-  acked: 'writes acknowledged before the crash', durable: 'of those, acknowledged as durable', 'durable lost': 'durable-acknowledged writes missing after recovery: must be 0',
-  'acked lost': 'acknowledged writes missing, durable or not: the loss window of the policy',
-};
+// CRASH_COLS are the crash table's columns, each headed by the result
+// field it shows (the name the lessons use), with what it means.
+export const CRASH_COLS = [
+  ['trials', 'crashes run'],
+  ['writes', 'writes acknowledged before the crash'],
+  ['durable_acked', 'of those, acknowledged as durable'],
+  ['recovered', 'writes found after recovery'],
+  ['lost', 'durable-acknowledged writes missing after recovery: must be 0'],
+  ['lost_acked', 'acknowledged writes missing, durable or not: the loss window of the policy'],
+  ['lost_buffered', 'of lost_acked, the writes still in the store\'s write buffer at the crash: a kill or a power cut loses them'],
+  ['lost_page_cache', 'of lost_acked, the writes handed to the OS but not yet durable: a power cut loses them, a kill cannot'],
+  ['corrupt', 'records that failed their checksum'],
+];
+
+// crashLabel names a crash line in its table: its sync policy, and how it
+// crashed when the lines shown together differ in that (kill or power cut).
+export function crashLabel(r, rs) {
+  const modes = new Set(rs.map((x) => !!x.power));
+  return modes.size > 1 ? `${r.sync} · ${r.power ? 'power cut' : 'kill'}` : r.sync;
+}
 
 const crashOK = (r) => (r.ok != null ? r.ok : !r.lost && !r.corrupt);
 
@@ -396,11 +418,10 @@ function crashView(rs) {
       ? `The invariant broke for ${bad.map((r) => r.sync).join(', ')}: writes acknowledged as durable were missing after recovery, or data was corrupt.`
       : `The invariant held ${rs.every((r) => r.crash_points) ? 'at every crash point' : rs.every((r) => r.sync_failure) ? 'through the failed fdatasync' : 'in every trial'}: every write acknowledged as durable was recovered (durable lost = 0), nothing corrupt.`),
     h('div', { class: 'table-wrap' }, h('table', { class: 'nums' },
-      h('thead', {}, h('tr', {}, ['sync', 'trials', 'acked', 'durable', 'recovered', 'durable lost', 'acked lost', 'corrupt'].map((c) => h('th', { scope: 'col', class: c === 'durable lost' ? 'p99' : CRASH_MINOR_COLS.has(c) ? 'minor' : null, title: CRASH_TITLES[c] || null }, c)))),
+      h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'sync'), CRASH_COLS.map(([c, title]) => h('th', { scope: 'col', class: c === 'lost' ? 'p99' : CRASH_PHONE_HIDDEN.has(c) ? 'minor' : null, title }, breakable(c))))),
       h('tbody', {}, rs.map((r, k) => h('tr', { class: crashOK(r) ? null : 'bad' },
-        h('th', { scope: 'row' }, h('span', { class: `swatch c${k % 8}` }), r.sync),
-        h('td', { class: 'minor' }, fmtInt(r.trials)), h('td', {}, fmtInt(r.writes)), h('td', {}, fmtInt(r.durable_acked)), h('td', { class: 'minor' }, fmtInt(r.recovered)),
-        h('td', { class: 'p99' }, h('b', {}, fmtInt(r.lost))), h('td', {}, fmtInt(r.lost_acked)), h('td', { class: 'minor' }, fmtInt(r.corrupt))))))),
+        h('th', { scope: 'row' }, h('span', { class: `swatch c${k % 8}` }), crashLabel(r, rs)),
+        CRASH_COLS.map(([c]) => h('td', { class: c === 'lost' ? 'p99' : CRASH_PHONE_HIDDEN.has(c) ? 'minor' : null }, c === 'lost' ? h('b', {}, fmtInt(r[c])) : fmtInt(r[c])))))))),
     h('p', { class: 'conditions' }, h('span', { class: 'cond-label' }, 'Crash: '), rs.some((r) => r.power)
       ? 'power loss is simulated on a crashable in-memory filesystem that forgets everything not yet synced.'
       : 'SIGKILL of a child process; the page cache survives a process kill, so a missing fsync does not show here.'));
@@ -441,6 +462,16 @@ function trialsView(r) {
     h('tbody', {}, r.per_trial.map((t) => h('tr', { class: t.lost ? 'bad' : null }, cols.map((c) => h('td', { class: minor(c) }, c === 'crash_after_ms' ? `${sig(t[c] || 0)} ms` : fmtInt(t[c]))), errors ? h('td', { class: 'error-cell' }, t.error || '') : null))))));
 }
 
+// offerIfComparable shows el (a compare link against the server's runs
+// before the change) only once the server says it has such runs: a
+// cell's first group has none, and the page would be a refusal.
+function offerIfComparable(el) {
+  el.hidden = true;
+  const a = el.querySelector('a');
+  if (typeof fetch !== 'function' || !a) return;
+  fetch(`${a.getAttribute('href')}&format=json`).then((r) => { if (r.ok) el.hidden = false; }, () => {});
+}
+
 // cellLinks links each line's result to its permalink, and a repeated
 // line's group to the compare page: against the group run before the
 // spec changed when this browser kept it, else against the server's
@@ -451,10 +482,11 @@ export function cellLinks(lines) {
     if (!l.result) return;
     const pre = lines.length > 1 ? `line ${i + 1}: ` : '';
     if (l.group && l.group.length > 1) {
+      const compare = h('span', {}, ' · ', h('a', { href: l.prev_group ? `/compare?a=${l.prev_group.join(',')}&b=${l.group.join(',')}` : `/compare?b=${l.group.join(',')}`, class: 'compare-link' },
+        l.prev_group ? 'compare with the group before the change' : 'compare with the runs before the change'));
+      if (!l.prev_group) offerIfComparable(compare);
       items.push(h('span', {}, pre, `group of ${l.group.length} runs (`,
-        ...l.group.flatMap((id, k) => [k ? ', ' : null, h('a', { href: `/runs/${id}`, class: 'permalink' }, `#${id}`)]), ') · ',
-        h('a', { href: l.prev_group ? `/compare?a=${l.prev_group.join(',')}&b=${l.group.join(',')}` : `/compare?b=${l.group.join(',')}`, class: 'compare-link' },
-          l.prev_group ? 'compare with the group before the change' : 'compare with the runs before the change')));
+        ...l.group.flatMap((id, k) => [k ? ', ' : null, h('a', { href: `/runs/${id}`, class: 'permalink' }, `#${id}`)]), ')', compare));
     } else if (l.run_id) {
       items.push(h('span', {}, pre, h('a', { href: `/runs/${l.run_id}`, class: 'permalink' }, `run #${l.run_id}`)));
     }

@@ -110,7 +110,7 @@ func etcdTiming(delay, jitter time.Duration) (heartbeat, election time.Duration)
 // OpenEtcd starts (or restarts, when dir holds one) an etcd cluster of
 // o.Replicas+1 members in dir and returns a store on its leader whose
 // Close stops every member.
-func OpenEtcd(dir, syncText string, o harness.EngineOptions) (harness.Store, error) {
+func OpenEtcd(ctx context.Context, dir, syncText string, o harness.EngineOptions) (harness.Store, error) {
 	if syncText != "always" {
 		return nil, fmt.Errorf("%w: -engine etcd cannot run -sync %s; etcd takes always only: a Put returns once a majority of members fsynced it (concurrent Puts share fsyncs)", ErrUnsupportedSync, syncText)
 	}
@@ -125,12 +125,12 @@ func OpenEtcd(dir, syncText string, o harness.EngineOptions) (harness.Store, err
 	if err != nil {
 		return nil, fmt.Errorf("etcd: %w", err)
 	}
-	c := &etcdCluster{bin: bin, dir: abs, opts: o}
+	c := &etcdCluster{ctx: ctx, bin: bin, dir: abs, opts: o}
 	if err := c.start(); err != nil {
 		c.stop()
 		return nil, err
 	}
-	s := &etcdStore{c: c}
+	s := &etcdStore{ctx: ctx, c: c, kill: &harness.KillAt{After: o.KillFollower}}
 	s.http = &http.Client{Transport: &http.Transport{
 		DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
 		MaxIdleConnsPerHost: 1024, // each client keeps its connection for the run
@@ -138,8 +138,8 @@ func OpenEtcd(dir, syncText string, o harness.EngineOptions) (harness.Store, err
 	}}
 	s.base = c.clientURL
 	if o.Net.Active() {
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		s.net, err = probeRTT(ctx, o.Net)
+		pctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+		s.net, err = probeRTT(pctx, o.Net)
 		cancel()
 		if err != nil {
 			s.Close()
@@ -163,6 +163,8 @@ func (m *etcdMember) clientURL() string { return "http://127.0.0.1:" + strconv.I
 
 // etcdCluster is the members and proxies of one etcd store.
 type etcdCluster struct {
+	// ctx is the run's: starting stops when it is done.
+	ctx  context.Context
 	bin  string
 	dir  string
 	opts harness.EngineOptions
@@ -330,7 +332,10 @@ func (c *etcdCluster) waitLeader() error {
 		leaders := map[string]bool{}
 		ok := true
 		for _, m := range c.members {
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			if err := c.ctx.Err(); err != nil {
+				return err
+			}
+			ctx, cancel := context.WithTimeout(c.ctx, 2*time.Second)
 			st, err := c.status(ctx, hc, m)
 			cancel()
 			if err != nil || st.Leader == "" || st.Leader == "0" {
@@ -433,12 +438,22 @@ var (
 // etcdStore is the client store of an etcd cluster. It is safe for
 // concurrent use.
 type etcdStore struct {
+	// ctx is the run's, the store's lifetime (STYLE: an object whose
+	// lifetime is a context): every request ends when it is done.
+	ctx  context.Context
 	c    *etcdCluster
 	http *http.Client
 	base string             // the leader's client URL (or its proxy's)
 	net  *harness.NetReport // nil without a delaying proxy
 
-	mu sync.Mutex // guards metrics
+	kill *harness.KillAt // -kill follower@D
+
+	mu sync.Mutex // guards metrics, armedAt, killed and killedAfter
+	// armedAt is when the runner's first StoreStats read came (the timed
+	// region's start); killed the member -kill killed, killedAfter when.
+	armedAt     time.Time
+	killed      string
+	killedAfter time.Duration
 	// metrics holds each member's counters at the last two StoreStats
 	// calls (the runner's either side of the timed region).
 	metrics [2]map[string]etcdMetrics
@@ -452,7 +467,7 @@ type etcdKV struct {
 }
 
 func (s *etcdStore) call(path string, req, resp any) error {
-	ctx, cancel := context.WithTimeout(context.Background(), etcdRequestTimeout)
+	ctx, cancel := context.WithTimeout(s.ctx, etcdRequestTimeout)
 	defer cancel()
 	return etcdCall(ctx, s.http, s.base, path, req, resp)
 }
@@ -581,6 +596,12 @@ func parseEtcdMetrics(r io.Reader) (etcdMetrics, error) {
 // StoreStats reports the leader's WAL fsyncs and their time from its
 // /metrics, and reads every member's for ReplicationReport.
 func (s *etcdStore) StoreStats() harness.StoreStats {
+	s.mu.Lock()
+	if s.armedAt.IsZero() {
+		s.armedAt = time.Now()
+	}
+	s.mu.Unlock()
+	s.kill.Arm(s.killFollower)
 	all := map[string]etcdMetrics{}
 	for _, m := range s.c.members {
 		if mt, err := s.metricsOf(m); err == nil {
@@ -595,6 +616,19 @@ func (s *etcdStore) StoreStats() harness.StoreStats {
 		return harness.StoreStats{}
 	}
 	return harness.StoreStats{Fsyncs: lm.walFsyncs, FsyncTime: time.Duration(lm.walFsyncSec * float64(time.Second))}
+}
+
+// killFollower kills (SIGKILL) the first member that is not the leader.
+func (s *etcdStore) killFollower() {
+	for _, m := range s.c.members {
+		if m != s.c.leader {
+			m.cmd.Process.Kill()
+			s.mu.Lock()
+			s.killed, s.killedAfter = m.name, time.Since(s.armedAt)
+			s.mu.Unlock()
+			return
+		}
+	}
 }
 
 // snapshotCountRE finds the snapshot count a member logs at start, in
@@ -619,11 +653,13 @@ func snapshotCount(m *etcdMember) string {
 func (s *etcdStore) ReplicationReport(commits int64) *harness.ReplicationReport {
 	s.mu.Lock()
 	before, after := s.metrics[0], s.metrics[1]
+	killed, killedAfter := s.killed, s.killedAfter
 	s.mu.Unlock()
 	rep := &harness.ReplicationReport{
-		Leader: s.c.leader.name,
-		Commit: fmt.Sprintf("a Put returns once a majority (%d of %d members) has fsynced it to its WAL and the leader has applied it", len(s.c.members)/2+1, len(s.c.members)),
-		Net:    s.net,
+		Leader:   s.c.leader.name,
+		Commit:   fmt.Sprintf("a Put returns once a majority (%d of %d members) has fsynced it to its WAL and the leader has applied it", len(s.c.members)/2+1, len(s.c.members)),
+		Net:      s.net,
+		WaitsFor: "follower_flush",
 		Settings: map[string]string{
 			"heartbeat-interval": s.c.heartbeat.String(),
 			"election-timeout":   s.c.election.String(),
@@ -639,6 +675,9 @@ func (s *etcdStore) ReplicationReport(commits int64) *harness.ReplicationReport 
 		rm := harness.ReplicaMember{Name: m.name, Role: "follower", Addr: m.clientURL()}
 		if m == s.c.leader {
 			rm.Role = "leader"
+		}
+		if m.name == killed {
+			rm.State, rm.KilledAfterNs = "killed (SIGKILL) by -kill", killedAfter.Nanoseconds()
 		}
 		b, okb := before[m.name]
 		a, oka := after[m.name]
@@ -658,6 +697,7 @@ func (s *etcdStore) ReplicationReport(commits int64) *harness.ReplicationReport 
 
 // Close closes the client's connections and stops the cluster.
 func (s *etcdStore) Close() error {
+	s.kill.Disarm()
 	s.http.CloseIdleConnections()
 	return s.c.stop()
 }

@@ -1,6 +1,8 @@
 package peers
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -24,6 +26,9 @@ func TestEtcdFlags(t *testing.T) {
 		{"bench -engine etcd -replicas 2 -quorum any", "chooses its quorum itself"},
 		{"bench -engine etcd -sync none", "-engine etcd takes always only"},
 		{"bench -engine etcd,pg-sync -sync remote_write", "-engine etcd takes always only"},
+		{"bench -engine etcd -kill leader@1s", "allowed: follower@D"},
+		{"bench -engine pg-sync -kill follower@1s", "would wait for it forever"},
+		{"bench -engine kv -kill follower@1s", "applies to the replicated engines"},
 	} {
 		_, err := harness.ParseSpec(tt.line, harness.DefaultLimits())
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
@@ -119,6 +124,50 @@ func TestEtcdEngine(t *testing.T) {
 	}
 	if put := r.Latency["put"]; put == nil || put.Count != ops || put.P50Ns < int64(2*delay) {
 		t.Errorf("put latency = %+v, want %d commits with p50 at least %v", put, ops, 2*delay)
+	}
+	checkNoServers(t, dir)
+}
+
+// TestEtcdKillFollower kills a follower half a second into a 2-second
+// run: the leader and the other follower go on committing (a majority of
+// 3 is 2), and the result says whom it killed and when.
+func TestEtcdKillFollower(t *testing.T) {
+	requireEtcd(t)
+	r, dir := benchReplicated(t, "bench -engine etcd -duration 2s -warmup 2 -kill follower@500ms")
+	killed := 0
+	for _, m := range r.Replication.Members {
+		if m.KilledAfterNs > 0 {
+			killed++
+			if m.Role != "follower" || m.KilledAfterNs < int64(500*time.Millisecond) || m.FlushesCounted {
+				t.Errorf("killed member %+v, want a follower killed at least 500ms in, its flushes not counted", m)
+			}
+		}
+	}
+	if killed != 1 {
+		t.Errorf("%d members killed, want 1: %+v", killed, r.Replication.Members)
+	}
+	var after int64
+	for _, tp := range r.Timeline {
+		if tp.Second >= 2 {
+			after += tp.Ops
+		}
+	}
+	if after == 0 {
+		t.Errorf("no commits after the follower was killed: timeline %+v", r.Timeline)
+	}
+	checkNoServers(t, dir)
+}
+
+// TestEtcdCancelled cancels a 30-second etcd run after a second, as a
+// closed cell does: the run ends, and no member outlives it.
+func TestEtcdCancelled(t *testing.T) {
+	requireEtcd(t)
+	dir := openDir(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	timer := time.AfterFunc(time.Second, cancel)
+	defer timer.Stop()
+	if _, err := harness.Exec(ctx, "bench -engine etcd -duration 30s -format json", harness.Env{Dir: dir}); err != nil && !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled run: %v", err)
 	}
 	checkNoServers(t, dir)
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -140,15 +141,55 @@ func (g *netGuard) wrap(err error, addr string) error {
 }
 
 // deadlineConn is a connection whose every Read and Write must make
-// progress within ioTimeout.
-type deadlineConn struct{ net.Conn }
+// progress within ioTimeout. Moving a deadline costs more than a
+// loopback round trip can spare (about 1.5 µs a command against kvserver,
+// measured at load 20 on this course's VM), so a deadline is moved only
+// when less than nine tenths of ioTimeout is left of it: each Read and
+// Write is bounded by 0.9 to 1 times ioTimeout from its start. It is safe
+// for one reader and one writer at a time, as a net.Conn is, and for a
+// caller that sets deadlines of its own meanwhile (pgx does, on a
+// cancelled context): those are applied, and the next call sets ours.
+type deadlineConn struct {
+	net.Conn
+	readBy, writeBy atomic.Int64 // the deadlines set, in Unix ns; 0 when another was set since
+}
+
+// renewBy is how much of ioTimeout must be left of a deadline for a call
+// to keep it.
+func renewBy() time.Duration { return ioTimeout - ioTimeout/10 }
 
 func (c *deadlineConn) Read(p []byte) (int, error) {
-	c.Conn.SetReadDeadline(time.Now().Add(ioTimeout))
+	now := time.Now()
+	if c.readBy.Load()-now.UnixNano() < int64(renewBy()) {
+		by := now.Add(ioTimeout)
+		c.Conn.SetReadDeadline(by)
+		c.readBy.Store(by.UnixNano())
+	}
 	return c.Conn.Read(p)
 }
 
 func (c *deadlineConn) Write(p []byte) (int, error) {
-	c.Conn.SetWriteDeadline(time.Now().Add(ioTimeout))
+	now := time.Now()
+	if c.writeBy.Load()-now.UnixNano() < int64(renewBy()) {
+		by := now.Add(ioTimeout)
+		c.Conn.SetWriteDeadline(by)
+		c.writeBy.Store(by.UnixNano())
+	}
 	return c.Conn.Write(p)
+}
+
+func (c *deadlineConn) SetDeadline(t time.Time) error {
+	c.readBy.Store(0)
+	c.writeBy.Store(0)
+	return c.Conn.SetDeadline(t)
+}
+
+func (c *deadlineConn) SetReadDeadline(t time.Time) error {
+	c.readBy.Store(0)
+	return c.Conn.SetReadDeadline(t)
+}
+
+func (c *deadlineConn) SetWriteDeadline(t time.Time) error {
+	c.writeBy.Store(0)
+	return c.Conn.SetWriteDeadline(t)
 }

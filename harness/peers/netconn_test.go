@@ -143,3 +143,30 @@ func TestNetGuardAbortClosesConnections(t *testing.T) {
 		t.Error("dial after the run's context ended succeeded")
 	}
 }
+
+// A deadline set by the connection's user (pgx sets one when its context
+// is cancelled, and clears it after) applies at once, and the next Read
+// is bounded by ioTimeout again: the cached deadline is forgotten.
+func TestDeadlineConnAfterOwnDeadline(t *testing.T) {
+	shortTimeouts(t, 300*time.Millisecond)
+	addr := silentListener(t)
+	g := newNetGuard(context.Background(), "resp://"+addr, addr)
+	defer g.release()
+	c, err := g.dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 1)
+	c.SetReadDeadline(time.Now())
+	start := time.Now()
+	if _, err := c.Read(buf); err == nil {
+		t.Fatal("Read after SetReadDeadline(now) returned no error")
+	}
+	c.SetReadDeadline(time.Time{}) // cleared, as pgx does after a cancel
+	if _, err := c.Read(buf); err == nil {
+		t.Fatal("Read on a silent server returned no error")
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("two Reads on a silent server took %v, want about ioTimeout (%v)", took, ioTimeout)
+	}
+}

@@ -105,7 +105,7 @@ func pgSyncStandbyNames(n int, quorum string) string {
 // OpenPgSync starts (making it first when dir has none) a primary with
 // o.Replicas synchronous standbys in dir and returns a store on the
 // primary whose Close stops them all.
-func OpenPgSync(dir, syncText string, o harness.EngineOptions) (harness.Store, error) {
+func OpenPgSync(ctx context.Context, dir, syncText string, o harness.EngineOptions) (harness.Store, error) {
 	setting, ok := pgSyncSyncs[syncText]
 	if !ok {
 		return nil, fmt.Errorf("%w: -engine pg-sync cannot run -sync %s; it takes %s", ErrUnsupportedSync, syncText, pgSyncHelp)
@@ -128,7 +128,7 @@ func OpenPgSync(dir, syncText string, o harness.EngineOptions) (harness.Store, e
 	if err != nil {
 		return nil, err
 	}
-	c := &pgSyncCluster{bin: bin, dir: abs, asUser: asUser, opts: o, setting: setting}
+	c := &pgSyncCluster{ctx: ctx, bin: bin, dir: abs, asUser: asUser, opts: o, setting: setting}
 	if err := c.start(); err != nil {
 		c.stop()
 		return nil, err
@@ -138,10 +138,10 @@ func OpenPgSync(dir, syncText string, o harness.EngineOptions) (harness.Store, e
 		c.stop()
 		return nil, err
 	}
-	s := &pgSyncStore{postgresStore: st, c: c}
+	s := &pgSyncStore{postgresStore: st, c: c, kill: &harness.KillAt{After: o.KillFollower}}
 	if o.Net.Active() {
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		s.net, err = probeRTT(ctx, o.Net)
+		pctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+		s.net, err = probeRTT(pctx, o.Net)
 		cancel()
 		if err != nil {
 			s.Close()
@@ -161,6 +161,9 @@ type pgSyncMember struct {
 
 // pgSyncCluster is the servers and proxies of one pg-sync store.
 type pgSyncCluster struct {
+	// ctx is the run's: starting stops, and the client's connections
+	// end, when it is done.
+	ctx     context.Context
 	bin     string
 	dir     string
 	asUser  *syscall.SysProcAttr
@@ -177,7 +180,7 @@ type pgSyncCluster struct {
 func (c *pgSyncCluster) start() error {
 	primary := filepath.Join(c.dir, "primary")
 	if _, err := os.Stat(filepath.Join(primary, "PG_VERSION")); err != nil {
-		cmd := exec.Command(filepath.Join(c.bin, "initdb"), "-D", primary, "-U", "postgres", "--auth=trust", "--no-locale", "-E", "UTF8", "--no-sync")
+		cmd := exec.CommandContext(c.ctx, filepath.Join(c.bin, "initdb"), "-D", primary, "-U", "postgres", "--auth=trust", "--no-locale", "-E", "UTF8", "--no-sync")
 		cmd.SysProcAttr = c.asUser
 		cmd.Env = append(os.Environ(), "LC_ALL=C")
 		if out, err := cmd.CombinedOutput(); err != nil {
@@ -211,7 +214,7 @@ func (c *pgSyncCluster) start() error {
 		name := "s" + strconv.Itoa(i)
 		data := filepath.Join(c.dir, name)
 		if _, err := os.Stat(filepath.Join(data, "PG_VERSION")); err != nil {
-			cmd := exec.Command(filepath.Join(c.bin, "pg_basebackup"), "-d", fmt.Sprintf("host=127.0.0.1 port=%d user=postgres", p.port),
+			cmd := exec.CommandContext(c.ctx, filepath.Join(c.bin, "pg_basebackup"), "-d", fmt.Sprintf("host=127.0.0.1 port=%d user=postgres", p.port),
 				"-D", data, "--checkpoint=fast", "--no-sync", "-X", "stream", "-R")
 			cmd.SysProcAttr = c.asUser
 			cmd.Env = append(os.Environ(), "LC_ALL=C")
@@ -258,7 +261,7 @@ func (c *pgSyncCluster) startMember(name string, extra ...string) (*pgSyncMember
 	go func() { p.exited <- p.cmd.Wait() }()
 	m := &pgSyncMember{name: name, port: port, proc: p}
 	c.members = append(c.members, m)
-	if err := p.waitReady(context.Background()); err != nil {
+	if err := p.waitReady(c.ctx); err != nil {
 		return nil, fmt.Errorf("pg-sync: %s: %w", name, err)
 	}
 	m.db, err = sql.Open("pgx", p.url+"&connect_timeout=5")
@@ -273,7 +276,10 @@ func (c *pgSyncCluster) startMember(name string, extra ...string) (*pgSyncMember
 func (c *pgSyncCluster) waitStreaming() error {
 	deadline := time.Now().Add(pgSyncReplicationTimeout)
 	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if err := c.ctx.Err(); err != nil {
+			return err
+		}
+		ctx, cancel := context.WithTimeout(c.ctx, 5*time.Second)
 		var n int
 		err := c.members[0].db.QueryRowContext(ctx, "SELECT count(*) FROM pg_stat_replication WHERE state = 'streaming'").Scan(&n)
 		cancel()
@@ -300,7 +306,7 @@ func (c *pgSyncCluster) dialClient(setting string) (*postgresStore, error) {
 	}
 	a := pgAddr{User: "postgres", Host: host, Port: p, Database: "postgres"}
 	// The cluster is this run's own: its life is the store's, which Close ends.
-	g := newNetGuard(context.Background(), "pg-sync", a.hostPort())
+	g := newNetGuard(c.ctx, "pg-sync", a.hostPort())
 	cfg, err := pgConfig(a, "disable", url.Values{"synchronous_commit": {setting}}, g)
 	if err != nil {
 		g.release()
@@ -344,7 +350,14 @@ type pgSyncStore struct {
 	c   *pgSyncCluster
 	net *harness.NetReport // nil without a delaying proxy
 
-	mu sync.Mutex // guards flushes
+	kill *harness.KillAt // -kill follower@D
+
+	mu sync.Mutex // guards flushes, armedAt, killed and killedAfter
+	// armedAt is when the runner's first StoreStats read came (the timed
+	// region's start); killed the standby -kill killed, killedAfter when.
+	armedAt     time.Time
+	killed      string
+	killedAfter time.Duration
 	// flushes holds each member's wal_sync at the last two StoreStats
 	// calls (the runner's either side of the timed region).
 	flushes [2]map[string]int64
@@ -375,6 +388,12 @@ func (s *pgSyncStore) memberFlushes() map[string]int64 {
 // StoreStats is the primary's pg_stat_wal, as -engine postgres reports
 // it; it also reads every member's flush count for ReplicationReport.
 func (s *pgSyncStore) StoreStats() harness.StoreStats {
+	s.mu.Lock()
+	if s.armedAt.IsZero() {
+		s.armedAt = time.Now()
+	}
+	s.mu.Unlock()
+	s.kill.Arm(s.killStandby)
 	st := s.postgresStore.StoreStats()
 	f := s.memberFlushes()
 	s.mu.Lock()
@@ -383,16 +402,36 @@ func (s *pgSyncStore) StoreStats() harness.StoreStats {
 	return st
 }
 
+// killStandby kills (SIGKILL) s1, the first standby listed: under
+// FIRST 1 the synchronous one, whose place s2 then takes.
+func (s *pgSyncStore) killStandby() {
+	m := s.c.members[1]
+	m.proc.cmd.Process.Kill()
+	s.mu.Lock()
+	s.killed, s.killedAfter = m.name, time.Since(s.armedAt)
+	s.mu.Unlock()
+}
+
 // ReplicationReport reports the members, their replication state and
 // their flushes per commit between the last two StoreStats calls.
 func (s *pgSyncStore) ReplicationReport(commits int64) *harness.ReplicationReport {
 	s.mu.Lock()
 	before, after := s.flushes[0], s.flushes[1]
+	killed, killedAfter := s.killed, s.killedAfter
 	s.mu.Unlock()
 	rep := &harness.ReplicationReport{
 		Leader: "primary",
 		Commit: fmt.Sprintf("synchronous_commit = %s, synchronous_standby_names = '%s'", s.c.setting, pgSyncStandbyNames(s.c.opts.Replicas, s.c.opts.Quorum)),
 		Net:    s.net,
+	}
+	rep.LeaderFlushFirst = true // a walsender sends only WAL the primary has flushed
+	switch s.c.setting {
+	case "on", "remote_apply":
+		rep.WaitsFor = "follower_flush"
+	case "remote_write":
+		rep.WaitsFor = "follower_write"
+	default:
+		rep.WaitsFor = "leader_only"
 	}
 	states := map[string]string{}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -411,6 +450,9 @@ func (s *pgSyncStore) ReplicationReport(commits int64) *harness.ReplicationRepor
 		rm := harness.ReplicaMember{Name: m.name, Role: "standby", Addr: "127.0.0.1:" + strconv.Itoa(m.port), State: states[m.name]}
 		if m.name == "primary" {
 			rm.Role = "primary"
+		}
+		if m.name == killed {
+			rm.State, rm.KilledAfterNs = "killed (SIGKILL) by -kill", killedAfter.Nanoseconds()
 		}
 		b, okb := before[m.name]
 		a, oka := after[m.name]
@@ -433,6 +475,7 @@ func (s *pgSyncStore) ReplicationReport(commits int64) *harness.ReplicationRepor
 
 // Close closes the client's connections and stops the cluster.
 func (s *pgSyncStore) Close() error {
+	s.kill.Disarm()
 	err := s.postgresStore.Close()
 	if serr := s.c.stop(); err == nil {
 		err = serr

@@ -117,12 +117,12 @@ func serversUnder(dir string) []string {
 }
 
 // TestPgSyncEngine starts a primary with two standbys under ANY 1 and
-// checks the members the result names, their states, and that the
-// primary flushed its WAL once per commit (one client).
+// kills s1 a second into a 2-second run: the result names the members
+// and their states, the primary flushed its WAL once per commit (one
+// client), and commits went on after the kill (the quorum of one left).
 func TestPgSyncEngine(t *testing.T) {
 	requirePostgres(t)
-	const ops = 30
-	r, dir := benchReplicated(t, "bench -engine pg-sync -replicas 2 -quorum any -sync always -ops 30 -warmup 2")
+	r, dir := benchReplicated(t, "bench -engine pg-sync -replicas 2 -quorum any -sync always -duration 2s -warmup 2 -kill follower@1s")
 	rep := r.Replication
 	if rep.Leader != "primary" || len(rep.Members) != 3 {
 		t.Fatalf("leader %q, %d members; want primary and 3: %+v", rep.Leader, len(rep.Members), rep)
@@ -130,14 +130,26 @@ func TestPgSyncEngine(t *testing.T) {
 	if !strings.Contains(rep.Commit, "ANY 1 (s1, s2)") || !strings.Contains(rep.Commit, "synchronous_commit = on") {
 		t.Errorf("commit = %q, want synchronous_commit = on and ANY 1 (s1, s2)", rep.Commit)
 	}
-	for _, m := range rep.Members[1:] {
-		if m.Role != "standby" || m.State != "streaming, quorum" {
-			t.Errorf("member %s: role %q state %q, want a standby streaming, quorum", m.Name, m.Role, m.State)
+	s1, s2 := rep.Members[1], rep.Members[2]
+	if s1.Name != "s1" || s1.KilledAfterNs < int64(time.Second) || !strings.Contains(s1.State, "killed") {
+		t.Errorf("s1 = %+v, want it killed at least 1s into the run", s1)
+	}
+	if s2.Role != "standby" || s2.State != "streaming, quorum" {
+		t.Errorf("s2: role %q state %q, want a standby streaming, quorum", s2.Role, s2.State)
+	}
+	commits := r.Latency["put"].Count
+	p := rep.Members[0]
+	if !p.FlushesCounted || p.Flushes < commits || p.Flushes > commits+20 {
+		t.Errorf("primary: %d WAL flushes (counted %v) for %d commits from one client, want %d..%d", p.Flushes, p.FlushesCounted, commits, commits, commits+20)
+	}
+	var after int64
+	for _, tp := range r.Timeline {
+		if tp.Second >= 2 {
+			after += tp.Ops
 		}
 	}
-	p := rep.Members[0]
-	if !p.FlushesCounted || p.Flushes < ops || p.Flushes > ops+10 {
-		t.Errorf("primary: %d WAL flushes (counted %v) for %d commits, want %d..%d", p.Flushes, p.FlushesCounted, ops, ops, ops+10)
+	if after == 0 {
+		t.Errorf("no commits after s1 was killed: timeline %+v", r.Timeline)
 	}
 	checkNoServers(t, dir)
 }

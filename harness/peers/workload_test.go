@@ -77,6 +77,10 @@ func TestWorkloadsOnEveryEngine(t *testing.T) {
 					return
 				}
 				switch engineName {
+				case "pg-sync", "etcd":
+					// Each run starts a group of servers (seconds each); their
+					// own tests run them (TestPgSyncEngine, TestEtcdEngine).
+					t.Skip("a replicated engine: its own tests cover it")
 				case "redis":
 					requireRedis(t)
 				case "postgres":

@@ -39,6 +39,13 @@ type Progress struct {
 	Rate    float64       // units per second over the last interval (ops per second while loading)
 }
 
+// Second is one second of a run's timeline.
+type Second struct {
+	Second int   `json:"second"` // 1 for the first
+	Units  int64 `json:"units"`
+	Ops    int64 `json:"ops"`
+}
+
 // OpStats is the latency of one kind of operation, one sample per engine
 // call (an mget of 16 keys is one sample), in nanoseconds.
 type OpStats struct {
@@ -63,10 +70,13 @@ type Result struct {
 	GetMisses int64              `json:"get_misses"`
 	// HitRate is GetHits over the keys looked up (get and mget); 0 when
 	// none was.
-	HitRate     float64 `json:"hit_rate"`
-	LoadOps     int64   `json:"load_ops"`
-	LoadSeconds float64 `json:"load_seconds"`
-	Cancelled   bool    `json:"cancelled,omitempty"`
+	HitRate float64 `json:"hit_rate"`
+	// Timeline is the measured phase second by second: units and ops
+	// completed in each whole second.
+	Timeline    []Second `json:"timeline,omitempty"`
+	LoadOps     int64    `json:"load_ops"`
+	LoadSeconds float64  `json:"load_seconds"`
+	Cancelled   bool     `json:"cancelled,omitempty"`
 }
 
 // Run runs p on store as cfg says: every worker's load at once, then run
@@ -115,7 +125,7 @@ func Run(ctx context.Context, p *Program, store Store, cfg Config) (*Result, err
 	// Seed: every worker's load at once.
 	if p.hasLoad {
 		start := time.Now()
-		stop := progress(cfg.Progress, "load", start, workers, nil)
+		stop := progress(cfg.Progress, "load", start, workers, nil, nil)
 		err := each(workers, func(w *worker) error {
 			if err := w.call(w.load); err != nil {
 				return fmt.Errorf("script %s: load (thread %d): %w", p.File, w.id, callErr(runCtx, err))
@@ -141,7 +151,7 @@ func Run(ctx context.Context, p *Program, store Store, cfg Config) (*Result, err
 		defer t.Stop()
 	}
 	start := time.Now()
-	stop := progress(cfg.Progress, "run", start, workers, &units)
+	stop := progress(cfg.Progress, "run", start, workers, &units, &res.Timeline)
 	err := each(workers, func(w *worker) error {
 		w.measuring = true
 		defer func() { w.measuring = false }()
@@ -276,10 +286,11 @@ func watchdog(ctx context.Context, cancel context.CancelCauseFunc, workers []*wo
 	return func() { close(quit); wg.Wait() }
 }
 
-// progress calls show about once a second with the phase's counts until
-// the function it returns is called.
-func progress(show func(Progress), phase string, start time.Time, workers []*worker, units *atomic.Int64) func() {
-	if show == nil {
+// progress calls show (when not nil) about once a second with the phase's
+// counts, and appends each second to timeline (when not nil), until the
+// function it returns is called.
+func progress(show func(Progress), phase string, start time.Time, workers []*worker, units *atomic.Int64, timeline *[]Second) func() {
+	if show == nil && timeline == nil {
 		return func() {}
 	}
 	quit := make(chan struct{})
@@ -287,7 +298,7 @@ func progress(show func(Progress), phase string, start time.Time, workers []*wor
 	wg.Go(func() {
 		t := time.NewTicker(time.Second)
 		defer t.Stop()
-		var lastN int64
+		var lastN, lastOps int64
 		last := start
 		for {
 			select {
@@ -305,8 +316,13 @@ func progress(show func(Progress), phase string, start time.Time, workers []*wor
 					n = p.Units
 				}
 				p.Rate = float64(n-lastN) / now.Sub(last).Seconds()
-				lastN, last = n, now
-				show(p)
+				if timeline != nil {
+					*timeline = append(*timeline, Second{Second: len(*timeline) + 1, Units: p.Units - lastN, Ops: ops - lastOps})
+				}
+				lastN, lastOps, last = n, ops, now
+				if show != nil {
+					show(p)
+				}
 			}
 		}
 	})

@@ -228,6 +228,26 @@ func TestCancel(t *testing.T) {
 	}
 }
 
+// TestTimeline: a run of over two seconds has a timeline of whole
+// seconds whose units add up to at most the run's.
+func TestTimeline(t *testing.T) {
+	p := compile(t, "return {run = function(ctx) kv.put('k', 'v') end}")
+	res, err := Run(context.Background(), p, newMem(), Config{Duration: 2500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum int64
+	for i, s := range res.Timeline {
+		if s.Second != i+1 {
+			t.Errorf("timeline[%d].Second = %d", i, s.Second)
+		}
+		sum += s.Units
+	}
+	if len(res.Timeline) < 1 || len(res.Timeline) > 3 || sum > res.Units || sum == 0 {
+		t.Errorf("timeline of %d seconds, %d units of %d", len(res.Timeline), sum, res.Units)
+	}
+}
+
 // TestRandomPerWorker: math.random is seeded per worker from the seed:
 // the same seed gives the same keys, another seed others, and two
 // workers different ones.

@@ -43,6 +43,14 @@ func (r *Run) Gist() Gist {
 		return Gist{Text: fmt.Sprintf("%s: fdatasync %s", v.FS, calc.FormatNs(v.FdatasyncNs))}
 	case *harness.ModelResult:
 		return Gist{Text: fmt.Sprintf("predicts %.0f ops/s", v.PredictedOpsPerSec)}
+	case []*harness.ScriptResult:
+		// The first engine's line after the floor: its units per second.
+		for _, r := range v {
+			if !r.Floor {
+				return Gist{Text: fmt.Sprintf("script %s: %s %.0f wu/s, %.0f ops/s", r.Name, r.Engine, r.WUPerSec, r.OpsPerSec), Cancelled: r.Cancelled}
+			}
+		}
+		return Gist{Text: "script"}
 	case *harness.CrashResult:
 		if v.OK {
 			return Gist{Text: fmt.Sprintf("ok: %d trials, lost 0", v.Trials)}

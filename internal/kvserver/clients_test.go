@@ -1,6 +1,7 @@
 package kvserver
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -101,7 +102,7 @@ func TestTruthfulPersistence(t *testing.T) {
 func TestMultiExec(t *testing.T) {
 	for _, policy := range []string{"always", "group", "none"} {
 		t.Run(policy, func(t *testing.T) {
-			addr, _ := start(t, policy, nil)
+			addr, db := start(t, policy, nil)
 			c, other := dial(t, addr), dial(t, addr)
 			expect := func(c *client, cmd []string, want string) {
 				t.Helper()
@@ -117,6 +118,7 @@ func TestMultiExec(t *testing.T) {
 			expect(c, []string{"DEL", "k"}, "+QUEUED")
 			expect(c, []string{"MSET", "k", "3", "j", "4"}, "+QUEUED")
 			expect(other, []string{"GET", "k"}, "$nil")
+			before := db.Stats()
 			c.send("EXEC")
 			c.w.Flush()
 			rep, err := resp.ReadReply(c.r)
@@ -126,6 +128,11 @@ func TestMultiExec(t *testing.T) {
 			}
 			if want := "+OK0 +OK0 $20 :1 +OK0"; err != nil || strings.Join(got, " ") != want {
 				t.Errorf("EXEC = %q, %v; want %q", got, err, want)
+			}
+			// One engine.Batch: under always one fdatasync for its five
+			// writes, where five SETs and DELs would cost five.
+			if after := db.Stats(); policy == "always" && after.FsyncsBy.Commit-before.FsyncsBy.Commit != 1 {
+				t.Errorf("EXEC of 5 writes under always: %d commit fdatasyncs, want 1 (one atomic batch)", after.FsyncsBy.Commit-before.FsyncsBy.Commit)
 			}
 			expect(other, []string{"MGET", "k", "j"}, "*2")
 			expect(other, []string{"GET", "k"}, "$3")
@@ -251,6 +258,10 @@ func TestRedisBenchmarkEveryTest(t *testing.T) {
 			t.Errorf("redis-benchmark -t %s: neither a result nor kvserver's unknown-command error:\n%s", test, out)
 		}
 	}
+	// Each fdatasync slowed by 5 ms, so that sharing is certain rather
+	// than a matter of timing on a busy machine.
+	addr, db = start(t, "group", slowSyncFS)
+	host, port, _ = net.SplitHostPort(addr)
 	before := db.Stats()
 	const n = 512
 	out, err := run(t, nil, bin, "-h", host, "-p", port, "-n", fmt.Sprint(n), "-c", "1", "-P", "16", "-t", "set", "--csv")
@@ -259,6 +270,7 @@ func TestRedisBenchmarkEveryTest(t *testing.T) {
 	}
 	after := db.Stats()
 	puts, fsyncs := after.Puts-before.Puts, after.Fsyncs-before.Fsyncs
+	t.Logf("redis-benchmark -c 1 -P 16 -t set: %d SETs of one key, %d fdatasyncs", puts, fsyncs)
 	if puts < n || fsyncs > puts/4 {
 		t.Errorf("redis-benchmark -c 1 -P 16 -t set (one key): %d SETs, %d fdatasyncs; want %d SETs sharing them (at most %d)", puts, fsyncs, n, puts/4)
 	}
@@ -341,4 +353,131 @@ print("echo", r.echo("hi"))
 			t.Errorf("python3 redis printed:\n%s\nwant a line %q", out, want)
 		}
 	}
+}
+
+// startRedis starts a throwaway redis-server on a free loopback port and
+// returns its address, or skips the test when redis-server is absent.
+func startRedis(t *testing.T) string {
+	t.Helper()
+	bin := tool(t, "redis-server", "apt-get install redis-server, or brew install redis")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	_, port, _ := net.SplitHostPort(addr)
+	cmd := exec.Command(bin, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir())
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	for i := 0; ; i++ {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+			return addr
+		}
+		if i == 500 {
+			t.Fatalf("redis-server on %s: %v", addr, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// shape renders a reply's kinds and array lengths, with the text of
+// simple strings and errors and, where text is true, of bulk strings and
+// integers too.
+func shape(r resp.Reply, text bool) string {
+	switch {
+	case r.Kind == resp.Array && r.Null:
+		return "*nil"
+	case r.Kind == resp.Array:
+		parts := make([]string, len(r.Elems))
+		for i, e := range r.Elems {
+			parts[i] = shape(e, text)
+		}
+		return fmt.Sprintf("*%d[%s]", len(r.Elems), strings.Join(parts, " "))
+	case r.Kind == resp.Bulk && r.Null:
+		return "$nil"
+	case r.Kind == resp.Simple || r.Kind == resp.Error:
+		return string(r.Kind) + string(r.Str)
+	case !text:
+		return string(r.Kind)
+	case r.Kind == resp.Integer:
+		return fmt.Sprintf(":%d", r.Int)
+	}
+	return "$" + string(r.Str)
+}
+
+// TestShapesLikeRedis sends the same commands to kvserver and to a real
+// redis-server 7 and compares the replies: their kinds and array lengths
+// always, their text where the two should agree.
+func TestShapesLikeRedis(t *testing.T) {
+	redisAddr := startRedis(t)
+	kvAddr, _ := start(t, "none", nil)
+	tests := []struct {
+		cmd  string // an inline command; | separates a pipeline's commands
+		text bool   // compare the text of bulk strings and integers too
+	}{
+		{"ECHO hello", true},
+		{"PING", true},
+		{"PING hi", true},
+		{"HELLO 2", false},
+		{"HELLO x", true},
+		{"CLIENT SETNAME n1|CLIENT GETNAME", true},
+		{"CLIENT ID", false},
+		{"CLIENT SETNAME \"a b\"", true},
+		{"CLIENT NOSUCH", true},
+		{"COMMAND COUNT", false},
+		{"COMMAND INFO nosuch", true},
+		{"COMMAND DOCS nosuch", true},
+		{"MSET a 1 b 2|MGET a nosuch b|EXISTS a a nosuch|DEL a a nosuch|EXISTS a", true},
+		{"MSET a", true},
+		{"GET", true},
+		{"NOSUCH x y", true},
+		{"MULTI|SET t 1|GET t|DEL t|EXEC", true},
+		{"MULTI|SET t 1|SET t|EXEC|GET t", true},
+		{"MULTI|MULTI|DISCARD|DISCARD", true},
+		{"EXEC", true},
+		{"SET q \"a\\x41\\n\" |GET q|SET q 'it\\'s'|GET q", true},
+		{"CONFIG GET nosuch", true},
+		{"SELECT 0", true},
+	}
+	replies := func(addr, cmd string) string {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(time.Minute)) // a guard against a hang
+		cmds := strings.Split(cmd, "|")
+		if _, err := c.Write([]byte(strings.Join(cmds, "\n") + "\n")); err != nil {
+			t.Fatal(err)
+		}
+		r := bufio.NewReader(c)
+		var out []string
+		for range cmds {
+			rep, err := resp.ReadReply(r)
+			if err != nil {
+				t.Fatalf("%q on %s: %v", cmd, addr, err)
+			}
+			out = append(out, shape(rep, true))
+		}
+		return strings.Join(out, " | ")
+	}
+	for _, tt := range tests {
+		want, got := replies(redisAddr, tt.cmd), replies(kvAddr, tt.cmd)
+		if !tt.text {
+			want, got = stripText(want), stripText(got)
+		}
+		if got != want {
+			t.Errorf("%q:\n  kvserver     %s\n  redis-server %s", tt.cmd, got, want)
+		}
+	}
+}
+
+// stripText drops the text of bulk strings and integers from a shape.
+func stripText(s string) string {
+	return regexp.MustCompile(`([$:])[^ \]|]*`).ReplaceAllString(s, "$1")
 }

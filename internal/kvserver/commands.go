@@ -326,9 +326,9 @@ func (ss *session) endMulti() {
 
 // cmdExec runs the queued commands as one transaction: under s.txMu held
 // for writing, so no other connection reads or writes in between, with
-// their writes applied together by applyWrites, and every reply sent
-// only after. Nothing is applied before EXEC: the commands were only
-// queued.
+// their writes applied as one engine.Batch (applyWrites), all or none
+// after a crash, and every reply sent only after. Nothing is applied
+// before EXEC: the commands were only queued.
 func (ss *session) cmdExec([][]byte) {
 	if !ss.multi {
 		ss.errorf("ERR EXEC without MULTI")
@@ -459,7 +459,8 @@ func (ss *session) cmdHello(args [][]byte) {
 	resp.WriteBulk(w, []byte("server"))
 	resp.WriteBulk(w, []byte("kvserver"))
 	resp.WriteBulk(w, []byte("version"))
-	resp.WriteBulk(w, []byte("7.0.0"))
+	resp.WriteBulk(w, []byte("7.0.0")) // the Redis whose replies kvserver's follow, for clients that check
+
 	resp.WriteBulk(w, []byte("proto"))
 	resp.WriteInt(w, 2)
 	resp.WriteBulk(w, []byte("id"))
@@ -509,7 +510,7 @@ func (ss *session) cmdCommand(args [][]byte) {
 			if c := commands[n]; c != nil {
 				c.writeInfo(w)
 			} else {
-				w.WriteString("*-1\r\n")
+				resp.WriteNull(w)
 			}
 		}
 	case sub == "docs":

@@ -27,14 +27,14 @@
 // Under -sync group the engine's one flusher shares an fdatasync among
 // every Put waiting on it, whichever connection it came from: group
 // commit across connections. applyWrites puts a batch's writes in flight
-// together, in order, so they wait on the same fdatasync too, a key that
-// repeats included: a pipeline is a batch. Under the other policies they
-// are applied one after the other: under always each SET still pays its
-// own fdatasync.
+// together, so they wait on the same fdatasync too (a pipeline whose keys
+// repeat goes as one engine.Batch, which keeps their order): a pipeline
+// is a batch. Under the other policies they are applied one after the
+// other: under always each SET still pays its own fdatasync.
 //
-// MULTI queues commands (+QUEUED) and EXEC runs them as one batch while
-// no other connection reads or writes (Server.txMu), applied by the same
-// applyWrites; see there for what a crash can leave.
+// MULTI queues commands (+QUEUED) and EXEC runs them while no other
+// connection reads or writes (Server.txMu), their writes applied as one
+// engine.Batch: after a crash, all of them or none.
 //
 // # Hostile and slow clients
 //
@@ -109,8 +109,6 @@ type Server struct {
 	// writing while it runs; every other read and apply holds it for
 	// reading (session.get, session.commit).
 	txMu sync.RWMutex
-	// submitMu orders writes into the engine under group (applyWrites).
-	submitMu sync.Mutex
 
 	mu     sync.Mutex // guards ln, conns and closed
 	ln     net.Listener

@@ -146,7 +146,7 @@ func (ss *session) commit() {
 		if !ss.tx {
 			ss.s.txMu.RLock()
 		}
-		res = ss.s.applyWrites(ss.writes)
+		res = ss.s.applyWrites(ss.writes, ss.tx)
 		if !ss.tx {
 			ss.s.txMu.RUnlock()
 		}

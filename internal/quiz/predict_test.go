@@ -19,7 +19,7 @@ func TestParsePredictKey(t *testing.T) {
 		{"", false, false, ""},
 		{"predict: yes", true, true, ""},
 		{"predict: no", false, false, ""},
-		{"predict: maybe", false, false, `predict: "maybe": want yes or no`},
+		{"predict: maybe", false, false, `predict: "maybe": want yes, reason or no`},
 	} {
 		q, err := Parse(base + tt.extra)
 		if tt.wantErr != "" {

@@ -22,9 +22,11 @@ import (
 // their median. The tolerance is checked against the rounds' spread: when
 // every round's answer lies within the band around the median, the
 // prediction is graded against that band; when one does not, the machine
-// was too noisy for the band to mean anything, and the reply says so and
-// grades nothing (Feedback.TooNoisy) rather than widen the band to
-// whatever the rounds gave. The feedback's Spread says what they gave.
+// was too noisy for the band to mean anything: an answer within the band
+// of every round is still right and one within no round's band still
+// wrong, but any other is not graded (Feedback.TooNoisy) rather than the
+// band widened to whatever the rounds gave. The feedback's Spread says
+// what they gave.
 
 // MaxRepeat is the most runs a repeat: quiz may ask for: the rounds of
 // the page's repeat button.
@@ -103,9 +105,34 @@ func CheckRepeated(q *Quiz, rounds [][]any, answer string) (Feedback, error) {
 	fb.Spread = q.spread(vals, low, high)
 	fb, err = q.checkNumber(fb, med, low, high, answer)
 	if err == nil && !fb.Spread.Within {
-		fb.TooNoisy, fb.Correct = true, false
+		fb.TooNoisy, fb.Correct = q.noisyVerdict(vals, answer)
 	}
 	return fb, err
+}
+
+// noisyVerdict grades an answer on rounds that spread wider than the
+// band: noise cannot decide a verdict every round agrees on. The answer
+// is right when it lies within the band around each round's answer,
+// wrong when it lies within none of them, and otherwise not graded
+// (tooNoisy): which round one believed would decide it.
+func (q *Quiz) noisyVerdict(vals []float64, answer string) (tooNoisy, correct bool) {
+	got, err := ParseNumber(answer, q.Unit)
+	if err != nil {
+		return true, false
+	}
+	in := 0
+	for _, v := range vals {
+		if low, high := q.band(v); got >= low && got <= high {
+			in++
+		}
+	}
+	switch in {
+	case len(vals):
+		return false, true
+	case 0:
+		return false, false
+	}
+	return true, false
 }
 
 // spread describes the rounds' answers vals against the band low..high

@@ -11,22 +11,46 @@ func TestCheckRepeated(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Rounds that spread 104–852 around a median of 300 do not fit a 15 %
-	// band: the reply grades nothing and says the machine was too noisy,
-	// where the band used to widen to accept anything from 104 to 852.
+	// band: an answer some round's band holds and another's does not is
+	// not graded, and the reply says the machine was too noisy, where the
+	// band used to widen to accept anything from 104 to 852. An answer no
+	// round's band holds is wrong whatever the noise.
 	rounds := [][]any{{map[string]any{"ratio": 852.0}}, {map[string]any{"ratio": 104.0}}, {map[string]any{"ratio": 300.0}}}
-	for _, answer := range []string{"300", "104", "852", "90", "1000"} {
+	for _, tc := range []struct {
+		answer       string
+		noisy, right bool
+	}{{"300", true, false}, {"104", true, false}, {"852", true, false}, {"90", true, false}, {"1000", false, false}, {"5", false, false}, {"500", false, false}} {
+		answer := tc.answer
 		fb, err := CheckRepeated(q, rounds, answer)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if fb.Correct || !fb.TooNoisy {
-			t.Errorf("answer %s: correct %v too_noisy %v, want not graded (too noisy)", answer, fb.Correct, fb.TooNoisy)
+		if fb.Correct != tc.right || fb.TooNoisy != tc.noisy {
+			t.Errorf("answer %s: correct %v too_noisy %v, want correct %v too_noisy %v", answer, fb.Correct, fb.TooNoisy, tc.right, tc.noisy)
 		}
 		if fb.Want != "300" || fb.Shown != "ratio 300" || *fb.Low != 255 || *fb.High != 345 {
 			t.Errorf("answer %s: want %s shown %q range %v to %v; want the median 300 shown from its run, band 255 to 345", answer, fb.Want, fb.Shown, *fb.Low, *fb.High)
 		}
 		if fb.Spread == nil || fb.Spread.Within || !strings.Contains(fb.Spread.Text, "your 3 rounds gave 104–852×") || !strings.Contains(fb.Spread.Text, "too noisy to grade the prediction") {
 			t.Errorf("spread %+v, want the rounds' range and \"too noisy to grade the prediction\"", fb.Spread)
+		}
+	}
+	// A factor band over rounds 8, 20 and 30 (median 20, band 10 to 40:
+	// 8 falls outside): 16 lies within every round's band and is right,
+	// 100 within none and is wrong, 35 within two of three and is not
+	// graded.
+	qx, err := Parse("id: q\nquestion: ?\ncell: c\nrepeat: 3\nanswer: $0.ratio\ntolerance: ×2\nunit: x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wide := [][]any{{map[string]any{"ratio": 8.0}}, {map[string]any{"ratio": 20.0}}, {map[string]any{"ratio": 30.0}}}
+	for _, tc := range []struct {
+		answer       string
+		noisy, right bool
+	}{{"16", false, true}, {"100", false, false}, {"35", true, false}} {
+		fb, err := CheckRepeated(qx, wide, tc.answer)
+		if err != nil || fb.Correct != tc.right || fb.TooNoisy != tc.noisy || fb.Spread.Within {
+			t.Errorf("factor band, answer %s: correct %v too_noisy %v within %v (%v), want correct %v too_noisy %v, not within", tc.answer, fb.Correct, fb.TooNoisy, fb.Spread.Within, err, tc.right, tc.noisy)
 		}
 	}
 	// Runs that agree keep the tolerance around their median.

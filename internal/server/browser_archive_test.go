@@ -93,9 +93,10 @@ func TestBrowserArchive(t *testing.T) {
 			browsertest.Type(cell+" textarea", spec),
 			chromedp.Click(chromedp.CSS(cell+" .repeat")),
 			chromedp.WaitVisible(chromedp.CSS(cell+".is-done")),
-			chromedp.WaitVisible(chromedp.CSS(cell+" a.compare-link")),
+			chromedp.WaitReady(chromedp.CSS(cell+" a.compare-link")),
 		)
 	}
+	wait("the second group's compare link", chromedp.WaitVisible(chromedp.CSS(cell+" a.compare-link")))
 	rows, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('`+cell+` table.nums tbody tr').length`))
 	if rows != 5 {
 		t.Errorf("the repeated cell shows %d rows, want one per round (5)", rows)

@@ -32,7 +32,17 @@ func TestBrowserRunsPage(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(cell+" .repeat")),
 		chromedp.Click(chromedp.CSS(cell+" .repeat")),
 		chromedp.WaitVisible(chromedp.CSS(cell+".is-done")),
-		chromedp.WaitVisible(chromedp.CSS(cell+" a.compare-link")),
+		chromedp.WaitReady(chromedp.CSS(cell+" a.compare-link")),
+	); err != nil {
+		t.Fatalf("repeating the cell: %v", err)
+	}
+	// The first runs of the cell on this server: nothing before a change to
+	// compare them with, so no link to a compare page that would refuse it.
+	time.Sleep(time.Second)
+	if shown, _ := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.querySelector('`+cell+` a.compare-link').offsetParent !== null`)); shown {
+		t.Errorf("the cell's first group offers 'compare with the runs before the change', which has nothing to compare with")
+	}
+	if err := chromedp.Do(wctx,
 		// and a line with long hyphenated flags, once
 		browsertest.Type(cell+" textarea", longSpec),
 		chromedp.Click(chromedp.CSS(cell+" .run")),

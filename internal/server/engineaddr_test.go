@@ -47,12 +47,16 @@ func countingListener(t *testing.T) (string, *atomic.Int64) {
 func TestServeOthersRefusesUnlistedAddress(t *testing.T) {
 	addr, accepted := countingListener(t)
 	for _, tt := range []struct {
-		name    string
-		allowed []string
-		refused bool
+		name, engine string
+		allowed      []string
+		refused      bool
 	}{
-		{"unlisted", nil, true},
-		{"listed", []string{"resp://" + addr}, false},
+		{"resp unlisted", "resp://" + addr, nil, true},
+		{"resp another listed", "resp://" + addr, []string{"resp://127.0.0.1:1"}, true},
+		{"resp listed", "resp://" + addr, []string{"resp://" + addr}, false},
+		{"postgres unlisted", "postgres://kvlab@" + addr + "/kvlab", nil, true},
+		{"postgres other user listed", "postgres://postgres@" + addr + "/kvlab", []string{"postgres://kvlab@" + addr + "/kvlab"}, true},
+		{"postgres listed", "postgresql://kvlab@" + addr + "/kvlab", []string{"postgres://kvlab@" + addr + "/kvlab"}, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			before := accepted.Load()
@@ -63,7 +67,7 @@ func TestServeOthersRefusesUnlistedAddress(t *testing.T) {
 			})
 			ts := startServer(t, s)
 			c := dial(t, ts, "?token=tok", nil)
-			c.run("a", "bench -engine resp://"+addr+" -ops 10")
+			c.run("a", "bench -engine "+tt.engine+" -ops 10")
 			ms := c.until("a", "done")
 			var errMsg string
 			for _, m := range ms {

@@ -73,6 +73,10 @@ func TestQuizRefusesARewrittenCell(t *testing.T) {
 			t.Errorf("rewritten cell: error %q does not say %q", r.Error, want)
 		}
 	}
+	// One short paragraph that says what to do, however many runs.
+	if !strings.HasSuffix(r.Error, "press Reset to grade") || strings.Count(r.Error, "; run ") > 0 {
+		t.Errorf("rewritten cell: error %q, want one paragraph ending \"press Reset to grade\"", r.Error)
+	}
 
 	// A quiz that reads only the unedited line grades, and says why the
 	// edited one was not used.
@@ -289,7 +293,7 @@ func TestQuizGradedOnRepeatedRuns(t *testing.T) {
 
 	// One run is not enough.
 	code, one := postGrading(t, ts.URL, map[string]any{"lesson": "01-grading", "quiz": "rate", "answer": answer, "browser": testBrowser, "run_ids": ids[:2]})
-	if code != 422 || !strings.Contains(one.Error, "is graded on 3 runs of cell two and got 1 of line 1") {
+	if code != 422 || !strings.Contains(one.Error, "is graded on 3 rounds of cell two and got 1 of line 1: press the cell's Run, which runs the 3 rounds") {
 		t.Errorf("one run: status %d %q, want 422 asking for 3 runs", code, one.Error)
 	}
 }

@@ -175,7 +175,7 @@ func pickLines(l *lesson.Lesson, q *quiz.Quiz, runs []*archive.Run) (*gradingRun
 	for i, rs := range g.lines {
 		slices.SortFunc(rs, func(a, b *archive.Run) int { return cmp.Compare(a.ID, b.ID) })
 		if q.Repeat > 0 && len(rs) > 0 && len(rs) < q.Repeat {
-			return nil, &quizError{http.StatusUnprocessableEntity, fmt.Sprintf("quiz %s is graded on %d runs of cell %s and got %d of line %d: run the cell with its repeat button", q.ID, q.Repeat, q.Cell, len(rs), i+1)}
+			return nil, &quizError{http.StatusUnprocessableEntity, fmt.Sprintf("quiz %s is graded on %d rounds of cell %s and got %d of line %d: press the cell's Run, which runs the %d rounds", q.ID, q.Repeat, q.Cell, len(rs), i+1, q.Repeat)}
 		}
 		if len(rs) > 0 {
 			continue
@@ -183,13 +183,30 @@ func pickLines(l *lesson.Lesson, q *quiz.Quiz, runs []*archive.Run) (*gradingRun
 		if len(g.unused) == 0 {
 			return nil, &quizError{http.StatusUnprocessableEntity, fmt.Sprintf("quiz %s reads line %d of cell %s, and no run sent is that line: run the cell first", q.ID, i+1, q.Cell)}
 		}
-		msg := fmt.Sprintf("quiz %s reads line %d of cell %s, and no run sent is the lesson's line %d: run the cell as the lesson wrote it", q.ID, i+1, q.Cell, i+1)
-		for _, u := range g.unused {
-			msg += fmt.Sprintf("; run %d: %s", u.RunID, u.Why)
-		}
-		return nil, &quizError{http.StatusUnprocessableEntity, msg}
+		return nil, &quizError{http.StatusUnprocessableEntity, notTheLessonsLine(q, c, i, g.unused)}
 	}
 	return g, nil
+}
+
+// notTheLessonsLine is the reply when no run sent is line i of the cell as
+// the lesson has it: one short paragraph, however many rounds were sent.
+// An edited cell (every unused run a line the quiz does not accept) ends
+// "press Reset to grade"; otherwise it names why the first run was not
+// used.
+func notTheLessonsLine(q *quiz.Quiz, c *lesson.Cell, i int, unused []unusedRun) string {
+	edited := true
+	for _, u := range unused {
+		edited = edited && (strings.Contains(u.Why, "is not the lesson's line") || strings.Contains(u.Why, "is not in the lesson's cell"))
+	}
+	if edited {
+		allowed := "it grades only the cell as the lesson wrote it"
+		if len(q.Edit) > 0 {
+			allowed = "this quiz lets you change only " + strings.Join(q.Edit, ", ")
+		}
+		what, _, _ := strings.Cut(unused[0].Why, ";")
+		return fmt.Sprintf("Your run of cell %s was of an edited cell (%s), which is recorded but grades no quiz %s (%s): press Reset to grade", q.Cell, what, q.ID, allowed)
+	}
+	return fmt.Sprintf("quiz %s reads line %d of cell %s, and no run sent is the lesson's line %d: run %d: %s", q.ID, i+1, q.Cell, i+1, unused[0].RunID, unused[0].Why)
 }
 
 // editedWhy says why a run's line is not the lesson's.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"html"
 	"regexp"
 	"strings"
 	"testing"
@@ -230,6 +231,35 @@ func TestComparePage(t *testing.T) {
 		w := get(t, s, "/compare?"+tt.query)
 		if w.Code != tt.code || !strings.Contains(w.Body.String(), tt.want) {
 			t.Errorf("/compare?%s: got %d, want %d with %q:\n%s", tt.query, w.Code, tt.code, tt.want, w.Body)
+		}
+	}
+}
+
+// "Compare with the runs before the change" is offered only where the
+// compare page has runs before a change to compare with: not on a
+// cell's first runs, nor on a run of the command line; it is on a run
+// after the spec changed, and the link it offers works.
+func TestCompareOfferedOnlyWhenItWorks(t *testing.T) {
+	s := newServer(t, nil)
+	ids := addRuns(t, s, 10, func(i int, r *archive.Run) {
+		base := archive.Synthetic(0, 3)
+		if i >= 5 {
+			base = archive.Synthetic(3, 3)
+		}
+		r.Kind, r.Spec, r.SpecFull, r.Engine, r.Sync, r.Workload, r.Result = base.Kind, base.Spec, base.SpecFull, base.Engine, base.Sync, base.Workload, base.Result
+		r.Lesson, r.Cell, r.Browser = "01-fixture", "always-run", testBrowser
+	})
+	link := regexp.MustCompile(`href="(/compare\?[^"]*)">Compare with the runs before the change`)
+	for i, want := range map[int]bool{0: false, 4: false, 5: true, 9: true} {
+		body := get(t, s, fmt.Sprintf("/runs/%d", ids[i])).Body.String()
+		m := link.FindStringSubmatch(body)
+		if (m != nil) != want {
+			t.Errorf("/runs/%d (run %d of the cell): compare link %v, want %v", ids[i], i+1, m != nil, want)
+		}
+		if m != nil {
+			if w := get(t, s, html.UnescapeString(m[1])); w.Code != 200 {
+				t.Errorf("/runs/%d: its compare link %s answers %d", ids[i], m[1], w.Code)
+			}
 		}
 	}
 }

@@ -207,7 +207,7 @@ func TestRenderedParts(t *testing.T) {
 		name, page, want string
 		present          bool
 	}{
-		{"exercise div", fixture, `<div class="exercise" data-exercise="percentile"></div>`, true},
+		{"exercise div", fixture, `<div class="exercise" id="exercise-percentile" data-exercise="percentile"></div>`, true},
 		{"exercise script", fixture, `<script type="module" src="/static/exercise.js"></script>`, true},
 		{"exercise css", fixture, `<link rel="stylesheet" href="/static/exercise.css">`, true},
 		{"no exercise script", plain, `/static/exercise.js`, false},

@@ -141,6 +141,18 @@ func (pg *Pages) compareGroups(ctx context.Context, v url.Values) (a, b []archiv
 	return a, b, err
 }
 
+// canCompare reports whether /compare with v would compare two groups:
+// a link to it is offered only then (a first run has no runs before a
+// change to compare with).
+func (pg *Pages) canCompare(ctx context.Context, v url.Values) bool {
+	a, b, err := pg.compareGroups(ctx, v)
+	if err != nil {
+		return false
+	}
+	_, err = archive.Compare(a, b)
+	return err == nil
+}
+
 // group reads one group: name=ID,ID,... or name_upto=ID.
 func (pg *Pages) group(ctx context.Context, v url.Values, name string, n int) ([]archive.Run, error) {
 	ids, upto := v.Get(name), v.Get(name+"_upto")

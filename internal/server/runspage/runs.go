@@ -100,8 +100,11 @@ type runRow struct {
 
 // medianRow sums up a repeated line on /runs: its rounds and their median.
 type medianRow struct {
-	IDs    []int64  // the rounds, oldest first
-	Result []string // the medians' gist as Result; nil when a round is not one finished bench
+	IDs []int64 // the rounds, oldest first
+	// CompareTo is the compare page of the rounds against the runs of the
+	// same cell before its spec changed; "" when there are none.
+	CompareTo string
+	Result    []string // the medians' gist as Result; nil when a round is not one finished bench
 }
 
 type runsPage struct {
@@ -164,6 +167,13 @@ func (pg *Pages) handleRuns(w http.ResponseWriter, r *http.Request) {
 	round := map[int64]bool{}
 	for _, rep := range archive.Repeats(runs) {
 		m := &medianRow{IDs: rep.IDs}
+		ids := make([]string, len(rep.IDs))
+		for i, id := range rep.IDs {
+			ids[i] = strconv.FormatInt(id, 10)
+		}
+		if v := (url.Values{"b": {strings.Join(ids, ",")}}); pg.canCompare(r.Context(), v) {
+			m.CompareTo = "/compare?" + v.Encode()
+		}
 		if rep.Median != nil {
 			m.Result = strings.Split(rep.Median.Text, ", ")
 		}
@@ -199,10 +209,20 @@ func specWords(spec string) []string {
 	return words
 }
 
+// ExercisePrefix starts the cell id of a run an exercise's "Measure on
+// this disk" started: "exercise-" and the exercise's name.
+const ExercisePrefix = "exercise-"
+
 // whereFrom says where a run came from, in a few words.
 func whereFrom(r *archive.Run) string {
 	switch r.Source {
 	case "cell":
+		if name, ok := strings.CutPrefix(r.Cell, ExercisePrefix); ok {
+			return orDash(r.Lesson) + " · exercise " + name + " (Measure on this disk)"
+		}
+		if r.Lesson == "" && (strings.Contains(" "+r.Spec+" ", " -engine mine") || strings.Contains(r.Spec, ",mine")) {
+			return "an exercise's Measure on this disk"
+		}
 		if r.Lesson == "" {
 			return "a cell"
 		}
@@ -308,9 +328,14 @@ func (pg *Pages) handleRun(w http.ResponseWriter, r *http.Request) {
 		Elsewhere: run.Host != "" && run.Host != pg.hostID}
 	if run.Lesson != "" && run.Cell != "" {
 		p.CellLink = "/lessons/" + url.PathEscape(run.Lesson) + "#cell-" + run.Cell
+		if strings.HasPrefix(run.Cell, ExercisePrefix) {
+			p.CellLink = "/lessons/" + url.PathEscape(run.Lesson) + "#" + run.Cell // the exercise's box
+		}
 	}
 	if run.Kind == "bench" || run.Kind == "sweep" {
-		p.CompareTo = fmt.Sprintf("/compare?b_upto=%d&n=5", run.ID)
+		if v := (url.Values{"b_upto": {strconv.FormatInt(run.ID, 10)}, "n": {"5"}}); pg.canCompare(r.Context(), v) {
+			p.CompareTo = "/compare?" + v.Encode()
+		}
 	}
 	var b bytes.Buffer
 	if err := web.Execute(&b, "run.html", p); err != nil {

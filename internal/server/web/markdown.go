@@ -106,7 +106,7 @@ func (r *blockRenderer) renderFenced(w util.BufWriter, src []byte, n ast.Node, e
 		r.quizs++
 		return ast.WalkSkipChildren, pageTmpl.ExecuteTemplate(w, "quiz", quizView{Quiz: q, QuestionHTML: template.HTML(InlineMarkdown(q.Question))})
 	case "exercise":
-		fmt.Fprintf(w, "<div class=\"exercise\" data-exercise=\"%s\"></div>\n", template.HTMLEscapeString(name))
+		fmt.Fprintf(w, "<div class=\"exercise\" id=\"exercise-%s\" data-exercise=\"%s\"></div>\n", template.HTMLEscapeString(name), template.HTMLEscapeString(name))
 		return ast.WalkSkipChildren, nil
 	}
 	return ast.WalkSkipChildren, highlight(w, kind, body)
