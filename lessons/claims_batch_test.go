@@ -29,15 +29,27 @@ func TestBatchUnitsClaims(t *testing.T) {
 		}
 	}
 	rs := cellResults(t, "09-", "batches")
-	single, batch := rs[0], rs[1]
+	batch := rs[1]
 	if o, u := num(t, batch, "ops"), num(t, batch, "units"); o != 16*u || u == 0 {
 		t.Errorf("fillbatch: %v ops in %v units, want exactly 16 per unit", o, u)
 	}
 	if f, o := num(t, batch, "fsyncs"), num(t, batch, "ops"); f < o {
 		t.Errorf("fillbatch under always: %v fdatasyncs for %v Puts; the lesson says each Put has its own", f, o)
 	}
-	ops := num(t, batch, "ops_per_sec") / num(t, single, "ops_per_sec")
-	units := num(t, batch, "units_per_sec") / num(t, single, "units_per_sec")
+	// The two lines run one after the other, so a busy spell during one
+	// moves the ratios: judged on the median of three runs when the first
+	// misses. Both as factors of the lesson's figure (1 and 1/16), which
+	// must lie strictly between 1/4 and 4.
+	factors := func(rs []any) []float64 {
+		single, batch := rs[0], rs[1]
+		return []float64{
+			num(t, batch, "ops_per_sec") / num(t, single, "ops_per_sec"),
+			16 * num(t, batch, "units_per_sec") / num(t, single, "units_per_sec"),
+		}
+	}
+	nearer := func(x float64) bool { return x > 1.0/4 && x < 4 }
+	f := medianOfRuns(t, "09-", "batches", factors, nearer)
+	ops, units := f[0], f[1]/16
 	t.Logf("fillbatch ÷ fillrandom: ops/s %.2f, units/s %.4f (1/16 = %.4f)", ops, units, 1.0/16)
 	if ops <= 1.0/4 || ops >= 4 {
 		t.Errorf("fillbatch's ops/s is %.2f times fillrandom's; the lesson says about the same (nearer 1 than 16)", ops)

@@ -548,9 +548,16 @@ func TestFsyncTaxClaims(t *testing.T) {
 	if p, _ := m["measured_p99_path"].(string); p != "slow" {
 		t.Errorf("batch:64 measured p99 path %q; the lesson says 1/64 > 1%% puts p99 on the slow path", p)
 	}
-	// durability-bound: ops/s × own mean fdatasync is close to 1.
-	if prod := num(t, always, "ops_per_sec") * num(t, always, "fsync_mean_ns") / 1e9; prod < 0.5 || prod > 1.05 {
-		t.Errorf("always: ops/s × mean fdatasync = %.2f, the lesson says close to 1", prod)
+	// durability-bound: ops/s × own mean fdatasync is close to 1. On a
+	// loaded machine the time between fdatasyncs grows (the writer waits
+	// for a core), so the relation is judged on the median of three runs
+	// when the first misses it.
+	busy := func(rs []any) []float64 {
+		return []float64{num(t, rs[0], "ops_per_sec") * num(t, rs[0], "fsync_mean_ns") / 1e9}
+	}
+	closeToOne := func(x float64) bool { return x >= 0.5 && x <= 1.05 }
+	if prod := medianOfRuns(t, "04-", "policies", busy, closeToOne)[0]; !closeToOne(prod) {
+		t.Errorf("always: ops/s × mean fdatasync = %.2f (median of 3 runs), the lesson says close to 1", prod)
 	}
 	// Larger records: bytes per second grow with the record size.
 	vs := cellResults(t, "04-", "value-size")
@@ -569,13 +576,26 @@ func TestGroupCommitClaims(t *testing.T) {
 	if !strings.Contains(body, "**commit delay**") || !strings.Contains(body, def) {
 		t.Errorf("lesson 6 does not name the commit delay and the engine's default, %q", def)
 	}
+	// Little's law, per line as a share of the thread count: the time a
+	// writer spends outside a Put (waiting for a core on a loaded
+	// machine) lowers it, so it is judged on the median of three runs
+	// when the first misses it.
+	little := func(rs []any) []float64 {
+		var out []float64
+		for _, r := range rs[0].([]any) {
+			out = append(out, num(t, r, "ops_per_sec")*num(t, r, "latency.put.mean_ns")/1e9/num(t, r, "threads"))
+		}
+		return out
+	}
+	balances := func(x float64) bool { return x >= 0.6 && x <= 1.05 }
 	rs := cellResults(t, "06-", "curve")
+	for i, x := range medianOfRuns(t, "06-", "curve", little, balances) {
+		if threads := num(t, rs[0].([]any)[i], "threads"); !balances(x) {
+			t.Errorf("%v threads: ops/s × mean latency = %.2f (median of 3 runs), Little's law says about the thread count", threads, x*threads)
+		}
+	}
 	for _, r := range rs[0].([]any) {
 		threads := num(t, r, "threads")
-		l := num(t, r, "ops_per_sec") * num(t, r, "latency.put.mean_ns") / 1e9
-		if l < 0.6*threads || l > 1.05*threads {
-			t.Errorf("%v threads: ops/s × mean latency = %.2f, Little's law says about the thread count", threads, l)
-		}
 		if f := num(t, r, "fsyncs"); f > 0 && num(t, r, "ops")/f > threads+0.01 {
 			t.Errorf("%v threads: %.1f Puts per fdatasync, more than one per writer", threads, num(t, r, "ops")/f)
 		}
@@ -712,9 +732,14 @@ func TestWhatToLookFor(t *testing.T) {
 	}
 	// Lesson 3's wallclock cell: TestSampleSumJudgedInsideOneRun.
 	// Lesson 3: without warmup the middle percentiles barely change.
-	wu := cellResults(t, "03-", "warmup")
-	if x := ratio(num(t, wu[1], "latency.put.p50_ns"), num(t, wu[0], "latency.put.p50_ns")); x < 0.5 || x > 2 {
-		t.Errorf("lesson 3 warmup: p50 without warmup is %.2fx the p50 with it; the lesson says the middle barely changes", x)
+	// Judged, as the timings below, on the median of three runs when the
+	// first misses: one run preempted on a loaded machine cannot fail it.
+	within2 := func(x float64) bool { return x >= 0.5 && x <= 2 }
+	middle := func(wu []any) []float64 {
+		return []float64{ratio(num(t, wu[1], "latency.put.p50_ns"), num(t, wu[0], "latency.put.p50_ns"))}
+	}
+	if x := medianOfRuns(t, "03-", "warmup", middle, within2)[0]; !within2(x) {
+		t.Errorf("lesson 3 warmup: p50 without warmup is %.2fx the p50 with it (median of 3 runs); the lesson says the middle barely changes", x)
 	}
 	// Lesson 4: a write+fdatasync is at least ten times a plain write,
 	// compared by their means as the lesson and its quiz do.
@@ -729,8 +754,11 @@ func TestWhatToLookFor(t *testing.T) {
 		t.Errorf("lesson 4 policies: batch:64 is only %.1fx always", x)
 	}
 	fs := typicalFsync(t, pol[0])
-	if x := num(t, pol[0], "latency.put.p50_ns") / fs; x < 0.5 || x > 2 {
-		t.Errorf("lesson 4 policies: always's p50 is %.2fx its median fdatasync; the lesson says roughly one fdatasync", x)
+	oneFsync := func(pol []any) []float64 {
+		return []float64{num(t, pol[0], "latency.put.p50_ns") / typicalFsync(t, pol[0])}
+	}
+	if x := medianOfRuns(t, "04-", "policies", oneFsync, within2)[0]; !within2(x) {
+		t.Errorf("lesson 4 policies: always's p50 is %.2fx its median fdatasync (median of 3 runs); the lesson says roughly one fdatasync", x)
 	}
 	for i, r := range pol[1:] {
 		if p50 := num(t, r, "latency.put.p50_ns"); p50*4 > fs {
@@ -766,8 +794,18 @@ func TestWhatToLookFor(t *testing.T) {
 		if f, o := num(t, r, "fsyncs"), num(t, r, "ops"); f < o {
 			t.Errorf("lesson 6 serial, %v threads: %v fdatasyncs for %v Puts; always makes one per Put", n, f, o)
 		}
-		if busy := ops(r) * num(t, r, "fsync_mean_ns") / 1e9; busy < 0.5 || busy > 1.05 {
-			t.Errorf("lesson 6 serial, %v threads: ops/s × mean fdatasync = %.2f; one flush at a time makes it close to 1", n, busy)
+	}
+	busy := func(rs []any) []float64 {
+		var out []float64
+		for _, r := range rs[0].([]any) {
+			out = append(out, ops(r)*num(t, r, "fsync_mean_ns")/1e9)
+		}
+		return out
+	}
+	closeToOne := func(x float64) bool { return x >= 0.5 && x <= 1.05 }
+	for i, b := range medianOfRuns(t, "06-", "serial", busy, closeToOne) {
+		if !closeToOne(b) {
+			t.Errorf("lesson 6 serial, %v threads: ops/s × mean fdatasync = %.2f (median of 3 runs); one flush at a time makes it close to 1", num(t, serial[i], "threads"), b)
 		}
 	}
 	if a, b := num(t, serial[2], "latency.put.p99_ns"), num(t, serial[0], "latency.put.p99_ns"); a <= b {
@@ -792,7 +830,10 @@ func TestWhatToLookFor(t *testing.T) {
 		t.Errorf("lesson 10 overload: corrected p99 %.0f ns, uncorrected %.0f ns; the lesson says the corrected one is on the order of the 2 s run and far above", c, u)
 	}
 	// Once started, each request takes one fdatasync, as in a closed loop.
-	if x := num(t, o, "latency_uncorrected.put.p50_ns") / typicalFsync(t, o); x < 0.5 || x > 2 {
-		t.Errorf("lesson 10 overload: uncorrected p50 is %.2fx the median fdatasync; the lesson says each started request takes one fdatasync", x)
+	started := func(rs []any) []float64 {
+		return []float64{num(t, rs[0], "latency_uncorrected.put.p50_ns") / typicalFsync(t, rs[0])}
+	}
+	if x := medianOfRuns(t, "10-", "overload", started, within2)[0]; !within2(x) {
+		t.Errorf("lesson 10 overload: uncorrected p50 is %.2fx the median fdatasync (median of 3 runs); the lesson says each started request takes one fdatasync", x)
 	}
 }
