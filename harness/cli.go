@@ -105,7 +105,13 @@ func RunCLIRecorded(ctx context.Context, args []string, stdout, stderr io.Writer
 	lim := DefaultLimits()
 	s, err := parseArgs(args, lim)
 	if err != nil {
-		fmt.Fprintf(stderr, "labserver: %v\n", err)
+		msg := err.Error()
+		if guess, _, ok := strings.Cut(msg, "; allowed:"); ok && strings.Contains(guess, "(did you mean") {
+			// A terminal gets the near miss and where every flag is
+			// listed, not the list itself: two lines, not seven.
+			msg = guess
+		}
+		fmt.Fprintf(stderr, "labserver: %s\n", msg)
 		if _, ok := lookupCommand(args[0]); ok {
 			fmt.Fprintf(stderr, "run 'labserver %s -h' for its flags\n", args[0])
 		} else {
