@@ -469,7 +469,7 @@ function offerIfComparable(el) {
   el.hidden = true;
   const a = el.querySelector('a');
   if (typeof fetch !== 'function' || !a) return;
-  fetch(`${a.getAttribute('href')}&format=json`).then((r) => { if (r.ok) el.hidden = false; }, () => {});
+  fetch(`${a.getAttribute('href')}&check=1`).then((r) => (r.ok ? r.json() : null)).then((j) => { if (j && j.comparable) el.hidden = false; }, () => {});
 }
 
 // cellLinks links each line's result to its permalink, and a repeated

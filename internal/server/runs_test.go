@@ -262,4 +262,22 @@ func TestCompareOfferedOnlyWhenItWorks(t *testing.T) {
 			}
 		}
 	}
+	// The page's question (check=1) is answered 200 either way, with
+	// whether the comparison would work: a first run's has nothing before it.
+	join := func(ids []int64) string {
+		var s []string
+		for _, id := range ids {
+			s = append(s, fmt.Sprint(id))
+		}
+		return strings.Join(s, ",")
+	}
+	for _, tc := range []struct {
+		b    []int64
+		want string
+	}{{ids[:2], `{"comparable":false}`}, {ids[5:], `{"comparable":true}`}} {
+		w := get(t, s, "/compare?b="+join(tc.b)+"&check=1")
+		if got := strings.TrimSpace(w.Body.String()); w.Code != 200 || got != tc.want {
+			t.Errorf("/compare?b=%s&check=1: %d %s, want 200 %s", join(tc.b), w.Code, got, tc.want)
+		}
+	}
 }

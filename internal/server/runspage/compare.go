@@ -43,6 +43,16 @@ type compareRow struct {
 
 func (pg *Pages) handleCompare(w http.ResponseWriter, r *http.Request) {
 	v := r.URL.Query()
+	if v.Get("check") != "" {
+		// The page asks before it offers a link: an answer, not a
+		// refusal, so a browser logs no failed request for a question.
+		v.Del("check")
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(struct {
+			Comparable bool `json:"comparable"`
+		}{pg.canCompare(r.Context(), v)})
+		return
+	}
 	wantJSON := v.Get("format") == "json"
 	fail := func(code int, msg string) {
 		if wantJSON {
