@@ -148,40 +148,11 @@ func (db *DB) Apply(b *Batch) error {
 	}
 	n := int64(headerSize + len(b.data))
 
-	db.writeMu.Lock()
-	if db.writeClosed {
-		db.writeMu.Unlock()
-		return ErrClosed
-	}
-	if err := db.commit.failure(); err != nil {
-		db.writeMu.Unlock()
+	if err := db.lockForWrite(); err != nil {
 		return err
 	}
 	seq, err := db.appendBatchLocked(b, n)
-	if err != nil {
-		db.writeMu.Unlock()
-		return err
-	}
-	switch db.policy.Mode {
-	case SyncAlways:
-		err = db.syncSegment(causeCommit, db.active, seq, db.active.size)
-	case SyncBatch:
-		db.unsynced += len(b.ops)
-		if db.unsynced >= db.policy.N {
-			db.unsynced = 0
-			if err = db.flushBufferLocked(); err == nil {
-				err = db.syncSegment(causeCommit, db.active, seq, db.active.size)
-			}
-		}
-	}
-	db.writeMu.Unlock()
-	if err != nil {
-		return err
-	}
-	if db.policy.Mode == SyncGroup {
-		return db.commit.waitDurable(seq)
-	}
-	return nil
+	return db.commitLocked(seq, len(b.ops), err)
 }
 
 // appendBatchLocked is appendLocked for a batch record of n bytes: it

@@ -318,6 +318,17 @@ func (db *DB) write(kind byte, key, value []byte) error {
 	}
 	n := int64(recordSize(len(key), len(value)))
 
+	if err := db.lockForWrite(); err != nil {
+		return err
+	}
+	seq, err := db.appendLocked(kind, key, value, n)
+	return db.commitLocked(seq, 1, err)
+}
+
+// lockForWrite takes writeMu for a write, or returns why the store takes
+// no more writes (closed, or failed by an earlier fdatasync error) with
+// writeMu released.
+func (db *DB) lockForWrite() error {
 	db.writeMu.Lock()
 	if db.writeClosed {
 		db.writeMu.Unlock()
@@ -327,16 +338,26 @@ func (db *DB) write(kind byte, key, value []byte) error {
 		db.writeMu.Unlock()
 		return err
 	}
-	seq, err := db.appendLocked(kind, key, value, n)
-	if err != nil {
+	return nil
+}
+
+// commitLocked finishes a write whose records end at seq and counted puts
+// Puts (appendErr is the append's error): it makes them as durable as the
+// policy says before the write returns (always: an fdatasync now;
+// batch:N: one after every N Puts), releases writeMu, and under group
+// waits for the commit that covers seq.
+// REQUIRES: db.writeMu held; released on return.
+func (db *DB) commitLocked(seq uint64, puts int, appendErr error) error {
+	if appendErr != nil {
 		db.writeMu.Unlock()
-		return err
+		return appendErr
 	}
+	var err error
 	switch db.policy.Mode {
 	case SyncAlways:
 		err = db.syncSegment(causeCommit, db.active, seq, db.active.size)
 	case SyncBatch:
-		db.unsynced++
+		db.unsynced += puts
 		if db.unsynced >= db.policy.N {
 			db.unsynced = 0
 			if err = db.flushBufferLocked(); err == nil {
