@@ -168,13 +168,7 @@ func (db *DB) compactSealed(quit <-chan struct{}, rate int64) error {
 	defer db.compactMu.Unlock()
 
 	// What to copy: the sealed segments, as they are now.
-	db.writeMu.Lock()
-	if db.writeClosed {
-		db.writeMu.Unlock()
-		return ErrClosed
-	}
-	if err := db.commit.failure(); err != nil {
-		db.writeMu.Unlock()
+	if err := db.lockForWrite(); err != nil {
 		return err
 	}
 	if db.active.id == db.oldestID() {

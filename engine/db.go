@@ -325,9 +325,9 @@ func (db *DB) write(kind byte, key, value []byte) error {
 	return db.commitLocked(seq, 1, err)
 }
 
-// lockForWrite takes writeMu for a write, or returns why the store takes
-// no more writes (closed, or failed by an earlier fdatasync error) with
-// writeMu released.
+// lockForWrite takes writeMu for a write (a Put, a batch, a background
+// compaction), or returns why the store takes no more writes (closed, or
+// failed by an earlier fdatasync error) with writeMu released.
 func (db *DB) lockForWrite() error {
 	db.writeMu.Lock()
 	if db.writeClosed {

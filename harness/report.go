@@ -664,18 +664,7 @@ func median(g []*BenchResult, f func(*BenchResult) float64) float64 {
 // Median is the median of v, a summary of repeated runs: the middle value,
 // or the mean of the two middle ones for an even count; 0 for none. v is
 // not changed.
-func Median(v []float64) float64 {
-	s := slices.Clone(v)
-	sort.Float64s(s)
-	n := len(s)
-	switch {
-	case n == 0:
-		return 0
-	case n%2 == 1:
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
+func Median(v []float64) float64 { return calc.MedianOf(v) }
 
 func benchList(v any) []*BenchResult {
 	switch r := v.(type) {
