@@ -55,24 +55,45 @@ type EngineOptions struct {
 }
 
 // KillAt is when, after the runner's first StoreStats read of a store
-// (the start of the timed region), a fault is injected. A store arms it
-// with arm and disarms it in Close. It is safe for concurrent use.
+// (the start of the timed region), a fault is injected, and what it
+// killed when. A store arms it in StoreStats and disarms it in Close. It
+// is safe for concurrent use.
 type KillAt struct {
 	After time.Duration
-	mu    sync.Mutex  // guards timer and done
+	mu    sync.Mutex  // guards timer, done, armedAt, killed and killedAfter
 	timer *time.Timer // nil until armed
 	done  bool
+	// armedAt is when the countdown started; killed names what the fault
+	// killed, killedAfter how long after armedAt ("" and 0 before then).
+	armedAt     time.Time
+	killed      string
+	killedAfter time.Duration
 }
 
-// Arm starts the countdown to fn on its first call (a later call does
-// nothing); with After 0 it never fires.
-func (k *KillAt) Arm(fn func()) {
+// Arm starts the countdown to kill on its first call (a later call does
+// nothing); with After 0 it never fires. kill returns the name of what it
+// killed, for Killed.
+func (k *KillAt) Arm(kill func() string) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.After <= 0 || k.timer != nil || k.done {
 		return
 	}
-	k.timer = time.AfterFunc(k.After, fn)
+	k.armedAt = time.Now()
+	k.timer = time.AfterFunc(k.After, func() {
+		name := kill()
+		k.mu.Lock()
+		k.killed, k.killedAfter = name, time.Since(k.armedAt)
+		k.mu.Unlock()
+	})
+}
+
+// Killed is what the fault killed and how long after the countdown
+// started; "" before it fired.
+func (k *KillAt) Killed() (name string, after time.Duration) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.killed, k.killedAfter
 }
 
 // Disarm stops a countdown that has not fired.

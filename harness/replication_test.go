@@ -2,7 +2,9 @@ package harness
 
 import (
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func TestNetDeviceFlushes(t *testing.T) {
@@ -87,5 +89,38 @@ func TestReplicationModel(t *testing.T) {
 	replicationModel(rep, &ProbeBrief{})
 	if rep.ModelCommitNs != 0 {
 		t.Errorf("no probe figure: model %v, want none", rep.ModelCommitNs)
+	}
+}
+
+// TestKillAtRecordsWhatItKilled: the fault fires once, after its delay
+// from the first Arm, and Killed says what it killed and when; a later
+// Arm does not start a second countdown, and Disarm before the delay
+// stops it.
+func TestKillAtRecordsWhatItKilled(t *testing.T) {
+	k := &KillAt{After: 20 * time.Millisecond}
+	var fired atomic.Int32
+	kill := func() string { fired.Add(1); return "s1" }
+	k.Arm(kill)
+	k.Arm(kill)
+	deadline := time.Now().Add(10 * time.Second)
+	for name, _ := k.Killed(); name == "" && time.Now().Before(deadline); name, _ = k.Killed() {
+		time.Sleep(time.Millisecond)
+	}
+	name, after := k.Killed()
+	if name != "s1" || after < 20*time.Millisecond || fired.Load() != 1 {
+		t.Errorf("Killed() = %q after %v, fired %d times; want s1 after at least 20ms, once", name, after, fired.Load())
+	}
+	k.Disarm()
+
+	stopped := &KillAt{After: time.Hour}
+	stopped.Arm(kill)
+	stopped.Disarm()
+	if name, _ := stopped.Killed(); name != "" {
+		t.Errorf("a disarmed countdown killed %q", name)
+	}
+	never := &KillAt{}
+	never.Arm(kill)
+	if name, _ := never.Killed(); name != "" || fired.Load() != 1 {
+		t.Errorf("After 0 killed %q (fired %d)", name, fired.Load())
 	}
 }

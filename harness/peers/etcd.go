@@ -448,12 +448,7 @@ type etcdStore struct {
 
 	kill *harness.KillAt // -kill follower@D
 
-	mu sync.Mutex // guards metrics, armedAt, killed and killedAfter
-	// armedAt is when the runner's first StoreStats read came (the timed
-	// region's start); killed the member -kill killed, killedAfter when.
-	armedAt     time.Time
-	killed      string
-	killedAfter time.Duration
+	mu sync.Mutex // guards metrics
 	// metrics holds each member's counters at the last two StoreStats
 	// calls (the runner's either side of the timed region).
 	metrics [2]map[string]etcdMetrics
@@ -596,11 +591,6 @@ func parseEtcdMetrics(r io.Reader) (etcdMetrics, error) {
 // StoreStats reports the leader's WAL fsyncs and their time from its
 // /metrics, and reads every member's for ReplicationReport.
 func (s *etcdStore) StoreStats() harness.StoreStats {
-	s.mu.Lock()
-	if s.armedAt.IsZero() {
-		s.armedAt = time.Now()
-	}
-	s.mu.Unlock()
 	s.kill.Arm(s.killFollower)
 	all := map[string]etcdMetrics{}
 	for _, m := range s.c.members {
@@ -618,17 +608,16 @@ func (s *etcdStore) StoreStats() harness.StoreStats {
 	return harness.StoreStats{Fsyncs: lm.walFsyncs, FsyncTime: time.Duration(lm.walFsyncSec * float64(time.Second))}
 }
 
-// killFollower kills (SIGKILL) the first member that is not the leader.
-func (s *etcdStore) killFollower() {
+// killFollower kills (SIGKILL) the first member that is not the leader
+// and returns its name.
+func (s *etcdStore) killFollower() string {
 	for _, m := range s.c.members {
 		if m != s.c.leader {
 			m.cmd.Process.Kill()
-			s.mu.Lock()
-			s.killed, s.killedAfter = m.name, time.Since(s.armedAt)
-			s.mu.Unlock()
-			return
+			return m.name
 		}
 	}
+	return ""
 }
 
 // snapshotCountRE finds the snapshot count a member logs at start, in
@@ -653,8 +642,8 @@ func snapshotCount(m *etcdMember) string {
 func (s *etcdStore) ReplicationReport(commits int64) *harness.ReplicationReport {
 	s.mu.Lock()
 	before, after := s.metrics[0], s.metrics[1]
-	killed, killedAfter := s.killed, s.killedAfter
 	s.mu.Unlock()
+	killed, killedAfter := s.kill.Killed()
 	rep := &harness.ReplicationReport{
 		Leader:   s.c.leader.name,
 		Commit:   fmt.Sprintf("a Put returns once a majority (%d of %d members) has fsynced it to its WAL and the leader has applied it", len(s.c.members)/2+1, len(s.c.members)),

@@ -352,12 +352,7 @@ type pgSyncStore struct {
 
 	kill *harness.KillAt // -kill follower@D
 
-	mu sync.Mutex // guards flushes, armedAt, killed and killedAfter
-	// armedAt is when the runner's first StoreStats read came (the timed
-	// region's start); killed the standby -kill killed, killedAfter when.
-	armedAt     time.Time
-	killed      string
-	killedAfter time.Duration
+	mu sync.Mutex // guards flushes
 	// flushes holds each member's wal_sync at the last two StoreStats
 	// calls (the runner's either side of the timed region).
 	flushes [2]map[string]int64
@@ -388,11 +383,6 @@ func (s *pgSyncStore) memberFlushes() map[string]int64 {
 // StoreStats is the primary's pg_stat_wal, as -engine postgres reports
 // it; it also reads every member's flush count for ReplicationReport.
 func (s *pgSyncStore) StoreStats() harness.StoreStats {
-	s.mu.Lock()
-	if s.armedAt.IsZero() {
-		s.armedAt = time.Now()
-	}
-	s.mu.Unlock()
 	s.kill.Arm(s.killStandby)
 	st := s.postgresStore.StoreStats()
 	f := s.memberFlushes()
@@ -403,13 +393,12 @@ func (s *pgSyncStore) StoreStats() harness.StoreStats {
 }
 
 // killStandby kills (SIGKILL) s1, the first standby listed: under
-// FIRST 1 the synchronous one, whose place s2 then takes.
-func (s *pgSyncStore) killStandby() {
+// FIRST 1 the synchronous one, whose place s2 then takes. It returns its
+// name.
+func (s *pgSyncStore) killStandby() string {
 	m := s.c.members[1]
 	m.proc.cmd.Process.Kill()
-	s.mu.Lock()
-	s.killed, s.killedAfter = m.name, time.Since(s.armedAt)
-	s.mu.Unlock()
+	return m.name
 }
 
 // ReplicationReport reports the members, their replication state and
@@ -417,8 +406,8 @@ func (s *pgSyncStore) killStandby() {
 func (s *pgSyncStore) ReplicationReport(commits int64) *harness.ReplicationReport {
 	s.mu.Lock()
 	before, after := s.flushes[0], s.flushes[1]
-	killed, killedAfter := s.killed, s.killedAfter
 	s.mu.Unlock()
+	killed, killedAfter := s.kill.Killed()
 	rep := &harness.ReplicationReport{
 		Leader: "primary",
 		Commit: fmt.Sprintf("synchronous_commit = %s, synchronous_standby_names = '%s'", s.c.setting, pgSyncStandbyNames(s.c.opts.Replicas, s.c.opts.Quorum)),
