@@ -2,47 +2,13 @@ package peers
 
 import (
 	"context"
-	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"kvlab/harness"
+	"kvlab/internal/silentport"
 )
-
-// silentListener accepts connections on loopback and never answers, as a
-// stuck server (or a port that is not a server) does. It returns the
-// address; the connections and the listener close when the test ends.
-func silentListener(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return ln.Addr().String()
-}
 
 // shortTimeouts shortens dialTimeout and ioTimeout for one test.
 func shortTimeouts(t *testing.T, d time.Duration) {
@@ -63,7 +29,7 @@ func silentURLs(addr string) []string {
 // had deadlines, the RESP client waited for its first reply for ever.
 func TestSilentServerFailsWithinBound(t *testing.T) {
 	shortTimeouts(t, 300*time.Millisecond)
-	addr := silentListener(t)
+	addr := silentAddr(t)
 	for _, e := range silentURLs(addr) {
 		t.Run(e, func(t *testing.T) {
 			start := time.Now()
@@ -86,7 +52,7 @@ func TestSilentServerFailsWithinBound(t *testing.T) {
 // waiting on a silent server gives up at once, long before its own
 // timeouts, and says that the run was stopped.
 func TestSilentServerStopsWithTheRun(t *testing.T) {
-	addr := silentListener(t)
+	addr := silentAddr(t)
 	if ioTimeout < 5*time.Second || dialTimeout < 5*time.Second {
 		t.Fatalf("the timeouts are %v and %v; this test needs the long defaults", dialTimeout, ioTimeout)
 	}
@@ -113,7 +79,7 @@ func TestSilentServerStopsWithTheRun(t *testing.T) {
 // A store whose server answers and then goes silent mid-run also ends
 // with the run: the context closes the connections its workers wait on.
 func TestNetGuardAbortClosesConnections(t *testing.T) {
-	addr := silentListener(t)
+	addr := silentAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	g := newNetGuard(ctx, "resp://"+addr, addr)
 	defer g.release()
@@ -149,7 +115,7 @@ func TestNetGuardAbortClosesConnections(t *testing.T) {
 // is bounded by ioTimeout again: the cached deadline is forgotten.
 func TestDeadlineConnAfterOwnDeadline(t *testing.T) {
 	shortTimeouts(t, 300*time.Millisecond)
-	addr := silentListener(t)
+	addr := silentAddr(t)
 	g := newNetGuard(context.Background(), "resp://"+addr, addr)
 	defer g.release()
 	c, err := g.dial()
@@ -169,4 +135,10 @@ func TestDeadlineConnAfterOwnDeadline(t *testing.T) {
 	if took := time.Since(start); took > 5*time.Second {
 		t.Errorf("two Reads on a silent server took %v, want about ioTimeout (%v)", took, ioTimeout)
 	}
+}
+
+// silentAddr is a loopback address that accepts and never answers.
+func silentAddr(t *testing.T) string {
+	addr, _ := silentport.Listen(t)
+	return addr
 }

@@ -2,50 +2,20 @@ package server
 
 import (
 	"io"
-	"net"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	_ "kvlab/harness/peers" // registers resp:// and postgres://
+	"kvlab/internal/silentport"
 )
-
-// countingListener accepts connections on loopback, counts them and never
-// answers. It returns the address and the count.
-func countingListener(t *testing.T) (string, *atomic.Int64) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n atomic.Int64
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			n.Add(1)
-			conns = append(conns, c)
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return ln.Addr().String(), &n
-}
 
 // A server that serves others (here: a run token on loopback) refuses a
 // line naming an address its instructor did not list, before anything
 // connects; a listed address is run. Before, any loopback port was
 // allowed: a reader could scan the machine or reach its database.
 func TestServeOthersRefusesUnlistedAddress(t *testing.T) {
-	addr, accepted := countingListener(t)
+	addr, accepted := silentport.Listen(t)
 	for _, tt := range []struct {
 		name, engine string
 		allowed      []string

@@ -2,7 +2,6 @@ package runq
 
 import (
 	"context"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"kvlab/harness"
 	"kvlab/internal/browsertest"
 	"kvlab/internal/localserver"
+	"kvlab/internal/silentport"
 )
 
 // stamped keeps when each job's first line started and the messages of
@@ -54,37 +54,6 @@ func enterableDir(t *testing.T) string {
 	return d
 }
 
-// silentPort accepts connections on loopback and never answers.
-func silentPort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return ln.Addr().String()
-}
-
 // Every command that can run long obeys the cell's time budget: run past
 // a short -max-cell-time, it is stopped, and the cell queued behind it
 // starts within 1 s of the budget. Before, a silent resp:// server held
@@ -92,7 +61,7 @@ func silentPort(t *testing.T) string {
 // 1000000 prepared its regions for half a minute, and crash -fail-sync
 // ran on past its budget.
 func TestLongCommandsStopAtTheBudget(t *testing.T) {
-	silent := silentPort(t)
+	silent := silentAddr(t)
 	tests := []struct {
 		line   string
 		budget time.Duration
@@ -162,4 +131,10 @@ func TestLongCommandsStopAtTheBudget(t *testing.T) {
 			}
 		})
 	}
+}
+
+// silentAddr is a loopback address that accepts and never answers.
+func silentAddr(t *testing.T) string {
+	addr, _ := silentport.Listen(t)
+	return addr
 }
