@@ -195,6 +195,13 @@ export function runLabel(rounds) {
   return rounds > 1 ? `Run ×${rounds}` : 'Run';
 }
 
+// startedText is the state line for a "started" message m of a run of
+// lines lines: the server says the round of a repeated run (round,
+// rounds); round is the fallback when it does not.
+export function startedText(m, lines, round = 1) {
+  return progressText(m.round || round, m.rounds || 1, m.line, lines);
+}
+
 // progressText is the cell's state while line (0-based) of lines runs in
 // round of rounds.
 export function progressText(round, rounds, line, lines) {
@@ -321,7 +328,7 @@ export class Cell {
         this.setState('is-queued', m.position > 0 ? `queued · ${m.position} run${m.position === 1 ? '' : 's'} ahead` : 'starting…');
         break;
       case 'started':
-        this.setState('is-running', progressText(this.round(m.line), this.job.fields.repeat || 1, m.line, L.length));
+        this.setState('is-running', m.rounds ? startedText(m, L.length) : progressText(this.round(m.line), this.job.fields.repeat || 1, m.line, L.length));
         this.render(false);
         break;
       case 'progress':

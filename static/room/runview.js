@@ -5,7 +5,7 @@
 // results.js, the result table and charts, as the lesson page does.
 
 import { h } from '../dom.js';
-import { CellRun, liveView, setCellState } from '../cells.js';
+import { CellRun, liveView, setCellState, startedText } from '../cells.js';
 import { renderLines } from '../results.js';
 
 // CUT_OFF is what a followed run shows when the room socket dropped.
@@ -57,7 +57,7 @@ export class RunView {
         setCellState(this.cell, 'is-queued', m.position > 0 ? `${this.who}queued · ${m.position} run${m.position === 1 ? '' : 's'} ahead` : `${this.who}starting…`);
         return;
       case 'started':
-        setCellState(this.cell, 'is-running', `${this.who}running line ${m.line + 1} of ${run.lines.length}`);
+        setCellState(this.cell, 'is-running', `${this.who}${startedText(m, run.lines.length)}`);
         break;
       case 'done':
       case 'lost': {
