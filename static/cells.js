@@ -238,6 +238,13 @@ export class Cell {
       this.lines = last.lines;
       this.render(true, last.at);
     }
+    // A quiz on this cell is predicted again: its last figures go out of
+    // sight until the next run, which grades the new prediction.
+    document.addEventListener('kvlab:predicting', (e) => {
+      if (e.detail.cell !== this.id || this.runId) return;
+      this.out.replaceChildren(h('p', { class: 'notice predict-hidden' }, 'Your last run is hidden while you predict again: lock in the new prediction, then run the cell.'));
+      this.applyLock();
+    });
   }
   restoreEdit() {
     const saved = store.get(this.editKey);
