@@ -4,7 +4,7 @@
 // per-line state any page can draw with results.js; Cell is a lesson
 // page's cell: its editor, buttons, state line and output.
 
-import { $, $$, h, store, fmtInt, fmtNs, fmtRate, svg } from './dom.js';
+import { $, $$, h, store, fmtInt, fmtNs, fmtRate, svg, specCode } from './dom.js';
 import { sparkline } from './charts.js';
 import { renderLines, cellLinks } from './results.js';
 import { lessonSlug, resultsKey, updateProgress, needToken, token, forgetToken, browserID } from './session.js';
@@ -396,7 +396,7 @@ export class Cell {
     if (this.notice) out.push(h('p', { class: 'notice' }, this.notice));
     if (!final && job) {
       const cur = job.current != null && this.lines[job.current];
-      const what = cur ? [h('span', { class: 'live-spec' }, `line ${job.current + 1}`), h('span', {}, `${cur.spec} — measuring…`)] : ['waiting for the disk…'];
+      const what = cur ? [h('span', { class: 'live-spec' }, `line ${job.current + 1}`), h('span', {}, specCode(cur.spec), ' — measuring…')] : ['waiting for the disk…'];
       out.push(h('div', { class: 'live' }, h('div', { class: 'live-text' }, h('span', { class: 'spinner', 'aria-hidden': 'true' }), ...what), h('div', { class: 'live-chart' })));
     }
     out.push(renderLines(this.lines || []));
