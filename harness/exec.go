@@ -193,7 +193,7 @@ rounds:
 			if env.Progress != nil {
 				cfg.progress = func(p Progress) {
 					if total > 1 {
-						p.Run = n
+						p.Run, p.Runs = n, total
 					}
 					env.Progress(p)
 				}

@@ -15,7 +15,8 @@ type Progress struct {
 	P50            int64         `json:"p50_ns"`      // of the last interval's recent ops
 	P99            int64         `json:"p99_ns"`
 	Engine         string        `json:"engine,omitempty"`
-	Run            int           `json:"run,omitempty"` // which sub-run of a sweep/repeat/multi-engine line
+	Run            int           `json:"run,omitempty"`  // which sub-run of a sweep/repeat/multi-engine line
+	Runs           int           `json:"runs,omitempty"` // how many sub-runs that line has (with Run)
 }
 
 // TimelinePoint is the throughput of one second of a run.

@@ -153,12 +153,17 @@ export function cancelNotice(lines, cur) {
   return s;
 }
 
+// subRunText names the run of a line of several (-repeat, several
+// engines or thread counts) that progress message m is about.
+export function subRunText(m) { return m.runs ? `run ${m.run} of ${m.runs}` : ''; }
+
 // liveView is the line that moves while a line runs: its latest
 // progress figures and a sparkline of ops/s so far.
 export function liveView(m, progress) {
   return {
     text: [
       h('span', { class: 'live-spec' }, `line ${m.line + 1}`),
+      m.runs ? h('span', { class: 'live-run' }, subRunText(m)) : null,
       h('span', {}, `${(m.elapsed_seconds || 0).toFixed(1)} s`),
       h('span', {}, `${fmtInt(m.ops)} ops`),
       h('span', {}, h('b', {}, fmtRate(m.ops_per_sec)), ' ops/s'),
@@ -335,10 +340,13 @@ export class Cell {
         this.setState('is-queued', m.position > 0 ? `queued · ${m.position} run${m.position === 1 ? '' : 's'} ahead` : 'starting…');
         break;
       case 'started':
-        this.setState('is-running', m.rounds ? startedText(m, L.length) : progressText(this.round(m.line), this.job.fields.repeat || 1, m.line, L.length));
+        this.running = m.rounds ? startedText(m, L.length) : progressText(this.round(m.line), this.job.fields.repeat || 1, m.line, L.length);
+        this.setState('is-running', this.running);
         this.render(false);
         break;
       case 'progress':
+        // A line of several runs (-repeat 5) says which one is going.
+        if (m.runs && this.running) this.setState('is-running', `${this.running} · ${subRunText(m)}`);
         if (L[m.line]) this.renderLive(m);
         break;
       case 'result':

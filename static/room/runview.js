@@ -5,7 +5,7 @@
 // results.js, the result table and charts, as the lesson page does.
 
 import { h, specCode } from '../dom.js';
-import { CellRun, liveView, setCellState, startedText } from '../cells.js';
+import { CellRun, liveView, setCellState, startedText, subRunText } from '../cells.js';
 import { renderLines } from '../results.js';
 
 // CUT_OFF is what a followed run shows when the room socket dropped.
@@ -57,7 +57,12 @@ export class RunView {
         setCellState(this.cell, 'is-queued', m.position > 0 ? `${this.who}queued · ${m.position} run${m.position === 1 ? '' : 's'} ahead` : `${this.who}starting…`);
         return;
       case 'started':
-        setCellState(this.cell, 'is-running', `${this.who}${startedText(m, run.lines.length)}`);
+        this.running = startedText(m, run.lines.length);
+        setCellState(this.cell, 'is-running', `${this.who}${this.running}`);
+        break;
+      case 'progress':
+        // A line of several runs (-repeat 5) says which one is going.
+        if (m.runs && this.running) setCellState(this.cell, 'is-running', `${this.who}${this.running} · ${subRunText(m)}`);
         break;
       case 'done':
       case 'lost': {

@@ -3,7 +3,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { roundsNeeded, runLabel, progressText, startedText } from '../cells.js';
+import { roundsNeeded, runLabel, progressText, startedText, subRunText } from '../cells.js';
 
 test('Run runs the most rounds any quiz on the cell needs', () => {
   assert.equal(roundsNeeded([]), 1);
@@ -20,4 +20,9 @@ test('the state line says the round', () => {
 test('a started message of a repeated run names its round (a followed run too)', () => {
   assert.equal(startedText({ type: 'started', line: 0, round: 2, rounds: 5 }, 1), 'round 2 of 5 · running line 1 of 1');
   assert.equal(startedText({ type: 'started', line: 1 }, 2), 'running line 2 of 2');
+});
+
+test('a progress message of a line of several runs names the run', () => {
+  assert.equal(subRunText({ type: 'progress', line: 0, run: 2, runs: 5 }), 'run 2 of 5');
+  assert.equal(subRunText({ type: 'progress', line: 0 }), '');
 });
