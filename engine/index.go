@@ -70,14 +70,14 @@ type keySet interface {
 // written: present after a Put, absent after a Delete.
 //
 // REQUIRES: db.mu held for writing (or Open's recovery, alone).
-func (db *DB) noteIndex(key string, kind byte) {
+func (db *DB) noteIndex(key []byte, kind byte) {
 	if db.ordered == nil {
 		return
 	}
 	if kind == kindPut {
-		db.ordered.add(key)
+		db.ordered.add(string(key))
 	} else {
-		db.ordered.remove(key)
+		db.ordered.remove(string(key))
 	}
 }
 
@@ -146,7 +146,7 @@ func (db *DB) Scan(lo, hi []byte, fn func(key, value []byte) bool) error {
 //
 // REQUIRES: db.mu held for reading.
 func (db *DB) readLocked(key string) ([]byte, error) {
-	e, ok := db.index[key]
+	e, ok := db.index.get([]byte(key))
 	if !ok {
 		return nil, fmt.Errorf("%w: %q is in the ordered index but not in the hash index", ErrCorrupt, key)
 	}

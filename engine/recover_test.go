@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -50,14 +49,24 @@ func openLog(b []byte) (*DB, error) {
 // as an index taken before a Close should be after the reopen.
 func checkIndex(t *testing.T, db *DB, want map[string]entry) {
 	t.Helper()
-	if len(db.index) != len(want) {
-		t.Errorf("got %d keys, want %d", len(db.index), len(want))
+	got := indexMap(db)
+	if len(got) != len(want) {
+		t.Errorf("got %d keys, want %d", len(got), len(want))
 	}
 	for k, e := range want {
-		if db.index[k] != e {
-			t.Errorf("index[%q]: got %+v, want %+v", k, db.index[k], e)
+		if got[k] != e {
+			t.Errorf("index[%q]: got %+v, want %+v", k, got[k], e)
 		}
 	}
+}
+
+// indexMap returns a copy of db's index as a map.
+func indexMap(db *DB) map[string]entry {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	m := make(map[string]entry, db.index.len())
+	db.index.each(func(k []byte, e entry) { m[string(k)] = e })
+	return m
 }
 
 // dataEnd returns where the records end in a zero-filled segment.
@@ -188,7 +197,7 @@ func TestRecoverNewestSegment(t *testing.T) {
 				// the sync mark for it, if Open's fdatasync needs one).
 				_, _, goodEnd := layout(b)
 				mustPut(t, db, "new", "after")
-				if got := int(db.index["new"].off); got != goodEnd && got != goodEnd+markSize {
+				if got := int(indexMap(db)["new"].off); got != goodEnd && got != goodEnd+markSize {
 					t.Errorf("next record at offset %d, want %d or %d", got, goodEnd, goodEnd+markSize)
 				}
 				db.Close()
@@ -382,7 +391,7 @@ func TestHintsMatchTheScan(t *testing.T) {
 					db.Delete([]byte(fmt.Sprintf("k%d", (i+3)%120)))
 				}
 			}
-			want := maps.Clone(db.index)
+			want := indexMap(db)
 			db.Close()
 			hints, _ := filepath.Glob(filepath.Join(dir, "*"+hintExt))
 			if len(hints) < 2 {

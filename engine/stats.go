@@ -147,7 +147,7 @@ func (db *DB) Stats() Stats {
 	// writer is changing.
 	db.writeMu.Lock()
 	db.mu.RLock()
-	s.Keys = int64(len(db.index))
+	s.Keys = int64(db.index.len())
 	s.Segments = len(db.segs)
 	for _, seg := range db.segs {
 		s.DiskBytes += seg.size
