@@ -18,18 +18,19 @@ import (
 //   - the arena: every key's bytes back to back in 64 KiB chunks, each key
 //     at a position that is a multiple of 8 (keyAlign) so that a 32-bit
 //     reference reaches 32 GiB of keys;
+//
 //   - the slots: an open-addressing hash table, one fixed-size slot per
 //     key, found by linear probing from the slot the key's hash picks.
 //
-//	slot (20 bytes)
-//	+----------+----------+-----------+----------+----------+-----------+
-//	| ref (4B) | tag (2B) | klen (2B) | seg (4B) | off (4B) | size (4B) |
-//	+----------+----------+-----------+----------+----------+-----------+
-//	ref   the key's arena position / keyAlign, plus 1; 0 marks an empty slot
-//	tag   16 bits of the key's hash: a probe compares the key bytes only
-//	      when the tag and the length match
-//	klen  the key's length (MaxKeySize fits)
-//	seg, off, size  the entry: the live record's segment, offset and size
+//     slot (20 bytes)
+//     +----------+----------+-----------+----------+----------+-----------+
+//     | ref (4B) | tag (2B) | klen (2B) | seg (4B) | off (4B) | size (4B) |
+//     +----------+----------+-----------+----------+----------+-----------+
+//     ref   the key's arena position / keyAlign, plus 1; 0 marks an empty slot
+//     tag   16 bits of the key's hash: a probe compares the key bytes only
+//     when the tag and the length match
+//     klen  the key's length (MaxKeySize fits)
+//     seg, off, size  the entry: the live record's segment, offset and size
 //
 // A 16-byte key thus costs 16 bytes of arena and one slot of 20 bytes per
 // load factor: the table grows by half when it is three quarters full, so
