@@ -151,9 +151,9 @@ func (db *DB) recoverSegment(id uint32, hint *hintFile, newest bool) error {
 
 	var from int64
 	if hint != nil {
-		// A hint that covers more than the file holds is stale and
-		// ignored.
-		if hint.covered <= fileSize {
+		// A hint that covers more than the file holds, or whose last
+		// entry is not in the file, is stale and ignored.
+		if hint.covered <= fileSize && hint.describes(f) {
 			hint.each(func(e hintEntry) {
 				db.apply(seg, e.seq, e.kind, e.key, e.off, e.size, newest)
 			})
