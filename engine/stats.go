@@ -42,6 +42,11 @@ type Stats struct {
 	// CompactionErrors how many of its runs it abandoned or failed.
 	Keys                  int64
 	Segments              int
+	// IndexBytes is the memory the hash index holds (keyindex.go): its
+	// slots and its arena of keys. IndexBytes / Keys is its cost per key,
+	// the key included. The ordered index's skip list (IndexOrdered) is
+	// not in it.
+	IndexBytes int64
 	Compactions           int64
 	BackgroundCompactions int64
 	CompactionErrors      int64
@@ -148,6 +153,7 @@ func (db *DB) Stats() Stats {
 	db.writeMu.Lock()
 	db.mu.RLock()
 	s.Keys = int64(db.index.len())
+	s.IndexBytes = db.index.bytes()
 	s.Segments = len(db.segs)
 	for _, seg := range db.segs {
 		s.DiskBytes += seg.size
