@@ -92,6 +92,9 @@ func writeBenchTable(w io.Writer, r *BenchResult) error {
 		fmt.Fprintf(w, "%-16s   %11s           %10.0f units/sec (%d units; a unit is one workload step)\n", "", "", r.UnitsPerSec, r.Units)
 	}
 	writeLatency(w, r.Latency, "")
+	if s := reopenLine(r); s != "" {
+		fmt.Fprintln(w, s)
+	}
 	if s := serverLine(r); s != "" {
 		fmt.Fprintln(w, s)
 	}
@@ -528,6 +531,9 @@ func writeCompareTable(w io.Writer, rs []*BenchResult) error {
 		if s := serverLine(r); s != "" {
 			fmt.Fprintf(w, "%s, %d thread%s%s: %s\n", r.Engine, r.Threads, plural(r.Threads), runSuffix(r), s)
 		}
+	}
+	if s := reopenMedians(rs); s != "" {
+		fmt.Fprintln(w, s)
 	}
 	c := *rs[0]
 	c.Engine = strings.Join(engines, ",")

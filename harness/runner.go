@@ -220,6 +220,9 @@ func (r *run) halt() {
 // the steps of the file comment in order: open and preload (1-3), build
 // the workers (2), warm up (4), measure (5-8), and the result.
 func runOne(ctx context.Context, cfg runConfig) (*BenchResult, error) {
+	if cfg.workload == reopenWorkload {
+		return runReopen(ctx, cfg)
+	}
 	store, keys, err := openAndPreload(ctx, &cfg)
 	if err != nil {
 		return nil, err
