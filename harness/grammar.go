@@ -384,6 +384,9 @@ func workloadFlag() flagDef {
 			if !ok {
 				return fmt.Errorf("-workload %s: unknown workload; allowed: %s", s.Workload, strings.Join(Workloads, ", "))
 			}
+			if wl.name == reopenWorkload {
+				return checkReopenEngines(s.Engines)
+			}
 			if !wl.scans {
 				return nil
 			}

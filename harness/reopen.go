@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -39,6 +40,23 @@ import (
 
 // reopenWorkload is the name of the workload.
 const reopenWorkload = "reopen"
+
+// reopenEngines are the engines -workload reopen applies to: those that
+// run inside this process on files in the run directory, whose pages
+// evictCache can drop. A server engine keeps its data in its own process
+// (or its own files, reached over a connection), and null keeps none.
+var reopenEngines = []string{"kv", "bbolt", "pebble", "sqlite"}
+
+// checkReopenEngines refuses -workload reopen for an engine it does not
+// apply to.
+func checkReopenEngines(engines []string) error {
+	for _, e := range engines {
+		if !slices.Contains(reopenEngines, e) {
+			return fmt.Errorf("-workload reopen: engine %s: reopen times an engine that keeps its files in the run directory and opens them in this process; allowed: %s", e, strings.Join(reopenEngines, ", "))
+		}
+	}
+	return nil
+}
 
 // OpenFloorReport is the "open_floor" object of a kv reopen result.
 type OpenFloorReport struct {
