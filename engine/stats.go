@@ -40,13 +40,13 @@ type Stats struct {
 	// CompactSealed and the background ones), BackgroundCompactions
 	// those the background goroutine ran (Options.AutoCompact), and
 	// CompactionErrors how many of its runs it abandoned or failed.
-	Keys                  int64
-	Segments              int
+	Keys     int64
+	Segments int
 	// IndexBytes is the memory the hash index holds (keyindex.go): its
 	// slots and its arena of keys. IndexBytes / Keys is its cost per key,
 	// the key included. The ordered index's skip list (IndexOrdered) is
 	// not in it.
-	IndexBytes int64
+	IndexBytes            int64
 	Compactions           int64
 	BackgroundCompactions int64
 	CompactionErrors      int64
