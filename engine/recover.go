@@ -154,8 +154,8 @@ func (db *DB) recoverSegment(id uint32, hint *hintFile, newest bool) error {
 		// A hint that covers more than the file holds, or whose last
 		// entry is not in the file, is stale and ignored.
 		if hint.covered <= fileSize && hint.describes(f) {
-			hint.each(func(e hintEntry) {
-				db.apply(seg, e.seq, e.kind, e.key, e.off, e.size, newest)
+			hint.eachHinted(db.index, func(e *hintEntry, hash uint64) {
+				db.applyHashed(seg, e.seq, e.kind, e.key, hash, e.off, e.size, newest)
 			})
 			from = hint.covered
 			if newest {
@@ -334,7 +334,24 @@ func (db *DB) readHint(id uint32) ([]byte, bool) {
 
 // apply replays one record (from a scan or a hint) into the index.
 func (db *DB) apply(seg *segment, seq uint64, kind byte, key []byte, off, size uint32, newest bool) {
-	db.setIndex(key, kind, entry{seg: seg.id, off: off, size: size})
+	db.applyHashed(seg, seq, kind, key, db.index.hash(key), off, size, newest)
+}
+
+// applyHashed is apply for a key whose hash in the index, hash, the
+// caller computed.
+func (db *DB) applyHashed(seg *segment, seq uint64, kind byte, key []byte, hash uint64, off, size uint32, newest bool) {
+	var old entry
+	var had bool
+	if kind == kindPut {
+		old, had = db.index.putHashed(key, hash, entry{seg: seg.id, off: off, size: size})
+		seg.live += int64(size)
+	} else {
+		old, had = db.index.removeHashed(key, hash)
+	}
+	if had {
+		db.segs[old.seg].live -= int64(old.size)
+	}
+	db.noteIndex(key, kind)
 	if seq > db.lastSeq {
 		db.lastSeq = seq
 		db.lastDel = nil
