@@ -305,4 +305,3 @@ func (x *keyIndex) rewriteArena() {
 		s.ref = x.add(old[pos/arenaChunk][o : o+int(s.klen)])
 	}
 }
-
