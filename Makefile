@@ -92,6 +92,8 @@ bench: build
 	./$(BIN) bench -engine kv,bbolt,pebble -sync none -workload readrandom -keys 100000 -ops 200000 -repeat 3 | tee -a bench-results/engines.txt
 	./$(BIN) bench -script cart -engine kv,pebble,sqlite -index ordered -sync none -ops 20000 -items 10 -users 1000 | tee -a bench-results/engines.txt
 	./$(BIN) bench -script mixed -engine null,kv -index ordered -sync none -ops 200000 | tee -a bench-results/engines.txt
+	./$(BIN) bench -engine kv,pebble -workload reopen -keys 1000000 -repeat 3 | tee -a bench-results/engines.txt
+	./$(BIN) bench -engine kv -workload reopen -keys 5000000 -repeat 3 | tee -a bench-results/engines.txt
 	$(GO) test -count=1 -timeout 60m -run TestQuizBands ./lessons/ -args -bands=3 -bands-report=$(CURDIR)/bench-results/quiz-bands.txt
 	$(GO) test -count=1 -timeout 20m -run TestModelPredictsBatch -v ./lessons/ -args -model-check=3 | tee bench-results/model-check.txt
 	$(GO) test -count=1 -timeout 30m -run TestPredictionsDependOnTheDisk ./lessons/ -args -disks | tee bench-results/disks.txt
