@@ -155,8 +155,13 @@ func (db *DB) recoverSegment(id uint32, hint *hintFile, newest bool) error {
 		// entry is not in the file, is stale and ignored.
 		if hint.covered <= fileSize && hint.describes(f) {
 			hint.eachHinted(db.index, func(e *hintEntry, hash uint64) {
-				db.applyHashed(seg, e.seq, e.kind, e.key, hash, e.off, e.size, newest)
+				db.applyHashed(seg, e.seq, e.kind, e.key, hash, e.off, e.size, false)
 			})
+			if newest {
+				// The active segment's hint goes on from the file's
+				// entries, copied whole rather than entry by entry.
+				seg.hint = append(seg.hint, hint.entries...)
+			}
 			from = hint.covered
 			if newest {
 				db.noteLastMark(seg, from)
