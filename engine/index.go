@@ -17,9 +17,11 @@ import (
 // Delete also updates the set, a search of about log4(n) levels, and
 // each key costs a node in it (BenchmarkIndex measures both).
 //
-// The set holds the same key strings as the map (a string is immutable,
-// so both point at one copy of the bytes). Compaction moves records but
-// never changes which keys are live, so it leaves the set alone.
+// The set holds its own copy of each key, a string per key, beside the
+// hash index's arena (keyindex.go): the ordered index costs a heap
+// object per key where the hash index costs none. Compaction moves
+// records but never changes which keys are live, so it leaves the set
+// alone.
 
 // IndexKind is the kind of in-memory index a store keeps (Options.Index).
 type IndexKind int
