@@ -135,6 +135,9 @@ func writeBenchTable(w io.Writer, r *BenchResult) error {
 	if s := cacheLine(r.Cache); s != "" {
 		fmt.Fprintln(w, s)
 	}
+	if s := steadyLine(r.SteadyState); s != "" {
+		fmt.Fprintln(w, s)
+	}
 	if s := deviceLine(r.DeviceIO); s != "" {
 		fmt.Fprintln(w, s)
 	}
