@@ -279,6 +279,19 @@ func runOne(ctx context.Context, cfg runConfig) (*BenchResult, error) {
 	}
 	res := m.result(&cfg)
 	res.Cache = cache
+	if scanSpaced[cfg.engine] && !m.cancelled {
+		if disk, live, ok := spaceByScan(base, cfg.dir, cfg.keys); ok {
+			if res.Amplification == nil {
+				res.Amplification = &Amplification{}
+			}
+			sp := float64(disk) / float64(live)
+			res.Amplification.Space, res.Amplification.SpaceSource = &sp, "files"
+			if res.EngineMetrics == nil {
+				res.EngineMetrics = map[string]int64{}
+			}
+			res.EngineMetrics["files_bytes"], res.EngineMetrics["scanned_live_bytes"] = disk, live
+		}
+	}
 	if steady != nil {
 		res.SteadyState, res.WarmupTimeline = steady, warmTimeline
 		for i := range res.Timeline {
