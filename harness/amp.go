@@ -3,8 +3,8 @@ package harness
 import (
 	"fmt"
 	"io/fs"
-	"strings"
 	"path/filepath"
+	"strings"
 )
 
 // Amplification is what a run cost the storage beyond the user's own
