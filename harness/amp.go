@@ -52,7 +52,10 @@ func amplification(before, after StoreStats, dev *DeviceIO, logical, gets int64)
 	if logical > 0 {
 		if stored := after.StoredBytes - before.StoredBytes; after.StoredBytes > 0 {
 			a.Write, a.WriteSource = ratio(stored, logical), "engine"
-		} else if dev != nil && dev.NetWriteBytes != nil {
+		} else if dev != nil && dev.NetWriteBytes != nil && *dev.NetWriteBytes > 0 {
+			// Net of the idle baseline; when the baseline's other
+			// writers outweighed the run (net 0), the raw count below
+			// is the better (an upper) bound.
 			r := *dev.NetWriteBytes / float64(logical)
 			a.Write, a.WriteSource = &r, "device_net"
 		} else if dev != nil && dev.WriteBytes != nil {

@@ -133,3 +133,19 @@ func TestKVOverwriteSpaceAmplification(t *testing.T) {
 		t.Errorf("background compaction: space amplification %.1f, want at most 25 and a quarter of %.1f", on, off)
 	}
 }
+
+// The device's counts net of the idle baseline are preferred; when the
+// baseline's other writers outweighed the run (net 0), the raw count is
+// used, never a write amplification of 0.
+func TestAmplificationDeviceNet(t *testing.T) {
+	n := func(v int64) *int64 { return &v }
+	f := func(v float64) *float64 { return &v }
+	a := amplification(StoreStats{}, StoreStats{}, &DeviceIO{WriteBytes: n(8000), NetWriteBytes: f(6000)}, 1000, 0)
+	if a == nil || a.Write == nil || *a.Write != 6 || a.WriteSource != "device_net" {
+		t.Errorf("net counts: %+v, want write 6 from device_net", a)
+	}
+	a = amplification(StoreStats{}, StoreStats{}, &DeviceIO{WriteBytes: n(8000), NetWriteBytes: f(0)}, 1000, 0)
+	if a == nil || a.Write == nil || *a.Write != 8 || a.WriteSource != "device" {
+		t.Errorf("net 0: %+v, want write 8 from the raw device counts", a)
+	}
+}

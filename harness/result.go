@@ -81,6 +81,10 @@ type BenchResult struct {
 	// compaction bytes; pebble: compaction debt, L0 files, write stalls,
 	// WAL and compaction bytes); absent for an engine that keeps none.
 	EngineMetrics map[string]int64 `json:"engine_metrics,omitempty"`
+	// EngineConfig says what a store set for this run's writers
+	// (WriterTuner: bbolt's group batch size and delay); absent for a
+	// store that tunes nothing.
+	EngineConfig string `json:"engine_config,omitempty"`
 
 	// CPU is what the machine's processors did in the timed region
 	// (cpustat.go): how busy they were, this process's share, and the

@@ -240,6 +240,14 @@ func runOne(ctx context.Context, cfg runConfig) (*BenchResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	var engineConfig string
+	if t, ok := store.(WriterTuner); ok {
+		writers := cfg.threads
+		if wl, _ := lookupWorkload(cfg.workload); wl.writer {
+			writers = 1 // readwhilewriting: the clients read, one goroutine writes
+		}
+		engineConfig = t.TuneForWriters(writers)
+	}
 	r := &run{cfg: &cfg, stopCh: make(chan struct{}), base: time.Now()}
 	defer r.haltOn(ctx)()
 	clients, writer := newWorkers(&cfg, store, scanner)
@@ -279,6 +287,7 @@ func runOne(ctx context.Context, cfg runConfig) (*BenchResult, error) {
 	}
 	res := m.result(&cfg)
 	res.Cache = cache
+	res.EngineConfig = engineConfig
 	if scanSpaced[cfg.engine] && !m.cancelled {
 		if disk, live, ok := spaceByScan(base, cfg.dir, cfg.keys); ok {
 			if res.Amplification == nil {
