@@ -48,7 +48,7 @@ func TestPostgresSettings(t *testing.T) {
 		err              string
 	}{
 		{"always", "on", "0", 0, ""},
-		{"group", "on", "1000", 0, ""},
+		{"group", "on", "200", 0, ""},
 		{"periodic:10ms", "off", "", 10, ""},
 		{"none", "off", "", 200, ""},
 		{"periodic:20s", "", "", 0, "wal_writer_delay takes 1ms to 10s"},
