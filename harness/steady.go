@@ -54,7 +54,7 @@ type SteadyState struct {
 	// conditions; AtSecond is the last second of the first one that did
 	// (measuring starts after it).
 	Reached  bool `json:"reached"`
-	AtSecond int  `json:"at_second,omitempty"`
+	AtSecond int  `json:"at_second"` // 0 when not reached
 	Window   int  `json:"window_seconds"`
 	// Tolerance is the largest spread allowed, as a fraction; Spread is
 	// that of the window found, or of the last window when none was:

@@ -71,6 +71,11 @@ func TestThreeAmplifications(t *testing.T) {
 	if dev, _ := always[2].(map[string]any)["device_io"].(map[string]any); dev == nil || dev["unavailable"] != nil {
 		t.Skip("the device's counters are not available here: bbolt's write and kv's read amplification come from them")
 	}
+	for _, id := range []string{"amp-write-btree", "amp-space-log", "amp-read-log"} {
+		if err := compareIndependently(quizByID(t, l, id), rs); err != nil {
+			t.Error(err)
+		}
+	}
 	if s := src(always[2], "write"); s != "device_net" && s != "device" {
 		t.Errorf("bbolt write source %q, want the device", s)
 	}

@@ -57,6 +57,10 @@ type res struct {
 	Timeline []struct {
 		OpsPerSec float64 `json:"ops_per_sec"`
 	} `json:"timeline"`
+	SteadyState struct {
+		Reached  bool    `json:"reached"`
+		AtSecond float64 `json:"at_second"`
+	} `json:"steady_state"`
 	Amplification struct {
 		Write float64 `json:"write"`
 		Space float64 `json:"space"`
@@ -266,6 +270,16 @@ var independent = map[string]func(ls lines) float64{
 	"sqlite-normal-gain": func(ls lines) float64 { return ls.r(1).OpsPerSec / max(ls.r(0).OpsPerSec, 1) },
 	"amp-write-btree": func(ls lines) float64 {
 		return ls[0].at(2).Amplification.Write / max(ls[0].at(0).Amplification.Write, 0.001)
+	},
+	"settle-first": func(ls lines) float64 {
+		kv, pebble := ls[0].at(0).SteadyState, ls[0].at(1).SteadyState
+		switch {
+		case kv.Reached && (!pebble.Reached || kv.AtSecond <= pebble.AtSecond):
+			return 1
+		case pebble.Reached:
+			return 2
+		}
+		return 3
 	},
 	"amp-space-log":         func(ls lines) float64 { return ls[1].at(0).Amplification.Space },
 	"amp-read-log":          func(ls lines) float64 { return ls[2].at(0).Amplification.Read },

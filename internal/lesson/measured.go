@@ -56,6 +56,8 @@ var measuredFields = map[string]bool{
 	// a bench result's amplification: bytes the engine or the device
 	// wrote, bytes on disk, device reads per Get
 	"write": true, "space": true, "read": true,
+	// a -until-steady result's steady_state: when and how level it settled
+	"reached": true, "at_second": true, "spread": true, "warmup_seconds": true,
 }
 
 // MeasuredField reports whether a result field (the last field name of a
