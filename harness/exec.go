@@ -186,7 +186,7 @@ rounds:
 			cfg := runConfig{
 				engine: c.engine, sync: s.Sync, workload: s.Workload, batch: s.Batch, dist: s.Dist,
 				threads: c.threads, ops: s.Ops, exactCap: DefaultExactCap, duration: s.Duration, maxUnits: s.maxUnits(env.Limits),
-				valueSize: s.ValueSize, keys: s.Keys, warmup: s.Warmup, rate: s.Rate, poisson: s.Arrivals == "poisson", pipeline: s.Pipeline, seed: s.Seed, cold: s.Cache == "cold",
+				valueSize: s.ValueSize, keys: s.Keys, warmup: s.Warmup, untilSteady: s.UntilSteady, maxWarmup: s.MaxWarmup, steadyTolerance: s.SteadyTolerance / 100, rate: s.Rate, poisson: s.Arrivals == "poisson", pipeline: s.Pipeline, seed: s.Seed, cold: s.Cache == "cold",
 				dishonest: s.Dishonest, dir: runDir, pool: c.pool, source: source,
 				opts: s.engineOptions(c.engine), fanout: s.Fanout,
 			}

@@ -16,6 +16,8 @@ type Progress struct {
 	P99            int64         `json:"p99_ns"`
 	Engine         string        `json:"engine,omitempty"`
 	Run            int           `json:"run,omitempty"` // which sub-run of a sweep/repeat/multi-engine line
+	// Phase is "warmup" during a -until-steady warm-up, "" while measuring.
+	Phase string `json:"phase,omitempty"`
 }
 
 // TimelinePoint is the throughput of one second of a run.
@@ -26,6 +28,9 @@ type TimelinePoint struct {
 	// Seconds is the interval's length: about 1, except the last one,
 	// which ends with the run and may be much shorter (and so noisier).
 	Seconds float64 `json:"seconds"`
+	// Phase marks the points of a -until-steady run: "warmup" in its
+	// warmup_timeline, "measured" in its timeline; "" in any other run.
+	Phase string `json:"phase,omitempty"`
 }
 
 // progress watches the workers of one run from its own goroutine. It reads

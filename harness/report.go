@@ -138,6 +138,15 @@ func writeBenchTable(w io.Writer, r *BenchResult) error {
 	if s := cacheLine(r.Cache); s != "" {
 		fmt.Fprintln(w, s)
 	}
+	if s := steadyLine(r.SteadyState); s != "" {
+		fmt.Fprintln(w, s)
+	}
+	if s := ampLine(r.Amplification); s != "" {
+		fmt.Fprintln(w, s)
+	}
+	if s := walReuseLine(r.EngineMetrics); s != "" {
+		fmt.Fprintln(w, s)
+	}
 	if s := deviceLine(r.DeviceIO); s != "" {
 		fmt.Fprintln(w, s)
 	}

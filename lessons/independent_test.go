@@ -57,6 +57,15 @@ type res struct {
 	Timeline []struct {
 		OpsPerSec float64 `json:"ops_per_sec"`
 	} `json:"timeline"`
+	SteadyState struct {
+		Reached  bool    `json:"reached"`
+		AtSecond float64 `json:"at_second"`
+	} `json:"steady_state"`
+	Amplification struct {
+		Write float64 `json:"write"`
+		Space float64 `json:"space"`
+		Read  float64 `json:"read"`
+	} `json:"amplification"`
 	DeviceIO struct {
 		FlushesPerOp        float64 `json:"flushes_per_op"`
 		BytesPerLogicalByte float64 `json:"device_bytes_per_logical_byte"`
@@ -254,11 +263,26 @@ var independent = map[string]func(ls lines) float64{
 		w := ls[0].at(1)
 		return (w.put().P50Ns - w.ServerLatency["put"].P50Ns) / 1000
 	},
-	"hop-always-ratio":      func(ls lines) float64 { return ls[0].at(1).OpsPerSec / max(ls[0].at(0).OpsPerSec, 1) },
-	"connections-gain":      func(ls lines) float64 { return ls[0].at(2).OpsPerSec / max(ls[0].at(0).OpsPerSec, 1) },
-	"pipeline-gain":         func(ls lines) float64 { return ls.r(1).OpsPerSec / max(ls.r(0).OpsPerSec, 1) },
-	"sqlite-vs-kv":          func(ls lines) float64 { return ls[0].at(1).OpsPerSec / max(ls[0].at(0).OpsPerSec, 1) },
-	"sqlite-normal-gain":    func(ls lines) float64 { return ls.r(1).OpsPerSec / max(ls.r(0).OpsPerSec, 1) },
+	"hop-always-ratio":   func(ls lines) float64 { return ls[0].at(1).OpsPerSec / max(ls[0].at(0).OpsPerSec, 1) },
+	"connections-gain":   func(ls lines) float64 { return ls[0].at(2).OpsPerSec / max(ls[0].at(0).OpsPerSec, 1) },
+	"pipeline-gain":      func(ls lines) float64 { return ls.r(1).OpsPerSec / max(ls.r(0).OpsPerSec, 1) },
+	"sqlite-vs-kv":       func(ls lines) float64 { return ls[0].at(1).OpsPerSec / max(ls[0].at(0).OpsPerSec, 1) },
+	"sqlite-normal-gain": func(ls lines) float64 { return ls.r(1).OpsPerSec / max(ls.r(0).OpsPerSec, 1) },
+	"amp-write-btree": func(ls lines) float64 {
+		return ls[0].at(2).Amplification.Write / max(ls[0].at(0).Amplification.Write, 0.001)
+	},
+	"settle-first": func(ls lines) float64 {
+		kv, pebble := ls[0].at(0).SteadyState, ls[0].at(1).SteadyState
+		switch {
+		case kv.Reached && (!pebble.Reached || kv.AtSecond <= pebble.AtSecond):
+			return 1
+		case pebble.Reached:
+			return 2
+		}
+		return 3
+	},
+	"amp-space-log":         func(ls lines) float64 { return ls[1].at(0).Amplification.Space },
+	"amp-read-log":          func(ls lines) float64 { return ls[2].at(0).Amplification.Read },
 	"cold-p50":              func(ls lines) float64 { return ls.r(1).Latency["get"].P50Ns / max(ls.r(0).Latency["get"].P50Ns, 1) },
 	"cold-p95":              func(ls lines) float64 { return ls.r(1).Latency["get"].P95Ns / max(ls.r(0).Latency["get"].P95Ns, 1) },
 	"flush-share-of-budget": func(ls lines) float64 { return 1e9 / max(ls.r(0).WriteFdatasync.MeanNs, 1) },
