@@ -40,6 +40,7 @@ func KvlabStore(fs kvfs.FS) (func(string, string) error, func(string) (string, b
 }
 `,
 	shape: storeShape,
+	lines: true,
 }
 
 // opens counts the calls of openStore, the unit of a grading's cost.
@@ -71,6 +72,7 @@ type store struct {
 // panic comes back as a *PanicError.
 func openStore(p *program, fsys kvfs.FS) (*store, error) {
 	opens++
+	studentLine.Store(0)
 	fn, ok := p.lookup("KvlabStore")
 	if !ok {
 		return nil, &CodeError{Msg: storeShape}
@@ -98,6 +100,7 @@ func (s *store) Put(key, value string) (err error) {
 			err = &PanicError{Msg: panicText(r)}
 		}
 	}()
+	studentLine.Store(0)
 	return s.put(key, value)
 }
 
@@ -159,6 +162,9 @@ type recording struct {
 	// workload left it.
 	gets  []getResult
 	store *store
+	// saves marks a recording of atomic-replace: its puts are Saves,
+	// the first the version already on the disk.
+	saves bool
 	// cutFrom is the first cut point cutAll tries (0: before the first
 	// operation).
 	cutFrom int
@@ -242,6 +248,7 @@ func recordOn(m *engine.MemFS) (*recording, kvfs.FS) {
 		rec.mu.Lock()
 		defer rec.mu.Unlock()
 		if !rec.done {
+			op.Line = int(studentLine.Load())
 			rec.ops = append(rec.ops, op)
 			rec.snaps = append(rec.snaps, m.Copy())
 		}
@@ -335,11 +342,7 @@ func cutAll(rec *recording, mode engine.PowerMode, seeds []uint64, check func(k 
 	for c := rec.cutFrom; c < len(rec.snaps); c++ {
 		points++
 		for _, seed := range seeds {
-			var rng *rand.Rand
-			if seed != 0 {
-				rng = rand.New(rand.NewPCG(seed, uint64(c)))
-			}
-			m := rec.snaps[c].Copy().PowerCut(mode, rng)
+			m := cutDisk(rec, cut{c: c, mode: mode, seed: seed})
 			key := [2]uint64{uint64(c), fingerprint(m)}
 			if f, seen := rec.checked[key]; seen {
 				if f != nil {
@@ -547,10 +550,12 @@ func (r *recording) traceNote(c int) string {
 // record must be written, then fdatasynced, and the file's name must be
 // durable (a directory fsync after the file was created), all before the
 // Put returns. It returns "" when the Put kept every rule (the loss is
-// then Open's doing).
-func (r *recording) ackRule(p *putCall) string {
+// then Open's doing), and the number of the operation whose promise
+// broke: the write never synced, the create never made durable (0 for a
+// Put that wrote nothing).
+func (r *recording) ackRule(p *putCall) (string, int) {
 	if rule := r.unwritten(p); rule != "" {
-		return rule
+		return rule, 0
 	}
 	own := r.ops[p.before:p.acked]
 	lastWrite := -1
@@ -567,7 +572,7 @@ func (r *recording) ackRule(p *putCall) string {
 		}
 	}
 	if !synced {
-		return "you acknowledged before its fdatasync: Put must Sync the file after writing the record and before it returns"
+		return "you acknowledged before its fdatasync: Put must Sync the file after writing the record and before it returns", own[lastWrite].N
 	}
 	// The file's name: the last create of it before the ack, and a
 	// directory fsync after that.
@@ -580,12 +585,12 @@ func (r *recording) ackRule(p *putCall) string {
 	if created >= 0 {
 		for _, op := range r.ops[created+1 : p.acked] {
 			if op.Kind == "fsync-dir" {
-				return ""
+				return "", 0
 			}
 		}
-		return fmt.Sprintf("%s was created at operation %d but the directory was never fsynced before the acknowledgement, so a power cut loses the name and the file with it: call SyncDir after Create", file, created+1)
+		return fmt.Sprintf("%s was created at operation %d but the directory was never fsynced before the acknowledgement, so a power cut loses the name and the file with it: call SyncDir after Create", file, created+1), r.ops[created].N
 	}
-	return ""
+	return "", 0
 }
 
 // unwritten names the rule when the Put wrote nothing before returning,

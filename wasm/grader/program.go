@@ -75,6 +75,9 @@ type prelude struct {
 	// functions (code appended after the student's cannot import).
 	header  string
 	exports interp.Exports
+	// lines marks the student's calls of kvfs operations with their
+	// line (markLines), for the crash exercises' timeline.
+	lines bool
 }
 
 // program is a student's source evaluated by a fresh interpreter.
@@ -132,6 +135,9 @@ func loadContext(ctx context.Context, src string, pre prelude) (*program, *CodeE
 		}
 	}
 	full := constantsLast(aliasImports(src, fset, f), declared)
+	if pre.lines {
+		full = markLines(full, shift)
+	}
 	if !declared["min"] {
 		full += preludeMin
 	}
@@ -152,11 +158,24 @@ func loadContext(ctx context.Context, src string, pre prelude) (*program, *CodeE
 	if err := in.Use(symbols); err != nil {
 		panic("grader: symbol table rejected by the interpreter: " + err.Error())
 	}
-	if pre.header != "" {
-		if err := in.Use(pre.exports); err != nil {
+	headers := []struct {
+		code    string
+		exports interp.Exports
+	}{{pre.header, pre.exports}}
+	if pre.lines {
+		headers = append(headers, struct {
+			code    string
+			exports interp.Exports
+		}{lineHeader, lineExports})
+	}
+	for _, h := range headers {
+		if h.code == "" {
+			continue
+		}
+		if err := in.Use(h.exports); err != nil {
 			panic("grader: header symbols rejected by the interpreter: " + err.Error())
 		}
-		if _, err := in.Eval("package " + f.Name.Name + "\n" + pre.header); err != nil {
+		if _, err := in.Eval("package " + f.Name.Name + "\n" + h.code); err != nil {
 			panic("grader: header rejected by the interpreter: " + err.Error())
 		}
 	}

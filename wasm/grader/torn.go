@@ -168,7 +168,9 @@ func gradeTornTail(p *program) Result {
 		if f != nil {
 			rec, f, shrunk := shrink(p, rec, f, work, check)
 			c.Got = f.message(rec) + shrunkNote(shrunk)
-			c.Hint = tornHint(p, rec, f)
+			var blame int
+			c.Hint, blame = tornHint(p, rec, f)
+			c.Timeline = rec.timeline(f, blame)
 			if len(r.Notes) == 1 {
 				r.Notes = append(r.Notes, rec.traceNote(f.c))
 			}
@@ -226,19 +228,20 @@ func putAfterReopen(p *program, k cut, s *store, m *engine.MemFS, puts []putCall
 	return nil
 }
 
-// tornHint names the rule behind a torn-tail failure.
-func tornHint(p *program, rec *recording, f *cutFailure) string {
+// tornHint names the rule behind a torn-tail failure, and the operation
+// whose promise broke, as diagnose does.
+func tornHint(p *program, rec *recording, f *cutFailure) (string, int) {
 	switch {
 	case f.recovery != nil:
 		return recoveryRule(f)
 	case f.kind == lostAfter:
-		return "Open must truncate the file at the end of the last good record: a record appended after a torn one is unreadable at the next Open"
+		return "Open must truncate the file at the end of the last good record: a record appended after a torn one is unreadable at the next Open", 0
 	case f.put == nil && readsBadCRC(p):
-		return "your Open reads a record whose CRC does not match as if it were whole (a log whose last record was garbled came back with the garbled value): check each record's CRC before reading it"
+		return "your Open reads a record whose CRC does not match as if it were whole (a log whose last record was garbled came back with the garbled value): check each record's CRC before reading it", 0
 	case f.put == nil && f.mode == engine.PowerReorder:
-		return "the disk may write a record's later sectors back and not its first, so a torn record can have bytes after it: those bytes prove nothing; only an intact record after a bad one shows it was durable. With none, it is a torn tail: stop there without an error"
+		return "the disk may write a record's later sectors back and not its first, so a torn record can have bytes after it: those bytes prove nothing; only an intact record after a bad one shows it was durable. With none, it is a torn tail: stop there without an error", 0
 	case f.put == nil:
-		return "a power cut in the middle of an append leaves a torn tail, which is no error: scan must stop at a record cut short, and Open must open the log"
+		return "a power cut in the middle of an append leaves a torn tail, which is no error: scan must stop at a record cut short, and Open must open the log", 0
 	}
 	return diagnose(p, rec, f)
 }
