@@ -61,7 +61,16 @@
 //
 // Each grading draws its workload from a seed (workload.go) that the
 // results show; a line "// kvlab:seed N" in the code replays workload N.
-// A failure is shrunk to the fewest Puts that still fail.
+// A failure is shrunk to the fewest Puts that still fail, and its row
+// carries a Timeline (timeline.go; JSON "timeline" of a case, described
+// in docs/api.md): the operations of the shrunk case with the line of the
+// student's code that issued each, the power cut, what it kept of each
+// operation, and the operation whose promise broke. The lines come from a
+// rewrite of the student's source before it is evaluated (lines.go): each
+// statement that calls a kvfs operation changing the disk first calls
+// kvlabAtLine with its line, placed after the statement before it so that
+// no line or column moves; it works the same in the browser's worker and
+// in a native test, being plain Go for the same interpreter.
 //
 // Nothing here is safe for concurrent use: Run evaluates one program at a
 // time (the worker is single-threaded anyway).
