@@ -2,10 +2,7 @@ package grader
 
 import (
 	"fmt"
-	"hash/fnv"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
@@ -308,6 +305,9 @@ type cut struct {
 	againOp kvfs.Op
 	// inRecovery marks the open after a second cut: it is not cut again.
 	inRecovery bool
+	// fp is the fingerprint of the disk the cut left, when known (0:
+	// not computed yet).
+	fp uint64
 }
 
 // cutFailure is the first thing a cut broke.
@@ -343,14 +343,15 @@ func cutAll(rec *recording, mode engine.PowerMode, seeds []uint64, check func(k 
 		points++
 		for _, seed := range seeds {
 			m := cutDisk(rec, cut{c: c, mode: mode, seed: seed})
-			key := [2]uint64{uint64(c), fingerprint(m)}
+			fp := fingerprint(m)
+			key := [2]uint64{uint64(c), fp}
 			if f, seen := rec.checked[key]; seen {
 				if f != nil {
 					return f, points
 				}
 				continue
 			}
-			f := check(cut{c: c, mode: mode, seed: seed}, m)
+			f := check(cut{c: c, mode: mode, seed: seed, fp: fp}, m)
 			rec.checked[key] = f
 			if f != nil {
 				return f, points
@@ -358,28 +359,6 @@ func cutAll(rec *recording, mode engine.PowerMode, seeds []uint64, check func(k 
 		}
 	}
 	return nil, points
-}
-
-// fingerprint hashes the names and contents of the files of m's crashDir.
-func fingerprint(m *engine.MemFS) uint64 {
-	h := fnv.New64a()
-	names, _ := m.List(crashDir)
-	for _, name := range names {
-		h.Write([]byte(name))
-		h.Write([]byte{0})
-		f, err := m.OpenFile(filepath.Join(crashDir, name), os.O_RDONLY, 0)
-		if err != nil {
-			h.Write([]byte("?"))
-			continue
-		}
-		size, _ := f.Size()
-		b := make([]byte, size)
-		f.ReadAt(b, 0)
-		f.Close()
-		fmt.Fprintf(h, "%d:", size)
-		h.Write(b)
-	}
-	return h.Sum64()
 }
 
 // checkReopen opens the student's store on m, as it is after the cut k,
@@ -395,31 +374,28 @@ var recoverySeeds = []uint64{0, 1}
 
 // openAndRead opens the student's store on m, as it is after the cut k,
 // and reads back every key that puts acknowledged before it; it returns
-// the open store. Every operation of that Open (a truncated tail, a
-// rewritten log) is a point to cut the power again: after each, the store
-// is opened once more and must still find every key.
+// the open store when this call opened it (nil when an Open on the same
+// bytes was done before, openCache). Every operation of that Open (a
+// truncated tail, a rewritten log) is a point to cut the power again:
+// after each, the store is opened once more and must still find every
+// key.
 func openAndRead(p *program, k cut, m *engine.MemFS, puts []putCall) (*store, *cutFailure) {
-	var rec *recording
-	fsys := newFS(m, nil)
-	if !k.inRecovery {
-		rec, fsys = recordOn(m)
+	fp := k.fp
+	if fp == 0 {
+		fp = fingerprint(m)
 	}
-	s, err := openStore(p, fsys)
-	if rec != nil {
-		rec.mu.Lock()
-		rec.done = true
-		rec.mu.Unlock()
+	o, s := p.cache.open(p, m, fp, !k.inRecovery)
+	if o.err != nil {
+		return s, &cutFailure{cut: k, what: "Open failed: " + o.err.Error()}
 	}
-	if err != nil {
-		return nil, &cutFailure{cut: k, what: "Open failed: " + err.Error()}
-	}
-	if f := readBack(s, k, puts); f != nil {
+	if f := readBack(o.get, k, puts); f != nil {
 		return s, f
 	}
-	if rec == nil {
+	rec := o.rec
+	if k.inRecovery || rec == nil {
 		return s, nil
 	}
-	seen := map[uint64]bool{fingerprint(rec.snaps[0]): true} // the disk this Open started from passed
+	seen := map[uint64]bool{fp: true} // the disk this Open started from passed
 	for c2 := 1; c2 < len(rec.snaps); c2++ {
 		for _, seed := range recoverySeeds {
 			var rng *rand.Rand
@@ -427,13 +403,13 @@ func openAndRead(p *program, k cut, m *engine.MemFS, puts []putCall) (*store, *c
 				rng = rand.New(rand.NewPCG(seed^k.seed, uint64(k.c)<<20|uint64(c2)))
 			}
 			m2 := rec.snaps[c2].Copy().PowerCut(k.mode, rng)
-			if fp := fingerprint(m2); seen[fp] {
+			fp2 := fingerprint(m2)
+			if seen[fp2] {
 				continue
-			} else {
-				seen[fp] = true
 			}
+			seen[fp2] = true
 			k2 := k
-			k2.again, k2.againOp, k2.inRecovery = c2, rec.ops[c2-1], true
+			k2.again, k2.againOp, k2.inRecovery, k2.fp = c2, rec.ops[c2-1], true, fp2
 			if _, f := openAndRead(p, k2, m2, puts); f != nil {
 				f.recovery = rec.ops
 				return s, f
@@ -443,15 +419,16 @@ func openAndRead(p *program, k cut, m *engine.MemFS, puts []putCall) (*store, *c
 	return s, nil
 }
 
-// readBack reads every key puts acknowledged before the cut k from s.
-func readBack(s *store, k cut, puts []putCall) *cutFailure {
+// readBack reads every key puts acknowledged before the cut k with get
+// (a Get of the store as Open left it).
+func readBack(get func(key string) (string, bool, error), k cut, puts []putCall) *cutFailure {
 	keys, allowed, last := expectedOf(puts, k.c)
 	// Keys whose value is empty last: a store that loses only those
 	// has a mistake of its own (emptyValueRule).
 	sort.SliceStable(keys, func(i, j int) bool { return last[keys[i]].value != "" && last[keys[j]].value == "" })
 	for _, key := range keys {
 		a := last[key]
-		got, ok, err := s.Get(key)
+		got, ok, err := get(key)
 		var what string
 		switch {
 		case err != nil:

@@ -219,6 +219,7 @@ func gradeDurableAck(p *program) Result {
 // and the workload's note, or a nil recording when the workload failed.
 func runWorkload(p *program, work []kv) (*recording, Result) {
 	r := Result{Notes: []string{workloadNote(gradeSeed, gradeSeedGiven, work)}}
+	p.cache.setKeys(work)
 	rec, err := record(p, work)
 	row := Case{
 		Input: fmt.Sprintf("Open on an empty disk, then %d Puts, no power cut", len(work)),

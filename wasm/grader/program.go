@@ -84,6 +84,10 @@ type prelude struct {
 type program struct {
 	in  *interp.Interpreter
 	pkg string // the package name the student wrote
+
+	// cache holds what the crash exercises' Opens of the student's store
+	// did, by the fingerprint of the disk (opencache.go).
+	cache openCache
 }
 
 // posRE matches the position yaegi puts in front of its errors, with or
