@@ -5,7 +5,7 @@
 // ({spec, result, error, run_id, group, prev_group}), or one stored run
 // ({spec, result}).
 
-import { h, svg, fmtNs, fmtInt, fmtRate, fmtBytes, sig } from './dom.js';
+import { h, svg, fmtNs, fmtInt, fmtRate, fmtBytes, sig, specCode } from './dom.js';
 import { spectrumChart, histogramChart, timelineChart, sweepChart, modelChart, loadChart, fullSeconds } from './charts.js';
 
 // resultsOf is a line's result objects: a -repeat or sweep line's result
@@ -35,7 +35,7 @@ export function renderLines(lines) {
     for (const r of resultsOf(l.result)) {
       if (!r || r.kind === 'bench' || r.kind === 'crash') continue;
       const view = OTHER_VIEWS[r.kind] || rawView;
-      frag.append(h('div', { class: `result result-${r.kind || 'other'}` }, h('h4', { class: 'result-title' }, `line ${i + 1}: `, h('code', {}, l.spec)), view(r)));
+      frag.append(h('div', { class: `result result-${r.kind || 'other'}` }, h('h4', { class: 'result-title' }, `line ${i + 1}: `, specCode(l.spec)), view(r)));
     }
   });
   const done = lines.filter((l) => l.result);
