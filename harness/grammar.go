@@ -426,7 +426,7 @@ func batchFlag() flagDef {
 // scriptFlag is -script: the workload is a Lua script (script.go). It
 // comes before -workload and -batch, which read it.
 func scriptFlag() flagDef {
-	return flagDef{name: "script", usage: "a workload script instead of -workload: a shipped one (" + strings.Join(scripts.Names(), ", ") + ") or, on the command line, FILE.lua",
+	return flagDef{name: "script", usage: "a workload script instead of -workload: a shipped one (" + strings.Join(scripts.Names(), ", ") + "), mine (the script a page sends with the run) or, on the command line, FILE.lua",
 		fill: func(s *Spec, a arg, _ Limits) error {
 			s.Script = a.str("")
 			switch {
@@ -434,7 +434,7 @@ func scriptFlag() flagDef {
 				return nil
 			case s.Cmd != "bench":
 				return fmt.Errorf("-script %s: bench only; a script varies a parameter of its own with its sweep field", s.Script)
-			case strings.HasSuffix(s.Script, ".lua"):
+			case strings.HasSuffix(s.Script, ".lua"), s.Script == ScriptMine:
 				return nil
 			}
 			if _, ok := scripts.Lookup(s.Script); !ok {

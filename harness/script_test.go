@@ -28,6 +28,7 @@ func TestScriptRefusals(t *testing.T) {
 		"bench -script nope":                         "no shipped script of that name",
 		"sweep -script cart -threads 1,2":            "bench only",
 		"bench -script cart -engine kv -index btree": "-index btree: allowed: hash, ordered",
+		"bench -script mine -engine kv -ops 10":      "-script mine: runs your own script, and none was given",
 	}
 	for line, want := range lines {
 		_, err := Exec(context.Background(), line, Env{Dir: t.TempDir()})
@@ -146,5 +147,26 @@ func TestScriptRepeatMirrored(t *testing.T) {
 	}
 	if want := "[1:kv 1:null 2:null 2:kv 3:kv 3:null]"; fmt.Sprint(got) != want {
 		t.Errorf("order %v, want %s", got, want)
+	}
+}
+
+// TestScriptMine: -script mine runs the script a server hands in
+// Env.Script, named mine.lua in its errors.
+func TestScriptMine(t *testing.T) {
+	env := Env{Dir: t.TempDir(), Script: `return { name = "own", run = function(ctx) kv.put("a", "b") end }`}
+	out, err := Exec(context.Background(), "bench -script mine -engine kv -sync none -ops 7", env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rs []ScriptResult
+	if err := json.Unmarshal(out, &rs); err != nil {
+		t.Fatal(err)
+	}
+	if kv := rs[len(rs)-1]; kv.Name != "own" || kv.Script != "mine" || kv.ByOp["put"].Calls != 7 {
+		t.Errorf("kv: name %q, script %q, puts %d; want the handed-in script's 7 puts", kv.Name, kv.Script, kv.ByOp["put"].Calls)
+	}
+	env.Script = "return { run = function(ctx)\n  kv.nope()\nend }"
+	if _, err := Exec(context.Background(), "bench -script mine -engine kv -ops 3", env); err == nil || !strings.Contains(err.Error(), "mine.lua:2:") {
+		t.Errorf("err = %v, want the error at mine.lua:2", err)
 	}
 }
