@@ -605,17 +605,17 @@ func progressFlag() flagDef {
 // formatFlag is -format; benchstat says whether the command prints
 // benchmark lines.
 func formatFlag(benchstat bool) flagDef {
-	return flagDef{name: "format", usage: "table | tsv | json | benchstat (default table)", part: partAsGiven,
+	return flagDef{name: "format", usage: "table | tsv | json | benchstat | timeline (default table; timeline: one TSV row per second of each run)", part: partAsGiven,
 		fill: func(s *Spec, a arg, _ Limits) error {
 			s.Format = a.str("table")
 			switch s.Format {
 			case "table", "tsv", "json":
-			case "benchstat":
+			case "benchstat", "timeline":
 				if !benchstat {
-					return fmt.Errorf("-format benchstat: only bench and sweep print benchmark lines; allowed for %s: table, tsv, json", s.Cmd)
+					return fmt.Errorf("-format %s: only bench and sweep lines have runs to print so; allowed for %s: table, tsv, json", s.Format, s.Cmd)
 				}
 			default:
-				return fmt.Errorf("-format %s: allowed: table, tsv, json, benchstat", s.Format)
+				return fmt.Errorf("-format %s: allowed: table, tsv, json, benchstat, timeline", s.Format)
 			}
 			return nil
 		}}

@@ -16,6 +16,10 @@ type Progress struct {
 	P99            int64         `json:"p99_ns"`
 	Engine         string        `json:"engine,omitempty"`
 	Run            int           `json:"run,omitempty"` // which sub-run of a sweep/repeat/multi-engine line
+	// Unit names what Ops counts when it is not ops: "keys" while a
+	// script seeds the store, "units" (run calls) while it is measured;
+	// "" for ops.
+	Unit string `json:"unit,omitempty"`
 }
 
 // TimelinePoint is the throughput of one second of a run.

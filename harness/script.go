@@ -210,11 +210,11 @@ func scriptRun(ctx context.Context, s *Spec, env Env, dir string, prog *script.P
 		cfg.Progress = func(p script.Progress) {
 			// Seeding counts the keys written; measuring, the units (run
 			// calls): the engine field says which.
-			what, n := e+" load (keys)", p.Ops
+			what, n, unit := e+" load (keys)", p.Ops, "keys"
 			if p.Phase == "run" {
-				what, n = e+" run (units)", p.Units
+				what, n, unit = e+" run (units)", p.Units, "units"
 			}
-			env.Progress(Progress{Elapsed: p.Elapsed, ElapsedSeconds: p.Elapsed.Seconds(), Ops: n, OpsPerSec: p.Rate, Engine: what})
+			env.Progress(Progress{Elapsed: p.Elapsed, ElapsedSeconds: p.Elapsed.Seconds(), Ops: n, OpsPerSec: p.Rate, Engine: what, Unit: unit})
 		}
 	}
 	load := loadAverage()

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"kvlab/harness/script"
 	scripts "kvlab/workloads"
 )
 
@@ -168,5 +169,39 @@ func TestScriptMine(t *testing.T) {
 	env.Script = "return { run = function(ctx)\n  kv.nope()\nend }"
 	if _, err := Exec(context.Background(), "bench -script mine -engine kv -ops 3", env); err == nil || !strings.Contains(err.Error(), "mine.lua:2:") {
 		t.Errorf("err = %v, want the error at mine.lua:2", err)
+	}
+}
+
+// TestScriptTimelineFormat: -format timeline prints one TSV row per
+// second of each script run (and of each bench run), and a script's
+// progress line on the terminal names what it counts.
+func TestScriptTimelineFormat(t *testing.T) {
+	rs := []*ScriptResult{
+		{Engine: "null", Script: "mixed", Floor: true, Result: script.Result{Timeline: []script.Second{{Second: 1, Units: 900, Ops: 900}}}},
+		{Engine: "kv", Script: "mixed", Round: 2, Result: script.Result{Timeline: []script.Second{{Second: 1, Units: 10, Ops: 12}, {Second: 2, Units: 11, Ops: 14}}}},
+	}
+	var b bytes.Buffer
+	if err := Write(&b, "timeline", rs); err != nil {
+		t.Fatal(err)
+	}
+	want := "engine\tround\tscript\tsweep_param\tsweep_value\tfloor\tsecond\tunits\tops\n" +
+		"null\t0\tmixed\t\t0\ttrue\t1\t900\t900\n" +
+		"kv\t2\tmixed\t\t0\tfalse\t1\t10\t12\n" +
+		"kv\t2\tmixed\t\t0\tfalse\t2\t11\t14\n"
+	if b.String() != want {
+		t.Errorf("timeline:\n%s\nwant:\n%s", b.String(), want)
+	}
+	b.Reset()
+	br := &BenchResult{Engine: "kv", Sync: "none", Workload: "fillrandom", Threads: 1, Timeline: []TimelinePoint{{Second: 1, Ops: 5, OpsPerSec: 5, Seconds: 1}}}
+	if err := Write(&b, "timeline", br); err != nil || !strings.Contains(b.String(), "kv\tnone\tfillrandom\t1\t0\t1\t5\t5.0\t1.0000\n") {
+		t.Errorf("bench timeline: %v\n%s", err, b.String())
+	}
+	if _, err := ParseSpec("probe -format timeline", DefaultLimits()); err == nil || !strings.Contains(err.Error(), "allowed for probe: table, tsv, json") {
+		t.Errorf("probe -format timeline: err = %v, want it refused", err)
+	}
+	b.Reset()
+	progressPrinter(&b, false)(Progress{ElapsedSeconds: 1, Ops: 4000, OpsPerSec: 3900, Engine: "kv load (keys)", Unit: "keys"})
+	if got := b.String(); !strings.Contains(got, "4000 keys") || !strings.Contains(got, "3900 keys/s") {
+		t.Errorf("progress line %q, want it to count keys", got)
 	}
 }
