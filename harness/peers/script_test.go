@@ -79,11 +79,24 @@ end }`
 // TestScriptNativeSQL: on sqlite (under none and batch:3, where the
 // batch's open transaction must show its own writes) and postgres, range
 // with an upper bound, mget, mput and mdel are native and return what
-// the script asserts.
+// the script asserts; on kvserver mget, mput and mdel are.
 func TestScriptNativeSQL(t *testing.T) {
 	lines := []string{
 		"bench -script mine -engine sqlite -sync none -ops 10",
 		"bench -script mine -engine sqlite -sync batch:3 -ops 10",
+	}
+	// kvserver: MGET, MSET and DEL (no ranges: the script's own ranges
+	// are refused there, TestScriptRefusalsPeers).
+	out, err := harness.Exec(context.Background(), "bench -script batch -engine kvserver -sync none -ops 20 -items 50 -batch 4", harness.Env{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ks []harness.ScriptResult
+	if err := json.Unmarshal(out, &ks); err != nil {
+		t.Fatal(err)
+	}
+	if k := ks[len(ks)-1]; !k.Native["mget"] || !k.Native["mput"] || !k.Native["mdel"] || k.GetHits == 0 {
+		t.Errorf("batch on kvserver: native %v, %d get hits; want MGET, MSET and DEL, and the seeded keys found", k.Native, k.GetHits)
 	}
 	if localserver.PostgresBinDir() != "" {
 		lines = append(lines, "bench -script mine -engine postgres -sync none -ops 10")
