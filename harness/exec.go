@@ -45,6 +45,9 @@ type Env struct {
 	// (-engine mine, source.go), handed in by a server; a line there
 	// cannot name a file with -src.
 	Source string
+	// Script is the text of a reader's own workload script, which a
+	// line's -script mine runs (script.go), handed in by a server.
+	Script string
 
 	readSrc bool // the command line: -src FILE is read
 }

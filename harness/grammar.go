@@ -432,7 +432,7 @@ func batchFlag() flagDef {
 // scriptFlag is -script: the workload is a Lua script (script.go). It
 // comes before -workload and -batch, which read it.
 func scriptFlag() flagDef {
-	return flagDef{name: "script", usage: "a workload script instead of -workload: a shipped one (" + strings.Join(scripts.Names(), ", ") + ") or, on the command line, FILE.lua",
+	return flagDef{name: "script", usage: "a workload script instead of -workload: a shipped one (" + strings.Join(scripts.Names(), ", ") + "), mine (the script a page sends with the run) or, on the command line, FILE.lua",
 		fill: func(s *Spec, a arg, _ Limits) error {
 			s.Script = a.str("")
 			switch {
@@ -440,7 +440,7 @@ func scriptFlag() flagDef {
 				return nil
 			case s.Cmd != "bench":
 				return fmt.Errorf("-script %s: bench only; a script varies a parameter of its own with its sweep field", s.Script)
-			case strings.HasSuffix(s.Script, ".lua"):
+			case strings.HasSuffix(s.Script, ".lua"), s.Script == ScriptMine:
 				return nil
 			}
 			if _, ok := scripts.Lookup(s.Script); !ok {
@@ -611,17 +611,17 @@ func progressFlag() flagDef {
 // formatFlag is -format; benchstat says whether the command prints
 // benchmark lines.
 func formatFlag(benchstat bool) flagDef {
-	return flagDef{name: "format", usage: "table | tsv | json | benchstat (default table)", part: partAsGiven,
+	return flagDef{name: "format", usage: "table | tsv | json | benchstat | timeline (default table; timeline: one TSV row per second of each run)", part: partAsGiven,
 		fill: func(s *Spec, a arg, _ Limits) error {
 			s.Format = a.str("table")
 			switch s.Format {
 			case "table", "tsv", "json":
-			case "benchstat":
+			case "benchstat", "timeline":
 				if !benchstat {
-					return fmt.Errorf("-format benchstat: only bench and sweep print benchmark lines; allowed for %s: table, tsv, json", s.Cmd)
+					return fmt.Errorf("-format %s: only bench and sweep lines have runs to print so; allowed for %s: table, tsv, json", s.Format, s.Cmd)
 				}
 			default:
-				return fmt.Errorf("-format %s: allowed: table, tsv, json, benchstat", s.Format)
+				return fmt.Errorf("-format %s: allowed: table, tsv, json, benchstat, timeline", s.Format)
 			}
 			return nil
 		}}

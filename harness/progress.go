@@ -18,6 +18,10 @@ type Progress struct {
 	Run            int           `json:"run,omitempty"` // which sub-run of a sweep/repeat/multi-engine line
 	// Phase is "warmup" during a -until-steady warm-up, "" while measuring.
 	Phase string `json:"phase,omitempty"`
+	// Unit names what Ops counts when it is not ops: "keys" while a
+	// script seeds the store, "units" (run calls) while it is measured;
+	// "" for ops.
+	Unit string `json:"unit,omitempty"`
 }
 
 // TimelinePoint is the throughput of one second of a run.

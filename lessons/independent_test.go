@@ -36,6 +36,7 @@ type lat struct {
 type res struct {
 	OpsPerSec          float64        `json:"ops_per_sec"`
 	UnitsPerSec        float64        `json:"units_per_sec"`
+	WUPerSec           float64        `json:"wu_per_sec"` // a script line's units per second
 	Ops                float64        `json:"ops"`
 	Units              float64        `json:"units"`
 	Fsyncs             float64        `json:"fsyncs"`
@@ -290,7 +291,23 @@ var independent = map[string]func(ls lines) float64{
 	"background-drift":      func(ls lines) float64 { return drift(ls.r(0)) },
 	"update-vs-fill":        func(ls lines) float64 { return ls.r(5).UnitsPerSec / max(ls.r(1).OpsPerSec, 1) },
 	"batch-ops-ratio":       func(ls lines) float64 { return ls.r(1).OpsPerSec / max(ls.r(0).OpsPerSec, 1) },
-	"batch-units-ratio":     func(ls lines) float64 { return ls.r(1).UnitsPerSec / max(ls.r(0).UnitsPerSec, 1) },
+	"cart-ops-per-unit":     func(ls lines) float64 { return ls[0].at(1).OpsPerSec / max(ls[0].at(1).WUPerSec, 1) },
+	"cart-winner": func(ls lines) float64 {
+		// The median wu/s of each engine over the three mirrored
+		// rounds (cartOrder); the fastest, kv first on a tie.
+		med := func(e string) float64 {
+			var v []float64
+			for i, name := range cartOrder {
+				if name == e {
+					v = append(v, ls[0].at(i).WUPerSec)
+				}
+			}
+			return median(v...)
+		}
+		kv, pebble, sqlite := med("kv"), med("pebble"), med("sqlite")
+		return choice(kv >= max(pebble, sqlite), 1, choice(pebble >= sqlite, 2, 3))
+	},
+	"batch-units-ratio": func(ls lines) float64 { return ls.r(1).UnitsPerSec / max(ls.r(0).UnitsPerSec, 1) },
 	"median-change": func(ls lines) float64 {
 		before, after := ls[0], ls[1]
 		return median(after.at(0).OpsPerSec, after.at(1).OpsPerSec, after.at(2).OpsPerSec) /

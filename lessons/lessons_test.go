@@ -10,6 +10,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"kvlab/engine/crashtest"
@@ -48,8 +49,22 @@ func load(t *testing.T) []*lesson.Lesson {
 	if err != nil {
 		t.Fatalf("loading the lessons: %v", err)
 	}
+	for _, l := range ls {
+		for _, c := range l.Cells {
+			if c.Script != "" {
+				for _, line := range c.Lines {
+					cellScripts.Store(line, c.Script)
+				}
+			}
+		}
+	}
 	return ls
 }
+
+// cellScripts maps each line of a cell that has a ```lua mine block to
+// that block's script: what the page sends with the cell's run, and
+// what execIn hands its -script mine lines (harness.Env.Script).
+var cellScripts sync.Map
 
 // TestFrontMatter checks there are eleven chapters, ordered 1..11, each with a
 // title and a summary and at least one quiz or exercise and one cell.
@@ -315,7 +330,11 @@ func execIn(t *testing.T, dir string, lines []string, f float64, lim harness.Lim
 		if runDir == "" {
 			runDir = t.TempDir()
 		}
-		raw, err := harness.Exec(context.Background(), scaled, harness.Env{Dir: runDir, Limits: lim})
+		env := harness.Env{Dir: runDir, Limits: lim}
+		if script, ok := cellScripts.Load(line); ok {
+			env.Script = script.(string)
+		}
+		raw, err := harness.Exec(context.Background(), scaled, env)
 		if errors.Is(err, peers.ErrRedisMissing) {
 			// A cell with a real redis-server runs where one is
 			// installed (.ci/run installs it); elsewhere it skips, or

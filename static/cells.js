@@ -70,6 +70,18 @@ export class Socket {
   off(id) { this.handlers.delete(id); }
 }
 
+// scriptFor is the text of the script editor (a ```lua mine block) that
+// comes last before the cell el, when the cell's text runs -script mine;
+// else null. The server runs it only where a reader's own code may run.
+export function scriptFor(el, text) {
+  if (!/(^|\s)-script[ =]+mine(\s|$)/m.test(text)) return null;
+  let found = null;
+  for (const ed of document.querySelectorAll('textarea.lab-script-src')) {
+    if (ed.compareDocumentPosition(el) & Node.DOCUMENT_POSITION_FOLLOWING) found = ed;
+  }
+  return found ? found.value : null;
+}
+
 // LOST is the error a run shows when the connection dropped under it.
 const LOST = 'The connection to labserver was lost; the run was cancelled. Run the cell again when the server is back.';
 
@@ -296,6 +308,8 @@ export class Cell {
     const fields = { cell: this.src.value, lesson: lessonSlug(), cell_id: this.id, browser: browserID() };
     if (rounds > 1) fields.repeat = rounds;
     if (token(false)) fields.token = token(false);
+    const script = scriptFor(this.el, this.src.value);
+    if (script != null) fields.script = script;
     this.job = new CellRun(this.sock, this.runId, fields, (m) => this.onMessage(m));
     this.lines = this.job.lines;
     this.notice = null;
