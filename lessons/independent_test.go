@@ -221,7 +221,14 @@ var independent = map[string]func(ls lines) float64{
 		}
 		return 6
 	},
-	"linear-wrong":     func(ls lines) float64 { return 64 * ls[0].at(0).OpsPerSec / max(ls[0].at(6).OpsPerSec, 1) },
+	"linear-wrong": func(ls lines) float64 { return 256 * ls[0].at(0).OpsPerSec / max(ls[0].at(8).OpsPerSec, 1) },
+	"knee-threads": func(ls lines) float64 {
+		top := 0.0
+		for k := range 9 {
+			top = max(top, ls[0].at(k).OpsPerSec)
+		}
+		return top / max(ls[0].at(0).OpsPerSec, 1)
+	},
 	"flushes-per-sec":  func(ls lines) float64 { return ls[0].at(4).Fsyncs / max(ls[0].at(4).WallSeconds, 0.001) },
 	"always-16":        func(ls lines) float64 { return ls[0].at(2).OpsPerSec },
 	"littles-latency":  func(ls lines) float64 { return 8e6 / max(ls[0].at(3).OpsPerSec, 1) },
