@@ -89,3 +89,63 @@ func TestGroupCommitKnee(t *testing.T) {
 		}
 	}
 }
+
+// Lesson 10's knee from utilization. The text states the mean time in
+// the store under Poisson arrivals (Pollaczek–Khinchine), its M/M/1 form
+// 1 ÷ (1 − utilization), and that poisson-knee is graded on the first
+// line of the reader's run whose time in the store (corrected mean less
+// the generator's mean lateness) passes twice its mean service time. On
+// the run: the formula with c = 0 is the least a Poisson queue waits, so
+// every line below saturation waits at least (with a margin) that much,
+// which evenly spaced arrivals at the same utilization need not.
+func TestPoissonKnee(t *testing.T) {
+	l := lessonByPrefix(t, "10-")
+	body := flat(string(l.Body))
+	for _, want := range []string{"S × (1 + utilization × (1 + c²) / (2 × (1 − utilization)))", "S ÷ (1 − utilization)", "-arrivals poisson", "0.5 ÷ S"} {
+		if !strings.Contains(body, flat(want)) {
+			t.Errorf("lesson 10 does not say %q", want)
+		}
+	}
+	q := quizByID(t, l, "poisson-knee")
+	if !q.Predict || q.Reason {
+		t.Errorf("poisson-knee: predict %v, reason %v; it is a prediction of the reader's disk", q.Predict, q.Reason)
+	}
+	_, c := cellByID(t, "10-", "poisson")
+	for i, line := range c.Lines {
+		if !strings.Contains(line, "-arrivals poisson") {
+			t.Errorf("poisson line %d %q: not Poisson arrivals", i, line)
+		}
+	}
+	// Made-up lines: the third is the first whose time in the store
+	// (mean 900 less lag 100) passes twice its service time (350); the
+	// second's passes it only with the lag counted.
+	mk := func(mean, lag, service float64) any {
+		return synthetic("latency.put.mean_ns", mean, "pacer_lag.mean_ns", lag, "latency_uncorrected.put.mean_ns", service)
+	}
+	rs := []any{mk(400, 50, 300), mk(800, 300, 300), mk(900, 100, 350), mk(5000, 0, 300), mk(9000, 0, 300), mk(9000, 0, 300)}
+	if got := answer(t, q, rs); got != 3 {
+		t.Errorf("poisson-knee on made-up lines: got choice %v, want 3 (the first line past twice its service time, net of the pacer lag)", got)
+	}
+
+	margins := func(rs []any) []float64 {
+		var out []float64
+		for _, r := range rs {
+			u := num(t, r, "utilization")
+			inStore := (num(t, r, "latency.put.mean_ns") - num(t, r, "pacer_lag.mean_ns")) / max(num(t, r, "latency_uncorrected.put.mean_ns"), 1)
+			m := 1.0
+			if u >= 0.1 && u <= 0.9 {
+				least := 1 + 0.3*u/(1-u) // the c = 0 wait, 0.5 u/(1−u), with a margin
+				m = inStore / least
+			}
+			t.Logf("utilization %.2f: time in the store %.2f × the service time (M/M/1 %.2f)", u, inStore, 1/max(1-u, 0.01))
+			out = append(out, m)
+		}
+		return out
+	}
+	holds := func(v float64) bool { return v >= 1 }
+	for i, m := range medianOfRuns(t, "10-", "poisson", margins, holds) {
+		if !holds(m) {
+			t.Errorf("poisson line %d: time in the store is %.2f of the least a Poisson queue waits at its utilization (median of 3 runs); the lesson says random arrivals queue at least that much", i, m)
+		}
+	}
+}

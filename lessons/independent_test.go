@@ -46,8 +46,11 @@ type res struct {
 	BacklogUnits       float64        `json:"backlog_units"`
 	Latency            map[string]lat `json:"latency"`
 	LatencyUncorrected map[string]lat `json:"latency_uncorrected"`
-	ServerLatency      map[string]lat `json:"server_latency"`
-	Pooled             *struct {
+	PacerLag           struct {
+		MeanNs float64 `json:"mean_ns"`
+	} `json:"pacer_lag"`
+	ServerLatency map[string]lat `json:"server_latency"`
+	Pooled        *struct {
 		Latency map[string]lat `json:"latency"`
 	} `json:"pooled"`
 	Model struct {
@@ -213,6 +216,15 @@ var independent = map[string]func(ls lines) float64{
 		return float64(slices.Index(p, lo) + 1)
 	},
 	"generator-floor": func(ls lines) float64 { return ls.r(0).put().P99Ns / 1000 },
+	"poisson-knee": func(ls lines) float64 {
+		for k := range 6 {
+			r := ls.r(k)
+			if r.put().MeanNs-r.PacerLag.MeanNs > 2*r.LatencyUncorrected["put"].MeanNs {
+				return float64(k + 1)
+			}
+		}
+		return 7
+	},
 	"hockey-knee": func(ls lines) float64 {
 		for k := range 5 {
 			if r := ls.r(k); r.put().P99Ns > 2*r.LatencyUncorrected["put"].P99Ns {
