@@ -47,8 +47,11 @@ type res struct {
 	BacklogUnits       float64        `json:"backlog_units"`
 	Latency            map[string]lat `json:"latency"`
 	LatencyUncorrected map[string]lat `json:"latency_uncorrected"`
-	ServerLatency      map[string]lat `json:"server_latency"`
-	Pooled             *struct {
+	PacerLag           struct {
+		MeanNs float64 `json:"mean_ns"`
+	} `json:"pacer_lag"`
+	ServerLatency map[string]lat `json:"server_latency"`
+	Pooled        *struct {
 		Latency map[string]lat `json:"latency"`
 	} `json:"pooled"`
 	Model struct {
@@ -223,6 +226,15 @@ var independent = map[string]func(ls lines) float64{
 		return float64(slices.Index(p, lo) + 1)
 	},
 	"generator-floor": func(ls lines) float64 { return ls.r(0).put().P99Ns / 1000 },
+	"poisson-knee": func(ls lines) float64 {
+		for k := range 6 {
+			r := ls.r(k)
+			if r.put().MeanNs-r.PacerLag.MeanNs > 2*r.LatencyUncorrected["put"].MeanNs {
+				return float64(k + 1)
+			}
+		}
+		return 7
+	},
 	"hockey-knee": func(ls lines) float64 {
 		for k := range 5 {
 			if r := ls.r(k); r.put().P99Ns > 2*r.LatencyUncorrected["put"].P99Ns {
@@ -231,7 +243,14 @@ var independent = map[string]func(ls lines) float64{
 		}
 		return 6
 	},
-	"linear-wrong":     func(ls lines) float64 { return 64 * ls[0].at(0).OpsPerSec / max(ls[0].at(6).OpsPerSec, 1) },
+	"linear-wrong": func(ls lines) float64 { return 256 * ls[0].at(0).OpsPerSec / max(ls[0].at(8).OpsPerSec, 1) },
+	"knee-threads": func(ls lines) float64 {
+		top := 0.0
+		for k := range 9 {
+			top = max(top, ls[0].at(k).OpsPerSec)
+		}
+		return top / max(ls[0].at(0).OpsPerSec, 1)
+	},
 	"flushes-per-sec":  func(ls lines) float64 { return ls[0].at(4).Fsyncs / max(ls[0].at(4).WallSeconds, 0.001) },
 	"always-16":        func(ls lines) float64 { return ls[0].at(2).OpsPerSec },
 	"littles-latency":  func(ls lines) float64 { return 8e6 / max(ls[0].at(3).OpsPerSec, 1) },
