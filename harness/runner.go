@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -715,6 +716,15 @@ func (w *worker) loop(r *run, keys keyTable, from, n int64, deadline time.Durati
 			start, end, err = w.batchUnit(keys, pos, from+i, intended)
 		} else {
 			start, end, err = w.unit(key, val, order[pos], isRead, intended)
+		}
+		if err != nil && errors.Is(err, ErrWritesStopped) && !w.warming {
+			// A fault of the run's own making left nothing to write to:
+			// the client stops, and a -duration run's clock runs on to
+			// its end, so the timeline shows the silence.
+			if deadline > 0 {
+				w.clk.sleepUntil(deadline, r.stopCh)
+			}
+			return
 		}
 		if err != nil {
 			w.err = fmt.Errorf("%s %s: %w", w.cfg.engine, w.cfg.workload, err)
