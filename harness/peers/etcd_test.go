@@ -3,6 +3,7 @@ package peers
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -225,4 +226,46 @@ func TestEtcdKillLeader(t *testing.T) {
 		}
 	}
 	checkNoServers(t, dir)
+}
+
+// TestKillLeaderCancelled cancels a run, as a closed cell does, a second
+// after -kill leader fired: etcd's clients are then waiting out the
+// election, pg-sync's have stopped writing and wait for -duration. The
+// run ends at once, and neither a server (the killed leader's orphaned
+// children included) nor the run's directory outlives it.
+func TestKillLeaderCancelled(t *testing.T) {
+	for _, tt := range []struct {
+		engine  string
+		require func(*testing.T)
+	}{
+		{"etcd", requireEtcd},
+		{"pg-sync", requirePostgres},
+	} {
+		t.Run(tt.engine, func(t *testing.T) {
+			tt.require(t)
+			dir := openDir(t)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			env := harness.Env{Dir: dir, Progress: func(p harness.Progress) {
+				if p.Elapsed >= 1500*time.Millisecond {
+					cancel()
+				}
+			}}
+			start := time.Now()
+			_, err := harness.Exec(ctx, "bench -engine "+tt.engine+" -duration 60s -warmup 2 -kill leader@500ms -format json", env)
+			if err != nil && !errors.Is(err, context.Canceled) {
+				t.Errorf("cancelled run: %v", err)
+			}
+			if ctx.Err() == nil {
+				t.Fatalf("the run ended (%v) before it was cancelled", err)
+			}
+			if d := time.Since(start); d > 50*time.Second {
+				t.Errorf("the cancelled run took %v, want it to end well before its 60s", d)
+			}
+			checkNoServers(t, dir)
+			if left, _ := os.ReadDir(dir); len(left) != 0 {
+				t.Errorf("%d entries left in %s after the run: %v", len(left), dir, left)
+			}
+		})
+	}
 }
