@@ -188,7 +188,7 @@ rounds:
 				threads: c.threads, ops: s.Ops, exactCap: DefaultExactCap, duration: s.Duration, maxUnits: s.maxUnits(env.Limits),
 				valueSize: s.ValueSize, keys: s.Keys, warmup: s.Warmup, rate: s.Rate, poisson: s.Arrivals == "poisson", pipeline: s.Pipeline, seed: s.Seed, cold: s.Cache == "cold",
 				dishonest: s.Dishonest, dir: runDir, pool: c.pool, source: source,
-				opts: s.engineOptions(c.engine), fanout: s.Fanout,
+				opts: s.engineOptions(c.engine), fanout: s.Fanout, hedge: s.Hedge,
 			}
 			if env.Progress != nil {
 				cfg.progress = func(p Progress) {

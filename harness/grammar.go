@@ -319,7 +319,7 @@ func benchFlags(threads string) []flagDef {
 				return err
 			},
 			show: func(s *Spec, _ runOf) (string, bool) { return itoa(s.Warmup), s.Script == "" }},
-		rateFlag(), arrivalsFlag(), pipelineFlag(), fanoutFlag(), cacheFlag(),
+		rateFlag(), arrivalsFlag(), pipelineFlag(), fanoutFlag(), hedgeFlag(), cacheFlag(),
 		{name: "repeat", usage: "run N times and report each (the table adds the medians)", part: partLine,
 			fill: func(s *Spec, a arg, lim Limits) error {
 				n, err := a.int(1, 1, int64(max(lim.MaxRepeat, 1)))
@@ -647,7 +647,7 @@ func checkBench(s *Spec, lim Limits) error {
 	if s.Script != "" {
 		// The flags of the built-in workloads say nothing to a script,
 		// which draws its own keys and paces itself.
-		for _, f := range []string{"keys", "dist", "warmup", "rate", "pipeline", "fanout", "cache", "src"} {
+		for _, f := range []string{"keys", "dist", "warmup", "rate", "pipeline", "fanout", "hedge", "cache", "src"} {
 			if s.has(f) {
 				return fmt.Errorf("-%s: does not apply to -script runs (the script chooses its keys and pacing; its ctx has items, users, batch, valuebytes, ops, seed, thread, threads)", f)
 			}

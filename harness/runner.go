@@ -79,6 +79,8 @@ type runConfig struct {
 	opts EngineOptions
 	// fanout is -fanout K: requests per unit (fanout.go); 0 or 1 = none.
 	fanout int
+	// hedge is -hedge pP's P (hedge.go); 0 = none.
+	hedge float64
 }
 
 // dishonesty is the set of timing rules a run deliberately breaks, for the
@@ -311,8 +313,8 @@ func openAndPreload(ctx context.Context, cfg *runConfig) (Store, keyTable, error
 	if err != nil {
 		return nil, keyTable{}, fmt.Errorf("open %s in %s: %w", cfg.engine, cfg.dir, err)
 	}
-	if cfg.fanout > 1 {
-		store = newFanout(store, cfg.fanout, cfg.ops)
+	if cfg.fanout > 1 || cfg.hedge > 0 {
+		store = newFanout(store, max(cfg.fanout, 1), cfg.ops, cfg.hedge)
 	}
 	return store, keys, nil
 }

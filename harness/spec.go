@@ -66,7 +66,8 @@ type Spec struct {
 	KillFollower time.Duration
 	// KillLeader is -kill leader@D; 0 when not given.
 	KillLeader time.Duration
-	Fanout     int // bench, sweep: requests per unit (fanout.go); 1 = none
+	Fanout     int     // bench, sweep: requests per unit (fanout.go); 1 = none
+	Hedge      float64 // bench, sweep: -hedge pP's P (hedge.go); 0 = none
 	Repeat     int
 	Seed       int64
 	Trials     int
