@@ -688,9 +688,18 @@ func probeFlags() []flagDef {
 }
 
 func modelFlags() []flagDef {
-	return []flagDef{
-		{name: "sync", usage: usageSync,
+	return append(modelReplicationFlags(), []flagDef{
+		{name: "sync", usage: usageSync + "; with the replication model, the engine's (default always)",
 			fill: func(s *Spec, a arg, _ Limits) error {
+				if isReplicationModel(s) {
+					s.Sync = a.str("always")
+					for _, rm := range replicatedModels {
+						if slices.Contains(s.Engines, rm.name) && !slices.Contains(rm.syncs, s.Sync) {
+							return fmt.Errorf("-sync %s: -engine %s takes %s", s.Sync, rm.name, strings.Join(rm.syncs, ", "))
+						}
+					}
+					return nil
+				}
 				if !a.given {
 					return fmt.Errorf("model: -sync is required: batch:N or periodic:D, e.g. model -sync batch:64")
 				}
@@ -718,7 +727,7 @@ func modelFlags() []flagDef {
 			},
 			show: func(s *Spec, _ runOf) (string, bool) { return s.TFsync.String(), s.has("t-fsync") }},
 		dirFlag(), formatFlag(false),
-	}
+	}...)
 }
 
 func crashFlags() []flagDef {
