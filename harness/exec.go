@@ -235,7 +235,7 @@ rounds:
 			res.Probe = brief
 			res.LoadAvg = load
 			res.Model = benchModel(s.Sync, res, brief)
-			replicationModel(res.Replication, brief)
+			replicationModel(res.Replication, brief, c.engine)
 			c.runs = append(c.runs, res)
 		}
 	}

@@ -423,7 +423,8 @@ type ReplicationReport struct {
 	// follower_flush max(T_fsync, RTT + T_fsync), the leader's flush
 	// overlapping the trip to the follower and its flush; with
 	// LeaderFlushFirst, T_fsync + RTT and 2 T_fsync + RTT. T_fsync is the
-	// probe's appending fdatasync, RTT the proxy's p50 (0 without a
+	// probe's figure for the engine's case (replicaFsync: pg-sync's
+	// overwrite, etcd's append), RTT the proxy's p50 (0 without a
 	// proxy: loopback's tens of microseconds are left out). Every member
 	// flushes to this machine's one disk, where flushes may queue behind
 	// each other; the formula leaves that out, and the run's put p50
@@ -446,28 +447,22 @@ type ReplicationReport struct {
 	Failover *FailoverReport `json:"failover,omitempty"`
 }
 
-// replicationModel fills rep.ModelCommitNs from the probe's T_fsync and
-// the measured round trip.
-func replicationModel(rep *ReplicationReport, probe *ProbeBrief) {
-	if rep == nil || probe == nil || probe.FdatasyncNs <= 0 {
+// replicationModel fills rep.ModelCommitNs from the probe's T_fsync for
+// engine's case and the measured round trip: the replication model's
+// formula (model_replication.go: replicaFsync, commitModel).
+func replicationModel(rep *ReplicationReport, probe *ProbeBrief, engine string) {
+	if rep == nil || probe == nil {
 		return
 	}
-	tf, rtt := probe.FdatasyncNs, 0.0
+	tf, _ := replicaFsync(engine, probe)
+	if tf <= 0 {
+		return
+	}
+	rtt := 0.0
 	if rep.Net != nil {
 		rtt = float64(rep.Net.RTTP50Ns)
 	}
-	switch {
-	case rep.WaitsFor == "leader_only":
-		rep.ModelCommitNs = tf
-	case rep.WaitsFor == "follower_write" && rep.LeaderFlushFirst:
-		rep.ModelCommitNs = tf + rtt
-	case rep.WaitsFor == "follower_write":
-		rep.ModelCommitNs = max(tf, rtt)
-	case rep.WaitsFor == "follower_flush" && rep.LeaderFlushFirst:
-		rep.ModelCommitNs = 2*tf + rtt
-	case rep.WaitsFor == "follower_flush":
-		rep.ModelCommitNs = max(tf, rtt+tf)
-	}
+	rep.ModelCommitNs, _ = commitModel(rep.WaitsFor, rep.LeaderFlushFirst, tf, rtt)
 }
 
 // idleWindow is how long the harness watches the device with the
