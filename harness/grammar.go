@@ -322,7 +322,7 @@ func benchFlags(threads string) []flagDef {
 	}...)
 	fs = append(fs, steadyFlags()...)
 	fs = append(fs, []flagDef{
-		rateFlag(), arrivalsFlag(), pipelineFlag(), fanoutFlag(), cacheFlag(),
+		rateFlag(), arrivalsFlag(), pipelineFlag(), fanoutFlag(), hedgeFlag(), cacheFlag(),
 		{name: "repeat", usage: "run N times and report each (the table adds the medians)", part: partLine,
 			fill: func(s *Spec, a arg, lim Limits) error {
 				n, err := a.int(1, 1, int64(max(lim.MaxRepeat, 1)))
@@ -703,7 +703,7 @@ func checkBench(s *Spec, lim Limits) error {
 	if s.Script != "" {
 		// The flags of the built-in workloads say nothing to a script,
 		// which draws its own keys and paces itself.
-		for _, f := range []string{"keys", "dist", "warmup", "until-steady", "rate", "pipeline", "fanout", "cache", "src"} {
+		for _, f := range []string{"keys", "dist", "warmup", "until-steady", "rate", "pipeline", "fanout", "hedge", "cache", "src"} {
 			if s.has(f) {
 				return fmt.Errorf("-%s: does not apply to -script runs (the script chooses its keys and pacing; its ctx has items, users, batch, valuebytes, ops, seed, thread, threads)", f)
 			}
@@ -744,9 +744,18 @@ func probeFlags() []flagDef {
 }
 
 func modelFlags() []flagDef {
-	return []flagDef{
-		{name: "sync", usage: usageSync,
+	return append(modelReplicationFlags(), []flagDef{
+		{name: "sync", usage: usageSync + "; with the replication model, the engine's (default always)",
 			fill: func(s *Spec, a arg, _ Limits) error {
+				if isReplicationModel(s) {
+					s.Sync = a.str("always")
+					for _, rm := range replicatedModels {
+						if slices.Contains(s.Engines, rm.name) && !slices.Contains(rm.syncs, s.Sync) {
+							return fmt.Errorf("-sync %s: -engine %s takes %s", s.Sync, rm.name, strings.Join(rm.syncs, ", "))
+						}
+					}
+					return nil
+				}
 				if !a.given {
 					return fmt.Errorf("model: -sync is required: batch:N or periodic:D, e.g. model -sync batch:64")
 				}
@@ -774,7 +783,7 @@ func modelFlags() []flagDef {
 			},
 			show: func(s *Spec, _ runOf) (string, bool) { return s.TFsync.String(), s.has("t-fsync") }},
 		dirFlag(), formatFlag(false),
-	}
+	}...)
 }
 
 func crashFlags() []flagDef {

@@ -803,6 +803,10 @@ func syncCallName(call string) string {
 }
 
 func writeModelTable(w io.Writer, m *ModelResult) error {
+	if m.Replication != nil {
+		writeReplicationModel(w, m)
+		return nil
+	}
 	src := func(s string) string {
 		switch s {
 		case "given":

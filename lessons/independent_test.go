@@ -76,6 +76,16 @@ type res struct {
 		NetFlushesPerOp     float64 `json:"net_flushes_per_op"`
 		NetBytesPerLogical  float64 `json:"net_device_bytes_per_logical_byte"`
 	} `json:"device_io"`
+	// replicated engines (lesson 12)
+	Replication struct {
+		Failover struct {
+			ResumedAfterNs float64 `json:"resumed_after_ns"`
+		} `json:"failover"`
+	} `json:"replication"`
+	Fanout struct {
+		UnitP99Ns         float64 `json:"unit_p99_ns"`
+		UnhedgedUnitP99Ns float64 `json:"unhedged_unit_p99_ns"`
+	} `json:"fanout"`
 	// model lines
 	PredictedOpsPerSec float64 `json:"predicted_ops_per_sec"`
 	// probe lines
@@ -279,6 +289,11 @@ var independent = map[string]func(ls lines) float64{
 	},
 	"headline-ratio": func(ls lines) float64 { return ls.r(0).OpsPerSec / max(ls.r(1).OpsPerSec, 1) },
 	"dist-ratio":     func(ls lines) float64 { return ls.r(0).Latency["get"].P50Ns / max(ls.r(1).Latency["get"].P50Ns, 1) },
+	"standby-ms":     func(ls lines) float64 { return ls.r(1).put().P50Ns / 1e6 },
+	"standby-ratio":  func(ls lines) float64 { return ls.r(1).put().P50Ns / ls.r(0).put().P50Ns },
+	"delay-ms":       func(ls lines) float64 { return (ls.r(1).put().P50Ns - ls.r(0).put().P50Ns) / 1e6 },
+	"election-s":     func(ls lines) float64 { return ls.r(0).Replication.Failover.ResumedAfterNs / 1e9 },
+	"hedge-tail":     func(ls lines) float64 { return ls.r(1).Fanout.UnitP99Ns / ls.r(1).Fanout.UnhedgedUnitP99Ns },
 	"hop-us": func(ls lines) float64 {
 		w := ls[0].at(1)
 		return (w.put().P50Ns - w.ServerLatency["put"].P50Ns) / 1000
