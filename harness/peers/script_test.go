@@ -21,6 +21,7 @@ func TestScriptRefusalsPeers(t *testing.T) {
 	lines := map[string]string{
 		"bench -script cart -engine redis -ops 10":                      "-engine redis cannot run kv.range",
 		"bench -script scan -engine kv,kvserver -index ordered -ops 10": "-engine kvserver cannot run kv.scan",
+		"bench -script cart -engine resp://127.0.0.1:1 -ops 10":         "-engine resp://127.0.0.1:1 cannot run kv.range",
 		"bench -script cart -engine pebble -index ordered":              "-index ordered: applies to -engine kv only",
 	}
 	for line, want := range lines {
