@@ -95,6 +95,9 @@ func writeBenchTable(w io.Writer, r *BenchResult) error {
 		fmt.Fprintf(w, "%-16s   %11s           %10.0f units/sec (%d units; a unit is one workload step)\n", "", "", r.UnitsPerSec, r.Units)
 	}
 	writeLatency(w, r.Latency, "")
+	if s := reopenLine(r); s != "" {
+		fmt.Fprintln(w, s)
+	}
 	if s := serverLine(r); s != "" {
 		fmt.Fprintln(w, s)
 	}
@@ -136,6 +139,15 @@ func writeBenchTable(w io.Writer, r *BenchResult) error {
 		fmt.Fprintln(w, s)
 	}
 	if s := cacheLine(r.Cache); s != "" {
+		fmt.Fprintln(w, s)
+	}
+	if s := steadyLine(r.SteadyState); s != "" {
+		fmt.Fprintln(w, s)
+	}
+	if s := ampLine(r.Amplification); s != "" {
+		fmt.Fprintln(w, s)
+	}
+	if s := walReuseLine(r.EngineMetrics); s != "" {
 		fmt.Fprintln(w, s)
 	}
 	if s := deviceLine(r.DeviceIO); s != "" {
@@ -532,6 +544,9 @@ func writeCompareTable(w io.Writer, rs []*BenchResult) error {
 			fmt.Fprintf(w, "%s, %d thread%s%s: %s\n", r.Engine, r.Threads, plural(r.Threads), runSuffix(r), s)
 		}
 	}
+	if s := reopenMedians(rs); s != "" {
+		fmt.Fprintln(w, s)
+	}
 	c := *rs[0]
 	c.Engine = strings.Join(engines, ",")
 	fmt.Fprintln(w, conditions(&c))
@@ -788,6 +803,10 @@ func syncCallName(call string) string {
 }
 
 func writeModelTable(w io.Writer, m *ModelResult) error {
+	if m.Replication != nil {
+		writeReplicationModel(w, m)
+		return nil
+	}
 	src := func(s string) string {
 		switch s {
 		case "given":

@@ -215,7 +215,11 @@ func (r *Runner) runLine(ctx context.Context, j *Job, dir string, i, round, roun
 		j.Out.Send(ErrorMsg{Type: "error", ID: j.ID, Line: LineP(i), Message: "creating the run directory: " + err.Error()})
 		return false, false
 	}
-	j.Out.Send(StartedMsg{Type: "started", ID: j.ID, Line: i, Spec: j.Lines[i]})
+	sm := StartedMsg{Type: "started", ID: j.ID, Line: i, Spec: j.Lines[i]}
+	if rounds > 1 {
+		sm.Round, sm.Rounds = round, rounds
+	}
+	j.Out.Send(sm)
 	tl := &timeline{}
 	env := harness.Env{
 		Dir:    dir,

@@ -183,7 +183,7 @@ func NewMarkdown(extra ...renderer.Option) goldmark.Markdown {
 	return lesson.NewMarkdown(
 		goldmark.WithExtensions(extension.Typographer),
 		goldmark.WithParserOptions(parser.WithAutoHeadingID()),
-		goldmark.WithRendererOptions(extra...),
+		goldmark.WithRendererOptions(append([]renderer.Option{renderer.WithNodeRenderers(CodeSpans())}, extra...)...),
 	)
 }
 
