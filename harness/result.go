@@ -108,6 +108,15 @@ type BenchResult struct {
 	// prediction for independent requests (fanout.go).
 	Fanout *FanoutReport `json:"fanout,omitempty"`
 
+	// The reopen workload (reopen.go): how long the Open of a store
+	// whose files were dropped from the page cache took, and the Close
+	// after it; for kv, the memory its index holds per key (the key
+	// included) and the floor of that Open measured in the same run.
+	OpenSeconds      float64          `json:"open_seconds,omitempty"`
+	CloseSeconds     float64          `json:"close_seconds,omitempty"`
+	IndexBytesPerKey float64          `json:"index_bytes_per_key,omitempty"`
+	OpenFloor        *OpenFloorReport `json:"open_floor,omitempty"`
+
 	Model    *BenchModel     `json:"model,omitempty"` // for batch:N and periodic:D
 	Timeline []TimelinePoint `json:"timeline"`
 	// SteadyState, in a -until-steady run, says whether and when the

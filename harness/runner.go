@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -85,6 +86,8 @@ type runConfig struct {
 	opts EngineOptions
 	// fanout is -fanout K: requests per unit (fanout.go); 0 or 1 = none.
 	fanout int
+	// hedge is -hedge pP's P (hedge.go); 0 = none.
+	hedge float64
 }
 
 // dishonesty is the set of timing rules a run deliberately breaks, for the
@@ -227,6 +230,9 @@ func (r *run) halt() {
 // the steps of the file comment in order: open and preload (1-3), build
 // the workers (2), warm up (4), measure (5-8), and the result.
 func runOne(ctx context.Context, cfg runConfig) (*BenchResult, error) {
+	if cfg.workload == reopenWorkload {
+		return runReopen(ctx, cfg)
+	}
 	store, keys, err := openAndPreload(ctx, &cfg)
 	if err != nil {
 		return nil, err
@@ -351,8 +357,8 @@ func openAndPreload(ctx context.Context, cfg *runConfig) (Store, keyTable, error
 	if err != nil {
 		return nil, keyTable{}, fmt.Errorf("open %s in %s: %w", cfg.engine, cfg.dir, err)
 	}
-	if cfg.fanout > 1 {
-		store = newFanout(store, cfg.fanout, cfg.ops)
+	if cfg.fanout > 1 || cfg.hedge > 0 {
+		store = newFanout(store, max(cfg.fanout, 1), cfg.ops, cfg.hedge)
 	}
 	return store, keys, nil
 }
@@ -756,6 +762,15 @@ func (w *worker) loop(r *run, keys keyTable, from, n int64, deadline time.Durati
 			start, end, err = w.batchUnit(keys, pos, from+i, intended)
 		} else {
 			start, end, err = w.unit(key, val, order[pos], isRead, intended)
+		}
+		if err != nil && errors.Is(err, ErrWritesStopped) && !w.warming {
+			// A fault of the run's own making left nothing to write to:
+			// the client stops, and a -duration run's clock runs on to
+			// its end, so the timeline shows the silence.
+			if deadline > 0 {
+				w.clk.sleepUntil(deadline, r.stopCh)
+			}
+			return
 		}
 		if err != nil {
 			w.err = fmt.Errorf("%s %s: %w", w.cfg.engine, w.cfg.workload, err)

@@ -36,6 +36,8 @@ var measuredFields = map[string]bool{
 	// bench
 	"ops_per_sec": true, "units_per_sec": true, "wall_seconds": true,
 	"fsyncs": true, "utilization": true, "backlog_units": true,
+	// a workload script's line: its units (run calls) per second
+	"wu_per_sec": true,
 	// a bench result's model, fed by the run's own costs and rate
 	"predicted_ops_per_sec": true, "measured_p99_path": true,
 	"loss_window_writes": true, "loss_window_ms": true, "write_rate": true,
