@@ -85,18 +85,18 @@ func TestCompactionTargets(t *testing.T) {
 			order = []string{"testkvoff", "kv"}
 		}
 		p99 := map[string]int64{}
-		var compactions int64
+		var compactions, copied int64
 		for _, e := range order {
 			r := run(e, 2*int64(keys))
 			p99[e] = r.Latency["put"].P99Ns
 			if e == "kv" {
-				compactions = r.EngineMetrics["background_compactions"]
+				compactions, copied = r.EngineMetrics["background_compactions"], r.EngineMetrics["compaction_bytes_written"]
 			}
 		}
 		ratio := float64(p99["kv"]) / float64(max(p99["testkvoff"], 1))
 		ratios = append(ratios, ratio)
-		say("round %d (%s first): Put p99 %d ns compacting (%d background compactions), %d ns without: ratio %.2f",
-			round, order[0], p99["kv"], compactions, p99["testkvoff"], ratio)
+		say("round %d (%s first): Put p99 %d ns with background compaction (%d completed, %s copied), %d ns without: ratio %.2f",
+			round, order[0], p99["kv"], compactions, FormatBytes(copied), p99["testkvoff"], ratio)
 	}
 	slices.Sort(ratios)
 	say("latency: median ratio of Put p99 compacting / not compacting over %d rounds: %.2f (target at most 2; range %.2f-%.2f)",

@@ -316,6 +316,10 @@ var independent = map[string]func(ls lines) float64{
 		}
 		return 3
 	},
+	"wss-reads-per-get": func(ls lines) float64 { return ls.r(2).Amplification.Read },
+	"wss-p50-ratio": func(ls lines) float64 {
+		return ls.r(2).Latency["get"].P50Ns / max(ls.r(0).Latency["get"].P50Ns, 1)
+	},
 	"amp-space-log":         func(ls lines) float64 { return ls[1].at(0).Amplification.Space },
 	"amp-read-log":          func(ls lines) float64 { return ls[2].at(0).Amplification.Read },
 	"cold-p50":              func(ls lines) float64 { return ls.r(1).Latency["get"].P50Ns / max(ls.r(0).Latency["get"].P50Ns, 1) },
