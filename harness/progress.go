@@ -16,6 +16,12 @@ type Progress struct {
 	P99            int64         `json:"p99_ns"`
 	Engine         string        `json:"engine,omitempty"`
 	Run            int           `json:"run,omitempty"` // which sub-run of a sweep/repeat/multi-engine line
+	// Phase is "warmup" during a -until-steady warm-up, "" while measuring.
+	Phase string `json:"phase,omitempty"`
+	// Unit names what Ops counts when it is not ops: "keys" while a
+	// script seeds the store, "units" (run calls) while it is measured;
+	// "" for ops.
+	Unit string `json:"unit,omitempty"`
 }
 
 // TimelinePoint is the throughput of one second of a run.
@@ -26,6 +32,9 @@ type TimelinePoint struct {
 	// Seconds is the interval's length: about 1, except the last one,
 	// which ends with the run and may be much shorter (and so noisier).
 	Seconds float64 `json:"seconds"`
+	// Phase marks the points of a -until-steady run: "warmup" in its
+	// warmup_timeline, "measured" in its timeline; "" in any other run.
+	Phase string `json:"phase,omitempty"`
 	// P99Ns is the 99th percentile of the interval's recent latencies
 	// (up to ringLen per client, as the progress events' p99), 0 when
 	// no op ended in it: a stall shows as an interval with few ops and

@@ -60,15 +60,22 @@ type runConfig struct {
 	valueSize int
 	keys      int
 	warmup    int64
-	rate      float64 // units per second in total; 0 = closed loop
-	poisson   bool    // -arrivals poisson: exponential gaps between intended starts
-	pipeline  int     // requests each client sends before reading replies; 0 or 1 = none (pipeline.go)
-	cold      bool    // -cache cold: evict the store's files after the warmup
-	seed      int64
-	dishonest dishonesty
-	dir       string // the fresh directory the store lives in
-	tick      time.Duration
-	progress  func(Progress)
+	// untilSteady is -until-steady: warm up until FindSteady says so
+	// (steady.go), at most maxWarmup, instead of -warmup units;
+	// steadyTolerance is the throughput and debt spread allowed, as a
+	// fraction.
+	untilSteady     bool
+	maxWarmup       time.Duration
+	steadyTolerance float64
+	rate            float64 // units per second in total; 0 = closed loop
+	poisson         bool    // -arrivals poisson: exponential gaps between intended starts
+	pipeline        int     // requests each client sends before reading replies; 0 or 1 = none (pipeline.go)
+	cold            bool    // -cache cold: evict the store's files after the warmup
+	seed            int64
+	dishonest       dishonesty
+	dir             string // the fresh directory the store lives in
+	tick            time.Duration
+	progress        func(Progress)
 	// pool, in a -repeat group, takes the run's latencies once its clock
 	// has stopped (pool.go); nil otherwise.
 	pool *latencyPool
@@ -223,6 +230,9 @@ func (r *run) halt() {
 // the steps of the file comment in order: open and preload (1-3), build
 // the workers (2), warm up (4), measure (5-8), and the result.
 func runOne(ctx context.Context, cfg runConfig) (*BenchResult, error) {
+	if cfg.workload == reopenWorkload {
+		return runReopen(ctx, cfg)
+	}
 	store, keys, err := openAndPreload(ctx, &cfg)
 	if err != nil {
 		return nil, err
@@ -236,6 +246,14 @@ func runOne(ctx context.Context, cfg runConfig) (*BenchResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	var engineConfig string
+	if t, ok := store.(WriterTuner); ok {
+		writers := cfg.threads
+		if wl, _ := lookupWorkload(cfg.workload); wl.writer {
+			writers = 1 // readwhilewriting: the clients read, one goroutine writes
+		}
+		engineConfig = t.TuneForWriters(writers)
+	}
 	r := &run{cfg: &cfg, stopCh: make(chan struct{}), base: time.Now()}
 	defer r.haltOn(ctx)()
 	clients, writer := newWorkers(&cfg, store, scanner)
@@ -244,7 +262,13 @@ func runOne(ctx context.Context, cfg runConfig) (*BenchResult, error) {
 			w.pipe = w.newPipeState(pipeliner)
 		}
 	}
-	if err := warmup(ctx, r, keys, clients); err != nil {
+	var steady *SteadyState
+	var warmTimeline []TimelinePoint
+	if cfg.untilSteady {
+		if steady, warmTimeline, err = warmUntilSteady(ctx, r, keys, clients, store); err != nil {
+			return nil, err
+		}
+	} else if err := warmup(ctx, r, keys, clients); err != nil {
 		return nil, err
 	}
 	base := store // the store itself, under a fan-out
@@ -269,6 +293,26 @@ func runOne(ctx context.Context, cfg runConfig) (*BenchResult, error) {
 	}
 	res := m.result(&cfg)
 	res.Cache = cache
+	res.EngineConfig = engineConfig
+	if scanSpaced[cfg.engine] && !m.cancelled {
+		if disk, live, ok := spaceByScan(base, cfg.dir, cfg.keys); ok {
+			if res.Amplification == nil {
+				res.Amplification = &Amplification{}
+			}
+			sp := float64(disk) / float64(live)
+			res.Amplification.Space, res.Amplification.SpaceSource = &sp, "files"
+			if res.EngineMetrics == nil {
+				res.EngineMetrics = map[string]int64{}
+			}
+			res.EngineMetrics["files_bytes"], res.EngineMetrics["scanned_live_bytes"] = disk, live
+		}
+	}
+	if steady != nil {
+		res.SteadyState, res.WarmupTimeline = steady, warmTimeline
+		for i := range res.Timeline {
+			res.Timeline[i].Phase = PhaseMeasured
+		}
+	}
 	if fanned {
 		fan.record(false)
 		res.Fanout = fan.report(m.wall)

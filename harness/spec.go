@@ -49,7 +49,13 @@ type Spec struct {
 	ValueSize    int
 	Keys         int
 	Warmup       int64
-	Rate         float64
+	// UntilSteady is -until-steady: warm up until steady state
+	// (steady.go), at most MaxWarmup, instead of Warmup units;
+	// SteadyTolerance is the spread allowed, in percent.
+	UntilSteady     bool
+	MaxWarmup       time.Duration
+	SteadyTolerance float64
+	Rate            float64
 	// Arrivals is how an open loop (-rate) spaces its units' intended
 	// starts: "even" (every 1/rate, the default) or "poisson" (random,
 	// exponential gaps with mean 1/rate: the arrivals queueing theory's

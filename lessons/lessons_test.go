@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"kvlab/engine/crashtest"
@@ -49,8 +50,22 @@ func load(t *testing.T) []*lesson.Lesson {
 	if err != nil {
 		t.Fatalf("loading the lessons: %v", err)
 	}
+	for _, l := range ls {
+		for _, c := range l.Cells {
+			if c.Script != "" {
+				for _, line := range c.Lines {
+					cellScripts.Store(line, c.Script)
+				}
+			}
+		}
+	}
 	return ls
 }
+
+// cellScripts maps each line of a cell that has a ```lua mine block to
+// that block's script: what the page sends with the cell's run, and
+// what execIn hands its -script mine lines (harness.Env.Script).
+var cellScripts sync.Map
 
 // TestFrontMatter checks there are twelve chapters, ordered 1..12, each with a
 // title and a summary and at least one quiz or exercise and one cell.
@@ -320,7 +335,11 @@ func execIn(t *testing.T, dir string, lines []string, f float64, lim harness.Lim
 			os.Chmod(filepath.Dir(runDir), 0o755)
 			os.Chmod(runDir, 0o755)
 		}
-		raw, err := harness.Exec(context.Background(), scaled, harness.Env{Dir: runDir, Limits: lim})
+		env := harness.Env{Dir: runDir, Limits: lim}
+		if script, ok := cellScripts.Load(line); ok {
+			env.Script = script.(string)
+		}
+		raw, err := harness.Exec(context.Background(), scaled, env)
 		if errors.Is(err, peers.ErrRedisMissing) || errors.Is(err, peers.ErrPostgresMissing) || errors.Is(err, peers.ErrEtcdMissing) {
 			// A cell with a real redis-server, PostgreSQL or etcd runs
 			// where one is installed (.ci/run installs them); elsewhere
