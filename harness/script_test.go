@@ -30,6 +30,8 @@ func TestScriptRefusals(t *testing.T) {
 		"sweep -script cart -threads 1,2":            "bench only",
 		"bench -script cart -engine kv -index btree": "-index btree: allowed: hash, ordered",
 		"bench -script mine -engine kv -ops 10":      "-script mine: runs your own script, and none was given",
+		"bench -script scan -engine drift -ops 10":   "-engine drift cannot run kv.scan: it stores nothing",
+		"bench -script ycsb-e -engine kv -ops 10":    "-engine kv cannot run kv.",
 	}
 	for line, want := range lines {
 		_, err := Exec(context.Background(), line, Env{Dir: t.TempDir()})

@@ -167,15 +167,18 @@ export function cancelNotice(lines, cur) {
 
 // liveView is the line that moves while a line runs: its latest
 // progress figures and a sparkline of ops/s so far.
+// A workload script's progress counts keys while seeding and units
+// while measuring (m.unit), and has no latencies.
 export function liveView(m, progress) {
+  const unit = m.unit || 'ops';
   return {
     text: [
       h('span', { class: 'live-spec' }, `line ${m.line + 1}`),
       h('span', {}, `${(m.elapsed_seconds || 0).toFixed(1)} s`),
-      h('span', {}, `${fmtInt(m.ops)} ops`),
-      h('span', {}, h('b', {}, fmtRate(m.ops_per_sec)), ' ops/s'),
-      h('span', {}, `p50 ${fmtNs(m.p50_ns)}`),
-      h('span', {}, `p99 ${fmtNs(m.p99_ns)}`),
+      h('span', {}, `${fmtInt(m.ops)} ${unit}`),
+      h('span', {}, h('b', {}, fmtRate(m.ops_per_sec)), ` ${unit}/s`),
+      m.unit ? null : h('span', {}, `p50 ${fmtNs(m.p50_ns)}`),
+      m.unit ? null : h('span', {}, `p99 ${fmtNs(m.p99_ns)}`),
       m.engine ? h('span', {}, m.engine) : null,
     ],
     chart: svg(sparkline(progress.map((p) => [p.elapsed_seconds, p.ops_per_sec]))),

@@ -1,8 +1,11 @@
 package peers
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -18,6 +21,7 @@ func TestScriptRefusalsPeers(t *testing.T) {
 	lines := map[string]string{
 		"bench -script cart -engine redis -ops 10":                      "-engine redis cannot run kv.range",
 		"bench -script scan -engine kv,kvserver -index ordered -ops 10": "-engine kvserver cannot run kv.scan",
+		"bench -script cart -engine resp://127.0.0.1:1 -ops 10":         "-engine resp://127.0.0.1:1 cannot run kv.range",
 		"bench -script cart -engine pebble -index ordered":              "-index ordered: applies to -engine kv only",
 	}
 	for line, want := range lines {
@@ -122,5 +126,85 @@ func TestScriptNativeSQL(t *testing.T) {
 		if r.Units != 10 || r.ByOp["mput"].Ops != 40 || r.ByOp["range"].Calls != 30 {
 			t.Errorf("%s: %d units, mput %+v, range %+v; want 10 units of 4 keys put and 3 ranges", line, r.Units, r.ByOp["mput"], r.ByOp["range"])
 		}
+	}
+}
+
+// keybenchScript is a workload written against the documented script API
+// only (the table's fields, every ctx field, all eight kv operations),
+// as a keybench user brings it.
+const keybenchScript = `
+local fmt, r = string.format, math.random
+local function key(i) return fmt("user%08d", i) end
+return {
+  name = "keybench-mix",
+  load = function(ctx)
+    local v = string.rep("x", ctx.valuebytes)
+    for i = ctx.thread, ctx.items - 1, ctx.threads do kv.put(key(i), v) end
+  end,
+  run = function(ctx)
+    local i, x = r(0, ctx.items - 1), r()
+    if x < 0.3 then
+      assert(kv.get(key(i)) ~= nil or ctx.seed ~= 7)
+    elseif x < 0.4 then
+      kv.put(key(i), string.rep("y", ctx.valuebytes))
+    elseif x < 0.5 then
+      kv.del(key(ctx.items + i))
+    elseif x < 0.6 then
+      local rows = kv.range(key(i), key(i + 5), 3)
+      assert(#rows <= 3)
+    elseif x < 0.7 then
+      local n = 0
+      kv.scan(key(i), "", function(k, v) n = n + 1; return n >= 2 end)
+    elseif x < 0.8 then
+      local keys = {}
+      for j = 1, ctx.batch do keys[j] = key((i + j) % ctx.items) end
+      kv.mget(keys)
+    elseif x < 0.9 then
+      local rows = {}
+      for j = 1, ctx.batch do rows[j] = { key = key((i + j) % ctx.items), val = "z" } end
+      kv.mput(rows)
+    else
+      local keys = {}
+      for j = 1, ctx.batch do keys[j] = key(ctx.items + (i + j)) end
+      kv.mdel(keys)
+    end
+  end,
+}`
+
+// TestKeybenchScriptRunsUnmodified: a script that uses only the
+// documented API runs as it is, from a file on the command line, on kv
+// (-index ordered), pebble and sqlite in one line, each with its per-op
+// table and both wu/s and ops/s.
+func TestKeybenchScriptRunsUnmodified(t *testing.T) {
+	dir := openDir(t)
+	file := filepath.Join(dir, "keybench.lua")
+	if err := os.WriteFile(file, []byte(keybenchScript), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"bench", "-script", file, "-engine", "kv,pebble,sqlite", "-index", "ordered", "-sync", "none",
+		"-ops", "300", "-items", "200", "-batch", "4", "-threads", "2", "-dir", dir}
+	var out, errb bytes.Buffer
+	if code := harness.RunCLI(context.Background(), args, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	blocks := strings.Split(out.String(), "\n\n")
+	for _, e := range []string{"kv", "pebble", "sqlite"} {
+		var b string
+		for _, x := range blocks {
+			if strings.HasPrefix(x, e+"\n") {
+				b = x
+			}
+		}
+		if b == "" {
+			t.Fatalf("no block for %s in:\n%s", e, out.String())
+		}
+		for _, want := range []string{" wu/s ", " ops/s ", "\n  op ", "\n  put ", "\n  get ", "\n  del ", "\n  range ", "\n  mget ", "\n  mput ", "\n  mdel "} {
+			if !strings.Contains(b, want) {
+				t.Errorf("%s's block has no %q:\n%s", e, strings.TrimSpace(want), b)
+			}
+		}
+	}
+	if t.Failed() {
+		t.Log(out.String())
 	}
 }

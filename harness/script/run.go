@@ -116,7 +116,7 @@ func Run(ctx context.Context, p *Program, store Store, cfg Config) (*Result, err
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	for _, w := range workers {
-		w.L.SetContext(runCtx)
+		w.L.SetContext(haltCtx{runCtx, runCtx.Done()})
 	}
 	stopWatch := watchdog(runCtx, cancel, workers, lim)
 	defer stopWatch()
@@ -214,6 +214,17 @@ func Run(ctx context.Context, p *Program, store Store, cfg Config) (*Result, err
 }
 
 func (p *Program) uses(op string) bool { return contains(p.Uses, op) }
+
+// haltCtx is the context a Lua state runs under: ctx, with its Done
+// channel read once. gopher-lua checks Done before every instruction it
+// runs; a cancelCtx's Done loads an atomic value each time, this one
+// returns a field.
+type haltCtx struct {
+	context.Context
+	done <-chan struct{}
+}
+
+func (c haltCtx) Done() <-chan struct{} { return c.done }
 
 // each runs fn on every worker in its own goroutine and returns the first
 // error.
