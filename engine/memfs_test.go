@@ -294,3 +294,29 @@ func memContents(t *testing.T, m *MemFS) string {
 	}
 	return b.String()
 }
+
+// TestPowerImage checks that PowerImage leaves what a power cut of a copy
+// leaves, and the filesystem running.
+func TestPowerImage(t *testing.T) {
+	m := NewMemFS()
+	if err := m.MkdirAll("/d", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := m.OpenFile("/d/f", os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteAt(bytes.Repeat([]byte{'a'}, 700), 0)
+	f.Sync()
+	m.SyncDir("/d")
+	f.WriteAt(bytes.Repeat([]byte{'b'}, 3000), 700)
+	for _, mode := range []PowerMode{PowerPrefix, PowerReorder, PowerDirent} {
+		want := memContents(t, m.Copy().PowerCut(mode, rand.New(rand.NewPCG(1, 2))))
+		if got := memContents(t, m.PowerImage(mode, rand.New(rand.NewPCG(1, 2)))); got != want {
+			t.Errorf("%v: PowerImage left\n%s\nwant\n%s", mode, got, want)
+		}
+	}
+	if _, err := f.WriteAt([]byte("c"), 0); err != nil {
+		t.Errorf("a write after PowerImage: %v, want the filesystem running", err)
+	}
+}

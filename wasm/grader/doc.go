@@ -87,6 +87,14 @@
 // no line or column moves; it works the same in the browser's worker and
 // in a native test, being plain Go for the same interpreter.
 //
+// The grading opens the student's store some hundreds of times; an Open
+// on bytes an earlier Open of the same grading found is not run again
+// (opencache.go): the student's code reaches no clock, no randomness and
+// no disk but the one it is given, so what it read is what it reads
+// again. (An Open that writes in Go's map order may do other operations
+// on the same bytes another time; the grading checks what it did first,
+// as it checks one disk once per cut point.)
+//
 // Nothing here is safe for concurrent use: Run evaluates one program at a
 // time (the worker is single-threaded anyway).
 package grader

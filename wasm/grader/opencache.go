@@ -93,7 +93,7 @@ func (c *openCache) open(p *program, m *engine.MemFS, fp uint64, record bool) (o
 	var rec *recording
 	fsys := newFS(m, nil)
 	if record {
-		rec, fsys = recordOn(m)
+		rec, fsys = recordFrom(m, nil) // the disk before is m's fingerprint: no copy of it
 	}
 	s, err := openStore(p, fsys)
 	if rec != nil {
@@ -122,12 +122,17 @@ func (c *openCache) open(p *program, m *engine.MemFS, fp uint64, record bool) (o
 // for the whole process.
 var fpSeed = maphash.MakeSeed()
 
+// fpBuf is fingerprint's buffer, kept from one call to the next (nothing
+// in this package runs two gradings at once).
+var fpBuf []byte
+
 // fingerprint hashes the names and contents of the files of m's crashDir.
 func fingerprint(m *engine.MemFS) uint64 {
 	var h maphash.Hash
 	h.SetSeed(fpSeed)
 	names, _ := m.List(crashDir)
-	var b []byte
+	b := fpBuf
+	defer func() { fpBuf = b }()
 	for _, name := range names {
 		h.WriteString(name)
 		h.WriteByte(0)

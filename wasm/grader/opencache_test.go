@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"reflect"
 	"testing"
+
+	"kvlab/engine"
 )
 
 // TestOpenCacheKeepsVerdicts grades the catalogue's stores, wrong and
@@ -59,4 +61,39 @@ func mustLookup(t *testing.T, name string) Exercise {
 		t.Fatal(fmt.Errorf("lookup: %w", err))
 	}
 	return e
+}
+
+// TestCleanPoints checks the cut points cutAll tries with seed 0 alone:
+// at each, every choice of what survives leaves the same disk.
+func TestCleanPoints(t *testing.T) {
+	for _, name := range []string{"durable-ack", "torn-tail"} {
+		p, ce := load(mustLookup(t, name).Solution, storePrelude)
+		if ce != nil {
+			t.Fatal(ce)
+		}
+		for _, seed := range []uint64{3, 905} {
+			rec, err := record(p, drawWorkload(seed))
+			if err != nil {
+				t.Fatal(err)
+			}
+			clean, n := rec.cleanPoints(), 0
+			for c, ok := range clean {
+				if !ok {
+					continue
+				}
+				n++
+				for _, mode := range []engine.PowerMode{engine.PowerPrefix, engine.PowerReorder, engine.PowerDirent} {
+					want := fingerprint(cutDisk(rec, cut{c: c, mode: mode}))
+					for s := uint64(1); s <= 4; s++ {
+						if got := fingerprint(cutDisk(rec, cut{c: c, mode: mode, seed: s})); got != want {
+							t.Fatalf("%s, workload %d: after operation %d (%s), called clean, choice %d in %v leaves another disk", name, seed, c, rec.opAt(c), s, mode)
+						}
+					}
+				}
+			}
+			if n < len(rec.puts) {
+				t.Errorf("%s, workload %d: %d clean points of %d, want one after each Put's fdatasync at least", name, seed, n, len(clean))
+			}
+		}
+	}
 }

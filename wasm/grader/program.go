@@ -85,6 +85,9 @@ type program struct {
 	in  *interp.Interpreter
 	pkg string // the package name the student wrote
 
+	// looked holds the names lookup found.
+	looked map[string]reflect.Value
+
 	// cache holds what the crash exercises' Opens of the student's store
 	// did, by the fingerprint of the disk (opencache.go).
 	cache openCache
@@ -356,10 +359,17 @@ func rangeOverIntError(p rangePos) *CodeError {
 
 // lookup returns the student's top-level name as a value.
 func (p *program) lookup(name string) (reflect.Value, bool) {
+	if v, ok := p.looked[name]; ok {
+		return v, true
+	}
 	v, err := p.in.Eval(p.pkg + "." + name)
 	if err != nil || !v.IsValid() {
 		return reflect.Value{}, false
 	}
+	if p.looked == nil {
+		p.looked = map[string]reflect.Value{}
+	}
+	p.looked[name] = v // an Eval compiles the expression each time; the crash exercises look up once per Open
 	return v, true
 }
 

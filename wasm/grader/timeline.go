@@ -61,13 +61,14 @@ type TimelineStep struct {
 
 // cutDisk is the disk a cut k of rec leaves: the filesystem after its
 // operation k.c, with the power cut in k.mode and the unsynced data
-// chosen by k.seed (cutAll makes the same one).
+// chosen by k.seed (cutAll makes the same one). The snapshot is left as
+// it was, to be cut again.
 func cutDisk(rec *recording, k cut) *engine.MemFS {
 	var rng *rand.Rand
 	if k.seed != 0 {
 		rng = rand.New(rand.NewPCG(k.seed, uint64(k.c)))
 	}
-	return rec.snaps[k.c].Copy().PowerCut(k.mode, rng)
+	return rec.snaps[k.c].PowerImage(k.mode, rng)
 }
 
 // readAll returns the contents of the file name of m's crashDir, and
