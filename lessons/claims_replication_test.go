@@ -79,7 +79,7 @@ func TestElectionInTheTimeline(t *testing.T) {
 	if !slow {
 		t.Errorf("election: no timeline interval whose max is at least half the %.2fs election", el/1e9)
 	}
-	if !strings.Contains(string(lessonByPrefix(t, "12-").Body), "`max_ns`: the Put that waited for the election") {
+	if !strings.Contains(string(lessonByPrefix(t, "12-").Body), "`max_ns`: the Put that waited\nfor the election") {
 		t.Errorf("lesson 12 no longer names the timeline's max_ns as the Put that waited")
 	}
 }
