@@ -119,8 +119,14 @@ func (db *DB) recover() error {
 	}
 	// After a process crash the kernel may still hold recovered records
 	// that never reached the disk; sync so DurableSeq can start at
-	// LastSeq honestly.
+	// LastSeq honestly. A segment whose hint covered the whole file was
+	// durable before the hint was written, and is skipped: on a cold
+	// start of a closed store that is every segment, and each fdatasync
+	// skipped is a device flush the Open does not wait for.
 	for _, id := range ids {
+		if db.segs[id].hinted {
+			continue
+		}
 		err := db.segs[id].f.Sync()
 		db.stats.fsyncsBy[causeOpen].Add(1)
 		if err != nil {
@@ -157,6 +163,7 @@ func (db *DB) recoverSegment(id uint32, hint *hintFile, newest bool) error {
 			hint.eachHinted(db.index, func(e *hintEntry, hash uint64) {
 				db.applyHashed(seg, e.seq, e.kind, e.key, hash, e.off, e.size, false)
 			})
+			seg.hinted = hint.covered == fileSize
 			if newest {
 				// The active segment's hint goes on from the file's
 				// entries, copied whole rather than entry by entry.
