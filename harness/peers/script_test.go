@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"kvlab/harness"
+	"kvlab/internal/localserver"
 )
 
 // TestScriptRefusalsPeers: a script that ranges is refused on the
@@ -53,6 +54,73 @@ func TestScriptOnOrderedPeers(t *testing.T) {
 			if r.Script == "batch" && (!r.Native["mput"] || r.ByOp["mput"].Ops != 8*r.ByOp["mput"].Calls) {
 				t.Errorf("batch on %s: native %v, mput %+v", r.Engine, r.Native, r.ByOp["mput"])
 			}
+		}
+	}
+}
+
+// checkScript exercises every multi-key operation and a bounded range,
+// and asserts what each returns; on the null floor, which keeps nothing,
+// it returns early.
+const checkScript = `return { name = "check", run = function(ctx)
+  kv.put("probe", "1")
+  if kv.get("probe") == nil then return end
+  kv.mput({{key = "a1", val = "x"}, {key = "a2", val = "y"}, {key = "a3", val = "z"}, {key = "b1", val = "w"}})
+  local r = kv.range("a", "a3")
+  assert(#r == 2 and r[1].key == "a1" and r[2].val == "y", "range [a, a3): " .. #r .. " rows")
+  assert(#kv.range("a", "b", 1) == 1, "range with a limit")
+  local g = kv.mget({"a1", "nope", "b1"})
+  assert(g[1] == "x" and g[2] == false and g[3] == "w", "mget")
+  kv.mdel({"a1", "a2"})
+  local left = kv.range("a", "b")
+  assert(#left == 1 and left[1].key == "a3", "after mdel: " .. #left .. " rows")
+  kv.mdel({"a3", "b1"})
+end }`
+
+// TestScriptNativeSQL: on sqlite (under none and batch:3, where the
+// batch's open transaction must show its own writes) and postgres, range
+// with an upper bound, mget, mput and mdel are native and return what
+// the script asserts; on kvserver mget, mput and mdel are.
+func TestScriptNativeSQL(t *testing.T) {
+	lines := []string{
+		"bench -script mine -engine sqlite -sync none -ops 10",
+		"bench -script mine -engine sqlite -sync batch:3 -ops 10",
+	}
+	// kvserver: MGET, MSET and DEL (no ranges: the script's own ranges
+	// are refused there, TestScriptRefusalsPeers).
+	out, err := harness.Exec(context.Background(), "bench -script batch -engine kvserver -sync none -ops 20 -items 50 -batch 4", harness.Env{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ks []harness.ScriptResult
+	if err := json.Unmarshal(out, &ks); err != nil {
+		t.Fatal(err)
+	}
+	if k := ks[len(ks)-1]; !k.Native["mget"] || !k.Native["mput"] || !k.Native["mdel"] || k.GetHits == 0 {
+		t.Errorf("batch on kvserver: native %v, %d get hits; want MGET, MSET and DEL, and the seeded keys found", k.Native, k.GetHits)
+	}
+	if localserver.PostgresBinDir() != "" {
+		lines = append(lines, "bench -script mine -engine postgres -sync none -ops 10")
+	} else {
+		t.Log("postgres is not installed: sqlite only")
+	}
+	for _, line := range lines {
+		dir := openDir(t)
+		out, err := harness.Exec(context.Background(), line, harness.Env{Dir: dir, Script: checkScript})
+		if err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+		var rs []harness.ScriptResult
+		if err := json.Unmarshal(out, &rs); err != nil {
+			t.Fatal(err)
+		}
+		r := rs[len(rs)-1]
+		for _, op := range []string{"range", "mget", "mput", "mdel"} {
+			if !r.Native[op] {
+				t.Errorf("%s: %s is not native", line, op)
+			}
+		}
+		if r.Units != 10 || r.ByOp["mput"].Ops != 40 || r.ByOp["range"].Calls != 30 {
+			t.Errorf("%s: %d units, mput %+v, range %+v; want 10 units of 4 keys put and 3 ranges", line, r.Units, r.ByOp["mput"], r.ByOp["range"])
 		}
 	}
 }

@@ -264,10 +264,13 @@ func watchdog(ctx context.Context, cancel context.CancelCauseFunc, workers []*wo
 		t := time.NewTicker(20 * time.Millisecond)
 		defer t.Stop()
 		// seen[i] is worker i's call count when the watchdog last saw
-		// it change, at since[i]: a count that stays odd for longer
-		// than lim.Call is one call running that long.
+		// it change, at since[i], when its time in the store was
+		// engine[i]: a count that stays odd while the script's own time
+		// (the time since, less the store's) grows past lim.Call is one
+		// call running that long.
 		seen := make([]uint64, len(workers))
 		since := make([]time.Time, len(workers))
+		engine := make([]int64, len(workers))
 		for i := range since {
 			since[i] = time.Now()
 		}
@@ -281,11 +284,12 @@ func watchdog(ctx context.Context, cancel context.CancelCauseFunc, workers []*wo
 				for i, w := range workers {
 					c := w.calls.Load()
 					if c != seen[i] {
-						seen[i], since[i] = c, now
+						seen[i], since[i], engine[i] = c, now, w.engineNs.Load()
 						continue
 					}
-					if c%2 == 1 && now.Sub(since[i]) > lim.Call {
-						cancel(fmt.Errorf("%w: one call ran longer than %v (thread %d); a call must return: loop a bounded number of times", ErrCallTime, lim.Call, w.id))
+					own := now.Sub(since[i]) - time.Duration(w.engineNs.Load()-engine[i])
+					if c%2 == 1 && own > lim.Call {
+						cancel(fmt.Errorf("%w: one call ran longer than %v outside the store (thread %d); a call must return: loop a bounded number of times", ErrCallTime, lim.Call, w.id))
 						return
 					}
 				}

@@ -313,3 +313,30 @@ end }`)
 	}
 	b.ReportMetric(res.WUPerSec, "wu/s")
 }
+
+// slowStore is a memStore whose every Put takes d.
+type slowStore struct {
+	*memStore
+	d time.Duration
+}
+
+func (s slowStore) Put(k, v []byte) error {
+	time.Sleep(s.d)
+	return s.memStore.Put(k, v)
+}
+
+// TestCallLimitLeavesOutTheStore: the call limit bounds the script's own
+// time, not the store's, so a load call that seeds keys into a slow
+// store for longer than the limit is not a runaway (an endless loop
+// still is: TestLimits).
+func TestCallLimitLeavesOutTheStore(t *testing.T) {
+	p := compile(t, "return {load = function(ctx) for i = 1, 40 do kv.put('k' .. i, 'v') end end, run = function(ctx) end}")
+	st := slowStore{newMem(), 50 * time.Millisecond} // 2s of Puts in one load call
+	res, err := Run(context.Background(), p, st, Config{Ops: 1, Limits: Limits{Call: time.Second}})
+	if err != nil {
+		t.Fatalf("a load of 2s in the store under a 1s call limit: %v; want it to run", err)
+	}
+	if res.LoadOps != 40 {
+		t.Errorf("load did %d ops, want 40", res.LoadOps)
+	}
+}

@@ -31,6 +31,11 @@ type worker struct {
 	// as it ends: odd while a call runs. The watchdog reads it (a clock
 	// read per call would cost the floor more).
 	calls atomic.Uint64
+	// engineNs is the time spent inside the store's calls so far: the
+	// watchdog leaves it out of a call's time, so that a slow engine
+	// seeding many keys in one load call is not taken for a runaway
+	// script.
+	engineNs atomic.Int64
 
 	// written counts the key and value bytes the run's puts wrote, over
 	// every worker; maxBytes is Limits.Bytes.
@@ -86,6 +91,7 @@ func (w *worker) call(fn *lua.LFunction) error {
 // took d.
 func (w *worker) record(op int, n int, d time.Duration) {
 	w.ops.Add(int64(n))
+	w.engineNs.Add(int64(d))
 	if !w.measuring {
 		return
 	}
