@@ -58,6 +58,25 @@ func checkReopenEngines(engines []string) error {
 	return nil
 }
 
+// reopenIgnores are the flags that say nothing to a reopen run: it times
+// one open and one close, on one thread, with no timed loop to pace,
+// warm up or spread.
+var reopenIgnores = []string{"ops", "duration", "warmup", "rate", "arrivals", "pipeline", "fanout", "until-steady", "cache", "dist"}
+
+// checkReopenFlags refuses a flag given to a reopen line that would do
+// nothing there, and more than one thread.
+func checkReopenFlags(s *Spec) error {
+	for _, f := range reopenIgnores {
+		if s.has(f) {
+			return fmt.Errorf("-%s: does not apply to -workload reopen (one open and one close of a store of -keys keys, its files dropped from the page cache first)", f)
+		}
+	}
+	if len(s.Threads) > 1 || (len(s.Threads) == 1 && s.Threads[0] != 1) {
+		return fmt.Errorf("-threads: -workload reopen opens the store once, on one thread; give -threads 1 or leave it out")
+	}
+	return nil
+}
+
 // OpenFloorReport is the "open_floor" object of a kv reopen result.
 type OpenFloorReport struct {
 	// FloorSeconds = ReadSeconds + BuildSeconds: the least the Open
