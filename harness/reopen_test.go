@@ -33,6 +33,9 @@ func TestReopenWorkload(t *testing.T) {
 		}
 	}
 	kv := rs[0]
+	if kv.CPU == nil {
+		t.Errorf("kv: no cpu object for the Open")
+	}
 	if kv.IndexBytesPerKey <= 16 || kv.IndexBytesPerKey > 64 {
 		t.Errorf("kv: index_bytes_per_key %.1f, want more than the 16-byte key and at most 64", kv.IndexBytesPerKey)
 	}
