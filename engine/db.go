@@ -194,7 +194,8 @@ type DB struct {
 // rebuild the index; a torn or corrupt tail of the newest segment is
 // truncated so the next write lands right after the good prefix;
 // corruption anywhere else is an ErrCorrupt naming the file and offset.
-// Everything recovered is fdatasynced before Open returns, so
+// Everything recovered is durable before Open returns (fdatasynced,
+// unless a hint file covering a whole segment shows it already was), so
 // Stats().DurableSeq == Stats().LastSeq afterwards.
 func Open(dir string, opts Options) (*DB, error) {
 	if err := opts.Sync.validate(); err != nil {

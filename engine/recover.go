@@ -62,12 +62,14 @@ func (db *DB) recover() error {
 	}
 	var ids []uint32
 	hints := map[uint32]bool{}
+	removed := false // a leftover was removed: the directory must be synced
 	for _, name := range names {
 		if strings.HasSuffix(name, tmpExt) {
 			// A leftover of an interrupted compaction or hint write.
 			if err := db.fs.Remove(filepath.Join(db.dir, name)); err != nil {
 				return fmt.Errorf("engine: remove leftover %s: %w", name, err)
 			}
+			removed = true
 			continue
 		}
 		if id, ok := parseID(name, segmentExt); ok {
@@ -113,14 +115,25 @@ func (db *DB) recover() error {
 	// must be durable before any write there is acknowledged. It may not
 	// be: the process that created it may have died (or its directory
 	// sync failed, ErrFailed) before the directory was synced. Removed
-	// leftovers are made durable by the same sync.
-	if err := db.fs.SyncDir(db.dir); err != nil {
-		return fmt.Errorf("engine: sync directory %s: %w", db.dir, err)
+	// leftovers are made durable by the same sync. A newest segment
+	// whose hint covered it needs none: writeHint synced the directory
+	// after the segment's name was in it (and a store that failed writes
+	// no hint), so unless a leftover was removed the sync is skipped.
+	if removed || !db.active.hinted {
+		if err := db.fs.SyncDir(db.dir); err != nil {
+			return fmt.Errorf("engine: sync directory %s: %w", db.dir, err)
+		}
 	}
 	// After a process crash the kernel may still hold recovered records
 	// that never reached the disk; sync so DurableSeq can start at
-	// LastSeq honestly.
+	// LastSeq honestly. A segment whose hint covered the whole file was
+	// durable before the hint was written, and is skipped: on a cold
+	// start of a closed store that is every segment, and each fdatasync
+	// skipped is a device flush the Open does not wait for.
 	for _, id := range ids {
+		if db.segs[id].hinted {
+			continue
+		}
 		err := db.segs[id].f.Sync()
 		db.stats.fsyncsBy[causeOpen].Add(1)
 		if err != nil {
@@ -150,6 +163,7 @@ func (db *DB) recoverSegment(id uint32, hint *hintFile, newest bool) error {
 	}
 
 	var from int64
+	hinted := false // a valid hint was applied
 	if hint != nil {
 		// A hint that covers more than the file holds, or whose last
 		// entry is not in the file, is stale and ignored.
@@ -162,6 +176,7 @@ func (db *DB) recoverSegment(id uint32, hint *hintFile, newest bool) error {
 				// entries, copied whole rather than entry by entry.
 				seg.hint = append(seg.hint, hint.entries...)
 			}
+			hinted = true
 			from = hint.covered
 			if newest {
 				db.noteLastMark(seg, from)
@@ -202,6 +217,9 @@ func (db *DB) recoverSegment(id uint32, hint *hintFile, newest bool) error {
 		}
 		if errors.Is(err, errEnd) && allZero(data[off:]) {
 			seg.size, seg.filled = from+off, fileSize
+			// Every record is one the hint covers, all of them synced
+			// before it was written; what follows is zero-filled space.
+			seg.hinted = hinted && off == 0
 			return nil
 		}
 		if errors.Is(err, errEnd) {

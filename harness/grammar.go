@@ -712,6 +712,11 @@ func checkBench(s *Spec, lim Limits) error {
 		// line's byte limit (script.Limits.Bytes).
 		return nil
 	}
+	if s.Workload == reopenWorkload {
+		if err := checkReopenFlags(s); err != nil {
+			return err
+		}
+	}
 	return s.checkBytes(lim)
 }
 

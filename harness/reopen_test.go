@@ -33,6 +33,9 @@ func TestReopenWorkload(t *testing.T) {
 		}
 	}
 	kv := rs[0]
+	if kv.CPU == nil {
+		t.Errorf("kv: no cpu object for the Open")
+	}
 	if kv.IndexBytesPerKey <= 16 || kv.IndexBytesPerKey > 64 {
 		t.Errorf("kv: index_bytes_per_key %.1f, want more than the 16-byte key and at most 64", kv.IndexBytesPerKey)
 	}
@@ -48,8 +51,16 @@ func TestReopenWorkload(t *testing.T) {
 		t.Errorf("the medians %q: want one line for kv's two runs", s)
 	}
 
-	_, err = Exec(context.Background(), "bench -engine null -workload reopen", Env{Dir: t.TempDir()})
-	if err == nil || !strings.Contains(err.Error(), "allowed: kv, bbolt, pebble, sqlite") {
-		t.Errorf("reopen on null: got %v, want an error naming the engines it applies to", err)
+	for line, want := range map[string]string{
+		"bench -engine null -workload reopen":                "allowed: kv, bbolt, pebble, sqlite",
+		"bench -engine kv -workload reopen -duration 2s":     "-duration: does not apply to -workload reopen",
+		"bench -engine kv -workload reopen -rate 100":        "-rate: does not apply to -workload reopen",
+		"bench -engine kv -workload reopen -threads 4":       "-threads: -workload reopen opens the store once",
+		"bench -engine kv -workload reopen -cache warm":      "-cache: does not apply to -workload reopen",
+		"bench -engine kv -workload reopen -ops 10 -keys 10": "-ops: does not apply to -workload reopen",
+	} {
+		if _, err := ParseSpec(line, DefaultLimits()); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v, want an error containing %q", line, err, want)
+		}
 	}
 }
