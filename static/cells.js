@@ -70,6 +70,18 @@ export class Socket {
   off(id) { this.handlers.delete(id); }
 }
 
+// scriptFor is the text of the script editor (a ```lua mine block) that
+// comes last before the cell el, when the cell's text runs -script mine;
+// else null. The server runs it only where a reader's own code may run.
+export function scriptFor(el, text) {
+  if (!/(^|\s)-script[ =]+mine(\s|$)/m.test(text)) return null;
+  let found = null;
+  for (const ed of document.querySelectorAll('textarea.lab-script-src')) {
+    if (ed.compareDocumentPosition(el) & Node.DOCUMENT_POSITION_FOLLOWING) found = ed;
+  }
+  return found ? found.value : null;
+}
+
 // LOST is the error a run shows when the connection dropped under it.
 const LOST = 'The connection to labserver was lost; the run was cancelled. Run the cell again when the server is back.';
 
@@ -159,16 +171,19 @@ export function subRunText(m) { return m.runs ? `run ${m.run} of ${m.runs}` : ''
 
 // liveView is the line that moves while a line runs: its latest
 // progress figures and a sparkline of ops/s so far.
+// A workload script's progress counts keys while seeding and units
+// while measuring (m.unit), and has no latencies.
 export function liveView(m, progress) {
+  const unit = m.unit || 'ops';
   return {
     text: [
       h('span', { class: 'live-spec' }, `line ${m.line + 1}`),
       m.runs ? h('span', { class: 'live-run' }, subRunText(m)) : null,
       h('span', {}, `${(m.elapsed_seconds || 0).toFixed(1)} s`),
-      h('span', {}, `${fmtInt(m.ops)} ops`),
-      h('span', {}, h('b', {}, fmtRate(m.ops_per_sec)), ' ops/s'),
-      h('span', {}, `p50 ${fmtNs(m.p50_ns)}`),
-      h('span', {}, `p99 ${fmtNs(m.p99_ns)}`),
+      h('span', {}, `${fmtInt(m.ops)} ${unit}`),
+      h('span', {}, h('b', {}, fmtRate(m.ops_per_sec)), ` ${unit}/s`),
+      m.unit ? null : h('span', {}, `p50 ${fmtNs(m.p50_ns)}`),
+      m.unit ? null : h('span', {}, `p99 ${fmtNs(m.p99_ns)}`),
       m.engine ? h('span', {}, m.engine) : null,
     ],
     chart: svg(sparkline(progress.map((p) => [p.elapsed_seconds, p.ops_per_sec]))),
@@ -301,6 +316,8 @@ export class Cell {
     const fields = { cell: this.src.value, lesson: lessonSlug(), cell_id: this.id, browser: browserID() };
     if (rounds > 1) fields.repeat = rounds;
     if (token(false)) fields.token = token(false);
+    const script = scriptFor(this.el, this.src.value);
+    if (script != null) fields.script = script;
     this.job = new CellRun(this.sock, this.runId, fields, (m) => this.onMessage(m));
     this.lines = this.job.lines;
     this.notice = null;

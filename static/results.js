@@ -86,7 +86,8 @@ function benchRows(benches) {
       rows.push({ label: unc[op] ? `${label} · corrected` : label, op, lat, b, k: series.length - 1, line: x.line });
       // An open-loop run also reports latency from each request's actual
       // start; the lesson on coordinated omission compares the two rows.
-      if (unc[op]) rows.push({ label: `${label} · uncorrected`, op, lat: unc[op], b, k: -1, line: x.line, unc: true });
+      // Labelled with its JSON name, latency_uncorrected, as lessons name it.
+      if (unc[op]) rows.push({ label: `${label} · uncorrected (latency_uncorrected)`, op, lat: unc[op], b, k: -1, line: x.line, unc: true });
     }
     if (!ops.length) rows.push({ label, op: '–', lat: {}, b, k: -1, line: x.line });
     // The last run of a -repeat carries the percentiles of all its
@@ -154,6 +155,16 @@ function benchNotes(benches) {
   // why nothing could be read.
   const dev = benches.filter((x) => x.b.device_io);
   if (dev.length) note('conditions device', 'Device: ', dev.map((x) => `${label(x)} ${deviceText(x.b.device_io)}`).join(' · '));
+  // A replicated engine's members, the model's commit beside the
+  // measured one, and what every member's flushes cost the one device
+  // they share (replication in the JSON; lesson 12 reads these names).
+  const repl = benches.filter((x) => x.b.replication);
+  if (repl.length) note('conditions replication', 'Replication: ', repl.map((x) => `${label(x)} ${replicationText(x.b)}`).join(' · '));
+  const lost = repl.filter((x) => x.b.replication.failover);
+  if (lost.length) note('conditions failover', 'Leader lost: ', lost.map((x) => `${label(x)} ${failoverText(x.b)}`).join(' · '));
+  // -fanout K: the tail at scale, and what -hedge saved and cost.
+  const fan = benches.filter((x) => x.b.fanout);
+  if (fan.length) note('conditions fanout', 'Fan-out: ', fan.map((x) => `${label(x)} ${fanoutText(x.b.fanout)}`).join(' · '));
   // The USE check beside the conditions (harness/report.go, useLine):
   // utilization, saturation and errors of the disk, the CPU and the
   // load generator, over all the runs shown.
@@ -163,7 +174,9 @@ function benchNotes(benches) {
   const open = benches.filter((x) => x.b.rate);
   // Beside it, the pacer lag: the load generator's own lateness, which the
   // corrected latencies include (pacer_lag in the JSON).
-  const lagText = (b) => (b.pacer_lag ? `, pacer lag p50 ${fmtNs(b.pacer_lag.p50_ns)} p99 ${fmtNs(b.pacer_lag.p99_ns)} max ${fmtNs(b.pacer_lag.max_ns)}` : '');
+  // Its mean and delay_p99_ns too, under their JSON names, which lesson
+  // 10 asks the reader to read.
+  const lagText = (b) => (b.pacer_lag ? `, pacer lag p50 ${fmtNs(b.pacer_lag.p50_ns)} p99 ${fmtNs(b.pacer_lag.p99_ns)} max ${fmtNs(b.pacer_lag.max_ns)} (pacer_lag: mean ${fmtNs(b.pacer_lag.mean_ns)}, delay_p99_ns ${fmtNs(b.pacer_lag.delay_p99_ns)})` : '');
   if (open.length) note('conditions open-loop', 'Open loop: ', open.map((x) => `${label(x)} utilization ${sig(x.b.utilization || 0)} (rate × mean service time)${lagText(x.b)}`).join(' · '));
   const late = open.filter((x) => x.b.generator_late);
   if (late.length) {
@@ -178,6 +191,40 @@ function benchNotes(benches) {
       '. Their latency, the worst of the run, is in no row above: the corrected percentiles are incomplete without them.'));
   }
   return notes;
+}
+
+// replicationText is the CLI table's replication line
+// (harness/replication.go, replicationLine), with the JSON's names.
+function replicationText(b) {
+  const r = b.replication;
+  const members = (r.members || []).map((m) => `${m.name} (${m.role}${m.state ? `, ${m.state}` : ''})${m.flushes_counted ? ` ${sig(m.flushes_per_commit)} flushes/commit` : ''}`).join(', ');
+  const put = b.latency && b.latency.put;
+  const model = r.model_commit_ns ? `; model_commit_ns ${fmtNs(r.model_commit_ns)}${put && b.threads === 1 ? ` (measured p50 ${fmtNs(put.p50_ns)})` : ''}` : '';
+  const dev = r.device_flushes_per_commit != null ? `; device_flushes_per_commit ${sig(r.device_flushes_per_commit)} (all members, net of ${sig(r.device_idle_flushes_per_sec)}/s idle)` : (r.device_unavailable ? `; device: ${r.device_unavailable}` : '');
+  const queue = b.device_io && b.device_io.mean_in_flight != null ? `; device_io.mean_in_flight ${sig(b.device_io.mean_in_flight)}${b.device_io.other_writers ? ' (other_writers: other programs wrote to the device too)' : ''}` : '';
+  const net = r.net ? `; net +${fmtNs(r.net.delay_ns)} each way, rtt_p50_ns ${fmtNs(r.net.rtt_p50_ns)}` : '';
+  return `leader ${r.leader}; ${members}${model}${dev}${queue}${net}`;
+}
+
+// failoverText is what -kill leader did (replication.failover).
+function failoverText(b) {
+  const f = b.replication.failover;
+  const s = (ns) => `${(ns / 1e9).toFixed(2)} s`;
+  let t = `${f.killed} killed at ${s(f.killed_after_ns)}`;
+  if (f.new_leader) t += `; ${f.new_leader} elected (elected_after_ns ${s(f.elected_after_ns)}), writes resumed (resumed_after_ns ${s(f.resumed_after_ns || 0)})`;
+  t += f.writes_stopped ? '; writes_stopped true: no automatic failover, no writes after the kill' : '; writes_stopped false';
+  const slow = (b.timeline || []).reduce((a, p) => ((p.max_ns || 0) > (a.max_ns || 0) ? p : a), {});
+  if (slow.max_ns) t += `; the timeline's slowest op: second ${slow.second}, max_ns ${fmtNs(slow.max_ns)}`;
+  const c = f.ack_check;
+  if (c) t += `; ack_check: ${fmtInt(c.acknowledged)} acknowledged writes (${fmtInt(c.keys)} keys) read back from ${c.read_from}, lost ${fmtInt(c.lost)}${c.error ? ` (incomplete: ${c.error})` : ''}`;
+  return t;
+}
+
+// fanoutText is the CLI table's fan-out line (harness/fanout.go).
+function fanoutText(f) {
+  let t = `K = ${f.k}: past_single_p99 ${(f.past_single_p99 * 100).toFixed(1)}% of units slower than one request's p99 (${fmtNs(f.single_p99_ns)}); independent requests predict ${(f.predicted * 100).toFixed(1)}%`;
+  if (f.hedge) t += `; hedge at ${f.hedge}: unit_p99_ns ${fmtNs(f.unit_p99_ns)}, unhedged_unit_p99_ns ${fmtNs(f.unhedged_unit_p99_ns)}, hedge_extra_pct ${sig(f.hedge_extra_pct || 0)}% more requests`;
+  return t;
 }
 
 function cacheText(c) {
@@ -233,7 +280,11 @@ function useText(bs) {
 }
 
 function fsyncText(b) {
-  const path = b.model && b.model.measured_p99_path ? `; put p99 on the ${b.model.measured_p99_path} path (threshold ${fmtNs(b.model.p99_threshold_ns)})` : '';
+  // The model's own p99_path and loss window beside the measured path,
+  // under their JSON names (lesson 5 asks for them).
+  const m = b.model || {};
+  const said = m.p99_path ? `; the model's p99_path ${m.p99_path}${m.loss_window_ms ? `, loss_window_ms ${sig(m.loss_window_ms)}` : ''}` : '';
+  const path = m.measured_p99_path ? `; put p99 on the ${m.measured_p99_path} path (threshold ${fmtNs(m.p99_threshold_ns)})${said}` : said;
   return `p50 ${fmtNs(b.fsync_p50_ns)}, p99 ${fmtNs(b.fsync_p99_ns)}, max ${fmtNs(b.fsync_max_ns)}, mean ${fmtNs(b.fsync_mean_ns)} (${fmtInt(b.fsync_samples)} timed${causeText(b.fsyncs_by_cause)})${path}`;
 }
 

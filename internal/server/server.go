@@ -117,7 +117,11 @@ func DefaultLimits() harness.Limits {
 	l.MaxDuration = min(l.MaxDuration, 30*time.Second)
 	l.MaxValueSize = min(l.MaxValueSize, 64<<10)
 	l.MaxTotalBytes = min(l.MaxTotalBytes, 512<<20)
-	l.MaxThreads = min(l.MaxThreads, 64)
+	// 256 writers: lesson 6's sweep must reach past group commit's knee,
+	// n* ≈ T_fsync ÷ T_write, about a hundred writers on a disk whose
+	// flush costs a millisecond. Writers are goroutines, and the budget
+	// bounds the time.
+	l.MaxThreads = min(l.MaxThreads, 256)
 	l.MaxTrials = min(l.MaxTrials, 50)
 	l.MaxRepeat = min(l.MaxRepeat, 5)
 	return l

@@ -94,4 +94,7 @@ type RunMsg struct {
 	// Source is the Go code of a reader's store that the run's -engine
 	// mine lines run (the server's mine.go).
 	Source string `json:"source,omitempty"`
+	// Script is the text of a reader's own workload script (Lua) that
+	// the run's -script mine lines run (the server's mine.go).
+	Script string `json:"script,omitempty"`
 }

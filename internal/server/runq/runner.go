@@ -226,6 +226,7 @@ func (r *Runner) runLine(ctx context.Context, j *Job, dir string, i, round, roun
 		Limits: r.cfg.Limits,
 		Exe:    r.cfg.Exe,
 		Source: j.Source,
+		Script: j.Script,
 		Progress: func(p harness.Progress) {
 			tl.add(p)
 			j.Out.Send(ProgressMsg{Type: "progress", ID: j.ID, Line: i, Progress: p})
