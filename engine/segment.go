@@ -42,6 +42,11 @@ type segment struct {
 	// hint accumulates the hint entries of the records in this segment
 	// while it is active; written to the hint file when it is sealed.
 	hint []byte
+	// hinted is set by Open when a valid hint file covered every record
+	// in the file (only zero-filled space after it): the segment was
+	// fdatasynced before that hint was written (writeHint's REQUIRES), so
+	// Open need not fdatasync it again.
+	hinted bool
 
 	// synced is how far the last fdatasync of this segment that returned
 	// covered it: every byte before it is durable. Written by

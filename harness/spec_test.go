@@ -56,7 +56,7 @@ func TestFlagErrorsNameFlagAndAllowed(t *testing.T) {
 		{"bench -keep=maybe", "-keep=maybe: must be true or false"},
 		{"bench -ops 10000000 -value-size 1048576", "must be at most 8.0 GiB in total"},
 		{"probe -ops 5", "-ops 5: must be between 10 and 1000000"},
-		{"probe -format benchstat", "-format benchstat: only bench and sweep print benchmark lines; allowed for probe: table, tsv, json"},
+		{"probe -format benchstat", "-format benchstat: only bench and sweep lines have runs to print so; allowed for probe: table, tsv, json"},
 		{"model", "model: -sync is required"},
 		{"model -sync always", "-sync always: the model covers batch:N and periodic:D only"},
 		{"model -sync batch:8 -t-write 0s", "-t-write 0s: must be a duration between 1ns and 1s"},

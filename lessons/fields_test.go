@@ -24,7 +24,7 @@ import (
 // is a key of the cell's results), fails when the rendered text lacks it.
 
 // fieldLessons are the lessons the check covers, by file name prefix.
-var fieldLessons = []string{"05-", "06-", "10-"}
+var fieldLessons = []string{"05-", "06-", "10-", "12-"}
 
 var backquoted = regexp.MustCompile("`([a-z][a-z0-9]*(?:_[a-z0-9]+)+)`")
 

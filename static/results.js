@@ -5,7 +5,7 @@
 // ({spec, result, error, run_id, group, prev_group}), or one stored run
 // ({spec, result}).
 
-import { h, svg, fmtNs, fmtInt, fmtRate, fmtBytes, sig } from './dom.js';
+import { h, svg, fmtNs, fmtInt, fmtRate, fmtBytes, sig, specCode } from './dom.js';
 import { spectrumChart, histogramChart, timelineChart, sweepChart, modelChart, loadChart, fullSeconds } from './charts.js';
 
 // resultsOf is a line's result objects: a -repeat or sweep line's result
@@ -35,7 +35,7 @@ export function renderLines(lines) {
     for (const r of resultsOf(l.result)) {
       if (!r || r.kind === 'bench' || r.kind === 'crash') continue;
       const view = OTHER_VIEWS[r.kind] || rawView;
-      frag.append(h('div', { class: `result result-${r.kind || 'other'}` }, h('h4', { class: 'result-title' }, `line ${i + 1}: `, h('code', {}, l.spec)), view(r)));
+      frag.append(h('div', { class: `result result-${r.kind || 'other'}` }, h('h4', { class: 'result-title' }, `line ${i + 1}: `, specCode(l.spec)), view(r)));
     }
   });
   const done = lines.filter((l) => l.result);
@@ -155,6 +155,16 @@ function benchNotes(benches) {
   // why nothing could be read.
   const dev = benches.filter((x) => x.b.device_io);
   if (dev.length) note('conditions device', 'Device: ', dev.map((x) => `${label(x)} ${deviceText(x.b.device_io)}`).join(' · '));
+  // A replicated engine's members, the model's commit beside the
+  // measured one, and what every member's flushes cost the one device
+  // they share (replication in the JSON; lesson 12 reads these names).
+  const repl = benches.filter((x) => x.b.replication);
+  if (repl.length) note('conditions replication', 'Replication: ', repl.map((x) => `${label(x)} ${replicationText(x.b)}`).join(' · '));
+  const lost = repl.filter((x) => x.b.replication.failover);
+  if (lost.length) note('conditions failover', 'Leader lost: ', lost.map((x) => `${label(x)} ${failoverText(x.b)}`).join(' · '));
+  // -fanout K: the tail at scale, and what -hedge saved and cost.
+  const fan = benches.filter((x) => x.b.fanout);
+  if (fan.length) note('conditions fanout', 'Fan-out: ', fan.map((x) => `${label(x)} ${fanoutText(x.b.fanout)}`).join(' · '));
   // The USE check beside the conditions (harness/report.go, useLine):
   // utilization, saturation and errors of the disk, the CPU and the
   // load generator, over all the runs shown.
@@ -181,6 +191,40 @@ function benchNotes(benches) {
       '. Their latency, the worst of the run, is in no row above: the corrected percentiles are incomplete without them.'));
   }
   return notes;
+}
+
+// replicationText is the CLI table's replication line
+// (harness/replication.go, replicationLine), with the JSON's names.
+function replicationText(b) {
+  const r = b.replication;
+  const members = (r.members || []).map((m) => `${m.name} (${m.role}${m.state ? `, ${m.state}` : ''})${m.flushes_counted ? ` ${sig(m.flushes_per_commit)} flushes/commit` : ''}`).join(', ');
+  const put = b.latency && b.latency.put;
+  const model = r.model_commit_ns ? `; model_commit_ns ${fmtNs(r.model_commit_ns)}${put && b.threads === 1 ? ` (measured p50 ${fmtNs(put.p50_ns)})` : ''}` : '';
+  const dev = r.device_flushes_per_commit != null ? `; device_flushes_per_commit ${sig(r.device_flushes_per_commit)} (all members, net of ${sig(r.device_idle_flushes_per_sec)}/s idle)` : (r.device_unavailable ? `; device: ${r.device_unavailable}` : '');
+  const queue = b.device_io && b.device_io.mean_in_flight != null ? `; device_io.mean_in_flight ${sig(b.device_io.mean_in_flight)}${b.device_io.other_writers ? ' (other_writers: other programs wrote to the device too)' : ''}` : '';
+  const net = r.net ? `; net +${fmtNs(r.net.delay_ns)} each way, rtt_p50_ns ${fmtNs(r.net.rtt_p50_ns)}` : '';
+  return `leader ${r.leader}; ${members}${model}${dev}${queue}${net}`;
+}
+
+// failoverText is what -kill leader did (replication.failover).
+function failoverText(b) {
+  const f = b.replication.failover;
+  const s = (ns) => `${(ns / 1e9).toFixed(2)} s`;
+  let t = `${f.killed} killed at ${s(f.killed_after_ns)}`;
+  if (f.new_leader) t += `; ${f.new_leader} elected (elected_after_ns ${s(f.elected_after_ns)}), writes resumed (resumed_after_ns ${s(f.resumed_after_ns || 0)})`;
+  t += f.writes_stopped ? '; writes_stopped true: no automatic failover, no writes after the kill' : '; writes_stopped false';
+  const slow = (b.timeline || []).reduce((a, p) => ((p.max_ns || 0) > (a.max_ns || 0) ? p : a), {});
+  if (slow.max_ns) t += `; the timeline's slowest op: second ${slow.second}, max_ns ${fmtNs(slow.max_ns)}`;
+  const c = f.ack_check;
+  if (c) t += `; ack_check: ${fmtInt(c.acknowledged)} acknowledged writes (${fmtInt(c.keys)} keys) read back from ${c.read_from}, lost ${fmtInt(c.lost)}${c.error ? ` (incomplete: ${c.error})` : ''}`;
+  return t;
+}
+
+// fanoutText is the CLI table's fan-out line (harness/fanout.go).
+function fanoutText(f) {
+  let t = `K = ${f.k}: past_single_p99 ${(f.past_single_p99 * 100).toFixed(1)}% of units slower than one request's p99 (${fmtNs(f.single_p99_ns)}); independent requests predict ${(f.predicted * 100).toFixed(1)}%`;
+  if (f.hedge) t += `; hedge at ${f.hedge}: unit_p99_ns ${fmtNs(f.unit_p99_ns)}, unhedged_unit_p99_ns ${fmtNs(f.unhedged_unit_p99_ns)}, hedge_extra_pct ${sig(f.hedge_extra_pct || 0)}% more requests`;
+  return t;
 }
 
 function cacheText(c) {

@@ -182,7 +182,7 @@ func (o *runOwner) admit(m runq.RunMsg, lines []string, specs []*harness.Spec) (
 		class = runq.Follower // waits behind the presenter's runs
 	}
 	j = runq.NewJob(o.ctx)
-	j.ID, j.Lines, j.Specs, j.Out, j.Class, j.Repeat, j.Source = m.ID, lines, specs, o.out, class, m.Repeat, m.Source
+	j.ID, j.Lines, j.Specs, j.Out, j.Class, j.Repeat, j.Source, j.Script = m.ID, lines, specs, o.out, class, m.Repeat, m.Source, m.Script
 	j.From = runq.Origin{Source: "cell", Lesson: m.Lesson, Cell: m.CellID, Browser: m.Browser, Own: o.s.ownLines(m.Lesson, m.CellID, lines)}
 	j.Release = func() {
 		o.forget(j)

@@ -246,6 +246,7 @@ func New(cfg Config) (*Server, error) {
 	rp.ShowPaths = !s.servesOthers()
 	rp.Route(s.mux)
 	s.mux.HandleFunc("POST /api/predict", s.handlePredict)
+	s.mux.HandleFunc("GET "+web.SourcePrefix+"{path...}", web.Source().SourcePage)
 	s.rooms.Route(s.mux)
 	s.routeShareTargets()
 	s.mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) {

@@ -75,12 +75,22 @@ type prelude struct {
 	// functions (code appended after the student's cannot import).
 	header  string
 	exports interp.Exports
+	// lines marks the student's calls of kvfs operations with their
+	// line (markLines), for the crash exercises' timeline.
+	lines bool
 }
 
 // program is a student's source evaluated by a fresh interpreter.
 type program struct {
 	in  *interp.Interpreter
 	pkg string // the package name the student wrote
+
+	// looked holds the names lookup found.
+	looked map[string]reflect.Value
+
+	// cache holds what the crash exercises' Opens of the student's store
+	// did, by the fingerprint of the disk (opencache.go).
+	cache openCache
 }
 
 // posRE matches the position yaegi puts in front of its errors, with or
@@ -132,6 +142,9 @@ func loadContext(ctx context.Context, src string, pre prelude) (*program, *CodeE
 		}
 	}
 	full := constantsLast(aliasImports(src, fset, f), declared)
+	if pre.lines {
+		full = markLines(full, shift)
+	}
 	if !declared["min"] {
 		full += preludeMin
 	}
@@ -152,11 +165,24 @@ func loadContext(ctx context.Context, src string, pre prelude) (*program, *CodeE
 	if err := in.Use(symbols); err != nil {
 		panic("grader: symbol table rejected by the interpreter: " + err.Error())
 	}
-	if pre.header != "" {
-		if err := in.Use(pre.exports); err != nil {
+	headers := []struct {
+		code    string
+		exports interp.Exports
+	}{{pre.header, pre.exports}}
+	if pre.lines {
+		headers = append(headers, struct {
+			code    string
+			exports interp.Exports
+		}{lineHeader, lineExports})
+	}
+	for _, h := range headers {
+		if h.code == "" {
+			continue
+		}
+		if err := in.Use(h.exports); err != nil {
 			panic("grader: header symbols rejected by the interpreter: " + err.Error())
 		}
-		if _, err := in.Eval("package " + f.Name.Name + "\n" + pre.header); err != nil {
+		if _, err := in.Eval("package " + f.Name.Name + "\n" + h.code); err != nil {
 			panic("grader: header rejected by the interpreter: " + err.Error())
 		}
 	}
@@ -333,10 +359,17 @@ func rangeOverIntError(p rangePos) *CodeError {
 
 // lookup returns the student's top-level name as a value.
 func (p *program) lookup(name string) (reflect.Value, bool) {
+	if v, ok := p.looked[name]; ok {
+		return v, true
+	}
 	v, err := p.in.Eval(p.pkg + "." + name)
 	if err != nil || !v.IsValid() {
 		return reflect.Value{}, false
 	}
+	if p.looked == nil {
+		p.looked = map[string]reflect.Value{}
+	}
+	p.looked[name] = v // an Eval compiles the expression each time; the crash exercises look up once per Open
 	return v, true
 }
 

@@ -28,6 +28,10 @@ type StartedMsg struct {
 	ID   string `json:"id"`
 	Line int    `json:"line"`
 	Spec string `json:"spec"`
+	// Round and Rounds say which round of a repeated job this is, 1-based,
+	// and how many the job runs; both absent when it runs once.
+	Round  int `json:"round,omitempty"`
+	Rounds int `json:"rounds,omitempty"`
 }
 
 // ProgressMsg is a running line's progress, about once a second.
@@ -90,4 +94,7 @@ type RunMsg struct {
 	// Source is the Go code of a reader's store that the run's -engine
 	// mine lines run (the server's mine.go).
 	Source string `json:"source,omitempty"`
+	// Script is the text of a reader's own workload script (Lua) that
+	// the run's -script mine lines run (the server's mine.go).
+	Script string `json:"script,omitempty"`
 }
