@@ -33,6 +33,7 @@ import (
 var (
 	bands       = flag.Int("bands", 0, "run each graded cell this many times and list the quizzes whose band accepts one run's answer and refuses another's (make bench)")
 	bandsReport = flag.String("bands-report", "", "write the band check's report to this file")
+	bandsOnly   = flag.String("bands-only", "", "comma-separated lesson file prefixes (\"06-,10-\") the band check is limited to; empty: every lesson")
 )
 
 // runsFor is how many times the band check runs the cell (or run: quiz)
@@ -64,6 +65,9 @@ func TestQuizBands(t *testing.T) {
 	var rows []bandRow
 	start := time.Now()
 	for _, l := range load(t) {
+		if *bandsOnly != "" && !slices.ContainsFunc(strings.Split(*bandsOnly, ","), func(p string) bool { return strings.HasPrefix(l.File, p) }) {
+			continue
+		}
 		runs := map[string][][]any{} // cell id -> results of each run
 		for _, q := range l.Quizzes {
 			key, lines := q.Cell, []string(nil)
