@@ -71,9 +71,7 @@
 //	os_unix.go       what differs by OS: the owner lock (flock) and "address in use"
 //	os_windows.go    the same two for Windows (LockFileEx, WSAEADDRINUSE)
 //	record.go        opening the run archive; a cell run's own lines
-//	quizapi.go       POST /api/quiz and GET /api/quiz/queue
-//	quizdecode.go    decoding a quiz request as a stream, within its caps
-//	quizrecord.go    grading a cell quiz from recorded runs; predictions first
+//	quizapi.go       quizAPI: POST /api/quiz and GET /api/quiz/queue (grading is package grade)
 //	quizpredict.go   predictions, graded once: stored before the run that grades them
 //	predict.go       POST /api/predict
 //	writes.go        bounded writes to the archive: rates, caps per browser and address, body caps

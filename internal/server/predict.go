@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"kvlab/internal/archive"
+	"kvlab/internal/grade"
 	"kvlab/internal/quiz"
 	"kvlab/internal/server/room"
 	"kvlab/internal/server/runq"
@@ -39,7 +40,8 @@ type predictReply struct {
 	At time.Time `json:"at"`
 }
 
-func (s *Server) handlePredict(w http.ResponseWriter, r *http.Request) {
+func (a *quizAPI) handlePredict(w http.ResponseWriter, r *http.Request) {
+	s := a.s
 	if !s.apiAccessOK(w, r) || !s.writeAllowed(w, r, "prediction") {
 		return
 	}
@@ -54,7 +56,7 @@ func (s *Server) handlePredict(w http.ResponseWriter, r *http.Request) {
 		web.JSONError(w, http.StatusBadRequest, `browser: 1 to 64 letters, digits and '-' (the id the page keeps), required`)
 		return
 	}
-	l, q := s.quizFor(w, req.Lesson, req.Quiz)
+	l, q := a.quizFor(w, req.Lesson, req.Quiz)
 	if q == nil {
 		return
 	}
@@ -65,7 +67,7 @@ func (s *Server) handlePredict(w http.ResponseWriter, r *http.Request) {
 		return
 	case q.Choices == nil:
 		if _, err := quiz.ParseNumber(v, q.Unit); err != nil {
-			web.JSONError(w, http.StatusBadRequest, answerError(err))
+			web.JSONError(w, http.StatusBadRequest, grade.AnswerMessage(err))
 			return
 		}
 	}

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"kvlab/harness"
@@ -137,9 +136,8 @@ type Server struct {
 
 	// runs is the disk's one runner and its queue: cells, run: quizzes,
 	// presenters' and followers' runs.
-	runs      *runq.Runner
-	quizRuns  atomic.Int32  // run: quizzes queued or running
-	quizSlots chan struct{} // one token per quiz answer being checked
+	runs *runq.Runner
+	quiz *quizAPI // POST /api/quiz, /api/predict and the quiz queue (quizapi.go)
 
 	arch    archive.Archive // the run archive; see record.go
 	ownArch bool            // arch was opened by New and is closed by Close
@@ -149,8 +147,6 @@ type Server struct {
 	// pongWait is how long a websocket may stay silent (no message, no
 	// pong) before it is dropped; pings go out at half of it.
 	pongWait time.Duration
-	// bodyWait bounds the time to read a quiz request's body.
-	bodyWait time.Duration
 
 	// sentHook, when set (benchmarks), sees every websocket message as it
 	// is handed to a client's writer. Set before serving.
@@ -192,8 +188,6 @@ func New(cfg Config) (*Server, error) {
 		clients:      map[*client]struct{}{},
 		staticTags:   map[string]string{},
 		pongWait:     pongWait,
-		bodyWait:     30 * time.Second,
-		quizSlots:    make(chan struct{}, quizCheckSlots),
 		readTimeout:  30 * time.Second,
 		writeTimeout: 2 * time.Minute,
 	}
@@ -236,12 +230,11 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("GET /lessons/{slug}", s.handleLesson)
 	s.mux.HandleFunc("GET /static/{path...}", s.handleStatic)
 	s.mux.HandleFunc("GET /ws", s.handleWS)
-	s.mux.HandleFunc("POST /api/quiz", s.handleQuiz)
-	s.mux.HandleFunc("GET /api/quiz/queue", s.handleQuizQueue)
+	s.quiz = newQuizAPI(s)
+	s.quiz.route(s.mux)
 	rp := runspage.New(s.arch, s.hostID)
 	rp.ShowPaths = !s.servesOthers()
 	rp.Route(s.mux)
-	s.mux.HandleFunc("POST /api/predict", s.handlePredict)
 	s.rooms.Route(s.mux)
 	s.routeShareTargets()
 	s.mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) {

@@ -1,7 +1,6 @@
 package room
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +9,7 @@ import (
 
 	"kvlab/internal/archive"
 	"kvlab/internal/classroom"
+	"kvlab/internal/grade"
 	"kvlab/internal/quiz"
 	"kvlab/internal/server/runq"
 	"kvlab/internal/server/web"
@@ -202,14 +202,9 @@ func (rs *Rooms) storePoll(p *classroom.Poll, ap *archive.Poll) {
 	}
 }
 
-// quizAnswer evaluates q's answer on a run's results (quiz.Evaluate, as
-// POST /api/quiz grades them).
+// quizAnswer is q's answer on a run's results: grade.Grade without an
+// answer, as POST /api/quiz grades them.
 func quizAnswer(q *quiz.Quiz, results []json.RawMessage) (float64, error) {
-	vals := make([]any, len(results))
-	for i, m := range results {
-		if err := json.NewDecoder(bytes.NewReader(m)).Decode(&vals[i]); err != nil {
-			return 0, fmt.Errorf("result %d: %v", i, err)
-		}
-	}
-	return q.Evaluate(vals)
+	fb, err := grade.Grade(q, "", [][]json.RawMessage{results})
+	return fb.WantNum, err
 }

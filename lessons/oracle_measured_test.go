@@ -1,4 +1,4 @@
-package lesson
+package lessons_test
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"kvlab/internal/lesson"
 	"kvlab/internal/quiz"
 )
 
@@ -226,7 +227,7 @@ func (c PredictionCount) String() string {
 
 // CountPredictions counts, per lesson in the order given, the quizzes
 // that are predictions (quiz.Quiz.IsPrediction).
-func CountPredictions(ls []*Lesson) []PredictionCount {
+func CountPredictions(ls []*lesson.Lesson) []PredictionCount {
 	out := make([]PredictionCount, 0, len(ls))
 	for _, l := range ls {
 		c := PredictionCount{Slug: l.Slug, Quizzes: len(l.Quizzes)}

@@ -1,4 +1,4 @@
-package lesson
+package lessons_test
 
 import (
 	"fmt"

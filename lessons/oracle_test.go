@@ -1,9 +1,10 @@
-package lesson
+package lessons_test
 
 import (
 	"strings"
 	"testing"
 
+	"kvlab/internal/lesson"
 	"kvlab/internal/quiz"
 )
 
@@ -81,11 +82,11 @@ func TestCountPredictions(t *testing.T) {
 		"```quiz\nid: b\nquestion: ?\ncell: c\nanswer: $0.ops_per_sec\ntolerance: 10%\n```\n" +
 		"```quiz\nid: r\nquestion: ?\nrun: bench -engine kv -ops 100\nanswer: $0.ops_per_sec\ntolerance: 10%\n```\n" +
 		"```quiz\nid: d\nquestion: ?\ncell: c\nanswer: $0.wall_seconds\ntolerance: 10%\n```\n"
-	l, err := Parse("01-t.md", []byte(src))
+	l, err := lesson.Parse("01-t.md", []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := CountPredictions([]*Lesson{l})
+	got := CountPredictions([]*lesson.Lesson{l})
 	if len(got) != 1 || got[0].Predictions != 2 || got[0].Quizzes != 4 || !got[0].AtLeastHalf() {
 		t.Errorf("got %v, want 2 of 4 predictions, at least half", got)
 	}
