@@ -13,7 +13,7 @@ import (
 	"kvlab/internal/archive"
 	"kvlab/internal/lesson"
 	"kvlab/internal/quiz"
-	"kvlab/internal/server/runq"
+	"kvlab/internal/server/run"
 )
 
 // A cell quiz is graded from runs this server recorded for that lesson,
@@ -92,7 +92,7 @@ func Load(ctx context.Context, arch archive.Archive, lessonSlug string, q *quiz.
 	if browser == "" {
 		return nil, errorf(BadRequest, "browser: missing; the quiz is graded from the runs recorded for the browser that sends it")
 	}
-	if err := runq.CheckOrigin("", "", browser); err != nil {
+	if err := run.CheckOrigin("", "", browser); err != nil {
 		return nil, &Error{Kind: BadRequest, Msg: err.Error(), Err: err}
 	}
 	if most := maxLines * quiz.MaxRepeat; len(ids) > most {

@@ -10,6 +10,7 @@ import (
 	"kvlab/harness"
 	"kvlab/internal/archive"
 	"kvlab/internal/server/room"
+	"kvlab/internal/server/run"
 	"kvlab/internal/server/runq"
 )
 
@@ -25,7 +26,7 @@ var apiTypes = []any{
 	harness.ProbeResult{},
 	harness.ModelResult{},
 	harness.CrashResult{},
-	runq.RunMsg{},
+	run.Msg{},
 	runq.QueuedMsg{},
 	runq.StartedMsg{},
 	runq.ProgressMsg{},

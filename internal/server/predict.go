@@ -11,7 +11,7 @@ import (
 	"kvlab/internal/grade"
 	"kvlab/internal/quiz"
 	"kvlab/internal/server/room"
-	"kvlab/internal/server/runq"
+	"kvlab/internal/server/run"
 	"kvlab/internal/server/web"
 )
 
@@ -52,7 +52,7 @@ func (a *quizAPI) handlePredict(w http.ResponseWriter, r *http.Request) {
 		web.JSONError(w, http.StatusBadRequest, "malformed request: "+err.Error()+` (want {"lesson":"...","quiz":"...","browser":"...","value":"..."})`)
 		return
 	}
-	if err := runq.CheckOrigin("", "", req.Browser); err != nil || req.Browser == "" {
+	if err := run.CheckOrigin("", "", req.Browser); err != nil || req.Browser == "" {
 		web.JSONError(w, http.StatusBadRequest, `browser: 1 to 64 letters, digits and '-' (the id the page keeps), required`)
 		return
 	}

@@ -441,7 +441,7 @@ const maxQuizRuns = 8
 // quizFor finds a lesson's quiz for a JSON endpoint, or writes the error
 // reply (404 for an unknown lesson or quiz) and returns a nil quiz.
 func (a *quizAPI) quizFor(w http.ResponseWriter, slug, id string) (*lesson.Lesson, *quiz.Quiz) {
-	l, _, _, err := a.s.findLesson(slug)
+	l, _, _, err := a.s.course.find(slug)
 	if err != nil {
 		web.JSONError(w, http.StatusInternalServerError, err.Error())
 		return nil, nil

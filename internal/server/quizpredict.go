@@ -14,7 +14,7 @@ import (
 	"kvlab/internal/lesson"
 	"kvlab/internal/quiz"
 	"kvlab/internal/server/guard"
-	"kvlab/internal/server/runq"
+	"kvlab/internal/server/run"
 	"kvlab/internal/server/web"
 )
 
@@ -57,7 +57,7 @@ type attempt struct {
 // result); g is nil when the attempt already has its verdict. ok is false
 // when it has replied with an error.
 func (qa *quizAPI) predictionAttempt(w http.ResponseWriter, ctx context.Context, l *lesson.Lesson, q *quiz.Quiz, req *quizRequest) (a *attempt, g *grade.Runs, ok bool) {
-	if req.Browser == "" || runq.CheckOrigin("", "", req.Browser) != nil {
+	if req.Browser == "" || run.CheckOrigin("", "", req.Browser) != nil {
 		return nil, nil, true // grade.Load says what is wrong with it
 	}
 	all, err := qa.s.arch.Predictions(ctx, req.Browser, q.ID)
@@ -116,7 +116,7 @@ func (qa *quizAPI) predictFirst(w http.ResponseWriter, r *http.Request, lessonSl
 		web.JSONError(w, http.StatusBadRequest, badTicket)
 		return nil, nil, false
 	}
-	if err := runq.CheckOrigin("", "", req.Browser); err != nil {
+	if err := run.CheckOrigin("", "", req.Browser); err != nil {
 		web.JSONError(w, http.StatusBadRequest, err.Error())
 		return nil, nil, false
 	}

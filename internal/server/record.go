@@ -20,7 +20,7 @@ func (s *Server) ownLines(lessonSlug, cellID string, lines []string) []bool {
 	if lessonSlug == "" || cellID == "" {
 		return own
 	}
-	l, _, _, err := s.findLesson(lessonSlug)
+	l, _, _, err := s.course.find(lessonSlug)
 	if err != nil || l == nil {
 		return own
 	}

@@ -52,7 +52,7 @@ type roomCreateReply struct {
 	ExpiresAt       time.Time `json:"expires_at"`
 }
 
-func (rs *Rooms) handleRoomCreate(w http.ResponseWriter, r *http.Request) {
+func (rs roomHTTP) handleRoomCreate(w http.ResponseWriter, r *http.Request) {
 	var req roomCreateRequest
 	if !web.DecodeBody(w, r, roomBodyLimit, &req, `{"lesson":"04-the-fsync-tax"}`) {
 		return
@@ -91,7 +91,7 @@ func joinURL(r *http.Request, code string) string {
 	return scheme + "://" + r.Host + "/room/" + classroom.FormatCode(code)
 }
 
-func (rs *Rooms) handleRoomState(w http.ResponseWriter, r *http.Request) {
+func (rs roomHTTP) handleRoomState(w http.ResponseWriter, r *http.Request) {
 	room := rs.followerRoom(w, r)
 	if room == nil {
 		return
@@ -102,7 +102,7 @@ func (rs *Rooms) handleRoomState(w http.ResponseWriter, r *http.Request) {
 // presenterAction decodes a presenter's request into v (which carries
 // "presenter"), finds the room and checks the presenter; on failure it
 // has written the reply and returns nil.
-func (rs *Rooms) presenterAction(w http.ResponseWriter, r *http.Request, v any, presenter *string, want string) *classroom.Room {
+func (rs roomHTTP) presenterAction(w http.ResponseWriter, r *http.Request, v any, presenter *string, want string) *classroom.Room {
 	if !web.DecodeBody(w, r, roomBodyLimit, v, want) {
 		return nil
 	}
@@ -139,7 +139,7 @@ type sectionMsg struct {
 	Section int    `json:"section"`
 }
 
-func (rs *Rooms) handleRoomSection(w http.ResponseWriter, r *http.Request) {
+func (rs roomHTTP) handleRoomSection(w http.ResponseWriter, r *http.Request) {
 	var req sectionRequest
 	room := rs.presenterAction(w, r, &req, &req.Presenter, `{"presenter":"...","section":3}`)
 	if room == nil {
@@ -166,7 +166,7 @@ type allowRunsRequest struct {
 	Allow *bool `json:"allow"`
 }
 
-func (rs *Rooms) handleRoomAllowRuns(w http.ResponseWriter, r *http.Request) {
+func (rs roomHTTP) handleRoomAllowRuns(w http.ResponseWriter, r *http.Request) {
 	var req allowRunsRequest
 	room := rs.presenterAction(w, r, &req, &req.Presenter, `{"presenter":"...","allow":true}`)
 	if room == nil {
@@ -189,7 +189,7 @@ type tokenRequest struct {
 	presenterFields
 }
 
-func (rs *Rooms) handleRoomClose(w http.ResponseWriter, r *http.Request) {
+func (rs roomHTTP) handleRoomClose(w http.ResponseWriter, r *http.Request) {
 	var req tokenRequest
 	room := rs.presenterAction(w, r, &req, &req.Presenter, `{"presenter":"..."}`)
 	if room == nil {
@@ -203,7 +203,7 @@ func (rs *Rooms) handleRoomClose(w http.ResponseWriter, r *http.Request) {
 	web.WriteJSON(w, http.StatusOK, st)
 }
 
-func (rs *Rooms) handleRoomQR(w http.ResponseWriter, r *http.Request) {
+func (rs roomHTTP) handleRoomQR(w http.ResponseWriter, r *http.Request) {
 	room := rs.followerRoom(w, r)
 	if room == nil {
 		return

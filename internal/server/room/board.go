@@ -42,7 +42,7 @@ func allowCORS(w http.ResponseWriter, r *http.Request) {
 	w.Header().Add("Vary", "Origin")
 }
 
-func (rs *Rooms) handleSharePreflight(w http.ResponseWriter, r *http.Request) {
+func (rs roomHTTP) handleSharePreflight(w http.ResponseWriter, r *http.Request) {
 	allowCORS(w, r)
 	w.Header().Set("Access-Control-Allow-Methods", "POST")
 	w.Header().Set("Access-Control-Allow-Headers", "Content-Type")
@@ -50,7 +50,7 @@ func (rs *Rooms) handleSharePreflight(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-func (rs *Rooms) handleShare(w http.ResponseWriter, r *http.Request) {
+func (rs roomHTTP) handleShare(w http.ResponseWriter, r *http.Request) {
 	allowCORS(w, r)
 	if !rs.cfg.WriteAllowed(w, r, "share") {
 		return
@@ -86,7 +86,7 @@ func (rs *Rooms) handleShare(w http.ResponseWriter, r *http.Request) {
 // taken under the room's lock, so they hold under concurrency, and given
 // back when the store fails; the lock is not held while the archive's
 // group commit takes its turn.
-func (rs *Rooms) addBoardEntry(r *http.Request, room *classroom.Room, e *archive.BoardEntry) (int, error) {
+func (rs roomHTTP) addBoardEntry(r *http.Request, room *classroom.Room, e *archive.BoardEntry) (int, error) {
 	room.Lock()
 	switch {
 	case room.BoardEntries >= boardMax:
@@ -130,7 +130,7 @@ type boardReply struct {
 	Points  []boardPoint `json:"points"`
 }
 
-func (rs *Rooms) handleBoard(w http.ResponseWriter, r *http.Request) {
+func (rs roomHTTP) handleBoard(w http.ResponseWriter, r *http.Request) {
 	room := rs.followerRoom(w, r)
 	if room == nil {
 		return
@@ -152,7 +152,7 @@ func (rs *Rooms) handleBoard(w http.ResponseWriter, r *http.Request) {
 // handleBoardDelete removes one entry from a room's board (the
 // presenter's). The entry still counts against its sharer's address, so
 // removing a prank does not let its author share again.
-func (rs *Rooms) handleBoardDelete(w http.ResponseWriter, r *http.Request) {
+func (rs roomHTTP) handleBoardDelete(w http.ResponseWriter, r *http.Request) {
 	var req tokenRequest
 	room := rs.presenterAction(w, r, &req, &req.Presenter, `{"presenter":"..."}`)
 	if room == nil {

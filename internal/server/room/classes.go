@@ -31,7 +31,11 @@ import (
 // not open them), sent by the form the page shows (POST, the same
 // routes), never in a URL.
 
-func (rs *Rooms) routeClasses(mux *http.ServeMux) {
+// pastClasses serves the past classes' pages from the archive; it reads
+// nothing of the live rooms.
+type pastClasses struct{ cfg *Config }
+
+func (rs pastClasses) routeClasses(mux *http.ServeMux) {
 	for _, m := range []string{"GET", "POST"} {
 		mux.HandleFunc(m+" /classes", rs.classesPage(rs.handleClasses))
 		mux.HandleFunc(m+" /classes/compare", rs.classesPage(rs.handleClassesCompare))
@@ -46,7 +50,7 @@ const classesLimit = 100
 // that is neither from this machine nor carries the token gets the token
 // form. The handler gets the token to carry on in its links ("" from
 // this machine).
-func (rs *Rooms) classesPage(h func(w http.ResponseWriter, r *http.Request, token string)) http.HandlerFunc {
+func (rs pastClasses) classesPage(h func(w http.ResponseWriter, r *http.Request, token string)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if !guard.SameOrigin(r) {
 			web.ErrorPage(w, http.StatusForbidden, "Not from this server", fmt.Sprintf("origin %s is not this server (%s)", r.Header.Get("Origin"), r.Host))
@@ -91,7 +95,7 @@ type classLink struct {
 	URL, Text, Token string
 }
 
-func (rs *Rooms) classRow(rm archive.Room, now time.Time, token string) classRow {
+func (rs pastClasses) classRow(rm archive.Room, now time.Time, token string) classRow {
 	c := classRow{Room: rm, Shown: classroom.FormatCode(rm.Code), Title: rm.Lesson, State: "live",
 		Link: classLink{URL: fmt.Sprintf("/classes/%d", rm.ID), Text: fmt.Sprintf("#%d", rm.ID), Token: token}}
 	if l, err := rs.cfg.Lesson(rm.Lesson); err == nil && l != nil {
@@ -106,7 +110,7 @@ func (rs *Rooms) classRow(rm archive.Room, now time.Time, token string) classRow
 	return c
 }
 
-func (rs *Rooms) handleClasses(w http.ResponseWriter, r *http.Request, token string) {
+func (rs pastClasses) handleClasses(w http.ResponseWriter, r *http.Request, token string) {
 	rooms, err := rs.cfg.Archive.Rooms(r.Context(), classesLimit)
 	if err != nil {
 		web.ErrorPage(w, http.StatusInternalServerError, "Reading the archive failed", err.Error())
@@ -145,7 +149,7 @@ type classView struct {
 
 // loadClass reads class id from the archive; a class that does not
 // exist is an error wrapping archive.ErrNotFound.
-func (rs *Rooms) loadClass(ctx context.Context, id int64, token string) (classView, error) {
+func (rs pastClasses) loadClass(ctx context.Context, id int64, token string) (classView, error) {
 	rm, err := rs.cfg.Archive.GetRoom(ctx, id)
 	if err != nil {
 		return classView{}, err
@@ -174,7 +178,7 @@ func (rs *Rooms) loadClass(ctx context.Context, id int64, token string) (classVi
 
 // pastPoll is an archived poll as the room showed it: its question and
 // unit from the lesson, its histogram from the stored predictions.
-func (rs *Rooms) pastPoll(slug string, ap archive.Poll) pastPoll {
+func (rs pastClasses) pastPoll(slug string, ap archive.Poll) pastPoll {
 	var q *quiz.Quiz
 	if l, err := rs.cfg.Lesson(slug); err == nil && l != nil {
 		q = l.Quiz(ap.Quiz)
@@ -223,7 +227,7 @@ func classID(name, v string) (int64, error) {
 	return id, nil
 }
 
-func (rs *Rooms) classOrError(w http.ResponseWriter, r *http.Request, name, v, token string) (classView, bool) {
+func (rs pastClasses) classOrError(w http.ResponseWriter, r *http.Request, name, v, token string) (classView, bool) {
 	id, err := classID(name, v)
 	if err != nil {
 		web.ErrorPage(w, http.StatusBadRequest, "No such class", err.Error())
@@ -241,7 +245,7 @@ func (rs *Rooms) classOrError(w http.ResponseWriter, r *http.Request, name, v, t
 	return c, true
 }
 
-func (rs *Rooms) handleClass(w http.ResponseWriter, r *http.Request, token string) {
+func (rs pastClasses) handleClass(w http.ResponseWriter, r *http.Request, token string) {
 	c, ok := rs.classOrError(w, r, "id", r.PathValue("id"), token)
 	if !ok {
 		return
@@ -249,7 +253,7 @@ func (rs *Rooms) handleClass(w http.ResponseWriter, r *http.Request, token strin
 	web.RenderPage(w, http.StatusOK, "class.html", classesView{Classes: []classView{c}, Back: backLink(token)})
 }
 
-func (rs *Rooms) handleClassesCompare(w http.ResponseWriter, r *http.Request, token string) {
+func (rs pastClasses) handleClassesCompare(w http.ResponseWriter, r *http.Request, token string) {
 	a, ok := rs.classOrError(w, r, "a", r.FormValue("a"), token)
 	if !ok {
 		return

@@ -8,25 +8,26 @@
 //
 // The server makes one Rooms (New) and routes to it (Route). The room
 // reaches the server only through what Config gives it: the archive, the
-// guard (who may present, per-address limits), the lessons by slug, a
-// Runner for a follower's own runs, the server's lifetime and its write
-// gate. A presenter's run comes the other way: the server's run socket
-// asks PresenterRun whether the run is for a room, and the Run it gets is
-// the job's sink, which encodes each message once for the presenter and
-// every follower.
+// guard (who may present, per-address limits), the lessons by slug, the
+// owner of a follower's own runs (package run's Service: the follower
+// socket is a transport over it), the server's lifetime and its write
+// gate. A presenter's run comes the other way: package run asks
+// PresenterRun whether the run is for a room, and the Run it gets is the
+// job's sink (run.Fanout), which encodes each message once for the
+// presenter and every follower.
 //
 // Files, one job each:
 //
-//	rooms.go      Config, Rooms: the registry and its sweep, lookups, state and its fan-out
+//	rooms.go      Config, Rooms: the registry and its sweep, state and its fan-out; roomHTTP, its HTTP face, and its lookups by code
 //	api.go        the HTTP API under /api/rooms: start, state, section, allow runs, close, QR code
 //	polls.go      prediction polls: open, ballots, their updates
 //	restore.go    the open rooms reloaded from the archive, with their polls and board
 //	presenter.go  the presenter's runs: PresenterRun, the fan-out sink, a poll's measurement
-//	followers.go  the follower socket: its limits, a follower's own runs (Runner)
+//	followers.go  the follower socket: its limits; a follower's own runs are a run.Owner's
 //	board.go      the class board: a shared result (the one cross-origin route), the board, a removal
 //	pages.go      the pages: join, follower, presenter, board
 //	sections.go   a lesson split into sections, one shown at a time
-//	classes.go    past classes from the archive: /classes
+//	classes.go    pastClasses: past classes from the archive, /classes
 //	redact.go     what a probe result hides in room mode
 //	wire.go       the wire types, for the API document's test
 //

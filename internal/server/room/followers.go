@@ -1,8 +1,6 @@
 package room
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,6 +10,7 @@ import (
 
 	"kvlab/internal/classroom"
 	"kvlab/internal/server/guard"
+	"kvlab/internal/server/run"
 	"kvlab/internal/server/runq"
 	"kvlab/internal/server/web"
 )
@@ -27,24 +26,6 @@ import (
 // run. The presenter's runs reach followers through the room's fan-out
 // sink (presenter.go).
 
-// Runner queues a follower's own runs: the server's runner, behind the
-// presenter's runs, with the caps every reader's runs have (per socket,
-// per address, the budget).
-type Runner interface {
-	// FollowerRuns is the owner of the runs of the follower at addr,
-	// whose messages go to out.
-	FollowerRuns(out Sink, addr string) Runs
-}
-
-// Runs are one follower's runs: Run checks and queues a run message,
-// Cancel cancels one of them by its id, Stop cancels them all (the
-// follower left).
-type Runs interface {
-	Run(m runq.RunMsg)
-	Cancel(id string)
-	Stop()
-}
-
 // The follower socket's bounds: a larger message, or more of them in a
 // second, closes it (1008).
 const (
@@ -52,7 +33,7 @@ const (
 	FollowerMaxRate    = 20 // messages a second
 )
 
-func (rs *Rooms) handleRoomWS(w http.ResponseWriter, r *http.Request) {
+func (rs roomHTTP) handleRoomWS(w http.ResponseWriter, r *http.Request) {
 	room := rs.followerRoom(w, r)
 	if room == nil {
 		return
@@ -68,10 +49,10 @@ func (rs *Rooms) handleRoomWS(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f.Send(web.MustMarshal(roomMsg{Type: "room", roomState: lockedStateOf(room)}))
-	fr := &followerReader{rs: rs, room: room, f: f, ws: ws, addr: guard.RemoteHost(r)}
+	fr := &followerReader{rs: rs.Rooms, room: room, f: f, ws: ws, addr: guard.RemoteHost(r)}
 	fr.read()
-	if fr.proxy != nil {
-		fr.proxy.Stop()
+	if fr.owner != nil {
+		fr.owner.Stop()
 	}
 	f.Close(0, "")
 	<-f.Done()
@@ -84,8 +65,8 @@ type followerReader struct {
 	f    *classroom.Follower
 	ws   *websocket.Conn
 	addr string
-	// proxy owns the follower's own runs (runs); nil until the first.
-	proxy Runs
+	// owner owns the follower's own runs (runs); nil until the first.
+	owner *run.Owner
 }
 
 func (fr *followerReader) read() {
@@ -142,47 +123,38 @@ func drain(ws *websocket.Conn) {
 
 // handle acts on one follower message: a run (when allowed) or a cancel.
 func (fr *followerReader) handle(data []byte) {
-	var m runq.RunMsg
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&m); err != nil {
-		fr.reply(runq.ErrorMsg{Type: "error", ID: m.ID, Message: "malformed message: " + err.Error() + ` (want {"type":"run","id":"c1","cell":"..."} or {"type":"cancel","id":"c1"})`})
+	m, err := run.Decode(data)
+	if err != nil {
+		fr.reply(runq.ErrorMsg{Type: "error", ID: m.ID, Message: err.Error()})
 		return
 	}
-	switch m.Type {
-	case "run":
+	if m.Type == "run" {
 		fr.room.Lock()
 		allowed := fr.room.AllowRuns
 		fr.room.Unlock()
 		switch {
 		case !allowed:
 			fr.reply(runq.ErrorMsg{Type: "error", ID: m.ID, Message: "the presenter has not allowed runs in this room"})
+			return
 		case m.Room != "" || m.Poll != "" || m.Token != "" || m.Presenter != "":
 			fr.reply(runq.ErrorMsg{Type: "error", ID: m.ID, Message: "a follower's run carries no room, poll or token: it runs for this follower only"})
-		default:
-			fr.runs().Run(m)
-		}
-	case "cancel":
-		if fr.proxy == nil {
-			fr.reply(runq.ErrorMsg{Type: "error", ID: m.ID, Message: fmt.Sprintf("cancel: no run %q is queued or running", m.ID)})
 			return
 		}
-		fr.proxy.Cancel(m.ID)
-	default:
-		fr.reply(runq.ErrorMsg{Type: "error", ID: m.ID, Message: fmt.Sprintf("unknown message type %q (want run or cancel)", m.Type)})
 	}
+	fr.runs().Handle(m)
 }
 
 func (fr *followerReader) reply(v any) { fr.f.Send(web.MustMarshal(v)) }
 
 // runs returns the owner of the follower's own runs, made on first use:
-// their messages go to this follower alone, and they are cancelled when
-// the follower leaves.
-func (fr *followerReader) runs() Runs {
-	if fr.proxy == nil {
-		fr.proxy = fr.rs.cfg.Runs.FollowerRuns(followerSink{fr.f}, fr.addr)
+// their messages go to this follower alone, they wait behind the
+// presenter's and need no token, and they are cancelled when the
+// follower leaves.
+func (fr *followerReader) runs() *run.Owner {
+	if fr.owner == nil {
+		fr.owner = fr.rs.cfg.Runs.Owner(followerSink{fr.f}, fr.addr, "", true)
 	}
-	return fr.proxy
+	return fr.owner
 }
 
 // followerSink sends a follower's own runs' messages to that follower,
@@ -193,5 +165,5 @@ type followerSink struct{ f *classroom.Follower }
 // Send implements runq.Sink.
 func (fs followerSink) Send(v any) { fs.f.Send(web.MustMarshal(v)) }
 
-// SendBytes implements Sink.
+// SendBytes implements run.Sink.
 func (fs followerSink) SendBytes(b []byte, _ bool) { fs.f.Send(b) }

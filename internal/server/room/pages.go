@@ -27,12 +27,12 @@ import (
 // with or without its dash; the page redirects to the code's canonical
 // spelling, XXXXX-XXXXX.
 
-func (rs *Rooms) routePages(mux *http.ServeMux) {
+func (rs roomHTTP) routePages(mux *http.ServeMux) {
 	mux.HandleFunc("GET /join", rs.handleJoin)
 	mux.HandleFunc("GET /room/{code}", rs.roomPage("room.html", "/room/%s"))
 	mux.HandleFunc("GET /present/{code}", rs.roomPage("present.html", "/present/%s"))
 	mux.HandleFunc("GET /room/{code}/board", rs.roomPage("board.html", "/room/%s/board"))
-	rs.routeClasses(mux)
+	pastClasses{&rs.cfg}.routeClasses(mux)
 }
 
 // canonicalCode turns a code as typed (any case, with or without its
@@ -51,7 +51,7 @@ type joinPage struct {
 
 // handleJoin shows the join form, and sends a filled-in form on to the
 // room's page.
-func (rs *Rooms) handleJoin(w http.ResponseWriter, r *http.Request) {
+func (rs roomHTTP) handleJoin(w http.ResponseWriter, r *http.Request) {
 	typed := strings.TrimSpace(r.URL.Query().Get("code"))
 	if typed == "" {
 		web.RenderPage(w, http.StatusOK, "join.html", joinPage{})
@@ -82,7 +82,7 @@ type roomView struct {
 // roomPage serves one of the room's pages, at path (a format of the
 // code), for the room named in the path: a redirect to the code's shown
 // spelling, a 404 page for a code that names no open room, else the page.
-func (rs *Rooms) roomPage(tmpl, path string) http.HandlerFunc {
+func (rs roomHTTP) roomPage(tmpl, path string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		typed := r.PathValue("code")
 		code, err := canonicalCode(typed)
@@ -113,7 +113,7 @@ func (rs *Rooms) roomPage(tmpl, path string) http.HandlerFunc {
 // roomViewFor finds the open room code and its lesson; withBody renders
 // the lesson's sections too. On failure it returns the HTTP status and an
 // error that says what is wrong.
-func (rs *Rooms) roomViewFor(r *http.Request, code string, withBody bool) (roomView, int, error) {
+func (rs roomHTTP) roomViewFor(r *http.Request, code string, withBody bool) (roomView, int, error) {
 	rm, status, msg := rs.findRoom(r)
 	if rm == nil {
 		return roomView{}, status, errors.New(msg)

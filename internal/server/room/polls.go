@@ -11,7 +11,7 @@ import (
 	"kvlab/internal/classroom"
 	"kvlab/internal/quiz"
 	"kvlab/internal/server/guard"
-	"kvlab/internal/server/runq"
+	"kvlab/internal/server/run"
 	"kvlab/internal/server/web"
 )
 
@@ -44,7 +44,7 @@ func (rs *Rooms) pollQuiz(room *classroom.Room, id string) (*quiz.Quiz, int, err
 	return q, 0, nil
 }
 
-func (rs *Rooms) handlePollOpen(w http.ResponseWriter, r *http.Request) {
+func (rs roomHTTP) handlePollOpen(w http.ResponseWriter, r *http.Request) {
 	var req pollRequest
 	room := rs.presenterAction(w, r, &req, &req.Presenter, `{"presenter":"...","quiz":"always-vs-batch"}`)
 	if room == nil {
@@ -88,7 +88,7 @@ type predictRoomReply struct {
 	Yours float64            `json:"yours"`
 }
 
-func (rs *Rooms) handlePollPredict(w http.ResponseWriter, r *http.Request) {
+func (rs roomHTTP) handlePollPredict(w http.ResponseWriter, r *http.Request) {
 	if !rs.cfg.Access(w, r) {
 		return
 	}
@@ -103,7 +103,7 @@ func (rs *Rooms) handlePollPredict(w http.ResponseWriter, r *http.Request) {
 	if room == nil {
 		return
 	}
-	if err := runq.CheckOrigin("", "", req.Browser); err != nil || req.Browser == "" {
+	if err := run.CheckOrigin("", "", req.Browser); err != nil || req.Browser == "" {
 		web.JSONError(w, http.StatusBadRequest, `browser: 1 to 64 letters, digits and '-' (the id the page keeps), required`)
 		return
 	}
@@ -144,7 +144,7 @@ func (rs *Rooms) handlePollPredict(w http.ResponseWriter, r *http.Request) {
 
 // checkBallot checks one prediction for an open poll and counts it
 // against the poll's caps. REQUIRES: the poll's room locked.
-func (rs *Rooms) checkBallot(p *classroom.Poll, addr string, req predictRoomRequest) (float64, int, error) {
+func (rs roomHTTP) checkBallot(p *classroom.Poll, addr string, req predictRoomRequest) (float64, int, error) {
 	if p.State != classroom.PollOpen {
 		return 0, http.StatusConflict, fmt.Errorf("poll %s: the measurement started at %s; predictions are closed", p.Quiz, p.MeasureStarted.Format("15:04:05"))
 	}

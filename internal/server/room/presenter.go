@@ -11,6 +11,7 @@ import (
 	"kvlab/internal/classroom"
 	"kvlab/internal/grade"
 	"kvlab/internal/quiz"
+	"kvlab/internal/server/run"
 	"kvlab/internal/server/runq"
 	"kvlab/internal/server/web"
 )
@@ -18,18 +19,9 @@ import (
 // The presenter's runs. The presenter uses the server's run websocket,
 // /ws, with "room" (and "poll") on a run message; the server asks
 // PresenterRun whether the reader may run for that room, and the Run it
-// gets back becomes the job's sink (Attach): every message of the run is
+// gets back becomes the job's sink (Attach: run.Fanout): every message of the run is
 // encoded once and goes to the presenter and, the same bytes, to every
 // follower.
-
-// Sink is where a reader's run messages go: the server's /ws client, or a
-// follower. SendBytes sends a message already encoded (a room run's
-// messages are encoded once for the presenter and every follower);
-// progress messages may be dropped when the reader falls behind.
-type Sink interface {
-	runq.Sink
-	SendBytes(b []byte, progress bool)
-}
 
 type roomRunMsg struct {
 	Type   string `json:"type"` // "room_run"
@@ -42,10 +34,10 @@ type roomRunMsg struct {
 // concurrent use (its fields never change after PresenterRun).
 type Run struct {
 	rs    *Rooms
-	out   Sink // the presenter's socket
+	out   run.Sink // the presenter's socket
 	room  *classroom.Room
 	poll  *classroom.Poll // nil unless the run measures a poll
-	m     runq.RunMsg
+	m     run.Msg
 	quizQ string // the poll's quiz
 }
 
@@ -53,7 +45,7 @@ type Run struct {
 // at addr whose messages go to out: the room is open, the reader is its
 // presenter (a follower never is), and the poll is open to measuring.
 // nil, nil for a run outside a room.
-func (rs *Rooms) PresenterRun(m runq.RunMsg, addr string, follower bool, out Sink) (*Run, error) {
+func (rs *Rooms) PresenterRun(m run.Msg, addr string, follower bool, out run.Sink) (*Run, error) {
 	if m.Room == "" && m.Poll == "" {
 		return nil, nil
 	}

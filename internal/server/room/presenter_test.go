@@ -12,6 +12,7 @@ import (
 
 	"kvlab/internal/archive"
 	"kvlab/internal/quiz"
+	"kvlab/internal/server/run"
 	"kvlab/internal/server/runq"
 	"kvlab/internal/server/web"
 )
@@ -54,8 +55,8 @@ func TestPresenterRun(t *testing.T) {
 	code, secret := r.open(t)
 	f := r.join(t, code)
 	out := &bytesSink{}
-	m := runq.RunMsg{Type: "run", ID: "c1", Cell: "bench -engine null -ops 10", CellID: "always-run", Room: code}
-	if rr, err := r.rs.PresenterRun(runq.RunMsg{Type: "run", ID: "x"}, "127.0.0.1", false, out); rr != nil || err != nil {
+	m := run.Msg{Type: "run", ID: "c1", Cell: "bench -engine null -ops 10", CellID: "always-run", Room: code}
+	if rr, err := r.rs.PresenterRun(run.Msg{Type: "run", ID: "x"}, "127.0.0.1", false, out); rr != nil || err != nil {
 		t.Errorf("a run outside a room: %v, %v; want nil, nil", rr, err)
 	}
 	if _, err := r.rs.PresenterRun(m, "127.0.0.1", true, out); err == nil || !strings.Contains(err.Error(), "a follower cannot run for the room") {
@@ -124,7 +125,7 @@ func TestPresenterRunKeepsNewerState(t *testing.T) {
 			t.Errorf("section change: %d %v", st, m)
 		}
 	}
-	m := runq.RunMsg{Type: "run", ID: "c1", Cell: "bench -engine null -ops 10", Room: code, Presenter: secret}
+	m := run.Msg{Type: "run", ID: "c1", Cell: "bench -engine null -ops 10", Room: code, Presenter: secret}
 	if _, err := r.rs.PresenterRun(m, "10.0.0.9", false, &bytesSink{}); err != nil {
 		t.Fatal(err)
 	}

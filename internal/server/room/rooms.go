@@ -14,6 +14,7 @@ import (
 	"kvlab/internal/classroom"
 	"kvlab/internal/lesson"
 	"kvlab/internal/server/guard"
+	"kvlab/internal/server/run"
 	"kvlab/internal/server/web"
 )
 
@@ -46,8 +47,8 @@ type Config struct {
 	// Lesson finds a lesson by its slug; nil and no error when the
 	// server has no such lesson.
 	Lesson func(slug string) (*lesson.Lesson, error)
-	// Runs queues a follower's own runs (followers.go).
-	Runs Runner
+	// Runs owns a follower's own runs (followers.go).
+	Runs *run.Service
 	// Access refuses, with a reply, a request for a route anyone with a
 	// code may use that comes from another origin or, without a token,
 	// names a Host that is not this machine; it reports whether it may go on.
@@ -87,6 +88,11 @@ type Limits struct {
 	MaxShareBytes        int64 // body cap of a share
 }
 
+// roomHTTP is the rooms' HTTP face: the API, the share route, the
+// follower socket and the pages (api.go, board.go, polls.go, pages.go,
+// followers.go); Rooms itself is the registry they act on.
+type roomHTTP struct{ *Rooms }
+
 // Rooms is the server's live classes. It is safe for concurrent use.
 type Rooms struct {
 	cfg     Config
@@ -120,7 +126,8 @@ func New(cfg Config) (*Rooms, error) {
 
 // Route registers the room's routes: its API, its share route, its
 // follower socket, its pages and the past classes.
-func (rs *Rooms) Route(mux *http.ServeMux) {
+func (rooms *Rooms) Route(mux *http.ServeMux) {
+	rs := roomHTTP{rooms}
 	mux.HandleFunc("POST /api/rooms", rs.handleRoomCreate)
 	mux.HandleFunc("GET /api/rooms/{code}", rs.handleRoomState)
 	mux.HandleFunc("POST /api/rooms/{code}/section", rs.handleRoomSection)
@@ -243,7 +250,7 @@ func (rs *Rooms) broadcastBytes(r *classroom.Room, b []byte) {
 // followerRoom is lookupRoom for a route anyone with the code may use:
 // it first refuses another origin and, without a token, a Host that is
 // not this machine (Config.Access).
-func (rs *Rooms) followerRoom(w http.ResponseWriter, r *http.Request) *classroom.Room {
+func (rs roomHTTP) followerRoom(w http.ResponseWriter, r *http.Request) *classroom.Room {
 	if !rs.cfg.Access(w, r) {
 		return nil
 	}
@@ -257,7 +264,7 @@ func (rs *Rooms) noRoom(code string) string {
 
 // lookupRoom finds the open room the path's {code} names, or writes 404
 // (no such room) or 429 (this address tried too many unknown codes).
-func (rs *Rooms) lookupRoom(w http.ResponseWriter, r *http.Request) *classroom.Room {
+func (rs roomHTTP) lookupRoom(w http.ResponseWriter, r *http.Request) *classroom.Room {
 	room, status, msg := rs.findRoom(r)
 	if room == nil {
 		web.JSONError(w, status, msg)
@@ -267,7 +274,7 @@ func (rs *Rooms) lookupRoom(w http.ResponseWriter, r *http.Request) *classroom.R
 
 // findRoom is lookupRoom for any kind of reply: the open room the path's
 // {code} names, or the HTTP status and message to refuse with.
-func (rs *Rooms) findRoom(r *http.Request) (*classroom.Room, int, string) {
+func (rs roomHTTP) findRoom(r *http.Request) (*classroom.Room, int, string) {
 	raw := r.PathValue("code")
 	addr, now := guard.RemoteHost(r), time.Now()
 	if rs.lookups.Over(addr, now) {

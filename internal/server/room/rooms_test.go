@@ -16,10 +16,12 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"kvlab/harness"
 	"kvlab/internal/archive"
 	"kvlab/internal/classroom"
 	"kvlab/internal/lesson"
 	"kvlab/internal/server/guard"
+	"kvlab/internal/server/run"
 	"kvlab/internal/server/runq"
 )
 
@@ -76,7 +78,13 @@ func newRig(t testing.TB, mod func(*Config)) *rig {
 		return true
 	}
 	r := &rig{arch: a, runs: &fakeRunner{}}
-	cfg := Config{Archive: a, Guard: guard.New(guard.Config{}), Runs: r.runs,
+	g := guard.New(guard.Config{MaxQueuedPerAddress: 8})
+	runner := runq.New(runq.Config{RunsDir: t.TempDir(), Name: "test", Limits: harness.DefaultLimits(),
+		Budget: runq.DefaultBudget(), MaxWaiting: 8, Archive: a, Exec: r.runs.exec})
+	svcCtx, stopSvc := context.WithCancel(context.Background())
+	svc := run.NewService(svcCtx, run.Config{Runner: runner, Guard: g, Limits: harness.DefaultLimits(),
+		Budget: runq.DefaultBudget(), MaxLines: 16, MaxPerOwner: 4})
+	cfg := Config{Archive: a, Guard: g, Runs: svc,
 		Lesson: func(slug string) (*lesson.Lesson, error) {
 			for _, l := range ls {
 				if l.Slug == slug {
@@ -100,6 +108,8 @@ func newRig(t testing.TB, mod func(*Config)) *rig {
 	r.rs.Route(mux)
 	r.ts = httptest.NewServer(mux)
 	t.Cleanup(func() {
+		stopSvc()
+		runner.Close()
 		r.rs.Close()
 		r.ts.Close()
 		mu.Lock()
@@ -112,34 +122,26 @@ func newRig(t testing.TB, mod func(*Config)) *rig {
 	return r
 }
 
-// fakeRunner records the run messages of followers' runs and answers
-// each with done.
+// fakeRunner is the runner's Exec: it records the lines it is given to
+// run and gives each an empty result.
 type fakeRunner struct {
 	mu   sync.Mutex // guards runs
-	runs []runq.RunMsg
+	runs []string
 }
 
-func (f *fakeRunner) FollowerRuns(out Sink, addr string) Runs { return fakeRuns{f, out} }
+func (f *fakeRunner) exec(ctx context.Context, sp *harness.Spec, env harness.Env) ([]byte, error) {
+	f.mu.Lock()
+	f.runs = append(f.runs, sp.String())
+	f.mu.Unlock()
+	return []byte(`{}`), nil
+}
 
-func (f *fakeRunner) ran() []runq.RunMsg {
+// ran is the lines run so far.
+func (f *fakeRunner) ran() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]runq.RunMsg(nil), f.runs...)
+	return append([]string(nil), f.runs...)
 }
-
-type fakeRuns struct {
-	f   *fakeRunner
-	out Sink
-}
-
-func (r fakeRuns) Run(m runq.RunMsg) {
-	r.f.mu.Lock()
-	r.f.runs = append(r.f.runs, m)
-	r.f.mu.Unlock()
-	r.out.Send(runq.DoneMsg{Type: "done", ID: m.ID})
-}
-func (r fakeRuns) Cancel(string) {}
-func (r fakeRuns) Stop()         {}
 
 // call sends a JSON body (a string, or a value to encode) and decodes
 // the JSON reply.
@@ -303,7 +305,7 @@ func TestFollowerRuns(t *testing.T) {
 	if m := f.nextOf("done"); m["id"] != "r1" {
 		t.Errorf("done for %v, want r1", m["id"])
 	}
-	if got := r.runs.ran(); len(got) != 1 || got[0].ID != "r1" || got[0].Cell != "bench -engine null -ops 10" {
-		t.Errorf("the Runner got %+v, want the one allowed run r1", got)
+	if got := r.runs.ran(); len(got) != 1 || !strings.HasPrefix(got[0], "bench -engine null") || !strings.Contains(got[0], "-ops 10") {
+		t.Errorf("the runner ran %q, want the one allowed run r1's line", got)
 	}
 }

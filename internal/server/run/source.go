@@ -1,12 +1,10 @@
-package server
+package run
 
 import (
 	"fmt"
 	"slices"
 
 	"kvlab/harness"
-	"kvlab/internal/server/guard"
-	"kvlab/internal/server/runq"
 )
 
 // A reader's own store on this disk.
@@ -18,26 +16,21 @@ import (
 // the server's machine, so a server runs it only when it is the reader's
 // own: bound to loopback, with no token (a server with a token serves
 // others), and not for a room. Anywhere else the run is refused before it
-// is queued, with why.
+// is queued, with why (Config.NoReaderCode says it for the server).
 
 // checkSource refuses a run whose lines (their specs, as runq.CheckCell
 // parsed them) or "source" would run a reader's code where the server
-// does not run it. bad is the 0-based line at
-// fault, or -1 for the run as a whole.
-func (s *Server) checkSource(c *runOwner, m runq.RunMsg, specs []*harness.Spec) (bad int, err error) {
+// does not run it. bad is the 0-based line at fault, or -1 for the run
+// as a whole.
+func (o *Owner) checkSource(m Msg, specs []*harness.Spec) (bad int, err error) {
 	bad = slices.IndexFunc(specs, func(spec *harness.Spec) bool {
 		return slices.ContainsFunc(spec.Engines, harness.TakesSource)
 	})
 	if bad < 0 && m.Source == "" {
 		return -1, nil
 	}
-	why := ""
-	switch {
-	case !guard.IsLoopback(s.cfg.Addr):
-		why = fmt.Sprintf("this server listens on %s, beyond this machine, and runs no one's code there", s.cfg.Addr)
-	case s.cfg.Token != "":
-		why = "this server has a token: it serves others (a class), and runs no one's code for them"
-	case m.Room != "" || c.follower:
+	why := o.svc.cfg.NoReaderCode
+	if why == "" && (m.Room != "" || o.follower) {
 		why = "a room's runs run on the presenter's machine for everyone, and run no one's code"
 	}
 	if why != "" {
