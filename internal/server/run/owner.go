@@ -34,7 +34,7 @@ type Config struct {
 	// archive (runq.Origin.Own).
 	Own func(lessonSlug, cellID string, lines []string) []bool
 	// Room checks a run message's "room" and "poll" for the reader at addr
-	// (package room): nil, nil for a run outside a room.
+	// (package room); a message with neither never reaches it.
 	Room func(m Msg, addr string, follower bool, out Sink) (Fanout, error)
 }
 
@@ -185,7 +185,7 @@ func (o *Owner) check(m Msg) (lines []string, specs []*harness.Spec, fan Fanout,
 		o.refuse(m.ID, -1, err.Error())
 		return nil, nil, nil, false
 	}
-	if cfg.Room != nil {
+	if cfg.Room != nil && (m.Room != "" || m.Poll != "") {
 		var err error
 		if fan, err = cfg.Room(m, o.addr, o.follower, o.out); err != nil {
 			o.refuse(m.ID, -1, err.Error())
