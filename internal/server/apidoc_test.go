@@ -9,7 +9,7 @@ import (
 
 	"kvlab/harness"
 	"kvlab/internal/archive"
-	"kvlab/internal/server/room"
+	"kvlab/internal/server/liveclass"
 	"kvlab/internal/server/run"
 	"kvlab/internal/server/runq"
 )
@@ -38,7 +38,7 @@ var apiTypes = []any{
 	placeReply{},
 	archive.Run{},
 	archive.Comparison{},
-	// The room's are package room's (room.WireTypes); the share targets are this server's.
+	// The room's are package room's (liveclass.WireTypes); the share targets are this server's.
 	shareTargetRequest{},
 	archive.Room{},
 	archive.Poll{},
@@ -55,7 +55,7 @@ func TestAPIDoc(t *testing.T) {
 	doc := string(b)
 	fields := map[string][]string{} // JSON name -> where it occurs
 	seen := map[reflect.Type]bool{}
-	for _, v := range append(apiTypes, room.WireTypes()...) {
+	for _, v := range append(apiTypes, liveclass.WireTypes()...) {
 		jsonFields(reflect.TypeOf(v), seen, fields)
 	}
 	if len(fields) < 50 {

@@ -50,7 +50,7 @@
 // class: its registry, API, polls, board, follower socket, pages and
 // past classes); grading is package grade's. The /ws socket and the
 // room's follower socket are transports over package run: each reader's
-// runs are a run.Owner's; a presenter's run asks room.PresenterRun
+// runs are a run.Owner's; a presenter's run asks liveclass.PresenterRun
 // (run.Config.Room), whose Run is the job's sink.
 //
 // Files, one job each:
@@ -90,5 +90,5 @@
 // call that created them has returned, so there is no call chain to pass
 // the context along; the lifetime travels with the value, as grpc's
 // ClientConn keeps its own. No other struct holds one (the rooms' timers
-// and sweeper end on Server.ctx's Done channel, room.Config.Done).
+// and sweeper end on Server.ctx's Done channel, liveclass.Config.Done).
 package server

@@ -125,7 +125,7 @@ func (c *course) find(slug string) (*lesson.Lesson, int, []*lesson.Lesson, error
 }
 
 // lesson is the lesson slug names, or nil when there is none (the room's
-// view of the lessons, room.Config.Lesson).
+// view of the lessons, liveclass.Config.Lesson).
 func (c *course) lesson(slug string) (*lesson.Lesson, error) {
 	l, _, _, err := c.find(slug)
 	return l, err

@@ -10,7 +10,7 @@ import (
 	"kvlab/internal/archive"
 	"kvlab/internal/grade"
 	"kvlab/internal/quiz"
-	"kvlab/internal/server/room"
+	"kvlab/internal/server/liveclass"
 	"kvlab/internal/server/run"
 	"kvlab/internal/server/web"
 )
@@ -62,8 +62,8 @@ func (a *quizAPI) handlePredict(w http.ResponseWriter, r *http.Request) {
 	}
 	v := strings.TrimSpace(req.Value)
 	switch {
-	case v == "" || len(v) > room.MaxPredictionLen:
-		web.JSONError(w, http.StatusBadRequest, fmt.Sprintf("value: the prediction must be 1 to %d characters", room.MaxPredictionLen))
+	case v == "" || len(v) > liveclass.MaxPredictionLen:
+		web.JSONError(w, http.StatusBadRequest, fmt.Sprintf("value: the prediction must be 1 to %d characters", liveclass.MaxPredictionLen))
 		return
 	case q.Choices == nil:
 		if _, err := quiz.ParseNumber(v, q.Unit); err != nil {

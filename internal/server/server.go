@@ -15,7 +15,7 @@ import (
 	"kvlab/harness"
 	"kvlab/internal/archive"
 	"kvlab/internal/server/guard"
-	"kvlab/internal/server/room"
+	"kvlab/internal/server/liveclass"
 	"kvlab/internal/server/run"
 	"kvlab/internal/server/runq"
 	"kvlab/internal/server/runspage"
@@ -164,9 +164,9 @@ type Server struct {
 	clients map[*client]struct{}
 	closed  bool
 
-	owner   *owner        // this server's claim on its run directories (owner.go)
-	rooms   *room.Rooms   // live classes: followers, polls, the board (package room)
-	targets *shareTargets // the room servers this server's pages may share to (share.go)
+	owner   *owner           // this server's claim on its run directories (owner.go)
+	rooms   *liveclass.Rooms // live classes: followers, polls, the board (package room)
+	targets *shareTargets    // the room servers this server's pages may share to (share.go)
 
 	// Timeouts of the plain HTTP routes (HTTPServer): reading a whole
 	// request, and writing a reply. The websocket sets its own deadlines
@@ -349,14 +349,14 @@ func (s *Server) HTTPServer() *http.Server {
 
 // newRunner starts the runner of the server's data directory: under its
 // claim (owner.go), with its limits and budget, recording in its archive,
-// results redacted in room mode (servesOthers, room.Redact).
+// results redacted in room mode (servesOthers, liveclass.Redact).
 func (s *Server) newRunner() *runq.Runner {
 	cfg := runq.Config{RunsDir: filepath.Join(s.cfg.DataDir, "runs"), Name: s.owner.name, Limits: s.cfg.Limits,
 		Budget: s.cfg.Budget, Exe: s.cfg.Exe, MaxWaiting: s.cfg.maxWaiting,
 		Archive: s.arch, Version: s.version, HostID: s.hostID, Exec: s.cfg.exec, Logf: s.log.Printf}
 	if s.servesOthers() {
 		// What the room sees is what the archive keeps: its pages are public.
-		cfg.Redact = room.Redact
+		cfg.Redact = liveclass.Redact
 	}
 	return runq.New(cfg)
 }
@@ -396,11 +396,11 @@ func (s *Server) startRooms() error {
 	}
 	s.targets = t
 	w := s.cfg.Writes
-	rs, err := room.New(room.Config{Archive: s.arch, Guard: s.guard, Runs: s.cells,
+	rs, err := liveclass.New(liveclass.Config{Archive: s.arch, Guard: s.guard, Runs: s.cells,
 		Lesson: s.course.lesson, Access: s.apiAccessOK, WriteAllowed: s.writeAllowed,
 		Done: s.ctx.Done(), Spawn: s.spawn, Logf: s.log.Printf, Upgrader: s.upgrader(), PongWait: s.pongWait,
 		TTL: s.cfg.RoomTTL, MaxUnknownCodes: s.cfg.MaxUnknownCodes, HasPresenterToken: s.cfg.PresenterToken != "",
-		Writes: room.Limits{PerBrowser: w.PerBrowser, BallotsPerAddress: w.BallotsPerAddress, SharesPerAddressRoom: w.SharesPerAddressRoom,
+		Writes: liveclass.Limits{PerBrowser: w.PerBrowser, BallotsPerAddress: w.BallotsPerAddress, SharesPerAddressRoom: w.SharesPerAddressRoom,
 			MaxBytes: w.MaxBytes, MaxShareBytes: w.MaxShareBytes}})
 	if err != nil {
 		return err

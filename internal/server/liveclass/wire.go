@@ -1,4 +1,4 @@
-package room
+package liveclass
 
 // WireTypes are zero values of the room's JSON requests, replies and
 // messages: docs/api.md must name each of their fields (the server's

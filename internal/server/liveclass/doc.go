@@ -37,4 +37,4 @@
 // commit: a ballot, a share and a presenter's run (on the presenter's
 // socket reader) store without holding the room's lock; the presenter's
 // HTTP actions store under it, which keeps their writes in order.
-package room
+package liveclass
