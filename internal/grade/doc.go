@@ -1,6 +1,6 @@
 // Package grade grades a quiz answer against runs this server measured.
 // It is the one place an answer meets a measurement: POST /api/quiz
-// (package server) and a room's poll (package room) both call Grade, and
+// (package server) and a room's poll (package liveclass) both call Grade, and
 // neither decodes a result to grade it.
 //
 // A quiz that reads a cell is graded from runs the server recorded for

@@ -38,7 +38,7 @@ var apiTypes = []any{
 	placeReply{},
 	archive.Run{},
 	archive.Comparison{},
-	// The room's are package room's (liveclass.WireTypes); the share targets are this server's.
+	// The room's are package liveclass's (liveclass.WireTypes); the share targets are this server's.
 	shareTargetRequest{},
 	archive.Room{},
 	archive.Poll{},

@@ -16,16 +16,16 @@
 //	GET  /runs/ID           one run's permalink; ID.json and ID.tsv export it
 //	GET  /compare           two groups of runs compared (package runspage)
 //	/api/rooms/...          a live class: its state, section, polls,
-//	                        predictions and board (package room)
+//	                        predictions and board (package liveclass)
 //	POST /api/rooms/CODE/share  a result shared to the board, the one
-//	                        cross-origin route (package room)
+//	                        cross-origin route (package liveclass)
 //	/api/share-target       the room servers this one's pages may share to (see share.go)
-//	GET  /room/CODE/ws      a room's follower socket (package room)
+//	GET  /room/CODE/ws      a room's follower socket (package liveclass)
 //	GET  /room/CODE/qr.svg  the room's join URL as a QR code
 //	GET  /join              a room's join form; /room/CODE a follower's page,
 //	                        /present/CODE the presenter's, /room/CODE/board
-//	                        the class board (package room)
-//	GET  /classes           past classes; /classes/ID, /classes/compare (package room)
+//	                        the class board (package liveclass)
+//	GET  /classes           past classes; /classes/ID, /classes/compare (package liveclass)
 //
 // Runs are serialized (package runq): one at a time per server (which
 // owns one data directory), others wait in a FIFO queue and are told their

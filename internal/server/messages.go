@@ -24,7 +24,7 @@ package server
 // "cancelled":true when the run was cancelled.
 
 // The incoming message, run or cancel, is run.Msg: the run websocket's
-// and a room follower's socket's alike (package room reads the
+// and a room follower's socket's alike (package liveclass reads the
 // follower's); a run.Owner checks, admits, queues and cancels its runs.
 
 // The outgoing messages of a run are package runq's too (messages.go):

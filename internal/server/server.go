@@ -71,7 +71,7 @@ type Config struct {
 	// "" = kvlab.db (SQLite) in DataDir, or a postgres:// URL.
 	ArchiveTarget string
 	// RoomTTL is how long a room stays open after its presenter's last
-	// action (package room). 0 = 4h.
+	// action (package liveclass). 0 = 4h.
 	RoomTTL time.Duration
 	// Writes bound what students write to the archive (writes.go). Zero
 	// fields take DefaultWriteLimits'.
@@ -165,7 +165,7 @@ type Server struct {
 	closed  bool
 
 	owner   *owner           // this server's claim on its run directories (owner.go)
-	rooms   *liveclass.Rooms // live classes: followers, polls, the board (package room)
+	rooms   *liveclass.Rooms // live classes: followers, polls, the board (package liveclass)
 	targets *shareTargets    // the room servers this server's pages may share to (share.go)
 
 	// Timeouts of the plain HTTP routes (HTTPServer): reading a whole

@@ -1,4 +1,4 @@
-// Package room is the live class: a presenter shows one lesson a section
+// Package liveclass is the live class: a presenter shows one lesson a section
 // at a time, on a projector, to followers who joined with the room's
 // code; the presenter's runs are shown to every follower as they happen,
 // polls collect the class's predictions before a measurement settles

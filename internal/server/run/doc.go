@@ -8,7 +8,7 @@
 // The server's /ws socket and a room follower's socket are transports
 // over it: each decodes a message (Decode), hands it to its reader's
 // Owner and sends back what the Owner's sink is given. A presenter's run
-// for a room is fanned out by package room, which the Owner reaches
+// for a room is fanned out by package liveclass, which the Owner reaches
 // through Config.Room only.
 //
 // Files:

@@ -26,7 +26,7 @@ type Msg struct {
 	Browser string `json:"browser,omitempty"`
 	Repeat  int    `json:"repeat,omitempty"`
 	// Room fans the run out to a room's followers (presenter only), and
-	// Poll names the room's poll the run measures (package room).
+	// Poll names the room's poll the run measures (package liveclass).
 	Room string `json:"room,omitempty"`
 	Poll string `json:"poll,omitempty"`
 	// Presenter is the room's presenter secret (or the presenter token)

@@ -34,11 +34,11 @@ type Config struct {
 	// archive (runq.Origin.Own).
 	Own func(lessonSlug, cellID string, lines []string) []bool
 	// Room checks a run message's "room" and "poll" for the reader at addr
-	// (package room); a message with neither never reaches it.
+	// (package liveclass); a message with neither never reaches it.
 	Room func(m Msg, addr string, follower bool, out Sink) (Fanout, error)
 }
 
-// Fanout is a presenter's run in a room (package room): Attach makes it
+// Fanout is a presenter's run in a room (package liveclass): Attach makes it
 // the job's sink and queues the job as the presenter's.
 type Fanout interface {
 	Attach(j *runq.Job)
@@ -66,7 +66,7 @@ type Owner struct {
 	cancel context.CancelFunc
 	token  string // from the socket's URL; a follower's runs need none
 	addr   string // the remote address's host: runs are counted per address too
-	// follower is set for a room follower's runs (package room): they wait
+	// follower is set for a room follower's runs (package liveclass): they wait
 	// behind the presenter's.
 	follower bool
 
