@@ -9,8 +9,9 @@ import (
 	"time"
 )
 
-// A room is one live class on one lesson (internal/classroom). The
-// archive keeps each room, the polls opened in it with every browser's
+// The record of a class. A live class (its state is package classroom's,
+// its web face package liveclass's) is a "room" while it is open; the
+// archive keeps each one as a Room, the polls opened in it with every browser's
 // last prediction and the measured value, and the results students shared
 // to its board, so a restarted server picks the class up where it was and
 // past classes can be shown side by side.
