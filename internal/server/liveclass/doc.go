@@ -29,7 +29,6 @@
 //	sections.go   a lesson split into sections, one shown at a time
 //	classes.go    pastClasses: past classes from the archive, /classes
 //	redact.go     what a probe result hides in room mode
-//	wire.go       the wire types, for the API document's test
 //
 // Locks: each classroom.Room has its own (what it guards is package
 // classroom's); Rooms holds none of its own. A room's lock is never held
