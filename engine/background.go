@@ -205,11 +205,11 @@ func (db *DB) compactSealed(quit <-chan struct{}, rate int64) error {
 	}
 	db.writeMu.Unlock()
 	var lives []live
-	for k, e := range db.index {
+	db.index.each(func(k []byte, e entry) {
 		if inputs[e.seg] != nil {
-			lives = append(lives, live{k, e})
+			lives = append(lives, live{string(k), e})
 		}
-	}
+	})
 	db.mu.RUnlock()
 	if len(old) == 0 {
 		return nil
@@ -223,7 +223,7 @@ func (db *DB) compactSealed(quit <-chan struct{}, rate int64) error {
 		w.inPlace = append(w.inPlace, s.id)
 		w.pos[s.id] = i
 	}
-	newIndex, err := db.copyLive(w, lives, inputs, tomb)
+	copies, err := db.copyLive(w, lives, inputs, tomb)
 	if err != nil {
 		return w.abandon(err)
 	}
@@ -234,7 +234,7 @@ func (db *DB) compactSealed(quit <-chan struct{}, rate int64) error {
 	if err := db.installInPlace(w.outs, old); err != nil {
 		return db.compactFailed(err)
 	}
-	db.switchInPlace(w.outs, old, lives, newIndex)
+	db.switchInPlace(w.outs, old, lives, copies)
 	db.stats.compactions.Add(1)
 	db.stats.bgCompactions.Add(1)
 	var closeErrs []error
@@ -349,7 +349,7 @@ func (db *DB) removeHint(id uint32) error {
 // switchInPlace makes outs the store's segments in place of old, and
 // points each copied key at its copy, unless a write changed the key
 // during the copy (its entry is no longer the one copied).
-func (db *DB) switchInPlace(outs, old []*segment, lives []live, newIndex map[string]entry) {
+func (db *DB) switchInPlace(outs, old []*segment, lives []live, copies []entry) {
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	for _, s := range old {
@@ -359,10 +359,11 @@ func (db *DB) switchInPlace(outs, old []*segment, lives []live, newIndex map[str
 		s.live = 0
 		db.segs[s.id] = s
 	}
-	for _, l := range lives {
-		if cur, ok := db.index[l.key]; ok && cur == l.e {
-			e := newIndex[l.key]
-			db.index[l.key] = e
+	for i, l := range lives {
+		key := []byte(l.key)
+		if cur, ok := db.index.get(key); ok && cur == l.e {
+			e := copies[i]
+			db.index.setEntry(key, e)
 			db.segs[e.seg].live += int64(e.size)
 		}
 	}

@@ -151,6 +151,10 @@ func (db *DB) Apply(b *Batch) error {
 	if err := db.lockForWrite(); err != nil {
 		return err
 	}
+	if err := db.roomForKeysLocked(); err != nil {
+		db.writeMu.Unlock()
+		return err
+	}
 	seq, err := db.appendBatchLocked(b, n)
 	return db.commitLocked(seq, len(b.ops), err)
 }
@@ -177,7 +181,7 @@ func (db *DB) appendBatchLocked(b *Batch, n int64) (uint64, error) {
 		start := len(db.group)
 		db.group = appendBatch(db.group, b, seq0)
 		db.eachInBatch(b, db.group[start:], off, func(key []byte, kind byte, e entry) {
-			db.groupIdx = append(db.groupIdx, groupEntry{key: string(key), kind: kind, e: e})
+			db.groupIdx = append(db.groupIdx, groupEntry{key: bytes.Clone(key), kind: kind, e: e})
 		})
 	case db.buffering():
 		db.mu.Lock()
@@ -188,7 +192,7 @@ func (db *DB) appendBatchLocked(b *Batch, n int64) (uint64, error) {
 		start := len(db.pending)
 		db.pending = appendBatch(db.pending, b, seq0)
 		db.eachInBatch(b, db.pending[start:], off, func(key []byte, kind byte, e entry) {
-			db.setIndex(string(key), kind, e)
+			db.setIndex(key, kind, e)
 		})
 		db.mu.Unlock()
 	default:
@@ -201,7 +205,7 @@ func (db *DB) appendBatchLocked(b *Batch, n int64) (uint64, error) {
 		}
 		db.mu.Lock()
 		db.eachInBatch(b, db.buf[len(mark):], off, func(key []byte, kind byte, e entry) {
-			db.setIndex(string(key), kind, e)
+			db.setIndex(key, kind, e)
 		})
 		db.mu.Unlock()
 		db.buf = idle(db.buf)

@@ -74,9 +74,13 @@ func (db *DB) Compact() error {
 		// so that a reopen resumes numbering after lastSeq.
 		tomb = &record{seq: db.lastSeq, kind: kindDelete, key: db.lastDel}
 	}
-	newIndex, err := db.copyLive(w, lives, db.segs, tomb)
+	copies, err := db.copyLive(w, lives, db.segs, tomb)
 	if err != nil {
 		return w.abandon(err)
+	}
+	newIndex := newKeyIndex(len(lives))
+	for i, l := range lives {
+		newIndex.put([]byte(l.key), copies[i])
 	}
 	if err := w.sync(); err != nil {
 		return w.abandon(err)
@@ -109,10 +113,10 @@ type live struct {
 // REQUIRES: db.writeMu held.
 func (db *DB) compactSources() ([]live, []*segment) {
 	db.mu.RLock()
-	lives := make([]live, 0, len(db.index))
-	for k, e := range db.index {
-		lives = append(lives, live{k, e})
-	}
+	lives := make([]live, 0, db.index.len())
+	db.index.each(func(k []byte, e entry) {
+		lives = append(lives, live{string(k), e})
+	})
 	old := make([]*segment, 0, len(db.segs))
 	for _, s := range db.segs {
 		old = append(old, s)
@@ -130,12 +134,13 @@ func (db *DB) compactSources() ([]live, []*segment) {
 
 // copyLive copies each live record, checksum verified, from its segment
 // in segs into w, and then tomb, the last write's tombstone, if it is not
-// nil. It returns the index of the copies.
+// nil. It returns where each copy landed: copies[i] is the copy of
+// lives[i].
 //
 // REQUIRES: the segments in segs stay open (db.compactMu held).
-func (db *DB) copyLive(w *compactWriter, lives []live, segs map[uint32]*segment, tomb *record) (map[string]entry, error) {
-	newIndex := make(map[string]entry, len(lives))
-	for _, l := range lives {
+func (db *DB) copyLive(w *compactWriter, lives []live, segs map[uint32]*segment, tomb *record) (copies []entry, err error) {
+	copies = make([]entry, len(lives))
+	for i, l := range lives {
 		src := segs[l.e.seg]
 		rec := make([]byte, l.e.size)
 		if _, err := src.f.ReadAt(rec, int64(l.e.off)); err != nil {
@@ -151,7 +156,7 @@ func (db *DB) copyLive(w *compactWriter, lives []live, segs map[uint32]*segment,
 			return nil, err
 		}
 		w.cur.live += int64(e.size)
-		newIndex[l.key] = e
+		copies[i] = e
 		if err := w.yield(); err != nil {
 			return nil, err
 		}
@@ -161,7 +166,7 @@ func (db *DB) copyLive(w *compactWriter, lives []live, segs map[uint32]*segment,
 			return nil, err
 		}
 	}
-	return newIndex, nil
+	return copies, nil
 }
 
 // compactFlushSize is how many bytes compactWriter collects before it
@@ -353,7 +358,7 @@ func (db *DB) installCompacted(outs []*segment) error {
 // new active segment after the outputs and resumes writing there.
 //
 // REQUIRES: db.writeMu held.
-func (db *DB) swapCompacted(outs []*segment, newIndex map[string]entry, nextID uint32) error {
+func (db *DB) swapCompacted(outs []*segment, newIndex *keyIndex, nextID uint32) error {
 	active, err := db.createSegment(nextID)
 	if err != nil {
 		return err

@@ -88,8 +88,8 @@ type Options struct {
 	clock clock
 }
 
-// entry is where the live value of a key is: 12 bytes per key in the index
-// (plus the key itself and the map's own overhead).
+// entry is where the live value of a key is: 12 bytes of each key's slot
+// in the index (keyindex.go).
 type entry struct {
 	seg  uint32 // segment id
 	off  uint32 // offset of the record in the segment
@@ -176,7 +176,7 @@ type DB struct {
 	writeClosed bool
 
 	mu     sync.RWMutex        // guards index and segs; closed is set while holding it
-	index  map[string]entry    // key -> its live record
+	index  *keyIndex           // key -> its live record (keyindex.go)
 	segs   map[uint32]*segment // every segment, by id
 	closed atomic.Bool         // set by Close before files are closed
 	// ordered is the ordered set of the live keys (index.go), nil under
@@ -216,7 +216,7 @@ func Open(dir string, opts Options) (*DB, error) {
 		noHints:    opts.NoHints,
 		clock:      opts.clock,
 		ticks:      opts.Ticks,
-		index:      map[string]entry{},
+		index:      newKeyIndex(0),
 		segs:       map[uint32]*segment{},
 	}
 	if db.fs == nil {
@@ -321,6 +321,10 @@ func (db *DB) write(kind byte, key, value []byte) error {
 	if err := db.lockForWrite(); err != nil {
 		return err
 	}
+	if err := db.roomForKeysLocked(); err != nil {
+		db.writeMu.Unlock()
+		return err
+	}
 	seq, err := db.appendLocked(kind, key, value, n)
 	return db.commitLocked(seq, 1, err)
 }
@@ -337,6 +341,18 @@ func (db *DB) lockForWrite() error {
 	if err := db.commit.failure(); err != nil {
 		db.writeMu.Unlock()
 		return err
+	}
+	return nil
+}
+
+// roomForKeysLocked returns ErrIndexFull if the index's keys take so
+// much memory that a 32-bit arena reference could soon not reach a new
+// one (keyindex.go).
+//
+// REQUIRES: db.writeMu held (only its holder adds keys).
+func (db *DB) roomForKeysLocked() error {
+	if n := db.index.keyBytes(); n > maxKeyBytes {
+		return fmt.Errorf("%w: the keys take %d bytes of memory, the limit is %d", ErrIndexFull, n, maxKeyBytes)
 	}
 	return nil
 }
@@ -447,7 +463,7 @@ func (db *DB) placeLocked(seg *segment, at int64, mark []byte, rec record, n int
 		// The index learns about it only once it is in the file.
 		db.group = append(db.group, mark...)
 		db.group = appendRecord(db.group, rec)
-		db.groupIdx = append(db.groupIdx, groupEntry{key: string(rec.key), kind: rec.kind, e: entry{seg: seg.id, off: uint32(off), size: uint32(n)}})
+		db.groupIdx = append(db.groupIdx, groupEntry{key: bytes.Clone(rec.key), kind: rec.kind, e: entry{seg: seg.id, off: uint32(off), size: uint32(n)}})
 	case db.buffering():
 		// The write buffer (wbuf.go): the record goes to the OS later,
 		// with the others, in one write(2).
@@ -465,7 +481,7 @@ func (db *DB) placeLocked(seg *segment, at int64, mark []byte, rec record, n int
 		}
 		db.buf = idle(db.buf)
 		db.mu.Lock()
-		db.setIndex(string(rec.key), rec.kind, entry{seg: seg.id, off: uint32(off), size: uint32(n)})
+		db.setIndex(rec.key, rec.kind, entry{seg: seg.id, off: uint32(off), size: uint32(n)})
 		db.mu.Unlock()
 	}
 	return handed, nil
@@ -506,22 +522,24 @@ func (db *DB) noteAppendedLocked(seg *segment, at int64, mark []byte, markY int6
 // setIndex points key at e, or removes it for a tombstone.
 //
 // REQUIRES: db.mu held for writing.
-func (db *DB) setIndex(key string, kind byte, e entry) {
-	if old, ok := db.index[key]; ok {
-		db.segs[old.seg].live -= int64(old.size)
-	}
+func (db *DB) setIndex(key []byte, kind byte, e entry) {
+	var old entry
+	var had bool
 	if kind == kindPut {
-		db.index[key] = e
+		old, had = db.index.put(key, e)
 		db.segs[e.seg].live += int64(e.size)
 	} else {
-		delete(db.index, key)
+		old, had = db.index.remove(key)
+	}
+	if had {
+		db.segs[old.seg].live -= int64(old.size)
 	}
 	db.noteIndex(key, kind)
 }
 
 // groupEntry is the index update of a record queued for group commit.
 type groupEntry struct {
-	key  string
+	key  []byte // a copy of the key
 	kind byte
 	e    entry
 }
@@ -599,7 +617,7 @@ func (db *DB) Get(key []byte) ([]byte, error) {
 		db.mu.RUnlock()
 		return nil, ErrClosed
 	}
-	e, ok := db.index[string(key)]
+	e, ok := db.index.get(key)
 	if !ok {
 		db.mu.RUnlock()
 		db.stats.gets.Add(1)

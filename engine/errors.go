@@ -37,6 +37,13 @@ var (
 	// more than MaxBatchSize bytes. Nothing of the batch is written.
 	ErrBatchTooLarge = errors.New("engine: batch too large")
 
+	// ErrIndexFull is returned by Put, Delete and Apply when the keys in
+	// the in-memory index take so much memory (about 31 GiB) that the
+	// index could not reach a new one (keyindex.go). Deleting keys makes
+	// room again once their bytes outweigh the live keys' (the index then
+	// rewrites its arena).
+	ErrIndexFull = errors.New("engine: index full")
+
 	// ErrCorrupt is returned by Open when a record fails its checksum (or
 	// does not decode) anywhere except a torn tail of the newest segment,
 	// a tail after which no record decodes (recover.go), and by Get when a

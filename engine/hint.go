@@ -111,6 +111,7 @@ type hintFile struct {
 	covered int64  // the segment length the entries describe
 	count   int    // the number of entries
 	entries []byte // the entries, their framing checked
+	last    int    // where the last entry starts in entries (-1: none)
 }
 
 // parseHint checks a hint file. It returns errBadHint (wrapped with the
@@ -134,7 +135,9 @@ func parseHint(data []byte) (hintFile, error) {
 		return hintFile{}, fmt.Errorf("%w: covers %d bytes, a segment holds 0..%d", errBadHint, h.covered, int64(maxSegmentBytes))
 	}
 	n := 0
+	h.last = -1
 	for b := h.entries; len(b) > 0; n++ {
+		h.last = len(h.entries) - len(b)
 		if len(b) < hintEntryHeader {
 			return hintFile{}, fmt.Errorf("%w: truncated entry", errBadHint)
 		}
@@ -153,17 +156,70 @@ func parseHint(data []byte) (hintFile, error) {
 	return h, nil
 }
 
+// entryAt decodes the entry at offset at of the entries (key aliases them).
+func (h hintFile) entryAt(at int) hintEntry {
+	b := h.entries[at:]
+	klen := int(binary.LittleEndian.Uint16(b[9:11]))
+	return hintEntry{
+		seq:  binary.LittleEndian.Uint64(b[0:8]),
+		kind: b[8],
+		key:  b[hintEntryHeader : hintEntryHeader+klen],
+		off:  binary.LittleEndian.Uint32(b[11:15]),
+		size: binary.LittleEndian.Uint32(b[15:19]),
+	}
+}
+
+// describes reports whether the hint describes the segment in f, as far
+// as one read can tell: its last entry's record is in f where the entry
+// says, checksum verified, with the entry's seq, kind and key. A hint of
+// another segment that had the same id (one that compaction rewrote in
+// place, say) fails it, unless by chance a record of the same seq and
+// key sits at the same offset; the store never leaves such a hint behind
+// (installInPlace removes a segment's hint before replacing the
+// segment), so this guards against hint files copied or restored by
+// hand, which Open then ignores instead of trusting.
+func (h hintFile) describes(f File) bool {
+	if h.last < 0 {
+		return true // no entries: nothing to mislead with
+	}
+	e := h.entryAt(h.last)
+	buf := make([]byte, e.size)
+	if _, err := f.ReadAt(buf, int64(e.off)); err != nil {
+		return false
+	}
+	r, n, err := decodeRecord(buf)
+	return err == nil && n == len(buf) && r.seq == e.seq && r.kind == e.kind && string(r.key) == string(e.key)
+}
+
 // each calls fn for every entry, in file order (key aliases the entries).
 func (h hintFile) each(fn func(e hintEntry)) {
-	for b := h.entries; len(b) > 0; {
-		klen := int(binary.LittleEndian.Uint16(b[9:11]))
-		fn(hintEntry{
-			seq:  binary.LittleEndian.Uint64(b[0:8]),
-			kind: b[8],
-			key:  b[hintEntryHeader : hintEntryHeader+klen],
-			off:  binary.LittleEndian.Uint32(b[11:15]),
-			size: binary.LittleEndian.Uint32(b[15:19]),
-		})
-		b = b[hintEntryHeader+klen:]
+	for at := 0; at < len(h.entries); {
+		e := h.entryAt(at)
+		fn(e)
+		at += hintEntryHeader + len(e.key)
+	}
+}
+
+// hintBatch is how many entries eachHinted hashes and prefetches at once.
+const hintBatch = 16
+
+// eachHinted calls fn for every entry of h, in file order, with the
+// hash of its key in x, having prefetched x's slots for the entries in
+// batches of hintBatch (keyIndex.prefetch says why). It is how Open, and
+// MeasureOpenFloor, rebuild the index from a hint file.
+func (h hintFile) eachHinted(x *keyIndex, fn func(e *hintEntry, hash uint64)) {
+	var batch [hintBatch]hintEntry
+	var hashes [hintBatch]uint64
+	for at := 0; at < len(h.entries); {
+		n := 0
+		for ; n < hintBatch && at < len(h.entries); n++ {
+			batch[n] = h.entryAt(at)
+			at += hintEntryHeader + len(batch[n].key)
+			hashes[n] = x.hash(batch[n].key)
+		}
+		x.prefetch(hashes[:n])
+		for i := range n {
+			fn(&batch[i], hashes[i])
+		}
 	}
 }

@@ -17,9 +17,11 @@ import (
 // Delete also updates the set, a search of about log4(n) levels, and
 // each key costs a node in it (BenchmarkIndex measures both).
 //
-// The set holds the same key strings as the map (a string is immutable,
-// so both point at one copy of the bytes). Compaction moves records but
-// never changes which keys are live, so it leaves the set alone.
+// The set holds its own copy of each key, a string per key, beside the
+// hash index's arena (keyindex.go): the ordered index costs a heap
+// object per key where the hash index costs none. Compaction moves
+// records but never changes which keys are live, so it leaves the set
+// alone.
 
 // IndexKind is the kind of in-memory index a store keeps (Options.Index).
 type IndexKind int
@@ -70,14 +72,14 @@ type keySet interface {
 // written: present after a Put, absent after a Delete.
 //
 // REQUIRES: db.mu held for writing (or Open's recovery, alone).
-func (db *DB) noteIndex(key string, kind byte) {
+func (db *DB) noteIndex(key []byte, kind byte) {
 	if db.ordered == nil {
 		return
 	}
 	if kind == kindPut {
-		db.ordered.add(key)
+		db.ordered.add(string(key))
 	} else {
-		db.ordered.remove(key)
+		db.ordered.remove(string(key))
 	}
 }
 
@@ -146,7 +148,7 @@ func (db *DB) Scan(lo, hi []byte, fn func(key, value []byte) bool) error {
 //
 // REQUIRES: db.mu held for reading.
 func (db *DB) readLocked(key string) ([]byte, error) {
-	e, ok := db.index[key]
+	e, ok := db.index.get([]byte(key))
 	if !ok {
 		return nil, fmt.Errorf("%w: %q is in the ordered index but not in the hash index", ErrCorrupt, key)
 	}

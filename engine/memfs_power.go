@@ -194,7 +194,11 @@ func (m *MemFS) PowerCut(mode PowerMode, rng *rand.Rand) *MemFS {
 	}
 	next := make(map[string]*memNode, len(names))
 	seen := map[*memNode]*memNode{}
-	for name, n := range names {
+	// In the order of the names, not of the map: each file's choice of
+	// what survives draws from rng, so the same rng must meet the files
+	// in the same order for a cut to repeat (crash -points -seed).
+	for _, name := range sortedNames(names, nil) {
+		n := names[name]
 		c, ok := seen[n]
 		if !ok {
 			kept := n.afterPowerCut(mode, rng)

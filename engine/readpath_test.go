@@ -3,7 +3,6 @@ package engine
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,7 +14,7 @@ import (
 func flipValueByte(t *testing.T, db *DB, mem *MemFS, key string) (seg string, off int64) {
 	t.Helper()
 	db.mu.RLock()
-	e, ok := db.index[key]
+	e, ok := db.index.get([]byte(key))
 	s := db.segs[e.seg]
 	db.mu.RUnlock()
 	if !ok {
@@ -106,7 +105,7 @@ func TestHintDamagedEntry(t *testing.T) {
 			for i := range 200 {
 				mustPut(t, db, fmt.Sprintf("k%03d", i%90), fmt.Sprintf("v%d", i))
 			}
-			want := maps.Clone(db.index)
+			want := indexMap(db)
 			db.Close()
 			f, err := mem.OpenFile(filepath.Join("/db", hintName(1)), os.O_RDWR, 0)
 			if err != nil {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -76,31 +77,27 @@ func (db *DB) recover() error {
 		}
 	}
 	slices.Sort(ids)
-	// Read the hints first: their entry counts size the index, which
-	// saves the map from growing (and rehashing) a dozen times.
-	hintData := map[uint32]*hintFile{}
-	total := 0
-	for _, id := range ids {
-		if hints[id] && !db.noHints {
-			if b, ok := db.readHint(id); ok {
-				h, err := parseHint(b)
-				if err != nil {
-					continue // damaged: scan the segment instead
-				}
-				hintData[id] = &h
-				total += h.count
+	if !db.noHints {
+		// The hints' entry counts size the index, so that it never grows
+		// (and rehashes) while it is rebuilt.
+		total := 0
+		for _, id := range ids {
+			if hints[id] {
+				total += db.hintCount(id)
 			}
 		}
+		db.index = newKeyIndex(total)
 	}
-	if total > 0 {
-		db.index = make(map[string]entry, total)
-	}
+	// The hints are read and checked by a goroutine of their own, a file
+	// or two ahead of the replay, so that reading the next file from the
+	// disk overlaps building the index from this one.
+	ahead := db.readHintsAhead(ids, hints)
+	defer ahead.stop()
 	for i, id := range ids {
 		newest := i == len(ids)-1
-		if err := db.recoverSegment(id, hintData[id], newest); err != nil {
+		if err := db.recoverSegment(id, <-ahead.next, newest); err != nil {
 			return err
 		}
-		delete(hintData, id)
 	}
 	if len(ids) == 0 {
 		seg, err := db.createSegment(1)
@@ -154,12 +151,17 @@ func (db *DB) recoverSegment(id uint32, hint *hintFile, newest bool) error {
 
 	var from int64
 	if hint != nil {
-		// A hint that covers more than the file holds is stale and
-		// ignored.
-		if hint.covered <= fileSize {
-			hint.each(func(e hintEntry) {
-				db.apply(seg, e.seq, e.kind, e.key, e.off, e.size, newest)
+		// A hint that covers more than the file holds, or whose last
+		// entry is not in the file, is stale and ignored.
+		if hint.covered <= fileSize && hint.describes(f) {
+			hint.eachHinted(db.index, func(e *hintEntry, hash uint64) {
+				db.applyHashed(seg, e.seq, e.kind, e.key, hash, e.off, e.size, false)
 			})
+			if newest {
+				// The active segment's hint goes on from the file's
+				// entries, copied whole rather than entry by entry.
+				seg.hint = append(seg.hint, hint.entries...)
+			}
 			from = hint.covered
 			if newest {
 				db.noteLastMark(seg, from)
@@ -239,8 +241,85 @@ func (db *DB) noteLastMark(seg *segment, end int64) {
 	}
 }
 
+// hintReader reads the hint files of a store's segments in id order, in
+// a goroutine, ahead of the replay (recover): next yields one *hintFile
+// per segment, nil where the segment has no hint file or a damaged one.
+// Whoever starts it calls stop, which waits for the goroutine to end.
+type hintReader struct {
+	next chan *hintFile
+	quit chan struct{}
+	done chan struct{}
+}
+
+// hintsAhead is how many checked hint files the reader keeps ready
+// beyond the one being replayed: enough to keep the disk busy, few
+// enough that only a few files are in memory at once.
+const hintsAhead = 1
+
+// readHintsAhead starts a hintReader for the segments ids, of which those
+// in has have a hint file.
+func (db *DB) readHintsAhead(ids []uint32, has map[uint32]bool) *hintReader {
+	r := &hintReader{next: make(chan *hintFile, hintsAhead), quit: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		for _, id := range ids {
+			var h *hintFile
+			if has[id] && !db.noHints {
+				h = db.loadHint(id)
+			}
+			select {
+			case r.next <- h:
+			case <-r.quit:
+				return
+			}
+		}
+	}()
+	return r
+}
+
+// stop ends the reader's goroutine and waits for it.
+func (r *hintReader) stop() {
+	close(r.quit)
+	<-r.done
+}
+
+// loadHint reads and checks segment id's hint file; nil if it is missing
+// or damaged (the segment is then scanned).
+func (db *DB) loadHint(id uint32) *hintFile {
+	b, ok := db.readHint(id)
+	if !ok {
+		return nil
+	}
+	h, err := parseHint(b)
+	if err != nil {
+		return nil
+	}
+	return &h
+}
+
+// hintCount returns the entry count that segment id's hint file claims in
+// its trailer (0 if it cannot be read), which is only used to size the
+// index: loadHint checks it with the rest of the file.
+func (db *DB) hintCount(id uint32) int {
+	f, err := db.fs.OpenFile(filepath.Join(db.dir, hintName(id)), os.O_RDONLY, 0)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	size, err := f.Size()
+	if err != nil || size < int64(len(hintMagic)+hintTrailer) {
+		return 0
+	}
+	var t [hintTrailer]byte
+	if _, err := f.ReadAt(t[:], size-hintTrailer); err != nil {
+		return 0
+	}
+	// No more entries than the file has room for, whatever it claims.
+	return int(min(int64(binary.LittleEndian.Uint32(t[8:12])), size/hintEntryHeader))
+}
+
 // readHint returns the contents of segment id's hint file, if it can be
-// read. recover checks them with parseHint.
+// read. loadHint checks them with parseHint.
 func (db *DB) readHint(id uint32) ([]byte, bool) {
 	f, err := db.fs.OpenFile(filepath.Join(db.dir, hintName(id)), os.O_RDONLY, 0)
 	if err != nil {
@@ -260,7 +339,24 @@ func (db *DB) readHint(id uint32) ([]byte, bool) {
 
 // apply replays one record (from a scan or a hint) into the index.
 func (db *DB) apply(seg *segment, seq uint64, kind byte, key []byte, off, size uint32, newest bool) {
-	db.setIndex(string(key), kind, entry{seg: seg.id, off: off, size: size})
+	db.applyHashed(seg, seq, kind, key, db.index.hash(key), off, size, newest)
+}
+
+// applyHashed is apply for a key whose hash in the index, hash, the
+// caller computed.
+func (db *DB) applyHashed(seg *segment, seq uint64, kind byte, key []byte, hash uint64, off, size uint32, newest bool) {
+	var old entry
+	var had bool
+	if kind == kindPut {
+		old, had = db.index.putHashed(key, hash, entry{seg: seg.id, off: off, size: size})
+		seg.live += int64(size)
+	} else {
+		old, had = db.index.removeHashed(key, hash)
+	}
+	if had {
+		db.segs[old.seg].live -= int64(old.size)
+	}
+	db.noteIndex(key, kind)
 	if seq > db.lastSeq {
 		db.lastSeq = seq
 		db.lastDel = nil

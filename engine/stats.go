@@ -40,8 +40,13 @@ type Stats struct {
 	// CompactSealed and the background ones), BackgroundCompactions
 	// those the background goroutine ran (Options.AutoCompact), and
 	// CompactionErrors how many of its runs it abandoned or failed.
-	Keys                  int64
-	Segments              int
+	Keys     int64
+	Segments int
+	// IndexBytes is the memory the hash index holds (keyindex.go): its
+	// slots and its arena of keys. IndexBytes / Keys is its cost per key,
+	// the key included. The ordered index's skip list (IndexOrdered) is
+	// not in it.
+	IndexBytes            int64
 	Compactions           int64
 	BackgroundCompactions int64
 	CompactionErrors      int64
@@ -147,7 +152,8 @@ func (db *DB) Stats() Stats {
 	// writer is changing.
 	db.writeMu.Lock()
 	db.mu.RLock()
-	s.Keys = int64(len(db.index))
+	s.Keys = int64(db.index.len())
+	s.IndexBytes = db.index.bytes()
 	s.Segments = len(db.segs)
 	for _, seg := range db.segs {
 		s.DiskBytes += seg.size

@@ -80,7 +80,7 @@ func (db *DB) appendBufferedLocked(seg *segment, at int64, mark []byte, rec reco
 	db.pending = append(db.pending, mark...)
 	db.pending = appendRecord(db.pending, rec)
 	off := at + int64(len(mark))
-	db.setIndex(string(rec.key), rec.kind, entry{seg: seg.id, off: uint32(off), size: uint32(n)})
+	db.setIndex(rec.key, rec.kind, entry{seg: seg.id, off: uint32(off), size: uint32(n)})
 	db.mu.Unlock()
 }
 

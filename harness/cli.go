@@ -170,7 +170,11 @@ func progressPrinter(w io.Writer, tty bool) func(Progress) {
 		if p.Run > 0 {
 			run = fmt.Sprintf("run %d ", p.Run)
 		}
-		line := fmt.Sprintf("%s%s%6.1fs %10d ops %10.0f ops/s", run, prefix(p.Engine), p.ElapsedSeconds, p.Ops, p.OpsPerSec)
+		unit := "ops"
+		if p.Unit != "" {
+			unit = p.Unit
+		}
+		line := fmt.Sprintf("%s%s%6.1fs %10d %s %10.0f %s/s", run, prefix(p.Engine), p.ElapsedSeconds, p.Ops, unit, p.OpsPerSec, unit)
 		if p.P50 != 0 || p.P99 != 0 { // a script's progress has no latencies
 			line += fmt.Sprintf("  p50 %s  p99 %s", calc.FormatNs(float64(p.P50)), calc.FormatNs(float64(p.P99)))
 		}

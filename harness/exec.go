@@ -45,6 +45,9 @@ type Env struct {
 	// (-engine mine, source.go), handed in by a server; a line there
 	// cannot name a file with -src.
 	Source string
+	// Script is the text of a reader's own workload script, which a
+	// line's -script mine runs (script.go), handed in by a server.
+	Script string
 
 	readSrc bool // the command line: -src FILE is read
 }
@@ -186,9 +189,9 @@ rounds:
 			cfg := runConfig{
 				engine: c.engine, sync: s.Sync, workload: s.Workload, batch: s.Batch, dist: s.Dist,
 				threads: c.threads, ops: s.Ops, exactCap: DefaultExactCap, duration: s.Duration, maxUnits: s.maxUnits(env.Limits),
-				valueSize: s.ValueSize, keys: s.Keys, warmup: s.Warmup, rate: s.Rate, poisson: s.Arrivals == "poisson", pipeline: s.Pipeline, seed: s.Seed, cold: s.Cache == "cold",
+				valueSize: s.ValueSize, keys: s.Keys, warmup: s.Warmup, untilSteady: s.UntilSteady, maxWarmup: s.MaxWarmup, steadyTolerance: s.SteadyTolerance / 100, rate: s.Rate, poisson: s.Arrivals == "poisson", pipeline: s.Pipeline, seed: s.Seed, cold: s.Cache == "cold",
 				dishonest: s.Dishonest, dir: runDir, pool: c.pool, source: source,
-				opts: s.engineOptions(c.engine), fanout: s.Fanout,
+				opts: s.engineOptions(c.engine), fanout: s.Fanout, hedge: s.Hedge,
 			}
 			if env.Progress != nil {
 				cfg.progress = func(p Progress) {
@@ -235,7 +238,7 @@ rounds:
 			res.Probe = brief
 			res.LoadAvg = load
 			res.Model = benchModel(s.Sync, res, brief)
-			replicationModel(res.Replication, brief)
+			replicationModel(res.Replication, brief, c.engine)
 			c.runs = append(c.runs, res)
 		}
 	}

@@ -64,6 +64,24 @@ type FanoutReport struct {
 	// Dropped counts single requests past the sample cap (kept out of the
 	// percentiles); 0 almost always.
 	Dropped int64 `json:"dropped,omitempty"`
+
+	// With -hedge pP (hedge.go): Hedge is "p95" and the rest say what the
+	// hedges did. HedgeThresholdNs is the running estimate of the single
+	// request's pP when the run ended; Hedges the second requests sent,
+	// HedgeExtraPct them per hundred first requests (the load hedging
+	// adds); HedgeWins the hedges that answered before their first
+	// request. UnitP99Ns is the units' p99 as the run measured it, with
+	// the hedges; UnhedgedUnitP99Ns the p99 the same units would have had
+	// without them: each unit's slowest first request, timed to its own
+	// end (a lower bound of sorts: without the hedges' load those first
+	// requests might have been a little faster).
+	Hedge             string  `json:"hedge,omitempty"`
+	HedgeThresholdNs  int64   `json:"hedge_threshold_ns,omitempty"`
+	Hedges            int64   `json:"hedges,omitempty"`
+	HedgeExtraPct     float64 `json:"hedge_extra_pct,omitempty"`
+	HedgeWins         int64   `json:"hedge_wins,omitempty"`
+	UnitP99Ns         int64   `json:"unit_p99_ns,omitempty"`
+	UnhedgedUnitP99Ns int64   `json:"unhedged_unit_p99_ns,omitempty"`
 }
 
 // fanoutStore issues every Put and Get of its caller as k concurrent
@@ -79,15 +97,22 @@ type fanoutStore struct {
 	nSingle       atomic.Int64
 	nUnits        atomic.Int64
 	recording     atomic.Bool
+
+	// hedge is -hedge's percentile (0: none) and its state (hedge.go).
+	hedge *hedger
 }
 
 // newFanout wraps inner; expect is about how many units the run will time
 // (its -ops), for sizing the sample slices.
-func newFanout(inner Store, k int, expect int64) Store {
+// With hedge > 0 (-hedge pP) each request is hedged at the running pP.
+func newFanout(inner Store, k int, expect int64, hedge float64) Store {
 	f := &fanoutStore{inner: inner, k: k}
 	units := min(max(expect, 1<<12), maxFanoutSamples/int64(k))
 	f.units = make([]int64, units)
 	f.single = make([]int64, units*int64(k))
+	if hedge > 0 {
+		f.hedge = newHedger(hedge, units)
+	}
 	if sr, ok := inner.(StatsReporter); ok {
 		return &fanoutStatsStore{f, sr}
 	}
@@ -116,9 +141,17 @@ func fanoutOf(s Store) (*fanoutStore, bool) {
 // record starts (on) or stops keeping samples: the runner turns it on
 // just before the timed region, after the warmup.
 func (f *fanoutStore) record(on bool) {
+	if !on && f.hedge != nil {
+		// The first requests that lost to their hedges are still
+		// running; their full latencies are part of the run's.
+		f.hedge.losers.Wait()
+	}
 	if on {
 		f.nSingle.Store(0)
 		f.nUnits.Store(0)
+		if f.hedge != nil {
+			f.hedge.reset()
+		}
 	}
 	f.recording.Store(on)
 }
@@ -134,6 +167,9 @@ func (f *fanoutStore) keep(into []int64, n *atomic.Int64, d time.Duration) {
 
 // fan runs req(0) .. req(k-1) at once and returns the first error.
 func (f *fanoutStore) fan(req func(i int) error) error {
+	if f.hedge != nil {
+		return f.fanHedged(req)
+	}
 	start := time.Now()
 	errs := make([]error, f.k)
 	var wg sync.WaitGroup
@@ -185,11 +221,20 @@ func (f *fanoutStore) Get(key []byte) ([]byte, bool, error) {
 // Delete removes key (once: deleterandom does not fan out).
 func (f *fanoutStore) Delete(key []byte) error { return f.inner.Delete(key) }
 
-// Close closes the inner store.
-func (f *fanoutStore) Close() error { return f.inner.Close() }
+// Close waits for the hedges' losers still running, then closes the
+// inner store.
+func (f *fanoutStore) Close() error {
+	if f.hedge != nil {
+		f.hedge.losers.Wait()
+	}
+	return f.inner.Close()
+}
 
 // report summarizes the timed region's samples.
 func (f *fanoutStore) report(wall time.Duration) *FanoutReport {
+	if f.hedge != nil {
+		f.hedge.losers.Wait() // no request writes a sample from here on
+	}
 	r := &FanoutReport{K: f.k, Predicted: 1 - math.Pow(0.99, float64(f.k))}
 	ns, nu := f.nSingle.Load(), f.nUnits.Load()
 	r.Requests, r.Units = ns, nu
@@ -213,6 +258,9 @@ func (f *fanoutStore) report(wall time.Duration) *FanoutReport {
 		}
 	}
 	r.PastSingleP99 = float64(past) / float64(len(units))
+	if f.hedge != nil {
+		f.hedge.report(r, units)
+	}
 	return r
 }
 
@@ -222,8 +270,14 @@ func fanoutLine(r *BenchResult) string {
 	if f == nil {
 		return ""
 	}
-	return fmt.Sprintf("fan-out %d: %.1f%% of units slower than one request's p99 (%s); independent requests predict 1 − 0.99^%d = %.1f%%; %d requests, %.0f/s",
+	line := fmt.Sprintf("fan-out %d: %.1f%% of units slower than one request's p99 (%s); independent requests predict 1 − 0.99^%d = %.1f%%; %d requests, %.0f/s",
 		f.K, 100*f.PastSingleP99, calc.FormatNs(float64(f.SingleP99Ns)), f.K, 100*f.Predicted, f.Requests, f.RequestsPerSec)
+	if f.Hedge != "" {
+		line += fmt.Sprintf("\nhedge at %s (running estimate %s): unit p99 %s, without the hedges %s; %d hedges, +%.1f%% requests, %d answered first",
+			f.Hedge, calc.FormatNs(float64(f.HedgeThresholdNs)), calc.FormatNs(float64(f.UnitP99Ns)), calc.FormatNs(float64(f.UnhedgedUnitP99Ns)),
+			f.Hedges, f.HedgeExtraPct, f.HedgeWins)
+	}
+	return line
 }
 
 // fanoutFlag is -fanout K, bench's and sweep's.

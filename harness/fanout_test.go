@@ -36,7 +36,7 @@ func (c *countStore) Close() error          { return nil }
 
 func TestFanoutRequests(t *testing.T) {
 	cs := &countStore{}
-	s := newFanout(cs, 4, 10)
+	s := newFanout(cs, 4, 10, 0)
 	if err := s.Put([]byte("key"), []byte("v")); err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestFanoutRequests(t *testing.T) {
 // TestFanoutReport feeds the report known samples: of 100 single
 // requests 1..100 µs, p99 is 99 µs; 3 of 10 units are slower than that.
 func TestFanoutReport(t *testing.T) {
-	f := newFanout(&countStore{}, 10, 10).(*fanoutStore)
+	f := newFanout(&countStore{}, 10, 10, 0).(*fanoutStore)
 	for i := range 100 {
 		f.single[i] = int64(i+1) * 1000
 	}

@@ -318,8 +318,11 @@ func benchFlags(threads string) []flagDef {
 				s.Warmup, err = a.int(def, 0, maxOps(lim))
 				return err
 			},
-			show: func(s *Spec, _ runOf) (string, bool) { return itoa(s.Warmup), s.Script == "" }},
-		rateFlag(), arrivalsFlag(), pipelineFlag(), fanoutFlag(), cacheFlag(),
+			show: func(s *Spec, _ runOf) (string, bool) { return itoa(s.Warmup), s.Script == "" && !s.UntilSteady }},
+	}...)
+	fs = append(fs, steadyFlags()...)
+	fs = append(fs, []flagDef{
+		rateFlag(), arrivalsFlag(), pipelineFlag(), fanoutFlag(), hedgeFlag(), cacheFlag(),
 		{name: "repeat", usage: "run N times and report each (the table adds the medians)", part: partLine,
 			fill: func(s *Spec, a arg, lim Limits) error {
 				n, err := a.int(1, 1, int64(max(lim.MaxRepeat, 1)))
@@ -384,6 +387,9 @@ func workloadFlag() flagDef {
 			if !ok {
 				return fmt.Errorf("-workload %s: unknown workload; allowed: %s", s.Workload, strings.Join(Workloads, ", "))
 			}
+			if wl.name == reopenWorkload {
+				return checkReopenEngines(s.Engines)
+			}
 			if !wl.scans {
 				return nil
 			}
@@ -426,7 +432,7 @@ func batchFlag() flagDef {
 // scriptFlag is -script: the workload is a Lua script (script.go). It
 // comes before -workload and -batch, which read it.
 func scriptFlag() flagDef {
-	return flagDef{name: "script", usage: "a workload script instead of -workload: a shipped one (" + strings.Join(scripts.Names(), ", ") + ") or, on the command line, FILE.lua",
+	return flagDef{name: "script", usage: "a workload script instead of -workload: a shipped one (" + strings.Join(scripts.Names(), ", ") + "), mine (the script a page sends with the run) or, on the command line, FILE.lua",
 		fill: func(s *Spec, a arg, _ Limits) error {
 			s.Script = a.str("")
 			switch {
@@ -434,7 +440,7 @@ func scriptFlag() flagDef {
 				return nil
 			case s.Cmd != "bench":
 				return fmt.Errorf("-script %s: bench only; a script varies a parameter of its own with its sweep field", s.Script)
-			case strings.HasSuffix(s.Script, ".lua"):
+			case strings.HasSuffix(s.Script, ".lua"), s.Script == ScriptMine:
 				return nil
 			}
 			if _, ok := scripts.Lookup(s.Script); !ok {
@@ -605,20 +611,70 @@ func progressFlag() flagDef {
 // formatFlag is -format; benchstat says whether the command prints
 // benchmark lines.
 func formatFlag(benchstat bool) flagDef {
-	return flagDef{name: "format", usage: "table | tsv | json | benchstat (default table)", part: partAsGiven,
+	return flagDef{name: "format", usage: "table | tsv | json | benchstat | timeline (default table; timeline: one TSV row per second of each run)", part: partAsGiven,
 		fill: func(s *Spec, a arg, _ Limits) error {
 			s.Format = a.str("table")
 			switch s.Format {
 			case "table", "tsv", "json":
-			case "benchstat":
+			case "benchstat", "timeline":
 				if !benchstat {
-					return fmt.Errorf("-format benchstat: only bench and sweep print benchmark lines; allowed for %s: table, tsv, json", s.Cmd)
+					return fmt.Errorf("-format %s: only bench and sweep lines have runs to print so; allowed for %s: table, tsv, json", s.Format, s.Cmd)
 				}
 			default:
-				return fmt.Errorf("-format %s: allowed: table, tsv, json, benchstat", s.Format)
+				return fmt.Errorf("-format %s: allowed: table, tsv, json, benchstat, timeline", s.Format)
 			}
 			return nil
 		}}
+}
+
+// steadyFlags are -until-steady, -max-warmup and -steady-tolerance
+// (steady.go). They come after -warmup, which -until-steady replaces.
+func steadyFlags() []flagDef {
+	return []flagDef{
+		{name: "until-steady", bool: true, usage: fmt.Sprintf("warm up until steady state instead of -warmup units: throughput over the last %d seconds within -steady-tolerance and the engine's compaction debt (pebble: and L0 files) zero or flat; then measure", SteadyWindow),
+			fill: func(s *Spec, a arg, _ Limits) error {
+				s.UntilSteady = a.on()
+				switch {
+				case !s.UntilSteady:
+					return nil
+				case s.has("warmup"):
+					return fmt.Errorf("-until-steady and -warmup %s: give one or the other; -until-steady warms up until steady state instead of a number of units", s.given["warmup"])
+				case s.has("dishonest-no-warmup"):
+					return fmt.Errorf("-until-steady and -dishonest-no-warmup: give one or the other")
+				}
+				s.Warmup = 0
+				return nil
+			},
+			show: func(s *Spec, _ runOf) (string, bool) { return "", s.UntilSteady }},
+		{name: "max-warmup", usage: fmt.Sprintf("with -until-steady: the longest warm-up; the result says steady state was not reached if it runs out (default %v)", DefaultMaxWarmup),
+			fill: func(s *Spec, a arg, lim Limits) (err error) {
+				if a.given && !s.UntilSteady {
+					return fmt.Errorf("-max-warmup %s: applies with -until-steady only", a.v)
+				}
+				s.MaxWarmup, err = a.duration(min(DefaultMaxWarmup, lim.MaxDuration), 100*time.Millisecond, lim.MaxDuration)
+				return err
+			},
+			show: func(s *Spec, _ runOf) (string, bool) { return s.MaxWarmup.String(), s.UntilSteady }},
+		{name: "steady-tolerance", usage: fmt.Sprintf("with -until-steady: the largest spread, (max-min)/mean in percent, of throughput and of compaction debt over the window (default %g)", DefaultSteadyTolerance),
+			fill: func(s *Spec, a arg, _ Limits) error {
+				if a.given && !s.UntilSteady {
+					return fmt.Errorf("-steady-tolerance %s: applies with -until-steady only", a.v)
+				}
+				s.SteadyTolerance = DefaultSteadyTolerance
+				if !a.given {
+					return nil
+				}
+				v, err := strconv.ParseFloat(strings.TrimSuffix(a.v, "%"), 64)
+				if err != nil || v < 0.1 || v > 50 {
+					return fmt.Errorf("-steady-tolerance %s: must be a percentage between 0.1 and 50, e.g. -steady-tolerance 5", a.v)
+				}
+				s.SteadyTolerance = v
+				return nil
+			},
+			show: func(s *Spec, _ runOf) (string, bool) {
+				return strconv.FormatFloat(s.SteadyTolerance, 'g', -1, 64), s.UntilSteady
+			}},
+	}
 }
 
 // dishonestFlags are the rule breaks the lessons show, each a bool flag.
@@ -647,7 +703,7 @@ func checkBench(s *Spec, lim Limits) error {
 	if s.Script != "" {
 		// The flags of the built-in workloads say nothing to a script,
 		// which draws its own keys and paces itself.
-		for _, f := range []string{"keys", "dist", "warmup", "rate", "pipeline", "fanout", "cache", "src"} {
+		for _, f := range []string{"keys", "dist", "warmup", "until-steady", "rate", "pipeline", "fanout", "hedge", "cache", "src"} {
 			if s.has(f) {
 				return fmt.Errorf("-%s: does not apply to -script runs (the script chooses its keys and pacing; its ctx has items, users, batch, valuebytes, ops, seed, thread, threads)", f)
 			}
@@ -688,9 +744,18 @@ func probeFlags() []flagDef {
 }
 
 func modelFlags() []flagDef {
-	return []flagDef{
-		{name: "sync", usage: usageSync,
+	return append(modelReplicationFlags(), []flagDef{
+		{name: "sync", usage: usageSync + "; with the replication model, the engine's (default always)",
 			fill: func(s *Spec, a arg, _ Limits) error {
+				if isReplicationModel(s) {
+					s.Sync = a.str("always")
+					for _, rm := range replicatedModels {
+						if slices.Contains(s.Engines, rm.name) && !slices.Contains(rm.syncs, s.Sync) {
+							return fmt.Errorf("-sync %s: -engine %s takes %s", s.Sync, rm.name, strings.Join(rm.syncs, ", "))
+						}
+					}
+					return nil
+				}
 				if !a.given {
 					return fmt.Errorf("model: -sync is required: batch:N or periodic:D, e.g. model -sync batch:64")
 				}
@@ -718,7 +783,7 @@ func modelFlags() []flagDef {
 			},
 			show: func(s *Spec, _ runOf) (string, bool) { return s.TFsync.String(), s.has("t-fsync") }},
 		dirFlag(), formatFlag(false),
-	}
+	}...)
 }
 
 func crashFlags() []flagDef {

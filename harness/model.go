@@ -81,6 +81,11 @@ type ModelResult struct {
 	// space, kv's case).
 	TWriteSource string `json:"t_write_source"`
 	TFsyncSource string `json:"t_fsync_source"`
+
+	// Replication holds the replication model's predictions, one per
+	// engine, for a line with -replicas, -net-delay or -engine
+	// (model_replication.go); the batch model's fields are then zero.
+	Replication []ReplicationPrediction `json:"replication,omitempty"`
 }
 
 // Predict runs the model for a -sync policy text (batch:N or periodic:D).
@@ -108,6 +113,9 @@ func Predict(sync string, tWriteNs, tFsyncNs float64) (p calc.Prediction, ok boo
 // T_fsync with flushCost (batch:N) or the probe's overwrite case
 // (periodic:D).
 func modelLine(ctx context.Context, s *Spec, dir string) (*ModelResult, error) {
+	if isReplicationModel(s) {
+		return replicationModelLine(ctx, s, dir)
+	}
 	tw, tf := float64(s.TWrite), float64(s.TFsync)
 	m := &ModelResult{Kind: "model", Source: "given", TWriteSource: "given", TFsyncSource: "given"}
 	bytesPerPut := float64(keyLen + 128 + 19) // a 128-byte value's record, unless the T_write run says

@@ -16,6 +16,12 @@ type Progress struct {
 	P99            int64         `json:"p99_ns"`
 	Engine         string        `json:"engine,omitempty"`
 	Run            int           `json:"run,omitempty"` // which sub-run of a sweep/repeat/multi-engine line
+	// Phase is "warmup" during a -until-steady warm-up, "" while measuring.
+	Phase string `json:"phase,omitempty"`
+	// Unit names what Ops counts when it is not ops: "keys" while a
+	// script seeds the store, "units" (run calls) while it is measured;
+	// "" for ops.
+	Unit string `json:"unit,omitempty"`
 }
 
 // TimelinePoint is the throughput of one second of a run.
@@ -26,6 +32,18 @@ type TimelinePoint struct {
 	// Seconds is the interval's length: about 1, except the last one,
 	// which ends with the run and may be much shorter (and so noisier).
 	Seconds float64 `json:"seconds"`
+	// Phase marks the points of a -until-steady run: "warmup" in its
+	// warmup_timeline, "measured" in its timeline; "" in any other run.
+	Phase string `json:"phase,omitempty"`
+	// P99Ns is the 99th percentile of the interval's recent latencies
+	// (up to ringLen per client, as the progress events' p99), 0 when
+	// no op ended in it: a stall shows as an interval with few ops and
+	// a high p99, or none.
+	P99Ns int64 `json:"p99_ns,omitempty"`
+	// MaxNs is the slowest of them: one op that waited out a stall (an
+	// election) is the interval's max even where it is too rare for its
+	// p99.
+	MaxNs int64 `json:"max_ns,omitempty"`
 }
 
 // progress watches the workers of one run from its own goroutine. It reads
@@ -110,10 +128,14 @@ func (p *progress) sample(at time.Duration, live bool) {
 	if dt > 0 {
 		pt.OpsPerSec = float64(delta) / dt.Seconds()
 	}
+	slices.Sort(recent)
+	pt.P99Ns = Percentile(recent, 99)
+	if len(recent) > 0 {
+		pt.MaxNs = recent[len(recent)-1]
+	}
 	p.timeline = append(p.timeline, pt)
 	p.lastOps, p.lastAt = total, at
 	if live && p.report != nil {
-		slices.Sort(recent)
 		p.report(Progress{
 			Elapsed: at, ElapsedSeconds: at.Seconds(), Ops: total, OpsPerSec: pt.OpsPerSec,
 			P50: Percentile(recent, 50), P99: Percentile(recent, 99), Engine: p.engine,

@@ -52,6 +52,10 @@ type EngineOptions struct {
 	// KillFollower, when not 0, is -kill follower@D: one follower is
 	// killed (SIGKILL) D after the timed region starts.
 	KillFollower time.Duration
+	// KillLeader, when not 0, is -kill leader@D: the leader (pg-sync's
+	// primary, etcd's current leader) is killed D after the timed region
+	// starts.
+	KillLeader time.Duration
 }
 
 // KillAt is when, after the runner's first StoreStats read of a store
@@ -305,7 +309,7 @@ func replicationFlags() []flagDef {
 				return err
 			},
 			show: func(s *Spec, _ runOf) (string, bool) { return s.Net.Jitter.String(), s.has("net-jitter") }},
-		{name: "kill", usage: "replicated engines: follower@D kills one follower (SIGKILL) D into the timed region, e.g. follower@2s; the timeline shows the quorum committing on",
+		{name: "kill", usage: "replicated engines: follower@D kills one follower (SIGKILL) D into the timed region, e.g. follower@2s, and the timeline shows the quorum committing on; leader@D kills the leader (pg-sync's primary, etcd's elected leader), and the result reports the election pause (etcd) or that writes stopped (pg-sync has no automatic failover) and reads every acknowledged write back from the members left",
 			fill: func(s *Spec, a arg, lim Limits) error {
 				if !a.given {
 					return nil
@@ -315,8 +319,12 @@ func replicationFlags() []flagDef {
 				}
 				who, at, ok := strings.Cut(a.v, "@")
 				d, err := time.ParseDuration(at)
-				if !ok || who != "follower" || err != nil || d < time.Millisecond || d > lim.MaxDuration {
-					return fmt.Errorf("-kill %s: allowed: follower@D, D a duration between 1ms and %v (e.g. follower@2s)", a.v, lim.MaxDuration)
+				if !ok || (who != "follower" && who != "leader") || err != nil || d < time.Millisecond || d > lim.MaxDuration {
+					return fmt.Errorf("-kill %s: allowed: follower@D or leader@D, D a duration between 1ms and %v (e.g. follower@2s)", a.v, lim.MaxDuration)
+				}
+				if who == "leader" {
+					s.KillLeader = d
+					return nil
 				}
 				for _, name := range s.Engines {
 					if e, _ := replicatedEngine(name); e.Quorum && s.Replicas < 2 {
@@ -327,6 +335,9 @@ func replicationFlags() []flagDef {
 				return nil
 			},
 			show: func(s *Spec, _ runOf) (string, bool) {
+				if s.KillLeader > 0 {
+					return "leader@" + s.KillLeader.String(), true
+				}
 				return "follower@" + s.KillFollower.String(), s.KillFollower > 0
 			}},
 		{name: "net-client", bool: true, usage: "replicated engines: delay the client's connections to the server too, not only the servers' to each other",
@@ -359,7 +370,7 @@ func joinInts(ns []int) string {
 // engine's defaults where the line gave none.
 func (s *Spec) engineOptions(name string) EngineOptions {
 	e, _ := replicatedEngine(name)
-	o := EngineOptions{Replicas: s.Replicas, Quorum: s.Quorum, Net: s.Net, KillFollower: s.KillFollower}
+	o := EngineOptions{Replicas: s.Replicas, Quorum: s.Quorum, Net: s.Net, KillFollower: s.KillFollower, KillLeader: s.KillLeader}
 	if o.Replicas == 0 && len(e.Replicas) > 0 {
 		o.Replicas = e.Replicas[0]
 	}
@@ -412,7 +423,8 @@ type ReplicationReport struct {
 	// follower_flush max(T_fsync, RTT + T_fsync), the leader's flush
 	// overlapping the trip to the follower and its flush; with
 	// LeaderFlushFirst, T_fsync + RTT and 2 T_fsync + RTT. T_fsync is the
-	// probe's appending fdatasync, RTT the proxy's p50 (0 without a
+	// probe's figure for the engine's case (replicaFsync: pg-sync's
+	// overwrite, etcd's append), RTT the proxy's p50 (0 without a
 	// proxy: loopback's tens of microseconds are left out). Every member
 	// flushes to this machine's one disk, where flushes may queue behind
 	// each other; the formula leaves that out, and the run's put p50
@@ -429,30 +441,28 @@ type ReplicationReport struct {
 	DeviceIdleFlushesPerSec *float64 `json:"device_idle_flushes_per_sec,omitempty"`
 	DeviceFlushesPerCommit  *float64 `json:"device_flushes_per_commit,omitempty"`
 	DeviceUnavailable       string   `json:"device_unavailable,omitempty"`
+
+	// Failover is what -kill leader did: the election, the writes that
+	// stopped, the acknowledged writes read back. nil without it.
+	Failover *FailoverReport `json:"failover,omitempty"`
 }
 
-// replicationModel fills rep.ModelCommitNs from the probe's T_fsync and
-// the measured round trip.
-func replicationModel(rep *ReplicationReport, probe *ProbeBrief) {
-	if rep == nil || probe == nil || probe.FdatasyncNs <= 0 {
+// replicationModel fills rep.ModelCommitNs from the probe's T_fsync for
+// engine's case and the measured round trip: the replication model's
+// formula (model_replication.go: replicaFsync, commitModel).
+func replicationModel(rep *ReplicationReport, probe *ProbeBrief, engine string) {
+	if rep == nil || probe == nil {
 		return
 	}
-	tf, rtt := probe.FdatasyncNs, 0.0
+	tf, _ := replicaFsync(engine, probe)
+	if tf <= 0 {
+		return
+	}
+	rtt := 0.0
 	if rep.Net != nil {
 		rtt = float64(rep.Net.RTTP50Ns)
 	}
-	switch {
-	case rep.WaitsFor == "leader_only":
-		rep.ModelCommitNs = tf
-	case rep.WaitsFor == "follower_write" && rep.LeaderFlushFirst:
-		rep.ModelCommitNs = tf + rtt
-	case rep.WaitsFor == "follower_write":
-		rep.ModelCommitNs = max(tf, rtt)
-	case rep.WaitsFor == "follower_flush" && rep.LeaderFlushFirst:
-		rep.ModelCommitNs = 2*tf + rtt
-	case rep.WaitsFor == "follower_flush":
-		rep.ModelCommitNs = max(tf, rtt+tf)
-	}
+	rep.ModelCommitNs, _ = commitModel(rep.WaitsFor, rep.LeaderFlushFirst, tf, rtt)
 }
 
 // idleWindow is how long the harness watches the device with the
@@ -501,7 +511,7 @@ func netDeviceFlushes(rep *ReplicationReport, idleRate float64, why string, dev 
 // ReplicaMember is one server of a replicated engine.
 type ReplicaMember struct {
 	Name string `json:"name"`
-	Role string `json:"role"` // "primary", "standby", "leader", "follower"
+	Role string `json:"role"` // "primary", "standby", "leader", "follower", "former leader" (etcd's, killed by -kill leader)
 	// KilledAfterNs, for the member -kill killed, is when: nanoseconds
 	// after the timed region started (the timeline's clock).
 	KilledAfterNs int64  `json:"killed_after_ns,omitempty"`
@@ -562,6 +572,9 @@ func replicationLine(r *BenchResult) string {
 		line += fmt.Sprintf("; net +%s ±%s each way, RTT through the proxy p50 %s p99 %s",
 			calc.FormatNs(float64(rep.Net.DelayNs)), calc.FormatNs(float64(rep.Net.JitterNs)),
 			calc.FormatNs(float64(rep.Net.RTTP50Ns)), calc.FormatNs(float64(rep.Net.RTTP99Ns)))
+	}
+	if f := failoverLine(rep.Failover); f != "" {
+		line += "\n" + f
 	}
 	return line
 }

@@ -70,7 +70,7 @@ func TestReplicationModel(t *testing.T) {
 		if tt.rtt > 0 {
 			rep.Net = &NetReport{RTTP50Ns: tt.rtt}
 		}
-		replicationModel(rep, probe)
+		replicationModel(rep, probe, "etcd")
 		if rep.ModelCommitNs != tt.want {
 			t.Errorf("%s, RTT %d ns: model %v ns, want %v", tt.waits, tt.rtt, rep.ModelCommitNs, tt.want)
 		}
@@ -80,13 +80,23 @@ func TestReplicationModel(t *testing.T) {
 		want  float64
 	}{{"follower_write", 12e6}, {"follower_flush", 14e6}} {
 		rep := &ReplicationReport{WaitsFor: tt.waits, LeaderFlushFirst: true, Net: &NetReport{RTTP50Ns: 10e6}}
-		replicationModel(rep, probe)
+		replicationModel(rep, probe, "etcd")
 		if rep.ModelCommitNs != tt.want {
 			t.Errorf("%s after the leader's flush: model %v ns, want %v", tt.waits, rep.ModelCommitNs, tt.want)
 		}
 	}
+	// pg-sync pays the probe's overwrite case (its WAL segments are
+	// zero-filled when made), etcd the append case.
+	both := &ProbeBrief{FdatasyncNs: 2e6, FdatasyncOverwriteNs: 1e6}
+	pg := &ReplicationReport{WaitsFor: "follower_flush", LeaderFlushFirst: true}
+	replicationModel(pg, both, "pg-sync")
+	et := &ReplicationReport{WaitsFor: "follower_flush"}
+	replicationModel(et, both, "etcd")
+	if pg.ModelCommitNs != 2e6 || et.ModelCommitNs != 2e6 {
+		t.Errorf("pg-sync %v, etcd %v; want 2 × 1 ms (overwrite) and 2 ms (append)", pg.ModelCommitNs, et.ModelCommitNs)
+	}
 	rep := &ReplicationReport{WaitsFor: "follower_flush"}
-	replicationModel(rep, &ProbeBrief{})
+	replicationModel(rep, &ProbeBrief{}, "etcd")
 	if rep.ModelCommitNs != 0 {
 		t.Errorf("no probe figure: model %v, want none", rep.ModelCommitNs)
 	}

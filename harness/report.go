@@ -15,8 +15,9 @@ import (
 
 // Output formats: table (for people: a db_bench-like latency table, the
 // throughput, and the conditions the number was measured under), tsv (for
-// spreadsheets), json (the DESIGN.md contract) and benchstat (Go benchmark
-// lines, so `benchstat old.txt new.txt` compares two configurations).
+// spreadsheets), json (the DESIGN.md contract), benchstat (Go benchmark
+// lines, so `benchstat old.txt new.txt` compares two configurations) and
+// timeline (TSV, one row per second of each run, for plotting).
 
 // opOrder is the order op kinds are printed in.
 var opOrder = []string{"put", "get", "delete", "scan"}
@@ -38,6 +39,8 @@ func Write(w io.Writer, format string, v any) error {
 		return writeTSV(w, v)
 	case "benchstat":
 		return writeBenchstat(w, v)
+	case "timeline":
+		return writeTimelineTSV(w, v)
 	}
 	switch r := v.(type) {
 	case *BenchResult:
@@ -92,6 +95,9 @@ func writeBenchTable(w io.Writer, r *BenchResult) error {
 		fmt.Fprintf(w, "%-16s   %11s           %10.0f units/sec (%d units; a unit is one workload step)\n", "", "", r.UnitsPerSec, r.Units)
 	}
 	writeLatency(w, r.Latency, "")
+	if s := reopenLine(r); s != "" {
+		fmt.Fprintln(w, s)
+	}
 	if s := serverLine(r); s != "" {
 		fmt.Fprintln(w, s)
 	}
@@ -133,6 +139,15 @@ func writeBenchTable(w io.Writer, r *BenchResult) error {
 		fmt.Fprintln(w, s)
 	}
 	if s := cacheLine(r.Cache); s != "" {
+		fmt.Fprintln(w, s)
+	}
+	if s := steadyLine(r.SteadyState); s != "" {
+		fmt.Fprintln(w, s)
+	}
+	if s := ampLine(r.Amplification); s != "" {
+		fmt.Fprintln(w, s)
+	}
+	if s := walReuseLine(r.EngineMetrics); s != "" {
 		fmt.Fprintln(w, s)
 	}
 	if s := deviceLine(r.DeviceIO); s != "" {
@@ -529,6 +544,9 @@ func writeCompareTable(w io.Writer, rs []*BenchResult) error {
 			fmt.Fprintf(w, "%s, %d thread%s%s: %s\n", r.Engine, r.Threads, plural(r.Threads), runSuffix(r), s)
 		}
 	}
+	if s := reopenMedians(rs); s != "" {
+		fmt.Fprintln(w, s)
+	}
 	c := *rs[0]
 	c.Engine = strings.Join(engines, ",")
 	fmt.Fprintln(w, conditions(&c))
@@ -785,6 +803,10 @@ func syncCallName(call string) string {
 }
 
 func writeModelTable(w io.Writer, m *ModelResult) error {
+	if m.Replication != nil {
+		writeReplicationModel(w, m)
+		return nil
+	}
 	src := func(s string) string {
 		switch s {
 		case "given":
@@ -817,4 +839,30 @@ func pipelineNote(r *BenchResult) string {
 		return ""
 	}
 	return fmt.Sprintf(", each pipelining %d requests; latency from its batch's send to its own reply", r.Pipeline)
+}
+
+// writeTimelineTSV prints one row per second of each run of a bench or
+// sweep line (a script line's measured phase included): a header, then
+// the run's identity and that second's counts.
+func writeTimelineTSV(w io.Writer, v any) error {
+	if rs, ok := v.([]*ScriptResult); ok {
+		fmt.Fprintln(w, strings.Join([]string{"engine", "round", "script", "sweep_param", "sweep_value", "floor", "second", "units", "ops"}, "\t"))
+		for _, r := range rs {
+			for _, p := range r.Timeline {
+				fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%d\t%v\t%d\t%d\t%d\n", r.Engine, r.Round, r.Script, r.SweepParam, r.SweepValue, r.Floor, p.Second, p.Units, p.Ops)
+			}
+		}
+		return nil
+	}
+	rs := benchList(v)
+	if rs == nil {
+		return fmt.Errorf("-format timeline: a %T has no timeline; bench and sweep lines have one", v)
+	}
+	fmt.Fprintln(w, strings.Join([]string{"engine", "sync", "workload", "threads", "run", "second", "ops", "ops_per_sec", "seconds"}, "\t"))
+	for _, r := range rs {
+		for _, p := range r.Timeline {
+			fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%.1f\t%.4f\n", r.Engine, r.Sync, r.Workload, r.Threads, r.Run, p.Second, p.Ops, p.OpsPerSec, p.Seconds)
+		}
+	}
+	return nil
 }

@@ -81,6 +81,10 @@ type BenchResult struct {
 	// compaction bytes; pebble: compaction debt, L0 files, write stalls,
 	// WAL and compaction bytes); absent for an engine that keeps none.
 	EngineMetrics map[string]int64 `json:"engine_metrics,omitempty"`
+	// EngineConfig says what a store set for this run's writers
+	// (WriterTuner: bbolt's group batch size and delay); absent for a
+	// store that tunes nothing.
+	EngineConfig string `json:"engine_config,omitempty"`
 
 	// CPU is what the machine's processors did in the timed region
 	// (cpustat.go): how busy they were, this process's share, and the
@@ -104,9 +108,25 @@ type BenchResult struct {
 	// prediction for independent requests (fanout.go).
 	Fanout *FanoutReport `json:"fanout,omitempty"`
 
+	// The reopen workload (reopen.go): how long the Open of a store
+	// whose files were dropped from the page cache took, and the Close
+	// after it; for kv, the memory its index holds per key (the key
+	// included) and the floor of that Open measured in the same run.
+	OpenSeconds      float64          `json:"open_seconds,omitempty"`
+	CloseSeconds     float64          `json:"close_seconds,omitempty"`
+	IndexBytesPerKey float64          `json:"index_bytes_per_key,omitempty"`
+	OpenFloor        *OpenFloorReport `json:"open_floor,omitempty"`
+
 	Model    *BenchModel     `json:"model,omitempty"` // for batch:N and periodic:D
 	Timeline []TimelinePoint `json:"timeline"`
-	Probe    *ProbeBrief     `json:"probe,omitempty"`
+	// SteadyState, in a -until-steady run, says whether and when the
+	// warm-up reached steady state (steady.go), or why not, with the last
+	// window of samples as evidence; WarmupTimeline is the warm-up's
+	// seconds, each marked "warmup" (the measured timeline's are marked
+	// "measured"). Both absent in any other run.
+	SteadyState    *SteadyState    `json:"steady_state,omitempty"`
+	WarmupTimeline []TimelinePoint `json:"warmup_timeline,omitempty"`
+	Probe          *ProbeBrief     `json:"probe,omitempty"`
 	// LoadAvg is the machine's 1-minute load average just before the run
 	// (Linux /proc/loadavg; 0 where unknown). Above the core count, other
 	// work was competing for the CPU and the disk: say so with the number.

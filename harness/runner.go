@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -59,15 +60,22 @@ type runConfig struct {
 	valueSize int
 	keys      int
 	warmup    int64
-	rate      float64 // units per second in total; 0 = closed loop
-	poisson   bool    // -arrivals poisson: exponential gaps between intended starts
-	pipeline  int     // requests each client sends before reading replies; 0 or 1 = none (pipeline.go)
-	cold      bool    // -cache cold: evict the store's files after the warmup
-	seed      int64
-	dishonest dishonesty
-	dir       string // the fresh directory the store lives in
-	tick      time.Duration
-	progress  func(Progress)
+	// untilSteady is -until-steady: warm up until FindSteady says so
+	// (steady.go), at most maxWarmup, instead of -warmup units;
+	// steadyTolerance is the throughput and debt spread allowed, as a
+	// fraction.
+	untilSteady     bool
+	maxWarmup       time.Duration
+	steadyTolerance float64
+	rate            float64 // units per second in total; 0 = closed loop
+	poisson         bool    // -arrivals poisson: exponential gaps between intended starts
+	pipeline        int     // requests each client sends before reading replies; 0 or 1 = none (pipeline.go)
+	cold            bool    // -cache cold: evict the store's files after the warmup
+	seed            int64
+	dishonest       dishonesty
+	dir             string // the fresh directory the store lives in
+	tick            time.Duration
+	progress        func(Progress)
 	// pool, in a -repeat group, takes the run's latencies once its clock
 	// has stopped (pool.go); nil otherwise.
 	pool *latencyPool
@@ -78,6 +86,8 @@ type runConfig struct {
 	opts EngineOptions
 	// fanout is -fanout K: requests per unit (fanout.go); 0 or 1 = none.
 	fanout int
+	// hedge is -hedge pP's P (hedge.go); 0 = none.
+	hedge float64
 }
 
 // dishonesty is the set of timing rules a run deliberately breaks, for the
@@ -220,6 +230,9 @@ func (r *run) halt() {
 // the steps of the file comment in order: open and preload (1-3), build
 // the workers (2), warm up (4), measure (5-8), and the result.
 func runOne(ctx context.Context, cfg runConfig) (*BenchResult, error) {
+	if cfg.workload == reopenWorkload {
+		return runReopen(ctx, cfg)
+	}
 	store, keys, err := openAndPreload(ctx, &cfg)
 	if err != nil {
 		return nil, err
@@ -233,6 +246,14 @@ func runOne(ctx context.Context, cfg runConfig) (*BenchResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	var engineConfig string
+	if t, ok := store.(WriterTuner); ok {
+		writers := cfg.threads
+		if wl, _ := lookupWorkload(cfg.workload); wl.writer {
+			writers = 1 // readwhilewriting: the clients read, one goroutine writes
+		}
+		engineConfig = t.TuneForWriters(writers)
+	}
 	r := &run{cfg: &cfg, stopCh: make(chan struct{}), base: time.Now()}
 	defer r.haltOn(ctx)()
 	clients, writer := newWorkers(&cfg, store, scanner)
@@ -241,7 +262,13 @@ func runOne(ctx context.Context, cfg runConfig) (*BenchResult, error) {
 			w.pipe = w.newPipeState(pipeliner)
 		}
 	}
-	if err := warmup(ctx, r, keys, clients); err != nil {
+	var steady *SteadyState
+	var warmTimeline []TimelinePoint
+	if cfg.untilSteady {
+		if steady, warmTimeline, err = warmUntilSteady(ctx, r, keys, clients, store); err != nil {
+			return nil, err
+		}
+	} else if err := warmup(ctx, r, keys, clients); err != nil {
 		return nil, err
 	}
 	base := store // the store itself, under a fan-out
@@ -266,6 +293,26 @@ func runOne(ctx context.Context, cfg runConfig) (*BenchResult, error) {
 	}
 	res := m.result(&cfg)
 	res.Cache = cache
+	res.EngineConfig = engineConfig
+	if scanSpaced[cfg.engine] && !m.cancelled {
+		if disk, live, ok := spaceByScan(base, cfg.dir, cfg.keys); ok {
+			if res.Amplification == nil {
+				res.Amplification = &Amplification{}
+			}
+			sp := float64(disk) / float64(live)
+			res.Amplification.Space, res.Amplification.SpaceSource = &sp, "files"
+			if res.EngineMetrics == nil {
+				res.EngineMetrics = map[string]int64{}
+			}
+			res.EngineMetrics["files_bytes"], res.EngineMetrics["scanned_live_bytes"] = disk, live
+		}
+	}
+	if steady != nil {
+		res.SteadyState, res.WarmupTimeline = steady, warmTimeline
+		for i := range res.Timeline {
+			res.Timeline[i].Phase = PhaseMeasured
+		}
+	}
 	if fanned {
 		fan.record(false)
 		res.Fanout = fan.report(m.wall)
@@ -310,8 +357,8 @@ func openAndPreload(ctx context.Context, cfg *runConfig) (Store, keyTable, error
 	if err != nil {
 		return nil, keyTable{}, fmt.Errorf("open %s in %s: %w", cfg.engine, cfg.dir, err)
 	}
-	if cfg.fanout > 1 {
-		store = newFanout(store, cfg.fanout, cfg.ops)
+	if cfg.fanout > 1 || cfg.hedge > 0 {
+		store = newFanout(store, max(cfg.fanout, 1), cfg.ops, cfg.hedge)
 	}
 	return store, keys, nil
 }
@@ -715,6 +762,15 @@ func (w *worker) loop(r *run, keys keyTable, from, n int64, deadline time.Durati
 			start, end, err = w.batchUnit(keys, pos, from+i, intended)
 		} else {
 			start, end, err = w.unit(key, val, order[pos], isRead, intended)
+		}
+		if err != nil && errors.Is(err, ErrWritesStopped) && !w.warming {
+			// A fault of the run's own making left nothing to write to:
+			// the client stops, and a -duration run's clock runs on to
+			// its end, so the timeline shows the silence.
+			if deadline > 0 {
+				w.clk.sleepUntil(deadline, r.stopCh)
+			}
+			return
 		}
 		if err != nil {
 			w.err = fmt.Errorf("%s %s: %w", w.cfg.engine, w.cfg.workload, err)

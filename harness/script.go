@@ -56,9 +56,31 @@ type ScriptResult struct {
 	script.Result
 }
 
-// scriptSource reads the -script value: a shipped script by name, or on
-// the command line a file.
+// ScriptMine is the -script value that runs a reader's own script: the
+// text a server hands in Env.Script (a page's script editor sends it with
+// the run). A server runs it only where a reader's own code may run (the
+// server's mine.go); a shipped script runs anywhere.
+const ScriptMine = "mine"
+
+// MaxScriptBytes bounds a reader's own script.
+const MaxScriptBytes = 32 << 10
+
+// TakesScript reports whether line s runs a reader's own script
+// (-script mine).
+func TakesScript(s *Spec) bool { return s.Script == ScriptMine }
+
+// scriptSource reads the -script value: a shipped script by name, the
+// reader's own (mine, from env.Script), or on the command line a file.
 func scriptSource(s *Spec, env Env) (file, src string, err error) {
+	if s.Script == ScriptMine {
+		switch {
+		case strings.TrimSpace(env.Script) == "":
+			return "", "", fmt.Errorf("-script mine: runs your own script, and none was given: on the page, edit the script above the cell and run the cell; on the command line give the file, -script FILE.lua")
+		case len(env.Script) > MaxScriptBytes:
+			return "", "", fmt.Errorf("-script mine: the script is %d bytes: must be at most %d", len(env.Script), MaxScriptBytes)
+		}
+		return "mine.lua", env.Script, nil
+	}
 	if text, ok := scripts.Lookup(s.Script); ok {
 		return strings.TrimSuffix(s.Script, ".lua") + ".lua", text, nil
 	}
@@ -188,11 +210,11 @@ func scriptRun(ctx context.Context, s *Spec, env Env, dir string, prog *script.P
 		cfg.Progress = func(p script.Progress) {
 			// Seeding counts the keys written; measuring, the units (run
 			// calls): the engine field says which.
-			what, n := e+" load (keys)", p.Ops
+			what, n, unit := e+" load (keys)", p.Ops, "keys"
 			if p.Phase == "run" {
-				what, n = e+" run (units)", p.Units
+				what, n, unit = e+" run (units)", p.Units, "units"
 			}
-			env.Progress(Progress{Elapsed: p.Elapsed, ElapsedSeconds: p.Elapsed.Seconds(), Ops: n, OpsPerSec: p.Rate, Engine: what})
+			env.Progress(Progress{Elapsed: p.Elapsed, ElapsedSeconds: p.Elapsed.Seconds(), Ops: n, OpsPerSec: p.Rate, Engine: what, Unit: unit})
 		}
 	}
 	load := loadAverage()

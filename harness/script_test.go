@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"kvlab/harness/script"
 	scripts "kvlab/workloads"
 )
 
@@ -28,6 +29,9 @@ func TestScriptRefusals(t *testing.T) {
 		"bench -script nope":                         "no shipped script of that name",
 		"sweep -script cart -threads 1,2":            "bench only",
 		"bench -script cart -engine kv -index btree": "-index btree: allowed: hash, ordered",
+		"bench -script mine -engine kv -ops 10":      "-script mine: runs your own script, and none was given",
+		"bench -script scan -engine drift -ops 10":   "-engine drift cannot run kv.scan: it stores nothing",
+		"bench -script ycsb-e -engine kv -ops 10":    "-engine kv cannot run kv.",
 	}
 	for line, want := range lines {
 		_, err := Exec(context.Background(), line, Env{Dir: t.TempDir()})
@@ -146,5 +150,60 @@ func TestScriptRepeatMirrored(t *testing.T) {
 	}
 	if want := "[1:kv 1:null 2:null 2:kv 3:kv 3:null]"; fmt.Sprint(got) != want {
 		t.Errorf("order %v, want %s", got, want)
+	}
+}
+
+// TestScriptMine: -script mine runs the script a server hands in
+// Env.Script, named mine.lua in its errors.
+func TestScriptMine(t *testing.T) {
+	env := Env{Dir: t.TempDir(), Script: `return { name = "own", run = function(ctx) kv.put("a", "b") end }`}
+	out, err := Exec(context.Background(), "bench -script mine -engine kv -sync none -ops 7", env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rs []ScriptResult
+	if err := json.Unmarshal(out, &rs); err != nil {
+		t.Fatal(err)
+	}
+	if kv := rs[len(rs)-1]; kv.Name != "own" || kv.Script != "mine" || kv.ByOp["put"].Calls != 7 {
+		t.Errorf("kv: name %q, script %q, puts %d; want the handed-in script's 7 puts", kv.Name, kv.Script, kv.ByOp["put"].Calls)
+	}
+	env.Script = "return { run = function(ctx)\n  kv.nope()\nend }"
+	if _, err := Exec(context.Background(), "bench -script mine -engine kv -ops 3", env); err == nil || !strings.Contains(err.Error(), "mine.lua:2:") {
+		t.Errorf("err = %v, want the error at mine.lua:2", err)
+	}
+}
+
+// TestScriptTimelineFormat: -format timeline prints one TSV row per
+// second of each script run (and of each bench run), and a script's
+// progress line on the terminal names what it counts.
+func TestScriptTimelineFormat(t *testing.T) {
+	rs := []*ScriptResult{
+		{Engine: "null", Script: "mixed", Floor: true, Result: script.Result{Timeline: []script.Second{{Second: 1, Units: 900, Ops: 900}}}},
+		{Engine: "kv", Script: "mixed", Round: 2, Result: script.Result{Timeline: []script.Second{{Second: 1, Units: 10, Ops: 12}, {Second: 2, Units: 11, Ops: 14}}}},
+	}
+	var b bytes.Buffer
+	if err := Write(&b, "timeline", rs); err != nil {
+		t.Fatal(err)
+	}
+	want := "engine\tround\tscript\tsweep_param\tsweep_value\tfloor\tsecond\tunits\tops\n" +
+		"null\t0\tmixed\t\t0\ttrue\t1\t900\t900\n" +
+		"kv\t2\tmixed\t\t0\tfalse\t1\t10\t12\n" +
+		"kv\t2\tmixed\t\t0\tfalse\t2\t11\t14\n"
+	if b.String() != want {
+		t.Errorf("timeline:\n%s\nwant:\n%s", b.String(), want)
+	}
+	b.Reset()
+	br := &BenchResult{Engine: "kv", Sync: "none", Workload: "fillrandom", Threads: 1, Timeline: []TimelinePoint{{Second: 1, Ops: 5, OpsPerSec: 5, Seconds: 1}}}
+	if err := Write(&b, "timeline", br); err != nil || !strings.Contains(b.String(), "kv\tnone\tfillrandom\t1\t0\t1\t5\t5.0\t1.0000\n") {
+		t.Errorf("bench timeline: %v\n%s", err, b.String())
+	}
+	if _, err := ParseSpec("probe -format timeline", DefaultLimits()); err == nil || !strings.Contains(err.Error(), "allowed for probe: table, tsv, json") {
+		t.Errorf("probe -format timeline: err = %v, want it refused", err)
+	}
+	b.Reset()
+	progressPrinter(&b, false)(Progress{ElapsedSeconds: 1, Ops: 4000, OpsPerSec: 3900, Engine: "kv load (keys)", Unit: "keys"})
+	if got := b.String(); !strings.Contains(got, "4000 keys") || !strings.Contains(got, "3900 keys/s") {
+		t.Errorf("progress line %q, want it to count keys", got)
 	}
 }

@@ -1,30 +1,71 @@
 package harness
 
 import (
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
+
+	"kvlab/engine"
 )
 
 // A simulated disk, for tests of the course. A quiz that asks the reader
 // to predict their disk must come out differently on a different disk;
 // the lessons' disk check runs each such quiz's cell twice, once with a
-// fast flush and once with a slow one, and SimulateFlushCost is how: every
-// fdatasync the kv engine makes, and every one the probe times, first
-// waits the given extra time, as a disk whose cache flush costs that much
-// more would make it wait. Other engines (bbolt, pebble, servers) flush on
-// their own and are not slowed.
+// fast flush and once with a slow one. SimulateDisk is how: the kv engine
+// opens its stores on an in-memory filesystem (memDisk), where a
+// write is a copy and an fdatasync costs nothing of its own, and every
+// fdatasync first waits the given time, as a disk whose cache flush costs
+// that much would make it wait. The disk's whole flush cost is then the
+// one simulated, whatever the real disk under the test is and however busy
+// it is. The probe's fdatasync waits the same time (its files stay real:
+// put them on an in-memory filesystem such as /dev/shm). Other engines
+// (bbolt, pebble, servers) use the real disk and flush on their own.
 
 // simulatedFlush is the extra time each kv and probe fdatasync waits
 // (0: none, the real disk alone).
 var simulatedFlush atomic.Int64
 
+// simulatedDisk, when not nil, is the in-memory filesystem every kv store
+// opens on instead of the real one (SimulateDisk).
+var simulatedDisk atomic.Pointer[memDisk]
+
 // SimulateFlushCost makes every fdatasync of the kv engine and of the
-// probe wait d before it syncs, until the returned restore is called. It
-// is for tests (the lessons' disk check): it changes every run in the
-// process.
+// probe wait d before it syncs, until the returned restore is called. The
+// kv engine stays on the real disk, so its flush costs d plus the real
+// disk's; SimulateDisk replaces the disk as well. It is for tests: it
+// changes every run in the process.
 func SimulateFlushCost(d time.Duration) (restore func()) {
 	old := simulatedFlush.Swap(int64(d))
 	return func() { simulatedFlush.Store(old) }
+}
+
+// SimulateDisk makes the kv engine open every store on one fresh
+// in-memory filesystem whose fdatasync waits flush (and nothing else),
+// and the probe's fdatasync wait flush before its real one, until the
+// returned restore is called; restore drops the in-memory files. It is
+// for tests (the lessons' disk check): it changes every run in the
+// process, so two calls must not overlap.
+func SimulateDisk(flush time.Duration) (restore func()) {
+	oldDisk := simulatedDisk.Swap(newMemDisk())
+	oldFlush := simulatedFlush.Swap(int64(flush))
+	return func() {
+		simulatedFlush.Store(oldFlush)
+		simulatedDisk.Store(oldDisk)
+	}
+}
+
+// kvFS is the filesystem the kv engine opens a store on: the real one, or
+// the simulated disk's.
+func kvFS() engine.FS {
+	if m := simulatedDisk.Load(); m != nil {
+		return m
+	}
+	return engine.OSFS{}
 }
 
 // simulateFlush waits the simulated extra flush cost, if any. Below a
@@ -40,4 +81,154 @@ func simulateFlush() {
 	default:
 		time.Sleep(d)
 	}
+}
+
+// memDisk is the simulated disk's filesystem: files held in memory, with
+// nothing to flush. It keeps no record of what a power cut would lose
+// (engine.MemFS does, and pays for it with a copy of the file's unsynced
+// tail on every Sync, which would be a cost of its own on a disk meant to
+// cost only its simulated flush). Safe for concurrent use.
+type memDisk struct {
+	mu    sync.Mutex          // guards files and dirs
+	files map[string]*memData // by full path
+	dirs  map[string]bool
+}
+
+// memData is one file's contents, shared by every open handle.
+type memData struct {
+	mu sync.RWMutex // guards b
+	b  []byte
+}
+
+func newMemDisk() *memDisk {
+	return &memDisk{files: map[string]*memData{}, dirs: map[string]bool{}}
+}
+
+// OpenFile implements engine.FS.
+func (d *memDisk) OpenFile(name string, flag int, _ os.FileMode) (engine.File, error) {
+	name = filepath.Clean(name)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	f, ok := d.files[name]
+	switch {
+	case !ok && flag&os.O_CREATE == 0:
+		return nil, &os.PathError{Op: "open", Path: name, Err: os.ErrNotExist}
+	case ok && flag&os.O_CREATE != 0 && flag&os.O_EXCL != 0:
+		return nil, &os.PathError{Op: "open", Path: name, Err: os.ErrExist}
+	case !ok:
+		f = &memData{}
+		d.files[name] = f
+	case flag&os.O_TRUNC != 0:
+		f.mu.Lock()
+		f.b = f.b[:0]
+		f.mu.Unlock()
+	}
+	return memHandle{f}, nil
+}
+
+// Remove implements engine.FS.
+func (d *memDisk) Remove(name string) error {
+	name = filepath.Clean(name)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if _, ok := d.files[name]; !ok {
+		return &os.PathError{Op: "remove", Path: name, Err: os.ErrNotExist}
+	}
+	delete(d.files, name)
+	return nil
+}
+
+// Rename implements engine.FS.
+func (d *memDisk) Rename(oldname, newname string) error {
+	oldname, newname = filepath.Clean(oldname), filepath.Clean(newname)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	f, ok := d.files[oldname]
+	if !ok {
+		return &os.LinkError{Op: "rename", Old: oldname, New: newname, Err: os.ErrNotExist}
+	}
+	delete(d.files, oldname)
+	d.files[newname] = f
+	return nil
+}
+
+// List implements engine.FS.
+func (d *memDisk) List(dir string) ([]string, error) {
+	dir = filepath.Clean(dir)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var names []string
+	for p := range d.files {
+		if filepath.Dir(p) == dir {
+			names = append(names, filepath.Base(p))
+		}
+	}
+	if names == nil && !d.dirs[dir] {
+		return nil, &os.PathError{Op: "open", Path: dir, Err: os.ErrNotExist}
+	}
+	slices.Sort(names)
+	return names, nil
+}
+
+// MkdirAll implements engine.FS.
+func (d *memDisk) MkdirAll(dir string, _ os.FileMode) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for p := filepath.Clean(dir); !d.dirs[p]; p = filepath.Dir(p) {
+		d.dirs[p] = true
+		if strings.Count(p, string(filepath.Separator)) == 0 || p == filepath.Dir(p) {
+			break
+		}
+	}
+	return nil
+}
+
+// SyncDir implements engine.FS: there is nothing to flush.
+func (d *memDisk) SyncDir(string) error { return nil }
+
+// memHandle is an open memDisk file.
+type memHandle struct{ f *memData }
+
+func (h memHandle) ReadAt(p []byte, off int64) (int, error) {
+	h.f.mu.RLock()
+	defer h.f.mu.RUnlock()
+	if off >= int64(len(h.f.b)) {
+		return 0, io.EOF
+	}
+	n := copy(p, h.f.b[off:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+func (h memHandle) WriteAt(p []byte, off int64) (int, error) {
+	h.f.mu.Lock()
+	defer h.f.mu.Unlock()
+	if end := int(off) + len(p); end > len(h.f.b) {
+		h.f.b = append(h.f.b, make([]byte, end-len(h.f.b))...)
+	}
+	return copy(h.f.b[off:], p), nil
+}
+
+// Sync has nothing to flush: the simulated cost is waited by the caller
+// (syncTimingFile).
+func (h memHandle) Sync() error  { return nil }
+func (h memHandle) Close() error { return nil }
+
+func (h memHandle) Truncate(size int64) error {
+	h.f.mu.Lock()
+	defer h.f.mu.Unlock()
+	if int(size) <= len(h.f.b) {
+		h.f.b = h.f.b[:size]
+	} else {
+		h.f.b = append(h.f.b, make([]byte, int(size)-len(h.f.b))...)
+	}
+	return nil
+}
+
+func (h memHandle) Size() (int64, error) {
+	h.f.mu.RLock()
+	defer h.f.mu.RUnlock()
+	return int64(len(h.f.b)), nil
 }

@@ -49,7 +49,13 @@ type Spec struct {
 	ValueSize    int
 	Keys         int
 	Warmup       int64
-	Rate         float64
+	// UntilSteady is -until-steady: warm up until steady state
+	// (steady.go), at most MaxWarmup, instead of Warmup units;
+	// SteadyTolerance is the spread allowed, in percent.
+	UntilSteady     bool
+	MaxWarmup       time.Duration
+	SteadyTolerance float64
+	Rate            float64
 	// Arrivals is how an open loop (-rate) spaces its units' intended
 	// starts: "even" (every 1/rate, the default) or "poisson" (random,
 	// exponential gaps with mean 1/rate: the arrivals queueing theory's
@@ -64,14 +70,17 @@ type Spec struct {
 	Net      NetOptions
 	// KillFollower is -kill follower@D; 0 when not given.
 	KillFollower time.Duration
-	Fanout       int // bench, sweep: requests per unit (fanout.go); 1 = none
-	Repeat       int
-	Seed         int64
-	Trials       int
-	Power        bool
-	PowerMode    string // crash -power-mode: prefix (the default), reorder, pages or dirent
-	Points       bool   // crash -points: a power cut after every filesystem operation of a fixed workload
-	FailSync     int    // crash -fail-sync N: the first fdatasync after N Puts fails; 0 when not given
+	// KillLeader is -kill leader@D; 0 when not given.
+	KillLeader time.Duration
+	Fanout     int     // bench, sweep: requests per unit (fanout.go); 1 = none
+	Hedge      float64 // bench, sweep: -hedge pP's P (hedge.go); 0 = none
+	Repeat     int
+	Seed       int64
+	Trials     int
+	Power      bool
+	PowerMode  string // crash -power-mode: prefix (the default), reorder, pages or dirent
+	Points     bool   // crash -points: a power cut after every filesystem operation of a fixed workload
+	FailSync   int    // crash -fail-sync N: the first fdatasync after N Puts fails; 0 when not given
 	// WriteBuffer is crash -write-buffer: -1 when not given (the
 	// engine's default), 0 for no buffer, else its size in bytes.
 	WriteBuffer int

@@ -54,6 +54,15 @@ type StoreStats struct {
 	Metrics map[string]int64
 }
 
+// WriterTuner is implemented by a store whose group commit is sized to
+// how many goroutines write at once (bbolt's batch size). The runner calls
+// it once, after opening the store and before the warm-up, with the run's
+// writers (-threads, or readwhilewriting's one writer), and puts the
+// returned description of what it set in the result's engine_config.
+type WriterTuner interface {
+	TuneForWriters(n int) string
+}
+
 // StatsReporter is implemented by stores that count their syncs.
 type StatsReporter interface {
 	StoreStats() StoreStats

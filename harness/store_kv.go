@@ -30,7 +30,7 @@ func openKV(dir, sync string) (Store, error) {
 	syncs := new(SyncTimes)
 	// Background compaction is on, as in every engine a long run meets:
 	// the sealed segments are rewritten when half their bytes are garbage.
-	db, err := engine.Open(dir, engine.Options{Sync: p, FS: syncTimingFS{times: syncs}, AutoCompact: engine.DefaultAutoCompact})
+	db, err := engine.Open(dir, engine.Options{Sync: p, FS: syncTimingFS{FS: kvFS(), times: syncs}, AutoCompact: engine.DefaultAutoCompact})
 	if err != nil {
 		return nil, err
 	}

@@ -87,16 +87,17 @@ func (t *SyncTimes) disarm() LatencySummary {
 	return summarize([]*recorder{t.rec}, false)
 }
 
-// syncTimingFS is engine.OSFS with each File.Sync timed into times. It is
-// safe for concurrent use, as OSFS is.
+// syncTimingFS is an engine.FS (engine.OSFS, or a simulated disk's
+// MemFS: simulate.go) with each File.Sync timed into times. It is safe
+// for concurrent use, as both are.
 type syncTimingFS struct {
-	engine.OSFS
+	engine.FS
 	times *SyncTimes
 }
 
 // OpenFile implements engine.FS: the file's Sync is timed.
 func (fs syncTimingFS) OpenFile(name string, flag int, perm os.FileMode) (engine.File, error) {
-	f, err := fs.OSFS.OpenFile(name, flag, perm)
+	f, err := fs.FS.OpenFile(name, flag, perm)
 	if err != nil {
 		return nil, err
 	}

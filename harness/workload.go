@@ -62,6 +62,8 @@ var workloads = []workload{
 	{name: "mixed", what: "half Gets, half Puts, of random keys in a full store", step: stepMixed, preload: true, reads: true},
 	{name: "seekrandom", what: "range scans: seek to a random key and read the next " + strconv.Itoa(scanLen) + " keys in order (ordered engines only: the kv engine's hash index keeps no key order)",
 		step: stepScan, preload: true, scans: true},
+	{name: reopenWorkload, what: "load -keys keys, close, drop the store's files from the page cache, then time one Open and Close (kv: and the floor of that Open; reopen.go)",
+		step: stepGet, preload: true},
 }
 
 // Workloads lists the -workload names.

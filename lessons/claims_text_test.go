@@ -351,7 +351,7 @@ func TestTextErrorsFixed(t *testing.T) {
 		// the knee of group commit is at n* ≈ T_fsync/T_write.
 		{"06-", "and bends by 32", "n* ≈ T_fsync ÷ T_write"},
 		// the sweep goes far enough to show what the formula says.
-		{"06-", "-threads 1,2,4,8,16,32 -duration", "-threads 1,2,4,8,16,32,64 -duration"},
+		{"06-", "-threads 1,2,4,8,16,32,64 -duration", "-threads 1,2,4,8,16,32,64,128,256 -duration"},
 	} {
 		body := flat(string(lessonByPrefix(t, c.lesson).Body))
 		if strings.Contains(body, flat(c.gone)) {

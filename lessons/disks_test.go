@@ -3,7 +3,9 @@ package lessons_test
 import (
 	"flag"
 	"fmt"
+	"math"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,12 +21,18 @@ import (
 // from how the engine or the schedule works, and is asked as "reason it
 // out" (predict: reason) instead. TestPredictionsDependOnTheDisk runs each
 // such quiz's cell (scaled down) on two simulated disks
-// (harness.SimulateFlushCost adds the flush cost to every kv and probe
-// fdatasync) and fails where each disk's answer lies within the quiz's
-// band around the other's. The runs go to an in-memory filesystem
-// (/dev/shm), whose own fdatasync is next to free, so each simulated flush
-// cost is the whole of the disk's. Cells that run other engines (whose flushes
-// the simulation cannot slow) or crash lines are skipped, and say so.
+// (harness.SimulateDisk: kv's files live in memory, where a write is a
+// copy, and every fdatasync of kv and of the probe waits the simulated
+// flush cost and nothing else) and fails where the two answers are not
+// clearly apart: within the quiz's band of each other, or less than
+// diskMargin apart. A 40× difference in flush cost moves an answer that
+// reads the disk far; the wide margin keeps the verdict the same on a
+// machine at load 20, whose scheduling delays blur a fast disk's figures.
+// A quiz judged the same is run again, up to diskAttempts pairs in all,
+// and fails only when every pair agrees. The probe's files go to an
+// in-memory filesystem (/dev/shm) when there is one. Cells that run other
+// engines (whose flushes the simulation cannot slow) or crash lines are
+// skipped, and say so.
 
 // simulatedDisks are the two flush costs the check compares.
 var simulatedDisks = []time.Duration{50 * time.Microsecond, 2 * time.Millisecond}
@@ -32,16 +40,27 @@ var simulatedDisks = []time.Duration{50 * time.Microsecond, 2 * time.Millisecond
 // diskScale shrinks each cell's -ops and -duration for the check.
 const diskScale = 0.2
 
-// disksCheck turns the check on (make bench): on a machine at load 12–30
-// its verdict on a quiz moved between runs, so it does not run in make
-// test, where a test must not depend on the machine being quiet.
-var disksCheck = flag.Bool("disks", false, "run every predict: yes quiz's cell on two simulated disks (make bench)")
+// diskMargin is how far apart (as a factor) the two disks' answers must
+// be, beyond the quiz's band, for the quiz to read the disk.
+const diskMargin = 2.0
+
+// diskAttempts is how many pairs of runs a quiz gets to show that its
+// answer moves with the disk.
+const diskAttempts = 3
+
+// disksCheck runs the check at a larger scale (make bench): more samples
+// per line, the same verdict.
+var disksCheck = flag.Bool("disks", false, "run the disk check's cells at a larger scale (make bench)")
 
 func TestPredictionsDependOnTheDisk(t *testing.T) {
-	if !*disksCheck {
-		t.Skip("the disk check runs with -disks (make bench)")
-	}
 	lim := server.DefaultLimits()
+	scale := diskScale
+	if *disksCheck {
+		scale = 0.5
+	}
+	// The quizzes on one cell share its runs: attempt k of each reads
+	// the cell's k-th pair.
+	runs := diskRuns{}
 	for _, l := range load(t) {
 		for _, q := range l.Quizzes {
 			if !q.IsPrediction() || q.Reason {
@@ -62,22 +81,20 @@ func TestPredictionsDependOnTheDisk(t *testing.T) {
 				if why := notSimulated(lines, lim); why != "" {
 					t.Skip(why)
 				}
-				answers, err := answersOnDisks(t, q, lines, lim)
-				if err != nil {
-					t.Fatal(err)
-				}
-				// A busy machine can blur two disks for one pair of
-				// runs: the quiz is judged the same only when a second
-				// pair agrees.
-				if sameOnBothDisks(t, q, answers) {
-					if answers, err = answersOnDisks(t, q, lines, lim); err != nil {
+				var tried []string
+				for k := range diskAttempts {
+					answers, err := runs.answers(t, q, lines, scale, lim, k)
+					if err != nil {
 						t.Fatal(err)
 					}
+					if !sameOnBothDisks(t, q, answers) {
+						t.Logf("answers %s (%v flush) and %s (%v flush)", quiz.FormatNumber(answers[0].value), simulatedDisks[0], quiz.FormatNumber(answers[1].value), simulatedDisks[1])
+						return
+					}
+					tried = append(tried, fmt.Sprintf("%s and %s", quiz.FormatNumber(answers[0].value), quiz.FormatNumber(answers[1].value)))
 				}
-				if sameOnBothDisks(t, q, answers) {
-					t.Errorf("the answer stays within its band on a %v-flush disk (%s) and a %v-flush disk (%s): it does not depend on the reader's disk; ask it as predict: reason (\"reason it out\")",
-						simulatedDisks[0], quiz.FormatNumber(answers[0].value), simulatedDisks[1], quiz.FormatNumber(answers[1].value))
-				}
+				t.Errorf("on a %v-flush disk and a %v-flush disk the answers were %s: within its band (%s) or less than ×%g apart, so it does not depend on the reader's disk; ask it as predict: reason (\"reason it out\") or ask for a figure the disk sets",
+					simulatedDisks[0], simulatedDisks[1], strings.Join(tried, "; "), q.Tol, diskMargin)
 			})
 		}
 	}
@@ -95,6 +112,12 @@ type diskAnswer struct {
 var notFlushBound = map[string]string{
 	"value-size-ops": "its answer is set by the disk's bandwidth for large records, which the simulated disks do not model",
 	"cheapest-sync":  "its answer is which sync call this disk and kernel make cheapest, which the simulated disks do not model",
+	// On the simulated disks every flush takes exactly its cost, so an
+	// always line's p99 over its p50 is the machine's scheduling on
+	// either disk (three pairs at load 4: 1.95 and 3.62, 9.45 and 4.25,
+	// 1.86 and 2.08); a real disk's ratio is how much its flushes vary,
+	// which a flush of fixed cost cannot show.
+	"tail-ratio": "its answer is set by how much this disk's flush times vary, which the simulated disks (every flush exactly its cost) do not model",
 }
 
 // notSimulated says why the simulation cannot judge lines ("" when it
@@ -121,39 +144,65 @@ func notSimulated(lines []string, lim harness.Limits) string {
 	return ""
 }
 
-// answersOnDisks runs lines on each simulated disk and evaluates q.
-func answersOnDisks(t *testing.T, q *quiz.Quiz, lines []string, lim harness.Limits) ([]diskAnswer, error) {
-	// In memory (tmpfs), where an fdatasync costs next to nothing, so
-	// that the simulated flush cost is the disk's whole flush cost.
-	dir := "/dev/shm"
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		t.Skip("no /dev/shm: the simulated disks need an in-memory filesystem under them")
-	}
-	dir, err := os.MkdirTemp(dir, "kvlab-disks-")
-	if err != nil {
-		t.Skip(err)
-	}
-	defer os.RemoveAll(dir)
-	var out []diskAnswer
-	for _, d := range simulatedDisks {
-		restore := harness.SimulateFlushCost(d)
-		rs, err := execIn(t, dir, lines, diskScale, lim, 1)
-		restore()
-		if err != nil {
+// diskRuns keeps each cell's results on the simulated disks, by its
+// lines and attempt, so that the quizzes on one cell share its runs.
+type diskRuns map[string][][]any
+
+// answers evaluates q on attempt k's runs of lines on the simulated
+// disks, running them first if no quiz on the same lines has.
+func (dr diskRuns) answers(t *testing.T, q *quiz.Quiz, lines []string, f float64, lim harness.Limits, k int) ([]diskAnswer, error) {
+	key := fmt.Sprintf("%d\n%s", k, strings.Join(lines, "\n"))
+	rs, ok := dr[key]
+	if !ok {
+		var err error
+		if rs, err = runOnDisks(t, lines, f, lim); err != nil {
 			return nil, err
 		}
-		v, err := q.Evaluate(rs)
+		dr[key] = rs
+	}
+	var out []diskAnswer
+	for i, d := range simulatedDisks {
+		v, err := q.Evaluate(rs[i])
 		if err != nil {
 			return nil, fmt.Errorf("%v-flush disk: %v", d, err)
 		}
-		out = append(out, diskAnswer{rs, v})
+		out = append(out, diskAnswer{rs[i], v})
 	}
 	return out, nil
 }
 
-// sameOnBothDisks reports whether each disk's answer is graded right
-// against the other disk's run.
+// runOnDisks runs lines, scaled by f, on each simulated disk.
+func runOnDisks(t *testing.T, lines []string, f float64, lim harness.Limits) ([][]any, error) {
+	// The kv engine's files are in memory (harness.SimulateDisk); the
+	// probe's are real files, put in memory too where the system has an
+	// in-memory filesystem, so that its fdatasync costs what is simulated.
+	dir := t.TempDir()
+	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
+		if d, err := os.MkdirTemp("/dev/shm", "kvlab-disks-"); err == nil {
+			defer os.RemoveAll(d)
+			dir = d
+		}
+	}
+	var out [][]any
+	for _, d := range simulatedDisks {
+		restore := harness.SimulateDisk(d)
+		rs, err := execIn(t, dir, lines, f, lim, 1)
+		restore()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rs)
+	}
+	return out, nil
+}
+
+// sameOnBothDisks reports whether the two disks' answers are not clearly
+// apart: each graded right against the other disk's run, or (for a
+// numeric quiz) less than diskMargin apart.
 func sameOnBothDisks(t *testing.T, q *quiz.Quiz, a []diskAnswer) bool {
+	if q.Choices == nil && !farApart(a[0].value, a[1].value, diskMargin) {
+		return true
+	}
 	same := true
 	for i := range a {
 		other := a[1-i]
@@ -168,6 +217,20 @@ func sameOnBothDisks(t *testing.T, q *quiz.Quiz, a []diskAnswer) bool {
 		same = same && fb.Correct
 	}
 	return same
+}
+
+// farApart reports whether a and b differ by more than the factor m: one
+// more than m times the other, or of opposite signs, or one zero and the
+// other not.
+func farApart(a, b, m float64) bool {
+	a, b = math.Abs(a), math.Abs(b)
+	switch {
+	case a == b:
+		return false
+	case a == 0 || b == 0:
+		return true
+	}
+	return max(a, b)/min(a, b) > m
 }
 
 // The check itself: a quiz whose answer reads the flush cost is judged to
@@ -187,7 +250,14 @@ func TestDiskCheckJudges(t *testing.T) {
 	for _, c := range []struct {
 		answer string
 		same   bool
-	}{{"$0.fsync_mean_ns", false}, {"$0.ops / 1000", true}} {
+	}{
+		{"$0.fsync_mean_ns", false},
+		{"$0.ops / 1000", true},
+		// Outside a 20 % band, but only 1.5× apart for a 40× flush
+		// cost: a busy machine can do that to a figure the disk does not
+		// set.
+		{"1 + $0.fsync_mean_ns / 4e6", true},
+	} {
 		q := mk(c.answer)
 		a := []diskAnswer{fast, slow}
 		for i := range a {

@@ -36,6 +36,7 @@ type lat struct {
 type res struct {
 	OpsPerSec          float64        `json:"ops_per_sec"`
 	UnitsPerSec        float64        `json:"units_per_sec"`
+	WUPerSec           float64        `json:"wu_per_sec"` // a script line's units per second
 	Ops                float64        `json:"ops"`
 	Units              float64        `json:"units"`
 	Fsyncs             float64        `json:"fsyncs"`
@@ -46,8 +47,11 @@ type res struct {
 	BacklogUnits       float64        `json:"backlog_units"`
 	Latency            map[string]lat `json:"latency"`
 	LatencyUncorrected map[string]lat `json:"latency_uncorrected"`
-	ServerLatency      map[string]lat `json:"server_latency"`
-	Pooled             *struct {
+	PacerLag           struct {
+		MeanNs float64 `json:"mean_ns"`
+	} `json:"pacer_lag"`
+	ServerLatency map[string]lat `json:"server_latency"`
+	Pooled        *struct {
 		Latency map[string]lat `json:"latency"`
 	} `json:"pooled"`
 	Model struct {
@@ -57,12 +61,31 @@ type res struct {
 	Timeline []struct {
 		OpsPerSec float64 `json:"ops_per_sec"`
 	} `json:"timeline"`
+	SteadyState struct {
+		Reached  bool    `json:"reached"`
+		AtSecond float64 `json:"at_second"`
+	} `json:"steady_state"`
+	Amplification struct {
+		Write float64 `json:"write"`
+		Space float64 `json:"space"`
+		Read  float64 `json:"read"`
+	} `json:"amplification"`
 	DeviceIO struct {
 		FlushesPerOp        float64 `json:"flushes_per_op"`
 		BytesPerLogicalByte float64 `json:"device_bytes_per_logical_byte"`
 		NetFlushesPerOp     float64 `json:"net_flushes_per_op"`
 		NetBytesPerLogical  float64 `json:"net_device_bytes_per_logical_byte"`
 	} `json:"device_io"`
+	// replicated engines (lesson 12)
+	Replication struct {
+		Failover struct {
+			ResumedAfterNs float64 `json:"resumed_after_ns"`
+		} `json:"failover"`
+	} `json:"replication"`
+	Fanout struct {
+		UnitP99Ns         float64 `json:"unit_p99_ns"`
+		UnhedgedUnitP99Ns float64 `json:"unhedged_unit_p99_ns"`
+	} `json:"fanout"`
 	// model lines
 	PredictedOpsPerSec float64 `json:"predicted_ops_per_sec"`
 	// probe lines
@@ -213,6 +236,15 @@ var independent = map[string]func(ls lines) float64{
 		return float64(slices.Index(p, lo) + 1)
 	},
 	"generator-floor": func(ls lines) float64 { return ls.r(0).put().P99Ns / 1000 },
+	"poisson-knee": func(ls lines) float64 {
+		for k := range 6 {
+			r := ls.r(k)
+			if r.put().MeanNs-r.PacerLag.MeanNs > 2*r.LatencyUncorrected["put"].MeanNs {
+				return float64(k + 1)
+			}
+		}
+		return 7
+	},
 	"hockey-knee": func(ls lines) float64 {
 		for k := range 5 {
 			if r := ls.r(k); r.put().P99Ns > 2*r.LatencyUncorrected["put"].P99Ns {
@@ -221,7 +253,14 @@ var independent = map[string]func(ls lines) float64{
 		}
 		return 6
 	},
-	"linear-wrong":     func(ls lines) float64 { return 64 * ls[0].at(0).OpsPerSec / max(ls[0].at(6).OpsPerSec, 1) },
+	"linear-wrong": func(ls lines) float64 { return 256 * ls[0].at(0).OpsPerSec / max(ls[0].at(8).OpsPerSec, 1) },
+	"knee-threads": func(ls lines) float64 {
+		top := 0.0
+		for k := range 9 {
+			top = max(top, ls[0].at(k).OpsPerSec)
+		}
+		return top / max(ls[0].at(0).OpsPerSec, 1)
+	},
 	"flushes-per-sec":  func(ls lines) float64 { return ls[0].at(4).Fsyncs / max(ls[0].at(4).WallSeconds, 0.001) },
 	"always-16":        func(ls lines) float64 { return ls[0].at(2).OpsPerSec },
 	"littles-latency":  func(ls lines) float64 { return 8e6 / max(ls[0].at(3).OpsPerSec, 1) },
@@ -250,15 +289,35 @@ var independent = map[string]func(ls lines) float64{
 	},
 	"headline-ratio": func(ls lines) float64 { return ls.r(0).OpsPerSec / max(ls.r(1).OpsPerSec, 1) },
 	"dist-ratio":     func(ls lines) float64 { return ls.r(0).Latency["get"].P50Ns / max(ls.r(1).Latency["get"].P50Ns, 1) },
+	"standby-ms":     func(ls lines) float64 { return ls.r(1).put().P50Ns / 1e6 },
+	"standby-ratio":  func(ls lines) float64 { return ls.r(1).put().P50Ns / ls.r(0).put().P50Ns },
+	"delay-ms":       func(ls lines) float64 { return (ls.r(1).put().P50Ns - ls.r(0).put().P50Ns) / 1e6 },
+	"election-s":     func(ls lines) float64 { return ls.r(0).Replication.Failover.ResumedAfterNs / 1e9 },
+	"hedge-tail":     func(ls lines) float64 { return ls.r(1).Fanout.UnitP99Ns / ls.r(1).Fanout.UnhedgedUnitP99Ns },
 	"hop-us": func(ls lines) float64 {
 		w := ls[0].at(1)
 		return (w.put().P50Ns - w.ServerLatency["put"].P50Ns) / 1000
 	},
-	"hop-always-ratio":      func(ls lines) float64 { return ls[0].at(1).OpsPerSec / max(ls[0].at(0).OpsPerSec, 1) },
-	"connections-gain":      func(ls lines) float64 { return ls[0].at(2).OpsPerSec / max(ls[0].at(0).OpsPerSec, 1) },
-	"pipeline-gain":         func(ls lines) float64 { return ls.r(1).OpsPerSec / max(ls.r(0).OpsPerSec, 1) },
-	"sqlite-vs-kv":          func(ls lines) float64 { return ls[0].at(1).OpsPerSec / max(ls[0].at(0).OpsPerSec, 1) },
-	"sqlite-normal-gain":    func(ls lines) float64 { return ls.r(1).OpsPerSec / max(ls.r(0).OpsPerSec, 1) },
+	"hop-always-ratio":   func(ls lines) float64 { return ls[0].at(1).OpsPerSec / max(ls[0].at(0).OpsPerSec, 1) },
+	"connections-gain":   func(ls lines) float64 { return ls[0].at(2).OpsPerSec / max(ls[0].at(0).OpsPerSec, 1) },
+	"pipeline-gain":      func(ls lines) float64 { return ls.r(1).OpsPerSec / max(ls.r(0).OpsPerSec, 1) },
+	"sqlite-vs-kv":       func(ls lines) float64 { return ls[0].at(1).OpsPerSec / max(ls[0].at(0).OpsPerSec, 1) },
+	"sqlite-normal-gain": func(ls lines) float64 { return ls.r(1).OpsPerSec / max(ls.r(0).OpsPerSec, 1) },
+	"amp-write-btree": func(ls lines) float64 {
+		return ls[0].at(2).Amplification.Write / max(ls[0].at(0).Amplification.Write, 0.001)
+	},
+	"settle-first": func(ls lines) float64 {
+		kv, pebble := ls[0].at(0).SteadyState, ls[0].at(1).SteadyState
+		switch {
+		case kv.Reached && (!pebble.Reached || kv.AtSecond <= pebble.AtSecond):
+			return 1
+		case pebble.Reached:
+			return 2
+		}
+		return 3
+	},
+	"amp-space-log":         func(ls lines) float64 { return ls[1].at(0).Amplification.Space },
+	"amp-read-log":          func(ls lines) float64 { return ls[2].at(0).Amplification.Read },
 	"cold-p50":              func(ls lines) float64 { return ls.r(1).Latency["get"].P50Ns / max(ls.r(0).Latency["get"].P50Ns, 1) },
 	"cold-p95":              func(ls lines) float64 { return ls.r(1).Latency["get"].P95Ns / max(ls.r(0).Latency["get"].P95Ns, 1) },
 	"flush-share-of-budget": func(ls lines) float64 { return 1e9 / max(ls.r(0).WriteFdatasync.MeanNs, 1) },
@@ -266,7 +325,23 @@ var independent = map[string]func(ls lines) float64{
 	"background-drift":      func(ls lines) float64 { return drift(ls.r(0)) },
 	"update-vs-fill":        func(ls lines) float64 { return ls.r(5).UnitsPerSec / max(ls.r(1).OpsPerSec, 1) },
 	"batch-ops-ratio":       func(ls lines) float64 { return ls.r(1).OpsPerSec / max(ls.r(0).OpsPerSec, 1) },
-	"batch-units-ratio":     func(ls lines) float64 { return ls.r(1).UnitsPerSec / max(ls.r(0).UnitsPerSec, 1) },
+	"cart-ops-per-unit":     func(ls lines) float64 { return ls[0].at(1).OpsPerSec / max(ls[0].at(1).WUPerSec, 1) },
+	"cart-winner": func(ls lines) float64 {
+		// The median wu/s of each engine over the three mirrored
+		// rounds (cartOrder); the fastest, kv first on a tie.
+		med := func(e string) float64 {
+			var v []float64
+			for i, name := range cartOrder {
+				if name == e {
+					v = append(v, ls[0].at(i).WUPerSec)
+				}
+			}
+			return median(v...)
+		}
+		kv, pebble, sqlite := med("kv"), med("pebble"), med("sqlite")
+		return choice(kv >= max(pebble, sqlite), 1, choice(pebble >= sqlite, 2, 3))
+	},
+	"batch-units-ratio": func(ls lines) float64 { return ls.r(1).UnitsPerSec / max(ls.r(0).UnitsPerSec, 1) },
 	"median-change": func(ls lines) float64 {
 		before, after := ls[0], ls[1]
 		return median(after.at(0).OpsPerSec, after.at(1).OpsPerSec, after.at(2).OpsPerSec) /

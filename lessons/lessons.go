@@ -1,4 +1,4 @@
-// Package lessons holds the kvlab course: eleven chapters on measuring
+// Package lessons holds the kvlab course: twelve chapters on measuring
 // storage honestly, one Markdown file each, named NN-slug.md so that a
 // directory listing shows them in reading order.
 //

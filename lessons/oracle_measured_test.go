@@ -37,6 +37,8 @@ var measuredFields = map[string]bool{
 	// bench
 	"ops_per_sec": true, "units_per_sec": true, "wall_seconds": true,
 	"fsyncs": true, "utilization": true, "backlog_units": true,
+	// a workload script's line: its units (run calls) per second
+	"wu_per_sec": true,
 	// a bench result's model, fed by the run's own costs and rate
 	"predicted_ops_per_sec": true, "measured_p99_path": true,
 	"loss_window_writes": true, "loss_window_ms": true, "write_rate": true,
@@ -54,6 +56,11 @@ var measuredFields = map[string]bool{
 	"net_write_requests": true, "net_write_bytes": true, "net_flush_requests": true,
 	"net_write_requests_per_op": true, "net_flushes_per_op": true, "net_device_bytes_per_logical_byte": true,
 	"idle_write_requests": true, "idle_flush_requests": true, "idle_write_bytes": true,
+	// a bench result's amplification: bytes the engine or the device
+	// wrote, bytes on disk, device reads per Get
+	"write": true, "space": true, "read": true,
+	// a -until-steady result's steady_state: when and how level it settled
+	"reached": true, "at_second": true, "spread": true, "warmup_seconds": true,
 }
 
 // MeasuredField reports whether a result field (the last field name of a

@@ -4,7 +4,7 @@
 // per-line state any page can draw with results.js; Cell is a lesson
 // page's cell: its editor, buttons, state line and output.
 
-import { $, $$, h, store, fmtInt, fmtNs, fmtRate, svg } from './dom.js';
+import { $, $$, h, store, fmtInt, fmtNs, fmtRate, svg, specCode } from './dom.js';
 import { sparkline } from './charts.js';
 import { renderLines, cellLinks } from './results.js';
 import { lessonSlug, resultsKey, updateProgress, needToken, token, forgetToken, browserID } from './session.js';
@@ -68,6 +68,18 @@ export class Socket {
   }
   on(id, fn) { this.handlers.set(id, fn); }
   off(id) { this.handlers.delete(id); }
+}
+
+// scriptFor is the text of the script editor (a ```lua mine block) that
+// comes last before the cell el, when the cell's text runs -script mine;
+// else null. The server runs it only where a reader's own code may run.
+export function scriptFor(el, text) {
+  if (!/(^|\s)-script[ =]+mine(\s|$)/m.test(text)) return null;
+  let found = null;
+  for (const ed of document.querySelectorAll('textarea.lab-script-src')) {
+    if (ed.compareDocumentPosition(el) & Node.DOCUMENT_POSITION_FOLLOWING) found = ed;
+  }
+  return found ? found.value : null;
 }
 
 // LOST is the error a run shows when the connection dropped under it.
@@ -155,15 +167,18 @@ export function cancelNotice(lines, cur) {
 
 // liveView is the line that moves while a line runs: its latest
 // progress figures and a sparkline of ops/s so far.
+// A workload script's progress counts keys while seeding and units
+// while measuring (m.unit), and has no latencies.
 export function liveView(m, progress) {
+  const unit = m.unit || 'ops';
   return {
     text: [
       h('span', { class: 'live-spec' }, `line ${m.line + 1}`),
       h('span', {}, `${(m.elapsed_seconds || 0).toFixed(1)} s`),
-      h('span', {}, `${fmtInt(m.ops)} ops`),
-      h('span', {}, h('b', {}, fmtRate(m.ops_per_sec)), ' ops/s'),
-      h('span', {}, `p50 ${fmtNs(m.p50_ns)}`),
-      h('span', {}, `p99 ${fmtNs(m.p99_ns)}`),
+      h('span', {}, `${fmtInt(m.ops)} ${unit}`),
+      h('span', {}, h('b', {}, fmtRate(m.ops_per_sec)), ` ${unit}/s`),
+      m.unit ? null : h('span', {}, `p50 ${fmtNs(m.p50_ns)}`),
+      m.unit ? null : h('span', {}, `p99 ${fmtNs(m.p99_ns)}`),
       m.engine ? h('span', {}, m.engine) : null,
     ],
     chart: svg(sparkline(progress.map((p) => [p.elapsed_seconds, p.ops_per_sec]))),
@@ -193,6 +208,13 @@ export function roundsNeeded(repeats) {
 // runLabel is the Run button's text for a cell that needs rounds rounds.
 export function runLabel(rounds) {
   return rounds > 1 ? `Run ×${rounds}` : 'Run';
+}
+
+// startedText is the state line for a "started" message m of a run of
+// lines lines: the server says the round of a repeated run (round,
+// rounds); round is the fallback when it does not.
+export function startedText(m, lines, round = 1) {
+  return progressText(m.round || round, m.rounds || 1, m.line, lines);
 }
 
 // progressText is the cell's state while line (0-based) of lines runs in
@@ -231,6 +253,13 @@ export class Cell {
       this.lines = last.lines;
       this.render(true, last.at);
     }
+    // A quiz on this cell is predicted again: its last figures go out of
+    // sight until the next run, which grades the new prediction.
+    document.addEventListener('kvlab:predicting', (e) => {
+      if (e.detail.cell !== this.id || this.runId) return;
+      this.out.replaceChildren(h('p', { class: 'notice predict-hidden' }, 'Your last run is hidden while you predict again: lock in the new prediction, then run the cell.'));
+      this.applyLock();
+    });
   }
   restoreEdit() {
     const saved = store.get(this.editKey);
@@ -282,6 +311,8 @@ export class Cell {
     const fields = { cell: this.src.value, lesson: lessonSlug(), cell_id: this.id, browser: browserID() };
     if (rounds > 1) fields.repeat = rounds;
     if (token(false)) fields.token = token(false);
+    const script = scriptFor(this.el, this.src.value);
+    if (script != null) fields.script = script;
     this.job = new CellRun(this.sock, this.runId, fields, (m) => this.onMessage(m));
     this.lines = this.job.lines;
     this.notice = null;
@@ -321,7 +352,7 @@ export class Cell {
         this.setState('is-queued', m.position > 0 ? `queued · ${m.position} run${m.position === 1 ? '' : 's'} ahead` : 'starting…');
         break;
       case 'started':
-        this.setState('is-running', progressText(this.round(m.line), this.job.fields.repeat || 1, m.line, L.length));
+        this.setState('is-running', m.rounds ? startedText(m, L.length) : progressText(this.round(m.line), this.job.fields.repeat || 1, m.line, L.length));
         this.render(false);
         break;
       case 'progress':
@@ -382,7 +413,7 @@ export class Cell {
     if (this.notice) out.push(h('p', { class: 'notice' }, this.notice));
     if (!final && job) {
       const cur = job.current != null && this.lines[job.current];
-      const what = cur ? [h('span', { class: 'live-spec' }, `line ${job.current + 1}`), h('span', {}, `${cur.spec} — measuring…`)] : ['waiting for the disk…'];
+      const what = cur ? [h('span', { class: 'live-spec' }, `line ${job.current + 1}`), h('span', {}, specCode(cur.spec), ' — measuring…')] : ['waiting for the disk…'];
       out.push(h('div', { class: 'live' }, h('div', { class: 'live-text' }, h('span', { class: 'spinner', 'aria-hidden': 'true' }), ...what), h('div', { class: 'live-chart' })));
     }
     out.push(renderLines(this.lines || []));

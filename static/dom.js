@@ -189,3 +189,17 @@ export function parseNumber(s, unit = '') {
   const value = Number(t);
   return isFinite(value) ? { value } : notANumber();
 }
+
+// specCode is a run line as inline code that a narrow column wraps only
+// between its pieces: the command, then each flag with its value
+// ("-value-size 128"), each kept on one line (class nw), as the server's
+// pages do (web.CodeHTML).
+export function specCode(spec) {
+  const pieces = [];
+  for (const f of String(spec || '').split(/\s+/).filter(Boolean)) {
+    const n = pieces.length;
+    if (n && !f.startsWith('-') && pieces[n - 1].startsWith('-') && !pieces[n - 1].includes(' ')) pieces[n - 1] += ` ${f}`;
+    else pieces.push(f);
+  }
+  return h('code', {}, ...pieces.flatMap((p, i) => [i ? ' ' : null, h('span', { class: 'nw' }, p)]));
+}

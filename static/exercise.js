@@ -414,6 +414,7 @@ class Exercise {
     this.msg.textContent = runner.state === 'ready' ? 'Running…' : 'Loading the Go interpreter…';
     saved.set(this.name, 'code', this.editor.value);
     saved.set(this.name, 'attempted', '1');
+    this.ranSrc = this.editor.value; // the code a timeline's lines are of
     this.solBtn.hidden = false;
     try {
       const out = await runner.run(this.name, this.editor.value);
@@ -516,7 +517,63 @@ class Exercise {
     }
     const parts = [h('p', { class: `ex-summary ${r.passed ? 'ex-ok' : 'ex-bad'}`, text: summary }), casesTable(r)];
     if (r.mutants.length > 0) parts.push(mutantsTable(r.mutants));
+    r.cases.forEach((c, i) => {
+      if (c.timeline && !c.pass) parts.push(this.timelineBox(c.timeline, i + 1));
+    });
     return parts;
+  }
+
+  // timelineBox draws a failing crash row's timeline: the operations the
+  // store did up to the power cut (writes as bars over their file), what
+  // the cut kept of each, the reopen, and the line of the code that
+  // issued the operation whose promise broke.
+  timelineBox(t, row) {
+    const src = (this.ranSrc || '').split('\n');
+    const parts = [h('p', { class: 'ex-subhead', text: `What your store did in row ${row}, the failing case shrunk (${t.mode} mode)` })];
+    if (t.line > 0 && t.line <= src.length) {
+      const where = t.blame_in_recovery ? `the recovering Open's operation ${t.blame}` : `operation ${t.blame}`;
+      parts.push(h('p', { class: 'ex-blame' }, 'The promise that broke: ', h('code', { text: t.blame_op }), ` (${where}), issued by `,
+        h('button', { type: 'button', class: 'ex-line-link', text: `line ${t.line}`, title: 'select this line in the editor', onclick: () => this.selectLine(t.line) }),
+        ' of your code:'));
+      const from = Math.max(1, t.line - 2), to = Math.min(src.length, t.line + 2);
+      const lines = [];
+      for (let n = from; n <= to; n++) {
+        const text = `${String(n).padStart(String(to).length)}  ${src[n - 1]}`;
+        lines.push(n === t.line ? h('mark', { class: 'ex-blame-line', text }) : h('span', { class: 'ex-code-line', text }));
+      }
+      parts.push(h('pre', { class: 'ex-blame-code', tabindex: '0' }, lines));
+    }
+    // The extent of each file over the timeline, to scale the bars.
+    const extent = {};
+    for (const s of t.steps) {
+      if (s.file) extent[s.file] = Math.max(extent[s.file] || 0, s.size || 0, (s.off || 0) + (s.len || 0));
+    }
+    const items = t.steps.map((s) => {
+      const cls = ['ex-step', `ex-step-${s.n > 0 ? 'op' : s.kind}`];
+      if (s.n > 0) cls.push(`ex-kind-${s.kind}`);
+      if (s.fate) cls.push(`ex-fate-${s.fate}`);
+      if (s.phase) cls.push(`ex-phase-${s.phase}`);
+      if (s.blame) cls.push('ex-blame-step');
+      if (s.err) cls.push('ex-step-err');
+      if (!(s.n > 0)) {
+        const mark = s.kind === 'cut' ? '⚡ ' : (s.kind === 'return' ? '↩ ' : (s.kind === 'result' ? '✗ ' : ''));
+        return h('li', { class: cls.join(' ') }, h('span', { class: 'ex-step-text', text: mark + s.text }));
+      }
+      let bar = null;
+      if (s.kind === 'write' && extent[s.file] > 0) {
+        const x = extent[s.file];
+        bar = h('span', { class: 'ex-bar', title: `${s.file}: bytes ${s.off}–${s.off + s.len} of ${x}` },
+          h('span', { class: 'ex-bar-fill', style: `left:${(100 * s.off) / x}%;width:${Math.max((100 * s.len) / x, 1)}%` }));
+      }
+      return h('li', { class: cls.join(' ') },
+        h('span', { class: 'ex-step-n', text: String(s.n) }),
+        h('span', { class: 'ex-step-text', text: s.text }),
+        bar,
+        s.line > 0 ? h('button', { type: 'button', class: 'ex-line-link ex-step-line', text: `line ${s.line}`, onclick: () => this.selectLine(s.line) }) : null,
+        s.fate ? h('span', { class: 'ex-fate', text: s.blame ? `${s.fate} · broke its promise` : s.fate }) : (s.blame ? h('span', { class: 'ex-fate', text: 'broke its promise' }) : null));
+    });
+    parts.push(h('ol', { class: 'ex-steps' }, items));
+    return h('div', { class: 'ex-timeline', 'data-row': String(row) }, parts);
   }
 
   selectLine(line) {

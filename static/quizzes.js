@@ -10,8 +10,8 @@ import { lessonSlug, resultsKey, progress, updateProgress, prediction, setPredic
 const predictQuizzes = (cell) => $$(`.quiz[data-predict][data-cell="${cell}"]`);
 
 // cellLocked says a cell still waits for a prediction: some predict: yes
-// quiz on it has none.
-export function cellLocked(cell) { return predictQuizzes(cell).some((q) => !prediction(q.dataset.quiz)); }
+// quiz on it has none, or is being predicted again (data-predicting).
+export function cellLocked(cell) { return predictQuizzes(cell).some((q) => !prediction(q.dataset.quiz) || q.dataset.predicting != null); }
 
 // savePrediction stores a quiz prediction in the server's archive when
 // the reader enters it, before the cell it predicts runs. It resolves
@@ -47,11 +47,13 @@ class Quiz {
     this.repeat = Number(el.dataset.repeat || 0);
     if (this.repeat) $('.quiz-source', el).replaceChildren(`Graded on ${this.repeat} rounds of `, cellLink(this.cell), ` (its Run makes all ${this.repeat}): the answer is their median; when the rounds spread wider than the band, the reply says the machine was too noisy to grade.`);
     // Once a prediction is graded, Check answers (after the result) and
-    // this button makes the typed value a new prediction: a new attempt.
-    this.again = this.predict ? h('button', { type: 'button', class: 'btn predict-again', hidden: true, onclick: () => this.submit(true) }, 'Predict again') : null;
+    // this button starts a new prediction, a new attempt: the cell's
+    // figures are hidden and the cell locked until it is locked in, and
+    // the cell's next run grades it.
+    this.again = this.predict ? h('button', { type: 'button', class: 'btn predict-again', hidden: true, onclick: () => this.predictAgain() }, 'Predict again') : null;
     if (this.again) this.btn.after(' ', this.again);
     this.showPrevious();
-    this.form.addEventListener('submit', (e) => { e.preventDefault(); this.submit(false); });
+    this.form.addEventListener('submit', (e) => { e.preventDefault(); this.submit(); });
     if (this.predict) {
       // The cell's first run after the prediction grades it, once.
       document.addEventListener('kvlab:measured', (e) => {
@@ -61,6 +63,21 @@ class Quiz {
     }
   }
   say(...nodes) { this.fb.replaceChildren(...nodes); }
+  // predictAgain opens a new attempt: the answer field empties, the
+  // cell's last figures are hidden (kvlab:predicting) and the cell locks
+  // until the new prediction is locked in; Enter or the button then
+  // records it, and the next run grades it.
+  predictAgain() {
+    this.el.dataset.predicting = '';
+    for (const i of $$('input[name=answer]', this.el)) { if (i.type === 'radio') i.checked = false; else i.value = ''; }
+    this.btn.textContent = 'Lock in prediction';
+    this.again.hidden = true;
+    this.say(h('p', { class: 'predict-new' }, 'A new prediction: the figures of your last run are hidden until you lock it in, and the next run of the cell ', cellLink(this.cell), ' grades it.'));
+    document.dispatchEvent(new CustomEvent('kvlab:predicting', { detail: { cell: this.cell } }));
+    this.relock(this.cell);
+    const first = $('input[name=answer]', this.el);
+    if (first) first.focus();
+  }
   waiting(p) {
     return h('p', { class: 'prediction-kept' }, 'Your prediction: ', h('b', {}, this.choice ? choiceText(this.el, p.answer) : p.answer), '. Now run the cell ', cellLink(this.cell), ' to measure it.');
   }
@@ -84,15 +101,15 @@ class Quiz {
     return h('p', { class: `quiz-last ${prev.noisy ? 'noisy' : prev.correct ? 'ok' : 'bad'}` }, `Last time you ${how} ${prev.answer}: ${said}${prev.off ? ` (${prev.off})` : ''}.`);
   }
   // submit sends the typed answer: as a prediction when none is stored
-  // yet (or anew, when again), else as an answer to check.
-  async submit(again) {
+  // yet (or anew, after Predict again), else as an answer to check.
+  async submit() {
     const answer = String(new FormData(this.form).get('answer') || '').trim();
     if (!answer) { this.say(errorP(this.choice ? 'Pick one of the choices.' : 'Type a number first.')); return; }
     // The server reads numbers the same way; saying so here saves a round trip.
     const num = this.choice ? null : parseNumber(answer, (this.el.querySelector('.unit') || {}).textContent || '');
     if (num && num.error) { this.say(errorP(`Your answer ${num.error}`)); return; }
     const p = prediction(this.id);
-    if (this.predict && (!p || again)) {
+    if (this.predict && (!p || this.el.dataset.predicting != null)) {
       // The first answer (and one sent with Predict again: a new
       // attempt) is the prediction: stored in the server's record before
       // the cell runs, kept, and graded once, by the cell's first run
@@ -100,6 +117,7 @@ class Quiz {
       let stored;
       try { stored = await savePrediction(this.id, answer); } catch (err) { this.say(errorP(`Your prediction was not recorded: ${err.message}`)); return; }
       setPrediction(this.id, answer, stored.id);
+      delete this.el.dataset.predicting;
       this.btn.textContent = 'Check';
       this.again.hidden = true;
       this.say(this.waiting(prediction(this.id)));

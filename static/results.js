@@ -5,7 +5,7 @@
 // ({spec, result, error, run_id, group, prev_group}), or one stored run
 // ({spec, result}).
 
-import { h, svg, fmtNs, fmtInt, fmtRate, fmtBytes, sig } from './dom.js';
+import { h, svg, fmtNs, fmtInt, fmtRate, fmtBytes, sig, specCode } from './dom.js';
 import { spectrumChart, histogramChart, timelineChart, sweepChart, modelChart, loadChart, fullSeconds } from './charts.js';
 
 // resultsOf is a line's result objects: a -repeat or sweep line's result
@@ -35,7 +35,7 @@ export function renderLines(lines) {
     for (const r of resultsOf(l.result)) {
       if (!r || r.kind === 'bench' || r.kind === 'crash') continue;
       const view = OTHER_VIEWS[r.kind] || rawView;
-      frag.append(h('div', { class: `result result-${r.kind || 'other'}` }, h('h4', { class: 'result-title' }, `line ${i + 1}: `, h('code', {}, l.spec)), view(r)));
+      frag.append(h('div', { class: `result result-${r.kind || 'other'}` }, h('h4', { class: 'result-title' }, `line ${i + 1}: `, specCode(l.spec)), view(r)));
     }
   });
   const done = lines.filter((l) => l.result);
@@ -86,7 +86,8 @@ function benchRows(benches) {
       rows.push({ label: unc[op] ? `${label} · corrected` : label, op, lat, b, k: series.length - 1, line: x.line });
       // An open-loop run also reports latency from each request's actual
       // start; the lesson on coordinated omission compares the two rows.
-      if (unc[op]) rows.push({ label: `${label} · uncorrected`, op, lat: unc[op], b, k: -1, line: x.line, unc: true });
+      // Labelled with its JSON name, latency_uncorrected, as lessons name it.
+      if (unc[op]) rows.push({ label: `${label} · uncorrected (latency_uncorrected)`, op, lat: unc[op], b, k: -1, line: x.line, unc: true });
     }
     if (!ops.length) rows.push({ label, op: '–', lat: {}, b, k: -1, line: x.line });
     // The last run of a -repeat carries the percentiles of all its
@@ -163,7 +164,9 @@ function benchNotes(benches) {
   const open = benches.filter((x) => x.b.rate);
   // Beside it, the pacer lag: the load generator's own lateness, which the
   // corrected latencies include (pacer_lag in the JSON).
-  const lagText = (b) => (b.pacer_lag ? `, pacer lag p50 ${fmtNs(b.pacer_lag.p50_ns)} p99 ${fmtNs(b.pacer_lag.p99_ns)} max ${fmtNs(b.pacer_lag.max_ns)}` : '');
+  // Its mean and delay_p99_ns too, under their JSON names, which lesson
+  // 10 asks the reader to read.
+  const lagText = (b) => (b.pacer_lag ? `, pacer lag p50 ${fmtNs(b.pacer_lag.p50_ns)} p99 ${fmtNs(b.pacer_lag.p99_ns)} max ${fmtNs(b.pacer_lag.max_ns)} (pacer_lag: mean ${fmtNs(b.pacer_lag.mean_ns)}, delay_p99_ns ${fmtNs(b.pacer_lag.delay_p99_ns)})` : '');
   if (open.length) note('conditions open-loop', 'Open loop: ', open.map((x) => `${label(x)} utilization ${sig(x.b.utilization || 0)} (rate × mean service time)${lagText(x.b)}`).join(' · '));
   const late = open.filter((x) => x.b.generator_late);
   if (late.length) {
@@ -233,7 +236,11 @@ function useText(bs) {
 }
 
 function fsyncText(b) {
-  const path = b.model && b.model.measured_p99_path ? `; put p99 on the ${b.model.measured_p99_path} path (threshold ${fmtNs(b.model.p99_threshold_ns)})` : '';
+  // The model's own p99_path and loss window beside the measured path,
+  // under their JSON names (lesson 5 asks for them).
+  const m = b.model || {};
+  const said = m.p99_path ? `; the model's p99_path ${m.p99_path}${m.loss_window_ms ? `, loss_window_ms ${sig(m.loss_window_ms)}` : ''}` : '';
+  const path = m.measured_p99_path ? `; put p99 on the ${m.measured_p99_path} path (threshold ${fmtNs(m.p99_threshold_ns)})${said}` : said;
   return `p50 ${fmtNs(b.fsync_p50_ns)}, p99 ${fmtNs(b.fsync_p99_ns)}, max ${fmtNs(b.fsync_max_ns)}, mean ${fmtNs(b.fsync_mean_ns)} (${fmtInt(b.fsync_samples)} timed${causeText(b.fsyncs_by_cause)})${path}`;
 }
 

@@ -131,6 +131,9 @@ func OpenEtcd(ctx context.Context, dir, syncText string, o harness.EngineOptions
 		return nil, err
 	}
 	s := &etcdStore{ctx: ctx, c: c, kill: &harness.KillAt{After: o.KillFollower}}
+	if o.KillLeader > 0 {
+		s.kill.After, s.killLeader, s.acks = o.KillLeader, true, harness.NewAckLog()
+	}
 	s.http = &http.Client{Transport: &http.Transport{
 		DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
 		MaxIdleConnsPerHost: 1024, // each client keeps its connection for the run
@@ -443,10 +446,24 @@ type etcdStore struct {
 	ctx  context.Context
 	c    *etcdCluster
 	http *http.Client
-	base string             // the leader's client URL (or its proxy's)
 	net  *harness.NetReport // nil without a delaying proxy
 
-	kill *harness.KillAt // -kill follower@D
+	kill *harness.KillAt // -kill follower@D or leader@D
+	// killLeader says the fault kills the leader (-kill leader@D), and
+	// acks then logs every Put for the check after it (nil otherwise).
+	killLeader bool
+	acks       *harness.AckLog
+
+	lmu sync.Mutex // guards base, epoch, c.leader and the failover times
+	// base is the leader's client URL (or its proxy's); epoch counts the
+	// leaders the store has sent to (0: the first).
+	base  string
+	epoch int
+	// killedAt is when -kill leader killed the leader, electedAt when the
+	// members left agreed on another, resumedAt when the first Put sent
+	// to it was acknowledged (zero before then).
+	killedAt, electedAt, resumedAt time.Time
+	killedName                     string // the member killed, "" before
 
 	mu sync.Mutex // guards metrics
 	// metrics holds each member's counters at the last two StoreStats
@@ -461,10 +478,94 @@ type etcdKV struct {
 	Value []byte `json:"value"`
 }
 
+// call sends one request to the leader. After -kill leader has killed
+// it, a request that fails is sent again to the leader the members left
+// elect (as etcd's own client does), until etcdFailoverTimeout after the
+// kill: a Put that waited out the election is one slow Put in the
+// timeline.
 func (s *etcdStore) call(path string, req, resp any) error {
-	ctx, cancel := context.WithTimeout(s.ctx, etcdRequestTimeout)
-	defer cancel()
-	return etcdCall(ctx, s.http, s.base, path, req, resp)
+	for {
+		s.lmu.Lock()
+		base, epoch := s.base, s.epoch
+		s.lmu.Unlock()
+		ctx, cancel := context.WithTimeout(s.ctx, etcdRequestTimeout)
+		err := etcdCall(ctx, s.http, base, path, req, resp)
+		cancel()
+		s.lmu.Lock()
+		killedAt := s.killedAt // read after the request, which the kill may have ended
+		s.lmu.Unlock()
+		if err == nil {
+			if epoch > 0 && path == "/v3/kv/put" {
+				s.lmu.Lock()
+				if s.resumedAt.IsZero() {
+					s.resumedAt = time.Now()
+				}
+				s.lmu.Unlock()
+			}
+			return nil
+		}
+		if !s.killLeader || killedAt.IsZero() || s.ctx.Err() != nil {
+			return err
+		}
+		if time.Since(killedAt) > etcdFailoverTimeout {
+			return fmt.Errorf("etcd: no new leader took writes within %s of the kill: %w", etcdFailoverTimeout, err)
+		}
+		s.findLeader(base)
+	}
+}
+
+// etcdFailoverTimeout bounds how long after -kill leader the store keeps
+// sending a failed request again.
+const etcdFailoverTimeout = 30 * time.Second
+
+// findLeader, when the store still sends to base, asks the members left
+// whom they follow and, once they agree on a live member, sends to it
+// from then on. It waits at most 10 ms when they do not agree yet.
+func (s *etcdStore) findLeader(base string) {
+	s.lmu.Lock()
+	defer s.lmu.Unlock()
+	if s.base != base {
+		return // another client found it meanwhile
+	}
+	killed := s.killedName
+	hc := &http.Client{Timeout: time.Second}
+	defer hc.CloseIdleConnections()
+	leaders := map[string]bool{}
+	for _, m := range s.c.members {
+		if m.name == killed {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(s.ctx, time.Second)
+		st, err := s.c.status(ctx, hc, m)
+		cancel()
+		if err != nil || st.Leader == "" || st.Leader == "0" {
+			time.Sleep(10 * time.Millisecond)
+			return
+		}
+		leaders[st.Leader] = true
+	}
+	if len(leaders) != 1 {
+		time.Sleep(10 * time.Millisecond)
+		return
+	}
+	for _, m := range s.c.members {
+		if !leaders[m.id] || m.name == killed {
+			continue
+		}
+		url := m.clientURL()
+		if s.c.opts.Net.Client {
+			px, err := startProxy("", "127.0.0.1:"+strconv.Itoa(m.ports.Client), newDelayer(s.c.opts.Net.Delay, s.c.opts.Net.Jitter))
+			if err != nil {
+				return
+			}
+			s.c.proxies = append(s.c.proxies, px)
+			url = "http://" + px.Addr()
+		}
+		s.c.leader, s.base, s.epoch = m, url, s.epoch+1
+		s.electedAt = time.Now()
+		return
+	}
+	time.Sleep(10 * time.Millisecond) // they follow the member just killed
 }
 
 // Put stores value under key.
@@ -472,10 +573,13 @@ func (s *etcdStore) Put(key, value []byte) error {
 	if value == nil {
 		value = []byte{}
 	}
-	return s.call("/v3/kv/put", struct {
+	t := s.acks.Begin(key, value)
+	err := s.call("/v3/kv/put", struct {
 		Key   []byte `json:"key"`
 		Value []byte `json:"value"`
 	}{key, value}, nil)
+	s.acks.End(t, err)
+	return err
 }
 
 // Get returns the value stored under key (a linearizable read: the
@@ -591,7 +695,11 @@ func parseEtcdMetrics(r io.Reader) (etcdMetrics, error) {
 // StoreStats reports the leader's WAL fsyncs and their time from its
 // /metrics, and reads every member's for ReplicationReport.
 func (s *etcdStore) StoreStats() harness.StoreStats {
-	s.kill.Arm(s.killFollower)
+	if s.killLeader {
+		s.kill.Arm(s.killTheLeader)
+	} else {
+		s.kill.Arm(s.killFollower)
+	}
 	all := map[string]etcdMetrics{}
 	for _, m := range s.c.members {
 		if mt, err := s.metricsOf(m); err == nil {
@@ -601,7 +709,10 @@ func (s *etcdStore) StoreStats() harness.StoreStats {
 	s.mu.Lock()
 	s.metrics[0], s.metrics[1] = s.metrics[1], all
 	s.mu.Unlock()
-	lm, ok := all[s.c.leader.name]
+	s.lmu.Lock()
+	leader := s.c.leader
+	s.lmu.Unlock()
+	lm, ok := all[leader.name]
 	if !ok {
 		return harness.StoreStats{}
 	}
@@ -611,13 +722,61 @@ func (s *etcdStore) StoreStats() harness.StoreStats {
 // killFollower kills (SIGKILL) the first member that is not the leader
 // and returns its name.
 func (s *etcdStore) killFollower() string {
+	s.lmu.Lock()
+	leader := s.c.leader
+	s.lmu.Unlock()
 	for _, m := range s.c.members {
-		if m != s.c.leader {
+		if m != leader {
 			m.cmd.Process.Kill()
 			return m.name
 		}
 	}
 	return ""
+}
+
+// killTheLeader kills (SIGKILL) the member the store sends its writes
+// to, the leader, and returns its name.
+func (s *etcdStore) killTheLeader() string {
+	s.lmu.Lock()
+	defer s.lmu.Unlock()
+	s.c.leader.cmd.Process.Kill()
+	s.killedAt, s.killedName = time.Now(), s.c.leader.name
+	return s.c.leader.name
+}
+
+// failover reports the election after the leader's loss and reads every
+// acknowledged write back from the new leader.
+func (s *etcdStore) failover(killed string, killedAfter time.Duration) *harness.FailoverReport {
+	s.lmu.Lock()
+	leader, killedAt, electedAt, resumedAt := s.c.leader, s.killedAt, s.electedAt, s.resumedAt
+	s.lmu.Unlock()
+	f := &harness.FailoverReport{Killed: killed, KilledAfterNs: killedAfter.Nanoseconds()}
+	if electedAt.IsZero() {
+		// No request failed after the kill (it came as the run ended):
+		// ask the members left now.
+		s.findLeader(leader.clientURL())
+		s.lmu.Lock()
+		leader, electedAt = s.c.leader, s.electedAt
+		s.lmu.Unlock()
+	}
+	if leader.name == killed || electedAt.IsZero() {
+		f.WritesStopped = true
+		f.What = "the leader was killed (SIGKILL), and the members left had not agreed on a new one when the run ended"
+		return f
+	}
+	f.NewLeader, f.ElectedAfterNs = leader.name, electedAt.Sub(killedAt).Nanoseconds()
+	if !resumedAt.IsZero() {
+		f.ResumedAfterNs = resumedAt.Sub(killedAt).Nanoseconds()
+	}
+	f.What = fmt.Sprintf("the leader was killed (SIGKILL); the %d members left elected %s (a majority of %d still stands), and the client sent its writes there from then on, the ones that failed in the meantime again", len(s.c.members)-1, leader.name, len(s.c.members))
+	f.AckCheck = s.acks.Check("the new leader "+leader.name+" (a linearizable read)", 2*time.Minute, func(key []byte) ([][]byte, error) {
+		v, ok, err := s.Get(key)
+		if err != nil || !ok {
+			return nil, err
+		}
+		return [][]byte{v}, nil
+	})
+	return f
 }
 
 // snapshotCountRE finds the snapshot count a member logs at start, in
@@ -644,8 +803,16 @@ func (s *etcdStore) ReplicationReport(commits int64) *harness.ReplicationReport 
 	before, after := s.metrics[0], s.metrics[1]
 	s.mu.Unlock()
 	killed, killedAfter := s.kill.Killed()
+	var failover *harness.FailoverReport
+	if s.killLeader && killed != "" {
+		failover = s.failover(killed, killedAfter)
+	}
+	s.lmu.Lock()
+	leader := s.c.leader
+	s.lmu.Unlock()
 	rep := &harness.ReplicationReport{
-		Leader:   s.c.leader.name,
+		Failover: failover,
+		Leader:   leader.name,
 		Commit:   fmt.Sprintf("a Put returns once a majority (%d of %d members) has fsynced it to its WAL and the leader has applied it", len(s.c.members)/2+1, len(s.c.members)),
 		Net:      s.net,
 		WaitsFor: "follower_flush",
@@ -654,19 +821,22 @@ func (s *etcdStore) ReplicationReport(commits int64) *harness.ReplicationReport 
 			"election-timeout":   s.c.election.String(),
 		},
 	}
-	if lm, ok := after[s.c.leader.name]; ok && lm.quotaBytes > 0 {
+	if lm, ok := after[leader.name]; ok && lm.quotaBytes > 0 {
 		rep.Settings["quota-backend-bytes"] = strconv.FormatFloat(lm.quotaBytes, 'f', 0, 64) + " (not set: etcd's default, reported by etcd_server_quota_backend_bytes)"
 	}
-	if n := snapshotCount(s.c.leader); n != "" {
+	if n := snapshotCount(leader); n != "" {
 		rep.Settings["snapshot-count"] = n + " (not set: etcd's default, from the member's log)"
 	}
 	for _, m := range s.c.members {
 		rm := harness.ReplicaMember{Name: m.name, Role: "follower", Addr: m.clientURL()}
-		if m == s.c.leader {
+		if m == leader {
 			rm.Role = "leader"
 		}
 		if m.name == killed {
 			rm.State, rm.KilledAfterNs = "killed (SIGKILL) by -kill", killedAfter.Nanoseconds()
+			if failover != nil {
+				rm.Role = "former leader"
+			}
 		}
 		b, okb := before[m.name]
 		a, oka := after[m.name]

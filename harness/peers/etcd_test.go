@@ -3,6 +3,7 @@ package peers
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -26,7 +27,8 @@ func TestEtcdFlags(t *testing.T) {
 		{"bench -engine etcd -replicas 2 -quorum any", "chooses its quorum itself"},
 		{"bench -engine etcd -sync none", "-engine etcd takes always only"},
 		{"bench -engine etcd,pg-sync -sync remote_write", "-engine etcd takes always only"},
-		{"bench -engine etcd -kill leader@1s", "allowed: follower@D"},
+		{"bench -engine etcd -kill primary@1s", "allowed: follower@D or leader@D"},
+		{"bench -engine etcd -kill leader@0s", "allowed: follower@D or leader@D"},
 		{"bench -engine pg-sync -kill follower@1s", "would wait for it forever"},
 		{"bench -engine kv -kill follower@1s", "applies to the replicated engines"},
 	} {
@@ -34,6 +36,10 @@ func TestEtcdFlags(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: error = %v, want one saying %q", tt.line, err, tt.want)
 		}
+	}
+	// A leader may be killed with one standby: it is the primary that goes.
+	if sp, err := harness.ParseSpec("bench -engine pg-sync -kill leader@1s", harness.DefaultLimits()); err != nil || sp.KillLeader != time.Second || !strings.Contains(sp.String(), "-kill leader@1s") {
+		t.Errorf("-kill leader@1s: %v, KillLeader %v", err, sp)
 	}
 	s, err := harness.ParseSpec("bench -engine etcd -replicas 4 -net cross-region", harness.DefaultLimits())
 	if err != nil {
@@ -170,4 +176,96 @@ func TestEtcdCancelled(t *testing.T) {
 		t.Errorf("cancelled run: %v", err)
 	}
 	checkNoServers(t, dir)
+}
+
+// TestEtcdKillLeader kills the leader a second into a 4-second run with
+// two clients: the two members left elect another (etcd's election
+// timeout is 1 s), the clients send their writes there, and every
+// acknowledged write reads back from the new leader. The Put in flight
+// at the kill waited out the election, so an interval of the timeline
+// shows a max of at least half the election's length (its p99 may not:
+// among hundreds of commits a second, two slow ones are under 1 %); and
+// commits go on after it.
+func TestEtcdKillLeader(t *testing.T) {
+	requireEtcd(t)
+	r, dir := benchReplicated(t, "bench -engine etcd -duration 4s -warmup 2 -threads 2 -kill leader@1s")
+	f := r.Replication.Failover
+	if f == nil {
+		t.Fatalf("no failover report: %+v", r.Replication)
+	}
+	if f.Killed == "" || f.NewLeader == "" || f.NewLeader == f.Killed || r.Replication.Leader != f.NewLeader || f.WritesStopped {
+		t.Errorf("failover = %+v, leader %s: want a new leader other than the killed one", f, r.Replication.Leader)
+	}
+	if f.KilledAfterNs < int64(time.Second) || f.ElectedAfterNs <= 0 || f.ResumedAfterNs < f.ElectedAfterNs {
+		t.Errorf("killed at %v, elected %v later, resumed %v after: want a kill at least 1s in, then an election, then writes", time.Duration(f.KilledAfterNs), time.Duration(f.ElectedAfterNs), time.Duration(f.ResumedAfterNs))
+	}
+	c := f.AckCheck
+	if c == nil || c.Error != "" || c.Keys == 0 || c.Acknowledged < int64(c.Keys) || c.Lost != 0 {
+		t.Errorf("ack check = %+v, want every acknowledged write read back, none lost", c)
+	}
+	if put := r.Latency["put"]; put == nil || c == nil || put.Count > c.Acknowledged {
+		t.Errorf("%v timed Puts, more than the %+v acknowledged", put, c)
+	}
+	var slow bool
+	var after int64
+	for _, tp := range r.Timeline {
+		slow = slow || tp.MaxNs >= f.ElectedAfterNs/2
+		if float64(tp.Second) > float64(f.KilledAfterNs+f.ResumedAfterNs)/1e9+1 {
+			after += tp.Ops
+		}
+	}
+	if !slow {
+		t.Errorf("no timeline interval with a max of at least half the election's %v: %+v", time.Duration(f.ElectedAfterNs), r.Timeline)
+	}
+	if after == 0 {
+		t.Errorf("no commits after writes resumed: timeline %+v", r.Timeline)
+	}
+	for _, m := range r.Replication.Members {
+		if m.Name == f.Killed && (m.Role != "former leader" || m.KilledAfterNs == 0) {
+			t.Errorf("killed member %+v, want role former leader and when", m)
+		}
+	}
+	checkNoServers(t, dir)
+}
+
+// TestKillLeaderCancelled cancels a run, as a closed cell does, a second
+// after -kill leader fired: etcd's clients are then waiting out the
+// election, pg-sync's have stopped writing and wait for -duration. The
+// run ends at once, and neither a server (the killed leader's orphaned
+// children included) nor the run's directory outlives it.
+func TestKillLeaderCancelled(t *testing.T) {
+	for _, tt := range []struct {
+		engine  string
+		require func(*testing.T)
+	}{
+		{"etcd", requireEtcd},
+		{"pg-sync", requirePostgres},
+	} {
+		t.Run(tt.engine, func(t *testing.T) {
+			tt.require(t)
+			dir := openDir(t)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			env := harness.Env{Dir: dir, Progress: func(p harness.Progress) {
+				if p.Elapsed >= 1500*time.Millisecond {
+					cancel()
+				}
+			}}
+			start := time.Now()
+			_, err := harness.Exec(ctx, "bench -engine "+tt.engine+" -duration 60s -warmup 2 -kill leader@500ms -format json", env)
+			if err != nil && !errors.Is(err, context.Canceled) {
+				t.Errorf("cancelled run: %v", err)
+			}
+			if ctx.Err() == nil {
+				t.Fatalf("the run ended (%v) before it was cancelled", err)
+			}
+			if d := time.Since(start); d > 50*time.Second {
+				t.Errorf("the cancelled run took %v, want it to end well before its 60s", d)
+			}
+			checkNoServers(t, dir)
+			if left, _ := os.ReadDir(dir); len(left) != 0 {
+				t.Errorf("%d entries left in %s after the run: %v", len(left), dir, left)
+			}
+		})
+	}
 }

@@ -79,18 +79,22 @@ func OpenPebble(dir, syncText string) (harness.Store, error) {
 	}
 	fs := &countingFS{FS: vfs.Default}
 	stalls := new(atomic.Int64)
+	wal := &walWatch{opened: time.Now()}
 	db, err := pebble.Open(dir, &pebble.Options{
 		FS:                         fs,
 		CacheSize:                  pebbleCacheSize,
 		MemTableSize:               pebbleMemTableSize,
 		CompactionConcurrencyRange: func() (int, int) { return 1, pebbleCompactions },
 		Logger:                     quietLogger{},
-		EventListener:              &pebble.EventListener{WriteStallBegin: func(pebble.WriteStallBeginInfo) { stalls.Add(1) }},
+		EventListener: &pebble.EventListener{
+			WriteStallBegin: func(pebble.WriteStallBeginInfo) { stalls.Add(1) },
+			WALCreated:      wal.created,
+		},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("pebble: open %s: %w", dir, err)
 	}
-	s := &pebbleStore{db: db, fs: fs, policy: policy, stalls: stalls}
+	s := &pebbleStore{db: db, fs: fs, policy: policy, stalls: stalls, wal: wal}
 	if policy.Mode == engine.SyncPeriodic {
 		s.periodic = startPeriodic(policy.Interval, "pebble: periodic WAL sync", func() error {
 			return db.LogData(nil, pebble.Sync)
@@ -117,6 +121,33 @@ type pebbleStore struct {
 
 	periodic *periodicSyncer // periodic:D only: the timer that syncs the WAL
 	stalls   *atomic.Int64   // write stalls Pebble's event listener reported
+	wal      *walWatch       // WAL files created and recycled
+}
+
+// walWatch counts the WAL files Pebble creates and how many of them reuse
+// an old WAL's file: once memtables have been flushed, Pebble recycles
+// the obsolete log instead of creating a new one, so its syncs overwrite
+// blocks the file already has instead of growing it (the probe's
+// overwriting case, cheaper than appending on most filesystems). A short
+// run on a fresh store never gets there; reused says when a long one did.
+// Safe for concurrent use.
+type walWatch struct {
+	opened   time.Time    // when the store was opened
+	files    atomic.Int64 // WAL files created, recycled or not
+	recycled atomic.Int64 // of them, made by reusing an old WAL file
+	reused   atomic.Int64 // ns after opened of the first recycled one; 0 = none yet
+}
+
+// created is Pebble's WALCreated event.
+func (w *walWatch) created(info pebble.WALCreateInfo) {
+	if info.Err != nil {
+		return
+	}
+	w.files.Add(1)
+	if info.RecycledFileNum != 0 {
+		w.recycled.Add(1)
+		w.reused.CompareAndSwap(0, max(int64(time.Since(w.opened)), 1))
+	}
 }
 
 // write applies one Set or Delete with the write options the policy asks for.
@@ -210,7 +241,7 @@ func (s *pebbleStore) SyncTimes() *harness.SyncTimes { return &s.fs.times }
 func (s *pebbleStore) StoreStats() harness.StoreStats {
 	m := s.db.Metrics()
 	total := m.Total()
-	return harness.StoreStats{
+	st := harness.StoreStats{
 		Fsyncs:       s.fs.syncs.Load(),
 		FsyncTime:    time.Duration(s.fs.syncNanos.Load()),
 		BytesWritten: s.fs.written.Load(),
@@ -226,8 +257,15 @@ func (s *pebbleStore) StoreStats() harness.StoreStats {
 			"compactions":              m.Compact.Count,
 			"compactions_in_progress":  m.Compact.NumInProgress,
 			"disk_bytes":               int64(m.DiskSpaceUsage()),
+			"read_amp":                 int64(m.ReadAmp()),
+			"wal_files_created":        s.wal.files.Load(),
+			"wal_files_recycled":       s.wal.recycled.Load(),
 		},
 	}
+	if at := s.wal.reused.Load(); at > 0 {
+		st.Metrics["wal_reuse_started_ms"] = at / 1e6
+	}
+	return st
 }
 
 // Close stops the periodic syncer, if any, and closes the database, which

@@ -3,6 +3,7 @@ package peers
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -139,6 +140,9 @@ func OpenPgSync(ctx context.Context, dir, syncText string, o harness.EngineOptio
 		return nil, err
 	}
 	s := &pgSyncStore{postgresStore: st, c: c, kill: &harness.KillAt{After: o.KillFollower}}
+	if o.KillLeader > 0 {
+		s.kill.After, s.killLeader, s.acks = o.KillLeader, true, harness.NewAckLog()
+	}
 	if o.Net.Active() {
 		pctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 		s.net, err = probeRTT(pctx, o.Net)
@@ -350,7 +354,11 @@ type pgSyncStore struct {
 	c   *pgSyncCluster
 	net *harness.NetReport // nil without a delaying proxy
 
-	kill *harness.KillAt // -kill follower@D
+	kill *harness.KillAt // -kill follower@D or leader@D
+	// killLeader says the fault kills the primary (-kill leader@D), and
+	// acks then logs every Put for the check after it (nil otherwise).
+	killLeader bool
+	acks       *harness.AckLog
 
 	mu sync.Mutex // guards flushes
 	// flushes holds each member's wal_sync at the last two StoreStats
@@ -383,7 +391,11 @@ func (s *pgSyncStore) memberFlushes() map[string]int64 {
 // StoreStats is the primary's pg_stat_wal, as -engine postgres reports
 // it; it also reads every member's flush count for ReplicationReport.
 func (s *pgSyncStore) StoreStats() harness.StoreStats {
-	s.kill.Arm(s.killStandby)
+	if s.killLeader {
+		s.kill.Arm(s.killPrimary)
+	} else {
+		s.kill.Arm(s.killStandby)
+	}
 	st := s.postgresStore.StoreStats()
 	f := s.memberFlushes()
 	s.mu.Lock()
@@ -399,6 +411,94 @@ func (s *pgSyncStore) killStandby() string {
 	m := s.c.members[1]
 	m.proc.cmd.Process.Kill()
 	return m.name
+}
+
+// killPrimary kills (SIGKILL) the primary's postmaster and returns its
+// name. Its backends and WAL senders notice their postmaster's death and
+// exit on their own (PostgreSQL checks for it wherever a process waits),
+// a commit waiting for its standby among them, unacknowledged.
+func (s *pgSyncStore) killPrimary() string {
+	m := s.c.members[0]
+	m.proc.cmd.Process.Kill()
+	return m.name
+}
+
+// Put stores value under key on the primary. Once -kill leader has
+// killed the primary every Put fails with harness.ErrWritesStopped:
+// PostgreSQL does not promote a standby by itself, so no server takes
+// writes until an operator (or a tool such as Patroni) promotes one.
+func (s *pgSyncStore) Put(key, value []byte) error {
+	t := s.acks.Begin(key, value)
+	err := s.postgresStore.Put(key, value)
+	s.acks.End(t, err)
+	if err != nil && s.killLeader {
+		if killed, _ := s.kill.Killed(); killed != "" {
+			return fmt.Errorf("%w: pg-sync's primary was killed by -kill, and PostgreSQL does not promote a standby by itself (%v)", harness.ErrWritesStopped, err)
+		}
+	}
+	return err
+}
+
+// standbyValues reads key from every surviving standby, returning the
+// values of those that have it.
+func (s *pgSyncStore) standbyValues(key []byte) ([][]byte, error) {
+	var vals [][]byte
+	for _, m := range s.c.members[1:] {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		var v []byte
+		err := m.db.QueryRowContext(ctx, "SELECT v FROM kvlab_kv WHERE k = $1", key).Scan(&v)
+		cancel()
+		switch {
+		case err == nil:
+			vals = append(vals, v)
+		case !errors.Is(err, sql.ErrNoRows):
+			return nil, fmt.Errorf("standby %s: %w", m.name, err)
+		}
+	}
+	return vals, nil
+}
+
+// waitReplayed waits (up to 30 s) until every standby has replayed all
+// the WAL it received, so a read on it sees every commit it holds.
+func (s *pgSyncStore) waitReplayed() error {
+	deadline := time.Now().Add(30 * time.Second)
+	for _, m := range s.c.members[1:] {
+		for {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			var done bool
+			err := m.db.QueryRowContext(ctx, "SELECT coalesce(pg_last_wal_replay_lsn() >= pg_last_wal_receive_lsn(), true)").Scan(&done)
+			cancel()
+			if err == nil && done {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("standby %s had not replayed the WAL it received within 30 s (%v)", m.name, err)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	return nil
+}
+
+// failover reports what killing the primary did: writes stopped, no
+// standby took over, and whether every acknowledged write is on a
+// standby.
+func (s *pgSyncStore) failover(killedAfter time.Duration) *harness.FailoverReport {
+	f := &harness.FailoverReport{
+		Killed: "primary", KilledAfterNs: killedAfter.Nanoseconds(), WritesStopped: true,
+		What: "the primary was killed (SIGKILL); PostgreSQL does not fail over by itself: the standbys stay read-only standbys, and every write after the kill failed until the run's end (promoting one is an operator's or a tool's job, such as Patroni's)",
+	}
+	names := make([]string, 0, len(s.c.members)-1)
+	for _, m := range s.c.members[1:] {
+		names = append(names, m.name)
+	}
+	from := "the standbys (" + strings.Join(names, ", ") + "), a write kept when any has it"
+	if err := s.waitReplayed(); err != nil {
+		f.AckCheck = &harness.AckCheck{ReadFrom: from, Error: err.Error()}
+		return f
+	}
+	f.AckCheck = s.acks.Check(from, 2*time.Minute, s.standbyValues)
+	return f
 }
 
 // ReplicationReport reports the members, their replication state and
@@ -458,6 +558,9 @@ func (s *pgSyncStore) ReplicationReport(commits int64) *harness.ReplicationRepor
 			}
 		}
 		rep.Members = append(rep.Members, rm)
+	}
+	if s.killLeader && killed != "" {
+		rep.Failover = s.failover(killedAfter)
 	}
 	return rep
 }

@@ -176,3 +176,43 @@ func TestPgSyncDelay(t *testing.T) {
 	}
 	checkNoServers(t, dir)
 }
+
+// TestPgSyncKillLeader kills the primary a second into a 3-second run
+// under synchronous_commit = on: PostgreSQL promotes no standby, so the
+// writes stop (the run goes on to its end and says so, with no new
+// leader), and every write the primary acknowledged is on the standby,
+// which has flushed it before the primary answered.
+func TestPgSyncKillLeader(t *testing.T) {
+	requirePostgres(t)
+	r, dir := benchReplicated(t, "bench -engine pg-sync -sync always -duration 3s -warmup 2 -kill leader@1s")
+	f := r.Replication.Failover
+	if f == nil {
+		t.Fatalf("no failover report: %+v", r.Replication)
+	}
+	if f.Killed != "primary" || !f.WritesStopped || f.NewLeader != "" || !strings.Contains(f.What, "does not fail over") {
+		t.Errorf("failover = %+v, want the primary killed, writes stopped, no new leader", f)
+	}
+	c := f.AckCheck
+	if c == nil || c.Error != "" || c.Keys == 0 || c.Lost != 0 || !strings.Contains(c.ReadFrom, "s1") {
+		t.Errorf("ack check = %+v, want every acknowledged write read back from s1, none lost", c)
+	}
+	if r.WallSeconds < 3 {
+		t.Errorf("wall %.2fs, want the run's clock to go on to -duration 3s after the writes stopped", r.WallSeconds)
+	}
+	var before, late int64
+	for _, tp := range r.Timeline {
+		switch {
+		case tp.Second == 1:
+			before += tp.Ops
+		case tp.Second >= 3:
+			late += tp.Ops
+		}
+	}
+	if before == 0 || late != 0 {
+		t.Errorf("commits in the first second %d, from the third on %d; want some, then none: %+v", before, late, r.Timeline)
+	}
+	if p := r.Replication.Members[0]; p.Name != "primary" || p.KilledAfterNs < int64(time.Second) {
+		t.Errorf("primary %+v, want it killed at least 1s in", p)
+	}
+	checkNoServers(t, dir)
+}

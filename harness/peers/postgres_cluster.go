@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -58,7 +59,7 @@ func openPostgres(ctx context.Context, dir, syncText string) (harness.Store, err
 	if bin == "" {
 		return nil, ErrPostgresMissing
 	}
-	srv, err := startPostgres(ctx, bin, dir, session.Get("synchronous_commit"), session.Get("commit_delay"), walDelay)
+	srv, err := startPostgres(ctx, bin, dir, session, walDelay)
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +97,8 @@ type postgresProcess struct {
 
 // startPostgres initdbs dir/pg when needed and starts the server on it;
 // when ctx is done first, initdb is killed or the server stopped.
-func startPostgres(ctx context.Context, bin, dir, syncCommit, commitDelay string, walDelay time.Duration) (*postgresProcess, error) {
+func startPostgres(ctx context.Context, bin, dir string, session url.Values, walDelay time.Duration) (*postgresProcess, error) {
+	syncCommit := session.Get("synchronous_commit")
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
@@ -128,8 +130,10 @@ func startPostgres(ctx context.Context, bin, dir, syncCommit, commitDelay string
 	args := []string{"-D", data, "-p", strconv.Itoa(port),
 		"-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=",
 		"-c", "synchronous_commit=" + syncCommit, "-c", "track_wal_io_timing=on"}
-	if commitDelay != "" {
-		args = append(args, "-c", "commit_delay="+commitDelay)
+	for _, name := range []string{"commit_delay", "commit_siblings"} {
+		if v := session.Get(name); v != "" {
+			args = append(args, "-c", name+"="+v)
+		}
 	}
 	if walDelay > 0 {
 		args = append(args, "-c", fmt.Sprintf("wal_writer_delay=%dms", walDelay.Milliseconds()))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"strings"
 	"testing"
@@ -60,6 +61,9 @@ func TestPostgresSettings(t *testing.T) {
 				t.Errorf("postgresSettings(%s) error = %v, want ErrUnsupportedSync saying %q and what is supported", tt.policy, err, tt.err)
 			}
 			continue
+		}
+		if tt.policy == "group" && session.Get("commit_siblings") != "5" {
+			t.Errorf("postgresSettings(group): commit_siblings %q, want it set to 5", session.Get("commit_siblings"))
 		}
 		if err != nil || session.Get("synchronous_commit") != tt.syncCommit || session.Get("commit_delay") != tt.dely || wd.Milliseconds() != tt.walDelayMs {
 			t.Errorf("postgresSettings(%s) = %v, %v, %v; want synchronous_commit=%s commit_delay=%q wal_writer_delay %d ms",
@@ -120,7 +124,7 @@ func TestPostgresEngine(t *testing.T) {
 // wal_writer_delay is refused.
 func TestPostgresURL(t *testing.T) {
 	requirePostgres(t)
-	srv, err := startPostgres(context.Background(), localserver.PostgresBinDir(), openDir(t), "on", "", 0)
+	srv, err := startPostgres(context.Background(), localserver.PostgresBinDir(), openDir(t), url.Values{"synchronous_commit": {"on"}}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

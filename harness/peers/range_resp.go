@@ -16,10 +16,10 @@ func (s *respStore) ScriptOps(o *script.Ops) {
 	o.MultiGet, o.MultiPut, o.MultiDelete = s.multiGet, s.multiPut, s.multiDelete
 }
 
-// ScriptOps: kvserver answers DEL of many keys; mget and mput fall back
-// to one GET or SET per key.
+// ScriptOps: kvserver answers MGET, MSET and a DEL of many keys, as
+// Redis does.
 func (s *kvserverStore) ScriptOps(o *script.Ops) {
-	o.MultiDelete = s.multiDelete
+	o.MultiGet, o.MultiPut, o.MultiDelete = s.multiGet, s.multiPut, s.multiDelete
 }
 
 // multiGet reads every key with one MGET.

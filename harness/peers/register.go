@@ -20,4 +20,5 @@ func init() {
 	harness.RegisterSchemeContext("postgresql", "postgresql://USER@HOST:PORT/DB", "", openPostgresScheme)
 	harness.RegisterReplicated("pg-sync", harness.ReplicatedEngine{Open: OpenPgSync, Syncs: pgSyncNames(), SyncHelp: pgSyncHelp, Replicas: []int{1, 2}, Quorum: true})
 	harness.RegisterReplicated("etcd", harness.ReplicatedEngine{Open: OpenEtcd, Syncs: []string{"always"}, SyncHelp: "always only (a Put returns once a majority fsynced it)", Replicas: []int{2, 4}})
+	harness.MeasureRTT = probeRTT // the replication model's round trip
 }

@@ -354,12 +354,14 @@ func (s *sqliteStore) SyncTimes() *harness.SyncTimes { return &s.counts.times }
 
 // StoreStats reports every sync and every written byte SQLite issued
 // through the counting VFS since Open: WAL and database file alike, so
-// BytesWritten includes the checkpoints' second copy of each page.
+// BytesWritten includes the checkpoints' second copy of each page, and
+// so is also StoredBytes, the numerator of the run's write amplification.
 func (s *sqliteStore) StoreStats() harness.StoreStats {
 	return harness.StoreStats{
 		Fsyncs:       s.counts.syncs.Load(),
 		FsyncTime:    time.Duration(s.counts.syncNanos.Load()),
 		BytesWritten: s.counts.written.Load(),
+		StoredBytes:  s.counts.written.Load(),
 	}
 }
 

@@ -55,7 +55,8 @@ var sweepParams = []string{"items", "users", "batch", "valuebytes"}
 // Limits bound what a script may do. The zero value of a field means its
 // default.
 type Limits struct {
-	// Call bounds one call of load or run (default 10s).
+	// Call bounds the script's own time in one call of load or run, the
+	// time spent inside the store left out (default 10s).
 	Call time.Duration
 	// Heap bounds how much the Go heap may grow while the script runs
 	// (default 512 MiB): the Lua values a script makes live there.

@@ -116,7 +116,7 @@ func Run(ctx context.Context, p *Program, store Store, cfg Config) (*Result, err
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	for _, w := range workers {
-		w.L.SetContext(runCtx)
+		w.L.SetContext(haltCtx{runCtx, runCtx.Done()})
 	}
 	stopWatch := watchdog(runCtx, cancel, workers, lim)
 	defer stopWatch()
@@ -215,6 +215,17 @@ func Run(ctx context.Context, p *Program, store Store, cfg Config) (*Result, err
 
 func (p *Program) uses(op string) bool { return contains(p.Uses, op) }
 
+// haltCtx is the context a Lua state runs under: ctx, with its Done
+// channel read once. gopher-lua checks Done before every instruction it
+// runs; a cancelCtx's Done loads an atomic value each time, this one
+// returns a field.
+type haltCtx struct {
+	context.Context
+	done <-chan struct{}
+}
+
+func (c haltCtx) Done() <-chan struct{} { return c.done }
+
 // each runs fn on every worker in its own goroutine and returns the first
 // error.
 func each(workers []*worker, fn func(*worker) error) error {
@@ -264,10 +275,13 @@ func watchdog(ctx context.Context, cancel context.CancelCauseFunc, workers []*wo
 		t := time.NewTicker(20 * time.Millisecond)
 		defer t.Stop()
 		// seen[i] is worker i's call count when the watchdog last saw
-		// it change, at since[i]: a count that stays odd for longer
-		// than lim.Call is one call running that long.
+		// it change, at since[i], when its time in the store was
+		// engine[i]: a count that stays odd while the script's own time
+		// (the time since, less the store's) grows past lim.Call is one
+		// call running that long.
 		seen := make([]uint64, len(workers))
 		since := make([]time.Time, len(workers))
+		engine := make([]int64, len(workers))
 		for i := range since {
 			since[i] = time.Now()
 		}
@@ -281,11 +295,12 @@ func watchdog(ctx context.Context, cancel context.CancelCauseFunc, workers []*wo
 				for i, w := range workers {
 					c := w.calls.Load()
 					if c != seen[i] {
-						seen[i], since[i] = c, now
+						seen[i], since[i], engine[i] = c, now, w.engineNs.Load()
 						continue
 					}
-					if c%2 == 1 && now.Sub(since[i]) > lim.Call {
-						cancel(fmt.Errorf("%w: one call ran longer than %v (thread %d); a call must return: loop a bounded number of times", ErrCallTime, lim.Call, w.id))
+					own := now.Sub(since[i]) - time.Duration(w.engineNs.Load()-engine[i])
+					if c%2 == 1 && own > lim.Call {
+						cancel(fmt.Errorf("%w: one call ran longer than %v outside the store (thread %d); a call must return: loop a bounded number of times", ErrCallTime, lim.Call, w.id))
 						return
 					}
 				}

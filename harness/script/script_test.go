@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -312,4 +313,60 @@ end }`)
 		b.Fatal(err)
 	}
 	b.ReportMetric(res.WUPerSec, "wu/s")
+}
+
+// slowStore is a memStore whose every Put takes d.
+type slowStore struct {
+	*memStore
+	d time.Duration
+}
+
+func (s slowStore) Put(k, v []byte) error {
+	time.Sleep(s.d)
+	return s.memStore.Put(k, v)
+}
+
+// TestCallLimitLeavesOutTheStore: the call limit bounds the script's own
+// time, not the store's, so a load call that seeds keys into a slow
+// store for longer than the limit is not a runaway (an endless loop
+// still is: TestLimits).
+func TestCallLimitLeavesOutTheStore(t *testing.T) {
+	p := compile(t, "return {load = function(ctx) for i = 1, 40 do kv.put('k' .. i, 'v') end end, run = function(ctx) end}")
+	st := slowStore{newMem(), 50 * time.Millisecond} // 2s of Puts in one load call
+	res, err := Run(context.Background(), p, st, Config{Ops: 1, Limits: Limits{Call: time.Second}})
+	if err != nil {
+		t.Fatalf("a load of 2s in the store under a 1s call limit: %v; want it to run", err)
+	}
+	if res.LoadOps != 40 {
+		t.Errorf("load did %d ops, want 40", res.LoadOps)
+	}
+}
+
+// TestBridgeAllocatesNothing: a unit whose script asks for no new value
+// (constant keys, prebuilt rows and key lists) allocates nothing in the
+// bridge: kv.put, get, del, mput, mdel and a kv.scan that finds nothing
+// reuse the worker's buffers, and the floor stays the Lua host's own.
+func TestBridgeAllocatesNothing(t *testing.T) {
+	p := compile(t, `
+local rows, keys = {{key = "a", val = "1"}, {key = "b", val = "2"}}, {"a", "b"}
+local function f(k, v) return true end
+return { run = function(ctx)
+  kv.put("k", "v"); kv.get("k"); kv.del("k")
+  kv.mput(rows); kv.mdel(keys)
+  kv.scan("a", "z", f)
+end }`)
+	w, err := newWorker(p, 0, nullStore{}, Limits{}.defaults(), 1, map[string]int64{}, new(atomic.Int64))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.L.Close()
+	w.measuring = true
+	for range 10 { // grow the buffers once
+		if err := w.call(w.run); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := testing.AllocsPerRun(1000, func() { w.call(w.run) }); n != 0 {
+		t.Errorf("%.1f allocations per unit, want 0", n)
+	}
 }

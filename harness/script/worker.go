@@ -31,6 +31,11 @@ type worker struct {
 	// as it ends: odd while a call runs. The watchdog reads it (a clock
 	// read per call would cost the floor more).
 	calls atomic.Uint64
+	// engineNs is the time spent inside the store's calls so far: the
+	// watchdog leaves it out of a call's time, so that a slow engine
+	// seeding many keys in one load call is not taken for a runaway
+	// script.
+	engineNs atomic.Int64
 
 	// written counts the key and value bytes the run's puts wrote, over
 	// every worker; maxBytes is Limits.Bytes.
@@ -40,7 +45,39 @@ type worker struct {
 	kbuf, vbuf []byte
 	keys, vals [][]byte
 	kstore     []byte // backing store of keys/vals for mget/mput/mdel
+	offs       []int  // offsets into kstore, reused by mput and keyList
+	// scan is kept for the next kv.range or kv.scan; a call takes it
+	// (and a nested call, from inside a kv.scan function, finds none and
+	// makes its own), so no call allocates its row buffers anew.
+	scan *scanBuf
 }
+
+// scanBuf is the row buffer of one kv.range or kv.scan: the rows of a
+// chunk copied out of the store, as offsets into one arena.
+type scanBuf struct {
+	arena  []byte
+	rows   []scanRow
+	lo, hi []byte
+	add    func(k, v []byte) bool // copies a row in: the store's callback, made once
+}
+
+func newScanBuf() *scanBuf {
+	b := new(scanBuf)
+	b.add = func(k, v []byte) bool {
+		r := scanRow{k: len(b.arena)}
+		b.arena = append(b.arena, k...)
+		r.v = len(b.arena)
+		b.arena = append(b.arena, v...)
+		r.end = len(b.arena)
+		b.rows = append(b.rows, r)
+		return true
+	}
+	return b
+}
+
+// scanRow is one row of a chunk: arena[k:v] is its key, arena[v:end]
+// its value.
+type scanRow struct{ k, v, end int }
 
 // maxLatency is the largest latency a histogram records (longer ones are
 // clamped to it): one minute.
@@ -53,6 +90,7 @@ func newWorker(p *Program, id int, store Store, lim Limits, seed int64, fields m
 	for i := range w.hist {
 		w.hist[i] = hdr.New(1, maxLatency, 3)
 	}
+	w.scan = newScanBuf()
 	w.L = newState(lim, rand.New(rand.NewPCG(s, uint64(id)+1)))
 	w.L.SetGlobal("kv", w.kvTable())
 	t, err := instantiate(w.L, p)
@@ -86,6 +124,7 @@ func (w *worker) call(fn *lua.LFunction) error {
 // took d.
 func (w *worker) record(op int, n int, d time.Duration) {
 	w.ops.Add(int64(n))
+	w.engineNs.Add(int64(d))
 	if !w.measuring {
 		return
 	}
@@ -172,10 +211,12 @@ func (w *worker) kvTable() *lua.LTable {
 	})
 	set("range", func(L *lua.LState) int {
 		lo, hi, limit := L.CheckString(1), L.CheckString(2), L.OptInt(3, 0)
-		out := L.NewTable()
+		// L.NewTable preallocates 32 array and 32 hash slots; a range
+		// of ten rows needs eleven small tables, sized here.
+		out := L.CreateTable(0, 0)
 		var d time.Duration
 		w.scanChunks("range", lo, hi, limit, &d, func(k, v []byte) bool {
-			row := L.NewTable()
+			row := L.CreateTable(0, 2)
 			row.RawSetString("key", lua.LString(k))
 			row.RawSetString("val", lua.LString(v))
 			out.Append(row)
@@ -246,7 +287,7 @@ func (w *worker) kvTable() *lua.LTable {
 	set("mput", func(L *lua.LState) int {
 		rows := L.CheckTable(1)
 		w.keys, w.vals, w.kstore = w.keys[:0], w.vals[:0], w.kstore[:0]
-		var offs []int
+		offs := w.offs[:0]
 		for i := 1; i <= rows.Len(); i++ {
 			row, ok := rows.RawGetInt(i).(*lua.LTable)
 			if !ok {
@@ -263,6 +304,7 @@ func (w *worker) kvTable() *lua.LTable {
 			w.kstore = append(w.kstore, v...)
 		}
 		offs = append(offs, len(w.kstore))
+		w.offs = offs
 		for i := 0; i+2 < len(offs); i += 2 {
 			w.keys = append(w.keys, w.kstore[offs[i]:offs[i+1]])
 			w.vals = append(w.vals, w.kstore[offs[i+1]:offs[i+2]])
@@ -312,7 +354,7 @@ func (w *worker) kvTable() *lua.LTable {
 func (w *worker) keyList(L *lua.LState, n int) [][]byte {
 	t := L.CheckTable(n)
 	w.keys, w.kstore = w.keys[:0], w.kstore[:0]
-	var offs []int
+	offs := w.offs[:0]
 	for i := 1; i <= t.Len(); i++ {
 		k, ok := t.RawGetInt(i).(lua.LString)
 		if !ok || k == "" {
@@ -322,6 +364,7 @@ func (w *worker) keyList(L *lua.LState, n int) [][]byte {
 		w.kstore = append(w.kstore, k...)
 	}
 	offs = append(offs, len(w.kstore))
+	w.offs = offs
 	for i := 0; i+1 < len(offs); i++ {
 		w.keys = append(w.keys, w.kstore[offs[i]:offs[i+1]])
 	}
@@ -341,35 +384,38 @@ func (w *worker) scanChunks(op, lo, hi string, limit int, d *time.Duration, fn f
 	if w.ops_.Range == nil {
 		w.L.RaiseError("kv.%s: this store cannot read keys in order", op)
 	}
-	type row struct{ k, v []byte }
-	var rows []row
-	from := []byte(lo)
+	b := w.scan
+	if b == nil {
+		b = newScanBuf() // a scan inside a kv.scan function: its own buffer
+	}
+	w.scan = nil
+	defer func() { w.scan = b }()
+	b.lo = append(b.lo[:0], lo...)
+	b.hi = append(b.hi[:0], hi...)
 	left := limit
 	for {
 		n := scanChunk
 		if limit > 0 {
 			n = min(n, left)
 		}
-		rows = rows[:0]
+		b.rows, b.arena = b.rows[:0], b.arena[:0]
 		t0 := time.Now()
-		err := w.ops_.Range(from, []byte(hi), n, func(k, v []byte) bool {
-			rows = append(rows, row{append([]byte(nil), k...), append([]byte(nil), v...)})
-			return true
-		})
+		err := w.ops_.Range(b.lo, b.hi, n, b.add)
 		*d += time.Since(t0)
 		if err != nil {
 			w.fail(op, err)
 		}
-		for _, r := range rows {
-			if !fn(r.k, r.v) {
+		for _, r := range b.rows {
+			if !fn(b.arena[r.k:r.v], b.arena[r.v:r.end]) {
 				return
 			}
 		}
-		left -= len(rows)
-		if len(rows) < n || (limit > 0 && left <= 0) {
+		left -= len(b.rows)
+		if len(b.rows) < n || (limit > 0 && left <= 0) {
 			return
 		}
-		from = append(rows[len(rows)-1].k, 0)
+		last := b.rows[len(b.rows)-1]
+		b.lo = append(append(b.lo[:0], b.arena[last.k:last.v]...), 0)
 	}
 }
 

@@ -2,6 +2,7 @@ package lesson
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -31,6 +32,9 @@ func (l *Lesson) blocks() error {
 	if err != nil {
 		return err
 	}
+	if p.script != "" {
+		return fmt.Errorf("line %d: the ```lua mine block has no lab cell after it to run it (-script mine)", p.scriptLine)
+	}
 	return l.checkQuizCells()
 }
 
@@ -40,7 +44,14 @@ type blockParser struct {
 	l       *Lesson
 	quizIDs map[string]bool // quiz ids seen so far
 	cellIDs map[string]bool // lab cell ids seen so far
+	// script is the text of a ```lua mine block not yet given to the lab
+	// cell after it; scriptLine is its line in the file.
+	script     string
+	scriptLine int
 }
+
+// scriptMineRE finds a run-spec line that runs the reader's own script.
+var scriptMineRE = regexp.MustCompile(`(^|\s)-script[ =]+mine(\s|$)`)
 
 // block adds one fenced block when it is a lab, quiz or exercise block
 // (others are plain code). The error names the block's line in the file.
@@ -66,6 +77,16 @@ func (p *blockParser) block(fb *ast.FencedCodeBlock) error {
 		err = p.quiz(body)
 	case "exercise":
 		err = p.exercise(info, name)
+	case "lua":
+		if name == "mine" {
+			if p.script != "" {
+				return fmt.Errorf("line %d: a ```lua mine block follows the one on line %d with no lab cell between: put the cell that runs it (-script mine) after each", line, p.scriptLine)
+			}
+			if strings.TrimSpace(body) == "" {
+				return fmt.Errorf("line %d: the ```lua mine block is empty: it holds the script the next cell's -script mine runs", line)
+			}
+			p.script, p.scriptLine = body, line
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("line %d: %w", line, err)
@@ -90,6 +111,10 @@ func (p *blockParser) lab(info, name, body string) error {
 	}
 	if len(c.Lines) == 0 {
 		return fmt.Errorf("lab cell %s has no run-spec lines", c.ID)
+	}
+	c.Script, p.script = p.script, ""
+	if c.Script == "" && slices.ContainsFunc(c.Lines, scriptMineRE.MatchString) {
+		return fmt.Errorf("lab cell %s runs -script mine, and no ```lua mine block comes before it: put the script the reader starts from there", c.ID)
 	}
 	p.cellIDs[c.ID] = true
 	p.l.Cells = append(p.l.Cells, c)

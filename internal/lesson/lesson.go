@@ -69,6 +69,10 @@ type Cell struct {
 	Index int      // 0-based position among the lesson's cells
 	Text  string   // the block's original text, comments included
 	Lines []string // the run-spec lines: non-empty, not starting with '#'
+	// Script is the text of the ```lua mine block just before the cell:
+	// the workload script its -script mine lines run, which the page
+	// shows in an editor of its own; "" when there is none.
+	Script string
 }
 
 // SlugPattern is what a lesson's slug looks like: the file name

@@ -66,6 +66,9 @@ func TestParseErrors(t *testing.T) {
 		{"quiz too many lines", "01-a.md", fm + "```lab c\nprobe\n```\n```quiz\nid: q\nquestion: q\ncell: c\nanswer: $1.ops\ntolerance: 1\n```\n", "reads $1 but cell c has 1 line"},
 		{"quiz dup", "01-a.md", fm + "```lab c\nprobe\n```\n" + strings.Repeat("```quiz\nid: q\nquestion: q\ncell: c\nanswer: 1\ntolerance: 1\n```\n", 2), `quiz id "q" is used twice`},
 		{"quiz syntax", "01-a.md", fm + "```quiz\nid: q\n```\n", "line 5: quiz q: question: is required"},
+		{"script mine, no block", "01-a.md", fm + "```lab c\nbench -script mine -engine kv\n```\n", "no ```lua mine block comes before it"},
+		{"lua mine, no cell", "01-a.md", fm + "```lua mine\nreturn {}\n```\n", "line 5: the ```lua mine block has no lab cell after it"},
+		{"two lua mine", "01-a.md", fm + strings.Repeat("```lua mine\nreturn {}\n```\n", 2) + "```lab c\nbench -script mine\n```\n", "follows the one on line 5"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -98,5 +101,21 @@ func TestLoad(t *testing.T) {
 	fsys["03-c.md"] = &fstest.MapFile{Data: []byte("---\ntitle: C\norder: 2\n---\n")}
 	if _, err := Load(fsys); err == nil || !strings.Contains(err.Error(), "order 2 is also used") {
 		t.Errorf("duplicate order: got %v, want an error", err)
+	}
+}
+
+// A ```lua mine block's text is the script of the lab cell after it, and
+// of that cell only.
+func TestCellScript(t *testing.T) {
+	src := "---\ntitle: T\norder: 1\n---\n```lua mine\nreturn { run = function() end }\n```\n\n```lab a\nbench -script mine -engine kv\n```\n```lab b\nprobe\n```\n"
+	l, err := Parse("01-a.md", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := l.Cells[0].Script, "return { run = function() end }\n"; got != want {
+		t.Errorf("cell a's script %q, want %q", got, want)
+	}
+	if l.Cells[1].Script != "" {
+		t.Errorf("cell b's script %q, want none", l.Cells[1].Script)
 	}
 }

@@ -82,10 +82,36 @@ func TestBrowserPredictThenMeasure(t *testing.T) {
 		t.Errorf("after a reload and a second run the quiz shows %q, want the kept verdict and Predict again", got)
 	}
 
-	// A new prediction is attempt 2, graded by the next run.
+	// Predict again opens a new attempt: the last run's figures go out of
+	// sight, the cell locks, the field empties, and what is then typed
+	// and entered (Enter, as an answer would be) is the new prediction,
+	// not an answer graded against the run already made.
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#quiz-guess-count .predict-again"))); err != nil {
+		t.Fatal(err)
+	}
+	type againState struct {
+		Figures bool   `json:"figures"`
+		Locked  bool   `json:"locked"`
+		Field   string `json:"field"`
+		Button  string `json:"button"`
+		Said    string `json:"said"`
+	}
+	st, err := chromedp.Run(ctx, chromedp.Evaluate[againState](`({
+		figures: !!document.querySelector('#cell-guess .cell-out table, #cell-guess .cell-out .result'),
+		locked: `+locked+` && `+note+`,
+		field: document.querySelector('#quiz-guess-count input[name=answer]').value,
+		button: document.querySelector('#quiz-guess-count .check').textContent,
+		said: `+feedback+`})`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Figures || !st.Locked || st.Field != "" || st.Button != "Lock in prediction" || !strings.Contains(st.Said, "next run") {
+		t.Errorf("after Predict again: figures shown %v, cell locked %v, field %q, button %q, feedback %q; want the figures hidden, the cell locked, an empty field, 'Lock in prediction' and a word that the next run grades it",
+			st.Figures, st.Locked, st.Field, st.Button, st.Said)
+	}
+	shot(t, ctx, "#quiz-guess-count", "predict-again.png")
 	if err := chromedp.Do(ctx,
-		chromedp.SetValue(chromedp.CSS("#quiz-guess-count input[name=answer]"), "520"),
-		chromedp.Click(chromedp.CSS("#quiz-guess-count .predict-again")),
+		chromedp.SendKeys(chromedp.CSS("#quiz-guess-count input[name=answer]"), "520\r"),
 		chromedp.WaitVisible(chromedp.CSS("#quiz-guess-count .prediction-kept")),
 		chromedp.Click(chromedp.CSS("#cell-guess .run")),
 		chromedp.WaitVisible(chromedp.CSS("#cell-guess.is-done")),

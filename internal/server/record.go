@@ -53,3 +53,19 @@ func (s *Server) openArchive() error {
 	s.arch, s.ownArch = a, true
 	return nil
 }
+
+// lessonScript is the script of the lesson's ```lua mine block before
+// cell cellID, or "" when there is none (run.Config.LessonScript).
+func (s *Server) lessonScript(lessonSlug, cellID string) string {
+	if lessonSlug == "" || cellID == "" {
+		return ""
+	}
+	l, _, _, err := s.course.find(lessonSlug)
+	if err != nil || l == nil {
+		return ""
+	}
+	if c := l.Cell(cellID); c != nil {
+		return c.Script
+	}
+	return ""
+}

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -173,8 +174,15 @@ func TestRepeatRecordsAGroup(t *testing.T) {
 	c := dial(t, ts, "", nil)
 	c.send(map[string]any{"type": "run", "id": "g", "cell": "bench -engine null -ops 300", "lesson": "01-fixture", "cell_id": "cell-2", "browser": testBrowser, "repeat": 4})
 	var ids []int64
-	var rounds []int
+	var rounds, startedIn []int
 	for _, m := range c.until("g", "done") {
+		if m.str("type") == "started" {
+			// The page's state line says "round 2 of 4" from these.
+			startedIn = append(startedIn, int(m.num("round")))
+			if m.num("rounds") != 4 {
+				t.Errorf("started message %v: rounds %v, want 4", m, m["rounds"])
+			}
+		}
 		if m.str("type") == "result" {
 			ids = append(ids, int64(m.num("run_id")))
 			rounds = append(rounds, int(m.num("round")))
@@ -182,6 +190,9 @@ func TestRepeatRecordsAGroup(t *testing.T) {
 	}
 	if len(ids) != 4 || rounds[0] != 1 || rounds[3] != 4 {
 		t.Fatalf("got run ids %v rounds %v, want 4 runs in rounds 1 to 4", ids, rounds)
+	}
+	if fmt.Sprint(startedIn) != "[1 2 3 4]" {
+		t.Errorf("started messages say rounds %v, want [1 2 3 4]", startedIn)
 	}
 	seen := map[int64]bool{}
 	for _, id := range ids {
@@ -193,8 +204,8 @@ func TestRepeatRecordsAGroup(t *testing.T) {
 	// A plain run has no round.
 	c.run("p", "bench -engine null -ops 100")
 	for _, m := range c.until("p", "done") {
-		if m.str("type") == "result" && m["round"] != nil {
-			t.Errorf("a run without repeat has round %v, want none", m["round"])
+		if (m.str("type") == "result" || m.str("type") == "started") && (m["round"] != nil || m["rounds"] != nil) {
+			t.Errorf("a run without repeat: %s message has round %v of %v, want none", m.str("type"), m["round"], m["rounds"])
 		}
 	}
 }

@@ -116,7 +116,11 @@ func DefaultLimits() harness.Limits {
 	l.MaxDuration = min(l.MaxDuration, 30*time.Second)
 	l.MaxValueSize = min(l.MaxValueSize, 64<<10)
 	l.MaxTotalBytes = min(l.MaxTotalBytes, 512<<20)
-	l.MaxThreads = min(l.MaxThreads, 64)
+	// 256 writers: lesson 6's sweep must reach past group commit's knee,
+	// n* ≈ T_fsync ÷ T_write, about a hundred writers on a disk whose
+	// flush costs a millisecond. Writers are goroutines, and the budget
+	// bounds the time.
+	l.MaxThreads = min(l.MaxThreads, 256)
 	l.MaxTrials = min(l.MaxTrials, 50)
 	l.MaxRepeat = min(l.MaxRepeat, 5)
 	return l
@@ -231,6 +235,7 @@ func New(cfg Config) (*Server, error) {
 	rp := runspage.New(s.arch, s.hostID)
 	rp.ShowPaths = !s.servesOthers()
 	rp.Route(s.mux)
+	s.mux.HandleFunc("GET "+web.SourcePrefix+"{path...}", web.Source().SourcePage)
 	s.rooms.Route(s.mux)
 	s.routeShareTargets()
 	s.mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) {
@@ -367,7 +372,7 @@ func (s *Server) newRunner() *runq.Runner {
 // presenter's run.
 func (s *Server) runConfig() run.Config {
 	cfg := run.Config{Runner: s.runs, Guard: s.guard, Limits: s.cfg.Limits, Budget: s.cfg.Budget,
-		MaxLines: s.cfg.MaxLinesPerCell, MaxPerOwner: s.cfg.MaxQueuedPerClient, Own: s.ownLines,
+		MaxLines: s.cfg.MaxLinesPerCell, MaxPerOwner: s.cfg.MaxQueuedPerClient, Own: s.ownLines, LessonScript: s.lessonScript,
 		Room: func(m run.Msg, addr string, follower bool, out run.Sink) (run.Fanout, error) {
 			rr, err := s.rooms.PresenterRun(m, addr, follower, out)
 			if rr == nil {

@@ -4,8 +4,8 @@
 // own); this draws the state line, the live figures and, with
 // results.js, the result table and charts, as the lesson page does.
 
-import { h } from '../dom.js';
-import { CellRun, liveView, setCellState } from '../cells.js';
+import { h, specCode } from '../dom.js';
+import { CellRun, liveView, setCellState, startedText } from '../cells.js';
 import { renderLines } from '../results.js';
 
 // CUT_OFF is what a followed run shows when the room socket dropped.
@@ -57,7 +57,7 @@ export class RunView {
         setCellState(this.cell, 'is-queued', m.position > 0 ? `${this.who}queued · ${m.position} run${m.position === 1 ? '' : 's'} ahead` : `${this.who}starting…`);
         return;
       case 'started':
-        setCellState(this.cell, 'is-running', `${this.who}running line ${m.line + 1} of ${run.lines.length}`);
+        setCellState(this.cell, 'is-running', `${this.who}${startedText(m, run.lines.length)}`);
         break;
       case 'done':
       case 'lost': {
@@ -79,7 +79,7 @@ export class RunView {
       const live = p ? liveView(p, cur.progress) : null;
       out.push(h('div', { class: 'live' },
         h('div', { class: 'live-text' }, h('span', { class: 'spinner', 'aria-hidden': 'true' }),
-          live ? live.text : cur ? [h('span', { class: 'live-spec' }, `line ${run.current + 1}`), h('span', {}, `${cur.spec} — measuring…`)] : 'waiting for the disk…'),
+          live ? live.text : cur ? [h('span', { class: 'live-spec' }, `line ${run.current + 1}`), h('span', {}, specCode(cur.spec), ' — measuring…')] : 'waiting for the disk…'),
         h('div', { class: 'live-chart' }, live ? live.chart : null)));
     }
     out.push(renderLines(run.lines));

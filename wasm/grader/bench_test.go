@@ -17,3 +17,19 @@ func BenchmarkRun(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRunLargest measures the crash exercises' model solutions on
+// their largest workload (seed 905: 40 Puts, a log of 55 KiB), the one
+// whose feedback takes longest in the browser.
+func BenchmarkRunLargest(b *testing.B) {
+	for _, name := range []string{"durable-ack", "torn-tail"} {
+		e, _ := Lookup(name)
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				if r := Run(name, e.Solution+"\n// kvlab:seed 905\n"); !r.Passed {
+					b.Fatalf("solution failed: %s", r.Summary())
+				}
+			}
+		})
+	}
+}

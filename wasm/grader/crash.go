@@ -2,10 +2,7 @@ package grader
 
 import (
 	"fmt"
-	"hash/fnv"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
@@ -40,6 +37,7 @@ func KvlabStore(fs kvfs.FS) (func(string, string) error, func(string) (string, b
 }
 `,
 	shape: storeShape,
+	lines: true,
 }
 
 // opens counts the calls of openStore, the unit of a grading's cost.
@@ -71,6 +69,7 @@ type store struct {
 // panic comes back as a *PanicError.
 func openStore(p *program, fsys kvfs.FS) (*store, error) {
 	opens++
+	studentLine.Store(0)
 	fn, ok := p.lookup("KvlabStore")
 	if !ok {
 		return nil, &CodeError{Msg: storeShape}
@@ -98,6 +97,7 @@ func (s *store) Put(key, value string) (err error) {
 			err = &PanicError{Msg: panicText(r)}
 		}
 	}()
+	studentLine.Store(0)
 	return s.put(key, value)
 }
 
@@ -159,6 +159,9 @@ type recording struct {
 	// workload left it.
 	gets  []getResult
 	store *store
+	// saves marks a recording of atomic-replace: its puts are Saves,
+	// the first the version already on the disk.
+	saves bool
 	// cutFrom is the first cut point cutAll tries (0: before the first
 	// operation).
 	cutFrom int
@@ -242,6 +245,7 @@ func recordOn(m *engine.MemFS) (*recording, kvfs.FS) {
 		rec.mu.Lock()
 		defer rec.mu.Unlock()
 		if !rec.done {
+			op.Line = int(studentLine.Load())
 			rec.ops = append(rec.ops, op)
 			rec.snaps = append(rec.snaps, m.Copy())
 		}
@@ -301,6 +305,9 @@ type cut struct {
 	againOp kvfs.Op
 	// inRecovery marks the open after a second cut: it is not cut again.
 	inRecovery bool
+	// fp is the fingerprint of the disk the cut left, when known (0:
+	// not computed yet).
+	fp uint64
 }
 
 // cutFailure is the first thing a cut broke.
@@ -335,19 +342,16 @@ func cutAll(rec *recording, mode engine.PowerMode, seeds []uint64, check func(k 
 	for c := rec.cutFrom; c < len(rec.snaps); c++ {
 		points++
 		for _, seed := range seeds {
-			var rng *rand.Rand
-			if seed != 0 {
-				rng = rand.New(rand.NewPCG(seed, uint64(c)))
-			}
-			m := rec.snaps[c].Copy().PowerCut(mode, rng)
-			key := [2]uint64{uint64(c), fingerprint(m)}
+			m := cutDisk(rec, cut{c: c, mode: mode, seed: seed})
+			fp := fingerprint(m)
+			key := [2]uint64{uint64(c), fp}
 			if f, seen := rec.checked[key]; seen {
 				if f != nil {
 					return f, points
 				}
 				continue
 			}
-			f := check(cut{c: c, mode: mode, seed: seed}, m)
+			f := check(cut{c: c, mode: mode, seed: seed, fp: fp}, m)
 			rec.checked[key] = f
 			if f != nil {
 				return f, points
@@ -355,28 +359,6 @@ func cutAll(rec *recording, mode engine.PowerMode, seeds []uint64, check func(k 
 		}
 	}
 	return nil, points
-}
-
-// fingerprint hashes the names and contents of the files of m's crashDir.
-func fingerprint(m *engine.MemFS) uint64 {
-	h := fnv.New64a()
-	names, _ := m.List(crashDir)
-	for _, name := range names {
-		h.Write([]byte(name))
-		h.Write([]byte{0})
-		f, err := m.OpenFile(filepath.Join(crashDir, name), os.O_RDONLY, 0)
-		if err != nil {
-			h.Write([]byte("?"))
-			continue
-		}
-		size, _ := f.Size()
-		b := make([]byte, size)
-		f.ReadAt(b, 0)
-		f.Close()
-		fmt.Fprintf(h, "%d:", size)
-		h.Write(b)
-	}
-	return h.Sum64()
 }
 
 // checkReopen opens the student's store on m, as it is after the cut k,
@@ -392,31 +374,28 @@ var recoverySeeds = []uint64{0, 1}
 
 // openAndRead opens the student's store on m, as it is after the cut k,
 // and reads back every key that puts acknowledged before it; it returns
-// the open store. Every operation of that Open (a truncated tail, a
-// rewritten log) is a point to cut the power again: after each, the store
-// is opened once more and must still find every key.
+// the open store when this call opened it (nil when an Open on the same
+// bytes was done before, openCache). Every operation of that Open (a
+// truncated tail, a rewritten log) is a point to cut the power again:
+// after each, the store is opened once more and must still find every
+// key.
 func openAndRead(p *program, k cut, m *engine.MemFS, puts []putCall) (*store, *cutFailure) {
-	var rec *recording
-	fsys := newFS(m, nil)
-	if !k.inRecovery {
-		rec, fsys = recordOn(m)
+	fp := k.fp
+	if fp == 0 {
+		fp = fingerprint(m)
 	}
-	s, err := openStore(p, fsys)
-	if rec != nil {
-		rec.mu.Lock()
-		rec.done = true
-		rec.mu.Unlock()
+	o, s := p.cache.open(p, m, fp, !k.inRecovery)
+	if o.err != nil {
+		return s, &cutFailure{cut: k, what: "Open failed: " + o.err.Error()}
 	}
-	if err != nil {
-		return nil, &cutFailure{cut: k, what: "Open failed: " + err.Error()}
-	}
-	if f := readBack(s, k, puts); f != nil {
+	if f := readBack(o.get, k, puts); f != nil {
 		return s, f
 	}
-	if rec == nil {
+	rec := o.rec
+	if k.inRecovery || rec == nil {
 		return s, nil
 	}
-	seen := map[uint64]bool{fingerprint(rec.snaps[0]): true} // the disk this Open started from passed
+	seen := map[uint64]bool{fp: true} // the disk this Open started from passed
 	for c2 := 1; c2 < len(rec.snaps); c2++ {
 		for _, seed := range recoverySeeds {
 			var rng *rand.Rand
@@ -424,13 +403,13 @@ func openAndRead(p *program, k cut, m *engine.MemFS, puts []putCall) (*store, *c
 				rng = rand.New(rand.NewPCG(seed^k.seed, uint64(k.c)<<20|uint64(c2)))
 			}
 			m2 := rec.snaps[c2].Copy().PowerCut(k.mode, rng)
-			if fp := fingerprint(m2); seen[fp] {
+			fp2 := fingerprint(m2)
+			if seen[fp2] {
 				continue
-			} else {
-				seen[fp] = true
 			}
+			seen[fp2] = true
 			k2 := k
-			k2.again, k2.againOp, k2.inRecovery = c2, rec.ops[c2-1], true
+			k2.again, k2.againOp, k2.inRecovery, k2.fp = c2, rec.ops[c2-1], true, fp2
 			if _, f := openAndRead(p, k2, m2, puts); f != nil {
 				f.recovery = rec.ops
 				return s, f
@@ -440,15 +419,16 @@ func openAndRead(p *program, k cut, m *engine.MemFS, puts []putCall) (*store, *c
 	return s, nil
 }
 
-// readBack reads every key puts acknowledged before the cut k from s.
-func readBack(s *store, k cut, puts []putCall) *cutFailure {
+// readBack reads every key puts acknowledged before the cut k with get
+// (a Get of the store as Open left it).
+func readBack(get func(key string) (string, bool, error), k cut, puts []putCall) *cutFailure {
 	keys, allowed, last := expectedOf(puts, k.c)
 	// Keys whose value is empty last: a store that loses only those
 	// has a mistake of its own (emptyValueRule).
 	sort.SliceStable(keys, func(i, j int) bool { return last[keys[i]].value != "" && last[keys[j]].value == "" })
 	for _, key := range keys {
 		a := last[key]
-		got, ok, err := s.Get(key)
+		got, ok, err := get(key)
 		var what string
 		switch {
 		case err != nil:
@@ -547,10 +527,12 @@ func (r *recording) traceNote(c int) string {
 // record must be written, then fdatasynced, and the file's name must be
 // durable (a directory fsync after the file was created), all before the
 // Put returns. It returns "" when the Put kept every rule (the loss is
-// then Open's doing).
-func (r *recording) ackRule(p *putCall) string {
+// then Open's doing), and the number of the operation whose promise
+// broke: the write never synced, the create never made durable (0 for a
+// Put that wrote nothing).
+func (r *recording) ackRule(p *putCall) (string, int) {
 	if rule := r.unwritten(p); rule != "" {
-		return rule
+		return rule, 0
 	}
 	own := r.ops[p.before:p.acked]
 	lastWrite := -1
@@ -567,7 +549,7 @@ func (r *recording) ackRule(p *putCall) string {
 		}
 	}
 	if !synced {
-		return "you acknowledged before its fdatasync: Put must Sync the file after writing the record and before it returns"
+		return "you acknowledged before its fdatasync: Put must Sync the file after writing the record and before it returns", own[lastWrite].N
 	}
 	// The file's name: the last create of it before the ack, and a
 	// directory fsync after that.
@@ -580,12 +562,12 @@ func (r *recording) ackRule(p *putCall) string {
 	if created >= 0 {
 		for _, op := range r.ops[created+1 : p.acked] {
 			if op.Kind == "fsync-dir" {
-				return ""
+				return "", 0
 			}
 		}
-		return fmt.Sprintf("%s was created at operation %d but the directory was never fsynced before the acknowledgement, so a power cut loses the name and the file with it: call SyncDir after Create", file, created+1)
+		return fmt.Sprintf("%s was created at operation %d but the directory was never fsynced before the acknowledgement, so a power cut loses the name and the file with it: call SyncDir after Create", file, created+1), r.ops[created].N
 	}
-	return ""
+	return "", 0
 }
 
 // unwritten names the rule when the Put wrote nothing before returning,

@@ -49,19 +49,43 @@
 //     each such cut again after every operation of the Open that recovers
 //     from it (a second crash during or right after recovery).
 //
-// Cases ext4 allows that the model leaves out: a directory fsync or a
-// rename that fails; writes torn inside a sector, or sectors that come
-// back garbled rather than old or new (the torn-tail exercise garbles
-// bytes on purpose instead, after the workload); a sync failing in Open or
-// more than once per workload; metadata of several files reaching the
-// disk in an order the directory fsyncs did not impose (each name is
-// decided on its own); and the delayed-allocation flush ext4 does on a
-// rename over a file or a close after truncation (auto_da_alloc), which
-// can save a store that skipped an fdatasync: the model never saves one.
+// Cases ext4 allows that the model leaves out: a directory fsync, a
+// rename, a create or a write that fails (a full disk is met only past
+// the grader's bounds, crashMaxBytes); a sync failing in Open or more
+// than once per workload (only the first fdatasync at or after the
+// middle Put fails, once); writes torn inside a sector, or sectors that
+// come back garbled or holding another file's old blocks (ext4's
+// data=writeback, metadata-only journaling, can commit a file's new size
+// before its data) rather than old or new or zeros (the torn-tail
+// exercise garbles bytes on purpose instead, after the workload); in
+// durable-ack and torn-tail, a name created or removed reaching the disk
+// before the directory fsync (prefix and reorder keep only synced names;
+// ext4's journal may commit one early, which atomic-replace's dirent
+// mode tries); metadata of several files reaching the disk in an order
+// the directory fsyncs did not impose (each name is decided on its own);
+// and the delayed-allocation flush ext4 does on a rename over a file or
+// a close after truncation (auto_da_alloc), which can save a store that
+// skipped an fdatasync: the model never saves one.
+//
+// Where the model is harsher than ext4's default: with data=ordered, an
+// append's new blocks reach the disk before the journal commits the size
+// that covers them, so a power cut leaves the old size or the whole
+// append; reorder mode may leave a hole inside an append, as
+// data=writeback or a disk whose cache reorders writes can. A store that
+// is right under the model is right under ext4.
 //
 // Each grading draws its workload from a seed (workload.go) that the
 // results show; a line "// kvlab:seed N" in the code replays workload N.
-// A failure is shrunk to the fewest Puts that still fail.
+// A failure is shrunk to the fewest Puts that still fail, and its row
+// carries a Timeline (timeline.go; JSON "timeline" of a case, described
+// in docs/api.md): the operations of the shrunk case with the line of the
+// student's code that issued each, the power cut, what it kept of each
+// operation, and the operation whose promise broke. The lines come from a
+// rewrite of the student's source before it is evaluated (lines.go): each
+// statement that calls a kvfs operation changing the disk first calls
+// kvlabAtLine with its line, placed after the statement before it so that
+// no line or column moves; it works the same in the browser's worker and
+// in a native test, being plain Go for the same interpreter.
 //
 // Nothing here is safe for concurrent use: Run evaluates one program at a
 // time (the worker is single-threaded anyway).

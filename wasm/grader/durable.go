@@ -173,7 +173,7 @@ var (
 
 // faultModel is the fault model the crash exercises grade under, as their
 // instructions state it.
-const faultModel = "The grader's disk behaves as Linux's ext4 can: nothing written is durable until `Sync` (fdatasync), no new name until `SyncDir`; at a power cut, unsynced bytes may reach the disk in order with the last write torn (`prefix`) or as any subset of their 512-byte sectors (`reorder`); a `Truncate` or a `Create` of an existing file not yet synced may or may not have happened; and an fdatasync can fail with EIO, after which, as on Linux, the failed pages count as clean: the next `Sync` succeeds without writing them. The power is cut after every operation of the workload, and again after every operation of the `Open` that recovers from it."
+const faultModel = "The grader's disk behaves as Linux's ext4 can: nothing written is durable until `Sync` (fdatasync), no new name until `SyncDir`; at a power cut, unsynced bytes may reach the disk in order with the last write torn (`prefix`) or as any subset of their 512-byte sectors (`reorder`); a `Truncate` or a `Create` of an existing file not yet synced may or may not have happened; and an fdatasync can fail with EIO, after which, as on Linux, the failed pages count as clean: the next `Sync` succeeds without writing them. The power is cut after every operation of the workload, and again after every operation of the `Open` that recovers from it. Cases ext4 allows that the grader leaves out: a `SyncDir`, `Rename`, `Create` or `Write` that fails (a full disk only past the grader's bounds), an fdatasync failing in `Open` or twice in a workload; writes torn inside a sector, or sectors that come back garbled or holding another file's old data (data=writeback, ext4's metadata-only journaling) rather than old bytes or zeros; in the log exercises, a new or removed name reaching the disk before `SyncDir` (the journal may commit it early; atomic-replace tries that); and the flush on rename or close (auto_da_alloc) that can save a store that skipped an fdatasync. One way the grader is harsher: ext4's default data=ordered writes an append's new blocks before the size that covers them, where `reorder` may leave a hole inside an append."
 
 var durableAckExercise = &Exercise{
 	Name:  "durable-ack",
@@ -219,6 +219,7 @@ func gradeDurableAck(p *program) Result {
 // and the workload's note, or a nil recording when the workload failed.
 func runWorkload(p *program, work []kv) (*recording, Result) {
 	r := Result{Notes: []string{workloadNote(gradeSeed, gradeSeedGiven, work)}}
+	p.cache.setKeys(work)
 	rec, err := record(p, work)
 	row := Case{
 		Input: fmt.Sprintf("Open on an empty disk, then %d Puts, no power cut", len(work)),
@@ -270,7 +271,7 @@ func cleanReopen(p *program, rec *recording) Case {
 		c.Hint = "without a power cut every byte written is still there: Open must read back every record"
 		if f.recovery != nil {
 			c.Got = f.secondCut("a")
-			c.Hint = recoveryRule(f)
+			c.Hint, _ = recoveryRule(f)
 		}
 		if f.put != nil && f.recovery == nil {
 			if rule := rec.unwritten(f.put); rule != "" {
@@ -305,35 +306,38 @@ func cutRow(p *program, rec *recording, mode engine.PowerMode, work []kv) (Case,
 	}
 	rec, f, work = shrink(p, rec, f, work, check)
 	c.Got = f.message(rec) + shrunkNote(work)
-	c.Hint = diagnose(p, rec, f)
+	var blame int
+	c.Hint, blame = diagnose(p, rec, f)
+	c.Timeline = rec.timeline(f, blame)
 	return c, rec.traceNote(f.c)
 }
 
 // diagnose names the rule behind a failure: one the acknowledged Put
-// broke, or else what Open did wrong.
-func diagnose(p *program, rec *recording, f *cutFailure) string {
+// broke, or else what Open did wrong; and the operation whose promise
+// broke, when one did (in f.recovery when f has one), or 0.
+func diagnose(p *program, rec *recording, f *cutFailure) (string, int) {
 	if f.recovery != nil {
 		return recoveryRule(f)
 	}
 	if f.put == nil {
-		return "Open must accept whatever a power cut leaves: no log yet, an empty one, or one with a torn last record"
+		return "Open must accept whatever a power cut leaves: no log yet, an empty one, or one with a torn last record", 0
 	}
 	if rule := emptyValueRule(p, f); rule != "" {
-		return rule
+		return rule, 0
 	}
 	if f.kind == neverWritten {
-		return "Open returned bytes that no Put wrote for that key: a torn or garbled record was read as if it were whole; check each record's length and CRC before reading it"
+		return "Open returned bytes that no Put wrote for that key: a torn or garbled record was read as if it were whole; check each record's length and CRC before reading it", 0
 	}
-	if rule := rec.ackRule(f.put); rule != "" {
-		return rule
+	if rule, op := rec.ackRule(f.put); rule != "" {
+		return rule, op
 	}
 	if checkReopen(p, rec, cut{c: f.c, inRecovery: true}, rec.snaps[f.c].Copy()) != nil {
-		return "your Open does not find it even with no power cut at this point: Open must read back every record"
+		return "your Open does not find it even with no power cut at this point: Open must read back every record", 0
 	}
-	if rule := rec.overwriteRule(f.put); rule != "" {
-		return rule
+	if rule, op := rec.overwriteRule(f.put); rule != "" {
+		return rule, op
 	}
-	return "its record was written and synced before the acknowledgement, yet Open did not find it after the power cut: check how Open reads the log"
+	return "its record was written and synced before the acknowledgement, yet Open did not find it after the power cut: check how Open reads the log", 0
 }
 
 // emptyValueRule names the mistake when the key that is gone was put
@@ -356,7 +360,7 @@ func emptyValueRule(p *program, f *cutFailure) string {
 // overwriteRule names the mistake of a store that wrote over durable
 // bytes between the acknowledgement of p and the cut: an in-place update
 // of a slot or a rewritten log, which a power cut catches half done.
-func (r *recording) overwriteRule(p *putCall) string {
+func (r *recording) overwriteRule(p *putCall) (string, int) {
 	// The extent of every file that was synced, as it was at p's
 	// acknowledgement.
 	synced := map[string]int64{}
@@ -368,36 +372,36 @@ func (r *recording) overwriteRule(p *putCall) string {
 		case "write":
 			size[op.File] = max(size[op.File], op.Off+int64(op.Len))
 			if i >= p.acked && op.Off < synced[op.File] {
-				return fmt.Sprintf("operation %d (%s) writes over bytes of %s that an fdatasync had made durable: a power cut in the middle of an overwrite leaves part old and part new, and the old record is lost with it; append new records instead of writing over old ones", op.N, op, op.File)
+				return fmt.Sprintf("operation %d (%s) writes over bytes of %s that an fdatasync had made durable: a power cut in the middle of an overwrite leaves part old and part new, and the old record is lost with it; append new records instead of writing over old ones", op.N, op, op.File), op.N
 			}
 		case "truncate":
 			size[op.File] = op.Off
 			if i >= p.acked && op.Off < synced[op.File] {
-				return fmt.Sprintf("operation %d (%s) cuts durable records off %s: a truncate may reach the disk before the Sync that follows it, and what was cut off is lost; never shrink a log below its last durable record", op.N, op, op.File)
+				return fmt.Sprintf("operation %d (%s) cuts durable records off %s: a truncate may reach the disk before the Sync that follows it, and what was cut off is lost; never shrink a log below its last durable record", op.N, op, op.File), op.N
 			}
 		case "fdatasync":
 			synced[op.File] = size[op.File]
 		}
 	}
-	return ""
+	return "", 0
 }
 
 // recoveryRule names what an Open that a second power cut caught in the
 // middle did wrong.
-func recoveryRule(f *cutFailure) string {
+func recoveryRule(f *cutFailure) (string, int) {
 	for _, op := range f.recovery {
 		switch {
 		case op.Kind == "create":
-			return fmt.Sprintf("your Open re-creates %s (%s), which empties it, and writes the records back: a power cut before they are synced again loses records that were durable. Open may read the log and cut a torn tail off, but never empty or rewrite it", op.File, op)
+			return fmt.Sprintf("your Open re-creates %s (%s), which empties it, and writes the records back: a power cut before they are synced again loses records that were durable. Open may read the log and cut a torn tail off, but never empty or rewrite it", op.File, op), op.N
 		case op.Kind == "truncate" && op.Off == 0:
-			return fmt.Sprintf("your Open truncates %s to 0 bytes and writes the records back: a power cut before they are synced again loses records that were durable. Open may cut a torn tail off, at the end of the last good record, but never empty the log", op.File)
+			return fmt.Sprintf("your Open truncates %s to 0 bytes and writes the records back: a power cut before they are synced again loses records that were durable. Open may cut a torn tail off, at the end of the last good record, but never empty the log", op.File), op.N
 		case op.Kind == "rename":
-			return fmt.Sprintf("your Open replaces the log (%s): the new file must be written and fdatasynced before the rename, and the directory fsynced after it; better, leave the log in place and cut a torn tail off", op)
+			return fmt.Sprintf("your Open replaces the log (%s): the new file must be written and fdatasynced before the rename, and the directory fsynced after it; better, leave the log in place and cut a torn tail off", op), op.N
 		case op.Kind == "remove":
-			return fmt.Sprintf("your Open removes a file (%s) that may still hold the only durable copy of records", op)
+			return fmt.Sprintf("your Open removes a file (%s) that may still hold the only durable copy of records", op), op.N
 		}
 	}
-	return "a power cut while your Open repaired the log lost records that were durable: Open may read the log and cut a torn tail off at the end of the last good record, nothing more; writing over or rewriting durable records lets a power cut catch them half done"
+	return "a power cut while your Open repaired the log lost records that were durable: Open may read the log and cut a torn tail off at the end of the last good record, nothing more; writing over or rewriting durable records lets a power cut catch them half done", 0
 }
 
 // syncFailRow runs work again with the first fdatasync at or after the
@@ -452,7 +456,7 @@ func syncFailRow(p *program, work []kv) Case {
 		case f.put != nil && f.put.before >= fp.acked:
 			c.Hint = "a Put was acknowledged after an fdatasync had failed: Linux marked the failed pages clean, so the later Sync succeeded without writing them and a power cut leaves a hole before the later record. Keep the first Sync error in the Store and fail every later Put with it"
 		default:
-			c.Hint = diagnose(p, rec, f)
+			c.Hint, _ = diagnose(p, rec, f)
 		}
 		return c
 	}

@@ -36,6 +36,10 @@ type Case struct {
 	Pass  bool   `json:"pass"`
 	Hint  string `json:"hint,omitempty"` // one line, only on failures
 	Note  string `json:"note,omitempty"` // why the case is in the table, shown always
+	// Timeline, on a failing row of a crash exercise, is what the store
+	// did to the disk in the (shrunk) failing case, with the power cut
+	// and the line of the student's code to blame.
+	Timeline *Timeline `json:"timeline,omitempty"`
 }
 
 // Mutant reports how a student's test table fared against one broken

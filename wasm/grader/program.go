@@ -75,12 +75,19 @@ type prelude struct {
 	// functions (code appended after the student's cannot import).
 	header  string
 	exports interp.Exports
+	// lines marks the student's calls of kvfs operations with their
+	// line (markLines), for the crash exercises' timeline.
+	lines bool
 }
 
 // program is a student's source evaluated by a fresh interpreter.
 type program struct {
 	in  *interp.Interpreter
 	pkg string // the package name the student wrote
+
+	// cache holds what the crash exercises' Opens of the student's store
+	// did, by the fingerprint of the disk (opencache.go).
+	cache openCache
 }
 
 // posRE matches the position yaegi puts in front of its errors, with or
@@ -132,6 +139,9 @@ func loadContext(ctx context.Context, src string, pre prelude) (*program, *CodeE
 		}
 	}
 	full := constantsLast(aliasImports(src, fset, f), declared)
+	if pre.lines {
+		full = markLines(full, shift)
+	}
 	if !declared["min"] {
 		full += preludeMin
 	}
@@ -152,11 +162,24 @@ func loadContext(ctx context.Context, src string, pre prelude) (*program, *CodeE
 	if err := in.Use(symbols); err != nil {
 		panic("grader: symbol table rejected by the interpreter: " + err.Error())
 	}
-	if pre.header != "" {
-		if err := in.Use(pre.exports); err != nil {
+	headers := []struct {
+		code    string
+		exports interp.Exports
+	}{{pre.header, pre.exports}}
+	if pre.lines {
+		headers = append(headers, struct {
+			code    string
+			exports interp.Exports
+		}{lineHeader, lineExports})
+	}
+	for _, h := range headers {
+		if h.code == "" {
+			continue
+		}
+		if err := in.Use(h.exports); err != nil {
 			panic("grader: header symbols rejected by the interpreter: " + err.Error())
 		}
-		if _, err := in.Eval("package " + f.Name.Name + "\n" + pre.header); err != nil {
+		if _, err := in.Eval("package " + f.Name.Name + "\n" + h.code); err != nil {
 			panic("grader: header rejected by the interpreter: " + err.Error())
 		}
 	}

@@ -96,6 +96,7 @@ The grader starts from a durable ` + "`config`" + ` of about 1.2 KB, calls ` + "
 	Solution: replaceSolution,
 	LimitMs:  crashLimitMs,
 	grade:    gradeAtomicReplace,
+	prelude:  prelude{lines: true},
 }
 
 // replaceModes are the power-cut modes atomic-replace is graded under.
@@ -136,7 +137,9 @@ func gradeAtomicReplace(p *program) Result {
 			c.Pass = true
 		} else {
 			c.Got = f.message(rec)
-			c.Hint = replaceRule(rec, f)
+			var blame int
+			c.Hint, blame = replaceRule(rec, f)
+			c.Timeline = rec.timeline(f, blame)
 			if len(r.Notes) == 0 {
 				r.Notes = append(r.Notes, rec.traceNote(f.c))
 			}
@@ -169,8 +172,10 @@ func recordSaves(fn reflect.Value) (*recording, error) {
 	}
 	rec, fsys := recordOn(m)
 	rec.puts = []putCall{{kv: kv{replaceName, replaceVersions[0]}}}
+	rec.saves = true
 	for _, v := range replaceVersions[1:] {
 		c := putCall{kv: kv{replaceName, v}, before: fsys.Ops()}
+		studentLine.Store(0)
 		out, err := call(fn, reflect.ValueOf(fsys), reflect.ValueOf(replaceName), reflect.ValueOf([]byte(v)))
 		if err == nil {
 			err, _ = out[0].Interface().(error)
@@ -241,8 +246,9 @@ func versionIndex(v string) int {
 }
 
 // replaceRule names the rule the Save in flight at the cut (or the last
-// one that returned) broke, read from its operations.
-func replaceRule(rec *recording, f *cutFailure) string {
+// one that returned) broke, read from its operations, and the operation
+// whose promise broke (0: none to point at).
+func replaceRule(rec *recording, f *cutFailure) (string, int) {
 	// The Save to blame: the one the cut interrupted, else the last that
 	// returned.
 	save := f.put
@@ -256,17 +262,17 @@ func replaceRule(rec *recording, f *cutFailure) string {
 	for i, op := range own {
 		switch {
 		case op.Kind == "write" && op.File == replaceName:
-			return "you wrote " + replaceName + " in place: a power cut in the middle leaves part old, part new, or nothing; write a temporary file and rename it over " + replaceName
+			return "you wrote " + replaceName + " in place: a power cut in the middle leaves part old, part new, or nothing; write a temporary file and rename it over " + replaceName, op.N
 		case op.Kind == "remove" && op.File == replaceName:
-			return "you removed " + replaceName + " before the rename: Rename replaces it atomically, removing it first leaves a moment with no " + replaceName
+			return "you removed " + replaceName + " before the rename: Rename replaces it atomically, removing it first leaves a moment with no " + replaceName, op.N
 		case op.Kind == "rename" && op.From == replaceName:
-			return fmt.Sprintf("you moved %s aside (%s) before renaming the new file over it: until that second rename is durable there may be no %s at all; Rename replaces the old file atomically, so rename the temporary file straight over %s", replaceName, op, replaceName, replaceName)
+			return fmt.Sprintf("you moved %s aside (%s) before renaming the new file over it: until that second rename is durable there may be no %s at all; Rename replaces the old file atomically, so rename the temporary file straight over %s", replaceName, op, replaceName, replaceName), op.N
 		case op.Kind == "rename" && op.File == replaceName:
 			renamed = i
 		}
 	}
 	if renamed < 0 {
-		return "Save never renamed a new file over " + replaceName
+		return "Save never renamed a new file over " + replaceName, 0
 	}
 	tmp := own[renamed].From
 	synced := false
@@ -279,12 +285,12 @@ func replaceRule(rec *recording, f *cutFailure) string {
 		}
 	}
 	if !synced {
-		return "you renamed before the temporary file's fdatasync: the new name can reach the disk before the data does, leaving " + replaceName + " empty or torn; Sync the temporary file, then Rename"
+		return "you renamed before the temporary file's fdatasync: the new name can reach the disk before the data does, leaving " + replaceName + " empty or torn; Sync the temporary file, then Rename", own[renamed].N
 	}
 	for _, op := range own[renamed+1:] {
 		if op.Kind == "fsync-dir" {
-			return "this Save wrote, fdatasynced, renamed and fsynced the directory in the right order, yet " + replaceName + " did not hold a whole version: look for another file operation between them that changes " + replaceName
+			return "this Save wrote, fdatasynced, renamed and fsynced the directory in the right order, yet " + replaceName + " did not hold a whole version: look for another file operation between them that changes " + replaceName, 0
 		}
 	}
-	return "the rename is not durable until the directory is fsynced: call SyncDir after Rename, before Save returns"
+	return "the rename is not durable until the directory is fsynced: call SyncDir after Rename, before Save returns", own[renamed].N
 }

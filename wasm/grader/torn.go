@@ -168,7 +168,9 @@ func gradeTornTail(p *program) Result {
 		if f != nil {
 			rec, f, shrunk := shrink(p, rec, f, work, check)
 			c.Got = f.message(rec) + shrunkNote(shrunk)
-			c.Hint = tornHint(p, rec, f)
+			var blame int
+			c.Hint, blame = tornHint(p, rec, f)
+			c.Timeline = rec.timeline(f, blame)
 			if len(r.Notes) == 1 {
 				r.Notes = append(r.Notes, rec.traceNote(f.c))
 			}
@@ -191,6 +193,9 @@ const lostAfter = "lost the Put after the reopen"
 // was acknowledged, puts afterKey, reopens again (a process restart, no
 // power cut) and reads everything back once more.
 func checkReopenAndAppend(p *program, rec *recording, k cut, m *engine.MemFS) *cutFailure {
+	if k.fp == 0 {
+		k.fp = fingerprint(m)
+	}
 	s, f := openAndRead(p, k, m, rec.puts)
 	if f != nil || k.seed == 0 {
 		// With nothing unsynced surviving (seed 0) there is no torn
@@ -200,16 +205,42 @@ func checkReopenAndAppend(p *program, rec *recording, k cut, m *engine.MemFS) *c
 	return putAfterReopen(p, k, s, m, rec.puts)
 }
 
-// putAfterReopen puts afterKey in s, which was opened on m, restarts the
-// store and checks that afterKey and every key puts acknowledged before
-// the cut are there.
+// putAfterReopen puts afterKey in s, the store opened on m as the cut k
+// left it (k.fp its fingerprint), restarts the store and checks that
+// afterKey and every key puts acknowledged before the cut are there. With
+// s nil (the Open on m's bytes was done before, and m is untouched) the
+// store is opened on m again, unless what the Put and the restart did
+// from the same bytes is known already.
 func putAfterReopen(p *program, k cut, s *store, m *engine.MemFS, puts []putCall) *cutFailure {
-	if err := s.Put(afterKey, afterValue); err != nil {
-		return &cutFailure{cut: k, what: fmt.Sprintf("reopened, then Put(%q) failed: %v", afterKey, err)}
+	a := p.cache.afters[k.fp]
+	if a == nil || !cacheOpens {
+		a = &afterPut{}
+		if s == nil {
+			var err error
+			if s, err = openStore(p, newFS(m, nil)); err != nil {
+				return &cutFailure{cut: k, what: "Open failed: " + err.Error()}
+			}
+		}
+		if a.err = s.Put(afterKey, afterValue); a.err == nil {
+			m2 := m.Kill()
+			a.re, _ = p.cache.open(p, m2, fingerprint(m2), false)
+		}
+		if p.cache.afters == nil {
+			p.cache.afters = map[uint64]*afterPut{}
+		}
+		p.cache.afters[k.fp] = a
+	} else {
+		p.cache.hits++
+	}
+	if a.err != nil {
+		return &cutFailure{cut: k, what: fmt.Sprintf("reopened, then Put(%q) failed: %v", afterKey, a.err)}
 	}
 	again := k
 	again.inRecovery = true // the first reopen's recovery was cut already
-	s2, f := openAndRead(p, again, m.Kill(), puts)
+	f := readBack(a.re.get, again, puts)
+	if a.re.err != nil {
+		f = &cutFailure{cut: again, what: "Open failed: " + a.re.err.Error()}
+	}
 	if f != nil {
 		f.what = fmt.Sprintf("reopened, Put(%q), reopened again: %s", afterKey, f.what)
 		if f.put == nil && f.recovery == nil {
@@ -219,26 +250,27 @@ func putAfterReopen(p *program, k cut, s *store, m *engine.MemFS, puts []putCall
 		}
 		return f
 	}
-	got, ok, err := s2.Get(afterKey)
+	got, ok, err := a.re.get(afterKey)
 	if err != nil || !ok || got != afterValue {
 		return &cutFailure{cut: k, what: fmt.Sprintf("reopened, Put(%q) acknowledged, reopened again: key %s is gone", afterKey, afterKey), kind: lostAfter}
 	}
 	return nil
 }
 
-// tornHint names the rule behind a torn-tail failure.
-func tornHint(p *program, rec *recording, f *cutFailure) string {
+// tornHint names the rule behind a torn-tail failure, and the operation
+// whose promise broke, as diagnose does.
+func tornHint(p *program, rec *recording, f *cutFailure) (string, int) {
 	switch {
 	case f.recovery != nil:
 		return recoveryRule(f)
 	case f.kind == lostAfter:
-		return "Open must truncate the file at the end of the last good record: a record appended after a torn one is unreadable at the next Open"
+		return "Open must truncate the file at the end of the last good record: a record appended after a torn one is unreadable at the next Open", 0
 	case f.put == nil && readsBadCRC(p):
-		return "your Open reads a record whose CRC does not match as if it were whole (a log whose last record was garbled came back with the garbled value): check each record's CRC before reading it"
+		return "your Open reads a record whose CRC does not match as if it were whole (a log whose last record was garbled came back with the garbled value): check each record's CRC before reading it", 0
 	case f.put == nil && f.mode == engine.PowerReorder:
-		return "the disk may write a record's later sectors back and not its first, so a torn record can have bytes after it: those bytes prove nothing; only an intact record after a bad one shows it was durable. With none, it is a torn tail: stop there without an error"
+		return "the disk may write a record's later sectors back and not its first, so a torn record can have bytes after it: those bytes prove nothing; only an intact record after a bad one shows it was durable. With none, it is a torn tail: stop there without an error", 0
 	case f.put == nil:
-		return "a power cut in the middle of an append leaves a torn tail, which is no error: scan must stop at a record cut short, and Open must open the log"
+		return "a power cut in the middle of an append leaves a torn tail, which is no error: scan must stop at a record cut short, and Open must open the log", 0
 	}
 	return diagnose(p, rec, f)
 }
@@ -352,7 +384,7 @@ func flipLast(p *program, rec *recording) Case {
 			continue
 		}
 		tried++
-		k := cut{c: len(rec.ops), inRecovery: true}
+		k := cut{c: len(rec.ops), inRecovery: true, fp: fingerprint(m)}
 		// Every key of the Puts before it must hold its value from
 		// before the garbled record.
 		s, f := openAndRead(p, k, m, rec.puts[:last])

@@ -43,6 +43,10 @@ type Op struct {
 	From string // a rename's old name
 	Off  int64  // a write's offset, a truncate's size
 	Len  int    // a write's length
+	// Line is the line of the student's code that issued the operation,
+	// 0 when unknown. The FS never sets it: a recorder that knows the
+	// line (the grader's Config.After) fills it in.
+	Line int
 }
 
 // String describes the operation as the exercises' messages quote it.

@@ -7,7 +7,8 @@
 // It publishes one global object and then waits forever:
 //
 //	kvlabGrader.exercises()  -> array of {name, title, instructions, stub, solution, limit_ms, measure}
-//	kvlabGrader.run(name, src) -> result object (see grader.Result; JSON field names)
+//	kvlabGrader.run(name, src) -> result object (see grader.Result; JSON field names,
+//	                               a crash row's timeline included)
 //
 // and, once both are in place, calls globalThis.kvlabGraderReady() if the
 // host defined it. A run that never returns (the student's loop never ends)
@@ -73,7 +74,11 @@ func resultJS(r grader.Result) map[string]any {
 	}
 	cases := []any{}
 	for _, c := range r.Cases {
-		cases = append(cases, map[string]any{"input": c.Input, "want": c.Want, "got": c.Got, "pass": c.Pass, "hint": c.Hint})
+		jc := map[string]any{"input": c.Input, "want": c.Want, "got": c.Got, "pass": c.Pass, "hint": c.Hint}
+		if c.Timeline != nil {
+			jc["timeline"] = timelineJS(c.Timeline)
+		}
+		cases = append(cases, jc)
 	}
 	out["cases"] = cases
 	mutants := []any{}
@@ -91,4 +96,20 @@ func resultJS(r grader.Result) map[string]any {
 	}
 	out["notes"] = notes
 	return out
+}
+
+// timelineJS converts a crash case's Timeline, with the JSON field names
+// of grader.Timeline and grader.TimelineStep.
+func timelineJS(t *grader.Timeline) map[string]any {
+	steps := []any{}
+	for _, s := range t.Steps {
+		steps = append(steps, map[string]any{
+			"kind": s.Kind, "text": s.Text, "n": s.N, "file": s.File, "off": s.Off, "len": s.Len, "size": s.Size,
+			"line": s.Line, "fate": s.Fate, "phase": s.Phase, "blame": s.Blame, "err": s.Err,
+		})
+	}
+	return map[string]any{
+		"mode": t.Mode, "cut": t.Cut, "steps": steps,
+		"blame": t.Blame, "blame_in_recovery": t.BlameInRecovery, "blame_op": t.BlameOp, "line": t.Line,
+	}
 }

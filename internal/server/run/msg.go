@@ -35,6 +35,9 @@ type Msg struct {
 	// Source is the Go code of a reader's store that the run's -engine
 	// mine lines run (source.go).
 	Source string `json:"source,omitempty"`
+	// Script is the text of a reader's own workload script (Lua) that
+	// the run's -script mine lines run (source.go).
+	Script string `json:"script,omitempty"`
 }
 
 // Sink is where a reader's run messages go: the server's /ws client, or a

@@ -31,8 +31,10 @@ type Config struct {
 	// (-engine mine; source.go), "" when it does.
 	NoReaderCode string
 	// Own says which lines of a cell run are the lesson's own, for the
-	// archive (runq.Origin.Own).
-	Own func(lessonSlug, cellID string, lines []string) []bool
+	// archive (runq.Origin.Own); LessonScript is the lesson's own script
+	// before a cell ("" when none), which runs in any server (source.go).
+	Own          func(lessonSlug, cellID string, lines []string) []bool
+	LessonScript func(lessonSlug, cellID string) string
 	// Room checks a run message's "room" and "poll" for the reader at addr
 	// (package liveclass); a message with neither never reaches it.
 	Room func(m Msg, addr string, follower bool, out Sink) (Fanout, error)
@@ -257,7 +259,7 @@ func (o *Owner) admit(m Msg, lines []string, specs []*harness.Spec) (j *runq.Job
 		own = cfg.Own(m.Lesson, m.CellID, lines)
 	}
 	j = runq.NewJob(o.ctx)
-	j.ID, j.Lines, j.Specs, j.Out, j.Class, j.Repeat, j.Source = m.ID, lines, specs, o.out, class, m.Repeat, m.Source
+	j.ID, j.Lines, j.Specs, j.Out, j.Class, j.Repeat, j.Source, j.Script = m.ID, lines, specs, o.out, class, m.Repeat, m.Source, m.Script
 	j.From = runq.Origin{Source: "cell", Lesson: m.Lesson, Cell: m.CellID, Browser: m.Browser, Own: own}
 	j.Release = func() {
 		o.forget(j)

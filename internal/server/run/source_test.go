@@ -52,3 +52,35 @@ func TestMineRefusedWhereTheServerSaysSo(t *testing.T) {
 		t.Errorf("line %d, error %v; want line 0 refused with the server's reason", bad, err)
 	}
 }
+
+// readerScript is a reader's own workload script, as a page's script
+// editor sends it.
+const readerScript = `return { name = "mine", run = function(ctx) kv.put("n", "x"); local v = kv.get("n"); assert(v == nil or v == "x") end }`
+
+// A room's run of a reader's script is refused, whoever asks, naming the
+// line; the lesson's own script beside it is not what is refused.
+func TestScriptMineRefusedInARoom(t *testing.T) {
+	svc := NewService(context.Background(), Config{})
+	var specs []*harness.Spec
+	for _, l := range []string{"bench -script cart -engine kv -ops 10", "bench -script mine -engine kv -ops 10"} {
+		sp, err := harness.ParseSpec(l, harness.DefaultLimits())
+		if err != nil {
+			t.Fatal(err)
+		}
+		specs = append(specs, sp)
+	}
+	for _, follower := range []bool{false, true} {
+		c := svc.Owner(nil, "127.0.0.1", "", follower)
+		m := Msg{Script: readerScript}
+		if !c.follower {
+			m.Room = "ABCD"
+		}
+		bad, err := c.checkSource(m, specs)
+		if bad != 1 || err == nil || !strings.Contains(err.Error(), "-script mine") || !strings.Contains(err.Error(), "a room's runs") {
+			t.Errorf("follower %v: line %d, error %v; want line 1 refused for a room", c.follower, bad, err)
+		}
+	}
+	if bad, err := svc.Owner(nil, "127.0.0.1", "", false).checkSource(Msg{Script: readerScript}, specs); bad != -1 || err != nil {
+		t.Errorf("outside a room: line %d, error %v; want it allowed", bad, err)
+	}
+}

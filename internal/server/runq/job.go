@@ -64,6 +64,7 @@ type Job struct {
 	From   Origin          // where the job came from, for the archive
 	Repeat int             // times to run the lines, in rounds (0 or 1: once)
 	Source string          // the store's code that -engine mine lines run (harness.Env.Source)
+	Script string          // the reader's script that -script mine lines run (harness.Env.Script)
 	// Refused, when set, tells Out why Submit refused the job, in place of
 	// the plain error message; done follows it either way.
 	Refused func(err error)

@@ -28,6 +28,10 @@ type StartedMsg struct {
 	ID   string `json:"id"`
 	Line int    `json:"line"`
 	Spec string `json:"spec"`
+	// Round and Rounds say which round of a repeated job this is, 1-based,
+	// and how many the job runs; both absent when it runs once.
+	Round  int `json:"round,omitempty"`
+	Rounds int `json:"rounds,omitempty"`
 }
 
 // ProgressMsg is a running line's progress, about once a second.

@@ -215,13 +215,18 @@ func (r *Runner) runLine(ctx context.Context, j *Job, dir string, i, round, roun
 		j.Out.Send(ErrorMsg{Type: "error", ID: j.ID, Line: LineP(i), Message: "creating the run directory: " + err.Error()})
 		return false, false
 	}
-	j.Out.Send(StartedMsg{Type: "started", ID: j.ID, Line: i, Spec: j.Lines[i]})
+	sm := StartedMsg{Type: "started", ID: j.ID, Line: i, Spec: j.Lines[i]}
+	if rounds > 1 {
+		sm.Round, sm.Rounds = round, rounds
+	}
+	j.Out.Send(sm)
 	tl := &timeline{}
 	env := harness.Env{
 		Dir:    dir,
 		Limits: r.cfg.Limits,
 		Exe:    r.cfg.Exe,
 		Source: j.Source,
+		Script: j.Script,
 		Progress: func(p harness.Progress) {
 			tl.add(p)
 			j.Out.Send(ProgressMsg{Type: "progress", ID: j.ID, Line: i, Progress: p})

@@ -13,4 +13,5 @@
 //	templates/      the page templates; layout.html and room_layout.html are the partials
 //	reply.go        templates, pages, error pages, JSON replies and bodies
 //	markdown.go     Markdown to HTML: lesson bodies, inline texts, code highlighting
+//	sourceref.go    inline code: commands kept whole per word, source references linked to /source/, the source pages
 package web

@@ -105,6 +105,12 @@ func (r *blockRenderer) renderFenced(w util.BufWriter, src []byte, n ast.Node, e
 		q := r.l.Quizzes[r.quizs]
 		r.quizs++
 		return ast.WalkSkipChildren, pageTmpl.ExecuteTemplate(w, "quiz", quizView{Quiz: q, QuestionHTML: template.HTML(InlineMarkdown(q.Question))})
+	case "lua":
+		if name == "mine" {
+			// The reader's own script: an editor whose text the next
+			// cell's -script mine lines run (cells.js sends it).
+			return ast.WalkSkipChildren, pageTmpl.ExecuteTemplate(w, "script", scriptView{Text: body, Rows: min(max(4, strings.Count(body, "\n")+1), 30)})
+		}
 	case "exercise":
 		fmt.Fprintf(w, "<div class=\"exercise\" id=\"exercise-%s\" data-exercise=\"%s\"></div>\n", template.HTMLEscapeString(name), template.HTMLEscapeString(name))
 		return ast.WalkSkipChildren, nil
@@ -149,6 +155,13 @@ type cellView struct {
 	Rows   int
 }
 
+// scriptView is a ```lua mine block: the workload script the next
+// cell's -script mine lines run, in an editor.
+type scriptView struct {
+	Text string
+	Rows int
+}
+
 type quizView struct {
 	*quiz.Quiz
 	QuestionHTML template.HTML
@@ -170,7 +183,7 @@ func NewMarkdown(extra ...renderer.Option) goldmark.Markdown {
 	return lesson.NewMarkdown(
 		goldmark.WithExtensions(extension.Typographer),
 		goldmark.WithParserOptions(parser.WithAutoHeadingID()),
-		goldmark.WithRendererOptions(extra...),
+		goldmark.WithRendererOptions(append([]renderer.Option{renderer.WithNodeRenderers(CodeSpans())}, extra...)...),
 	)
 }
 

@@ -21,6 +21,8 @@ var templateFS embed.FS
 var pageTmpl = template.Must(template.New("").Funcs(template.FuncMap{
 	"join": strings.Join,
 	"inc":  func(i int) int { return i + 1 },
+	// code is inline code kept whole per word (CodeHTML).
+	"code": func(s string) template.HTML { return template.HTML(CodeHTML(s)) },
 }).ParseFS(templateFS, "templates/*.html"))
 
 // Execute writes the template called name (a file such as "runs.html",

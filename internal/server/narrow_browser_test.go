@@ -1,0 +1,97 @@
+package server
+
+import (
+	"io/fs"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"kvlab/lessons"
+)
+
+// On a 390 px phone no command is broken inside a word: every inline
+// code of every lesson (a command such as `bench -engine kv -sync
+// batch:16`, a flag such as `-value-size`, a path) wraps only between
+// its words, and a lesson's cells never wrap a line: a line wider than
+// the cell scrolls inside it, with its right edge faded while there is
+// more to see.
+func TestBrowserNarrowCommandsKeepWhole(t *testing.T) {
+	ctx := browser(t, 390, 844)
+	ts := startServer(t, newServer(t, func(c *Config) { c.Lessons = lessons.FS }))
+	mds, err := fs.Glob(lessons.FS, "*.md")
+	if err != nil || len(mds) == 0 {
+		t.Fatalf("no lessons (%v)", err)
+	}
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile, chromedp.EmulateScale(2))); err != nil {
+		t.Fatal(err)
+	}
+	type layout struct {
+		Width  int      `json:"width"`
+		Codes  int      `json:"codes"`
+		Split  []string `json:"split"`
+		Cells  int      `json:"cells"`
+		Wrap   []string `json:"wrap"`
+		Scroll int      `json:"scroll"`
+		NoCue  []string `json:"nocue"`
+	}
+	codes, scrolled := 0, 0
+	for _, md := range mds {
+		slug := strings.TrimSuffix(md, ".md")
+		if err := chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/lessons/"+slug), chromedp.WaitVisible(chromedp.CSS("main"))); err != nil {
+			t.Fatal(err)
+		}
+		l, err := chromedp.Run(ctx, chromedp.Evaluate[layout](`new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(() => {
+			const out = {width: innerWidth, codes: 0, split: [], cells: 0, wrap: [], scroll: 0, nocue: []};
+			for (const code of document.querySelectorAll('main code')) {
+				if (code.closest('pre')) continue;
+				out.codes++;
+				// A word's characters share one line: their boxes one top.
+				const walk = document.createTreeWalker(code, NodeFilter.SHOW_TEXT);
+				for (let n; (n = walk.nextNode());) {
+					for (const m of n.data.matchAll(/\S+/g)) {
+						const r = document.createRange(); r.setStart(n, m.index); r.setEnd(n, m.index + m[0].length);
+						if (new Set(Array.from(r.getClientRects()).filter((x) => x.width > 0).map((x) => Math.round(x.top))).size > 1) out.split.push(m[0] + ' (in ' + code.textContent + ')');
+					}
+				}
+			}
+			for (const src of document.querySelectorAll('.cell-src')) {
+				out.cells++;
+				// No soft wrap: the box is as tall as its lines, one per line.
+				const cs = getComputedStyle(src);
+				const lines = src.value.split('\n').length;
+				const lh = parseFloat(cs.lineHeight), pad = parseFloat(cs.paddingTop) + parseFloat(cs.paddingBottom);
+				if (cs.whiteSpace !== 'pre' || src.scrollHeight > pad + lh * Math.max(lines, src.rows) + lh / 2) out.wrap.push(src.value);
+				if (src.scrollWidth > src.clientWidth + 1) {
+					out.scroll++;
+					const cue = cs.getPropertyValue('--more-right').trim();
+					if (cue === '' || cue === '0px') out.nocue.push(src.value);
+				}
+			}
+			done(out);
+		})))`, chromedp.EvalAwaitPromise))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.Width != 390 {
+			t.Fatalf("%s is laid out %d px wide, want 390", slug, l.Width)
+		}
+		codes += l.Codes
+		scrolled += l.Scroll
+		if len(l.Split) > 0 {
+			t.Errorf("%s at 390 px: words of inline code broken across lines: %q", slug, l.Split)
+		}
+		if len(l.Wrap) > 0 {
+			t.Errorf("%s at 390 px: cells whose lines wrap: %q", slug, l.Wrap)
+		}
+		if len(l.NoCue) > 0 {
+			t.Errorf("%s at 390 px: cells wider than the phone with no fade at their right edge: %q", slug, l.NoCue)
+		}
+		if slug == "04-the-fsync-tax" {
+			shot(t, ctx, "#cell-methods", "narrow-lesson4.png")
+		}
+	}
+	if codes < 100 || scrolled == 0 {
+		t.Errorf("checked %d inline codes and %d cells wider than the phone; want 100 or more, and some cell that scrolls (the test shows nothing)", codes, scrolled)
+	}
+}
