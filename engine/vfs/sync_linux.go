@@ -1,4 +1,4 @@
-package engine
+package vfs
 
 import "golang.org/x/sys/unix"
 

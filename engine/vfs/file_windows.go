@@ -1,4 +1,4 @@
-package engine
+package vfs
 
 // How the store opens files and syncs directories on Windows. Built and
 // vetted for Windows, not run, by this project's tests.

@@ -1,6 +1,6 @@
 //go:build !unix && !windows
 
-package engine
+package vfs
 
 import "errors"
 
