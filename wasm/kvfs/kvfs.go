@@ -3,8 +3,8 @@
 // plain names, with exactly the operations a durable store needs and
 // nothing else of the host. The student's code imports it as "kvfs".
 //
-// It sits on an engine.FS rooted in one directory: in the browser and in
-// the grader's tests an engine.MemFS, which can lose power after any
+// It sits on an vfs.FS rooted in one directory: in the browser and in
+// the grader's tests an vfs.MemFS, which can lose power after any
 // operation. Every operation that changes the disk (create, write,
 // fdatasync, directory fsync, rename, remove, truncate) is numbered from 1
 // and described in the page's words ("write seg-0 @4096, 21 bytes"), and
@@ -32,7 +32,7 @@ import (
 	"strings"
 	"sync"
 
-	"kvlab/engine"
+	"kvlab/engine/vfs"
 )
 
 // Op is one operation that changed the disk.
@@ -131,7 +131,7 @@ type File interface {
 
 // dirFS is the FS: one directory of under.
 type dirFS struct {
-	under engine.FS
+	under vfs.FS
 	dir   string
 	c     Config
 
@@ -142,7 +142,7 @@ type dirFS struct {
 }
 
 // New returns an FS on the directory dir of under. dir must exist.
-func New(under engine.FS, dir string, c Config) FS {
+func New(under vfs.FS, dir string, c Config) FS {
 	return &dirFS{under: under, dir: dir, c: c}
 }
 
@@ -298,7 +298,7 @@ func IsNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
 // file is a File. Its fields are guarded by fs.mu.
 type file struct {
 	fs     *dirFS
-	h      engine.File
+	h      vfs.File
 	name   string
 	off    int64 // where the next Write goes
 	closed bool

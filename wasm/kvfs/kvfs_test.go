@@ -8,12 +8,12 @@ import (
 	"sync"
 	"testing"
 
-	"kvlab/engine"
+	"kvlab/engine/vfs"
 )
 
-func newFS(t *testing.T) (FS, *engine.MemFS, *[]string) {
+func newFS(t *testing.T) (FS, *vfs.MemFS, *[]string) {
 	t.Helper()
-	m := engine.NewMemFS()
+	m := vfs.NewMemFS()
 	if err := m.MkdirAll("/db", 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestSyncDirMakesNamesDurable(t *testing.T) {
 		if syncDir {
 			f.SyncDir()
 		}
-		got, err := New(m.PowerCut(engine.PowerPrefix, nil), "/db", Config{}).ReadFile("log")
+		got, err := New(m.PowerCut(vfs.PowerPrefix, nil), "/db", Config{}).ReadFile("log")
 		if syncDir && string(got) != "data" || !syncDir && !IsNotExist(err) {
 			t.Errorf("SyncDir %v: after a power cut ReadFile = %q, %v", syncDir, got, err)
 		}
@@ -114,7 +114,7 @@ func TestSyncDirMakesNamesDurable(t *testing.T) {
 // (a store that syncs from a goroutine of its own) are each counted once
 // and reach After numbered 1, 2, 3, ... in the order they ran.
 func TestConcurrentOpsAreNumberedInOrder(t *testing.T) {
-	m := engine.NewMemFS()
+	m := vfs.NewMemFS()
 	if err := m.MkdirAll("/db", 0o755); err != nil {
 		t.Fatal(err)
 	}
