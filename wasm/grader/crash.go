@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 
 	"kvlab/engine/vfs"
-	"kvlab/wasm/kvfs"
+	"kvlab/gohost/kvfs"
 )
 
 // This file is the machinery of the crash exercises: a student's store is

@@ -7,7 +7,7 @@ import (
 	"syscall"
 
 	"kvlab/engine/vfs"
-	"kvlab/wasm/kvfs"
+	"kvlab/gohost/kvfs"
 )
 
 // The exercise "durable-ack": Put returns only once its record is durable.

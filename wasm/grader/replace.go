@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"kvlab/engine/vfs"
-	"kvlab/wasm/kvfs"
+	"kvlab/gohost/kvfs"
 )
 
 // The exercise "atomic-replace": Save replaces a file so that a power cut

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 
 	"kvlab/engine/vfs"
-	"kvlab/wasm/kvfs"
+	"kvlab/gohost/kvfs"
 )
 
 // Timeline is what the store did to the disk in a failing crash case, for
