@@ -233,24 +233,6 @@ func TestOpenBadOptions(t *testing.T) {
 	}
 }
 
-// syncedContains reports whether any file's synced (power-cut-proof)
-// bytes contain b.
-func (m *MemFS) syncedContains(b []byte) bool {
-	return m.anyFile(func(n *memNode) bool { return bytes.Contains(n.synced, b) })
-}
-
-// anyFile reports whether has holds for some file in the live namespace.
-func (m *MemFS) anyFile(has func(*memNode) bool) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, n := range m.live {
-		if has(n) {
-			return true
-		}
-	}
-	return false
-}
-
 // TestAcknowledgedIsSynced checks, after every Put returns, that its
 // record is in the bytes a power cut keeps, for the policies that promise
 // it, with many concurrent writers. A slow fdatasync (1ms, injected) makes
@@ -290,7 +272,7 @@ func TestAcknowledgedIsSynced(t *testing.T) {
 							t.Error(err)
 							return
 						}
-						if !mem.syncedContains(append(rec.key, rec.value...)) {
+						if !mem.Contains(append(rec.key, rec.value...), true) {
 							t.Errorf("Put(%s) returned before its record was synced", rec.key)
 						}
 					}
@@ -374,7 +356,7 @@ func TestPeriodicTimer(t *testing.T) {
 	if s := db.Stats(); s.Fsyncs != 1 {
 		t.Errorf("one tick: %d fdatasyncs, want 1", s.Fsyncs)
 	}
-	if !mem.syncedContains([]byte("9v")) {
+	if !mem.Contains([]byte("9v"), true) {
 		t.Error("DurableSeq covers the last Put, but its record is not on the disk")
 	}
 }

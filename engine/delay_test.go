@@ -73,7 +73,7 @@ func TestGroupCommitDelay(t *testing.T) {
 			if err := <-done; err != nil {
 				t.Fatal(err)
 			}
-			if !mem.syncedContains([]byte("lonewriter")) {
+			if !mem.Contains([]byte("lonewriter"), true) {
 				t.Error("the Put returned, but its record is not on the disk")
 			}
 		})

@@ -3,6 +3,8 @@ package engine
 import (
 	"errors"
 	"fmt"
+
+	"kvlab/engine/vfs"
 )
 
 // Sentinel errors. Errors returned by the store wrap these with %w and add
@@ -72,7 +74,7 @@ var (
 	// ErrPowerLost is returned by every operation on a MemFS after its
 	// Crash, and on the files opened from it: the simulated machine lost
 	// power. A store on that MemFS fails with ErrFailed wrapping it.
-	ErrPowerLost = errors.New("engine: memfs: the simulated machine lost power")
+	ErrPowerLost = vfs.ErrPowerLost
 )
 
 // SyncError is the error ParseSync returns for text that is not a sync

@@ -10,12 +10,6 @@ import (
 	"time"
 )
 
-// liveContains reports whether any file's current bytes (what the OS
-// holds, synced or not) contain b.
-func (m *MemFS) liveContains(b []byte) bool {
-	return m.anyFile(func(n *memNode) bool { return bytes.Contains(n.data, b) })
-}
-
 // TestWriteBufferLayers follows Puts through the three layers under each
 // buffered policy: the process's write buffer, the OS (MemFS's live
 // bytes, the page cache) and the disk (MemFS's synced bytes). A Put is
@@ -54,10 +48,10 @@ func TestWriteBufferLayers(t *testing.T) {
 			}
 			for i := range c.puts {
 				rec := []byte(fmt.Sprintf("key%dv%d", i, i))
-				if got, want := mem.liveContains(rec), uint64(i) < s.WrittenSeq; got != want {
+				if got, want := mem.Contains(rec, false), uint64(i) < s.WrittenSeq; got != want {
 					t.Errorf("key%d (seq %d) in the OS's bytes: got %v, want %v (WrittenSeq %d)", i, i+1, got, want, s.WrittenSeq)
 				}
-				if got, want := mem.syncedContains(rec), uint64(i) < s.DurableSeq; got != want {
+				if got, want := mem.Contains(rec, true), uint64(i) < s.DurableSeq; got != want {
 					t.Errorf("key%d (seq %d) on the disk: got %v, want %v (DurableSeq %d)", i, i+1, got, want, s.DurableSeq)
 				}
 			}
@@ -204,7 +198,7 @@ func TestPeriodicFlushesBuffer(t *testing.T) {
 	if err := db.commit.waitDurable(1); err != nil {
 		t.Fatal(err)
 	}
-	if !mem.syncedContains([]byte("kperiodic")) {
+	if !mem.Contains([]byte("kperiodic"), true) {
 		t.Error("DurableSeq covers the Put, but its record is not on the disk")
 	}
 }
@@ -305,7 +299,7 @@ func TestFailedFlushKeepsBuffer(t *testing.T) {
 	if !errors.Is(err, ErrFailed) || !errors.Is(err, syscall.EIO) {
 		t.Fatalf("Puts until the buffer's write failed: got %v, want ErrFailed wrapping EIO", err)
 	}
-	if mem.liveContains([]byte("acknowledged, in the buffer")) {
+	if mem.Contains([]byte("acknowledged, in the buffer"), false) {
 		t.Fatal("the failed write reached the file; the test needs it not to")
 	}
 	checkGet(t, db, "k0", "acknowledged, in the buffer")

@@ -702,7 +702,7 @@ func TestPooledP99Claim(t *testing.T) {
 // this, refuses a quiz whose answer is the same on every machine.)
 func TestPredictionQuizzes(t *testing.T) {
 	ls := load(t)
-	for _, c := range lesson.CountPredictions(ls) {
+	for _, c := range CountPredictions(ls) {
 		t.Log(c)
 		if !c.AtLeastHalf() {
 			t.Errorf("%s: %d of %d quizzes are predictions, want at least half", c.Slug, c.Predictions, c.Quizzes)

@@ -4,8 +4,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"kvlab/internal/lesson"
 )
 
 // notYetMeasured lists, as "slug/quiz-id", the quizzes that fail the
@@ -29,7 +27,7 @@ func TestQuizzesDependOnMeasurement(t *testing.T) {
 			if c := l.Cell(q.Cell); c != nil {
 				cell = c.Lines
 			}
-			err := lesson.AnswerProblemFor(q, cell)
+			err := AnswerProblemFor(q, cell)
 			allowed := slices.Contains(notYetMeasured, name)
 			switch {
 			case err != nil && !allowed:
@@ -50,7 +48,7 @@ func TestQuizzesDependOnMeasurement(t *testing.T) {
 // TestPredictionCounts logs, per chapter, how many quizzes ask for a
 // prediction before the measurement (predict: yes, or run:).
 func TestPredictionCounts(t *testing.T) {
-	for _, c := range lesson.CountPredictions(load(t)) {
+	for _, c := range CountPredictions(load(t)) {
 		t.Log(c)
 	}
 }

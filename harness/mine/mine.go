@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"kvlab/engine"
+	"kvlab/gohost/kvfs"
 	"kvlab/harness"
 	"kvlab/wasm/grader"
-	"kvlab/wasm/kvfs"
 )
 
 func init() {

@@ -106,7 +106,7 @@ type Archive interface {
 	// one set wins, so a prediction is graded once. An unknown id is an
 	// error wrapping ErrNotFound.
 	SetVerdict(ctx context.Context, id int64, verdict json.RawMessage) (json.RawMessage, error)
-	// Rooms: live classes, their polls and the class board (room.go).
+	// Rooms: live classes, their polls and the class board (class.go).
 	RoomArchive
 	// Close releases the database. Methods called after it return
 	// ErrClosed.

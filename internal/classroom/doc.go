@@ -2,7 +2,7 @@
 // code, its expiry, the followers' fan-out hub, the prediction polls with
 // their histograms, the class board's measures and the share check, and
 // the join QR code. The HTTP and websocket glue lives in
-// internal/server/room; the record of every room is the run archive's
+// internal/server/liveclass; the record of every room is the run archive's
 // (internal/archive).
 //
 // Decisions a reader may look for:

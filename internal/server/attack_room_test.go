@@ -94,24 +94,22 @@ func TestCellTimeBudgetEnforced(t *testing.T) {
 	}
 }
 
-// POST /api/quiz reads only what the quiz needs: unknown fields are
-// refused as the websocket refuses them, more results than any cell has
-// lines are refused before the rest is read, and once the quiz's results
-// are in, the rest of the body is not even parsed.
-func TestQuizDecodesOnlyWhatItNeeds(t *testing.T) {
+// POST /api/quiz refuses what it does not grade from: unknown fields are
+// refused as the websocket refuses them, and "results" (numbers sent by
+// the client) outright, however many; run ids are capped at a cell's
+// lines times a repeat: quiz's rounds.
+func TestQuizRefusesWhatItDoesNotRead(t *testing.T) {
 	s := newServer(t, nil)
 	ts := startServer(t, s)
 	one := `{"latency":{"put":{"count":500,"p50_ns":10,"p99_ns":50}},"ops_per_sec":1}`
 	tests := []quizRefusal{
-		{"unknown field", `{"lesson":"01-fixture","quiz":"tail","answer":"5","results":[` + one + `,` + one + `],"extra":1}`, 400, `unknown field "extra"`},
-		{"field twice", `{"lesson":"01-fixture","lesson":"01-fixture","quiz":"tail","answer":"5"}`, 400, `"lesson" given twice`},
-		{"more results than any cell has lines", `{"results":[` + strings.TrimSuffix(strings.Repeat(one+",", 17), ",") + `],"lesson":"01-fixture","quiz":"tail","answer":"5"}`, 400, "results: more than 16"},
-		// Results sent by the client are refused (quizzes are graded from
-		// the server's record), but only after the decoder stopped reading.
-		{"the rest after the quiz's results is not read", `{"lesson":"01-fixture","quiz":"tail","answer":"5","results":[` + one + `,` + one + `,{"this is not JSON`, 400, "not from numbers sent with the answer"},
+		{"unknown field", `{"lesson":"01-fixture","quiz":"tail","answer":"5","extra":1}`, 400, `unknown field "extra"`},
+		{"results", `{"lesson":"01-fixture","quiz":"tail","answer":"5","results":[` + one + `,` + one + `]}`, 400, "not from numbers sent with the answer"},
+		{"more results than any cell has lines", `{"results":[` + strings.TrimSuffix(strings.Repeat(one+",", 17), ",") + `],"lesson":"01-fixture","quiz":"tail","answer":"5"}`, 400, "not from numbers sent with the answer"},
+		{"results first", `{"results":[` + one + `],"lesson":"01-fixture","quiz":"tail","answer":"5"}`, 400, "not from numbers sent with the answer"},
+		{"a body cut off after its results", `{"lesson":"01-fixture","quiz":"tail","answer":"5","results":[` + one + `,{"this is not JSON`, 400, "malformed request"},
 		{"a prediction", `{"lesson":"01-fixture","quiz":"tail","answer":"5","prediction":true,"browser":"b1","run_ids":[]}`, 422, "run the cell first"},
 		{"a prediction that is not a bool", `{"lesson":"01-fixture","quiz":"tail","answer":"5","prediction":"yes"}`, 400, "prediction:"},
-		{"results first, trimmed to the quiz's", `{"results":[` + one + `,` + one + `,` + one + `],"lesson":"01-fixture","quiz":"tail","answer":"5"}`, 400, "not from numbers sent with the answer"},
 		{"more run ids than any cell has lines and rounds", `{"lesson":"01-fixture","quiz":"tail","answer":"5","run_ids":[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44,45,46,47,48,49,50,51,52,53,54,55,56,57,58,59,60,61,62,63,64,65,66,67,68,69,70,71,72,73,74,75,76,77,78,79,80,81]}`, 400, "run_ids: 81 ids; at most 80 (a cell's lines, 5 runs each)"},
 		{"run ids not numbers", `{"lesson":"01-fixture","quiz":"tail","answer":"5","run_ids":"1,2"}`, 400, "run_ids: want an array of run ids"},
 	}

@@ -33,9 +33,9 @@ func BenchmarkLessonPageCached(b *testing.B) {
 // for comparison with the cached path.
 func BenchmarkLessonPageUncached(b *testing.B) {
 	s := newServer(b, nil)
-	ls, _ := s.lessonsNow()
+	ls, _ := s.course.now()
 	for b.Loop() {
-		if _, err := s.renderLesson(ls[0], 0, ls); err != nil {
+		if _, err := s.course.renderLesson(ls[0], 0, ls); err != nil {
 			b.Fatal(err)
 		}
 	}

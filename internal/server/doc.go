@@ -8,7 +8,7 @@
 //	GET  /lessons/SLUG      one lesson
 //	GET  /static/PATH       embedded CSS, JS, SVG and the wasm folder
 //	GET  /static/chroma.css code highlighting, light and dark
-//	GET  /ws                the run websocket (see messages.go)
+//	GET  /ws                the run websocket (see messages.go; package run owns its runs)
 //	POST /api/quiz          check a quiz answer (see quizapi.go)
 //	GET  /api/quiz/queue    a run: quiz's place in the queue (see quizapi.go)
 //	POST /api/predict       store a prediction before its run (see predict.go)
@@ -16,16 +16,16 @@
 //	GET  /runs/ID           one run's permalink; ID.json and ID.tsv export it
 //	GET  /compare           two groups of runs compared (package runspage)
 //	/api/rooms/...          a live class: its state, section, polls,
-//	                        predictions and board (package room)
+//	                        predictions and board (package liveclass)
 //	POST /api/rooms/CODE/share  a result shared to the board, the one
-//	                        cross-origin route (package room)
+//	                        cross-origin route (package liveclass)
 //	/api/share-target       the room servers this one's pages may share to (see share.go)
-//	GET  /room/CODE/ws      a room's follower socket (package room)
+//	GET  /room/CODE/ws      a room's follower socket (package liveclass)
 //	GET  /room/CODE/qr.svg  the room's join URL as a QR code
 //	GET  /join              a room's join form; /room/CODE a follower's page,
 //	                        /present/CODE the presenter's, /room/CODE/board
-//	                        the class board (package room)
-//	GET  /classes           past classes; /classes/ID, /classes/compare (package room)
+//	                        the class board (package liveclass)
+//	GET  /classes           past classes; /classes/ID, /classes/compare (package liveclass)
 //
 // Runs are serialized (package runq): one at a time per server (which
 // owns one data directory), others wait in a FIFO queue and are told their
@@ -42,38 +42,36 @@
 // loopback address (DNS rebinding).
 //
 // Packages beside it: web (templates, Markdown, replies), guard (who
-// may use the server, per-address limits, the refusal log), runq (the
-// disk's one runner: jobs, their queue, the budget, recording) and
-// runspage (the archive's pages: /runs, /runs/ID and its exports, /compare)
-// and room (the live class: its registry, API, polls, board, follower
-// socket, pages and past classes). The room gets from the server only
-// what room.Config gives it; a follower's own runs come back through
-// followerRunner (runowner.go), and a presenter's run on /ws asks
-// room.PresenterRun, whose Run is the job's sink.
+// may use the server, per-address limits, the refusal log), run (a
+// reader's run from message to result: the message, the sink, the
+// origin check, check → admit → cancel), runq (the disk's one runner:
+// jobs, their queue, the budget, recording), runspage (the archive's
+// pages: /runs, /runs/ID and its exports, /compare) and room (the live
+// class: its registry, API, polls, board, follower socket, pages and
+// past classes); grading is package grade's. The /ws socket and the
+// room's follower socket are transports over package run: each reader's
+// runs are a run.Owner's; a presenter's run asks liveclass.PresenterRun
+// (run.Config.Room), whose Run is the job's sink.
 //
 // Files, one job each:
 //
 //	doc.go           this overview
 //	server.go        Config, Server, New (defaults, routes), ServeHTTP, Close
 //	errors.go        sentinel errors, prefixed server:
-//	lessons.go       loading the lessons, re-reading them in author mode
+//	lessons.go       course: loading the lessons, re-reading them in author mode
 //	pages.go         GET / and GET /lessons/SLUG: lesson pages and the index, cached
-//	static.go        GET /static/: ETags, gzip and the wasm file
+//	static.go        staticFiles: GET /static/, ETags, gzip and the wasm file
 //	csp.go           the Content-Security-Policy every response carries
 //	access.go        package guard's verdicts on Host and Origin as replies
 //	token.go         where the token comes from: -token, -token-file, $KVLAB_TOKEN
-//	ws.go            the run websocket's connections: reader, writer
-//	runowner.go      a reader's runs (a socket's, a room follower's): check, admit, cancel
-//	messages.go      the run websocket's protocol (its messages are runq's)
-//	cellcheck.go     a run message's extras, a run: quiz's lines (runq.CheckLines)
-//	mine.go          who may run a reader's own store (-engine mine): loopback, no token, no room
+//	ws.go            the run websocket's connections: reader, writer; a run.Owner's sink
+//	messages.go      the run websocket's protocol (run.Msg in, runq's messages out)
+//	cellcheck.go     a run: quiz's lines (runq.CheckLines)
 //	owner.go         this server's claim on its run directories under -data
 //	os_unix.go       what differs by OS: the owner lock (flock) and "address in use"
 //	os_windows.go    the same two for Windows (LockFileEx, WSAEADDRINUSE)
 //	record.go        opening the run archive; a cell run's own lines
-//	quizapi.go       POST /api/quiz and GET /api/quiz/queue
-//	quizdecode.go    decoding a quiz request as a stream, within its caps
-//	quizrecord.go    grading a cell quiz from recorded runs; predictions first
+//	quizapi.go       quizAPI: POST /api/quiz and GET /api/quiz/queue (grading is package grade)
 //	quizpredict.go   predictions, graded once: stored before the run that grades them
 //	predict.go       POST /api/predict
 //	writes.go        bounded writes to the archive: rates, caps per browser and address, body caps
@@ -85,12 +83,12 @@
 // archive's queries, harness.ExecSpec). Four structs also hold one, and
 // only as their own lifetime, created with its cancel by whoever creates
 // the value and cancelled by its own shutdown path: Server.ctx ends at
-// Close and is the parent of everything below; client.ctx ends when its
-// websocket closes; runq.Job's ends when the job is cancelled, its client
+// Close and is the parent of everything below; a run.Owner's ends when
+// its websocket closes or its follower leaves; runq.Job's ends when the job is cancelled, its client
 // goes, or the server closes; runq.Runner's ends at its Close. The runner,
 // a writer goroutine and the queue reach those values long after the
 // call that created them has returned, so there is no call chain to pass
 // the context along; the lifetime travels with the value, as grpc's
 // ClientConn keeps its own. No other struct holds one (the rooms' timers
-// and sweeper end on Server.ctx's Done channel, room.Config.Done).
+// and sweeper end on Server.ctx's Done channel, liveclass.Config.Done).
 package server

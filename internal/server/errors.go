@@ -3,6 +3,8 @@ package server
 import (
 	"errors"
 	"fmt"
+
+	"kvlab/internal/server/run"
 )
 
 // Sentinel errors. Their text reaches the page as it is (a websocket
@@ -11,11 +13,10 @@ import (
 // types beside the code that refuses: *runq.QueueFullError and
 // runq.ErrShuttingDown (package runq), *guard.AddrFullError (package guard).
 var (
-	// errTokenRequired refuses a run (a cell, or a run: quiz's
-	// measurement) that does not present the instructor token on a server
-	// that has one. The page recognises it by the words "instructor
-	// token" and asks for the token again.
-	errTokenRequired = errors.New("server: this server needs the instructor token to run anything: ask the instructor and enter it when the page asks")
+	// errTokenRequired refuses a run: quiz's measurement that does not
+	// present the instructor token on a server that has one, as
+	// package run refuses a cell's run.
+	errTokenRequired = run.ErrTokenRequired
 
 	// errQuizBusy refuses a run: quiz's measurement when maxQuizRuns are
 	// already queued or running; POST /api/quiz answers it with 429.

@@ -4,36 +4,56 @@ import (
 	"fmt"
 	"io/fs"
 	"strings"
+	"sync"
 
 	"kvlab/internal/lesson"
-	"kvlab/internal/server/runq"
 )
 
-// lessonsNow returns the current lessons, re-reading them in author mode
+// course is the lessons and their rendered pages (pages.go): loaded at
+// start, or in author mode re-read when a file changes, and each page
+// rendered once until then. It is safe for concurrent use.
+type course struct {
+	fsys       fs.FS
+	authorMode bool // re-read fsys when a file changes (-lessons DIR)
+	needToken  bool // the pages ask for the instructor token
+	logf       func(format string, args ...any)
+	// checkCell and checkRun say why a cell's text or a quiz's run: lines
+	// would be refused under the server's caps (warnLines).
+	checkCell func(text string) error
+	checkRun  func(lines []string) error
+
+	mu      sync.Mutex // guards the fields below
+	lessons []*lesson.Lesson
+	loadErr error
+	stamp   string
+	pages   map[string][]byte // rendered lesson pages by slug, and "" for the index
+}
+
+// now returns the current lessons, re-reading them in author mode
 // when a file changed.
-func (s *Server) lessonsNow() ([]*lesson.Lesson, error) {
-	if s.cfg.Reload {
-		if st := s.stampNow(); st != s.currentStamp() {
-			if err := s.reload(st); err != nil {
+func (c *course) now() ([]*lesson.Lesson, error) {
+	if c.authorMode {
+		if st := c.stampNow(); st != c.currentStamp() {
+			if err := c.reload(st); err != nil {
 				return nil, err
 			}
 		}
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.lessons, s.loadErr
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lessons, c.loadErr
 }
 
-func (s *Server) currentStamp() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.stamp
+func (c *course) currentStamp() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stamp
 }
 
 // stampNow summarizes the lesson files' names, sizes and times.
-func (s *Server) stampNow() string {
+func (c *course) stampNow() string {
 	var b strings.Builder
-	ents, err := fs.ReadDir(s.cfg.Lessons, ".")
+	ents, err := fs.ReadDir(c.fsys, ".")
 	if err != nil {
 		return "error: " + err.Error()
 	}
@@ -53,44 +73,46 @@ func (s *Server) stampNow() string {
 // reload parses the lessons and drops the page cache; stamp is the
 // stampNow taken before the files are read. In author mode a broken lesson
 // is shown as an error page instead of stopping the server.
-func (s *Server) reload(stamp string) error {
-	ls, err := lesson.Load(s.cfg.Lessons)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.stamp = stamp
-	s.pages = map[string][]byte{}
+func (c *course) reload(stamp string) error {
+	ls, err := lesson.Load(c.fsys)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stamp = stamp
+	c.pages = map[string][]byte{}
 	if err != nil {
-		s.loadErr = err
-		if s.cfg.Reload {
-			s.log.Printf("lessons: %v", err)
+		c.loadErr = err
+		if c.authorMode {
+			c.logf("lessons: %v", err)
 			return nil
 		}
 		return fmt.Errorf("lessons: %w", err)
 	}
-	s.lessons, s.loadErr = ls, nil
-	s.warnLines(ls)
+	c.lessons, c.loadErr = ls, nil
+	c.warnLines(ls)
 	return nil
 }
 
 // warnLines logs every cell or quiz line that would be refused under the
 // server's caps, so an author sees it before a student does.
-func (s *Server) warnLines(ls []*lesson.Lesson) {
+func (c *course) warnLines(ls []*lesson.Lesson) {
 	for _, l := range ls {
-		for _, c := range l.Cells {
-			if _, _, _, err := runq.CheckCell(c.Text, 0, s.cfg.Limits, s.cfg.Budget, s.cfg.MaxLinesPerCell); err != nil {
-				s.log.Printf("%s: cell %s: %v", l.File, c.ID, err)
+		for _, cell := range l.Cells {
+			if err := c.checkCell(cell.Text); err != nil {
+				c.logf("%s: cell %s: %v", l.File, cell.ID, err)
 			}
 		}
 		for _, q := range l.Quizzes {
-			if _, err := s.checkRunLines(q.Run); err != nil {
-				s.log.Printf("%s: quiz %s: %v", l.File, q.ID, err)
+			if err := c.checkRun(q.Run); err != nil {
+				c.logf("%s: quiz %s: %v", l.File, q.ID, err)
 			}
 		}
 	}
 }
 
-func (s *Server) findLesson(slug string) (*lesson.Lesson, int, []*lesson.Lesson, error) {
-	ls, err := s.lessonsNow()
+// find is the lesson slug names, its index and all the lessons; a nil
+// lesson when there is none.
+func (c *course) find(slug string) (*lesson.Lesson, int, []*lesson.Lesson, error) {
+	ls, err := c.now()
 	if err != nil {
 		return nil, 0, nil, err
 	}
@@ -103,8 +125,8 @@ func (s *Server) findLesson(slug string) (*lesson.Lesson, int, []*lesson.Lesson,
 }
 
 // lesson is the lesson slug names, or nil when there is none (the room's
-// view of the lessons, room.Config.Lesson).
-func (s *Server) lesson(slug string) (*lesson.Lesson, error) {
-	l, _, _, err := s.findLesson(slug)
+// view of the lessons, liveclass.Config.Lesson).
+func (c *course) lesson(slug string) (*lesson.Lesson, error) {
+	l, _, _, err := c.find(slug)
 	return l, err
 }

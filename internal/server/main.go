@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"kvlab/internal/server/guard"
-	"kvlab/internal/server/room"
+	"kvlab/internal/server/liveclass"
 	"kvlab/internal/server/runq"
 	"kvlab/internal/suggest"
 )
@@ -100,7 +100,7 @@ func newServeFlags(stderr io.Writer) (*flag.FlagSet, *serveFlags) {
 	fl.IntVar(&bud.MaxRunsPerCell, "max-cell-runs", bud.MaxRunsPerCell, "most runs all the lines of one cell may make")
 	fl.DurationVar(&bud.MaxCellTime, "max-cell-time", bud.MaxCellTime, "longest one cell may hold the disk, preload and every run included; a cell whose -duration (or -ops / -rate) adds up to more is refused")
 	fl.Int64Var(&bud.MaxMemory, "max-memory", bud.MaxMemory, "most bytes of memory one run may need, estimated from its -keys, -value-size, -engine and the latency samples it keeps")
-	fl.DurationVar(&c.RoomTTL, "room-ttl", room.DefaultTTL, "a room (a live class: /api/rooms) closes this long after its presenter's last action; its code then answers 404")
+	fl.DurationVar(&c.RoomTTL, "room-ttl", liveclass.DefaultTTL, "a room (a live class: /api/rooms) closes this long after its presenter's last action; its code then answers 404")
 	fl.Func("allow-engine", "a server a cell's line may name by its address (resp://HOST:PORT or postgres://USER@HOST:PORT/DB; repeat or separate with commas): a server with a token or beyond loopback refuses every other address, and one on loopback for its owner alone also allows servers on this machine; the throwaway engines redis, postgres and kvserver need none", func(v string) error {
 		keys, err := runq.ParseAllowedEngines(v)
 		if err != nil {
@@ -130,7 +130,7 @@ func newServeFlags(stderr io.Writer) (*flag.FlagSet, *serveFlags) {
 	fl.Int64Var(&wl.MaxBytes, "max-write-bytes", wl.MaxBytes, "largest body of a prediction (POST /api/predict) or a poll ballot")
 	fl.Int64Var(&wl.MaxShareBytes, "max-share-bytes", wl.MaxShareBytes, "largest body of a share to a class board")
 	fl.IntVar(&c.MaxTokenFailures, "max-token-failures", guard.DefaultMaxTokenFailures, "wrong tokens and presenter secrets one address may send in a minute; past that its token checks get 429 for the rest of the minute")
-	fl.IntVar(&c.MaxUnknownCodes, "max-unknown-codes", room.DefaultMaxUnknownCodes, "lookups of room codes that name no open room one address may make in a minute; past that its room lookups get 429 for the rest of the minute (behind a NAT the whole class is one address)")
+	fl.IntVar(&c.MaxUnknownCodes, "max-unknown-codes", liveclass.DefaultMaxUnknownCodes, "lookups of room codes that name no open room one address may make in a minute; past that its room lookups get 429 for the rest of the minute (behind a NAT the whole class is one address)")
 	fl.StringVar(&c.ArchiveTarget, "archive", "", "where every run is recorded: empty = kvlab.db (SQLite) in -data; a postgres:// URL for PostgreSQL, shared by several servers")
 	fl.Usage = func() {
 		fmt.Fprintf(fl.Output(), "usage: labserver [serve] [flags]\n\nServe the course on http://ADDR/. Cells run on this machine's disk, one at a time.\nThe measuring commands (bench, sweep, probe, model, crash) are listed by `labserver help`.\n\nflags:\n")

@@ -23,9 +23,9 @@ package server
 // the line is recorded, and "round" in a repeated run; done carries
 // "cancelled":true when the run was cancelled.
 
-// The incoming message, run or cancel, is runq.RunMsg: the run
-// websocket's and a room follower's socket's alike (package room reads
-// the follower's).
+// The incoming message, run or cancel, is run.Msg: the run websocket's
+// and a room follower's socket's alike (package liveclass reads the
+// follower's); a run.Owner checks, admits, queues and cancels its runs.
 
 // The outgoing messages of a run are package runq's too (messages.go):
 // runq.QueuedMsg, StartedMsg, ProgressMsg, ResultMsg, DoneMsg, ErrorMsg.

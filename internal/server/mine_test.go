@@ -5,9 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"kvlab/harness"
 	_ "kvlab/harness/mine" // registers -engine mine and mine-null
-	"kvlab/internal/server/runq"
 	"kvlab/wasm/grader"
 )
 
@@ -99,36 +97,5 @@ func TestWSMineRefused(t *testing.T) {
 				t.Errorf("errors %q, want the first containing %q", errs, tt.want)
 			}
 		})
-	}
-}
-
-// A room's run is refused, whoever asks: the presenter's (a run message
-// with "room") and a follower's.
-func TestMineRefusedInARoom(t *testing.T) {
-	s := newServer(t, func(c *Config) { c.Addr = "127.0.0.1:8080" })
-	lines := []string{"bench -engine kv -ops 10", "bench -engine mine -ops 100"}
-	var specs []*harness.Spec
-	for _, l := range lines {
-		sp, err := harness.ParseSpec(l, s.cfg.Limits)
-		if err != nil {
-			t.Fatal(err)
-		}
-		specs = append(specs, sp)
-	}
-	for _, tt := range []struct {
-		name string
-		c    *runOwner
-		m    runq.RunMsg
-	}{
-		{"presenter", &runOwner{}, runq.RunMsg{Room: "ABCD"}},
-		{"follower", &runOwner{follower: true}, runq.RunMsg{}},
-	} {
-		bad, err := s.checkSource(tt.c, tt.m, specs)
-		if bad != 1 || err == nil || !strings.Contains(err.Error(), "a room's runs") {
-			t.Errorf("%s: line %d, error %v; want line 1 refused for a room", tt.name, bad, err)
-		}
-	}
-	if bad, err := s.checkSource(&runOwner{}, runq.RunMsg{}, specs); bad != -1 || err != nil {
-		t.Errorf("outside a room: line %d, error %v; want it allowed", bad, err)
 	}
 }

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"kvlab/harness"
-	"kvlab/internal/server/runq"
 	"kvlab/lessons"
 )
 
@@ -127,40 +125,13 @@ func TestWSScriptMineRefused(t *testing.T) {
 	}
 }
 
-// A room's run of a reader's script is refused, whoever asks, naming the
-// line; the lesson's own script beside it is not what is refused.
-func TestScriptMineRefusedInARoom(t *testing.T) {
-	s := newServer(t, func(c *Config) { c.Addr = "127.0.0.1:8080" })
-	var specs []*harness.Spec
-	for _, l := range []string{"bench -script cart -engine pebble -ops 10", "bench -script mine -engine kv -ops 10"} {
-		sp, err := harness.ParseSpec(l, s.cfg.Limits)
-		if err != nil {
-			t.Fatal(err)
-		}
-		specs = append(specs, sp)
-	}
-	for _, c := range []*runOwner{{}, {follower: true}} {
-		m := runq.RunMsg{Script: readerScript}
-		if !c.follower {
-			m.Room = "ABCD"
-		}
-		bad, err := s.checkSource(c, m, specs)
-		if bad != 1 || err == nil || !strings.Contains(err.Error(), "-script mine") || !strings.Contains(err.Error(), "a room's runs") {
-			t.Errorf("follower %v: line %d, error %v; want line 1 refused for a room", c.follower, bad, err)
-		}
-	}
-	if bad, err := s.checkSource(&runOwner{}, runq.RunMsg{Script: readerScript}, specs); bad != -1 || err != nil {
-		t.Errorf("outside a room: line %d, error %v; want it allowed", bad, err)
-	}
-}
-
 // The lesson's own script, sent as its page shows it before an edit,
 // runs on a server with a token too; the same cell with an edited
 // script is refused there.
 func TestLessonScriptRunsAnywhere(t *testing.T) {
 	s := newServer(t, func(c *Config) { c.Addr, c.Token, c.Lessons = "127.0.0.1:8080", "tok", lessons.FS })
 	ts := startServer(t, s)
-	l, _, _, err := s.findLesson("09-benchmarking-discipline")
+	l, _, _, err := s.course.find("09-benchmarking-discipline")
 	if err != nil || l == nil {
 		t.Fatalf("lesson 9: %v", err)
 	}

@@ -11,13 +11,13 @@ import (
 	"kvlab/internal/server/web"
 )
 
-func (s *Server) handleIndex(w http.ResponseWriter, r *http.Request) {
-	ls, err := s.lessonsNow()
+func (c *course) handleIndex(w http.ResponseWriter, r *http.Request) {
+	ls, err := c.now()
 	if err != nil {
 		web.ErrorPage(w, http.StatusInternalServerError, "The lessons do not parse", err.Error())
 		return
 	}
-	page, err := s.cachedPage("", func() ([]byte, error) { return s.renderIndex(ls) })
+	page, err := c.cachedPage("", func() ([]byte, error) { return c.renderIndex(ls) })
 	if err != nil {
 		web.ErrorPage(w, http.StatusInternalServerError, "Rendering the index failed", err.Error())
 		return
@@ -27,10 +27,10 @@ func (s *Server) handleIndex(w http.ResponseWriter, r *http.Request) {
 
 // cachedPage returns the page cached under key ("" for the index, else the
 // lesson's slug), rendering and caching it first when reload dropped it.
-func (s *Server) cachedPage(key string, render func() ([]byte, error)) ([]byte, error) {
-	s.mu.Lock()
-	page, ok := s.pages[key]
-	s.mu.Unlock()
+func (c *course) cachedPage(key string, render func() ([]byte, error)) ([]byte, error) {
+	c.mu.Lock()
+	page, ok := c.pages[key]
+	c.mu.Unlock()
 	if ok {
 		return page, nil
 	}
@@ -38,19 +38,19 @@ func (s *Server) cachedPage(key string, render func() ([]byte, error)) ([]byte, 
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	s.pages[key] = page
-	s.mu.Unlock()
+	c.mu.Lock()
+	c.pages[key] = page
+	c.mu.Unlock()
 	return page, nil
 }
 
-func (s *Server) handleLesson(w http.ResponseWriter, r *http.Request) {
+func (c *course) handleLesson(w http.ResponseWriter, r *http.Request) {
 	slug := r.PathValue("slug")
 	if !lesson.IsSlug(slug) {
 		web.ErrorPage(w, http.StatusNotFound, "No such lesson", fmt.Sprintf("%q is not a lesson name (lowercase letters, digits and '-').", slug))
 		return
 	}
-	l, i, ls, err := s.findLesson(slug)
+	l, i, ls, err := c.find(slug)
 	if err != nil {
 		web.ErrorPage(w, http.StatusInternalServerError, "The lessons do not parse", err.Error())
 		return
@@ -59,7 +59,7 @@ func (s *Server) handleLesson(w http.ResponseWriter, r *http.Request) {
 		web.ErrorPage(w, http.StatusNotFound, "No such lesson", fmt.Sprintf("There is no lesson %q.", slug))
 		return
 	}
-	page, err := s.cachedPage(slug, func() ([]byte, error) { return s.renderLesson(l, i, ls) })
+	page, err := c.cachedPage(slug, func() ([]byte, error) { return c.renderLesson(l, i, ls) })
 	if err != nil {
 		web.ErrorPage(w, http.StatusInternalServerError, "Rendering the lesson failed", err.Error())
 		return
@@ -86,13 +86,13 @@ type lessonPage struct {
 	ShowTitle   bool // the body has no H1 of its own
 }
 
-func (s *Server) renderLesson(l *lesson.Lesson, i int, all []*lesson.Lesson) ([]byte, error) {
+func (c *course) renderLesson(l *lesson.Lesson, i int, all []*lesson.Lesson) ([]byte, error) {
 	body, toc, h1, err := web.RenderBody(l)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", l.File, err)
 	}
 	p := lessonPage{Lesson: l, Body: body, TOC: toc, Number: i + 1, Total: len(all),
-		NeedToken: s.guard.NeedToken(), HasExercise: len(l.Exercises) > 0, ShowTitle: h1 == ""}
+		NeedToken: c.needToken, HasExercise: len(l.Exercises) > 0, ShowTitle: h1 == ""}
 	if i > 0 {
 		p.Prev = &navLink{Slug: all[i-1].Slug, Title: all[i-1].Title, Order: i}
 	}
@@ -128,7 +128,7 @@ type indexEntry struct {
 	ExerciseIDs string // the exercise names, space separated: passed ones count as progress
 }
 
-func (s *Server) renderIndex(all []*lesson.Lesson) ([]byte, error) {
+func (c *course) renderIndex(all []*lesson.Lesson) ([]byte, error) {
 	var entries []indexEntry
 	for i, l := range all {
 		e := indexEntry{Lesson: l, Number: i + 1, ExerciseIDs: strings.Join(l.Exercises, " ")}
@@ -139,6 +139,6 @@ func (s *Server) renderIndex(all []*lesson.Lesson) ([]byte, error) {
 	err := web.Execute(&b, "index.html", struct {
 		Lessons   []indexEntry
 		NeedToken bool
-	}{entries, s.guard.NeedToken()})
+	}{entries, c.needToken})
 	return b.Bytes(), err
 }

@@ -8,9 +8,10 @@ import (
 	"time"
 
 	"kvlab/internal/archive"
+	"kvlab/internal/grade"
 	"kvlab/internal/quiz"
-	"kvlab/internal/server/room"
-	"kvlab/internal/server/runq"
+	"kvlab/internal/server/liveclass"
+	"kvlab/internal/server/run"
 	"kvlab/internal/server/web"
 )
 
@@ -39,7 +40,8 @@ type predictReply struct {
 	At time.Time `json:"at"`
 }
 
-func (s *Server) handlePredict(w http.ResponseWriter, r *http.Request) {
+func (a *quizAPI) handlePredict(w http.ResponseWriter, r *http.Request) {
+	s := a.s
 	if !s.apiAccessOK(w, r) || !s.writeAllowed(w, r, "prediction") {
 		return
 	}
@@ -50,22 +52,22 @@ func (s *Server) handlePredict(w http.ResponseWriter, r *http.Request) {
 		web.JSONError(w, http.StatusBadRequest, "malformed request: "+err.Error()+` (want {"lesson":"...","quiz":"...","browser":"...","value":"..."})`)
 		return
 	}
-	if err := runq.CheckOrigin("", "", req.Browser); err != nil || req.Browser == "" {
+	if err := run.CheckOrigin("", "", req.Browser); err != nil || req.Browser == "" {
 		web.JSONError(w, http.StatusBadRequest, `browser: 1 to 64 letters, digits and '-' (the id the page keeps), required`)
 		return
 	}
-	l, q := s.quizFor(w, req.Lesson, req.Quiz)
+	l, q := a.quizFor(w, req.Lesson, req.Quiz)
 	if q == nil {
 		return
 	}
 	v := strings.TrimSpace(req.Value)
 	switch {
-	case v == "" || len(v) > room.MaxPredictionLen:
-		web.JSONError(w, http.StatusBadRequest, fmt.Sprintf("value: the prediction must be 1 to %d characters", room.MaxPredictionLen))
+	case v == "" || len(v) > liveclass.MaxPredictionLen:
+		web.JSONError(w, http.StatusBadRequest, fmt.Sprintf("value: the prediction must be 1 to %d characters", liveclass.MaxPredictionLen))
 		return
 	case q.Choices == nil:
 		if _, err := quiz.ParseNumber(v, q.Unit); err != nil {
-			web.JSONError(w, http.StatusBadRequest, answerError(err))
+			web.JSONError(w, http.StatusBadRequest, grade.AnswerMessage(err))
 			return
 		}
 	}

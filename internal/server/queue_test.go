@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"kvlab/harness"
-	"kvlab/internal/server/runq"
+	"kvlab/internal/server/run"
 )
 
 // holdDisk makes every run block until it is cancelled, so whatever is
@@ -22,9 +22,9 @@ func holdDisk(c *Config) {
 	}
 }
 
-// gateCtx holds the first Done call (context.WithCancel in runq.NewJob
-// makes it) until every submitter has made it, so all of them reach the
-// queue together, whatever they checked before.
+// gateCtx holds the first Done call (context.WithCancel in run's Owner
+// makes it) until every submitter has made it, so all of them check and
+// reach the queue together.
 type gateCtx struct {
 	context.Context
 	once    sync.Once
@@ -59,14 +59,15 @@ func TestQueueCapUnderConcurrentSubmit(t *testing.T) {
 		ctx, cancel := context.WithCancel(s.ctx)
 		t.Cleanup(cancel)
 		// Each from its own address: the per-address cap is not what is tested.
-		c := &client{out: make(chan []byte, outBuffer)}
-		c.runOwner = &runOwner{s: s, out: c, jobs: map[string]*runq.Job{}, ctx: &gateCtx{Context: ctx, arrived: &arrived}, cancel: cancel, addr: fmt.Sprint("client-", i)}
+		c := &client{s: s, out: make(chan []byte, outBuffer)}
+		svc := run.NewService(&gateCtx{Context: ctx, arrived: &arrived}, s.runConfig())
 		clients[i] = c
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			<-start
-			c.run(runq.RunMsg{Type: "run", ID: "r", Cell: "bench -engine null -ops 100"})
+			c.runs = svc.Owner(c, fmt.Sprint("client-", i), "", false)
+			c.runs.Run(run.Msg{Type: "run", ID: "r", Cell: "bench -engine null -ops 100"})
 		}()
 	}
 	close(start)

@@ -1,17 +1,19 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"kvlab/harness"
+	"kvlab/internal/grade"
 	"kvlab/internal/lesson"
 	"kvlab/internal/quiz"
 	"kvlab/internal/server/guard"
@@ -29,10 +31,10 @@ import (
 // answer was a prediction is read off the archive's times (quizpredict.go),
 // and a prediction is graded once, by the first runs after it.
 //
-// A cell quiz is graded from the runs the server recorded (quizrecord.go),
-// each read as the line of the lesson's cell its record names: the
-// request names them by "run_ids" with its "browser"; "results"
-// (numbers sent by the client) are refused. A quiz with run: lines
+// A cell quiz is graded from the runs the server recorded (package
+// grade: Load, Pick), each read as the line of the lesson's cell its
+// record names: the request names them by "run_ids" with its "browser";
+// a request with "results" (numbers sent by the client) is refused. A quiz with run: lines
 // measures its lines through the run queue instead (so it waits its turn,
 // and needs the token when one is set), after storing its answer as a
 // prediction. Reply: quiz.Feedback
@@ -57,17 +59,18 @@ import (
 // request: knowing one tells its place in the queue and nothing more.
 
 type quizRequest struct {
-	Lesson  string            `json:"lesson"`
-	Quiz    string            `json:"quiz"`
-	Answer  string            `json:"answer"`
-	Results []json.RawMessage `json:"results"`
-	Token   string            `json:"token,omitempty"`
-	Ticket  string            `json:"ticket,omitempty"` // names the request for GET /api/quiz/queue
+	Lesson string `json:"lesson"`
+	Quiz   string `json:"quiz"`
+	Answer string `json:"answer"`
+	// Results is refused: decoding it fails with errClientNumbers.
+	Results clientResults `json:"results"`
+	Token   string        `json:"token,omitempty"`
+	Ticket  string        `json:"ticket,omitempty"` // names the request for GET /api/quiz/queue
 	// Prediction is what older pages send for a predict: yes quiz. It is
 	// decoded and ignored: the archive's times decide (quizpredict.go).
 	Prediction bool `json:"prediction,omitempty"`
 	// Browser and RunIDs name the recorded runs a cell quiz is graded
-	// from (see quizrecord.go); Results is refused.
+	// from (grade.Load).
 	Browser string  `json:"browser,omitempty"`
 	RunIDs  []int64 `json:"run_ids,omitempty"`
 }
@@ -77,7 +80,7 @@ type quizReply struct {
 	ExplainHTML string            `json:"explain_html,omitempty"`
 	Measured    []json.RawMessage `json:"measured,omitempty"` // results of run: lines
 	RunIDs      []int64           `json:"run_ids,omitempty"`  // the archived runs the answer was graded from, line by line
-	Unused      []unusedRun       `json:"unused,omitempty"`   // runs the request named that graded nothing, and why
+	Unused      []grade.Unused    `json:"unused,omitempty"`   // runs the request named that graded nothing, and why
 	// Timing says whether the answer was stored before the graded runs
 	// started (timingPredicted) or not (timingAfter); see quizpredict.go.
 	Timing string `json:"timing"`
@@ -90,46 +93,104 @@ type quizReply struct {
 	Kept         bool  `json:"kept,omitempty"`
 }
 
+// quizAPI answers POST /api/quiz, GET /api/quiz/queue and POST
+// /api/predict: it finds the quiz, gathers the runs an answer is graded
+// from (recorded ones, a prediction's first runs after it, or a run:
+// quiz's own measurement) and hands them to grade.Grade; the replies and
+// their statuses are its own. It is safe for concurrent use.
+type quizAPI struct {
+	s *Server // the lessons, guard, archive, runner and write gate it answers with
+
+	slots   chan struct{} // one token per quiz answer being checked (quizCheckSlots)
+	running atomic.Int32  // run: quizzes queued or running (maxQuizRuns)
+	// bodyWait bounds the time to read a request's body.
+	bodyWait time.Duration
+}
+
+func newQuizAPI(s *Server) *quizAPI {
+	return &quizAPI{s: s, slots: make(chan struct{}, quizCheckSlots), bodyWait: 30 * time.Second}
+}
+
+// route adds the quiz API's routes to mux.
+func (a *quizAPI) route(mux *http.ServeMux) {
+	mux.HandleFunc("POST /api/quiz", a.handleQuiz)
+	mux.HandleFunc("GET /api/quiz/queue", a.handleQueue)
+	mux.HandleFunc("POST /api/predict", a.handlePredict)
+}
+
+// clientResults is the request's "results": numbers sent by the client,
+// which this server does not grade from. Decoding any refuses the request
+// (null and [], which send none, pass).
+type clientResults struct{}
+
+func (*clientResults) UnmarshalJSON(b []byte) error {
+	if t := strings.Join(strings.Fields(string(b)), ""); t == "null" || t == "[]" {
+		return nil
+	}
+	return errors.New(errClientNumbers)
+}
+
+// errClientNumbers is the reply to a request that carries results.
+const errClientNumbers = `results: this server grades quizzes from the runs it recorded itself, not from numbers sent with the answer; send "run_ids" (the run_id of each line's result message) and "browser" instead`
+
+// gradeStatus is the reply's status for an error of package grade.
+func gradeStatus(err error) int {
+	switch grade.KindOf(err) {
+	case grade.BadAnswer, grade.BadRequest:
+		return http.StatusBadRequest
+	case grade.Ungradable:
+		return http.StatusUnprocessableEntity
+	}
+	return http.StatusInternalServerError
+}
+
+// gradeError replies with an error of package grade.
+func gradeError(w http.ResponseWriter, err error) {
+	web.JSONError(w, gradeStatus(err), err.Error())
+}
+
 // handleQuiz answers POST /api/quiz: read the request, find the quiz,
 // check the answer's form, gather the runs it is graded from (a
 // prediction's first runs after it, the request's recorded runs, or a
 // run: quiz's own measurement), then grade it, once for a prediction
 // (quizpredict.go).
-func (s *Server) handleQuiz(w http.ResponseWriter, r *http.Request) {
-	if !s.apiAccessOK(w, r) {
+func (a *quizAPI) handleQuiz(w http.ResponseWriter, r *http.Request) {
+	if !a.s.apiAccessOK(w, r) {
 		return
 	}
 	rc := http.NewResponseController(w)
-	req, ok := s.readQuizRequest(w, r, rc)
+	req, ok := a.readRequest(w, r, rc)
 	if !ok {
 		return
 	}
-	l, q := s.quizFor(w, req.Lesson, req.Quiz)
+	l, q := a.quizFor(w, req.Lesson, req.Quiz)
 	if q == nil {
 		return
 	}
 	// Check the answer's form before measuring anything.
-	if !answerFormOK(w, q, req.Answer) {
+	if err := grade.CheckAnswer(q, req.Answer); err != nil {
+		gradeError(w, err)
 		return
 	}
-	if len(req.Results) > 0 {
-		web.JSONError(w, http.StatusBadRequest, errClientNumbers)
-		return
-	}
-	var a *attempt
-	var g *gradingRuns
+	var at *attempt
+	var g *grade.Runs
 	if q.Predict && q.Cell != "" {
-		if a, g, ok = s.predictionAttempt(w, r.Context(), l, q, &req); !ok {
+		if at, g, ok = a.predictionAttempt(w, r.Context(), l, q, &req); !ok {
 			return
 		}
-		if a != nil && a.p.Verdict != nil {
+		if at != nil && at.p.Verdict != nil {
 			// Graded before: the kept verdict, not a new grade.
-			writeReply(w, q, a.kept(a.p.Verdict, quizReply{}, true))
+			writeReply(w, q, at.kept(at.p.Verdict, quizReply{}, true))
 			return
 		}
 	}
 	if g == nil && q.Cell != "" {
-		if g, ok = s.gradedFrom(w, r, l, q, &req); !ok {
+		runs, err := grade.Load(r.Context(), a.s.arch, l.Slug, q, req.Browser, req.RunIDs, a.s.cfg.MaxLinesPerCell)
+		if err == nil {
+			g, err = grade.Pick(l, q, runs)
+		}
+		if err != nil {
+			gradeError(w, err)
 			return
 		}
 	}
@@ -137,56 +198,58 @@ func (s *Server) handleQuiz(w http.ResponseWriter, r *http.Request) {
 	var rounds [][]json.RawMessage
 	var started time.Time
 	if g != nil {
-		rounds, reply.RunIDs, reply.Unused, started = g.rounds(), g.ids(), g.unused, g.started()
+		rounds, reply.RunIDs, reply.Unused, started = g.Rounds(), g.IDs(), g.Unused, g.Started()
 	}
 	if q.Run != nil {
 		var specs []*harness.Spec // q.Run parsed once, by predictFirst's check
-		if a, specs, ok = s.predictFirst(w, r, l.Slug, q, &req); !ok {
+		if at, specs, ok = a.predictFirst(w, r, l.Slug, q, &req); !ok {
 			return
 		}
-		if reply.Measured, reply.RunIDs, started, ok = s.measureQuiz(w, r, rc, l.Slug, q, specs, &req); !ok {
+		if reply.Measured, reply.RunIDs, started, ok = a.measureQuiz(w, r, rc, l.Slug, q, specs, &req); !ok {
 			return
 		}
 		rounds = [][]json.RawMessage{reply.Measured}
 	}
 	// The answer is a prediction only when it was stored before the
 	// graded runs started.
-	if a != nil && !a.p.At.Before(started) {
-		a = nil
+	if at != nil && !at.p.At.Before(started) {
+		at = nil
 	}
 	reply.Timing = timingAfter
-	if a != nil {
-		reply.Timing, reply.PredictionID, reply.Attempt, reply.Attempts = timingPredicted, a.p.ID, a.n, a.count
+	if at != nil {
+		reply.Timing, reply.PredictionID, reply.Attempt, reply.Attempts = timingPredicted, at.p.ID, at.n, at.count
 	}
 	// Building the results and checking them is the costly part: only
 	// quizCheckSlots requests do it at once.
-	release, ok := s.takeCheckSlot(w, r)
+	release, ok := a.takeSlot(w, r)
 	if !ok {
 		return
 	}
 	defer release()
-	if reply, ok = s.grade(w, q, req.Answer, rounds, reply); !ok {
+	fb, err := grade.Grade(q, req.Answer, rounds)
+	if err != nil {
+		gradeError(w, err)
 		return
 	}
-	if a != nil {
-		reply = s.keepVerdict(r.Context(), a, reply)
+	fb.Predicted = reply.Timing == timingPredicted
+	reply.Feedback, reply.ExplainHTML = fb, web.InlineMarkdown(q.Explain)
+	if at != nil {
+		reply = a.keepVerdict(r.Context(), at, reply)
 	}
 	writeReply(w, q, reply)
 }
 
-// readQuizRequest reads and decodes the request body under its size cap
-// and a deadline (s.bodyWait), which it lifts once the body is read,
-// since measuring may wait long. ok is false when it has replied with an
-// error: 413, 408 or 400.
-func (s *Server) readQuizRequest(w http.ResponseWriter, r *http.Request, rc *http.ResponseController) (req quizRequest, ok bool) {
-	limit := quizBodyLimit(s.cfg.MaxMessageBytes)
+// readRequest reads and decodes the request body under its size cap and
+// a deadline (bodyWait), which it lifts once the body is read, since
+// measuring may wait long. Unknown fields, "results" and a second JSON
+// value are refused. ok is false when it has replied with an error: 413,
+// 408 or 400.
+func (a *quizAPI) readRequest(w http.ResponseWriter, r *http.Request, rc *http.ResponseController) (req quizRequest, ok bool) {
+	limit := quizBodyLimit(a.s.cfg.MaxMessageBytes)
 	body := http.MaxBytesReader(w, r.Body, limit)
 	// A body that trickles in must not hold a goroutine forever.
-	rc.SetReadDeadline(time.Now().Add(s.bodyWait))
-	req, unread, err := decodeQuizRequest(body, s.cfg.MaxLinesPerCell, s.quizResultsWanted)
-	if unread {
-		w.Header().Set("Connection", "close") // the rest of the body is not wanted
-	}
+	rc.SetReadDeadline(time.Now().Add(a.bodyWait))
+	err := decodeQuizRequest(body, a.s.cfg.MaxLinesPerCell*quiz.MaxRepeat, &req)
 	if err != nil {
 		w.Header().Set("Connection", "close") // do not wait for the rest of the body
 		var tooBig *http.MaxBytesError
@@ -195,7 +258,9 @@ func (s *Server) readQuizRequest(w http.ResponseWriter, r *http.Request, rc *htt
 		case errors.As(err, &tooBig):
 			web.JSONError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request larger than %d bytes", limit))
 		case errors.As(err, &ne) && ne.Timeout():
-			web.JSONError(w, http.StatusRequestTimeout, fmt.Sprintf("the request body took longer than %v to arrive", s.bodyWait))
+			web.JSONError(w, http.StatusRequestTimeout, fmt.Sprintf("the request body took longer than %v to arrive", a.bodyWait))
+		case strings.Contains(err.Error(), errClientNumbers):
+			web.JSONError(w, http.StatusBadRequest, errClientNumbers)
 		default:
 			web.JSONError(w, http.StatusBadRequest, "malformed request: "+err.Error()+` (want {"lesson":"...","quiz":"...","answer":"...","browser":"...","run_ids":[...]})`)
 		}
@@ -205,32 +270,42 @@ func (s *Server) readQuizRequest(w http.ResponseWriter, r *http.Request, rc *htt
 	return req, true
 }
 
-// answerFormOK checks that the answer is a number in the quiz's unit, or
-// that a choice was picked, and replies 400 when it is not.
-func answerFormOK(w http.ResponseWriter, q *quiz.Quiz, answer string) bool {
-	if q.Choices == nil {
-		if _, err := quiz.ParseNumber(answer, q.Unit); err != nil {
-			web.JSONError(w, http.StatusBadRequest, answerError(err))
-			return false
+// decodeQuizRequest decodes one POST /api/quiz body into req: one JSON
+// object of quizRequest's fields, with at most mostIDs run ids. A field of
+// the wrong type is named first ("run_ids: ...").
+func decodeQuizRequest(body io.Reader, mostIDs int, req *quizRequest) error {
+	dec := json.NewDecoder(body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(req); err != nil {
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &te) && te.Field == "run_ids":
+			return fmt.Errorf("run_ids: want an array of run ids (whole numbers), one per line of the cell: %w", err)
+		case errors.As(err, &te) && te.Field != "":
+			return fmt.Errorf("%s: %w", te.Field, err)
 		}
-	} else if answer == "" {
-		web.JSONError(w, http.StatusBadRequest, "pick one of the choices")
-		return false
+		return err
 	}
-	return true
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("more than one JSON value in the body")
+	}
+	if len(req.RunIDs) > mostIDs {
+		return fmt.Errorf("run_ids: %d ids; at most %d (a cell's lines, %d runs each)", len(req.RunIDs), mostIDs, quiz.MaxRepeat)
+	}
+	return nil
 }
 
 // measureQuiz runs a run: quiz's lines, parsed as specs, through the run
 // queue (its token, ticket and lines checked by predictFirst). It returns the results, their
 // archive ids and when the first line started; ok is false when it has
 // replied with an error (see measureStatus).
-func (s *Server) measureQuiz(w http.ResponseWriter, r *http.Request, rc *http.ResponseController, lessonSlug string, q *quiz.Quiz, specs []*harness.Spec, req *quizRequest) (raw []json.RawMessage, ids []int64, started time.Time, ok bool) {
+func (a *quizAPI) measureQuiz(w http.ResponseWriter, r *http.Request, rc *http.ResponseController, lessonSlug string, q *quiz.Quiz, specs []*harness.Spec, req *quizRequest) (raw []json.RawMessage, ids []int64, started time.Time, ok bool) {
 	// The measurement waits its turn, maybe for minutes: no write
 	// deadline until it is done.
 	rc.SetWriteDeadline(time.Time{})
 	from := runq.Origin{Source: "quiz", Lesson: lessonSlug, Quiz: q.ID, Browser: req.Browser}
-	raw, ids, started, err := s.measure(r.Context(), guard.RemoteHost(r), q.ID, req.Ticket, q.Run, specs, from)
-	rc.SetWriteDeadline(time.Now().Add(s.writeTimeout))
+	raw, ids, started, err := a.measure(r.Context(), guard.RemoteHost(r), q.ID, req.Ticket, q.Run, specs, from)
+	rc.SetWriteDeadline(time.Now().Add(a.s.writeTimeout))
 	if err != nil {
 		web.JSONError(w, measureStatus(err), measuringError(q.ID, err))
 		return nil, nil, time.Time{}, false
@@ -251,53 +326,20 @@ func measureStatus(err error) int {
 	return http.StatusInternalServerError
 }
 
-// takeCheckSlot waits up to quizSlotWait for one of the quizCheckSlots and
+// takeSlot waits up to quizSlotWait for one of the quizCheckSlots and
 // returns the function that gives it back. ok is false when the request
 // ended first, or when it has replied 429.
-func (s *Server) takeCheckSlot(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
+func (a *quizAPI) takeSlot(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
 	select {
-	case s.quizSlots <- struct{}{}:
-		return func() { <-s.quizSlots }, true
+	case a.slots <- struct{}{}:
+		return func() { <-a.slots }, true
 	case <-time.After(quizSlotWait):
-		s.guard.Refused(guard.RemoteHost(r), "POST /api/quiz: every quiz check slot is taken")
-		web.JSONError(w, http.StatusTooManyRequests, fmt.Sprintf("%d quiz answers are being checked already, the most at once: try again in a moment", cap(s.quizSlots)))
+		a.s.guard.Refused(guard.RemoteHost(r), "POST /api/quiz: every quiz check slot is taken")
+		web.JSONError(w, http.StatusTooManyRequests, fmt.Sprintf("%d quiz answers are being checked already, the most at once: try again in a moment", cap(a.slots)))
 		return nil, false
 	case <-r.Context().Done():
 		return nil, false
 	}
-}
-
-// grade decodes the results of each round (one, or a repeat: quiz's runs)
-// and checks the answer against them, filling reply (which carries the
-// measured results, run ids and timing) with the feedback. ok is false
-// when it has replied with an error: 400 for a bad result or answer, 422
-// when the results cannot answer the quiz.
-func (s *Server) grade(w http.ResponseWriter, q *quiz.Quiz, answer string, rounds [][]json.RawMessage, reply quizReply) (quizReply, bool) {
-	results := make([][]any, len(rounds))
-	for r, raw := range rounds {
-		results[r] = make([]any, len(raw))
-		for i, m := range raw {
-			if len(m) == 0 || bytes.Equal(m, []byte("null")) {
-				continue
-			}
-			if err := json.Unmarshal(m, &results[r][i]); err != nil {
-				web.JSONError(w, http.StatusBadRequest, fmt.Sprintf("results[%d]: %v", i, err))
-				return reply, false
-			}
-		}
-	}
-	fb, err := quiz.CheckRepeated(q, results, answer)
-	if err != nil {
-		code, msg := http.StatusUnprocessableEntity, err.Error()
-		if errors.Is(err, quiz.ErrBadAnswer) {
-			code, msg = http.StatusBadRequest, answerError(err)
-		}
-		web.JSONError(w, code, msg)
-		return reply, false
-	}
-	fb.Predicted = reply.Timing == timingPredicted
-	reply.Feedback, reply.ExplainHTML = fb, web.InlineMarkdown(q.Explain)
-	return reply, true
 }
 
 // writeReply sends a quiz's reply as JSON.
@@ -312,12 +354,8 @@ func writeReply(w http.ResponseWriter, q *quiz.Quiz, reply quizReply) {
 }
 
 // quizBodyLimit is the largest POST /api/quiz body: 4 websocket messages
-// (256 KiB by default). A real request carries the results of one cell;
-// the largest single result the server can produce measured 15,030 bytes
-// (bench -workload mixed -duration 30s -rate 1000, the longest run with
-// the most fields: both latency tables and 30 timeline points), so the
-// default fits 16 such lines, the most a cell may have, and the lessons'
-// quiz cells need under 30 KiB.
+// (256 KiB by default); a request names its runs by id, so a real one is
+// well under a kilobyte.
 func quizBodyLimit(maxMessage int64) int64 { return 4 * maxMessage }
 
 // quizCheckSlots is how many quiz answers are decoded into values and
@@ -327,26 +365,6 @@ const (
 	quizCheckSlots = 4
 	quizSlotWait   = 5 * time.Second
 )
-
-// quizResultsWanted is how many results a quiz reads: the lines of its
-// cell (at least as many as its answer names), none for a run: quiz,
-// which measures its own. An unknown lesson or quiz wants none: the
-// request is refused once decoded.
-func (s *Server) quizResultsWanted(lessonSlug, quizID string) int {
-	l, _, _, err := s.findLesson(lessonSlug)
-	if err != nil || l == nil {
-		return 0
-	}
-	q := l.Quiz(quizID)
-	if q == nil || q.Run != nil {
-		return 0
-	}
-	n := q.Lines()
-	if c := l.Cell(q.Cell); c != nil {
-		n = max(n, len(c.Lines))
-	}
-	return n
-}
 
 // A ticket is 1 to maxTicket bytes; badTicket is the reply to any other.
 const (
@@ -359,15 +377,15 @@ type placeReply struct {
 	Running  bool `json:"running,omitempty"`
 }
 
-// handleQuizQueue answers GET /api/quiz/queue?ticket=...: the place of the
+// handleQueue answers GET /api/quiz/queue?ticket=...: the place of the
 // run: quiz measurement holding that ticket.
-func (s *Server) handleQuizQueue(w http.ResponseWriter, r *http.Request) {
+func (a *quizAPI) handleQueue(w http.ResponseWriter, r *http.Request) {
 	ticket := r.URL.Query().Get("ticket")
 	if ticket == "" || len(ticket) > maxTicket {
 		web.JSONError(w, http.StatusBadRequest, badTicket)
 		return
 	}
-	pos, running, ok := s.runs.PlaceOf(ticket)
+	pos, running, ok := a.s.runs.PlaceOf(ticket)
 	if !ok {
 		web.JSONError(w, http.StatusNotFound, "no quiz measurement with this ticket is queued or running")
 		return
@@ -381,12 +399,13 @@ func (s *Server) handleQuizQueue(w http.ResponseWriter, r *http.Request) {
 // through the queue and waits for the results. ticket, when not "", lets
 // GET /api/quiz/queue find the job. It returns the results, their archive
 // ids (0 where not recorded) and when the first line started.
-func (s *Server) measure(ctx context.Context, addr, id, ticket string, lines []string, specs []*harness.Spec, from runq.Origin) ([]json.RawMessage, []int64, time.Time, error) {
-	if s.quizRuns.Add(1) > maxQuizRuns {
-		s.quizRuns.Add(-1)
+func (a *quizAPI) measure(ctx context.Context, addr, id, ticket string, lines []string, specs []*harness.Spec, from runq.Origin) ([]json.RawMessage, []int64, time.Time, error) {
+	if a.running.Add(1) > maxQuizRuns {
+		a.running.Add(-1)
 		return nil, nil, time.Time{}, errQuizBusy
 	}
-	defer s.quizRuns.Add(-1)
+	defer a.running.Add(-1)
+	s := a.s
 	release, err := s.guard.HoldAddr(addr)
 	if err != nil {
 		s.guard.Refused(addr, err.Error())
@@ -419,17 +438,10 @@ func (s *Server) measure(ctx context.Context, addr, id, ticket string, lines []s
 // for requests, which have no identity to count by.
 const maxQuizRuns = 8
 
-// answerError is the message for an answer that is not a number or not a
-// choice. The student reads it under the quiz, so it says what to fix
-// without the package's prefix.
-func answerError(err error) string {
-	return "Your answer " + strings.TrimPrefix(err.Error(), quiz.ErrBadAnswer.Error()+": ")
-}
-
 // quizFor finds a lesson's quiz for a JSON endpoint, or writes the error
 // reply (404 for an unknown lesson or quiz) and returns a nil quiz.
-func (s *Server) quizFor(w http.ResponseWriter, slug, id string) (*lesson.Lesson, *quiz.Quiz) {
-	l, _, _, err := s.findLesson(slug)
+func (a *quizAPI) quizFor(w http.ResponseWriter, slug, id string) (*lesson.Lesson, *quiz.Quiz) {
+	l, _, _, err := a.s.course.find(slug)
 	if err != nil {
 		web.JSONError(w, http.StatusInternalServerError, err.Error())
 		return nil, nil

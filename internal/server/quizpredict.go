@@ -6,13 +6,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
+	"kvlab/harness"
 	"kvlab/internal/archive"
+	"kvlab/internal/grade"
 	"kvlab/internal/lesson"
 	"kvlab/internal/quiz"
-	"kvlab/internal/server/runq"
+	"kvlab/internal/server/guard"
+	"kvlab/internal/server/run"
 	"kvlab/internal/server/web"
 )
 
@@ -26,7 +28,7 @@ import (
 // A predict: yes quiz's answer that is one of the browser's stored
 // predictions for it (the latest with that value) is graded against, for
 // each line the quiz reads, the first run of that line after the
-// prediction that may grade it (pickLines' rules), not against the runs
+// prediction that may grade it (grade.FirstAfter), not against the runs
 // the request names; the verdict is kept with the prediction
 // (archive.SetVerdict) and every later request for it gets the kept
 // verdict back: a later run does not re-grade it. A new prediction is a
@@ -54,11 +56,11 @@ type attempt struct {
 // it but the request names runs (graded then as an answer after the
 // result); g is nil when the attempt already has its verdict. ok is false
 // when it has replied with an error.
-func (s *Server) predictionAttempt(w http.ResponseWriter, ctx context.Context, l *lesson.Lesson, q *quiz.Quiz, req *quizRequest) (a *attempt, g *gradingRuns, ok bool) {
-	if req.Browser == "" || runq.CheckOrigin("", "", req.Browser) != nil {
-		return nil, nil, true // loadRuns says what is wrong with it
+func (qa *quizAPI) predictionAttempt(w http.ResponseWriter, ctx context.Context, l *lesson.Lesson, q *quiz.Quiz, req *quizRequest) (a *attempt, g *grade.Runs, ok bool) {
+	if req.Browser == "" || run.CheckOrigin("", "", req.Browser) != nil {
+		return nil, nil, true // grade.Load says what is wrong with it
 	}
-	all, err := s.arch.Predictions(ctx, req.Browser, q.ID)
+	all, err := qa.s.arch.Predictions(ctx, req.Browser, q.ID)
 	if err != nil {
 		web.JSONError(w, http.StatusInternalServerError, "reading your predictions: "+err.Error())
 		return nil, nil, false
@@ -70,7 +72,7 @@ func (s *Server) predictionAttempt(w http.ResponseWriter, ctx context.Context, l
 		}
 	}
 	for i := len(mine) - 1; i >= 0; i-- {
-		if sameAnswer(q, mine[i].Value, req.Answer) {
+		if grade.SameAnswer(q, mine[i].Value, req.Answer) {
 			a = &attempt{p: &mine[i], n: i + 1, count: len(mine)}
 			break
 		}
@@ -78,7 +80,7 @@ func (s *Server) predictionAttempt(w http.ResponseWriter, ctx context.Context, l
 	if a == nil || a.p.Verdict != nil {
 		return a, nil, true
 	}
-	g, err = s.firstRunsAfter(ctx, l, q, req.Browser, a.p.At)
+	g, err = grade.FirstAfter(ctx, qa.s.arch, l, q, req.Browser, a.p.At)
 	if err != nil {
 		web.JSONError(w, http.StatusInternalServerError, err.Error())
 		return nil, nil, false
@@ -93,59 +95,70 @@ func (s *Server) predictionAttempt(w http.ResponseWriter, ctx context.Context, l
 	return nil, nil, true
 }
 
-// firstRunsAfter returns, for each line q reads, the first run of that
-// line of q's cell recorded for browser that started after at and may
-// grade q (pickLines), or the first q.Repeat of them for a repeat: quiz;
-// nil when some line has not that many yet.
-func (s *Server) firstRunsAfter(ctx context.Context, l *lesson.Lesson, q *quiz.Quiz, browser string, at time.Time) (*gradingRuns, error) {
-	c := l.Cell(q.Cell)
-	if c == nil {
-		return nil, fmt.Errorf("quiz %s reads cell %s, which lesson %s does not have", q.ID, q.Cell, l.Slug)
+// predictFirst checks a run: quiz request's token, ticket, browser id
+// and lines (returning the lines' specs, which the measurement runs),
+// then stores its answer as a prediction before the measurement is
+// queued. The attempt is nil when there was nothing to store it for (no
+// browser) or storing failed. ok is false when it has replied with an
+// error.
+func (qa *quizAPI) predictFirst(w http.ResponseWriter, r *http.Request, lessonSlug string, q *quiz.Quiz, req *quizRequest) (a *attempt, specs []*harness.Spec, ok bool) {
+	s := qa.s
+	if ok, throttled := s.guard.TokenGuess(guard.RemoteHost(r), req.Token, func() bool { return s.guard.TokenOK(req.Token) }); !ok {
+		if throttled != "" {
+			web.JSONError(w, http.StatusTooManyRequests, throttled)
+			return nil, nil, false
+		}
+		s.guard.Refused(guard.RemoteHost(r), "POST /api/quiz: no or a wrong token")
+		web.JSONError(w, http.StatusForbidden, errTokenRequired.Error())
+		return nil, nil, false
 	}
-	runs, err := s.arch.List(ctx, archive.Query{Lesson: l.Slug, Cell: q.Cell, Browser: browser, Source: "cell",
-		StartedAfter: at, Oldest: true, Limit: archive.MaxLimit})
+	if len(req.Ticket) > maxTicket {
+		web.JSONError(w, http.StatusBadRequest, badTicket)
+		return nil, nil, false
+	}
+	if err := run.CheckOrigin("", "", req.Browser); err != nil {
+		web.JSONError(w, http.StatusBadRequest, err.Error())
+		return nil, nil, false
+	}
+	specs, err := s.checkRunLines(q.Run)
 	if err != nil {
-		return nil, fmt.Errorf("reading the runs after your prediction: %w", err)
+		web.JSONError(w, http.StatusInternalServerError, measuringError(q.ID, err))
+		return nil, nil, false
 	}
-	need := max(q.Repeat, 1)
-	g := &gradingRuns{lines: make([][]*archive.Run, q.Lines())}
-	missing := len(g.lines) * need
-	for i := range runs {
-		r := &runs[i]
-		if r.Line < 0 || r.Line >= len(g.lines) || len(g.lines[r.Line]) == need || !lineMayGrade(c, q, r) {
-			continue
-		}
-		g.lines[r.Line] = append(g.lines[r.Line], r)
-		if missing--; missing == 0 {
-			return g, nil
-		}
+	if p := qa.notePrediction(r.Context(), lessonSlug, q.ID, req.Browser, req.Answer); p != nil {
+		a = &attempt{p: p}
 	}
-	return nil, nil
+	return a, specs, true
 }
 
-// sameAnswer reports whether two answers to q say the same: equal
-// numbers for a numeric quiz ("0.95" and "0,95"), the same text up to
-// case and spaces for a choice quiz.
-func sameAnswer(q *quiz.Quiz, a, b string) bool {
-	if q.Choices == nil {
-		x, errA := quiz.ParseNumber(a, q.Unit)
-		y, errB := quiz.ParseNumber(b, q.Unit)
-		return errA == nil && errB == nil && x == y
+// notePrediction stores the answer to a run: quiz as a prediction before
+// its measurement starts, so the record shows the prediction came first,
+// and returns it. A failure is logged, not fatal: the quiz is still
+// graded, as an answer. Without a browser id there is nobody to
+// attribute it to: nothing is stored.
+func (qa *quizAPI) notePrediction(ctx context.Context, lessonSlug, quizID, browser, value string) *archive.Prediction {
+	if browser == "" {
+		return nil
 	}
-	return strings.EqualFold(strings.TrimSpace(a), strings.TrimSpace(b))
+	p := &archive.Prediction{Browser: browser, Lesson: lessonSlug, Quiz: quizID, Value: value, At: time.Now().UTC()}
+	if _, err := qa.s.arch.AddPrediction(ctx, p); err != nil {
+		qa.s.log.Printf("archive: storing the prediction for quiz %s: %v", quizID, err)
+		return nil
+	}
+	return p
 }
 
 // keepVerdict stores reply as the attempt's verdict unless it has one,
 // and returns the reply the attempt keeps. A failure to store is logged:
 // the reader still gets this grade.
-func (s *Server) keepVerdict(ctx context.Context, a *attempt, reply quizReply) quizReply {
+func (qa *quizAPI) keepVerdict(ctx context.Context, a *attempt, reply quizReply) quizReply {
 	b, err := json.Marshal(reply)
 	if err != nil {
 		return reply
 	}
-	kept, err := s.arch.SetVerdict(ctx, a.p.ID, b)
+	kept, err := qa.s.arch.SetVerdict(ctx, a.p.ID, b)
 	if err != nil {
-		s.log.Printf("archive: keeping the verdict of prediction %d: %v", a.p.ID, err)
+		qa.s.log.Printf("archive: keeping the verdict of prediction %d: %v", a.p.ID, err)
 		return reply
 	}
 	// Another request may have graded the attempt first: its verdict stands.

@@ -20,7 +20,7 @@ func (s *Server) ownLines(lessonSlug, cellID string, lines []string) []bool {
 	if lessonSlug == "" || cellID == "" {
 		return own
 	}
-	l, _, _, err := s.findLesson(lessonSlug)
+	l, _, _, err := s.course.find(lessonSlug)
 	if err != nil || l == nil {
 		return own
 	}
@@ -52,4 +52,20 @@ func (s *Server) openArchive() error {
 	}
 	s.arch, s.ownArch = a, true
 	return nil
+}
+
+// lessonScript is the script of the lesson's ```lua mine block before
+// cell cellID, or "" when there is none (run.Config.LessonScript).
+func (s *Server) lessonScript(lessonSlug, cellID string) string {
+	if lessonSlug == "" || cellID == "" {
+		return ""
+	}
+	l, _, _, err := s.course.find(lessonSlug)
+	if err != nil || l == nil {
+		return ""
+	}
+	if c := l.Cell(cellID); c != nil {
+		return c.Script
+	}
+	return ""
 }

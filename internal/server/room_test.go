@@ -19,7 +19,7 @@ import (
 
 	"kvlab/internal/archive"
 	"kvlab/internal/classroom"
-	"kvlab/internal/server/room"
+	"kvlab/internal/server/liveclass"
 )
 
 // post sends a JSON body (a string, or a value to encode) with optional
@@ -335,12 +335,12 @@ func TestRoomFollowerCannotPresent(t *testing.T) {
 	if ms := f.until("r5", "done"); !strings.Contains(types(ms), "result") {
 		t.Errorf("an allowed follower run: %s, want a result", types(ms))
 	}
-	big := `{"type":"cancel","id":"` + strings.Repeat("x", room.FollowerMaxMessage) + `"}`
+	big := `{"type":"cancel","id":"` + strings.Repeat("x", liveclass.FollowerMaxMessage) + `"}`
 	f.send(big)
 	expectClose(t, f, websocket.ClosePolicyViolation)
 
 	g := dialRoom(t, ts, code)
-	for range room.FollowerMaxRate + 5 {
+	for range liveclass.FollowerMaxRate + 5 {
 		g.conn.WriteMessage(websocket.TextMessage, []byte(`{"type":"cancel","id":"x"}`))
 	}
 	expectClose(t, g, websocket.ClosePolicyViolation)

@@ -10,14 +10,13 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"kvlab/harness"
 	"kvlab/internal/archive"
-	"kvlab/internal/lesson"
 	"kvlab/internal/server/guard"
-	"kvlab/internal/server/room"
+	"kvlab/internal/server/liveclass"
+	"kvlab/internal/server/run"
 	"kvlab/internal/server/runq"
 	"kvlab/internal/server/runspage"
 	"kvlab/internal/server/web"
@@ -72,7 +71,7 @@ type Config struct {
 	// "" = kvlab.db (SQLite) in DataDir, or a postgres:// URL.
 	ArchiveTarget string
 	// RoomTTL is how long a room stays open after its presenter's last
-	// action (package room). 0 = 4h.
+	// action (package liveclass). 0 = 4h.
 	RoomTTL time.Duration
 	// Writes bound what students write to the archive (writes.go). Zero
 	// fields take DefaultWriteLimits'.
@@ -134,16 +133,19 @@ type Server struct {
 	log *log.Logger
 	// guard checks Host, Origin, tokens and presenters, counts runs and
 	// connections per address and logs refusals.
-	guard     *guard.Guard
-	writes    *writeGate // the bounds on students' writes (writes.go)
-	tmpData   bool       // DataDir was created by New and is removed by Close
-	chromaCSS []byte
+	guard   *guard.Guard
+	writes  *writeGate   // the bounds on students' writes (writes.go)
+	tmpData bool         // DataDir was created by New and is removed by Close
+	static  *staticFiles // GET /static/ (static.go)
+	course  *course      // the lessons and their pages (lessons.go, pages.go)
 
 	// runs is the disk's one runner and its queue: cells, run: quizzes,
 	// presenters' and followers' runs.
-	runs      *runq.Runner
-	quizRuns  atomic.Int32  // run: quizzes queued or running
-	quizSlots chan struct{} // one token per quiz answer being checked
+	runs *runq.Runner
+	// cells owns each reader's runs, from message to result (package run):
+	// a /ws client's and a room follower's.
+	cells *run.Service
+	quiz  *quizAPI // POST /api/quiz, /api/predict and the quiz queue (quizapi.go)
 
 	arch    archive.Archive // the run archive; see record.go
 	ownArch bool            // arch was opened by New and is closed by Close
@@ -153,8 +155,6 @@ type Server struct {
 	// pongWait is how long a websocket may stay silent (no message, no
 	// pong) before it is dropped; pings go out at half of it.
 	pongWait time.Duration
-	// bodyWait bounds the time to read a quiz request's body.
-	bodyWait time.Duration
 
 	// sentHook, when set (benchmarks), sees every websocket message as it
 	// is handed to a client's writer. Set before serving.
@@ -165,25 +165,18 @@ type Server struct {
 	wg     sync.WaitGroup // websocket readers and writers, the rooms' goroutines
 
 	mu      sync.Mutex // guards the fields below
-	lessons []*lesson.Lesson
-	loadErr error
-	stamp   string
-	pages   map[string][]byte // rendered lesson pages by slug, and "" for the index
 	clients map[*client]struct{}
 	closed  bool
 
-	owner   *owner        // this server's claim on its run directories (owner.go)
-	rooms   *room.Rooms   // live classes: followers, polls, the board (package room)
-	targets *shareTargets // the room servers this server's pages may share to (share.go)
+	owner   *owner           // this server's claim on its run directories (owner.go)
+	rooms   *liveclass.Rooms // live classes: followers, polls, the board (package liveclass)
+	targets *shareTargets    // the room servers this server's pages may share to (share.go)
 
 	// Timeouts of the plain HTTP routes (HTTPServer): reading a whole
 	// request, and writing a reply. The websocket sets its own deadlines
 	// after the upgrade, and a run: quiz lifts the write deadline while
 	// it waits for its measurement.
 	readTimeout, writeTimeout time.Duration
-
-	staticMu   sync.Mutex        // guards staticTags
-	staticTags map[string]string // ETag by static path
 }
 
 // New checks cfg, loads the lessons and starts the run queue.
@@ -192,12 +185,8 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		cfg:          cfg,
 		log:          log.New(cfg.Log, "labserver: ", log.LstdFlags),
-		pages:        map[string][]byte{},
 		clients:      map[*client]struct{}{},
-		staticTags:   map[string]string{},
 		pongWait:     pongWait,
-		bodyWait:     30 * time.Second,
-		quizSlots:    make(chan struct{}, quizCheckSlots),
 		readTimeout:  30 * time.Second,
 		writeTimeout: 2 * time.Minute,
 	}
@@ -230,22 +219,22 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.runs = s.newRunner()
+	s.cells = run.NewService(s.ctx, s.runConfig())
 	if err := s.startRooms(); err != nil {
 		s.Close()
 		return nil, err
 	}
 
 	s.mux = http.NewServeMux()
-	s.mux.HandleFunc("GET /{$}", s.handleIndex)
-	s.mux.HandleFunc("GET /lessons/{slug}", s.handleLesson)
-	s.mux.HandleFunc("GET /static/{path...}", s.handleStatic)
+	s.mux.HandleFunc("GET /{$}", s.course.handleIndex)
+	s.mux.HandleFunc("GET /lessons/{slug}", s.course.handleLesson)
+	s.mux.HandleFunc("GET /static/{path...}", s.static.handleStatic)
 	s.mux.HandleFunc("GET /ws", s.handleWS)
-	s.mux.HandleFunc("POST /api/quiz", s.handleQuiz)
-	s.mux.HandleFunc("GET /api/quiz/queue", s.handleQuizQueue)
+	s.quiz = newQuizAPI(s)
+	s.quiz.route(s.mux)
 	rp := runspage.New(s.arch, s.hostID)
 	rp.ShowPaths = !s.servesOthers()
 	rp.Route(s.mux)
-	s.mux.HandleFunc("POST /api/predict", s.handlePredict)
 	s.mux.HandleFunc("GET "+web.SourcePrefix+"{path...}", web.Source().SourcePage)
 	s.rooms.Route(s.mux)
 	s.routeShareTargets()
@@ -325,13 +314,22 @@ func (s *Server) claimAndLoad() error {
 	s.owner = o
 	css, err := web.ChromaStylesheet()
 	if err == nil {
-		err = s.reload(s.stampNow())
+		s.static = &staticFiles{fsys: s.cfg.Static, chromaCSS: css, authorMode: s.cfg.Reload, tags: map[string]string{}}
+		s.course = &course{fsys: s.cfg.Lessons, authorMode: s.cfg.Reload, needToken: s.guard.NeedToken(), logf: s.log.Printf,
+			checkCell: func(text string) error {
+				_, _, _, err := runq.CheckCell(text, 0, s.cfg.Limits, s.cfg.Budget, s.cfg.MaxLinesPerCell)
+				return err
+			},
+			checkRun: func(lines []string) error {
+				_, err := s.checkRunLines(lines)
+				return err
+			}}
+		err = s.course.reload(s.course.stampNow())
 	}
 	if err != nil {
 		o.release()
 		return err
 	}
-	s.chromaCSS = css
 	return nil
 }
 
@@ -356,16 +354,39 @@ func (s *Server) HTTPServer() *http.Server {
 
 // newRunner starts the runner of the server's data directory: under its
 // claim (owner.go), with its limits and budget, recording in its archive,
-// results redacted in room mode (servesOthers, room.Redact).
+// results redacted in room mode (servesOthers, liveclass.Redact).
 func (s *Server) newRunner() *runq.Runner {
 	cfg := runq.Config{RunsDir: filepath.Join(s.cfg.DataDir, "runs"), Name: s.owner.name, Limits: s.cfg.Limits,
 		Budget: s.cfg.Budget, Exe: s.cfg.Exe, MaxWaiting: s.cfg.maxWaiting,
 		Archive: s.arch, Version: s.version, HostID: s.hostID, Exec: s.cfg.exec, Logf: s.log.Printf}
 	if s.servesOthers() {
 		// What the room sees is what the archive keeps: its pages are public.
-		cfg.Redact = room.Redact
+		cfg.Redact = liveclass.Redact
 	}
 	return runq.New(cfg)
+}
+
+// runConfig is what package run needs to own a reader's runs: the
+// runner and guard, the caps, whether a reader's own code may run here,
+// which lines are the lesson's own, and the room's fan-out for a
+// presenter's run.
+func (s *Server) runConfig() run.Config {
+	cfg := run.Config{Runner: s.runs, Guard: s.guard, Limits: s.cfg.Limits, Budget: s.cfg.Budget,
+		MaxLines: s.cfg.MaxLinesPerCell, MaxPerOwner: s.cfg.MaxQueuedPerClient, Own: s.ownLines, LessonScript: s.lessonScript,
+		Room: func(m run.Msg, addr string, follower bool, out run.Sink) (run.Fanout, error) {
+			rr, err := s.rooms.PresenterRun(m, addr, follower, out)
+			if rr == nil {
+				return nil, err
+			}
+			return rr, err
+		}}
+	switch {
+	case !guard.IsLoopback(s.cfg.Addr):
+		cfg.NoReaderCode = fmt.Sprintf("this server listens on %s, beyond this machine, and runs no one's code there", s.cfg.Addr)
+	case s.cfg.Token != "":
+		cfg.NoReaderCode = "this server has a token: it serves others (a class), and runs no one's code for them"
+	}
+	return cfg
 }
 
 // startRooms loads the share targets and starts the rooms (package
@@ -380,11 +401,11 @@ func (s *Server) startRooms() error {
 	}
 	s.targets = t
 	w := s.cfg.Writes
-	rs, err := room.New(room.Config{Archive: s.arch, Guard: s.guard, Runs: followerRunner{s},
-		Lesson: s.lesson, Access: s.apiAccessOK, WriteAllowed: s.writeAllowed,
+	rs, err := liveclass.New(liveclass.Config{Archive: s.arch, Guard: s.guard, Runs: s.cells,
+		Lesson: s.course.lesson, Access: s.apiAccessOK, WriteAllowed: s.writeAllowed,
 		Done: s.ctx.Done(), Spawn: s.spawn, Logf: s.log.Printf, Upgrader: s.upgrader(), PongWait: s.pongWait,
 		TTL: s.cfg.RoomTTL, MaxUnknownCodes: s.cfg.MaxUnknownCodes, HasPresenterToken: s.cfg.PresenterToken != "",
-		Writes: room.Limits{PerBrowser: w.PerBrowser, BallotsPerAddress: w.BallotsPerAddress, SharesPerAddressRoom: w.SharesPerAddressRoom,
+		Writes: liveclass.Limits{PerBrowser: w.PerBrowser, BallotsPerAddress: w.BallotsPerAddress, SharesPerAddressRoom: w.SharesPerAddressRoom,
 			MaxBytes: w.MaxBytes, MaxShareBytes: w.MaxShareBytes}})
 	if err != nil {
 		return err
@@ -437,7 +458,7 @@ func (s *Server) Close() error {
 	for _, c := range clients {
 		// The writer sends close 1001 (going away) and then closes the
 		// socket; closing it here first would cut that frame off (1006).
-		c.stopRuns()
+		c.runs.Stop()
 	}
 	s.runs.Close()
 	s.wg.Wait()

@@ -11,18 +11,31 @@ import (
 	"net/http"
 	"path"
 	"strings"
+	"sync"
 	"time"
 )
+
+// staticFiles serves /static/: the embedded files (or -static's), with
+// ETags and gzip, and the code highlighting stylesheet. It is safe for
+// concurrent use.
+type staticFiles struct {
+	fsys       fs.FS
+	chromaCSS  []byte // /static/chroma.css, light and dark
+	authorMode bool   // ETags are computed on every request (-lessons DIR)
+
+	mu   sync.Mutex        // guards tags
+	tags map[string]string // ETag by static path
+}
 
 // handleStatic serves the embedded static files. Paths are checked with
 // fs.ValidPath, so "..", absolute paths and backslashes never reach the
 // file system; directories are not listed.
-func (s *Server) handleStatic(w http.ResponseWriter, r *http.Request) {
+func (sf *staticFiles) handleStatic(w http.ResponseWriter, r *http.Request) {
 	p := r.PathValue("path")
 	if p == "chroma.css" {
 		w.Header().Set("Content-Type", "text/css; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-cache")
-		w.Write(s.chromaCSS)
+		w.Write(sf.chromaCSS)
 		return
 	}
 	if !fs.ValidPath(p) || strings.Contains(p, "\\") || p == "." {
@@ -30,18 +43,18 @@ func (s *Server) handleStatic(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if p == "wasm/yaegi.wasm" {
-		s.serveWasm(w, r)
+		sf.serveWasm(w, r)
 		return
 	}
-	s.serveFile(w, r, p, "")
+	sf.serveFile(w, r, p, "")
 }
 
 // serveFile streams one static file with http.ServeContent, which answers
 // Range and If-None-Match requests; the file is never read whole into
 // memory (the gzipped wasm is megabytes). Files that cannot seek (not the
 // case for embed.FS or os.DirFS) are read into memory as a fallback.
-func (s *Server) serveFile(w http.ResponseWriter, r *http.Request, p, encoding string) {
-	f, err := s.cfg.Static.Open(p)
+func (sf *staticFiles) serveFile(w http.ResponseWriter, r *http.Request, p, encoding string) {
+	f, err := sf.fsys.Open(p)
 	if err != nil {
 		http.NotFound(w, r)
 		return
@@ -61,7 +74,7 @@ func (s *Server) serveFile(w http.ResponseWriter, r *http.Request, p, encoding s
 		}
 		content = bytes.NewReader(data)
 	}
-	tag, err := s.etag(p, content)
+	tag, err := sf.etag(p, content)
 	if err != nil {
 		http.Error(w, "reading "+p+": "+err.Error(), http.StatusInternalServerError)
 		return
@@ -93,11 +106,11 @@ func (s *Server) serveFile(w http.ResponseWriter, r *http.Request, p, encoding s
 // etag is a hash of the file's bytes, computed once per path (the
 // embedded files never change) or on every request in author mode. It
 // reads content through and leaves it at its start.
-func (s *Server) etag(p string, content io.ReadSeeker) (string, error) {
-	if !s.cfg.Reload {
-		s.staticMu.Lock()
-		t, ok := s.staticTags[p]
-		s.staticMu.Unlock()
+func (sf *staticFiles) etag(p string, content io.ReadSeeker) (string, error) {
+	if !sf.authorMode {
+		sf.mu.Lock()
+		t, ok := sf.tags[p]
+		sf.mu.Unlock()
 		if ok {
 			return t, nil
 		}
@@ -110,10 +123,10 @@ func (s *Server) etag(p string, content io.ReadSeeker) (string, error) {
 		return "", err
 	}
 	t := `"` + hex.EncodeToString(h.Sum(nil)[:8]) + `"`
-	if !s.cfg.Reload {
-		s.staticMu.Lock()
-		s.staticTags[p] = t
-		s.staticMu.Unlock()
+	if !sf.authorMode {
+		sf.mu.Lock()
+		sf.tags[p] = t
+		sf.mu.Unlock()
 	}
 	return t, nil
 }
@@ -123,20 +136,20 @@ func (s *Server) etag(p string, content io.ReadSeeker) (string, error) {
 // `make wasm` keeps only the gzipped file (it is what every browser asks
 // for, and embedding both would add 11 MB to the binary), so a request
 // that refuses gzip gets it decompressed as it streams, without Range.
-func (s *Server) serveWasm(w http.ResponseWriter, r *http.Request) {
+func (sf *staticFiles) serveWasm(w http.ResponseWriter, r *http.Request) {
 	const plain, gz = "wasm/yaegi.wasm", "wasm/yaegi.wasm.gz"
-	_, gzErr := fs.Stat(s.cfg.Static, gz)
+	_, gzErr := fs.Stat(sf.fsys, gz)
 	if acceptsGzip(r) && gzErr == nil {
-		s.serveFile(w, r, gz, "gzip")
+		sf.serveFile(w, r, gz, "gzip")
 		return
 	}
 	w.Header().Set("Vary", "Accept-Encoding")
-	if _, err := fs.Stat(s.cfg.Static, plain); err == nil {
-		s.serveFile(w, r, plain, "")
+	if _, err := fs.Stat(sf.fsys, plain); err == nil {
+		sf.serveFile(w, r, plain, "")
 		return
 	}
 	if gzErr == nil {
-		s.serveGunzipped(w, r, gz)
+		sf.serveGunzipped(w, r, gz)
 		return
 	}
 	http.Error(w, "yaegi.wasm is not built into this binary: run `make wasm` and rebuild", http.StatusNotFound)
@@ -144,8 +157,8 @@ func (s *Server) serveWasm(w http.ResponseWriter, r *http.Request) {
 
 // serveGunzipped streams the gzipped static file p decompressed, as
 // application/wasm.
-func (s *Server) serveGunzipped(w http.ResponseWriter, r *http.Request, p string) {
-	f, err := s.cfg.Static.Open(p)
+func (sf *staticFiles) serveGunzipped(w http.ResponseWriter, r *http.Request, p string) {
+	f, err := sf.fsys.Open(p)
 	if err != nil {
 		http.NotFound(w, r)
 		return

@@ -1,9 +1,6 @@
 package server
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -11,6 +8,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"kvlab/internal/server/guard"
+	"kvlab/internal/server/run"
 	"kvlab/internal/server/runq"
 	"kvlab/internal/server/web"
 )
@@ -28,14 +26,14 @@ import (
 // Budget (runq.Budget). On shutdown the writer sends close 1001.
 
 // client is one websocket connection: its socket and writer, and the
-// runs it owns (runOwner, runowner.go), whose sink it is. It is safe for
-// concurrent use. Its ctx (in runOwner) is the connection's lifetime
-// (package doc, Contexts); cancel ends it: a disconnect, a client that
-// stops reading, Close.
+// runs it owns (a run.Owner), whose sink it is. It is safe for concurrent
+// use. Its runs' owner's lifetime is the connection's (package doc,
+// Contexts); a disconnect, a client that stops reading and Close end it.
 type client struct {
-	*runOwner
-	ws  *websocket.Conn
-	out chan []byte // to the writer; never closed
+	s    *Server
+	runs *run.Owner
+	ws   *websocket.Conn
+	out  chan []byte // to the writer; never closed
 }
 
 const (
@@ -76,8 +74,8 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 	ws.SetPongHandler(func(string) error {
 		return ws.SetReadDeadline(time.Now().Add(s.pongWait))
 	})
-	c := &client{ws: ws, out: make(chan []byte, outBuffer)}
-	c.runOwner = newRunOwner(s, c, guard.RemoteHost(r), r.URL.Query().Get("token"), false)
+	c := &client{s: s, ws: ws, out: make(chan []byte, outBuffer)}
+	c.runs = s.cells.Owner(c, guard.RemoteHost(r), r.URL.Query().Get("token"), false)
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -97,7 +95,7 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 
 // close cancels the client's runs and ends its writer, and closes the socket.
 func (c *client) close() {
-	c.stopRuns()
+	c.runs.Stop()
 	c.ws.Close()
 }
 
@@ -116,25 +114,12 @@ func (c *client) readLoop() {
 			c.Send(runq.ErrorMsg{Type: "error", Message: "binary messages are not understood: send JSON text"})
 			continue
 		}
-		var m runq.RunMsg
-		dec := json.NewDecoder(bytes.NewReader(data))
-		dec.DisallowUnknownFields()
-		err = dec.Decode(&m)
-		if err == nil && dec.More() {
-			err = errors.New("more than one JSON value in one message")
-		}
+		m, err := run.Decode(data)
 		if err != nil {
-			c.Send(runq.ErrorMsg{Type: "error", ID: m.ID, Message: "malformed message: " + err.Error() + ` (want {"type":"run","id":"c1","cell":"..."} or {"type":"cancel","id":"c1"})`})
+			c.Send(runq.ErrorMsg{Type: "error", ID: m.ID, Message: err.Error()})
 			continue
 		}
-		switch m.Type {
-		case "run":
-			c.run(m)
-		case "cancel":
-			c.cancelRun(m.ID)
-		default:
-			c.Send(runq.ErrorMsg{Type: "error", ID: m.ID, Message: fmt.Sprintf("unknown message type %q (want run or cancel)", m.Type)})
-		}
+		c.runs.Handle(m)
 	}
 }
 
@@ -147,18 +132,18 @@ func (c *client) writeLoop() {
 		case b := <-c.out:
 			c.ws.SetWriteDeadline(time.Now().Add(writeWait))
 			if err := c.ws.WriteMessage(websocket.TextMessage, b); err != nil {
-				c.cancel()
+				c.runs.Abandon()
 				c.ws.Close()
 				return
 			}
 		case <-ping.C:
 			c.ws.SetWriteDeadline(time.Now().Add(writeWait))
 			if err := c.ws.WriteMessage(websocket.PingMessage, nil); err != nil {
-				c.cancel()
+				c.runs.Abandon()
 				c.ws.Close()
 				return
 			}
-		case <-c.ctx.Done():
+		case <-c.runs.Done():
 			// Deliver what is already queued, then close. Messages sent
 			// after the cancel (a cancelled run's done) are dropped by
 			// send; the page treats the closed socket as the end of its
@@ -199,9 +184,9 @@ func (c *client) Send(v any) {
 }
 
 // SendBytes is Send for a message already encoded (a room run's messages
-// are encoded once for the presenter and every follower): room.Sink.
+// are encoded once for the presenter and every follower): run.Sink.
 func (c *client) SendBytes(b []byte, progress bool) {
-	if c.ctx.Err() != nil {
+	if !c.runs.Alive() {
 		return
 	}
 	if hook := c.s.sentHook; hook != nil {
@@ -215,6 +200,6 @@ func (c *client) SendBytes(b []byte, progress bool) {
 	select {
 	case c.out <- b:
 	default:
-		c.cancel()
+		c.runs.Abandon()
 	}
 }

@@ -9,12 +9,12 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"kvlab/engine"
-	"kvlab/wasm/kvfs"
+	"kvlab/engine/vfs"
+	"kvlab/gohost/kvfs"
 )
 
 // This file is the machinery of the crash exercises: a student's store is
-// run once through a fixed workload on an engine.MemFS, the filesystem is
+// run once through a fixed workload on an vfs.MemFS, the filesystem is
 // copied after every operation, and each copy is put through power cuts
 // and reopened by the student's Open. The first acknowledged write that
 // does not come back is reported with the operation the power cut
@@ -113,8 +113,8 @@ func (s *store) Get(key string) (v string, ok bool, err error) {
 }
 
 // newMemFS returns an empty MemFS with crashDir in it.
-func newMemFS() *engine.MemFS {
-	m := engine.NewMemFS()
+func newMemFS() *vfs.MemFS {
+	m := vfs.NewMemFS()
 	if err := m.MkdirAll(crashDir, 0o755); err != nil {
 		panic("grader: MkdirAll on a fresh MemFS: " + err.Error())
 	}
@@ -124,7 +124,7 @@ func newMemFS() *engine.MemFS {
 
 // newFS returns the student's view of m; after, when not nil, sees every
 // operation.
-func newFS(m *engine.MemFS, after func(kvfs.Op)) kvfs.FS {
+func newFS(m *vfs.MemFS, after func(kvfs.Op)) kvfs.FS {
 	return kvfs.New(m, crashDir, kvfs.Config{MaxOps: crashMaxOps, After: after})
 }
 
@@ -148,12 +148,12 @@ type putCall struct {
 // after each, and the Puts.
 type recording struct {
 	ops   []kvfs.Op
-	snaps []*engine.MemFS // snaps[c] is the filesystem after operation c; snaps[0] before any
+	snaps []*vfs.MemFS // snaps[c] is the filesystem after operation c; snaps[0] before any
 	puts  []putCall
 	// final is the filesystem as the workload left it, stopped (Kill):
 	// a goroutine the store left running cannot change it, nor the
 	// recording, any more.
-	final *engine.MemFS
+	final *vfs.MemFS
 	// gets[i], when the workload was run with a fault, is what Get of
 	// Put i's key returned right after it; store is the store as the
 	// workload left it.
@@ -176,7 +176,7 @@ type recording struct {
 
 // finish ends the recording of m: later operations (of a goroutine the
 // student's store left running) are not recorded, and fail.
-func (r *recording) finish(m *engine.MemFS) {
+func (r *recording) finish(m *vfs.MemFS) {
 	r.mu.Lock()
 	r.done = true
 	r.mu.Unlock()
@@ -193,7 +193,7 @@ func record(p *program, work []kv) (*recording, error) {
 // recordFaulty is record on a MemFS set up by fault (nil: none), which
 // may arm a failure: then a failed Put does not end the workload, as the
 // store's answer to the Puts after it is part of the grading.
-func recordFaulty(p *program, work []kv, fault func(m *engine.MemFS, put *atomic.Int64)) (*recording, error) {
+func recordFaulty(p *program, work []kv, fault func(m *vfs.MemFS, put *atomic.Int64)) (*recording, error) {
 	m := newMemFS()
 	var current atomic.Int64
 	current.Store(-1)
@@ -239,14 +239,14 @@ type getResult struct {
 // recordOn returns a recording of m, starting now, and the student's
 // view of m, which adds every operation and a copy of m after it to the
 // recording.
-func recordOn(m *engine.MemFS) (*recording, kvfs.FS) {
+func recordOn(m *vfs.MemFS) (*recording, kvfs.FS) {
 	return recordFrom(m, m.Copy())
 }
 
 // recordFrom is recordOn with the filesystem before the first operation
 // given: before, which may be nil when nothing will read it.
-func recordFrom(m, before *engine.MemFS) (*recording, kvfs.FS) {
-	rec := &recording{snaps: []*engine.MemFS{before}}
+func recordFrom(m, before *vfs.MemFS) (*recording, kvfs.FS) {
+	rec := &recording{snaps: []*vfs.MemFS{before}}
 	return rec, newFS(m, func(op kvfs.Op) {
 		rec.mu.Lock()
 		defer rec.mu.Unlock()
@@ -302,7 +302,7 @@ func expectedOf(puts []putCall, c int) (keys []string, allowed map[string][]stri
 // unsynced data chosen by seed (0: none of it survives).
 type cut struct {
 	c    int
-	mode engine.PowerMode
+	mode vfs.PowerMode
 	seed uint64
 	// again, when > 0, is a second power cut: after operation again of
 	// the Open that recovered from the first (againOp), or, when that is
@@ -340,7 +340,7 @@ var trialSeeds = []uint64{0, 1, 2}
 // (after an fdatasync, every choice leaves the same) is not checked again:
 // the student's Open sees the same bytes and does the same, so the
 // verdict it had then stands.
-func cutAll(rec *recording, mode engine.PowerMode, seeds []uint64, check func(k cut, m *engine.MemFS) *cutFailure) (*cutFailure, int) {
+func cutAll(rec *recording, mode vfs.PowerMode, seeds []uint64, check func(k cut, m *vfs.MemFS) *cutFailure) (*cutFailure, int) {
 	points := 0
 	if rec.checked == nil {
 		rec.checked = map[[2]uint64]*cutFailure{}
@@ -410,7 +410,7 @@ func (r *recording) cleanPoints() []bool {
 
 // checkReopen opens the student's store on m, as it is after the cut k,
 // and reads back every key acknowledged before it.
-func checkReopen(p *program, rec *recording, k cut, m *engine.MemFS) *cutFailure {
+func checkReopen(p *program, rec *recording, k cut, m *vfs.MemFS) *cutFailure {
 	_, f := openAndRead(p, k, m, rec.puts)
 	return f
 }
@@ -426,7 +426,7 @@ var recoverySeeds = []uint64{0, 1}
 // truncated tail, a rewritten log) is a point to cut the power again:
 // after each, the store is opened once more and must still find every
 // key.
-func openAndRead(p *program, k cut, m *engine.MemFS, puts []putCall) (*store, *cutFailure) {
+func openAndRead(p *program, k cut, m *vfs.MemFS, puts []putCall) (*store, *cutFailure) {
 	fp := k.fp
 	if fp == 0 {
 		fp = fingerprint(m)

@@ -43,7 +43,7 @@
 //     file, which is O_TRUNC) may or may not persist: ext4 can commit an
 //     inode's new size in its journal before any fdatasync;
 //   - an fdatasync can fail with EIO, and the pages it failed to write are
-//     then marked clean, as Linux does (engine.MemFS.LinuxWriteback): the
+//     then marked clean, as Linux does (vfs.MemFS.LinuxWriteback): the
 //     next fdatasync succeeds without writing them;
 //   - the power is cut after every operation of the workload, and for
 //     each such cut again after every operation of the Open that recovers

@@ -6,8 +6,8 @@ import (
 	"sync/atomic"
 	"syscall"
 
-	"kvlab/engine"
-	"kvlab/wasm/kvfs"
+	"kvlab/engine/vfs"
+	"kvlab/gohost/kvfs"
 )
 
 // The exercise "durable-ack": Put returns only once its record is durable.
@@ -194,7 +194,7 @@ The record format (` + "`encode`, `decode`" + `, with a CRC) is given; ` + "`dec
 }
 
 // crashModes are the power-cut modes the acknowledgement is graded under.
-var crashModes = []engine.PowerMode{engine.PowerPrefix, engine.PowerReorder}
+var crashModes = []vfs.PowerMode{vfs.PowerPrefix, vfs.PowerReorder}
 
 func gradeDurableAck(p *program) Result {
 	work := drawWorkload(gradeSeed)
@@ -290,13 +290,13 @@ func cleanReopen(p *program, rec *recording) Case {
 // cutRow cuts the power after every operation in mode and turns the first
 // failure into a row, shrunk to the fewest Puts of work that still fail,
 // and the trace up to it into a note.
-func cutRow(p *program, rec *recording, mode engine.PowerMode, work []kv) (Case, string) {
+func cutRow(p *program, rec *recording, mode vfs.PowerMode, work []kv) (Case, string) {
 	c := Case{
 		Input: fmt.Sprintf("power cut after each operation, %s mode", mode),
 		Want:  "every acknowledged key comes back",
 	}
 	check := func(rec *recording) (*cutFailure, int) {
-		return cutAll(rec, mode, trialSeeds, func(k cut, m *engine.MemFS) *cutFailure { return checkReopen(p, rec, k, m) })
+		return cutAll(rec, mode, trialSeeds, func(k cut, m *vfs.MemFS) *cutFailure { return checkReopen(p, rec, k, m) })
 	}
 	f, points := check(rec)
 	if f == nil {
@@ -416,7 +416,7 @@ func syncFailRow(p *program, work []kv) Case {
 	}
 	at := len(work) / 2
 	failed := -1
-	rec, err := recordFaulty(p, work, func(m *engine.MemFS, put *atomic.Int64) {
+	rec, err := recordFaulty(p, work, func(m *vfs.MemFS, put *atomic.Int64) {
 		m.LinuxWriteback = true
 		m.Fault = func(op, name string) error {
 			if op == "sync" && failed < 0 && put.Load() >= int64(at) {
@@ -449,7 +449,7 @@ func syncFailRow(p *program, work []kv) Case {
 	// Up to the failing Put the run is the workload's first, whose cuts
 	// the other rows tried.
 	rec.cutFrom = fp.before
-	f, points := cutAll(rec, engine.PowerPrefix, trialSeeds[:2], func(k cut, m *engine.MemFS) *cutFailure { return checkReopen(p, rec, k, m) })
+	f, points := cutAll(rec, vfs.PowerPrefix, trialSeeds[:2], func(k cut, m *vfs.MemFS) *cutFailure { return checkReopen(p, rec, k, m) })
 	if f != nil {
 		c.Got = fmt.Sprintf("%s failed with %v; then %s", putText(fp.kv), fp.err, f.message(rec))
 		switch {

@@ -18,7 +18,7 @@ import (
 
 	"github.com/traefik/yaegi/interp"
 
-	"kvlab/wasm/kvfs"
+	"kvlab/gohost/kvfs"
 )
 
 // This file lets a store written for the crash exercises run outside the

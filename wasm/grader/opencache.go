@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"kvlab/engine"
+	"kvlab/engine/vfs"
 )
 
 // The crash exercises open the student's store some hundreds of times a
@@ -85,7 +85,7 @@ func (c *openCache) setKeys(work []kv) {
 // returns what an Open on the same bytes did before (with its operations
 // recorded when record). s is the open store when this call opened it,
 // nil when it did not: m is then untouched.
-func (c *openCache) open(p *program, m *engine.MemFS, fp uint64, record bool) (o *opened, s *store) {
+func (c *openCache) open(p *program, m *vfs.MemFS, fp uint64, record bool) (o *opened, s *store) {
 	if o := c.opens[fp]; o != nil && (o.rec != nil || !record) && cacheOpens {
 		c.hits++
 		return o, nil
@@ -127,7 +127,7 @@ var fpSeed = maphash.MakeSeed()
 var fpBuf []byte
 
 // fingerprint hashes the names and contents of the files of m's crashDir.
-func fingerprint(m *engine.MemFS) uint64 {
+func fingerprint(m *vfs.MemFS) uint64 {
 	var h maphash.Hash
 	h.SetSeed(fpSeed)
 	names, _ := m.List(crashDir)

@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"kvlab/engine"
+	"kvlab/engine/vfs"
 )
 
 // TestOpenCacheKeepsVerdicts grades the catalogue's stores, wrong and
@@ -82,7 +82,7 @@ func TestCleanPoints(t *testing.T) {
 					continue
 				}
 				n++
-				for _, mode := range []engine.PowerMode{engine.PowerPrefix, engine.PowerReorder, engine.PowerDirent} {
+				for _, mode := range []vfs.PowerMode{vfs.PowerPrefix, vfs.PowerReorder, vfs.PowerDirent} {
 					want := fingerprint(cutDisk(rec, cut{c: c, mode: mode}))
 					for s := uint64(1); s <= 4; s++ {
 						if got := fingerprint(cutDisk(rec, cut{c: c, mode: mode, seed: s})); got != want {

@@ -5,8 +5,8 @@ import (
 	"reflect"
 	"strings"
 
-	"kvlab/engine"
-	"kvlab/wasm/kvfs"
+	"kvlab/engine/vfs"
+	"kvlab/gohost/kvfs"
 )
 
 // The exercise "atomic-replace": Save replaces a file so that a power cut
@@ -100,7 +100,7 @@ The grader starts from a durable ` + "`config`" + ` of about 1.2 KB, calls ` + "
 }
 
 // replaceModes are the power-cut modes atomic-replace is graded under.
-var replaceModes = []engine.PowerMode{engine.PowerDirent, engine.PowerReorder}
+var replaceModes = []vfs.PowerMode{vfs.PowerDirent, vfs.PowerReorder}
 
 func gradeAtomicReplace(p *program) Result {
 	fn, ce := p.function("Save", (func(kvfs.FS, string, []byte) error)(nil), saveSig)
@@ -131,7 +131,7 @@ func gradeAtomicReplace(p *program) Result {
 			Input: fmt.Sprintf("power cut after each operation, %s mode", mode),
 			Want:  "a whole version: the last saved, or the one being saved",
 		}
-		f, points := cutAll(rec, mode, replaceSeeds, func(k cut, m *engine.MemFS) *cutFailure { return checkConfig(rec, k, m) })
+		f, points := cutAll(rec, mode, replaceSeeds, func(k cut, m *vfs.MemFS) *cutFailure { return checkConfig(rec, k, m) })
 		if f == nil {
 			c.Got = fmt.Sprintf("a whole version, at %d cut points × %d choices", points, len(replaceSeeds))
 			c.Pass = true
@@ -214,7 +214,7 @@ func versionOf(data string) string {
 
 // checkConfig reads config on m, as the cut k left it, against the
 // versions allowed there.
-func checkConfig(rec *recording, k cut, m *engine.MemFS) *cutFailure {
+func checkConfig(rec *recording, k cut, m *vfs.MemFS) *cutFailure {
 	_, allowed, last := rec.expected(k.c)
 	a := last[replaceName]
 	data, err := newFS(m, nil).ReadFile(replaceName)

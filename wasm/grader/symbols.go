@@ -13,7 +13,7 @@ import (
 
 	"github.com/traefik/yaegi/interp"
 
-	"kvlab/wasm/kvfs"
+	"kvlab/gohost/kvfs"
 )
 
 // output collects what the student's code prints with fmt.Print* or the

@@ -7,8 +7,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"kvlab/engine"
-	"kvlab/wasm/kvfs"
+	"kvlab/engine/vfs"
+	"kvlab/gohost/kvfs"
 )
 
 // Timeline is what the store did to the disk in a failing crash case, for
@@ -63,7 +63,7 @@ type TimelineStep struct {
 // operation k.c, with the power cut in k.mode and the unsynced data
 // chosen by k.seed (cutAll makes the same one). The snapshot is left as
 // it was, to be cut again.
-func cutDisk(rec *recording, k cut) *engine.MemFS {
+func cutDisk(rec *recording, k cut) *vfs.MemFS {
 	var rng *rand.Rand
 	if k.seed != 0 {
 		rng = rand.New(rand.NewPCG(k.seed, uint64(k.c)))
@@ -73,7 +73,7 @@ func cutDisk(rec *recording, k cut) *engine.MemFS {
 
 // readAll returns the contents of the file name of m's crashDir, and
 // whether there is one.
-func readAll(m *engine.MemFS, name string) ([]byte, bool) {
+func readAll(m *vfs.MemFS, name string) ([]byte, bool) {
 	f, err := m.OpenFile(filepath.Join(crashDir, name), os.O_RDONLY, 0)
 	if err != nil {
 		return nil, false
@@ -199,7 +199,7 @@ func (r *recording) timeline(f *cutFailure, blame int) *Timeline {
 
 // fate says what the power cut after operation c, which left the disk
 // after, kept of operation n (see TimelineStep.Fate).
-func (r *recording) fate(n, c int, after *engine.MemFS) string {
+func (r *recording) fate(n, c int, after *vfs.MemFS) string {
 	op := r.ops[n-1]
 	// The names this operation is about, followed through later renames;
 	// a later create, remove or rename onto one of them changes it again

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"kvlab/engine"
+	"kvlab/engine/vfs"
 )
 
 // The exercise "torn-tail": records carry a length and a CRC; Open cuts a
@@ -162,7 +162,7 @@ func gradeTornTail(p *program) Result {
 			Want:  "every acknowledged key comes back, and the Put after the reopen",
 		}
 		check := func(rec *recording) (*cutFailure, int) {
-			return cutAll(rec, mode, tornSeeds, func(k cut, m *engine.MemFS) *cutFailure { return checkReopenAndAppend(p, rec, k, m) })
+			return cutAll(rec, mode, tornSeeds, func(k cut, m *vfs.MemFS) *cutFailure { return checkReopenAndAppend(p, rec, k, m) })
 		}
 		f, points := check(rec)
 		if f != nil {
@@ -192,7 +192,7 @@ const lostAfter = "lost the Put after the reopen"
 // checkReopenAndAppend reopens the store after the cut k, reads back what
 // was acknowledged, puts afterKey, reopens again (a process restart, no
 // power cut) and reads everything back once more.
-func checkReopenAndAppend(p *program, rec *recording, k cut, m *engine.MemFS) *cutFailure {
+func checkReopenAndAppend(p *program, rec *recording, k cut, m *vfs.MemFS) *cutFailure {
 	if k.fp == 0 {
 		k.fp = fingerprint(m)
 	}
@@ -211,7 +211,7 @@ func checkReopenAndAppend(p *program, rec *recording, k cut, m *engine.MemFS) *c
 // s nil (the Open on m's bytes was done before, and m is untouched) the
 // store is opened on m again, unless what the Put and the restart did
 // from the same bytes is known already.
-func putAfterReopen(p *program, k cut, s *store, m *engine.MemFS, puts []putCall) *cutFailure {
+func putAfterReopen(p *program, k cut, s *store, m *vfs.MemFS, puts []putCall) *cutFailure {
 	a := p.cache.afters[k.fp]
 	if a == nil || !cacheOpens {
 		a = &afterPut{}
@@ -267,7 +267,7 @@ func tornHint(p *program, rec *recording, f *cutFailure) (string, int) {
 		return "Open must truncate the file at the end of the last good record: a record appended after a torn one is unreadable at the next Open", 0
 	case f.put == nil && readsBadCRC(p):
 		return "your Open reads a record whose CRC does not match as if it were whole (a log whose last record was garbled came back with the garbled value): check each record's CRC before reading it", 0
-	case f.put == nil && f.mode == engine.PowerReorder:
+	case f.put == nil && f.mode == vfs.PowerReorder:
 		return "the disk may write a record's later sectors back and not its first, so a torn record can have bytes after it: those bytes prove nothing; only an intact record after a bad one shows it was durable. With none, it is a torn tail: stop there without an error", 0
 	case f.put == nil:
 		return "a power cut in the middle of an append leaves a torn tail, which is no error: scan must stop at a record cut short, and Open must open the log", 0
@@ -333,7 +333,7 @@ var damages = []damage{{"its CRC", 1}, {"its key length", 4}, {"its value length
 // flipped returns the filesystem after the workload with one byte of the
 // record of Put i garbled (as durable storage garbling it would), and
 // where; ok is false when the record has no such byte (an empty key).
-func flipped(rec *recording, i int, d damage) (m *engine.MemFS, where string, ok bool, err error) {
+func flipped(rec *recording, i int, d damage) (m *vfs.MemFS, where string, ok bool, err error) {
 	name, start, end := rec.recordAt(i)
 	if name == "" {
 		return nil, "", false, fmt.Errorf("Put(%s) wrote nothing", quote(rec.puts[i].key))

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"slices"
 	"time"
 
@@ -128,28 +127,6 @@ type Origin struct {
 	// Own[i] says line i of a cell's job is the lesson's own line i of
 	// the cell; a run: quiz's lines are always its own.
 	Own []bool
-}
-
-// browserRE is what a browser id may look like: the page sends a UUID; any
-// short token of letters, digits and '-' is accepted.
-var browserRE = regexp.MustCompile(`^[A-Za-z0-9-]{1,64}$`)
-
-// nameRE is a lesson slug, a cell id or a quiz id as the page sends them.
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9-]{1,128}$`)
-
-// CheckOrigin checks the optional where-from fields of a run message or
-// a quiz request; each may be empty.
-func CheckOrigin(lessonSlug, cell, browser string) error {
-	if lessonSlug != "" && !nameRE.MatchString(lessonSlug) {
-		return fmt.Errorf("lesson %q: a lesson slug is 1 to 128 letters, digits and '-'", lessonSlug)
-	}
-	if cell != "" && !nameRE.MatchString(cell) {
-		return fmt.Errorf("cell_id %q: a cell id is 1 to 128 letters, digits and '-'", cell)
-	}
-	if browser != "" && !browserRE.MatchString(browser) {
-		return fmt.Errorf("browser %q: a browser id is 1 to 64 letters, digits and '-'", browser)
-	}
-	return nil
 }
 
 // sortResults puts the last round's results and their run ids in the

@@ -69,32 +69,3 @@ type ErrorMsg struct {
 
 // LineP is a pointer to i, for ErrorMsg.Line.
 func LineP(i int) *int { return &i }
-
-// RunMsg is every message a reader sends a run socket: run and cancel,
-// on the server's /ws and on a room follower's socket (the server's
-// messages.go has the protocol).
-type RunMsg struct {
-	Type  string `json:"type"`
-	ID    string `json:"id"`
-	Cell  string `json:"cell"`
-	Token string `json:"token,omitempty"`
-	// Additions for the run archive (runq.Origin), all optional: where
-	// the cell is, the browser's id, and how many rounds to run it.
-	Lesson  string `json:"lesson,omitempty"`
-	CellID  string `json:"cell_id,omitempty"`
-	Browser string `json:"browser,omitempty"`
-	Repeat  int    `json:"repeat,omitempty"`
-	// Room fans the run out to a room's followers (presenter only), and
-	// Poll names the room's poll the run measures (package room).
-	Room string `json:"room,omitempty"`
-	Poll string `json:"poll,omitempty"`
-	// Presenter is the room's presenter secret (or the presenter token)
-	// on a run with Room (guard.PresenterError).
-	Presenter string `json:"presenter,omitempty"`
-	// Source is the Go code of a reader's store that the run's -engine
-	// mine lines run (the server's mine.go).
-	Source string `json:"source,omitempty"`
-	// Script is the text of a reader's own workload script (Lua) that
-	// the run's -script mine lines run (the server's mine.go).
-	Script string `json:"script,omitempty"`
-}

@@ -69,30 +69,12 @@ func (r *Runner) record(j *Job, i int, res json.RawMessage, tl *timeline, starte
 	return id, nil
 }
 
-// describe fills a run's kind and full spec from its parsed spec, its
-// filter fields from its result (archive.Run.FillFromResult, as the
-// command line does) and its conditions: a bench result's probe (the
-// first one of an array), or a probe run's whole result.
+// describe fills a run's kind and full spec from its parsed spec, and
+// its filter fields and conditions from its result, in the one decode of
+// the result after the harness (archive.Run.FillFromResult, as the
+// command line does): a bench result's probe (the first one of an array),
+// or a probe run's whole result.
 func describe(r *archive.Run, sp *harness.Spec) {
 	r.Kind, r.SpecFull = sp.Cmd, sp.String()
 	r.FillFromResult()
-	r.Probe = probeOf(r.Result)
-}
-
-func probeOf(res json.RawMessage) json.RawMessage {
-	var many []json.RawMessage
-	if json.Unmarshal(res, &many) == nil && len(many) > 0 {
-		res = many[0]
-	}
-	var one struct {
-		Kind  string          `json:"kind"`
-		Probe json.RawMessage `json:"probe"`
-	}
-	if json.Unmarshal(res, &one) != nil {
-		return nil
-	}
-	if one.Kind == "probe" {
-		return res
-	}
-	return one.Probe
 }
