@@ -33,7 +33,7 @@ func TestCartScriptClaims(t *testing.T) {
 	}
 	body := flat(sec[i:])
 	for _, want := range []string{"exactly the same `units` and the same primitive `ops`", "at least twice as many units per second as the fastest engine",
-		"its ops equal its units", "a little over one op and a quarter", "then sqlite, pebble, kv, null"} {
+		"its ops equal its units", "a little over one op and a quarter", "then `sqlite`, `pebble`, `kv`, `null`"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("lesson 9's script section does not say %q", want)
 		}
