@@ -111,8 +111,8 @@ var followerText = []struct {
 	with string
 }{
 	{regexp.MustCompile(`Press <strong>Run</strong> \(or Shift\+Enter in the cell\)\.`), "The presenter runs it; its results appear here as they stream."},
-	{regexp.MustCompile(`([Bb])efore you run (it|the cell)\b`), "${1}efore the presenter runs ${2}"},
-	{regexp.MustCompile(`Predict before you run:`), "Predict before the presenter runs it:"},
+	{regexp.MustCompile(`([Bb])efore you run (it|the cell|anything)\b`), "${1}efore the presenter runs ${2}"},
+	{regexp.MustCompile(`(Predict|Answer) before you run:`), "$1 before the presenter runs it:"},
 	{regexp.MustCompile(`([Tt])he cell stays locked until you have\s+answered\s+the\s+(\w+)\s+quizzes\s+below`), "${1}he presenter's run grades the ${2} quizzes below: answer them before it starts"},
 }
 
