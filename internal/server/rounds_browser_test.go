@@ -64,10 +64,12 @@ func TestBrowserRepeatLineSaysTheRun(t *testing.T) {
 	); err != nil {
 		t.Fatal(err)
 	}
-	// Long enough runs that each sends progress (about once a second).
+	// Long enough runs that each sends progress (about once a second):
+	// paced, because a closed-loop null run on a quiet machine reaches the
+	// run's byte cap before its first second.
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => {
 		const cell = document.querySelector('#cell-always-run');
-		cell.querySelector('.cell-src').value = 'bench -engine null -duration 1500ms -repeat 3';
+		cell.querySelector('.cell-src').value = 'bench -engine null -rate 2000 -duration 1500ms -repeat 3';
 		window.states = [];
 		new MutationObserver(() => window.states.push(cell.querySelector('.cell-state').textContent))
 			.observe(cell.querySelector('.cell-state'), {childList: true, characterData: true, subtree: true});
