@@ -210,6 +210,7 @@ func warmUntilSteady(ctx context.Context, r *run, keys keyTable, clients []*work
 	var timeline []TimelinePoint
 	var lastOps int64
 	lastAt := time.Duration(0)
+	capped := false
 	verdict := FindSteady(nil, SteadyWindow, cfg.steadyTolerance)
 	take := func(at time.Duration) {
 		var total int64
@@ -242,7 +243,9 @@ sampling:
 				break sampling
 			}
 		case <-finished:
+			// Every client has done its share of the byte cap.
 			take(time.Since(t0))
+			capped = true
 			break sampling
 		case <-wr.stopCh:
 			break sampling
@@ -268,7 +271,13 @@ sampling:
 	verdict.MaxWarmupSeconds = cfg.maxWarmup.Seconds()
 	verdict.WarmupOps = ops
 	if !verdict.Reached && verdict.Evidence != "" {
-		verdict.Evidence = fmt.Sprintf("not steady within %v of warm-up: %s", roundDuration(elapsed), verdict.Evidence)
+		stop := ""
+		if capped {
+			// A fast store on a quiet machine writes the run's byte cap
+			// before -max-warmup is up: say so, not just "not steady".
+			stop = ", stopped early at the run's byte cap"
+		}
+		verdict.Evidence = fmt.Sprintf("not steady within %v of warm-up%s: %s", roundDuration(elapsed), stop, verdict.Evidence)
 	}
 	return &verdict, timeline, nil
 }

@@ -50,11 +50,14 @@ func TestWaitingForSteadyState(t *testing.T) {
 				t.Errorf("%s: reached after %.1f s of a %.0f s warm-up", name, warm, max)
 			}
 		default:
-			if ev, _ := st["evidence"].(string); !strings.Contains(ev, "not steady within") {
+			ev, _ := st["evidence"].(string)
+			if !strings.Contains(ev, "not steady within") {
 				t.Errorf("%s: not reached, evidence %q; the section says the result says why", name, ev)
 			}
-			if warm < max {
-				t.Errorf("%s: gave up after %.1f s, before -max-warmup %.0f s", name, warm, max)
+			// A warm-up ends before -max-warmup only at the run's byte
+			// cap (a fast store on a quiet machine), and then says so.
+			if warm < max && !strings.Contains(ev, "stopped early at the run's byte cap") {
+				t.Errorf("%s: gave up after %.1f s, before -max-warmup %.0f s, and not at the byte cap (evidence %q)", name, warm, max, ev)
 			}
 		}
 		win, _ := st["last_window"].([]any)
