@@ -116,23 +116,7 @@ func (s *sqliteStore) execMany(stmt *sql.Stmt, args [][]any) error {
 	defer s.write.Unlock()
 	switch s.policy.Mode {
 	case engine.SyncBatch:
-		if s.tx == nil {
-			tx, err := s.db.Begin()
-			if err != nil {
-				return err
-			}
-			s.tx = tx
-		}
-		for _, a := range args {
-			if _, err := s.tx.Stmt(stmt).Exec(a...); err != nil {
-				return err
-			}
-		}
-		s.pending += len(args)
-		if s.pending < s.policy.N {
-			return nil
-		}
-		return s.commitLocked()
+		return s.batchLocked(stmt, args)
 	case engine.SyncPeriodic:
 		if err := s.periodic.err(); err != nil {
 			return err

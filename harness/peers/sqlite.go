@@ -229,21 +229,7 @@ func (s *sqliteStore) exec(stmt *sql.Stmt, args ...any) error {
 	defer s.write.Unlock()
 	switch s.policy.Mode {
 	case engine.SyncBatch:
-		if s.tx == nil {
-			tx, err := s.db.Begin()
-			if err != nil {
-				return err
-			}
-			s.tx = tx
-		}
-		if _, err := s.tx.Stmt(stmt).Exec(args...); err != nil {
-			return err
-		}
-		s.pending++
-		if s.pending < s.policy.N {
-			return nil
-		}
-		return s.commitLocked()
+		return s.batchLocked(stmt, [][]any{args})
 	case engine.SyncPeriodic:
 		if err := s.periodic.err(); err != nil {
 			return err
@@ -251,6 +237,30 @@ func (s *sqliteStore) exec(stmt *sql.Stmt, args ...any) error {
 	}
 	_, err := stmt.Exec(args...)
 	return err
+}
+
+// batchLocked runs stmt once per args in the open batch transaction
+// (begun if none is), each run one of batch:N's N writes, and commits
+// it once N are pending.
+// REQUIRES: s.write held and the policy batch:N.
+func (s *sqliteStore) batchLocked(stmt *sql.Stmt, args [][]any) error {
+	if s.tx == nil {
+		tx, err := s.db.Begin()
+		if err != nil {
+			return err
+		}
+		s.tx = tx
+	}
+	for _, a := range args {
+		if _, err := s.tx.Stmt(stmt).Exec(a...); err != nil {
+			return err
+		}
+	}
+	s.pending += len(args)
+	if s.pending < s.policy.N {
+		return nil
+	}
+	return s.commitLocked()
 }
 
 // commitLocked commits the open batch transaction.
