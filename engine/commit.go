@@ -167,7 +167,7 @@ type committer struct {
 	// a Put returns once durable covers it, before the flusher records
 	// the round that synced it. done is broadcast when it advances.
 	measured uint64
-	// round numbers the flusher's commit delays; timedOut is the last
+	// round numbers the flusher's commit delays; timedOut is the highest
 	// round whose delay expired.
 	round, timedOut uint64
 
@@ -310,12 +310,14 @@ func (db *DB) runFlusher() {
 			c.round++
 			round := c.round
 			t := db.clock.AfterFunc(delay, func() {
+				// A timer that fired as its round ended can run after
+				// the next round's: never move timedOut back.
 				c.mu.Lock()
-				c.timedOut = round
+				c.timedOut = max(c.timedOut, round)
 				c.mu.Unlock()
 				c.work.Broadcast()
 			})
-			for c.written-c.durable < want && c.timedOut != round && !c.closing && c.err == nil {
+			for c.written-c.durable < want && c.timedOut < round && !c.closing && c.err == nil {
 				c.work.Wait()
 			}
 			t.Stop()

@@ -150,3 +150,62 @@ func waitMeasured(db *DB, seq uint64) {
 		c.done.Wait()
 	}
 }
+
+// TestGroupCommitLateTimerDoesNotStall: a commit-delay timer that fired
+// just as its round ended (the group filled first, so Stop came too
+// late) runs its callback whenever the scheduler gets to it, possibly
+// after the next round's timer has fired. The late callback must not
+// take the next round's expiry back, or the flusher waits for writers
+// that are themselves waiting for it, forever. (On a busy 2-core
+// machine that is what hung the crash tests for 40 minutes.)
+func TestGroupCommitLateTimerDoesNotStall(t *testing.T) {
+	clk := newFakeClock()
+	db, _ := openMem(t, Options{Sync: SyncPolicy{Mode: SyncGroup}, GroupDelay: 300 * time.Microsecond, clock: clk})
+	defer db.Close()
+	asIfGroupOf4 := func(seq uint64) {
+		waitMeasured(db, seq)
+		db.commit.mu.Lock()
+		db.commit.lastGroup, db.commit.lastSync = 4, time.Second
+		db.commit.mu.Unlock()
+	}
+	// takeTimer waits for the flusher's pending timer and takes it off
+	// the fake clock, so that only the test runs its callback.
+	takeTimer := func() func() {
+		clk.waitTimer()
+		clk.mu.Lock()
+		defer clk.mu.Unlock()
+		for _, tm := range clk.timers {
+			if !tm.stopped {
+				tm.stopped = true
+				return tm.f
+			}
+		}
+		panic("no pending timer")
+	}
+
+	// Round 1: a lone Put starts the delay; three more fill the group
+	// before the timer runs.
+	asIfGroupOf4(0)
+	var wg sync.WaitGroup
+	wg.Go(func() { mustPut(t, db, "a", "v") })
+	late := takeTimer()
+	for i := range 3 {
+		wg.Go(func() { mustPut(t, db, fmt.Sprint("b", i), "v") })
+	}
+	wg.Wait()
+
+	// Round 2: a lone Put; its timer fires, then round 1's late callback.
+	asIfGroupOf4(4)
+	done := make(chan error, 1)
+	go func() { done <- db.Put([]byte("lone"), []byte("writer")) }()
+	takeTimer()()
+	late()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the lone Put of round 2 never returned: round 1's late timer undid round 2's expiry, and the flusher waits for a group that cannot come")
+	}
+}
