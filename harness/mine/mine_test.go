@@ -13,18 +13,19 @@ import (
 	"time"
 
 	"kvlab/harness"
-	"kvlab/wasm/grader"
 )
 
 // solution is the durable-ack exercise's model answer: the store the
-// page's Measure button runs when a reader has solved it.
+// page's Measure button runs when a reader has solved it. The file is a
+// copy (the harness does not import the browser's grader), kept equal to
+// the exercise's by the grader's TestMineTestdataIsTheSolution.
 func solution(t testing.TB) string {
 	t.Helper()
-	e, err := grader.Lookup("durable-ack")
+	b, err := os.ReadFile(filepath.Join("testdata", "durable-ack.go.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return e.Solution
+	return string(b)
 }
 
 // edit returns src with old replaced by new, which must be there once.
