@@ -111,7 +111,7 @@ func TestCellsParse(t *testing.T) {
 	}
 }
 
-// lineProblems lists every run-spec line of l that harness.Check rejects
+// lineProblems lists every run-spec line of l that harness.ParseSpec rejects
 // under lim, and every cell with more lines than the server runs.
 func lineProblems(l *lesson.Lesson, lim harness.Limits) []string {
 	var ps []string
@@ -120,14 +120,14 @@ func lineProblems(l *lesson.Lesson, lim harness.Limits) []string {
 			ps = append(ps, fmt.Sprintf("cell %s: %d lines, the server allows %d", c.ID, n, maxCellLines))
 		}
 		for i, line := range c.Lines {
-			if err := harness.Check(line, lim); err != nil {
+			if _, err := harness.ParseSpec(line, lim); err != nil {
 				ps = append(ps, fmt.Sprintf("cell %s line %d %q: %v", c.ID, i, line, err))
 			}
 		}
 	}
 	for _, q := range l.Quizzes {
 		for i, line := range q.Run {
-			if err := harness.Check(line, lim); err != nil {
+			if _, err := harness.ParseSpec(line, lim); err != nil {
 				ps = append(ps, fmt.Sprintf("quiz %s run line %d %q: %v", q.ID, i, line, err))
 			}
 		}

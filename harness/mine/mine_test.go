@@ -190,7 +190,7 @@ func TestSource(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, errw bytes.Buffer
-	code := harness.RunCLI(context.Background(), []string{"bench", "-engine", "mine", "-src", file, "-ops", "50", "-dir", dir, "-format", "json"}, &out, &errw)
+	code := harness.RunCLIRecorded(context.Background(), []string{"bench", "-engine", "mine", "-src", file, "-ops", "50", "-dir", dir, "-format", "json"}, &out, &errw, nil)
 	if code != 0 || !strings.Contains(out.String(), `"interpreted": true`) {
 		t.Errorf("exit %d, stdout %q, stderr %q; want a result marked interpreted", code, out.String(), errw.String())
 	}

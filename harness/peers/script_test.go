@@ -184,7 +184,7 @@ func TestKeybenchScriptRunsUnmodified(t *testing.T) {
 	args := []string{"bench", "-script", file, "-engine", "kv,pebble,sqlite", "-index", "ordered", "-sync", "none",
 		"-ops", "300", "-items", "200", "-batch", "4", "-threads", "2", "-dir", dir}
 	var out, errb bytes.Buffer
-	if code := harness.RunCLI(context.Background(), args, &out, &errb); code != 0 {
+	if code := harness.RunCLIRecorded(context.Background(), args, &out, &errb, nil); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	blocks := strings.Split(out.String(), "\n\n")
