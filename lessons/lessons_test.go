@@ -17,6 +17,7 @@ import (
 	"kvlab/engine/crashtest"
 	"kvlab/harness"
 	"kvlab/harness/calc"
+	"kvlab/harness/harnesstest"
 	"kvlab/harness/peers" // registers bbolt, pebble, sqlite, kvserver and redis for the side-by-side cells
 	"kvlab/internal/browsertest"
 	"kvlab/internal/lesson"
@@ -339,7 +340,7 @@ func execIn(t *testing.T, dir string, lines []string, f float64, lim harness.Lim
 		if script, ok := cellScripts.Load(line); ok {
 			env.Script = script.(string)
 		}
-		raw, err := harness.Exec(context.Background(), scaled, env)
+		raw, err := harnesstest.Exec(context.Background(), scaled, env)
 		if errors.Is(err, peers.ErrRedisMissing) || errors.Is(err, peers.ErrPostgresMissing) || errors.Is(err, peers.ErrEtcdMissing) {
 			// A cell with a real redis-server, PostgreSQL or etcd runs
 			// where one is installed (.ci/run installs them); elsewhere

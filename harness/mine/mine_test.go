@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"kvlab/harness"
+	"kvlab/harness/harnesstest"
 )
 
 // solution is the durable-ack exercise's model answer: the store the
@@ -43,7 +44,7 @@ const putSync = "\tif err := s.log.Sync(); err != nil {\n\t\t// After a failed f
 // bench runs line with source through harness.Exec, as the server does.
 func bench(t *testing.T, line, source string) (*harness.BenchResult, error) {
 	t.Helper()
-	raw, err := harness.Exec(context.Background(), line, harness.Env{Dir: t.TempDir(), Source: source})
+	raw, err := harnesstest.Exec(context.Background(), line, harness.Env{Dir: t.TempDir(), Source: source})
 	if err != nil {
 		return nil, err
 	}
@@ -175,7 +176,7 @@ func TestCancelStopsALoop(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(300*time.Millisecond, cancel)
 	start := time.Now()
-	harness.Exec(ctx, "bench -engine mine -workload fillrandom -ops 50", harness.Env{Dir: t.TempDir(), Source: src})
+	harnesstest.Exec(ctx, "bench -engine mine -workload fillrandom -ops 50", harness.Env{Dir: t.TempDir(), Source: src})
 	if d := time.Since(start); d >= callLimit/2 {
 		t.Errorf("the cancelled run took %v, want it stopped well before the call limit %v", d, callLimit)
 	}
@@ -201,7 +202,7 @@ func TestSource(t *testing.T) {
 		{"bench -engine mine -ops 50", strings.Repeat("/", harness.MaxSourceBytes+1), "must be at most"},
 	}
 	for _, tt := range tests {
-		_, err := harness.Exec(context.Background(), tt.line, harness.Env{Dir: dir, Source: tt.source})
+		_, err := harnesstest.Exec(context.Background(), tt.line, harness.Env{Dir: dir, Source: tt.source})
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: error %v, want one containing %q", tt.line, err, tt.want)
 		}
