@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,6 +22,21 @@ type rule struct{ from, to, why string }
 var rules = []rule{
 	{"kvlab/harness/...", "kvlab/wasm/...", "the harness runs a reader's Go through kvlab/gohost, not through the browser's packages"},
 	{"kvlab/wasm/...", "kvlab/engine", "the browser's build takes the filesystem model from kvlab/engine/vfs, not the engine"},
+}
+
+// testSupport are the packages that exist for tests: only _test.go files
+// and other test-support packages may import them, so nothing of theirs
+// is built into a binary (deadcode lists their functions as unreachable
+// from the binaries, which is what they are).
+var testSupport = []string{
+	"kvlab/harness/harnesstest",
+	"kvlab/internal/apidoc",
+	"kvlab/internal/browsertest",
+	"kvlab/internal/heappeak",
+	"kvlab/internal/labproc",
+	"kvlab/internal/pgtest",
+	"kvlab/internal/silentport",
+	"kvlab/internal/slowfs",
 }
 
 // match reports whether the import path p matches pattern.
@@ -72,7 +88,7 @@ func TestMatch(t *testing.T) {
 
 // TestDirectImports reads the imports of every Go file of the module,
 // _test.go files and files of any GOOS included, and checks each
-// against the rules.
+// against the rules and testSupport.
 func TestDirectImports(t *testing.T) {
 	files := 0
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
@@ -99,13 +115,17 @@ func TestDirectImports(t *testing.T) {
 			return err
 		}
 		files++
+		name := filepath.ToSlash(strings.TrimPrefix(p, root+"/"))
 		for _, imp := range f.Imports {
 			to, err := strconv.Unquote(imp.Path.Value)
 			if err != nil {
 				return err
 			}
 			if r := broken(pkg, to); r != nil {
-				t.Errorf("%s imports %s: %s", filepath.ToSlash(strings.TrimPrefix(p, root+"/")), to, r.why)
+				t.Errorf("%s imports %s: %s", name, to, r.why)
+			}
+			if slices.Contains(testSupport, to) && !strings.HasSuffix(p, "_test.go") && !slices.Contains(testSupport, pkg) {
+				t.Errorf("%s imports %s, which is test support: only tests may", name, to)
 			}
 		}
 		return nil
