@@ -45,4 +45,9 @@
 //
 // Calls into the code run one at a time (the exercises' stores have no
 // locks), so with -threads N the workers queue for the store.
+//
+// Files: mine.go registers the engines and watches the code (callLimit,
+// the heap and the stacks); fs.go is the filesystem under kvfs (real
+// files counted and capped at maxBytes, or nullFS, which keeps
+// nothing); errors.go, the sentinel errors.
 package mine

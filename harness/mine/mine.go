@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"kvlab/engine"
+	"kvlab/engine/vfs"
 	"kvlab/gohost"
 	"kvlab/gohost/kvfs"
 	"kvlab/harness"
@@ -81,7 +81,7 @@ func open(ctx context.Context, dir, source string, null bool) (harness.Store, er
 		return nil, err
 	}
 	s := &store{n: n, sync: new(harness.SyncTimes), watched: make(chan struct{})}
-	var under engine.FS = nullFS{}
+	var under vfs.FS = nullFS{}
 	if !null {
 		s.disk = &diskFS{times: s.sync}
 		under = s.disk
