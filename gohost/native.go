@@ -492,9 +492,9 @@ func constInt(e ast.Expr, consts map[string]ast.Expr, depth int) (v constant.Val
 	return nil, false
 }
 
-// parseStudent parses src as load does, with a package clause added when
+// parseStudent parses src as Load does, with a package clause added when
 // it has none (shift is then 1, the lines added); f is nil when src does
-// not parse (load reports why).
+// not parse (Load reports why).
 func parseStudent(src string) (f *ast.File, fset *token.FileSet, shift int) {
 	fset = token.NewFileSet()
 	f, err := parser.ParseFile(fset, "student.go", src, parser.SkipObjectResolution)

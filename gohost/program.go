@@ -106,7 +106,7 @@ func Load(src string, pre Prelude) (*Program, *CodeError) {
 	return loadContext(nil, src, pre)
 }
 
-// loadContext is load, with the evaluation of the declarations (which
+// loadContext is Load, with the evaluation of the declarations (which
 // runs the initializers of package-level variables, the student's code)
 // stopped when ctx is done; a nil ctx is never done. The browser needs
 // none: its worker is terminated instead.

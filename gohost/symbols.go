@@ -86,7 +86,7 @@ var symbols = interp.Exports{
 	// the []int64 instantiations, the only slices the exercises use. They
 	// live under a name of their own because yaegi claims the name
 	// "slices" for its generic source version, which v0.16.1 cannot
-	// instantiate; load renames a student's slices to xslice (same length,
+	// instantiate; Load renames a student's slices to xslice (same length,
 	// so columns do not move) and errors name it slices again.
 	"xslice/xslice": {
 		"Clone":    reflect.ValueOf(slices.Clone[[]int64]),
