@@ -22,7 +22,7 @@ import (
 // opOrder is the order op kinds are printed in.
 var opOrder = []string{"put", "get", "delete", "scan"}
 
-// Write prints v, a result of Exec's execSpec, in format.
+// Write prints v, a result of execSpec, in format.
 func Write(w io.Writer, format string, v any) error {
 	switch format {
 	case "json":

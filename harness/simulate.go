@@ -34,16 +34,6 @@ var simulatedFlush atomic.Int64
 // opens on instead of the real one (SimulateDisk).
 var simulatedDisk atomic.Pointer[memDisk]
 
-// SimulateFlushCost makes every fdatasync of the kv engine and of the
-// probe wait d before it syncs, until the returned restore is called. The
-// kv engine stays on the real disk, so its flush costs d plus the real
-// disk's; SimulateDisk replaces the disk as well. It is for tests: it
-// changes every run in the process.
-func SimulateFlushCost(d time.Duration) (restore func()) {
-	old := simulatedFlush.Swap(int64(d))
-	return func() { simulatedFlush.Store(old) }
-}
-
 // SimulateDisk makes the kv engine open every store on one fresh
 // in-memory filesystem whose fdatasync waits flush (and nothing else),
 // and the probe's fdatasync wait flush before its real one, until the
