@@ -143,6 +143,9 @@ func modelLine(ctx context.Context, s *Spec, dir string) (*ModelResult, error) {
 		tw = m.TPutNs
 		m.Source, m.TWriteSource = "probe", "kv_run"
 	}
+	// The CPU time of a Put (T_put measured, or the T_write given), which
+	// the flush probes spend computing between flushes as the writer does.
+	putNs := tw
 	batch := policy.Mode == engine.SyncBatch
 	if batch {
 		bytesPerPut += float64(syncMarkBytes) / float64(policy.N)
@@ -150,7 +153,7 @@ func modelLine(ctx context.Context, s *Spec, dir string) (*ModelResult, error) {
 	m.BytesPerPut = bytesPerPut
 	if s.TWrite == 0 && batch {
 		// Under periodic:D the engine does not zero-fill ahead (engine.Open).
-		c, err := fillCost(ctx, dir, engine.DefaultPreallocate, modelFills, modelFillTime)
+		c, err := fillCost(ctx, dir, engine.DefaultPreallocate, busyFor(engine.DefaultPreallocate/bytesPerPut, putNs), modelFills, modelFillTime)
 		if err != nil {
 			return nil, err
 		}
@@ -161,7 +164,7 @@ func modelLine(ctx context.Context, s *Spec, dir string) (*ModelResult, error) {
 	if !s.has("t-fsync") {
 		m.Source = "probe"
 		if batch {
-			c, err := flushCost(ctx, dir, int64(float64(policy.N)*bytesPerPut), modelFlushes, modelFlushTime)
+			c, err := flushCost(ctx, dir, int64(float64(policy.N)*bytesPerPut), busyFor(float64(policy.N), putNs), modelFlushes, modelFlushTime)
 			if err != nil {
 				return nil, err
 			}

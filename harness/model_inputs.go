@@ -122,7 +122,11 @@ var (
 // it, timed together, up to iterations times or for maxTime. The file
 // grows as a segment does, so each flush also records its new size and
 // blocks: the append case, which the fill pays so that commits need not.
-func fillCost(ctx context.Context, dir string, chunk int64, iterations int, maxTime time.Duration) (ProbeCost, error) {
+//
+// busy is the CPU time the Puts between two zero-fills take: the loop
+// computes that long, untimed, before each, as flushCost does before each
+// commit (it says why).
+func fillCost(ctx context.Context, dir string, chunk int64, busy time.Duration, iterations int, maxTime time.Duration) (ProbeCost, error) {
 	tmp, err := os.MkdirTemp(dir, "kvlab-fill-")
 	if err != nil {
 		return ProbeCost{}, fmt.Errorf("probe: -dir %s: %w", dir, err)
@@ -135,5 +139,22 @@ func fillCost(ctx context.Context, dir string, chunk int64, iterations int, maxT
 	defer f.Close()
 	base := time.Now()
 	return timeFlushes(ctx, &osProbeFile{fd: int(f.Fd()), dir: dir}, func() time.Duration { return time.Since(base) },
-		nil, make([]byte, chunk), iterations, maxTime)
+		busy, nil, make([]byte, chunk), iterations, maxTime)
+}
+
+// compute keeps the CPU busy for d of wall time (nothing when d <= 0),
+// as a writer's Puts do between its flushes.
+func compute(d time.Duration) {
+	for end := time.Now().Add(d); d > 0 && time.Now().Before(end); {
+	}
+}
+
+// maxBusy bounds the computing a model line's probes do before each
+// flush, so that a slow T_put cannot stretch a model line past its
+// budget.
+const maxBusy = 50 * time.Millisecond
+
+// busyFor is the CPU time of puts Puts at putNs each, at most maxBusy.
+func busyFor(puts float64, putNs float64) time.Duration {
+	return min(time.Duration(puts*putNs), maxBusy)
 }

@@ -221,7 +221,16 @@ func zeroFill(f *os.File, size int64) error {
 // Puts, and that cost is in the model's T_put already (modelPutCost). So
 // those bytes are written untimed, and the timed write is the rest, what
 // the commit's own write(2) carries; the fdatasync flushes all of them.
-func flushCost(ctx context.Context, dir string, size int64, iterations int, maxTime time.Duration) (ProbeCost, error) {
+//
+// busy is the CPU time the Puts between two commits take (N x T_put):
+// the loop computes that long, untimed, before each commit, as a bench
+// line's writer does. On a machine whose CPUs are contended it matters:
+// a thread that has just computed waits longer for a CPU when its
+// fdatasync completes than one that only flushes, and the same commit of
+// 163 KiB took 3–7 ms at the median after 1 ms of computing, against
+// 0.5–1.1 ms without (load 29, 2 cores); on an idle machine the two are
+// the same.
+func flushCost(ctx context.Context, dir string, size int64, busy time.Duration, iterations int, maxTime time.Duration) (ProbeCost, error) {
 	tmp, err := os.MkdirTemp(dir, "kvlab-flush-")
 	if err != nil {
 		return ProbeCost{}, fmt.Errorf("probe: -dir %s: %w", dir, err)
@@ -239,7 +248,7 @@ func flushCost(ctx context.Context, dir string, size int64, iterations int, maxT
 	pre, tail := commitWrites(size, engine.DefaultWriteBuffer)
 	base := time.Now()
 	return timeFlushes(ctx, &osProbeFile{fd: int(f.Fd()), dir: dir, overwrite: region}, func() time.Duration { return time.Since(base) },
-		make([]byte, pre), make([]byte, tail), iterations, maxTime)
+		busy, make([]byte, pre), make([]byte, tail), iterations, maxTime)
 }
 
 // maxFlushRegion bounds flushCost's zero-filled file; its commits go
@@ -260,13 +269,14 @@ func commitWrites(size int64, wbuf int) (pre, tail int64) {
 	return pre, size - pre
 }
 
-// timeFlushes times a commit on clock: pre written to f untimed (nothing
-// when empty), then buf written and the fdatasync after it, timed,
-// iterations times or for maxTime.
-func timeFlushes(ctx context.Context, f probeFile, clock func() time.Duration, pre, buf []byte, iterations int, maxTime time.Duration) (ProbeCost, error) {
+// timeFlushes times a commit on clock: busy spent computing and pre
+// written to f, untimed (nothing when zero or empty), then buf written
+// and the fdatasync after it, timed, iterations times or for maxTime.
+func timeFlushes(ctx context.Context, f probeFile, clock func() time.Duration, busy time.Duration, pre, buf []byte, iterations int, maxTime time.Duration) (ProbeCost, error) {
 	lat := make([]int64, 0, iterations)
 	t0 := clock()
 	for len(lat) < iterations && clock()-t0 < maxTime && ctx.Err() == nil {
+		compute(busy)
 		if len(pre) > 0 {
 			if err := f.write(pre); err != nil {
 				return ProbeCost{}, err

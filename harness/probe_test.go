@@ -154,7 +154,7 @@ func TestProbeTimesOneWritePerFlush(t *testing.T) {
 // cheap write the Puts make, so T_write does not hold it).
 func TestTimeFlushesTimesTheCommit(t *testing.T) {
 	d := &fakeDisk{writeNs: 5000, syncNs: 10}
-	c, err := timeFlushes(context.Background(), d, func() time.Duration { return d.now }, nil, make([]byte, 1000), 7, time.Hour)
+	c, err := timeFlushes(context.Background(), d, func() time.Duration { return d.now }, 0, nil, make([]byte, 1000), 7, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func TestTimeFlushesTimesTheCommit(t *testing.T) {
 	// the OS between Puts (T_put's cost), untimed; the commit's own write
 	// and the flush of every byte are timed.
 	d = &fakeDisk{writeNs: 5000, syncNs: 10}
-	c, err = timeFlushes(context.Background(), d, func() time.Duration { return d.now }, make([]byte, 3000), make([]byte, 1000), 7, time.Hour)
+	c, err = timeFlushes(context.Background(), d, func() time.Duration { return d.now }, 0, make([]byte, 3000), make([]byte, 1000), 7, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
