@@ -58,11 +58,12 @@ import (
 // flushes beside them, and nothing is subtracted. Where the run cannot say
 // (several writers, or a store that does not count its flushes under
 // batch:N) it is the probe's write(2) ("probe"). A model line, which has
-// no run, measures the same figure with a short kv run under batch with an
-// N larger than the run, so that no commit falls in it (modelTWrite,
-// "kv_run"): every Put takes batch's path outside the flush, including
-// what the engine does there that none may not (the zero-fill of the next
-// MiB of a segment, flushed under batch).
+// no run, measures the same figure in parts (model_inputs.go, "kv_run"):
+// T_put from short kv runs under batch with an N larger than the run and
+// no zero-fill in their timed region, plus a Put's share of the zero-fill
+// the engine makes every MiB under batch:N, timed by its own probe. One
+// long run with both in it, as before, charged T_write with zero-fills
+// that flushed records no commit had flushed, and missed batch:1024 by 2x.
 
 // ModelResult is the JSON object of kind "model".
 type ModelResult struct {
