@@ -119,3 +119,38 @@ const (
 	modelSimRounds = 2
 	modelSimMargin = 1.25
 )
+
+// A simulated file that shrinks and grows again reads zeros where its
+// old bytes were (grow reuses the capacity), and a large one keeps its
+// bytes when it moves.
+func TestMemDiskGrowZeroes(t *testing.T) {
+	d := newMemDisk()
+	f, err := d.OpenFile("/x", os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteAt([]byte("abcdef"), 0)
+	f.Truncate(2)
+	f.WriteAt([]byte("x"), 4)
+	buf := make([]byte, 5)
+	if n, _ := f.ReadAt(buf, 0); n != 5 || string(buf) != "ab\x00\x00x" {
+		t.Errorf("after truncate to 2 and a write at 4: read %q, want %q", buf[:n], "ab\x00\x00x")
+	}
+	big := make([]byte, 3<<20)
+	big[len(big)-1] = 7
+	f.WriteAt(big, 5)
+	f.WriteAt([]byte("y"), 9<<20) // past minFileCap: the file moves
+	buf = make([]byte, 1)
+	if f.ReadAt(buf, 5+3<<20-1); buf[0] != 7 {
+		t.Errorf("the byte at %d is %d after the file grew, want 7", 5+3<<20-1, buf[0])
+	}
+	if f.ReadAt(buf, 0); buf[0] != 'a' {
+		t.Errorf("the first byte is %q after the file grew, want 'a'", buf[0])
+	}
+	if f.ReadAt(buf, 8<<20); buf[0] != 0 {
+		t.Errorf("a byte never written reads %d, want 0", buf[0])
+	}
+	if f.(memHandle).takeDirty() != 6+1+3<<20+1 || f.(memHandle).takeDirty() != 0 {
+		t.Errorf("dirty bytes: want every byte written since the last take, then none")
+	}
+}

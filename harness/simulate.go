@@ -238,14 +238,19 @@ func (h memHandle) WriteAt(p []byte, off int64) (int, error) {
 }
 
 // grow returns b lengthened to n bytes, the new ones zero. When it must
-// move, its capacity at least doubles, and is at least minFileCap: a file
-// that grows by appends (a segment zero-filled a megabyte at a time) is
-// then copied a few times in all, not once every megabyte or two, which
-// at a few MiB cost more than the simulated flush itself on a busy
-// machine (200 ms for one Put at load 28).
+// move, its capacity at least doubles, and a file of a megabyte or more
+// gets at least minFileCap: a file that grows by appends (a segment
+// zero-filled a megabyte at a time) is then copied a few times in all,
+// not once every megabyte or two, which at a few MiB cost more than the
+// simulated flush itself on a busy machine (200 ms for one Put at load
+// 28). Small files (hints, a test's few records) stay small.
 func grow(b []byte, n int) []byte {
 	if n > cap(b) {
-		nb := make([]byte, len(b), max(n, 2*cap(b), minFileCap))
+		c := max(n, 2*cap(b))
+		if n >= 1<<20 {
+			c = max(c, minFileCap)
+		}
+		nb := make([]byte, len(b), c)
 		copy(nb, b)
 		b = nb
 	}
