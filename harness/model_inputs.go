@@ -30,7 +30,8 @@ import (
 // its commit, so it is T_put plus the Put's share of a zero-fill,
 // T_fill x bytes per Put / 1 MiB. The share is small next to a commit of
 // a few Puts, and not at large N: on the ext4 VM this course is developed
-// on, one zero-fill took about as long as six commits of batch:1024.
+// on (load 10–30), one zero-fill took 2–10 ms, the time of several
+// commits of batch:1024 (1–4 ms), and there are six of them to a fill.
 //
 // Each is measured on its own, as the line pays it:
 //
@@ -41,10 +42,12 @@ import (
 //     fdatasync also carried every record written since the last one,
 //     since a run with no commit never flushes them: up to 2 MiB per
 //     flush, where a batch:N line's fill flushes 1 MiB of zeros and fewer
-//     than N records. It made T_write 2.3 µs where a batch:1024 line paid
-//     about 0.6 µs per Put outside its commits, and the model predicted
-//     batch:1024 at less than half the throughput measured beside it
-//     (measured ÷ predicted 2.02–2.55 on a quiet machine).
+//     than N records. It made T_write 2.3 µs, and the model predicted
+//     batch:1024 at 350k Puts/s where the line beside it ran 720–890k
+//     (1.1–1.4 µs per Put, commits included; measured ÷ predicted
+//     2.02–2.55 on a quiet machine). On a simulated disk whose flush
+//     costs by the MiB, the same inputs missed 256 and 1024 by 1.4–1.6x
+//     (TestModelPredictsSimulatedDisk).
 //   - T_fill by fillCost: an append of 1 MiB of zeros to a growing file
 //     and the fdatasync after it, timed together, as the engine makes it.
 //
