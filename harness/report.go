@@ -812,7 +812,7 @@ func writeModelTable(w io.Writer, m *ModelResult) error {
 		case "given":
 			return "as given on the line"
 		case "kv_run":
-			return "the wall time per Put of a short kv run here with no commit in it"
+			return "the wall time per Put of short kv runs here with no commit in them, plus a Put's share of a zero-fill"
 		case "probe_batch_flush":
 			return "the mean fdatasync after writing N Puts' bytes into allocated space here"
 		case "probe_overwrite":
@@ -824,6 +824,10 @@ func writeModelTable(w io.Writer, m *ModelResult) error {
 		fmt.Fprintf(w, "model %s with T_write %s and T_fsync %s (%s)\n", m.Sync, calc.FormatNs(m.TWriteNs), calc.FormatNs(m.TFsyncNs), src(m.TWriteSource))
 	} else {
 		fmt.Fprintf(w, "model %s with T_write %s (%s) and T_fsync %s (%s)\n", m.Sync, calc.FormatNs(m.TWriteNs), src(m.TWriteSource), calc.FormatNs(m.TFsyncNs), src(m.TFsyncSource))
+	}
+	if m.TFillNs > 0 {
+		fmt.Fprintf(w, "T_write               %s per Put + %s, its share of zero-filling the segment ahead (%s per %s zero-fill, %.0f bytes per Put)\n",
+			calc.FormatNs(m.TPutNs), calc.FormatNs(m.TFillShareNs), calc.FormatNs(m.TFillNs), FormatBytes(m.FillBytes), m.BytesPerPut)
 	}
 	fmt.Fprintf(w, "predicted throughput  %.0f ops/s\n", m.PredictedOpsPerSec)
 	fmt.Fprintf(w, "slow fraction         %.2f%% of Puts wait for an fdatasync -> p99 on the %s path (about %s)\n",
