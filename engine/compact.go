@@ -135,18 +135,19 @@ func (db *DB) compactSources() ([]live, []*segment) {
 // copyLive copies each live record, checksum verified, from its segment
 // in segs into w, and then tomb, the last write's tombstone, if it is not
 // nil. It returns where each copy landed: copies[i] is the copy of
-// lives[i].
+// lives[i]. lives are in file order, so it reads each segment forwards,
+// in reads of compactReadSize (chunkReader), not one read per record.
 //
 // REQUIRES: the segments in segs stay open (db.compactMu held).
 func (db *DB) copyLive(w *compactWriter, lives []live, segs map[uint32]*segment, tomb *record) (copies []entry, err error) {
 	copies = make([]entry, len(lives))
+	var in chunkReader
 	for i, l := range lives {
 		src := segs[l.e.seg]
-		rec := make([]byte, l.e.size)
-		if _, err := src.f.ReadAt(rec, int64(l.e.off)); err != nil {
+		rec, err := in.read(db, src, int64(l.e.off), int64(l.e.size))
+		if err != nil {
 			return nil, fmt.Errorf("read %s at offset %d: %w", src.name, l.e.off, err)
 		}
-		db.stats.compactRead.Add(int64(len(rec)))
 		r, _, err := decodeRecord(rec)
 		if err != nil || r.kind != kindPut || string(r.key) != l.key {
 			return nil, fmt.Errorf("%w: %s at offset %d: %v", ErrCorrupt, src.name, l.e.off, err)
@@ -167,6 +168,41 @@ func (db *DB) copyLive(w *compactWriter, lives []live, segs map[uint32]*segment,
 		}
 	}
 	return copies, nil
+}
+
+// compactReadSize is how many bytes of a segment chunkReader reads at a
+// time.
+const compactReadSize = 1 << 20
+
+// chunkReader reads the records of a compaction's inputs in file order
+// through one buffer: a record inside the bytes last read is served from
+// them, else the buffer is refilled from the record's offset with one
+// read of compactReadSize (or the record's size, if larger), cut at the
+// segment's end. Garbage between two live records less than a buffer
+// apart is read with them and counted in Stats.CompactionRead; a longer
+// run of garbage is skipped. Not safe for concurrent use.
+type chunkReader struct {
+	seg *segment // the segment buf holds bytes of; nil before the first read
+	off int64    // buf's offset in seg
+	buf []byte
+}
+
+// read returns the size bytes at off in seg. The slice is valid until
+// the next call.
+func (c *chunkReader) read(db *DB, seg *segment, off, size int64) ([]byte, error) {
+	if c.seg != seg || off < c.off || off+size > c.off+int64(len(c.buf)) {
+		n := min(max(size, compactReadSize), max(seg.size-off, size))
+		if int64(cap(c.buf)) < n {
+			c.buf = make([]byte, n)
+		}
+		c.seg, c.off, c.buf = seg, off, c.buf[:n]
+		if _, err := seg.f.ReadAt(c.buf, off); err != nil {
+			c.seg = nil
+			return nil, err
+		}
+		db.stats.compactRead.Add(n)
+	}
+	return c.buf[off-c.off : off-c.off+size], nil
 }
 
 // compactFlushSize is how many bytes compactWriter collects before it
