@@ -382,17 +382,17 @@ func (db *DB) compactSealed(quit <-chan struct{}, rate int64, minGarbage float64
 		inputs[s.id] = s
 	}
 	db.writeMu.Unlock()
-	var lives []live
+	lives := &liveSet{}
 	db.index.each(func(k []byte, e entry) {
 		if inputs[e.seg] != nil {
-			lives = append(lives, live{string(k), e})
+			lives.add(k, e)
 		}
 	})
 	db.mu.RUnlock()
 	if len(old) == 0 {
 		return nil
 	}
-	sortByPlace(lives)
+	sortByPlace(lives.lives)
 
 	// The copy.
 	w := &compactWriter{db: db, quit: quit, rate: rate, start: db.clock.Now(), pos: map[uint32]int{}}
@@ -570,7 +570,7 @@ func (db *DB) removeHint(id uint32) error {
 // switchInPlace makes outs the store's segments in place of old, and
 // points each copied key at its copy, unless a write changed the key
 // during the copy (its entry is no longer the one copied).
-func (db *DB) switchInPlace(outs, old []*segment, lives []live, copies []entry) {
+func (db *DB) switchInPlace(outs, old []*segment, lives *liveSet, copies []entry) {
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	for _, s := range old {
@@ -580,9 +580,8 @@ func (db *DB) switchInPlace(outs, old []*segment, lives []live, copies []entry) 
 		s.live = 0
 		db.segs[s.id] = s
 	}
-	var key []byte // one buffer for every key: this runs under mu
-	for i, l := range lives {
-		key = append(key[:0], l.key...)
+	for i, l := range lives.lives {
+		key := lives.key(i)
 		if cur, ok := db.index.get(key); ok && cur == l.e {
 			e := copies[i]
 			db.index.setEntry(key, e)

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -78,9 +79,9 @@ func (db *DB) Compact() error {
 	if err != nil {
 		return w.abandon(err)
 	}
-	newIndex := newKeyIndex(len(lives))
-	for i, l := range lives {
-		newIndex.put([]byte(l.key), copies[i])
+	newIndex := newKeyIndex(len(lives.lives))
+	for i := range lives.lives {
+		newIndex.put(lives.key(i), copies[i])
 	}
 	if err := w.sync(); err != nil {
 		return w.abandon(err)
@@ -101,33 +102,50 @@ func (db *DB) Compact() error {
 	return errors.Join(closeErrs...)
 }
 
-// live is a key and where its live record is.
+// live is where a key's live record is, and where the key is in the
+// arena of the liveSet it belongs to.
 type live struct {
-	key string
-	e   entry
+	e          entry
+	koff, klen uint32 // the key: liveSet.keys[koff : koff+klen]
+}
+
+// liveSet is the live records a compaction copies, with their keys in
+// one arena: two allocations, and nothing for the garbage collector to
+// chase, where a string per key would make a million objects for a
+// million keys, and collections that slow the writers down.
+type liveSet struct {
+	keys  []byte
+	lives []live
+}
+
+// add appends key k, whose live record is at e.
+func (s *liveSet) add(k []byte, e entry) {
+	s.lives = append(s.lives, live{e: e, koff: uint32(len(s.keys)), klen: uint32(len(k))})
+	s.keys = append(s.keys, k...)
+}
+
+// key returns the key of lives[i], in the arena: do not modify it.
+func (s *liveSet) key(i int) []byte {
+	l := s.lives[i]
+	return s.keys[l.koff : l.koff+l.klen : l.koff+l.klen]
 }
 
 // compactSources returns the live records, in file order so the copy
 // reads sequentially, and the segments they are in now, oldest first.
 //
 // REQUIRES: db.writeMu held.
-func (db *DB) compactSources() ([]live, []*segment) {
+func (db *DB) compactSources() (*liveSet, []*segment) {
 	db.mu.RLock()
-	lives := make([]live, 0, db.index.len())
+	lives := &liveSet{keys: make([]byte, 0, db.index.keyBytes()), lives: make([]live, 0, db.index.len())}
 	db.index.each(func(k []byte, e entry) {
-		lives = append(lives, live{string(k), e})
+		lives.add(k, e)
 	})
 	old := make([]*segment, 0, len(db.segs))
 	for _, s := range db.segs {
 		old = append(old, s)
 	}
 	db.mu.RUnlock()
-	slices.SortFunc(lives, func(a, b live) int {
-		if a.e.seg != b.e.seg {
-			return int(a.e.seg) - int(b.e.seg)
-		}
-		return int(a.e.off) - int(b.e.off)
-	})
+	sortByPlace(lives.lives)
 	slices.SortFunc(old, func(a, b *segment) int { return int(a.id) - int(b.id) })
 	return lives, old
 }
@@ -135,21 +153,21 @@ func (db *DB) compactSources() ([]live, []*segment) {
 // copyLive copies each live record, checksum verified, from its segment
 // in segs into w, and then tomb, the last write's tombstone, if it is not
 // nil. It returns where each copy landed: copies[i] is the copy of
-// lives[i]. lives are in file order, so it reads each segment forwards,
+// lives.lives[i]. They are in file order, so it reads each segment forwards,
 // in reads of compactReadSize (chunkReader), not one read per record.
 //
 // REQUIRES: the segments in segs stay open (db.compactMu held).
-func (db *DB) copyLive(w *compactWriter, lives []live, segs map[uint32]*segment, tomb *record) (copies []entry, err error) {
-	copies = make([]entry, len(lives))
+func (db *DB) copyLive(w *compactWriter, lives *liveSet, segs map[uint32]*segment, tomb *record) (copies []entry, err error) {
+	copies = make([]entry, len(lives.lives))
 	var in chunkReader
-	for i, l := range lives {
+	for i, l := range lives.lives {
 		src := segs[l.e.seg]
 		rec, err := in.read(db, src, int64(l.e.off), int64(l.e.size))
 		if err != nil {
 			return nil, fmt.Errorf("read %s at offset %d: %w", src.name, l.e.off, err)
 		}
 		r, _, err := decodeRecord(rec)
-		if err != nil || r.kind != kindPut || string(r.key) != l.key {
+		if err != nil || r.kind != kindPut || !bytes.Equal(r.key, lives.key(i)) {
 			return nil, fmt.Errorf("%w: %s at offset %d: %v", ErrCorrupt, src.name, l.e.off, err)
 		}
 		e, err := w.emit(rec, r, l.e.seg)

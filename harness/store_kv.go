@@ -29,7 +29,8 @@ func openKV(dir, sync string) (Store, error) {
 	}
 	syncs := new(SyncTimes)
 	// Background compaction is on, as in every engine a long run meets:
-	// the sealed segments are rewritten when half their bytes are garbage.
+	// the sealed segments are rewritten when half their bytes are garbage,
+	// and writes stall while its debt is past the default bound.
 	db, err := engine.Open(dir, engine.Options{Sync: p, FS: syncTimingFS{FS: kvFS(), times: syncs}, AutoCompact: engine.DefaultAutoCompact})
 	if err != nil {
 		return nil, err
@@ -69,5 +70,7 @@ func (s kvStore) StoreStats() StoreStats {
 			"compaction_bytes_read":    st.CompactionRead,
 			"compactions":              st.Compactions,
 			"background_compactions":   st.BackgroundCompactions,
+			"write_stalls":             st.WriteStalls,
+			"write_stall_ns":           st.StallTime.Nanoseconds(),
 		}}
 }
