@@ -187,6 +187,15 @@ func (db *DB) runCompactor() {
 
 // compactionDue reports whether the garbage in the sealed segments has
 // reached db.bg.garbage of their bytes, or the debt the stall bound.
+//
+// It does not start earlier to spare the writers their stalls: with
+// AutoCompact 0.5 and the default StallDebt both come at about the same
+// debt on a store much larger than a segment, so a writer faster than
+// compaction stops at each one, but starting at half the stall bound
+// made each compaction copy more live bytes for the garbage it reclaims
+// (1M keys overwritten 5 times, -sync none, load 30 on 2 cores: write
+// amplification 3.45 against 2.00, 36 s of 160 s stalled against 45 s
+// of 102 s).
 func (db *DB) compactionDue() bool {
 	sealed, garbage, live := db.debt()
 	if garbage > 0 && float64(garbage) >= db.bg.garbage*float64(sealed) {
@@ -195,14 +204,17 @@ func (db *DB) compactionDue() bool {
 	return db.overStallBound(garbage, live)
 }
 
+// stallBound is the debt past which writes stall, for a store of live
+// bytes live: Options.StallDebt times them, or one segment, whichever is
+// larger.
+func (db *DB) stallBound(live int64) int64 {
+	return max(int64(db.bg.stall*float64(live)), db.segSize)
+}
+
 // overStallBound reports whether a debt of garbage bytes, with live
-// bytes live, is past the stall bound: Options.StallDebt times the live
-// bytes, or one segment, whichever is larger.
+// bytes live, is past the stall bound.
 func (db *DB) overStallBound(garbage, live int64) bool {
-	if db.bg.stall <= 0 {
-		return false
-	}
-	return garbage > max(int64(db.bg.stall*float64(live)), db.segSize)
+	return db.bg.stall > 0 && garbage > db.stallBound(live)
 }
 
 // debt returns the bytes of the sealed segments (every segment but the
