@@ -24,8 +24,9 @@ import (
 // segments, a prefix of the log in replay order (below), and the
 // outputs take their place in it: replaying output 1, 2, ... and then
 // the segments not rewritten (younger sealed ones, the active one and
-// any sealed during the copy) rebuilds the index, a record copied before it was
-// overwritten being replayed before the record that overwrote it.
+// any sealed during the copy) rebuilds the index, a record copied
+// before it was overwritten being replayed before the record that
+// overwrote it.
 //
 // The order of the steps keeps every acknowledged write across a crash at
 // any point, and never resurrects a delete:
@@ -64,9 +65,11 @@ import (
 // input, is kept, as in Compact, so that a reopen resumes numbering
 // after it.
 //
-// Writers wait for it during that first fdatasync, and the switch holds
-// db.mu for one pass over the copied keys; the copy holds no lock
-// writers take. They wait for it also when it falls behind: once the
+// Writers wait for it during that first fdatasync, while it lists the
+// live keys of its inputs (one pass over the index with db.mu held for
+// reading; readers go on) and while it switches the index to the copies
+// (one pass over the copied keys with db.mu held, readers waiting too);
+// the copy itself holds no lock writers take. They wait for it also when it falls behind: once the
 // compaction debt passes Options.StallDebt times the live bytes (or one
 // segment), each write waits (waitForCompaction) until a compaction
 // brings the debt back under, as an LSM stops writes when its level 0
