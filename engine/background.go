@@ -113,6 +113,13 @@ type compactor struct {
 	// Invariant: stalled == (release != nil && release is open), and
 	// stallBegan is closed iff stalled.
 	release, stallBegan chan struct{}
+
+	// scratch is the live keys and copies of the last compaction of the
+	// sealed segments, kept for the next one to reuse: tens of MB for a
+	// million keys, which a compaction every few seconds would otherwise
+	// allocate anew, each time making the collector run beside the
+	// writers. Guarded by db.compactMu.
+	scratch liveSet
 }
 
 // stallCheckBytes is how many bytes of records the writers append
@@ -398,6 +405,10 @@ func (db *DB) compactSealed(quit <-chan struct{}, rate int64, minGarbage float64
 	}
 	db.writeMu.Unlock()
 	lives := &liveSet{}
+	if db.bg != nil {
+		lives = &db.bg.scratch
+		lives.reset()
+	}
 	db.index.each(func(k []byte, e entry) {
 		if inputs[e.seg] != nil {
 			lives.add(k, e)

@@ -112,10 +112,18 @@ type live struct {
 // liveSet is the live records a compaction copies, with their keys in
 // one arena: two allocations, and nothing for the garbage collector to
 // chase, where a string per key would make a million objects for a
-// million keys, and collections that slow the writers down.
+// million keys, and collections that slow the writers down. The
+// background compaction reuses one (compactor.scratch), so that it
+// allocates them only when the store grows.
 type liveSet struct {
-	keys  []byte
-	lives []live
+	keys   []byte
+	lives  []live
+	copies []entry // copyLive's result, kept here so that it can be reused
+}
+
+// reset empties s, keeping its memory for the next compaction.
+func (s *liveSet) reset() {
+	s.keys, s.lives, s.copies = s.keys[:0], s.lives[:0], s.copies[:0]
 }
 
 // add appends key k, whose live record is at e.
@@ -158,7 +166,8 @@ func (db *DB) compactSources() (*liveSet, []*segment) {
 //
 // REQUIRES: the segments in segs stay open (db.compactMu held).
 func (db *DB) copyLive(w *compactWriter, lives *liveSet, segs map[uint32]*segment, tomb *record) (copies []entry, err error) {
-	copies = make([]entry, len(lives.lives))
+	copies = slices.Grow(lives.copies[:0], len(lives.lives))[:len(lives.lives)]
+	lives.copies = copies
 	var in chunkReader
 	for i, l := range lives.lives {
 		src := segs[l.e.seg]
