@@ -469,3 +469,54 @@ func TestCloseReleasesStalledWriter(t *testing.T) {
 		t.Errorf("Close: %v", err)
 	}
 }
+
+// TestBackgroundCompactionLeavesYoungSegments: the background compaction
+// rewrites the oldest sealed segments, full of garbage, and leaves the
+// newest sealed one, whose records are live, as it is; every value
+// survives, open and reopened. CompactSealed rewrites them all.
+func TestBackgroundCompactionLeavesYoungSegments(t *testing.T) {
+	opts := Options{SegmentSize: MinSegmentSize, Sync: SyncPolicy{Mode: SyncNone}}
+	db, mem := openMem(t, opts)
+	m := kvModel{}
+	overwrite(t, db, m, 40, 10)
+	for i := range 120 { // young records, never overwritten: more than a segment
+		k, v := fmt.Sprintf("young%03d", i), strings.Repeat("y", 50)
+		mustPut(t, db, k, v)
+		m[k] = v
+	}
+	db.mu.RLock()
+	young := db.segs[db.active.id-1]
+	db.mu.RUnlock()
+	if young == nil || float64(young.size-young.live) >= DefaultAutoCompact*float64(young.size) {
+		t.Fatalf("the newest sealed segment is past the garbage threshold (%+v): the test sets nothing up", young)
+	}
+	before := db.Stats()
+	if err := db.compactSealed(nil, 0, DefaultAutoCompact); err != nil {
+		t.Fatal(err)
+	}
+	after := db.Stats()
+	db.mu.RLock()
+	same := db.segs[young.id] == young
+	db.mu.RUnlock()
+	if !same {
+		t.Errorf("segment %d, all live, was rewritten: want it left for later", young.id)
+	}
+	if after.CompactionRead >= before.SealedBytes || after.CompactionDebt >= before.CompactionDebt/4 {
+		t.Errorf("read %d of %d sealed bytes, debt %d -> %d: want less than all read and most of the debt reclaimed", after.CompactionRead, before.SealedBytes, before.CompactionDebt, after.CompactionDebt)
+	}
+	checkModel(t, db, m)
+	if err := db.CompactSealed(); err != nil {
+		t.Fatal(err)
+	}
+	db.mu.RLock()
+	same = db.segs[young.id] == young
+	db.mu.RUnlock()
+	if s := db.Stats(); same || s.CompactionDebt != 0 {
+		t.Errorf("CompactSealed: young segment left as it was %v, debt %d; want every sealed segment rewritten, no debt", same, s.CompactionDebt)
+	}
+	checkModel(t, db, m)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	checkModel(t, reopenMem(t, mem, opts), m)
+}
