@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 )
 
 // Output formats: table (for people: a db_bench-like latency table, the
@@ -148,6 +149,9 @@ func writeBenchTable(w io.Writer, r *BenchResult) error {
 		fmt.Fprintln(w, s)
 	}
 	if s := walReuseLine(r.EngineMetrics); s != "" {
+		fmt.Fprintln(w, s)
+	}
+	if s := stallLine(r.EngineMetrics); s != "" {
 		fmt.Fprintln(w, s)
 	}
 	if s := deviceLine(r.DeviceIO); s != "" {
@@ -869,4 +873,15 @@ func writeTimelineTSV(w io.Writer, v any) error {
 		}
 	}
 	return nil
+}
+
+// stallLine says how often and how long kv's writes waited for its
+// background compaction (engine_metrics' write_stalls and
+// write_stall_ns), or "" when they never did.
+func stallLine(m map[string]int64) string {
+	n, ns := m["write_stalls"], m["write_stall_ns"]
+	if n == 0 || ns == 0 {
+		return ""
+	}
+	return fmt.Sprintf("write stalls: %d, %s in all (writes waited while the compaction debt was past its bound)", n, time.Duration(ns).Round(time.Millisecond))
 }
