@@ -18,7 +18,8 @@ import (
 	"kvlab/internal/archive"
 )
 
-// Config is what a Runner runs with. Every field but Exec and Public
+// Config is what a Runner runs with. Every field but Exec, Public, Logf,
+// Version and HostID (this program's: archive.Version, archive.HostID)
 // must be set.
 type Config struct {
 	// RunsDir holds the per-run directories: each line runs in a fresh
@@ -72,6 +73,12 @@ func New(cfg Config) *Runner {
 	}
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
+	}
+	if cfg.Version == "" {
+		cfg.Version = archive.Version()
+	}
+	if cfg.HostID == "" {
+		cfg.HostID = archive.HostID()
 	}
 	r := &Runner{cfg: cfg, q: newQueue()}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
