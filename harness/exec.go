@@ -64,21 +64,8 @@ func Exec(ctx context.Context, line string, env Env) (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
-	return ExecSpec(ctx, s, env)
-}
-
-// ExecSpec is Exec for a line already parsed (with env.Limits): a caller
-// that checked the line before running it runs what it checked, and
-// parses it once.
-func ExecSpec(ctx context.Context, s *Spec, env Env) (json.RawMessage, error) {
-	if env.Limits == (Limits{}) {
-		env.Limits = DefaultLimits()
-	}
-	v, err := execSpec(ctx, s, env)
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(v)
+	o, err := ExecOutput(ctx, s, env)
+	return o.JSON, err
 }
 
 // execSpec runs a parsed spec and returns the value to print: a single

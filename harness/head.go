@@ -42,7 +42,9 @@ type Head struct {
 	Public json.RawMessage
 }
 
-// ExecOutput is ExecSpec with the result's Head beside its JSON.
+// ExecOutput is Exec for a line already parsed (with env.Limits), with
+// the result's Head beside its JSON: a caller that checked the line
+// before running it (a server) runs what it checked, and parses it once.
 func ExecOutput(ctx context.Context, s *Spec, env Env) (Output, error) {
 	if env.Limits == (Limits{}) {
 		env.Limits = DefaultLimits()
