@@ -16,7 +16,8 @@ func Exec(ctx context.Context, line string, env Env) (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
-	return ExecSpec(ctx, s, env)
+	o, err := ExecOutput(ctx, s, env)
+	return o.JSON, err
 }
 
 // Check parses and validates one line (optionally prefixed "labserver ")

@@ -31,8 +31,11 @@
 //     grammar shared by the command line, the lesson cells and the
 //     quizzes (grammar.go is its table: every command and flag; spec.go
 //     parses a line into a Spec and prints it back), the entry point the
-//     server calls (ExecSpec), how results are printed, and
-//     RunCLIRecorded.
+//     server calls (ExecOutput), how results are printed, and
+//     RunCLIRecorded; head.go is a result's typed head (Output, Head:
+//     its kind, filter fields, conditions and public form), made where
+//     the server's runs are encoded (ExecOutput) so nothing decodes a
+//     result to file it.
 //
 // The timing rules, enforced by construction: keys and values are built
 // before the timer starts; throughput is operations divided by one outer

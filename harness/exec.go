@@ -2,7 +2,6 @@ package harness
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"kvlab/harness/calc"
 	"os"
@@ -35,7 +34,7 @@ func DefaultLimits() Limits {
 	}
 }
 
-// Env is where and how ExecSpec runs a line.
+// Env is where and how ExecOutput runs a line.
 type Env struct {
 	Dir      string         // parent for fresh per-run directories (removed afterwards); "" = os.TempDir()
 	Limits   Limits         // zero value = DefaultLimits()
@@ -50,23 +49,6 @@ type Env struct {
 	Script string
 
 	readSrc bool // the command line: -src FILE is read
-}
-
-// ExecSpec runs one parsed line (ParseSpec, with env.Limits): bench |
-// sweep | probe | model | crash. It returns exactly what `-format json`
-// prints for that line: a JSON object, or an array for sweep, -repeat and
-// -engine a,b. A cancelled bench or sweep returns what it measured, each
-// cut-short run marked "cancelled". A caller that checked the line before
-// running it runs what it checked, and parses it once.
-func ExecSpec(ctx context.Context, s *Spec, env Env) (json.RawMessage, error) {
-	if env.Limits == (Limits{}) {
-		env.Limits = DefaultLimits()
-	}
-	v, err := execSpec(ctx, s, env)
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(v)
 }
 
 // execSpec runs a parsed spec and returns the value to print: a single

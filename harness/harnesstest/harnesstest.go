@@ -1,7 +1,7 @@
 // Package harnesstest is test support for the packages that run harness
 // lines: it runs a line from its text, as the command line and a lesson
 // cell spell it. The server and the command line parse a line first and
-// run the Spec they checked (harness.ParseSpec, harness.ExecSpec); a test
+// run the Spec they checked (harness.ParseSpec, harness.ExecOutput); a test
 // has nothing to check in between.
 package harnesstest
 
@@ -25,5 +25,6 @@ func Exec(ctx context.Context, line string, env harness.Env) (json.RawMessage, e
 	if err != nil {
 		return nil, err
 	}
-	return harness.ExecSpec(ctx, s, env)
+	o, err := harness.ExecOutput(ctx, s, env)
+	return o.JSON, err
 }

@@ -316,11 +316,11 @@ func TestQuizRunAfterClose(t *testing.T) {
 
 // A client that never reads must not hold up other clients or the queue.
 func TestWSSlowConsumer(t *testing.T) {
-	exec := func(ctx context.Context, _ *harness.Spec, env harness.Env) ([]byte, error) {
+	exec := func(ctx context.Context, _ *harness.Spec, env harness.Env) (harness.Output, error) {
 		for i := 0; i < 200_000 && ctx.Err() == nil; i++ {
 			env.Progress(harness.Progress{Ops: int64(i)})
 		}
-		return []byte(`{"kind":"bench"}`), nil
+		return harness.Output{JSON: []byte(`{"kind":"bench"}`), Head: harness.Head{Kind: "bench"}}, nil
 	}
 	s := newServer(t, func(c *Config) { c.exec = exec })
 	ts := startServer(t, s)

@@ -50,12 +50,12 @@ func BenchmarkLessonPageUncached(b *testing.B) {
 func BenchmarkWebsocket50Clients(b *testing.B) {
 	const clients = 50
 	result := json.RawMessage(`{"kind":"bench","engine":"null","ops":100,"latency":{"put":{"count":100,"p99_ns":90}}}`)
-	exec := func(ctx context.Context, _ *harness.Spec, env harness.Env) ([]byte, error) {
+	exec := func(ctx context.Context, _ *harness.Spec, env harness.Env) (harness.Output, error) {
 		for i := 1; i <= 5; i++ {
 			time.Sleep(200 * time.Microsecond)
 			env.Progress(harness.Progress{ElapsedSeconds: float64(i), Ops: int64(i * 20), OpsPerSec: 20, P50: 50, P99: 90})
 		}
-		return result, nil
+		return harness.Output{JSON: result, Head: harness.Head{Kind: "bench", Engines: []string{"null"}}}, nil
 	}
 	s := newServer(b, func(c *Config) { c.MaxQueuedPerClient = 2; c.exec = exec })
 	var mu sync.Mutex

@@ -70,7 +70,7 @@
 //	owner.go         this server's claim on its run directories under -data
 //	os_unix.go       what differs by OS: the owner lock (flock) and "address in use"
 //	os_windows.go    the same two for Windows (LockFileEx, WSAEADDRINUSE)
-//	record.go        opening the run archive; a cell run's own lines
+//	record.go        opening the run archive
 //	quizapi.go       quizAPI: POST /api/quiz and GET /api/quiz/queue (grading is package grade)
 //	quizpredict.go   predictions, graded once: stored before the run that grades them
 //	predict.go       POST /api/predict
@@ -80,7 +80,7 @@
 //
 // Contexts: a context is passed as the first parameter to whatever works
 // on behalf of a request or a run (measure, the runner's runLine, the
-// archive's queries, harness.ExecSpec). Four structs also hold one, and
+// archive's queries, harness.ExecOutput). Four structs also hold one, and
 // only as their own lifetime, created with its cancel by whoever creates
 // the value and cancelled by its own shutdown path: Server.ctx ends at
 // Close and is the parent of everything below; a run.Owner's ends when

@@ -42,7 +42,7 @@ type predictReply struct {
 
 func (a *quizAPI) handlePredict(w http.ResponseWriter, r *http.Request) {
 	s := a.s
-	if !s.apiAccessOK(w, r) || !s.writeAllowed(w, r, "prediction") {
+	if !apiAccessOK(s.guard, w, r) || !s.writeAllowed(w, r, "prediction") {
 		return
 	}
 	var req predictRequest

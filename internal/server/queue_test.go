@@ -16,9 +16,9 @@ import (
 // holdDisk makes every run block until it is cancelled, so whatever is
 // submitted after the first run has to wait.
 func holdDisk(c *Config) {
-	c.exec = func(ctx context.Context, _ *harness.Spec, env harness.Env) ([]byte, error) {
+	c.exec = func(ctx context.Context, _ *harness.Spec, env harness.Env) (harness.Output, error) {
 		<-ctx.Done()
-		return nil, ctx.Err()
+		return harness.Output{}, ctx.Err()
 	}
 }
 

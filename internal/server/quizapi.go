@@ -155,7 +155,7 @@ func gradeError(w http.ResponseWriter, err error) {
 // run: quiz's own measurement), then grade it, once for a prediction
 // (quizpredict.go).
 func (a *quizAPI) handleQuiz(w http.ResponseWriter, r *http.Request) {
-	if !a.s.apiAccessOK(w, r) {
+	if !apiAccessOK(a.s.guard, w, r) {
 		return
 	}
 	rc := http.NewResponseController(w)

@@ -97,11 +97,12 @@ func recordedRun(t *testing.T, s *Server, c *wsClient, id, line string) *archive
 
 // The timeline is the per-second progress the page saw.
 func TestRecordedTimeline(t *testing.T) {
-	exec := func(ctx context.Context, _ *harness.Spec, env harness.Env) ([]byte, error) {
+	exec := func(ctx context.Context, _ *harness.Spec, env harness.Env) (harness.Output, error) {
 		for i := 1; i <= 3; i++ {
 			env.Progress(harness.Progress{ElapsedSeconds: float64(i), Ops: int64(100 * i), OpsPerSec: 100, P50: 5, P99: 9, Engine: "null"})
 		}
-		return []byte(`{"kind":"bench","engine":"null","sync":"none","workload":"fillrandom"}`), nil
+		return harness.Output{JSON: []byte(`{"kind":"bench","engine":"null","sync":"none","workload":"fillrandom"}`),
+			Head: harness.Head{Kind: "bench", Engines: []string{"null"}, Syncs: []string{"none"}, Workloads: []string{"fillrandom"}}}, nil
 	}
 	s := newServer(t, func(c *Config) { c.exec = exec })
 	ts := startServer(t, s)

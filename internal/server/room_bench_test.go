@@ -69,12 +69,12 @@ func newFanoutRig(tb testing.TB, followers, progress int, pace time.Duration) *f
 		fmt.Fprintf(&timeline, `{"elapsed_seconds":%d,"ops":%d,"ops_per_sec":1000,"p50_ns":50,"p99_ns":90},`, i, i*1000)
 	}
 	result := json.RawMessage(`{"kind":"bench","engine":"null","ops":100,"latency":{"put":{"count":100,"p99_ns":90}},"timeline":[` + strings.TrimSuffix(timeline.String(), ",") + `]}`)
-	exec := func(ctx context.Context, _ *harness.Spec, env harness.Env) ([]byte, error) {
+	exec := func(ctx context.Context, _ *harness.Spec, env harness.Env) (harness.Output, error) {
 		for i := 1; i <= progress; i++ {
 			time.Sleep(pace)
 			env.Progress(harness.Progress{ElapsedSeconds: float64(i), Ops: int64(i * 20), OpsPerSec: 20, P50: 50, P99: 90})
 		}
-		return result, nil
+		return harness.Output{JSON: result, Head: harness.Head{Kind: "bench", Engines: []string{"null"}}}, nil
 	}
 	s := newServer(tb, func(c *Config) { c.MaxQueuedPerClient = 2; c.exec = exec })
 	r := &fanoutRig{tb: tb, s: s, followers: followers, sent: map[string]time.Time{}}

@@ -90,9 +90,9 @@ type Config struct {
 	// which students are given.
 	PresenterToken string
 	// Test seams, set by this package's tests only: exec runs one parsed
-	// line in place of harness.ExecSpec; maxWaiting caps the runs waiting
+	// line in place of harness.ExecOutput; maxWaiting caps the runs waiting
 	// over all clients (0 = 64).
-	exec       func(ctx context.Context, sp *harness.Spec, env harness.Env) ([]byte, error)
+	exec       func(ctx context.Context, sp *harness.Spec, env harness.Env) (harness.Output, error)
 	maxWaiting int
 
 	// Hosts are names (no port) a server with a token answers in the
@@ -354,25 +354,22 @@ func (s *Server) HTTPServer() *http.Server {
 
 // newRunner starts the runner of the server's data directory: under its
 // claim (owner.go), with its limits and budget, recording in its archive,
-// results redacted in room mode (servesOthers, liveclass.Redact).
+// results as others may see them in room mode (servesOthers,
+// harness.Output.Public): what the room sees is what the archive keeps,
+// and its pages are public.
 func (s *Server) newRunner() *runq.Runner {
-	cfg := runq.Config{RunsDir: filepath.Join(s.cfg.DataDir, "runs"), Name: s.owner.name, Limits: s.cfg.Limits,
-		Budget: s.cfg.Budget, Exe: s.cfg.Exe, MaxWaiting: s.cfg.maxWaiting,
-		Archive: s.arch, Version: s.version, HostID: s.hostID, Exec: s.cfg.exec, Logf: s.log.Printf}
-	if s.servesOthers() {
-		// What the room sees is what the archive keeps: its pages are public.
-		cfg.Redact = liveclass.Redact
-	}
-	return runq.New(cfg)
+	return runq.New(runq.Config{RunsDir: filepath.Join(s.cfg.DataDir, "runs"), Name: s.owner.name, Limits: s.cfg.Limits,
+		Budget: s.cfg.Budget, Exe: s.cfg.Exe, MaxWaiting: s.cfg.maxWaiting, Public: s.servesOthers(),
+		Archive: s.arch, Version: s.version, HostID: s.hostID, Exec: s.cfg.exec, Logf: s.log.Printf})
 }
 
 // runConfig is what package run needs to own a reader's runs: the
 // runner and guard, the caps, whether a reader's own code may run here,
-// which lines are the lesson's own, and the room's fan-out for a
-// presenter's run.
+// the lessons (which lines and script of a cell are the lesson's own),
+// and the room's fan-out for a presenter's run.
 func (s *Server) runConfig() run.Config {
 	cfg := run.Config{Runner: s.runs, Guard: s.guard, Limits: s.cfg.Limits, Budget: s.cfg.Budget,
-		MaxLines: s.cfg.MaxLinesPerCell, MaxPerOwner: s.cfg.MaxQueuedPerClient, Own: s.ownLines, LessonScript: s.lessonScript,
+		MaxLines: s.cfg.MaxLinesPerCell, MaxPerOwner: s.cfg.MaxQueuedPerClient, Lesson: s.course.lesson,
 		Room: func(m run.Msg, addr string, follower bool, out run.Sink) (run.Fanout, error) {
 			rr, err := s.rooms.PresenterRun(m, addr, follower, out)
 			if rr == nil {
@@ -390,10 +387,11 @@ func (s *Server) runConfig() run.Config {
 }
 
 // startRooms loads the share targets and starts the rooms (package
-// room): they reload the open ones from the archive and sweep the
-// expired ones. The room reaches the server through what it is given
-// here: the archive, the guard, the lessons, the runner for a
-// follower's own runs, the server's lifetime, its write gate and caps.
+// liveclass): they reload the open ones from the archive and sweep the
+// expired ones. The rooms reach the server through what they are given
+// here: the archive, the guard, the lessons, the owner of a follower's
+// own runs (run.Service), the write gate and caps, and the log; their
+// goroutines are their own (Close ends them, Wait waits for them).
 func (s *Server) startRooms() error {
 	t, err := loadShareTargets(s.cfg.DataDir, s.log.Printf)
 	if err != nil {
@@ -402,8 +400,8 @@ func (s *Server) startRooms() error {
 	s.targets = t
 	w := s.cfg.Writes
 	rs, err := liveclass.New(liveclass.Config{Archive: s.arch, Guard: s.guard, Runs: s.cells,
-		Lesson: s.course.lesson, Access: s.apiAccessOK, WriteAllowed: s.writeAllowed,
-		Done: s.ctx.Done(), Spawn: s.spawn, Logf: s.log.Printf, Upgrader: s.upgrader(), PongWait: s.pongWait,
+		Lesson: s.course.lesson, WriteAllowed: s.writeAllowed,
+		Log: s.log, Upgrader: s.upgrader(), PongWait: s.pongWait,
 		TTL: s.cfg.RoomTTL, MaxUnknownCodes: s.cfg.MaxUnknownCodes, HasPresenterToken: s.cfg.PresenterToken != "",
 		Writes: liveclass.Limits{PerBrowser: w.PerBrowser, BallotsPerAddress: w.BallotsPerAddress, SharesPerAddressRoom: w.SharesPerAddressRoom,
 			MaxBytes: w.MaxBytes, MaxShareBytes: w.MaxShareBytes}})
@@ -412,23 +410,6 @@ func (s *Server) startRooms() error {
 	}
 	s.rooms = rs
 	return nil
-}
-
-// spawn runs fn on a goroutine Close waits for, unless the server is
-// closing; it reports whether fn was started.
-func (s *Server) spawn(fn func()) bool {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return false
-	}
-	s.wg.Add(1)
-	s.mu.Unlock()
-	go func() {
-		defer s.wg.Done()
-		fn()
-	}()
-	return true
 }
 
 // servesOthers reports whether the server serves others than its own user:
@@ -461,6 +442,9 @@ func (s *Server) Close() error {
 		c.runs.Stop()
 	}
 	s.runs.Close()
+	if s.rooms != nil {
+		s.rooms.Wait()
+	}
 	s.wg.Wait()
 	if s.ownArch {
 		if err := s.arch.Close(); err != nil {

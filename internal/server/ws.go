@@ -114,12 +114,7 @@ func (c *client) readLoop() {
 			c.Send(runq.ErrorMsg{Type: "error", Message: "binary messages are not understood: send JSON text"})
 			continue
 		}
-		m, err := run.Decode(data)
-		if err != nil {
-			c.Send(runq.ErrorMsg{Type: "error", ID: m.ID, Message: err.Error()})
-			continue
-		}
-		c.runs.Handle(m)
+		c.runs.Receive(data)
 	}
 }
 

@@ -2,6 +2,7 @@ package guard
 
 import (
 	"crypto/subtle"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -104,6 +105,20 @@ func (g *Guard) HostError(r *http.Request) string {
 		return fmt.Sprintf("Host %q is not a name of this server: it answers IP addresses, localhost and %s; to serve another name, start it with -host NAME", r.Host, strings.Join(g.hostNames, ", "))
 	}
 	return fmt.Sprintf("Host %q is not this machine: without -token, labserver answers only pages opened as localhost, 127.0.0.1 or [::1]; to serve other names, start it with -addr and -token", r.Host)
+}
+
+// APIAccess is the verdict on a JSON API request that stores or grades
+// answers, which anyone with the page or a room's code may make: nil, or
+// why it is refused (403): it comes from another origin (SameOrigin), or
+// names a Host that is not this server (HostOK).
+func (g *Guard) APIAccess(r *http.Request) error {
+	if !SameOrigin(r) {
+		return errors.New(OriginError(r))
+	}
+	if !g.HostOK(r) {
+		return errors.New(g.HostError(r))
+	}
+	return nil
 }
 
 // TokenOK reports whether tok is the run token, or no token is needed.

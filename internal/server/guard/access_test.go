@@ -2,6 +2,7 @@ package guard
 
 import (
 	"net/http/httptest"
+	"strings"
 	"testing"
 )
 
@@ -62,6 +63,35 @@ func TestIsLoopback(t *testing.T) {
 	for _, tt := range tests {
 		if got := IsLoopback(tt.addr); got != tt.want {
 			t.Errorf("IsLoopback(%q): got %v, want %v", tt.addr, got, tt.want)
+		}
+	}
+}
+
+// A JSON API request that stores or grades answers is refused, with
+// why, from another origin or naming a Host that is not this machine,
+// and allowed from this server's own page or with no Origin at all.
+func TestAPIAccess(t *testing.T) {
+	g := &Guard{}
+	for _, tt := range []struct {
+		host, origin string
+		want         string // "" allowed, else a word of the refusal
+	}{
+		{"127.0.0.1:8080", "", ""},
+		{"127.0.0.1:8080", "http://127.0.0.1:8080", ""},
+		{"127.0.0.1:8080", "http://evil.example", "evil.example"},
+		{"rebind.evil.example:8080", "", "rebind.evil.example"},
+	} {
+		r := httptest.NewRequest("POST", "/api/quiz", nil)
+		r.Host = tt.host
+		if tt.origin != "" {
+			r.Header.Set("Origin", tt.origin)
+		}
+		err := g.APIAccess(r)
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("Host %q Origin %q: refused (%v), want allowed", tt.host, tt.origin, err)
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("Host %q Origin %q: got %v, want a refusal naming %q", tt.host, tt.origin, err, tt.want)
 		}
 	}
 }

@@ -9,7 +9,9 @@
 //   - Host: every request but a static file's must name this server in
 //     its Host header (HostOK), against DNS rebinding.
 //   - Origin: a request that starts runs or writes must come from a page
-//     this server served, or carry no Origin at all (SameOrigin).
+//     this server served, or carry no Origin at all (SameOrigin); a JSON
+//     request that stores or grades answers passes both this and Host
+//     (APIAccess).
 //   - The run token: on a server with one, every run presents it
 //     (TokenOK). Wrong tokens and presenter secrets are counted per
 //     address, and an address over the count is refused before any

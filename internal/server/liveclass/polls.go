@@ -89,7 +89,7 @@ type predictRoomReply struct {
 }
 
 func (rs roomHTTP) handlePollPredict(w http.ResponseWriter, r *http.Request) {
-	if !rs.cfg.Access(w, r) {
+	if !rs.accessOK(w, r) {
 		return
 	}
 	if !rs.cfg.WriteAllowed(w, r, "room ballot") {

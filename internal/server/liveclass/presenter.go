@@ -116,7 +116,7 @@ func (rr *Run) Attach(j *runq.Job) {
 	v := rr.poll.View()
 	rr.room.Unlock()
 	rr.rs.broadcast(rr.room, pollMsg{Type: "poll", Poll: v})
-	rr.rs.cfg.Spawn(func() { rr.measured(j) })
+	rr.rs.life.spawn(func() { rr.measured(j) })
 }
 
 // refused tells the presenter and every follower (they heard room_run)
@@ -163,7 +163,7 @@ func (rr *Run) measured(j *runq.Job) {
 		v, err = quizAnswer(q, j.Results())
 	}
 	if err != nil {
-		rr.rs.cfg.Logf("room %s: poll %s: %v", classroom.FormatCode(rr.room.Code), rr.poll.Key, err)
+		rr.rs.cfg.Log.Printf("room %s: poll %s: %v", classroom.FormatCode(rr.room.Code), rr.poll.Key, err)
 		return
 	}
 	var runID int64
@@ -190,7 +190,7 @@ func (rs *Rooms) savePoll(p *classroom.Poll) { rs.storePoll(p, pollRecord(p)) }
 // storePoll stores ap, p's progress as pollRecord took it.
 func (rs *Rooms) storePoll(p *classroom.Poll, ap *archive.Poll) {
 	if err := rs.cfg.Archive.UpdatePoll(context.Background(), ap); err != nil {
-		rs.cfg.Logf("poll %s: %v", p.Key, err)
+		rs.cfg.Log.Printf("poll %s: %v", p.Key, err)
 	}
 }
 

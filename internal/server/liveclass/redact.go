@@ -13,12 +13,19 @@ import (
 // what the page's conditions line shows: filesystem, device, CPU, cores,
 // RAM, kernel, Go version, free space and the timings.
 
-// roomHidden are the fields of a probe result that a room does not see.
+//
+// A result the server's runner makes is recorded and sent in its public
+// form already (runq.Config.Public, harness.Output.Public), with no
+// decode; Redact is for a result a page shares to the board, which
+// comes from the page as JSON.
+
+// roomHidden are the fields of a probe result that a room does not see:
+// the ones harness.Output.Public hides.
 var roomHidden = []string{"host", "dir"}
 
-// Redact removes roomHidden from every probe object in a result (a
-// probe line's object, or one inside an array). Anything that is not a
-// probe, or does not decode, is returned as it is.
+// Redact removes roomHidden from every probe object in a shared result
+// (a probe line's object, or one inside an array). Anything that is not
+// a probe, or does not decode, is returned as it is.
 func Redact(res []byte) []byte {
 	if !bytes.Contains(res, []byte(`"probe"`)) {
 		return res

@@ -22,7 +22,7 @@ func (rs *Rooms) reloadRooms() error {
 		ar := &open[i]
 		l, err := rs.cfg.Lesson(ar.Lesson)
 		if err != nil || l == nil {
-			rs.cfg.Logf("room %s: lesson %s is not served; the room is not reopened", classroom.FormatCode(ar.Code), ar.Lesson)
+			rs.cfg.Log.Printf("room %s: lesson %s is not served; the room is not reopened", classroom.FormatCode(ar.Code), ar.Lesson)
 			continue
 		}
 		room := rs.registerRoom(ar, classroom.Sections(l.Body))

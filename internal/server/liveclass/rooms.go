@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -49,19 +51,12 @@ type Config struct {
 	Lesson func(slug string) (*lesson.Lesson, error)
 	// Runs owns a follower's own runs (followers.go).
 	Runs *run.Service
-	// Access refuses, with a reply, a request for a route anyone with a
-	// code may use that comes from another origin or, without a token,
-	// names a Host that is not this machine; it reports whether it may go on.
-	Access func(w http.ResponseWriter, r *http.Request) bool
 	// WriteAllowed counts a student's write (a ballot, a share) against
 	// the server's write rates, and refuses it, with a reply, past them.
 	WriteAllowed func(w http.ResponseWriter, r *http.Request, what string) bool
-	// Done is closed when the server closes. Spawn runs fn on a
-	// goroutine the server's Close waits for, unless it is closing; it
-	// reports whether fn was started.
-	Done  <-chan struct{}
-	Spawn func(fn func()) bool
-	Logf  func(format string, args ...any)
+	// Log takes a line about a room that could not be stored, reopened
+	// or graded.
+	Log *log.Logger
 	// Upgrader upgrades a follower's socket; PongWait is how long a
 	// socket may stay silent before it is dropped (pings every half).
 	Upgrader *websocket.Upgrader
@@ -103,6 +98,43 @@ type Rooms struct {
 	// SentHook, when set (benchmarks), sees every message fanned out to
 	// a room as the presenter's side sends it. Set before serving.
 	SentHook func(b []byte)
+
+	life lifetime // the rooms' own goroutines: Close ends it, Wait waits
+}
+
+// lifetime runs goroutines until it is closed, and waits for them. It is
+// safe for concurrent use.
+type lifetime struct {
+	done   chan struct{} // closed by close
+	mu     sync.Mutex    // guards closed, and wg's Add against Wait
+	closed bool
+	wg     sync.WaitGroup
+}
+
+// spawn runs fn on a goroutine wait waits for, unless the lifetime is
+// closed; it reports whether fn was started.
+func (l *lifetime) spawn(fn func()) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return false
+	}
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		fn()
+	}()
+	return true
+}
+
+// close ends the lifetime: done is closed and spawn starts nothing more.
+func (l *lifetime) close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.closed {
+		l.closed = true
+		close(l.done)
+	}
 }
 
 // New sets up the rooms, reloads the open ones from the archive (with
@@ -116,11 +148,11 @@ func New(cfg Config) (*Rooms, error) {
 		cfg.MaxUnknownCodes = DefaultMaxUnknownCodes
 	}
 	rs := &Rooms{cfg: cfg, reg: classroom.NewRegistry(), ttl: cfg.TTL, hubLim: classroom.HubLimits{PingEvery: cfg.PongWait / 2},
-		lookups: guard.NewLimiter(cfg.MaxUnknownCodes, time.Minute)}
+		lookups: guard.NewLimiter(cfg.MaxUnknownCodes, time.Minute), life: lifetime{done: make(chan struct{})}}
 	if err := rs.reloadRooms(); err != nil {
 		return nil, err
 	}
-	rs.cfg.Spawn(rs.sweepRooms)
+	rs.life.spawn(rs.sweepRooms)
 	return rs, nil
 }
 
@@ -146,12 +178,19 @@ func (rooms *Rooms) Route(mux *http.ServeMux) {
 
 // Close closes every room's followers (1001: they reconnect to the
 // restarted server); their writers end on their own. The rooms stay open
-// in the archive.
+// in the archive. The rooms start no goroutine after it, and the ones
+// waiting for a time end (Wait).
 func (rs *Rooms) Close() {
+	rs.life.close()
 	for _, r := range rs.reg.All() {
 		r.Hub.Close(classroom.CloseGoingAway, "server shutting down", nil)
 	}
 }
+
+// Wait waits for the rooms' goroutines (the sweeper, a room's end, a
+// poll's measurement) after Close. A poll's measurement waits for its
+// run: call Wait once the runner is closed too.
+func (rs *Rooms) Wait() { rs.life.wg.Wait() }
 
 // Open is the open room a code names (in any spelling), or nil. It is
 // not a lookup a client made: it does not count against an address.
@@ -177,7 +216,7 @@ func (rs *Rooms) sweepRooms() {
 	defer t.Stop()
 	for {
 		select {
-		case <-rs.cfg.Done:
+		case <-rs.life.done:
 			return
 		case now := <-t.C:
 			rs.sweep(now)
@@ -190,7 +229,7 @@ func (rs *Rooms) sweepRooms() {
 func (rs *Rooms) endRoom(r *classroom.Room) {
 	rs.reg.Remove(r)
 	end := func() { r.Hub.Close(classroom.CloseNormal, "room closed", []byte(`{"type":"closed"}`)) }
-	if !rs.cfg.Spawn(end) {
+	if !rs.life.spawn(end) {
 		end()
 	}
 }
@@ -249,12 +288,24 @@ func (rs *Rooms) broadcastBytes(r *classroom.Room, b []byte) {
 
 // followerRoom is lookupRoom for a route anyone with the code may use:
 // it first refuses another origin and, without a token, a Host that is
-// not this machine (Config.Access).
+// not this machine (guard.Guard.APIAccess).
 func (rs roomHTTP) followerRoom(w http.ResponseWriter, r *http.Request) *classroom.Room {
-	if !rs.cfg.Access(w, r) {
+	if !rs.accessOK(w, r) {
 		return nil
 	}
 	return rs.lookupRoom(w, r)
+}
+
+// accessOK replies 403 to a request for a route anyone with a code may
+// use that the guard refuses (another origin, or without a token a Host
+// that is not this machine: guard.Guard.APIAccess); it reports whether r
+// may go on.
+func (rs roomHTTP) accessOK(w http.ResponseWriter, r *http.Request) bool {
+	if err := rs.cfg.Guard.APIAccess(r); err != nil {
+		web.JSONError(w, http.StatusForbidden, err.Error())
+		return false
+	}
+	return true
 }
 
 func (rs *Rooms) noRoom(code string) string {
@@ -327,7 +378,7 @@ func sameRecord(a, b *archive.Room) bool {
 // storeRoom stores ar, r's state as roomRecord took it.
 func (rs *Rooms) storeRoom(ctx context.Context, r *classroom.Room, ar *archive.Room) {
 	if err := rs.cfg.Archive.UpdateRoom(ctx, ar); err != nil {
-		rs.cfg.Logf("room %s: %v", classroom.FormatCode(r.Code), err)
+		rs.cfg.Log.Printf("room %s: %v", classroom.FormatCode(r.Code), err)
 	}
 }
 
@@ -403,16 +454,16 @@ func (rs *Rooms) followersChanged(r *classroom.Room) {
 	}
 }
 
-// later runs fn after d on a goroutine the server's Close waits for;
-// Close cancels the wait and fn does not run.
+// later runs fn after d on a goroutine Wait waits for; Close cancels
+// the wait and fn does not run.
 func (rs *Rooms) later(d time.Duration, fn func()) {
-	rs.cfg.Spawn(func() {
+	rs.life.spawn(func() {
 		t := time.NewTimer(d)
 		defer t.Stop()
 		select {
 		case <-t.C:
 			fn()
-		case <-rs.cfg.Done:
+		case <-rs.life.done:
 		}
 	})
 }

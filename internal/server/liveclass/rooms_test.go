@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -58,25 +59,6 @@ func newRig(t testing.TB, mod func(*Config)) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var (
-		mu     sync.Mutex // guards closed
-		closed bool
-		wg     sync.WaitGroup
-	)
-	done := make(chan struct{})
-	spawn := func(fn func()) bool {
-		mu.Lock()
-		defer mu.Unlock()
-		if closed {
-			return false
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			fn()
-		}()
-		return true
-	}
 	r := &rig{arch: a, runs: &fakeRunner{}}
 	g := guard.New(guard.Config{MaxQueuedPerAddress: 8})
 	runner := runq.New(runq.Config{RunsDir: t.TempDir(), Name: "test", Limits: harness.DefaultLimits(),
@@ -93,10 +75,9 @@ func newRig(t testing.TB, mod func(*Config)) *rig {
 			}
 			return nil, nil
 		},
-		Access:       func(http.ResponseWriter, *http.Request) bool { return true },
 		WriteAllowed: func(http.ResponseWriter, *http.Request, string) bool { return true },
-		Done:         done, Spawn: spawn, Logf: func(string, ...any) {},
-		Upgrader: &websocket.Upgrader{CheckOrigin: guard.SameOrigin}, PongWait: time.Minute, Writes: testLimits}
+		Log:          log.New(io.Discard, "", 0),
+		Upgrader:     &websocket.Upgrader{CheckOrigin: guard.SameOrigin}, PongWait: time.Minute, Writes: testLimits}
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -112,11 +93,7 @@ func newRig(t testing.TB, mod func(*Config)) *rig {
 		runner.Close()
 		r.rs.Close()
 		r.ts.Close()
-		mu.Lock()
-		closed = true
-		mu.Unlock()
-		close(done)
-		wg.Wait()
+		r.rs.Wait()
 		a.Close()
 	})
 	return r
@@ -129,11 +106,11 @@ type fakeRunner struct {
 	runs []string
 }
 
-func (f *fakeRunner) exec(ctx context.Context, sp *harness.Spec, env harness.Env) ([]byte, error) {
+func (f *fakeRunner) exec(ctx context.Context, sp *harness.Spec, env harness.Env) (harness.Output, error) {
 	f.mu.Lock()
 	f.runs = append(f.runs, sp.String())
 	f.mu.Unlock()
-	return []byte(`{}`), nil
+	return harness.Output{JSON: []byte(`{}`)}, nil
 }
 
 // ran is the lines run so far.

@@ -1,14 +1,105 @@
 package run
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"regexp"
+	"slices"
 	"sync"
 
 	"kvlab/harness"
+	"kvlab/internal/lesson"
 	"kvlab/internal/server/guard"
 	"kvlab/internal/server/runq"
 )
+
+// Msg is every message a reader sends a run socket: run and cancel, on
+// the server's /ws and on a room follower's socket (the server's
+// messages.go has the protocol). The messages a run sends back are
+// package runq's (runq.QueuedMsg, StartedMsg, ...).
+type Msg struct {
+	Type  string `json:"type"`
+	ID    string `json:"id"`
+	Cell  string `json:"cell"`
+	Token string `json:"token,omitempty"`
+	// Additions for the run archive (runq.Origin), all optional: where
+	// the cell is, the browser's id, and how many rounds to run it.
+	Lesson  string `json:"lesson,omitempty"`
+	CellID  string `json:"cell_id,omitempty"`
+	Browser string `json:"browser,omitempty"`
+	Repeat  int    `json:"repeat,omitempty"`
+	// Room fans the run out to a room's followers (presenter only), and
+	// Poll names the room's poll the run measures (package liveclass).
+	Room string `json:"room,omitempty"`
+	Poll string `json:"poll,omitempty"`
+	// Presenter is the room's presenter secret (or the presenter token)
+	// on a run with Room (guard.PresenterError).
+	Presenter string `json:"presenter,omitempty"`
+	// Source is the Go code of a reader's store that the run's -engine
+	// mine lines run (checkSource).
+	Source string `json:"source,omitempty"`
+	// Script is the text of a reader's own workload script (Lua) that
+	// the run's -script mine lines run (checkSource).
+	Script string `json:"script,omitempty"`
+}
+
+// Sink is where a reader's run messages go: the server's /ws client, or a
+// room follower. SendBytes sends a message already encoded (a room run's
+// messages are encoded once for the presenter and every follower);
+// progress messages may be dropped when the reader falls behind.
+type Sink interface {
+	runq.Sink
+	SendBytes(b []byte, progress bool)
+}
+
+// Decode reads one message: a JSON object of Msg's fields and nothing
+// after it. The error says what a message should look like.
+func Decode(data []byte) (Msg, error) {
+	var m Msg
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(&m)
+	if err == nil && dec.More() {
+		err = errors.New("more than one JSON value in one message")
+	}
+	if err != nil {
+		return m, fmt.Errorf("malformed message: %v%s", err, ` (want {"type":"run","id":"c1","cell":"..."} or {"type":"cancel","id":"c1"})`)
+	}
+	return m, nil
+}
+
+// browserRE is what a browser id may look like: the page sends a UUID; any
+// short token of letters, digits and '-' is accepted.
+var browserRE = regexp.MustCompile(`^[A-Za-z0-9-]{1,64}$`)
+
+// nameRE is a lesson slug, a cell id or a quiz id as the page sends them.
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9-]{1,128}$`)
+
+// CheckOrigin checks the optional where-from fields of a run message or
+// a quiz request; each may be empty.
+func CheckOrigin(lessonSlug, cell, browser string) error {
+	if lessonSlug != "" && !nameRE.MatchString(lessonSlug) {
+		return fmt.Errorf("lesson %q: a lesson slug is 1 to 128 letters, digits and '-'", lessonSlug)
+	}
+	if cell != "" && !nameRE.MatchString(cell) {
+		return fmt.Errorf("cell_id %q: a cell id is 1 to 128 letters, digits and '-'", cell)
+	}
+	if browser != "" && !browserRE.MatchString(browser) {
+		return fmt.Errorf("browser %q: a browser id is 1 to 64 letters, digits and '-'", browser)
+	}
+	return nil
+}
+
+// checkExtras checks a run message's archive fields.
+func checkExtras(m Msg) error {
+	if m.Repeat < 0 || m.Repeat > runq.MaxRounds {
+		return fmt.Errorf("repeat %d: must be between 1 and %d (0 or absent: once)", m.Repeat, runq.MaxRounds)
+	}
+	return CheckOrigin(m.Lesson, m.CellID, m.Browser)
+}
 
 // A reader's runs: a /ws socket's, or a room follower's. Both check their
 // run messages the same way, count them against the same caps, and queue
@@ -28,13 +119,14 @@ type Config struct {
 	MaxLines    int
 	MaxPerOwner int
 	// NoReaderCode says why this server runs no reader's own code
-	// (-engine mine; source.go), "" when it does.
+	// (-engine mine, -script mine: checkSource), "" when it does.
 	NoReaderCode string
-	// Own says which lines of a cell run are the lesson's own, for the
-	// archive (runq.Origin.Own); LessonScript is the lesson's own script
-	// before a cell ("" when none), which runs in any server (source.go).
-	Own          func(lessonSlug, cellID string, lines []string) []bool
-	LessonScript func(lessonSlug, cellID string) string
+	// Lesson finds a lesson by its slug (nil and no error when the server
+	// has none), as package liveclass finds it: a run from a lesson's
+	// cell is recorded with which of its lines are the lesson's own
+	// (runq.Origin.Own), and the lesson's own script before the cell
+	// runs in any server (checkSource).
+	Lesson func(slug string) (*lesson.Lesson, error)
 	// Room checks a run message's "room" and "poll" for the reader at addr
 	// (package liveclass); a message with neither never reaches it.
 	Room func(m Msg, addr string, follower bool, out Sink) (Fanout, error)
@@ -91,6 +183,17 @@ func (o *Owner) Done() <-chan struct{} { return o.ctx.Done() }
 // Alive reports whether the owner's lifetime goes on.
 func (o *Owner) Alive() bool { return o.ctx.Err() == nil }
 
+// Receive acts on one message as a socket read it (Decode, Handle); a
+// malformed one is an error message.
+func (o *Owner) Receive(data []byte) {
+	m, err := Decode(data)
+	if err != nil {
+		o.out.Send(runq.ErrorMsg{Type: "error", ID: m.ID, Message: err.Error()})
+		return
+	}
+	o.Handle(m)
+}
+
 // Handle acts on one message: a run or a cancel; any other type is an
 // error message.
 func (o *Owner) Handle(m Msg) {
@@ -144,16 +247,16 @@ func (o *Owner) Run(m Msg) {
 		o.out.Send(runq.ErrorMsg{Type: "error", ID: m.ID, Message: "run: id must be 1 to 128 characters"})
 		return
 	}
-	lines, specs, fan, ok := o.check(m)
+	c, ok := o.check(m)
 	if !ok {
 		return
 	}
-	j, ok := o.admit(m, lines, specs)
+	j, ok := o.admit(m, c)
 	if !ok {
 		return
 	}
-	if fan != nil {
-		fan.Attach(j)
+	if c.fan != nil {
+		c.fan.Attach(j)
 	}
 	// Submit checks the queue's cap and adds the job under one lock.
 	if err := o.svc.cfg.Runner.Submit(j); err != nil {
@@ -172,37 +275,64 @@ func (o *Owner) refuse(id string, line int, msg string) {
 	o.out.Send(runq.DoneMsg{Type: "done", ID: id})
 }
 
+// checked is a run message that check passed: its cell's run lines and
+// their specs, its room's fan-out (nil without one) and the lesson's
+// cell it came from (nil when the page named none or the server has no
+// such cell).
+type checked struct {
+	lines []string
+	specs []*harness.Spec
+	fan   Fanout
+	cell  *lesson.Cell
+}
+
 // check checks a run message's token (the message's, else the URL's;
 // a follower's run has none: the presenter allowed it), its archive
-// fields, its room (fan is nil without one; Config.Room) and its cell:
-// each line against the limits, and the whole cell, every round of it,
-// against the budget (runq.CheckCell). It returns the cell's run lines
-// and their specs; ok is false when it has refused the run.
-func (o *Owner) check(m Msg) (lines []string, specs []*harness.Spec, fan Fanout, ok bool) {
+// fields, its room (Config.Room), its cell: each line against the
+// limits, and the whole cell, every round of it, against the budget
+// (runq.CheckCell), and the reader's code it would run (checkSource).
+// ok is false when it has refused the run.
+func (o *Owner) check(m Msg) (c checked, ok bool) {
 	cfg := &o.svc.cfg
 	if !o.follower && !o.tokenOK(m) {
-		return nil, nil, nil, false
+		return c, false
 	}
 	if err := checkExtras(m); err != nil {
 		o.refuse(m.ID, -1, err.Error())
-		return nil, nil, nil, false
+		return c, false
 	}
 	if cfg.Room != nil && (m.Room != "" || m.Poll != "") {
 		var err error
-		if fan, err = cfg.Room(m, o.addr, o.follower, o.out); err != nil {
+		if c.fan, err = cfg.Room(m, o.addr, o.follower, o.out); err != nil {
 			o.refuse(m.ID, -1, err.Error())
-			return nil, nil, nil, false
+			return c, false
 		}
 	}
-	lines, specs, bad, err := runq.CheckCell(m.Cell, m.Repeat, cfg.Limits, cfg.Budget, cfg.MaxLines)
+	var bad int
+	var err error
+	c.lines, c.specs, bad, err = runq.CheckCell(m.Cell, m.Repeat, cfg.Limits, cfg.Budget, cfg.MaxLines)
 	if err == nil {
-		bad, err = o.checkSource(m, specs)
+		c.cell = o.lessonCell(m)
+		bad, err = o.checkSource(m, c.specs, c.cell)
 	}
 	if err != nil {
 		o.refuse(m.ID, bad, err.Error())
-		return nil, nil, nil, false
+		return c, false
 	}
-	return lines, specs, fan, true
+	return c, true
+}
+
+// lessonCell is the lesson's cell a run message names (Config.Lesson),
+// nil when it names none or the server has no such cell.
+func (o *Owner) lessonCell(m Msg) *lesson.Cell {
+	if o.svc.cfg.Lesson == nil || m.Lesson == "" || m.CellID == "" {
+		return nil
+	}
+	l, err := o.svc.cfg.Lesson(m.Lesson)
+	if err != nil || l == nil {
+		return nil
+	}
+	return l.Cell(m.CellID)
 }
 
 // tokenOK checks a run message's token (the message's, else the URL's)
@@ -229,7 +359,7 @@ func (o *Owner) tokenOK(m Msg) bool {
 
 // admit makes a checked run one of this reader's jobs, within the caps on
 // runs per reader and per address. ok is false when it has refused it.
-func (o *Owner) admit(m Msg, lines []string, specs []*harness.Spec) (j *runq.Job, ok bool) {
+func (o *Owner) admit(m Msg, c checked) (j *runq.Job, ok bool) {
 	cfg := &o.svc.cfg
 	o.mu.Lock()
 	if _, busy := o.jobs[m.ID]; busy {
@@ -254,12 +384,18 @@ func (o *Owner) admit(m Msg, lines []string, specs []*harness.Spec) (j *runq.Job
 	if o.follower {
 		class = runq.Follower // waits behind the presenter's runs
 	}
+	// Line i is the lesson's own when the cell's line i is the same text
+	// after lesson.CellLines' normalisation, which the page's splitter
+	// shares; a run from no lesson's cell owns no line.
 	var own []bool
-	if cfg.Own != nil {
-		own = cfg.Own(m.Lesson, m.CellID, lines)
+	if c.cell != nil {
+		own = make([]bool, len(c.lines))
+		for i, line := range c.lines {
+			own[i] = i < len(c.cell.Lines) && c.cell.Lines[i] == line
+		}
 	}
 	j = runq.NewJob(o.ctx)
-	j.ID, j.Lines, j.Specs, j.Out, j.Class, j.Repeat, j.Source, j.Script = m.ID, lines, specs, o.out, class, m.Repeat, m.Source, m.Script
+	j.ID, j.Lines, j.Specs, j.Out, j.Class, j.Repeat, j.Source, j.Script = m.ID, c.lines, c.specs, o.out, class, m.Repeat, m.Source, m.Script
 	j.From = runq.Origin{Source: "cell", Lesson: m.Lesson, Cell: m.CellID, Browser: m.Browser, Own: own}
 	j.Release = func() {
 		o.forget(j)
@@ -280,4 +416,63 @@ func (o *Owner) Cancel(id string) {
 		return
 	}
 	o.svc.cfg.Runner.Cancel(j)
+}
+
+// A reader's own store on this disk, and a reader's own workload script.
+//
+// A run message may carry "source": the Go code of a store of the crash
+// exercises, which its lines' -engine mine and -engine mine-null run
+// (kvlab/harness/mine). The page's "Measure on this disk" button under an
+// exercise's editor sends it. It may carry "script": the Lua text of a
+// workload script the reader edited on the page, which its lines'
+// -script mine run (kvlab/harness/script). Both are code of the reader's
+// running on the server's machine, so a server runs them only when it is
+// the reader's own: bound to loopback, with no token (a server with a
+// token serves others), and not for a room. Anywhere else the run is
+// refused before it is queued, with why (Config.NoReaderCode says it for
+// the server). A lesson's own scripts (-script cart, ...) are the
+// server's, and run in any server.
+
+// checkSource refuses a run whose lines (their specs, as runq.CheckCell
+// parsed them), "source" or "script" would run a reader's code where the
+// server does not run it. cell is the lesson's cell the run came from
+// (nil when none): its own script runs anywhere. bad is the 0-based line
+// at fault, or -1 for the run as a whole.
+func (o *Owner) checkSource(m Msg, specs []*harness.Spec, cell *lesson.Cell) (bad int, err error) {
+	badSource := slices.IndexFunc(specs, func(spec *harness.Spec) bool {
+		return slices.ContainsFunc(spec.Engines, harness.TakesSource)
+	})
+	badScript := slices.IndexFunc(specs, harness.TakesScript)
+	// The lesson's own script, as its page shows it before an edit, is
+	// the server's: it runs anywhere.
+	lessons := m.Script != "" && cell != nil && m.Script == cell.Script
+	if lessons {
+		badScript = -1
+	}
+	if badSource < 0 && badScript < 0 && m.Source == "" && (m.Script == "" || lessons) {
+		return -1, nil
+	}
+	why := o.svc.cfg.NoReaderCode
+	if why == "" && (m.Room != "" || o.follower) {
+		why = "a room's runs run on the presenter's machine for everyone, and run no one's code"
+	}
+	if why != "" {
+		if badSource >= 0 || m.Source != "" {
+			return badSource, fmt.Errorf("-engine mine runs your store's own code on the machine that serves the page; %s. Run labserver on your own machine (it listens on 127.0.0.1 by default) to measure your store on your disk", why)
+		}
+		return badScript, fmt.Errorf("-script mine runs your own workload script on the machine that serves the page; %s. Run labserver on your own machine (it listens on 127.0.0.1 by default) to run your script, or run a lesson's own script here (-script cart, mixed, ...)", why)
+	}
+	if m.Source != "" && badSource < 0 {
+		return -1, fmt.Errorf("source: only a line with -engine mine or mine-null runs the code it carries")
+	}
+	if len(m.Source) > harness.MaxSourceBytes {
+		return -1, fmt.Errorf("source: %d bytes; must be at most %d", len(m.Source), harness.MaxSourceBytes)
+	}
+	if m.Script != "" && badScript < 0 {
+		return -1, fmt.Errorf("script: only a line with -script mine runs the script it carries")
+	}
+	if len(m.Script) > harness.MaxScriptBytes {
+		return -1, fmt.Errorf("script: %d bytes; must be at most %d", len(m.Script), harness.MaxScriptBytes)
+	}
+	return -1, nil
 }

@@ -30,12 +30,12 @@ func TestMineRefusedInARoom(t *testing.T) {
 		{"presenter", svc.Owner(nil, "127.0.0.1", "", false), Msg{Room: "ABCD"}},
 		{"follower", svc.Owner(nil, "127.0.0.1", "", true), Msg{}},
 	} {
-		bad, err := tt.o.checkSource(tt.m, specs)
+		bad, err := tt.o.checkSource(tt.m, specs, nil)
 		if bad != 1 || err == nil || !strings.Contains(err.Error(), "a room's runs") {
 			t.Errorf("%s: line %d, error %v; want line 1 refused for a room", tt.name, bad, err)
 		}
 	}
-	if bad, err := svc.Owner(nil, "127.0.0.1", "", false).checkSource(Msg{}, specs); bad != -1 || err != nil {
+	if bad, err := svc.Owner(nil, "127.0.0.1", "", false).checkSource(Msg{}, specs, nil); bad != -1 || err != nil {
 		t.Errorf("outside a room: line %d, error %v; want it allowed", bad, err)
 	}
 }
@@ -47,7 +47,7 @@ func TestMineRefusedWhereTheServerSaysSo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bad, err := svc.Owner(nil, "127.0.0.1", "", false).checkSource(Msg{Source: "package x"}, []*harness.Spec{sp})
+	bad, err := svc.Owner(nil, "127.0.0.1", "", false).checkSource(Msg{Source: "package x"}, []*harness.Spec{sp}, nil)
 	if bad != 0 || err == nil || !strings.Contains(err.Error(), "this server has a token") {
 		t.Errorf("line %d, error %v; want line 0 refused with the server's reason", bad, err)
 	}
@@ -75,12 +75,12 @@ func TestScriptMineRefusedInARoom(t *testing.T) {
 		if !c.follower {
 			m.Room = "ABCD"
 		}
-		bad, err := c.checkSource(m, specs)
+		bad, err := c.checkSource(m, specs, nil)
 		if bad != 1 || err == nil || !strings.Contains(err.Error(), "-script mine") || !strings.Contains(err.Error(), "a room's runs") {
 			t.Errorf("follower %v: line %d, error %v; want line 1 refused for a room", c.follower, bad, err)
 		}
 	}
-	if bad, err := svc.Owner(nil, "127.0.0.1", "", false).checkSource(Msg{Script: readerScript}, specs); bad != -1 || err != nil {
+	if bad, err := svc.Owner(nil, "127.0.0.1", "", false).checkSource(Msg{Script: readerScript}, specs, nil); bad != -1 || err != nil {
 		t.Errorf("outside a room: line %d, error %v; want it allowed", bad, err)
 	}
 }

@@ -14,18 +14,22 @@
 // the same audience its results would have had. The runner takes jobs in
 // order, runs each line in a fresh directory under the time budget of
 // the whole job, records each finished line in the run archive after
-// its measurement (record.go), and then sends the result with its run_id.
+// its measurement, and then sends the result with its run_id.
+// A result comes from the harness with its typed head beside its JSON
+// (harness.Output): the record's kind, filter fields and conditions, and
+// the public form a server that serves others records and sends, are
+// read off the head; the JSON is passed on, never decoded.
 // Close cancels every job, waiting or running, and waits for the runner.
 //
 // Files:
 //
 //	job.go       Class, Sink, Job, Origin
 //	queue.go     the FIFO by class, its refusals
-//	runner.go    Config, Runner: Submit, Cancel, Close, the run loop
+//	runner.go    Config, Runner: Submit, Cancel, Close, the run loop, and
+//	             recording each finished line in the run archive
 //	check.go     CheckLines and CheckCell: a job's lines against the limits and the budget
 //	budget.go    what one job may cost as a whole
 //	addresses.go which servers a line may name by an address (-allow-engine)
-//	record.go    recording each finished line in the run archive
 //	messages.go  the messages a job's sink hears
 //	errors.go    the refusals
 package runq

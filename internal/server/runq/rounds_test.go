@@ -16,11 +16,11 @@ import (
 func TestRepeatedCellRunsMirroredRounds(t *testing.T) {
 	var mu sync.Mutex
 	var ran []int64 // each run's -ops, in run order
-	exec := func(ctx context.Context, sp *harness.Spec, env harness.Env) ([]byte, error) {
+	exec := func(ctx context.Context, sp *harness.Spec, env harness.Env) (harness.Output, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		ran = append(ran, sp.Ops)
-		return fmt.Appendf(nil, `{"kind":"bench","ops":%d,"seq":%d}`, sp.Ops, len(ran)), nil
+		return harness.Output{JSON: fmt.Appendf(nil, `{"kind":"bench","ops":%d,"seq":%d}`, sp.Ops, len(ran)), Head: harness.Head{Kind: "bench"}}, nil
 	}
 	r, _ := newTestRunner(t, 10, exec)
 	j := job(t, "c", Cell, Discard{}, "bench -engine null -ops 1", "bench -engine null -ops 2")

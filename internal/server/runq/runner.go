@@ -5,19 +5,21 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"kvlab/harness/calc"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"kvlab/harness"
+	"kvlab/harness/calc"
 	"kvlab/internal/archive"
 )
 
-// Config is what a Runner runs with. Every field but Exec and Redact
+// Config is what a Runner runs with. Every field but Exec, Public, Logf,
+// Version and HostID (this program's: archive.Version, archive.HostID)
 // must be set.
 type Config struct {
 	// RunsDir holds the per-run directories: each line runs in a fresh
@@ -37,12 +39,14 @@ type Config struct {
 	// Archive records every finished line, with Version and HostID.
 	Archive         archive.Archive
 	Version, HostID string
-	// Redact, when set, is applied to each result before it is recorded
-	// and sent (what a room sees is what the archive keeps).
-	Redact func([]byte) []byte
-	// Exec runs one parsed line; nil = harness.ExecSpec. Tests give a
+	// Public records and sends each result as others may see it
+	// (harness.Output.Public: a probe's without the machine's name), for
+	// a server that serves others: what a room sees is what the archive
+	// keeps.
+	Public bool
+	// Exec runs one parsed line; nil = harness.ExecOutput. Tests give a
 	// runner they control.
-	Exec func(ctx context.Context, sp *harness.Spec, env harness.Env) ([]byte, error)
+	Exec func(ctx context.Context, sp *harness.Spec, env harness.Env) (harness.Output, error)
 	// Logf receives a line when a run could not be recorded.
 	Logf func(format string, args ...any)
 }
@@ -65,12 +69,16 @@ type Runner struct {
 // New starts a Runner; Close stops it.
 func New(cfg Config) *Runner {
 	if cfg.Exec == nil {
-		cfg.Exec = func(ctx context.Context, sp *harness.Spec, env harness.Env) ([]byte, error) {
-			return harness.ExecSpec(ctx, sp, env)
-		}
+		cfg.Exec = harness.ExecOutput
 	}
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
+	}
+	if cfg.Version == "" {
+		cfg.Version = archive.Version()
+	}
+	if cfg.HostID == "" {
+		cfg.HostID = archive.HostID()
 	}
 	r := &Runner{cfg: cfg, q: newQueue()}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
@@ -236,8 +244,8 @@ func (r *Runner) runLine(ctx context.Context, j *Job, dir string, i, round, roun
 	res, err := r.cfg.Exec(ctx, j.Specs[i], env)
 	ended := time.Now()
 	os.RemoveAll(dir)
-	if r.cfg.Redact != nil {
-		res = r.cfg.Redact(res)
+	if r.cfg.Public {
+		res = res.Public()
 	}
 	if j.ctx.Err() != nil {
 		return false, true
@@ -245,7 +253,7 @@ func (r *Runner) runLine(ctx context.Context, j *Job, dir string, i, round, roun
 	if spent := context.Cause(ctx); spent != nil {
 		// The budget ran out: what the line measured before it was
 		// stopped is still recorded and shown, marked cancelled, then why.
-		if err == nil && json.Valid(res) {
+		if err == nil && json.Valid(res.JSON) {
 			r.sendResult(j, i, round, rounds, res, tl, started, ended)
 		}
 		j.err = fmt.Errorf("line %d: %v", i, spent)
@@ -257,7 +265,7 @@ func (r *Runner) runLine(ctx context.Context, j *Job, dir string, i, round, roun
 		j.Out.Send(ErrorMsg{Type: "error", ID: j.ID, Line: LineP(i), Message: r.withoutPaths(err.Error())})
 		return false, false
 	}
-	if !json.Valid(res) {
+	if !json.Valid(res.JSON) {
 		j.err = fmt.Errorf("line %d: the harness returned invalid JSON", i)
 		j.Out.Send(ErrorMsg{Type: "error", ID: j.ID, Line: LineP(i), Message: j.err.Error()})
 		return false, false
@@ -280,19 +288,93 @@ func (r *Runner) withoutPaths(msg string) string {
 
 // sendResult records line i's result and then sends it with its run_id.
 // The measurement is over: recording it cannot perturb it.
-func (r *Runner) sendResult(j *Job, i, round, rounds int, res json.RawMessage, tl *timeline, started, ended time.Time) {
+func (r *Runner) sendResult(j *Job, i, round, rounds int, res harness.Output, tl *timeline, started, ended time.Time) {
 	id, _ := r.record(j, i, res, tl, started, ended)
 	if j.started.IsZero() {
 		j.started = started.UTC()
 	}
 	if round == rounds {
-		j.results = append(j.results, res)
+		j.results = append(j.results, res.JSON)
 		j.runIDs = append(j.runIDs, id)
 		j.resultLines = append(j.resultLines, i)
 	}
-	m := ResultMsg{Type: "result", ID: j.ID, Line: i, Result: res, RunID: id}
+	m := ResultMsg{Type: "result", ID: j.ID, Line: i, Result: res.JSON, RunID: id}
 	if rounds > 1 {
 		m.Round = round
 	}
 	j.Out.Send(m)
+}
+
+// Recording: every line the runner runs is stored in the run archive once
+// it has finished, with where it came from. The runner records after the
+// harness has returned, so the archive write is outside every timed
+// region; it is inside the runner's turn, so a result message carrying
+// run_id is sent only once the record is committed: a page that was told
+// a run_id can find it after any crash.
+
+// timeline collects a line's progress events while it runs. The runner's
+// Progress callback appends to it; it is safe for concurrent use.
+type timeline struct {
+	mu  sync.Mutex // guards evs
+	evs []harness.Progress
+}
+
+func (t *timeline) add(p harness.Progress) {
+	t.mu.Lock()
+	t.evs = append(t.evs, p)
+	t.mu.Unlock()
+}
+
+func (t *timeline) json() json.RawMessage {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.evs) == 0 {
+		return json.RawMessage("[]")
+	}
+	b, err := json.Marshal(t.evs)
+	if err != nil {
+		panic("runq: progress events do not marshal: " + err.Error())
+	}
+	return b
+}
+
+// record stores the job's finished line i in the archive, with its index
+// and whether it is the lesson's own, and returns its id, or 0 and the
+// error when it could not be stored (the run is still reported; it just
+// has no permalink).
+func (r *Runner) record(j *Job, i int, res harness.Output, tl *timeline, started, ended time.Time) (int64, error) {
+	line := j.Lines[i]
+	run := &archive.Run{
+		Spec: line, Result: res.JSON, Timeline: tl.json(),
+		Source: j.From.Source, Lesson: j.From.Lesson, Cell: j.From.Cell, Quiz: j.From.Quiz, Browser: j.From.Browser,
+		Version: r.cfg.Version, Host: r.cfg.HostID, Started: started.UTC(), Ended: ended.UTC(),
+		Line: i, Own: j.From.Source == "quiz" || i < len(j.From.Own) && j.From.Own[i],
+	}
+	describe(run, j.Specs[i], res.Head)
+	// The record must not be lost to a cancelled client: it has its own
+	// short deadline, and Close waits for the runner before the archive
+	// is closed.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	id, err := r.cfg.Archive.Add(ctx, run)
+	if err != nil {
+		r.cfg.Logf("archive: recording %q: %v", line, err)
+		return 0, err
+	}
+	return id, nil
+}
+
+// describe fills a run's kind and full spec from its parsed spec, and
+// its filter fields and conditions from its result's head, which the
+// harness made as it encoded the result: the fields
+// archive.Run.FillFromResult would read off the JSON (an array's
+// distinct values comma-joined; a bench result's probe, the first one
+// of an array, or a probe run's whole result). The result is not
+// decoded again.
+func describe(r *archive.Run, sp *harness.Spec, h harness.Head) {
+	r.Kind, r.SpecFull = sp.Cmd, sp.String()
+	r.Engine = strings.Join(h.Engines, ",")
+	r.Sync = strings.Join(h.Syncs, ",")
+	r.Workload = strings.Join(h.Workloads, ",")
+	r.Probe = h.Probe
 }

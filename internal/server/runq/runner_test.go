@@ -2,6 +2,7 @@ package runq
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -52,7 +53,7 @@ func (s *sink) types() string {
 	return strings.Join(out, " ")
 }
 
-func newTestRunner(t *testing.T, maxWaiting int, exec func(ctx context.Context, sp *harness.Spec, env harness.Env) ([]byte, error)) (*Runner, *memArchive) {
+func newTestRunner(t *testing.T, maxWaiting int, exec func(ctx context.Context, sp *harness.Spec, env harness.Env) (harness.Output, error)) (*Runner, *memArchive) {
 	t.Helper()
 	arch := &memArchive{}
 	r := New(Config{RunsDir: filepath.Join(t.TempDir(), "runs"), Name: "t", Limits: harness.DefaultLimits(), Budget: DefaultBudget(),
@@ -119,14 +120,14 @@ func TestQueueOrderByClass(t *testing.T) {
 	gate := make(chan struct{})
 	var mu sync.Mutex
 	var ran []int64 // each run's -ops, in run order
-	exec := func(ctx context.Context, sp *harness.Spec, env harness.Env) ([]byte, error) {
+	exec := func(ctx context.Context, sp *harness.Spec, env harness.Env) (harness.Output, error) {
 		mu.Lock()
 		ran = append(ran, sp.Ops)
 		mu.Unlock()
 		if sp.Ops == 1 {
 			<-gate // holds the disk while the others queue
 		}
-		return []byte(`{"kind":"bench"}`), nil
+		return harness.Output{JSON: []byte(`{"kind":"bench"}`), Head: harness.Head{Kind: "bench"}}, nil
 	}
 	r, _ := newTestRunner(t, 10, exec)
 	hold := job(t, "hold", Cell, Discard{}, "bench -engine null -ops 1")
@@ -164,9 +165,9 @@ func TestQueueOrderByClass(t *testing.T) {
 // returned, and records each line's full spec from them.
 func TestSpecsTravelWithTheJob(t *testing.T) {
 	var got []*harness.Spec
-	exec := func(ctx context.Context, sp *harness.Spec, env harness.Env) ([]byte, error) {
+	exec := func(ctx context.Context, sp *harness.Spec, env harness.Env) (harness.Output, error) {
 		got = append(got, sp) // the runner runs one line at a time
-		return []byte(`{"kind":"bench"}`), nil
+		return harness.Output{JSON: []byte(`{"kind":"bench"}`), Head: harness.Head{Kind: "bench"}}, nil
 	}
 	r, arch := newTestRunner(t, 1, exec)
 	out := &sink{}
@@ -193,9 +194,9 @@ func TestSpecsTravelWithTheJob(t *testing.T) {
 // Close cancels the running job and the waiting ones, each of which
 // hears done (cancelled) on its own sink, and refuses later jobs.
 func TestCloseCancelsEverything(t *testing.T) {
-	exec := func(ctx context.Context, sp *harness.Spec, env harness.Env) ([]byte, error) {
+	exec := func(ctx context.Context, sp *harness.Spec, env harness.Env) (harness.Output, error) {
 		<-ctx.Done() // runs until cancelled
-		return nil, ctx.Err()
+		return harness.Output{}, ctx.Err()
 	}
 	r, _ := newTestRunner(t, 5, exec)
 	running, waiting := &sink{}, &sink{}
@@ -238,8 +239,8 @@ func TestCloseCancelsEverything(t *testing.T) {
 // every reader where the server keeps its runs (and its user's home).
 func TestErrorsWithoutServerPaths(t *testing.T) {
 	var runsDir string
-	r, _ := newTestRunner(t, 4, func(ctx context.Context, sp *harness.Spec, env harness.Env) ([]byte, error) {
-		return nil, fmt.Errorf("open resp://127.0.0.1:1 in %s: resp: refused; its log: %s", filepath.Join(env.Dir, "kvlab-resp-1"), filepath.Join(env.Dir, "pg.log"))
+	r, _ := newTestRunner(t, 4, func(ctx context.Context, sp *harness.Spec, env harness.Env) (harness.Output, error) {
+		return harness.Output{}, fmt.Errorf("open resp://127.0.0.1:1 in %s: resp: refused; its log: %s", filepath.Join(env.Dir, "kvlab-resp-1"), filepath.Join(env.Dir, "pg.log"))
 	})
 	runsDir = r.cfg.RunsDir
 	out := &sink{}
@@ -258,5 +259,49 @@ func TestErrorsWithoutServerPaths(t *testing.T) {
 	}
 	if msg == "" || strings.Contains(msg, runsDir) || strings.Contains(msg, "pg.log") || !strings.Contains(msg, "the run's directory") {
 		t.Errorf("error message %q, want it without %s", msg, runsDir)
+	}
+}
+
+// The runner files a result from the head the harness made beside it and
+// does not decode the JSON again: the recorded engine, sync, workload
+// and conditions are the head's. A runner for a server that serves
+// others records and sends the result's public form, the head's Public.
+func TestRecordsFromTheHead(t *testing.T) {
+	out := harness.Output{JSON: json.RawMessage(`{"kind":"bench","engine":"json-says","sync":"json-says"}`),
+		Head: harness.Head{Kind: "bench", Engines: []string{"kv", "null"}, Syncs: []string{"always"}, Workloads: []string{"fillrandom"},
+			Probe: json.RawMessage(`{"fs":"head-says"}`), Public: json.RawMessage(`{"kind":"bench","public":true}`)}}
+	for _, public := range []bool{false, true} {
+		arch := &memArchive{}
+		r := New(Config{RunsDir: filepath.Join(t.TempDir(), "runs"), Name: "t", Limits: harness.DefaultLimits(), Budget: DefaultBudget(),
+			MaxWaiting: 1, Archive: arch, Version: "test", HostID: "test", Public: public,
+			Exec: func(context.Context, *harness.Spec, harness.Env) (harness.Output, error) { return out, nil }})
+		s := &sink{}
+		j := job(t, "h", Cell, s, "bench -engine null -ops 10")
+		if err := r.Submit(j); err != nil {
+			t.Fatal(err)
+		}
+		<-j.Done()
+		r.Close()
+		want := out.JSON
+		if public {
+			want = out.Head.Public
+		}
+		arch.mu.Lock()
+		if len(arch.runs) != 1 {
+			t.Fatalf("public %v: recorded %d runs, want 1", public, len(arch.runs))
+		}
+		run := arch.runs[0]
+		arch.mu.Unlock()
+		if run.Engine != "kv,null" || run.Sync != "always" || run.Workload != "fillrandom" || string(run.Probe) != `{"fs":"head-says"}` || string(run.Result) != string(want) {
+			t.Errorf("public %v: recorded engine %q sync %q workload %q probe %s result %s; want the head's kv,null, always, fillrandom, {\"fs\":\"head-says\"} and %s",
+				public, run.Engine, run.Sync, run.Workload, run.Probe, run.Result, want)
+		}
+		s.mu.Lock()
+		for _, m := range s.msgs {
+			if rm, ok := m.(ResultMsg); ok && string(rm.Result) != string(want) {
+				t.Errorf("public %v: sent result %s, want %s", public, rm.Result, want)
+			}
+		}
+		s.mu.Unlock()
 	}
 }
