@@ -72,6 +72,12 @@ type keyIndex struct {
 // table is one shard of the index: an open-addressing table and its
 // arena (the diagram above).
 type table struct {
+	// _ keeps the fields below off the cache lines of the table before
+	// (and of the index's seed): goroutines building different tables
+	// write them all the time, and two cores writing one cache line take
+	// it from each other on every write (false sharing).
+	_ [cacheLine]byte
+
 	seed  maphash.Seed // the index's: a removal and a growth rehash keys
 	slots []slot       // len(slots) is the capacity; at least minSlots
 	n     int          // slots in use: the number of keys
@@ -115,6 +121,9 @@ const (
 	// tag's low 16 and of the high bits home uses).
 	indexShards = 4
 	shardShift  = 16
+	// cacheLine is the size of a CPU cache line on the machines Go
+	// runs on (64 bytes), as far as sharing one matters.
+	cacheLine = 64
 )
 
 // newKeyIndex returns an empty index with room for n keys before it grows.
