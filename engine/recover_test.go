@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // writeStore creates a store in a temporary OS directory with n keys
@@ -919,5 +920,44 @@ func TestParallelBuildMatchesSerial(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestHintReaderReusesBuffers: the hint reader reads later hint files
+// into the buffers of files already replayed, so a store of many
+// segments holds a few files' worth of buffers while it opens, not all
+// of them (each fresh page costs a page fault). Twenty hint files read
+// with every buffer handed back must use at most hintsAhead+3 distinct
+// buffers; without reuse they use twenty.
+func TestHintReaderReusesBuffers(t *testing.T) {
+	const dir = "/db"
+	fs := NewMemFS()
+	db, err := Open(dir, Options{FS: fs, Sync: SyncPolicy{Mode: SyncNone}, SegmentSize: MinSegmentSize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for i := 0; db.active.id <= 20; i++ {
+		mustPut(t, db, fmt.Sprintf("key-%06d", i), strings.Repeat("v", 100))
+	}
+	ids := make([]uint32, 20)
+	has := map[uint32]bool{}
+	for i := range ids {
+		ids[i] = uint32(i + 1)
+		has[ids[i]] = true
+	}
+	r := db.readHintsAhead(ids, has)
+	defer r.stop()
+	buffers := map[*byte]bool{}
+	for _, id := range ids {
+		h := <-r.next
+		if h == nil {
+			t.Fatalf("segment %d: no hint read", id)
+		}
+		buffers[unsafe.SliceData(h.data)] = true
+		r.reuse(h.data)
+	}
+	if len(buffers) > hintsAhead+3 {
+		t.Errorf("20 hint files read into %d distinct buffers, want at most %d", len(buffers), hintsAhead+3)
 	}
 }
