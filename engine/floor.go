@@ -134,7 +134,7 @@ func readFileInto(path string, buf []byte) ([]byte, error) {
 		return nil, err
 	}
 	if int64(cap(buf)) < st.Size() {
-		buf = make([]byte, st.Size())
+		buf = newBuffer(int(st.Size()))
 	}
 	buf = buf[:st.Size()]
 	if _, err := io.ReadFull(fl, buf); err != nil {

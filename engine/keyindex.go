@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"hash/maphash"
 	"math/bits"
+	"unsafe"
 )
 
 // The hash index: key -> where its live record is.
@@ -140,9 +141,27 @@ func newKeyIndex(n int) *keyIndex {
 	x := &keyIndex{seed: maphash.MakeSeed()}
 	share := (n + indexShards - 1) / indexShards
 	for i := range x.tables {
-		x.tables[i] = table{seed: x.seed, slots: make([]slot, max(minSlots, share+share/2))}
+		x.tables[i] = table{seed: x.seed, slots: newSlots(max(minSlots, share+share/2))}
 	}
 	return x
+}
+
+// newSlots returns n empty slots, in huge pages where the OS gives them
+// (hugepage_linux.go says why).
+func newSlots(n int) []slot {
+	s := make([]slot, n)
+	adviseHuge(unsafe.Pointer(unsafe.SliceData(s)), uintptr(n)*slotBytes)
+	return s
+}
+
+// newBuffer returns a buffer of n bytes for a hint file, in huge pages
+// where the OS gives them.
+func newBuffer(n int) []byte {
+	b := make([]byte, n)
+	if n > 0 {
+		adviseHuge(unsafe.Pointer(unsafe.SliceData(b)), uintptr(n))
+	}
+	return b
 }
 
 // shard returns which table holds a key of hash h.
@@ -367,7 +386,7 @@ func (t *table) add(key []byte) uint32 {
 // resize moves every key of t to a table of n slots (n > t.n).
 func (t *table) resize(n int) {
 	old := t.slots
-	t.slots = make([]slot, max(minSlots, n))
+	t.slots = newSlots(max(minSlots, n))
 	for i := range old {
 		s := &old[i]
 		if s.ref == 0 {

@@ -384,7 +384,7 @@ func (db *DB) readHint(id uint32, buf []byte) ([]byte, bool) {
 	}
 	data := buf[:0]
 	if int64(cap(data)) < size {
-		data = make([]byte, size)
+		data = newBuffer(int(size))
 	}
 	data = data[:size]
 	if _, err := f.ReadAt(data, 0); err != nil && !errors.Is(err, io.EOF) {
