@@ -111,7 +111,7 @@ func TestCompactSealedWithWritesDuringCopy(t *testing.T) {
 
 	quit := make(chan struct{})
 	done := make(chan error, 1)
-	go func() { done <- db.compactSealed(quit, 1) }() // 1 byte/s: waits after its first record
+	go func() { done <- db.compactSealed(quit, 1, 0) }() // 1 byte/s: waits after its first record
 	waiting := make(chan time.Duration, 1)
 	go func() { waiting <- clk.waitTimer() }()
 	select {
@@ -276,4 +276,247 @@ func TestAutoCompactOptions(t *testing.T) {
 	if err := db.CompactSealed(); !errors.Is(err, ErrClosed) {
 		t.Errorf("CompactSealed after Close: %v, want ErrClosed", err)
 	}
+}
+
+// overwriteAsync runs overwrite's rounds in a goroutine, without a
+// *testing.T (writes may block there), and sends the first error, or
+// nil once it is done. rounds < 0 writes until an error.
+func overwriteAsync(db *DB, keys, rounds int) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		for r := 0; rounds < 0 || r < rounds; r++ {
+			for i := range keys {
+				k := fmt.Sprintf("key%03d", i)
+				var err error
+				if (i+r)%7 == 0 {
+					err = db.Delete([]byte(k))
+				} else {
+					err = db.Put([]byte(k), []byte(fmt.Sprintf("round %d of %s %s", r, k, strings.Repeat("v", 40))))
+				}
+				if err != nil {
+					done <- err
+					return
+				}
+			}
+		}
+		done <- nil
+	}()
+	return done
+}
+
+// waitStalls polls until the store has counted n write stalls.
+func waitStalls(db *DB, n int64) Stats {
+	for {
+		if s := db.Stats(); s.WriteStalls >= n {
+			return s
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// stallLimit is the most compaction debt a store of live bytes may hold
+// under the default StallDebt: the bound, plus what writes add between
+// two measures of it (checkEvery) and the garbage of one sealed segment.
+func stallLimit(live, segSize int64) int64 {
+	return max(int64(DefaultStallDebt*float64(live)), segSize) + segSize/16 + segSize + 200
+}
+
+// TestWriteStallWaitsForCompaction: once the compaction debt passes its
+// bound, writes stop until a background compaction brings it back under,
+// and the stall is counted with its length on the store's clock. The
+// test holds compactMu, so no compaction can run until it lets one.
+func TestWriteStallWaitsForCompaction(t *testing.T) {
+	clk := newFakeClock()
+	// AutoCompact 1: the garbage fraction alone (almost) never starts
+	// a compaction; the stall bound does.
+	opts := Options{SegmentSize: MinSegmentSize, AutoCompact: 1, clock: clk}
+	db, mem := openMem(t, opts)
+	db.compactMu.Lock()
+	writes := overwriteAsync(db, 40, 30)
+	s := waitStalls(db, 1)
+	select {
+	case err := <-writes:
+		t.Fatalf("the writes ended (%v) while stalled, with no compaction able to run", err)
+	default:
+	}
+	if bound := max(int64(DefaultStallDebt*float64(s.LiveBytes)), MinSegmentSize); s.CompactionDebt <= bound || s.CompactionDebt > stallLimit(s.LiveBytes, MinSegmentSize) {
+		t.Errorf("stalled at a debt of %d bytes (%d live): want above the bound %d and at most %d", s.CompactionDebt, s.LiveBytes, bound, stallLimit(s.LiveBytes, MinSegmentSize))
+	}
+	clk.Advance(7 * time.Second)
+	if got := db.Stats().StallTime; got != 7*time.Second {
+		t.Errorf("StallTime during the stall: got %v, want 7s (the stall so far)", got)
+	}
+	db.compactMu.Unlock()
+	if err := <-writes; err != nil {
+		t.Fatal(err)
+	}
+	s = db.Stats()
+	// Later stalls, if any, took no time on the fake clock.
+	if s.StallTime != 7*time.Second || s.WriteStalls < 1 || s.BackgroundCompactions < 1 {
+		t.Errorf("after: %d stalls for %v, %d background compactions; want at least 1 stall for 7s in all, and a compaction", s.WriteStalls, s.StallTime, s.BackgroundCompactions)
+	}
+	m := kvModel{}
+	overwrite(t, db, m, 40, 30) // the same writes again: the model
+	checkModel(t, db, m)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	checkModel(t, reopenMem(t, mem, Options{SegmentSize: MinSegmentSize}), m)
+}
+
+// TestWriteStallBoundsDebt: with a compaction that only runs while
+// writers wait (its rate is 1 byte/s on a clock that never moves, and a
+// stall lifts the rate; the cold records make it copy, and so wait), the debt never passes the stall bound by more
+// than the slack a check allows, where without the stall it grows with
+// every overwrite.
+func TestWriteStallBoundsDebt(t *testing.T) {
+	for _, c := range []struct {
+		stall   float64
+		bounded bool
+	}{{0, true}, {-1, false}} {
+		t.Run(fmt.Sprintf("StallDebt=%v", c.stall), func(t *testing.T) {
+			opts := Options{SegmentSize: MinSegmentSize, AutoCompact: DefaultAutoCompact, CompactRate: 1, StallDebt: c.stall, clock: newFakeClock()}
+			db, _ := openMem(t, opts)
+			defer db.Close()
+			m := kvModel{}
+			for i := range 100 { // cold records, which every compaction copies
+				k, v := fmt.Sprintf("cold%03d", i), strings.Repeat("c", 50)
+				mustPut(t, db, k, v)
+				m[k] = v
+			}
+			worst, over := int64(0), false
+			for r := range 40 {
+				overwrite(t, db, m, 40, 1)
+				s := db.Stats()
+				worst = max(worst, s.CompactionDebt)
+				if s.CompactionDebt > stallLimit(s.LiveBytes, MinSegmentSize) {
+					over = true
+					if c.bounded {
+						t.Fatalf("round %d: debt %d bytes with %d live, past the stall bound's limit %d", r, s.CompactionDebt, s.LiveBytes, stallLimit(s.LiveBytes, MinSegmentSize))
+					}
+				}
+			}
+			s := db.Stats()
+			if c.bounded && (s.WriteStalls == 0 || s.BackgroundCompactions == 0) {
+				t.Errorf("%d stalls, %d background compactions: want both (the copy runs only while writers wait)", s.WriteStalls, s.BackgroundCompactions)
+			}
+			if !c.bounded && (!over || s.WriteStalls != 0) {
+				t.Errorf("without the stall: worst debt %d bytes, %d stalls; want past the limit and none (else the bounded case proves nothing)", worst, s.WriteStalls)
+			}
+			checkModel(t, db, m)
+		})
+	}
+}
+
+// TestStallEndsWhenCompactionFails: a compaction that cannot be done
+// (the segments on disk are larger than the SegmentSize the store is
+// reopened with, errRunsAhead) must let stalled writers go, not leave
+// them waiting for a compaction that will never bring the debt down.
+func TestStallEndsWhenCompactionFails(t *testing.T) {
+	db, mem := openMem(t, Options{SegmentSize: 16 << 10})
+	m := kvModel{}
+	for i := range 300 { // a first segment whose records all stay live
+		k, v := fmt.Sprintf("live%03d", i), strings.Repeat("l", 50)
+		mustPut(t, db, k, v)
+		m[k] = v
+	}
+	overwrite(t, db, m, 20, 60)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db = reopenMem(t, mem, Options{SegmentSize: MinSegmentSize, AutoCompact: 1})
+	done := make(chan error, 1)
+	go func() {
+		for i := range 50 {
+			if err := db.Put([]byte(fmt.Sprintf("new%02d", i)), []byte("v")); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(time.Minute): // a hang, not a speed: the writes take microseconds
+		t.Fatalf("writes still waiting after a minute: the failed compaction never ended the stall (%+v)", db.Stats())
+	}
+	for i := range 50 {
+		m[fmt.Sprintf("new%02d", i)] = "v"
+	}
+	if s := db.Stats(); s.WriteStalls == 0 || s.CompactionErrors < 2 || s.BackgroundCompactions != 0 {
+		t.Errorf("%d stalls, %d failed and %d done compactions; want stalls ended by failed compactions (errRunsAhead), none done", s.WriteStalls, s.CompactionErrors, s.BackgroundCompactions)
+	}
+	checkModel(t, db, m)
+}
+
+// TestCloseReleasesStalledWriter: Close returns a stalled write with
+// ErrClosed, while the compaction it waits for cannot even start.
+func TestCloseReleasesStalledWriter(t *testing.T) {
+	db, _ := openMem(t, Options{SegmentSize: MinSegmentSize, AutoCompact: 1, clock: newFakeClock()})
+	db.compactMu.Lock()
+	writes := overwriteAsync(db, 40, -1)
+	waitStalls(db, 1)
+	closed := make(chan error, 1)
+	go func() { closed <- db.Close() }()
+	if err := <-writes; !errors.Is(err, ErrClosed) {
+		t.Errorf("stalled write after Close: %v, want ErrClosed", err)
+	}
+	db.compactMu.Unlock()
+	if err := <-closed; err != nil {
+		t.Errorf("Close: %v", err)
+	}
+}
+
+// TestBackgroundCompactionLeavesYoungSegments: the background compaction
+// rewrites the oldest sealed segments, full of garbage, and leaves the
+// newest sealed one, whose records are live, as it is; every value
+// survives, open and reopened. CompactSealed rewrites them all.
+func TestBackgroundCompactionLeavesYoungSegments(t *testing.T) {
+	opts := Options{SegmentSize: MinSegmentSize, Sync: SyncPolicy{Mode: SyncNone}}
+	db, mem := openMem(t, opts)
+	m := kvModel{}
+	overwrite(t, db, m, 40, 10)
+	for i := range 120 { // young records, never overwritten: more than a segment
+		k, v := fmt.Sprintf("young%03d", i), strings.Repeat("y", 50)
+		mustPut(t, db, k, v)
+		m[k] = v
+	}
+	db.mu.RLock()
+	young := db.segs[db.active.id-1]
+	db.mu.RUnlock()
+	if young == nil || float64(young.size-young.live) >= DefaultAutoCompact*float64(young.size) {
+		t.Fatalf("the newest sealed segment is past the garbage threshold (%+v): the test sets nothing up", young)
+	}
+	before := db.Stats()
+	if err := db.compactSealed(nil, 0, DefaultAutoCompact); err != nil {
+		t.Fatal(err)
+	}
+	after := db.Stats()
+	db.mu.RLock()
+	same := db.segs[young.id] == young
+	db.mu.RUnlock()
+	if !same {
+		t.Errorf("segment %d, all live, was rewritten: want it left for later", young.id)
+	}
+	if after.CompactionRead >= before.SealedBytes || after.CompactionDebt >= before.CompactionDebt/4 {
+		t.Errorf("read %d of %d sealed bytes, debt %d -> %d: want less than all read and most of the debt reclaimed", after.CompactionRead, before.SealedBytes, before.CompactionDebt, after.CompactionDebt)
+	}
+	checkModel(t, db, m)
+	if err := db.CompactSealed(); err != nil {
+		t.Fatal(err)
+	}
+	db.mu.RLock()
+	same = db.segs[young.id] == young
+	db.mu.RUnlock()
+	if s := db.Stats(); same || s.CompactionDebt != 0 {
+		t.Errorf("CompactSealed: young segment left as it was %v, debt %d; want every sealed segment rewritten, no debt", same, s.CompactionDebt)
+	}
+	checkModel(t, db, m)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	checkModel(t, reopenMem(t, mem, opts), m)
 }

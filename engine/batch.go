@@ -148,6 +148,9 @@ func (db *DB) Apply(b *Batch) error {
 	}
 	n := int64(headerSize + len(b.data))
 
+	if err := db.waitForCompaction(); err != nil {
+		return err
+	}
 	if err := db.lockForWrite(); err != nil {
 		return err
 	}

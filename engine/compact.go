@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -78,9 +79,9 @@ func (db *DB) Compact() error {
 	if err != nil {
 		return w.abandon(err)
 	}
-	newIndex := newKeyIndex(len(lives))
-	for i, l := range lives {
-		newIndex.put([]byte(l.key), copies[i])
+	newIndex := newKeyIndex(len(lives.lives))
+	for i := range lives.lives {
+		newIndex.put(lives.key(i), copies[i])
 	}
 	if err := w.sync(); err != nil {
 		return w.abandon(err)
@@ -101,33 +102,58 @@ func (db *DB) Compact() error {
 	return errors.Join(closeErrs...)
 }
 
-// live is a key and where its live record is.
+// live is where a key's live record is, and where the key is in the
+// arena of the liveSet it belongs to.
 type live struct {
-	key string
-	e   entry
+	e          entry
+	koff, klen uint32 // the key: liveSet.keys[koff : koff+klen]
+}
+
+// liveSet is the live records a compaction copies, with their keys in
+// one arena: two allocations, and nothing for the garbage collector to
+// chase, where a string per key would make a million objects for a
+// million keys, and collections that slow the writers down. The
+// background compaction reuses one (compactor.scratch), so that it
+// allocates them only when the store grows.
+type liveSet struct {
+	keys   []byte
+	lives  []live
+	copies []entry // copyLive's result, kept here so that it can be reused
+}
+
+// reset empties s, keeping its memory for the next compaction.
+func (s *liveSet) reset() {
+	s.keys, s.lives, s.copies = s.keys[:0], s.lives[:0], s.copies[:0]
+}
+
+// add appends key k, whose live record is at e.
+func (s *liveSet) add(k []byte, e entry) {
+	s.lives = append(s.lives, live{e: e, koff: uint32(len(s.keys)), klen: uint32(len(k))})
+	s.keys = append(s.keys, k...)
+}
+
+// key returns the key of lives[i], in the arena: do not modify it.
+func (s *liveSet) key(i int) []byte {
+	l := s.lives[i]
+	return s.keys[l.koff : l.koff+l.klen : l.koff+l.klen]
 }
 
 // compactSources returns the live records, in file order so the copy
 // reads sequentially, and the segments they are in now, oldest first.
 //
 // REQUIRES: db.writeMu held.
-func (db *DB) compactSources() ([]live, []*segment) {
+func (db *DB) compactSources() (*liveSet, []*segment) {
 	db.mu.RLock()
-	lives := make([]live, 0, db.index.len())
+	lives := &liveSet{keys: make([]byte, 0, db.index.keyBytes()), lives: make([]live, 0, db.index.len())}
 	db.index.each(func(k []byte, e entry) {
-		lives = append(lives, live{string(k), e})
+		lives.add(k, e)
 	})
 	old := make([]*segment, 0, len(db.segs))
 	for _, s := range db.segs {
 		old = append(old, s)
 	}
 	db.mu.RUnlock()
-	slices.SortFunc(lives, func(a, b live) int {
-		if a.e.seg != b.e.seg {
-			return int(a.e.seg) - int(b.e.seg)
-		}
-		return int(a.e.off) - int(b.e.off)
-	})
+	sortByPlace(lives.lives)
 	slices.SortFunc(old, func(a, b *segment) int { return int(a.id) - int(b.id) })
 	return lives, old
 }
@@ -135,20 +161,22 @@ func (db *DB) compactSources() ([]live, []*segment) {
 // copyLive copies each live record, checksum verified, from its segment
 // in segs into w, and then tomb, the last write's tombstone, if it is not
 // nil. It returns where each copy landed: copies[i] is the copy of
-// lives[i].
+// lives.lives[i]. They are in file order, so it reads each segment forwards,
+// in reads of compactReadSize (chunkReader), not one read per record.
 //
 // REQUIRES: the segments in segs stay open (db.compactMu held).
-func (db *DB) copyLive(w *compactWriter, lives []live, segs map[uint32]*segment, tomb *record) (copies []entry, err error) {
-	copies = make([]entry, len(lives))
-	for i, l := range lives {
+func (db *DB) copyLive(w *compactWriter, lives *liveSet, segs map[uint32]*segment, tomb *record) (copies []entry, err error) {
+	copies = slices.Grow(lives.copies[:0], len(lives.lives))[:len(lives.lives)]
+	lives.copies = copies
+	var in chunkReader
+	for i, l := range lives.lives {
 		src := segs[l.e.seg]
-		rec := make([]byte, l.e.size)
-		if _, err := src.f.ReadAt(rec, int64(l.e.off)); err != nil {
+		rec, err := in.read(db, src, int64(l.e.off), int64(l.e.size))
+		if err != nil {
 			return nil, fmt.Errorf("read %s at offset %d: %w", src.name, l.e.off, err)
 		}
-		db.stats.compactRead.Add(int64(len(rec)))
 		r, _, err := decodeRecord(rec)
-		if err != nil || r.kind != kindPut || string(r.key) != l.key {
+		if err != nil || r.kind != kindPut || !bytes.Equal(r.key, lives.key(i)) {
 			return nil, fmt.Errorf("%w: %s at offset %d: %v", ErrCorrupt, src.name, l.e.off, err)
 		}
 		e, err := w.emit(rec, r, l.e.seg)
@@ -167,6 +195,41 @@ func (db *DB) copyLive(w *compactWriter, lives []live, segs map[uint32]*segment,
 		}
 	}
 	return copies, nil
+}
+
+// compactReadSize is how many bytes of a segment chunkReader reads at a
+// time.
+const compactReadSize = 1 << 20
+
+// chunkReader reads the records of a compaction's inputs in file order
+// through one buffer: a record inside the bytes last read is served from
+// them, else the buffer is refilled from the record's offset with one
+// read of compactReadSize (or the record's size, if larger), cut at the
+// segment's end. Garbage between two live records less than a buffer
+// apart is read with them and counted in Stats.CompactionRead; a longer
+// run of garbage is skipped. Not safe for concurrent use.
+type chunkReader struct {
+	seg *segment // the segment buf holds bytes of; nil before the first read
+	off int64    // buf's offset in seg
+	buf []byte
+}
+
+// read returns the size bytes at off in seg. The slice is valid until
+// the next call.
+func (c *chunkReader) read(db *DB, seg *segment, off, size int64) ([]byte, error) {
+	if c.seg != seg || off < c.off || off+size > c.off+int64(len(c.buf)) {
+		n := min(max(size, compactReadSize), max(seg.size-off, size))
+		if int64(cap(c.buf)) < n {
+			c.buf = make([]byte, n)
+		}
+		c.seg, c.off, c.buf = seg, off, c.buf[:n]
+		if _, err := seg.f.ReadAt(c.buf, off); err != nil {
+			c.seg = nil
+			return nil, err
+		}
+		db.stats.compactRead.Add(n)
+	}
+	return c.buf[off-c.off : off-c.off+size], nil
 }
 
 // compactFlushSize is how many bytes compactWriter collects before it

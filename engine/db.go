@@ -23,6 +23,7 @@ const (
 	DefaultGroupDelay  = 200 * time.Microsecond
 	DefaultAutoCompact = 0.5
 	MinAutoCompact     = 0.05
+	DefaultStallDebt   = 0.75
 )
 
 // Options configure Open. The zero value is a usable configuration: sync
@@ -79,6 +80,18 @@ type Options struct {
 	// written per second, so that it leaves the disk to the writers:
 	// 0 means unlimited; it must not be negative.
 	CompactRate int64
+	// StallDebt bounds the compaction debt (Stats.CompactionDebt) with
+	// backpressure when AutoCompact is on: a write that finds the debt
+	// above StallDebt times the live bytes (or above one SegmentSize,
+	// whichever is larger) waits until a background compaction brings
+	// it back under (a write stall, counted in Stats.WriteStalls and
+	// Stats.StallTime), as an LSM stops writes when its compactions
+	// fall behind. It keeps the bytes on disk below about 1 + StallDebt
+	// times the live bytes, plus the garbage of the active segment,
+	// however fast the writers are. 0 means DefaultStallDebt; negative
+	// means writes never wait (the debt then grows as fast as writers
+	// outrun compaction). Ignored when AutoCompact is 0.
+	StallDebt float64
 
 	// Index is the in-memory index: IndexHash (the zero value) or
 	// IndexOrdered, which also keeps the keys in order so that Scan can
@@ -301,7 +314,11 @@ func Open(dir string, opts Options) (*DB, error) {
 		go db.runPeriodic(db.policy.Interval)
 	}
 	if opts.AutoCompact > 0 {
-		db.startCompactor(opts.AutoCompact, opts.CompactRate)
+		stall := opts.StallDebt
+		if stall == 0 {
+			stall = DefaultStallDebt
+		}
+		db.startCompactor(opts.AutoCompact, opts.CompactRate, stall)
 	}
 	return db, nil
 }
@@ -330,6 +347,9 @@ func (db *DB) write(kind byte, key, value []byte) error {
 	}
 	n := int64(recordSize(len(key), len(value)))
 
+	if err := db.waitForCompaction(); err != nil {
+		return err
+	}
 	if err := db.lockForWrite(); err != nil {
 		return err
 	}

@@ -134,14 +134,17 @@
 // Background compaction (background.go, Options.AutoCompact) rewrites the
 // sealed segments in place while writers go on, replacing them oldest
 // first so that a crash at any step leaves a store that replays to the
-// same index.
+// same index; writers that outrun it wait (a write stall,
+// Options.StallDebt) until it catches up.
 //
 // # Reading the source: the life of a Put
 //
 // Follow one Put from the API to the disk:
 //
 //  1. Put (db.go) checks the value size and calls write, which checks the
-//     key size, takes writeMu and calls appendLocked.
+//     key size, waits while writes are stalled behind background
+//     compaction (waitForCompaction, background.go), takes writeMu and
+//     calls appendLocked.
 //  2. appendLocked makes room (makeRoomLocked): a sync mark goes before
 //     the record if an fdatasync of the segment returned since the last
 //     one (syncmark.go); it rotates to a new segment if this record would

@@ -59,10 +59,19 @@ type Stats struct {
 	// compaction of them would reclaim. SealedBytes is their size.
 	CompactionDebt, SealedBytes int64
 	// CompactionRead and CompactionWritten count the bytes compactions
-	// read and wrote. (BytesWritten + CompactionWritten) / the bytes of
+	// read and wrote (reads are of up to 1 MiB, so garbage lying between
+	// two live records is read with them). (BytesWritten + CompactionWritten) / the bytes of
 	// the records the user wrote is the store's write amplification.
-	// Writers never wait for a background compaction.
 	CompactionRead, CompactionWritten int64
+	// WriteStalls counts the times writes stopped because the compaction
+	// debt passed its bound (Options.StallDebt), and StallTime is how
+	// long they stayed stopped in all, from the first write that found
+	// the debt too high to the compaction that brought it back under
+	// (on the store's clock; a stall still going on counts up to now).
+	// Writes wait for a background compaction
+	// only then, and for the one fdatasync that starts it.
+	WriteStalls int64
+	StallTime   time.Duration
 }
 
 // FsyncCauses splits a store's fdatasyncs by the reason for each. Only
@@ -117,6 +126,7 @@ type counters struct {
 	compactErrors       atomic.Int64
 	compactRead         atomic.Int64
 	compactWritten      atomic.Int64
+	stalls, stallNanos  atomic.Int64
 }
 
 // Stats returns the current counters. It is cheap and safe to call at any
@@ -135,6 +145,7 @@ func (db *DB) Stats() Stats {
 		CompactionErrors:      db.stats.compactErrors.Load(),
 		CompactionRead:        db.stats.compactRead.Load(),
 		CompactionWritten:     db.stats.compactWritten.Load(),
+		WriteStalls:           db.stats.stalls.Load(),
 		FsyncsBy: FsyncCauses{
 			Commit:     db.stats.fsyncsBy[causeCommit].Load(),
 			Seal:       db.stats.fsyncsBy[causeSeal].Load(),
@@ -161,6 +172,7 @@ func (db *DB) Stats() Stats {
 	}
 	db.mu.RUnlock()
 	db.writeMu.Unlock()
-	s.SealedBytes, s.CompactionDebt = db.debt()
+	s.SealedBytes, s.CompactionDebt, _ = db.debt()
+	s.StallTime = db.stallTime()
 	return s
 }

@@ -12,7 +12,7 @@ import (
 
 // The command line: `labserver bench | sweep | probe | model | crash | help`.
 // labserver/main.go hands its arguments here; everything is testable
-// through RunCLI with buffers for stdout and stderr.
+// through RunCLIRecorded with buffers for stdout and stderr.
 
 // Usage writes the overview of all commands.
 func Usage(w io.Writer) { UsageWith(w, nil) }
@@ -64,13 +64,6 @@ func CommandUsage(w io.Writer, cmd string) {
 	}
 }
 
-// RunCLI runs one command line (the arguments after "labserver") and
-// returns the process exit code: 0 on success, 1 when a run failed (or a
-// crash test found a broken invariant), 2 for a bad command line.
-func RunCLI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return RunCLIRecorded(ctx, args, stdout, stderr, nil)
-}
-
 // CLIRun is one finished command-line run, as RunCLIRecorded hands it to
 // its record function.
 type CLIRun struct {
@@ -82,8 +75,11 @@ type CLIRun struct {
 	Ended    time.Time       // when its last run ended
 }
 
-// RunCLIRecorded is RunCLI, and then, when record is not nil and the line
-// produced a result, calls record with it. record runs after the line's
+// RunCLIRecorded runs one command line (the arguments after "labserver")
+// and returns the process exit code: 0 on success, 1 when a run failed
+// (or a crash test found a broken invariant), 2 for a bad command line.
+// Then, when record is not nil and the line produced a result, it calls
+// record with it. record runs after the line's
 // output is written: outside every timed region, so whatever it does
 // (labserver stores the run in its archive) cannot perturb a
 // measurement. The exit code is the run's.

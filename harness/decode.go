@@ -6,7 +6,7 @@ import (
 	"fmt"
 )
 
-// DecodeResult turns a JSON result, as Exec returns it or an archive
+// DecodeResult turns a JSON result, as ExecSpec returns it or an archive
 // keeps it, back into the value Write prints: *BenchResult or
 // []*BenchResult, *ProbeResult, *ModelResult, *CrashResult or
 // []*ScriptResult (bench -script), chosen by

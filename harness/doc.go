@@ -31,7 +31,8 @@
 //     grammar shared by the command line, the lesson cells and the
 //     quizzes (grammar.go is its table: every command and flag; spec.go
 //     parses a line into a Spec and prints it back), the entry point the
-//     server calls (Exec), how results are printed, and RunCLI.
+//     server calls (ExecSpec), how results are printed, and
+//     RunCLIRecorded.
 //
 // The timing rules, enforced by construction: keys and values are built
 // before the timer starts; throughput is operations divided by one outer

@@ -35,7 +35,7 @@ func DefaultLimits() Limits {
 	}
 }
 
-// Env is where and how Exec runs a line.
+// Env is where and how ExecSpec runs a line.
 type Env struct {
 	Dir      string         // parent for fresh per-run directories (removed afterwards); "" = os.TempDir()
 	Limits   Limits         // zero value = DefaultLimits()
@@ -52,24 +52,12 @@ type Env struct {
 	readSrc bool // the command line: -src FILE is read
 }
 
-// Exec runs one line: bench | sweep | probe | model | crash. It returns
-// exactly what `-format json` prints for that line: a JSON object, or an
-// array for sweep, -repeat and -engine a,b. A cancelled bench or sweep
-// returns what it measured, each cut-short run marked "cancelled".
-func Exec(ctx context.Context, line string, env Env) (json.RawMessage, error) {
-	if env.Limits == (Limits{}) {
-		env.Limits = DefaultLimits()
-	}
-	s, err := ParseSpec(line, env.Limits)
-	if err != nil {
-		return nil, err
-	}
-	return ExecSpec(ctx, s, env)
-}
-
-// ExecSpec is Exec for a line already parsed (with env.Limits): a caller
-// that checked the line before running it runs what it checked, and
-// parses it once.
+// ExecSpec runs one parsed line (ParseSpec, with env.Limits): bench |
+// sweep | probe | model | crash. It returns exactly what `-format json`
+// prints for that line: a JSON object, or an array for sweep, -repeat and
+// -engine a,b. A cancelled bench or sweep returns what it measured, each
+// cut-short run marked "cancelled". A caller that checked the line before
+// running it runs what it checked, and parses it once.
 func ExecSpec(ctx context.Context, s *Spec, env Env) (json.RawMessage, error) {
 	if env.Limits == (Limits{}) {
 		env.Limits = DefaultLimits()

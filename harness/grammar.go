@@ -394,7 +394,7 @@ func workloadFlag() flagDef {
 				return nil
 			}
 			for _, e := range s.Engines {
-				if why, ok := unorderedWhy(e); ok {
+				if why, ok := Unordered(e); ok {
 					return fmt.Errorf("-workload %s: engine %s cannot scan keys in order: %s; ordered engines (bbolt, pebble, sqlite) can", s.Workload, e, why)
 				}
 			}

@@ -2,8 +2,6 @@ package harness
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -60,11 +58,12 @@ import (
 // flushes beside them, and nothing is subtracted. Where the run cannot say
 // (several writers, or a store that does not count its flushes under
 // batch:N) it is the probe's write(2) ("probe"). A model line, which has
-// no run, measures the same figure with a short kv run under batch with an
-// N larger than the run, so that no commit falls in it (modelTWrite,
-// "kv_run"): every Put takes batch's path outside the flush, including
-// what the engine does there that none may not (the zero-fill of the next
-// MiB of a segment, flushed under batch).
+// no run, measures the same figure in parts (model_inputs.go, "kv_run"):
+// T_put from short kv runs under batch with an N larger than the run and
+// no zero-fill in their timed region, plus a Put's share of the zero-fill
+// the engine makes every MiB under batch:N, timed by its own probe. One
+// long run with both in it, as before, charged T_write with zero-fills
+// that flushed records no commit had flushed, and missed batch:1024 by 2x.
 
 // ModelResult is the JSON object of kind "model".
 type ModelResult struct {
@@ -81,6 +80,20 @@ type ModelResult struct {
 	// space, kv's case).
 	TWriteSource string `json:"t_write_source"`
 	TFsyncSource string `json:"t_fsync_source"`
+
+	// What T_write is made of, when it was measured (model_inputs.go):
+	// TPutNs, the mean Put outside commits and zero-fills (kv_run); under
+	// batch:N, TFillNs, one zero-fill ahead (FillBytes of zeros appended
+	// and flushed), and TFillShareNs, a Put's share of it (TFillNs x
+	// BytesPerPut / FillBytes). T_write = TPutNs + TFillShareNs.
+	// BytesPerPut is what a Put adds to the segment, its share of a
+	// commit's sync mark included; N x BytesPerPut is what flushCost
+	// flushes.
+	TPutNs       float64 `json:"t_put_ns,omitempty"`
+	TFillNs      float64 `json:"t_fill_ns,omitempty"`
+	TFillShareNs float64 `json:"t_fill_share_ns,omitempty"`
+	FillBytes    int64   `json:"fill_bytes,omitempty"`
+	BytesPerPut  float64 `json:"bytes_per_put,omitempty"`
 
 	// Replication holds the replication model's predictions, one per
 	// engine, for a line with -replicas, -net-delay or -engine
@@ -109,31 +122,50 @@ func Predict(sync string, tWriteNs, tFsyncNs float64) (p calc.Prediction, ok boo
 }
 
 // modelLine answers a model line of the kv engine, measuring on dir
-// whichever cost was not given on the line: T_write with modelTWrite,
-// T_fsync with flushCost (batch:N) or the probe's overwrite case
-// (periodic:D).
+// whichever cost was not given on the line (model_inputs.go): T_write
+// with modelPutCost and, under batch:N, the Put's share of a zero-fill
+// (fillCost); T_fsync with flushCost (batch:N) or the probe's overwrite
+// case (periodic:D).
 func modelLine(ctx context.Context, s *Spec, dir string) (*ModelResult, error) {
 	if isReplicationModel(s) {
 		return replicationModelLine(ctx, s, dir)
 	}
+	policy, err := parseSync(s.Sync)
+	if err != nil {
+		return nil, err
+	}
 	tw, tf := float64(s.TWrite), float64(s.TFsync)
 	m := &ModelResult{Kind: "model", Source: "given", TWriteSource: "given", TFsyncSource: "given"}
-	bytesPerPut := float64(keyLen + 128 + 19) // a 128-byte value's record, unless the T_write run says
+	bytesPerPut := float64(kvRecordBytes) // unless the T_write runs say
 	if s.TWrite == 0 {
-		var err error
-		if tw, bytesPerPut, err = modelTWrite(ctx, dir); err != nil {
+		if m.TPutNs, bytesPerPut, err = modelPutCost(ctx, dir); err != nil {
 			return nil, err
 		}
+		tw = m.TPutNs
 		m.Source, m.TWriteSource = "probe", "kv_run"
 	}
-	if !s.has("t-fsync") {
-		m.Source = "probe"
-		policy, err := parseSync(s.Sync)
+	// The CPU time of a Put (T_put measured, or the T_write given), which
+	// the flush probes spend computing between flushes as the writer does.
+	putNs := tw
+	batch := policy.Mode == engine.SyncBatch
+	if batch {
+		bytesPerPut += float64(syncMarkBytes) / float64(policy.N)
+	}
+	m.BytesPerPut = bytesPerPut
+	if s.TWrite == 0 && batch {
+		// Under periodic:D the engine does not zero-fill ahead (engine.Open).
+		c, err := fillCost(ctx, dir, engine.DefaultPreallocate, busyFor(engine.DefaultPreallocate/bytesPerPut, putNs), modelFills, modelFillTime)
 		if err != nil {
 			return nil, err
 		}
-		if policy.Mode == engine.SyncBatch {
-			c, err := flushCost(ctx, dir, int64(float64(policy.N)*bytesPerPut), modelFlushes, modelFlushTime)
+		m.TFillNs, m.FillBytes = c.MeanNs, engine.DefaultPreallocate
+		m.TFillShareNs = c.MeanNs * bytesPerPut / engine.DefaultPreallocate
+		tw += m.TFillShareNs
+	}
+	if !s.has("t-fsync") {
+		m.Source = "probe"
+		if batch {
+			c, err := flushCost(ctx, dir, int64(float64(policy.N)*bytesPerPut), busyFor(float64(policy.N), putNs), modelFlushes, modelFlushTime)
 			if err != nil {
 				return nil, err
 			}
@@ -153,39 +185,6 @@ func modelLine(ctx context.Context, s *Spec, dir string) (*ModelResult, error) {
 	}
 	m.Prediction = p
 	return m, nil
-}
-
-// modelTWriteOps is the length of modelTWrite's run: long enough to write
-// a few MiB (several zero-fills and hundreds of buffer write-outs, whose
-// cost the mean must include), short enough for a model line (tens of ms).
-const modelTWriteOps = 30000
-
-// modelTWriteSync is the policy of modelTWrite's run: batch with the
-// largest N, far more Puts than the run makes, so none of them commits.
-const modelTWriteSync = "batch:1048576"
-
-// modelTWrite measures the kv engine's T_write on dir: the wall time per
-// Put of a one-writer fillrandom run of 128-byte values under
-// modelTWriteSync, in a fresh directory removed afterwards. No Put in it
-// commits, so every Put is outside the flush, and the wall time per Put is
-// what the model's N*T_write stands for. It also returns the bytes the
-// engine wrote per Put, the size of what a flush carries per Put.
-func modelTWrite(ctx context.Context, dir string) (tWriteNs, bytesPerPut float64, err error) {
-	runDir, err := os.MkdirTemp(dir, "kvlab-model-")
-	if err != nil {
-		return 0, 0, fmt.Errorf("model: -dir %s: %w", dir, err)
-	}
-	defer os.RemoveAll(runDir)
-	r, err := runOne(ctx, runConfig{engine: "kv", sync: modelTWriteSync, workload: "fillrandom", dist: "uniform", threads: 1,
-		ops: modelTWriteOps, exactCap: DefaultExactCap, valueSize: 128, keys: modelTWriteOps, warmup: modelTWriteOps / 10,
-		seed: 1, dir: runDir})
-	if err != nil {
-		return 0, 0, fmt.Errorf("model: measuring T_write: %w", err)
-	}
-	if r.Ops == 0 || r.WallSeconds <= 0 || r.BytesWritten <= 0 {
-		return 0, 0, fmt.Errorf("model: measuring T_write: nothing measured: %w", context.Cause(ctx))
-	}
-	return r.WallSeconds * 1e9 / float64(r.Ops), float64(r.BytesWritten) / float64(r.Ops), nil
 }
 
 // ProbeFsyncFor is the probe's T_fsync for an engine, in nanoseconds, and

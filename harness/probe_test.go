@@ -154,11 +154,34 @@ func TestProbeTimesOneWritePerFlush(t *testing.T) {
 // cheap write the Puts make, so T_write does not hold it).
 func TestTimeFlushesTimesTheCommit(t *testing.T) {
 	d := &fakeDisk{writeNs: 5000, syncNs: 10}
-	c, err := timeFlushes(context.Background(), d, func() time.Duration { return d.now }, make([]byte, 1000), 7, time.Hour)
+	c, err := timeFlushes(context.Background(), d, func() time.Duration { return d.now }, 0, nil, make([]byte, 1000), 7, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := int64(5000 + 1000*10); c.Iterations != 7 || c.MeanNs != float64(want) || c.MaxNs != want {
 		t.Errorf("got %d commits, mean %v, max %d; want 7, each %d (a 5 µs write and 1000 bytes flushed at 10 ns)", c.Iterations, c.MeanNs, c.MaxNs, want)
+	}
+	// A commit larger than the write buffer: the whole buffers went to
+	// the OS between Puts (T_put's cost), untimed; the commit's own write
+	// and the flush of every byte are timed.
+	d = &fakeDisk{writeNs: 5000, syncNs: 10}
+	c, err = timeFlushes(context.Background(), d, func() time.Duration { return d.now }, 0, make([]byte, 3000), make([]byte, 1000), 7, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := int64(5000 + 4000*10); c.Iterations != 7 || c.MeanNs != float64(want) {
+		t.Errorf("with 3000 bytes written before: got %d commits, mean %v; want 7, each %d (one 5 µs write timed, 4000 bytes flushed at 10 ns)", c.Iterations, c.MeanNs, want)
+	}
+}
+
+// commitWrites splits a commit as the engine's write buffer does: whole
+// buffers before, the rest (1 to wbuf bytes) in the commit's write.
+func TestCommitWrites(t *testing.T) {
+	for _, c := range []struct{ size, pre, tail int64 }{
+		{0, 0, 0}, {163, 0, 163}, {65536, 0, 65536}, {65537, 65536, 1}, {1024 * 163, 131072, 1024*163 - 131072},
+	} {
+		if pre, tail := commitWrites(c.size, 65536); pre != c.pre || tail != c.tail {
+			t.Errorf("commitWrites(%d): %d + %d, want %d + %d", c.size, pre, tail, c.pre, c.tail)
+		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 )
 
 // Output formats: table (for people: a db_bench-like latency table, the
@@ -22,7 +23,7 @@ import (
 // opOrder is the order op kinds are printed in.
 var opOrder = []string{"put", "get", "delete", "scan"}
 
-// Write prints v, a result of Exec's execSpec, in format.
+// Write prints v, a result of execSpec, in format.
 func Write(w io.Writer, format string, v any) error {
 	switch format {
 	case "json":
@@ -148,6 +149,9 @@ func writeBenchTable(w io.Writer, r *BenchResult) error {
 		fmt.Fprintln(w, s)
 	}
 	if s := walReuseLine(r.EngineMetrics); s != "" {
+		fmt.Fprintln(w, s)
+	}
+	if s := stallLine(r.EngineMetrics); s != "" {
 		fmt.Fprintln(w, s)
 	}
 	if s := deviceLine(r.DeviceIO); s != "" {
@@ -812,7 +816,7 @@ func writeModelTable(w io.Writer, m *ModelResult) error {
 		case "given":
 			return "as given on the line"
 		case "kv_run":
-			return "the wall time per Put of a short kv run here with no commit in it"
+			return "the wall time per Put of short kv runs here with no commit in them, plus a Put's share of a zero-fill"
 		case "probe_batch_flush":
 			return "the mean fdatasync after writing N Puts' bytes into allocated space here"
 		case "probe_overwrite":
@@ -824,6 +828,10 @@ func writeModelTable(w io.Writer, m *ModelResult) error {
 		fmt.Fprintf(w, "model %s with T_write %s and T_fsync %s (%s)\n", m.Sync, calc.FormatNs(m.TWriteNs), calc.FormatNs(m.TFsyncNs), src(m.TWriteSource))
 	} else {
 		fmt.Fprintf(w, "model %s with T_write %s (%s) and T_fsync %s (%s)\n", m.Sync, calc.FormatNs(m.TWriteNs), src(m.TWriteSource), calc.FormatNs(m.TFsyncNs), src(m.TFsyncSource))
+	}
+	if m.TFillNs > 0 {
+		fmt.Fprintf(w, "T_write               %s per Put + %s, its share of zero-filling the segment ahead (%s per %s zero-fill, %.0f bytes per Put)\n",
+			calc.FormatNs(m.TPutNs), calc.FormatNs(m.TFillShareNs), calc.FormatNs(m.TFillNs), FormatBytes(m.FillBytes), m.BytesPerPut)
 	}
 	fmt.Fprintf(w, "predicted throughput  %.0f ops/s\n", m.PredictedOpsPerSec)
 	fmt.Fprintf(w, "slow fraction         %.2f%% of Puts wait for an fdatasync -> p99 on the %s path (about %s)\n",
@@ -865,4 +873,15 @@ func writeTimelineTSV(w io.Writer, v any) error {
 		}
 	}
 	return nil
+}
+
+// stallLine says how often and how long kv's writes waited for its
+// background compaction (engine_metrics' write_stalls and
+// write_stall_ns), or "" when they never did.
+func stallLine(m map[string]int64) string {
+	n, ns := m["write_stalls"], m["write_stall_ns"]
+	if n == 0 || ns == 0 {
+		return ""
+	}
+	return fmt.Sprintf("write stalls: %d, %s in all (writes waited while the compaction debt was past its bound)", n, time.Duration(ns).Round(time.Millisecond))
 }

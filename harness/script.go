@@ -111,7 +111,7 @@ func scriptRefusal(e string, s *Spec, uses []string) string {
 		if e == "kv" {
 			continue
 		}
-		if why, ok := unorderedWhy(e); ok {
+		if why, ok := Unordered(e); ok {
 			return fmt.Sprintf("-engine %s cannot run kv.%s: %s; engines that can: %s", e, op, why, orderedEngines)
 		}
 	}
@@ -250,11 +250,7 @@ func openScriptStore(e, dir string, s *Spec) (*scriptRunStore, error) {
 	if e == "kv" {
 		return openKVScript(dir, s.Sync, s.Index)
 	}
-	open, err := lookupEngine(e)
-	if err != nil {
-		return nil, err
-	}
-	st, err := open(dir, s.Sync)
+	st, err := OpenEngine(e, dir, s.Sync)
 	if err != nil {
 		return nil, err
 	}

@@ -30,19 +30,14 @@ import (
 // (0: none, the real disk alone).
 var simulatedFlush atomic.Int64
 
+// simulatedFlushPerMiB is the extra time an fdatasync waits per MiB it
+// carries, the bytes written to the file since its last fdatasync (0:
+// none; SimulateDiskBytes).
+var simulatedFlushPerMiB atomic.Int64
+
 // simulatedDisk, when not nil, is the in-memory filesystem every kv store
 // opens on instead of the real one (SimulateDisk).
 var simulatedDisk atomic.Pointer[memDisk]
-
-// SimulateFlushCost makes every fdatasync of the kv engine and of the
-// probe wait d before it syncs, until the returned restore is called. The
-// kv engine stays on the real disk, so its flush costs d plus the real
-// disk's; SimulateDisk replaces the disk as well. It is for tests: it
-// changes every run in the process.
-func SimulateFlushCost(d time.Duration) (restore func()) {
-	old := simulatedFlush.Swap(int64(d))
-	return func() { simulatedFlush.Store(old) }
-}
 
 // SimulateDisk makes the kv engine open every store on one fresh
 // in-memory filesystem whose fdatasync waits flush (and nothing else),
@@ -59,6 +54,21 @@ func SimulateDisk(flush time.Duration) (restore func()) {
 	}
 }
 
+// SimulateDiskBytes is SimulateDisk with a flush that also costs perMiB
+// for every MiB it carries, as a real disk's does: each fdatasync of kv
+// and of the probe waits flush + perMiB x (bytes written to that file
+// since its last fdatasync) / 1 MiB. A batch:N commit of many records
+// then costs more than one of a few, and a zero-fill more than either,
+// which is what the model's inputs must get right (model_inputs.go).
+func SimulateDiskBytes(flush, perMiB time.Duration) (restore func()) {
+	restoreDisk := SimulateDisk(flush)
+	old := simulatedFlushPerMiB.Swap(int64(perMiB))
+	return func() {
+		simulatedFlushPerMiB.Store(old)
+		restoreDisk()
+	}
+}
+
 // kvFS is the filesystem the kv engine opens a store on: the real one, or
 // the simulated disk's.
 func kvFS() engine.FS {
@@ -68,11 +78,15 @@ func kvFS() engine.FS {
 	return engine.OSFS{}
 }
 
-// simulateFlush waits the simulated extra flush cost, if any. Below a
-// millisecond it spins on the monotonic clock: a sleep's wake-up on a busy
-// machine is late by more than a fast disk's whole flush.
-func simulateFlush() {
+// simulateFlush waits the simulated extra flush cost, if any, of an
+// fdatasync that carries dirty bytes. Below a millisecond it spins on the
+// monotonic clock: a sleep's wake-up on a busy machine is late by more
+// than a fast disk's whole flush.
+func simulateFlush(dirty int64) {
 	d := time.Duration(simulatedFlush.Load())
+	if perMiB := simulatedFlushPerMiB.Load(); perMiB > 0 && d > 0 {
+		d += time.Duration(float64(perMiB) * float64(dirty) / (1 << 20))
+	}
 	switch {
 	case d <= 0:
 	case d < time.Millisecond:
@@ -96,8 +110,9 @@ type memDisk struct {
 
 // memData is one file's contents, shared by every open handle.
 type memData struct {
-	mu sync.RWMutex // guards b
-	b  []byte
+	mu    sync.RWMutex // guards b and dirty
+	b     []byte
+	dirty int64 // bytes written since the last Sync (SimulateDiskBytes)
 }
 
 func newMemDisk() *memDisk {
@@ -206,14 +221,54 @@ func (h memHandle) WriteAt(p []byte, off int64) (int, error) {
 	h.f.mu.Lock()
 	defer h.f.mu.Unlock()
 	if end := int(off) + len(p); end > len(h.f.b) {
-		h.f.b = append(h.f.b, make([]byte, end-len(h.f.b))...)
+		h.f.b = grow(h.f.b, end)
 	}
+	h.f.dirty += int64(len(p))
 	return copy(h.f.b[off:], p), nil
 }
 
+// grow returns b lengthened to n bytes, the new ones zero. When it must
+// move, its capacity at least doubles, and a file of a megabyte or more
+// gets at least minFileCap: a file that grows by appends (a segment
+// zero-filled a megabyte at a time) is then copied a few times in all,
+// not once every megabyte or two, which at a few MiB cost more than the
+// simulated flush itself on a busy machine (200 ms for one Put at load
+// 28). Small files (hints, a test's few records) stay small.
+func grow(b []byte, n int) []byte {
+	if n > cap(b) {
+		c := max(n, 2*cap(b))
+		if n >= 1<<20 {
+			c = max(c, minFileCap)
+		}
+		nb := make([]byte, len(b), c)
+		copy(nb, b)
+		b = nb
+	}
+	old := len(b)
+	b = b[:n]
+	clear(b[old:])
+	return b
+}
+
+// minFileCap is the least capacity grow gives a file it moves: a kv
+// segment's first few zero-filled megabytes, what a bench line of tens of
+// thousands of Puts writes.
+const minFileCap = 8 << 20
+
 // Sync has nothing to flush: the simulated cost is waited by the caller
-// (syncTimingFile).
-func (h memHandle) Sync() error  { return nil }
+// (syncTimingFile), which takes the bytes it carries first (takeDirty).
+func (h memHandle) Sync() error { return nil }
+
+// takeDirty returns the bytes written since the last call and starts the
+// count again: what the fdatasync about to run carries.
+func (h memHandle) takeDirty() int64 {
+	h.f.mu.Lock()
+	defer h.f.mu.Unlock()
+	n := h.f.dirty
+	h.f.dirty = 0
+	return n
+}
+
 func (h memHandle) Close() error { return nil }
 
 func (h memHandle) Truncate(size int64) error {
@@ -222,7 +277,7 @@ func (h memHandle) Truncate(size int64) error {
 	if int(size) <= len(h.f.b) {
 		h.f.b = h.f.b[:size]
 	} else {
-		h.f.b = append(h.f.b, make([]byte, int(size)-len(h.f.b))...)
+		h.f.b = grow(h.f.b, int(size))
 	}
 	return nil
 }

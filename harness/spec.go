@@ -297,13 +297,6 @@ func (s *Spec) print(r runOf, last part) string {
 	return b.String()
 }
 
-// Check parses and validates one line (optionally prefixed "labserver ")
-// without running it. Errors name the flag and the allowed range.
-func Check(line string, lim Limits) error {
-	_, err := ParseSpec(line, lim)
-	return err
-}
-
 // ScaleLine returns line with its size budgets multiplied by f (0 < f <= 1):
 // -ops, -duration, -keys, -trials and -warmup, where the line gives them,
 // each kept at its smallest valid value. The defaults that follow from

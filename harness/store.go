@@ -136,8 +136,8 @@ func Engines() []string {
 }
 
 // OpenEngine opens the registered engine name in dir with the sync policy
-// text, exactly as a run does. Tests that drive every engine through the
-// Store seam use it.
+// text, with no context of a run's: a script opens its store with it, and
+// tests that drive every engine through the Store seam use it.
 func OpenEngine(name, dir, sync string) (Store, error) {
 	open, err := lookupEngine(name)
 	if err != nil {
@@ -248,18 +248,14 @@ func EngineNames() []string {
 
 // Unordered says whether engine e (a registered name or a URL) cannot
 // scan keys in order, and why: a line that scans on it is refused.
-func Unordered(e string) (why string, ok bool) { return unorderedWhy(e) }
-
-// unorderedWhy says why engine e cannot scan keys in order, and whether
-// it cannot.
-func unorderedWhy(e string) (string, bool) {
+func Unordered(e string) (why string, ok bool) {
 	if sch, _, ok := strings.Cut(e, "://"); ok {
 		enginesMu.Lock()
 		s := schemes[sch]
 		enginesMu.Unlock()
 		return s.unordered, s.unordered != ""
 	}
-	why, ok := unordered[e]
+	why, ok = unordered[e]
 	return why, ok
 }
 

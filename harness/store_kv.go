@@ -23,14 +23,21 @@ type kvStore struct {
 }
 
 func openKV(dir, sync string) (Store, error) {
+	// Background compaction is on, as in every engine a long run meets:
+	// the sealed segments are rewritten when half their bytes are garbage,
+	// and writes stall while its debt is past the default bound.
+	return openKVCompacting(dir, sync, engine.DefaultAutoCompact)
+}
+
+// openKVCompacting is openKV with Options.AutoCompact auto (0: no
+// background compaction, as the compaction targets' comparison runs).
+func openKVCompacting(dir, sync string, auto float64) (Store, error) {
 	p, err := engine.ParseSync(sync)
 	if err != nil {
 		return nil, err
 	}
 	syncs := new(SyncTimes)
-	// Background compaction is on, as in every engine a long run meets:
-	// the sealed segments are rewritten when half their bytes are garbage.
-	db, err := engine.Open(dir, engine.Options{Sync: p, FS: syncTimingFS{FS: kvFS(), times: syncs}, AutoCompact: engine.DefaultAutoCompact})
+	db, err := engine.Open(dir, engine.Options{Sync: p, FS: syncTimingFS{FS: kvFS(), times: syncs}, AutoCompact: auto})
 	if err != nil {
 		return nil, err
 	}
@@ -69,5 +76,7 @@ func (s kvStore) StoreStats() StoreStats {
 			"compaction_bytes_read":    st.CompactionRead,
 			"compactions":              st.Compactions,
 			"background_compactions":   st.BackgroundCompactions,
+			"write_stalls":             st.WriteStalls,
+			"write_stall_ns":           st.StallTime.Nanoseconds(),
 		}}
 }

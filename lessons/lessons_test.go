@@ -17,6 +17,7 @@ import (
 	"kvlab/engine/crashtest"
 	"kvlab/harness"
 	"kvlab/harness/calc"
+	"kvlab/harness/harnesstest"
 	"kvlab/harness/peers" // registers bbolt, pebble, sqlite, kvserver and redis for the side-by-side cells
 	"kvlab/internal/browsertest"
 	"kvlab/internal/lesson"
@@ -111,7 +112,7 @@ func TestCellsParse(t *testing.T) {
 	}
 }
 
-// lineProblems lists every run-spec line of l that harness.Check rejects
+// lineProblems lists every run-spec line of l that harness.ParseSpec rejects
 // under lim, and every cell with more lines than the server runs.
 func lineProblems(l *lesson.Lesson, lim harness.Limits) []string {
 	var ps []string
@@ -120,14 +121,14 @@ func lineProblems(l *lesson.Lesson, lim harness.Limits) []string {
 			ps = append(ps, fmt.Sprintf("cell %s: %d lines, the server allows %d", c.ID, n, maxCellLines))
 		}
 		for i, line := range c.Lines {
-			if err := harness.Check(line, lim); err != nil {
+			if _, err := harness.ParseSpec(line, lim); err != nil {
 				ps = append(ps, fmt.Sprintf("cell %s line %d %q: %v", c.ID, i, line, err))
 			}
 		}
 	}
 	for _, q := range l.Quizzes {
 		for i, line := range q.Run {
-			if err := harness.Check(line, lim); err != nil {
+			if _, err := harness.ParseSpec(line, lim); err != nil {
 				ps = append(ps, fmt.Sprintf("quiz %s run line %d %q: %v", q.ID, i, line, err))
 			}
 		}
@@ -339,7 +340,7 @@ func execIn(t *testing.T, dir string, lines []string, f float64, lim harness.Lim
 		if script, ok := cellScripts.Load(line); ok {
 			env.Script = script.(string)
 		}
-		raw, err := harness.Exec(context.Background(), scaled, env)
+		raw, err := harnesstest.Exec(context.Background(), scaled, env)
 		if errors.Is(err, peers.ErrRedisMissing) || errors.Is(err, peers.ErrPostgresMissing) || errors.Is(err, peers.ErrEtcdMissing) {
 			// A cell with a real redis-server, PostgreSQL or etcd runs
 			// where one is installed (.ci/run installs them); elsewhere

@@ -396,7 +396,7 @@ function modelView(r) {
   return kvTable([
     ['sync policy', r.sync],
     ['predicted throughput', r.predicted_ops_per_sec != null ? `${fmtRate(r.predicted_ops_per_sec)} ops/s` : null],
-    ['T_write', fmtNs(r.t_write_ns)],
+    ['T_write', `${fmtNs(r.t_write_ns)}${r.t_put_ns != null ? ` = t_put_ns ${fmtNs(r.t_put_ns)} (a Put)${r.t_fill_share_ns != null ? ` + t_fill_share_ns ${fmtNs(r.t_fill_share_ns)} (its share of a zero-fill: t_fill_ns ${fmtNs(r.t_fill_ns)} per ${fmtBytes(r.fill_bytes)}, ${sig(r.bytes_per_put)} bytes per Put)` : ''}` : ''}`],
     ['T_fsync', `${fmtNs(r.t_fsync_ns)}${r.source ? ` (from ${r.source})` : ''}`],
     ['p99 lands on', r.p99_path ? `the ${r.p99_path} path` : null],
     ['loss window', r.loss_window_writes != null ? `${fmtInt(r.loss_window_writes)} writes${r.loss_window_ms ? ` / ${sig(r.loss_window_ms)} ms` : ''}${r.write_rate ? ` at ${fmtRate(r.write_rate)} writes/s (${r.rate_source === 'run' ? 'the rate a run measured' : 'the model\'s rate: no run measured one'})` : ''}` : null],

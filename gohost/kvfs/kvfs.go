@@ -1,7 +1,9 @@
 // Package kvfs is the filesystem a student's store is given in the crash
-// exercises (kvlab/wasm/grader): one flat directory of files, reached by
-// plain names, with exactly the operations a durable store needs and
-// nothing else of the host. The student's code imports it as "kvfs".
+// exercises (graded by kvlab/wasm/grader, run on the real disk by
+// kvlab/harness/mine, both through kvlab/gohost): one flat directory of
+// files, reached by plain names, with exactly the operations a durable
+// store needs and nothing else of the host. The student's code imports
+// it as "kvfs".
 //
 // It sits on an vfs.FS rooted in one directory: in the browser and in
 // the grader's tests an vfs.MemFS, which can lose power after any

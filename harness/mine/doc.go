@@ -8,7 +8,7 @@
 //	labserver bench -engine mine-null -src store.go -workload fillrandom -ops 2000
 //
 // The code runs in the Go interpreter the browser uses (yaegi, loaded by
-// kvlab/wasm/grader.LoadNative with the same symbols and checks), so its
+// kvlab/gohost.LoadNative with the same symbols and checks), so its
 // figures include the interpreter's cost: -engine mine-null runs the same
 // code on a filesystem that does nothing, which is that cost alone.
 //
@@ -28,13 +28,13 @@
 //     allocates counts too; the watch looks every watchEvery, so a
 //     machine too busy to run it for a second or more could still miss
 //     a recursion);
-//   - one allocation may take at most grader.MaxAlloc, 64 MiB, counted in
+//   - one allocation may take at most gohost.MaxAlloc, 64 MiB, counted in
 //     bytes: a make's length or capacity times the size of its element
 //     (a slice of arrays or structs counts them whole), and a variable,
 //     new or composite literal of an array or struct type. Go allocates
 //     each whole, and one the machine cannot give ends the process with
 //     "fatal error: runtime: out of memory", which no recover catches,
-//     before any watch could look; so grader.LoadNative wraps every size
+//     before any watch could look; so gohost.LoadNative wraps every size
 //     of a make in a check that panics past the limit (the run's error
 //     names it), and refuses, before the code runs, an array or struct
 //     type whose size it can work out from the file and is over it;
@@ -45,4 +45,9 @@
 //
 // Calls into the code run one at a time (the exercises' stores have no
 // locks), so with -threads N the workers queue for the store.
+//
+// Files: mine.go registers the engines and watches the code (callLimit,
+// the heap and the stacks); fs.go is the filesystem under kvfs (real
+// files counted and capped at maxBytes, or nullFS, which keeps
+// nothing); errors.go, the sentinel errors.
 package mine

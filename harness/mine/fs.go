@@ -8,19 +8,19 @@ import (
 	"sync/atomic"
 	"time"
 
-	"kvlab/engine"
+	"kvlab/engine/vfs"
 	"kvlab/harness"
 )
 
 // maxBytes is what a store may write to its directory in one run.
 const maxBytes = 1 << 30
 
-// diskFS is the real filesystem under a student's kvfs.FS: engine.OSFS
+// diskFS is the real filesystem under a student's kvfs.FS: vfs.OSFS
 // (Sync is fdatasync, SyncDir an fsync of the directory), counting what
 // reaches the disk and keeping every file it opened, so Close can close
 // what the store left open. It is safe for concurrent use.
 type diskFS struct {
-	engine.OSFS
+	vfs.OSFS
 	times *harness.SyncTimes // each fdatasync's latency while the run is timed
 
 	syncs     atomic.Int64 // fdatasyncs of files
@@ -28,12 +28,12 @@ type diskFS struct {
 	syncNanos atomic.Int64 // total time in both
 	written   atomic.Int64 // bytes written
 
-	mu    sync.Mutex    // guards files
-	files []engine.File // every file opened, to close on Close
+	mu    sync.Mutex // guards files
+	files []vfs.File // every file opened, to close on Close
 }
 
-// OpenFile implements engine.FS.
-func (d *diskFS) OpenFile(name string, flag int, perm os.FileMode) (engine.File, error) {
+// OpenFile implements vfs.FS.
+func (d *diskFS) OpenFile(name string, flag int, perm os.FileMode) (vfs.File, error) {
 	f, err := d.OSFS.OpenFile(name, flag, perm)
 	if err != nil {
 		return nil, err
@@ -44,7 +44,7 @@ func (d *diskFS) OpenFile(name string, flag int, perm os.FileMode) (engine.File,
 	return &diskFile{File: f, fs: d}, nil
 }
 
-// SyncDir implements engine.FS.
+// SyncDir implements vfs.FS.
 func (d *diskFS) SyncDir(dir string) error {
 	start := time.Now()
 	err := d.OSFS.SyncDir(dir)
@@ -76,11 +76,11 @@ func (d *diskFS) stats() harness.StoreStats {
 
 // diskFile counts a file's writes and times its fdatasyncs.
 type diskFile struct {
-	engine.File
+	vfs.File
 	fs *diskFS
 }
 
-// WriteAt implements engine.File, refusing a write past maxBytes.
+// WriteAt implements vfs.File, refusing a write past maxBytes.
 func (f *diskFile) WriteAt(p []byte, off int64) (int, error) {
 	if n := f.fs.written.Load(); n+int64(len(p)) > maxBytes {
 		return 0, fmt.Errorf("%w: %d bytes so far, at most %d", ErrTooManyBytes, n, int64(maxBytes))
@@ -90,7 +90,7 @@ func (f *diskFile) WriteAt(p []byte, off int64) (int, error) {
 	return n, err
 }
 
-// Sync implements engine.File: fdatasync, timed.
+// Sync implements vfs.File: fdatasync, timed.
 func (f *diskFile) Sync() error {
 	start := time.Now()
 	err := f.File.Sync()
@@ -106,7 +106,7 @@ func (f *diskFile) Sync() error {
 // interpreter and the harness cost. Safe for concurrent use.
 type nullFS struct{}
 
-func (nullFS) OpenFile(name string, flag int, _ os.FileMode) (engine.File, error) {
+func (nullFS) OpenFile(name string, flag int, _ os.FileMode) (vfs.File, error) {
 	if flag&os.O_CREATE == 0 {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
 	}

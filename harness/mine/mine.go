@@ -8,10 +8,10 @@ import (
 	"sync"
 	"time"
 
-	"kvlab/engine"
+	"kvlab/engine/vfs"
+	"kvlab/gohost"
 	"kvlab/gohost/kvfs"
 	"kvlab/harness"
-	"kvlab/wasm/grader"
 )
 
 func init() {
@@ -49,7 +49,7 @@ const (
 // store is a student's store open on a directory, as a harness.Store.
 // It is safe for concurrent use: n runs one call at a time.
 type store struct {
-	n    *grader.Native
+	n    *gohost.Native
 	disk *diskFS // nil on mine-null
 	sync *harness.SyncTimes
 
@@ -71,17 +71,17 @@ type store struct {
 // filesystem that keeps nothing when null).
 func open(ctx context.Context, dir, source string, null bool) (harness.Store, error) {
 	lctx, cancel := context.WithTimeoutCause(ctx, callLimit, fmt.Errorf("mine: evaluating the code took more than %s", callLimit))
-	n, err := grader.LoadNative(lctx, source)
+	n, err := gohost.LoadNative(lctx, source)
 	cancel()
 	if err != nil {
-		var ce *grader.CodeError
+		var ce *gohost.CodeError
 		if errors.As(err, &ce) {
 			return nil, fmt.Errorf("your code: %w", ce)
 		}
 		return nil, err
 	}
 	s := &store{n: n, sync: new(harness.SyncTimes), watched: make(chan struct{})}
-	var under engine.FS = nullFS{}
+	var under vfs.FS = nullFS{}
 	if !null {
 		s.disk = &diskFS{times: s.sync}
 		under = s.disk

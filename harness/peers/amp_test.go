@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"kvlab/harness"
+	"kvlab/harness/harnesstest"
 )
 
 // Every local peer reports its write and space amplification, each with
@@ -29,7 +30,7 @@ func TestPeersReportAmplification(t *testing.T) {
 		{"bbolt", "device", "none"}, // or device_net, or absent where the device is unknown
 	} {
 		t.Run(tt.engine, func(t *testing.T) {
-			out, err := harness.Exec(context.Background(), "bench -engine "+tt.engine+" -sync "+tt.sync+" -workload overwrite -ops 3000 -keys 2000 -value-size 100", harness.Env{Dir: t.TempDir()})
+			out, err := harnesstest.Exec(context.Background(), "bench -engine "+tt.engine+" -sync "+tt.sync+" -workload overwrite -ops 3000 -keys 2000 -value-size 100", harness.Env{Dir: t.TempDir()})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"kvlab/harness"
+	"kvlab/harness/harnesstest"
 	"kvlab/internal/browsertest"
 )
 
@@ -176,7 +177,7 @@ func TestEtcdCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	timer := time.AfterFunc(time.Second, cancel)
 	defer timer.Stop()
-	if _, err := harness.Exec(ctx, "bench -engine etcd -duration 30s -format json", harness.Env{Dir: dir}); err != nil && !errors.Is(err, context.Canceled) {
+	if _, err := harnesstest.Exec(ctx, "bench -engine etcd -duration 30s -format json", harness.Env{Dir: dir}); err != nil && !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled run: %v", err)
 	}
 	checkNoServers(t, dir)
@@ -256,7 +257,7 @@ func TestKillLeaderCancelled(t *testing.T) {
 				}
 			}}
 			start := time.Now()
-			_, err := harness.Exec(ctx, "bench -engine "+tt.engine+" -duration 60s -warmup 2 -kill leader@500ms -format json", env)
+			_, err := harnesstest.Exec(ctx, "bench -engine "+tt.engine+" -duration 60s -warmup 2 -kill leader@500ms -format json", env)
 			if err != nil && !errors.Is(err, context.Canceled) {
 				t.Errorf("cancelled run: %v", err)
 			}

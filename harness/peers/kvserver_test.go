@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"kvlab/harness"
+	"kvlab/harness/harnesstest"
 )
 
 // TestKVServerEngine: -engine kvserver starts its own kvserver for the
@@ -28,7 +29,7 @@ func TestKVServerEngine(t *testing.T) {
 	if r := benchRESP(t, "bench -engine kvserver -sync none -workload readrandom -keys 200 -ops 400"); r.HitRate == nil || *r.HitRate != 1 {
 		t.Errorf("readrandom over kvserver: hit rate %v, want 1 (every preloaded key found)", r.HitRate)
 	}
-	_, err := harness.Exec(context.Background(), "bench -engine kvserver -workload seekrandom -ops 10", harness.Env{Dir: t.TempDir()})
+	_, err := harnesstest.Exec(context.Background(), "bench -engine kvserver -workload seekrandom -ops 10", harness.Env{Dir: t.TempDir()})
 	if err == nil || !strings.Contains(err.Error(), "kvserver cannot scan keys in order") {
 		t.Errorf("seekrandom on kvserver: %v, want an error saying it cannot scan", err)
 	}

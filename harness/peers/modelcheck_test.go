@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"kvlab/harness"
+	"kvlab/harness/harnesstest"
 )
 
 var replicationModelCheck = flag.Int("replication-model-check", 0, "rounds of the replication model against bench for pg-sync and etcd at 0, 1 and 10 ms (make bench); 0 skips it")
@@ -46,7 +47,7 @@ func TestReplicationModelCheck(t *testing.T) {
 		}
 		for _, c := range order {
 			dir := openDir(t)
-			raw, err := harness.Exec(context.Background(), fmt.Sprintf("model -engine %s -net-delay %s -format json", c.engine, c.delay), harness.Env{Dir: dir})
+			raw, err := harnesstest.Exec(context.Background(), fmt.Sprintf("model -engine %s -net-delay %s -format json", c.engine, c.delay), harness.Env{Dir: dir})
 			if err != nil {
 				t.Fatalf("model %v: %v", c, err)
 			}
@@ -54,7 +55,7 @@ func TestReplicationModelCheck(t *testing.T) {
 			if err := json.Unmarshal(raw, &m); err != nil || len(m.Replication) != 1 {
 				t.Fatalf("model %v: %v %s", c, err, raw)
 			}
-			raw, err = harness.Exec(context.Background(), fmt.Sprintf("bench -engine %s -sync always -threads 1 -ops 300 -warmup 30 -net-delay %s -format json", c.engine, c.delay), harness.Env{Dir: dir})
+			raw, err = harnesstest.Exec(context.Background(), fmt.Sprintf("bench -engine %s -sync always -threads 1 -ops 300 -warmup 30 -net-delay %s -format json", c.engine, c.delay), harness.Env{Dir: dir})
 			if err != nil {
 				t.Fatalf("bench %v: %v", c, err)
 			}
@@ -82,7 +83,7 @@ func TestReplicationModelCheck(t *testing.T) {
 // round trip through the delaying proxy (a lower bound: 2 × 5 ms; a timer
 // never fires early) and predicts from it.
 func TestReplicationModelRTT(t *testing.T) {
-	raw, err := harness.Exec(context.Background(), "model -engine etcd -net-delay 5ms -t-fsync 1ms -format json", harness.Env{Dir: t.TempDir()})
+	raw, err := harnesstest.Exec(context.Background(), "model -engine etcd -net-delay 5ms -t-fsync 1ms -format json", harness.Env{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"kvlab/harness"
+	"kvlab/harness/harnesstest"
 	"kvlab/internal/silentport"
 )
 
@@ -36,7 +37,7 @@ func TestSilentServerFailsWithinBound(t *testing.T) {
 	for _, e := range silentURLs(addr) {
 		t.Run(e, func(t *testing.T) {
 			start := time.Now()
-			_, err := harness.Exec(context.Background(), "bench -engine "+e+" -ops 10", harness.Env{Dir: t.TempDir()})
+			_, err := harnesstest.Exec(context.Background(), "bench -engine "+e+" -ops 10", harness.Env{Dir: t.TempDir()})
 			took := time.Since(start)
 			if err == nil || !strings.Contains(err.Error(), addr) {
 				t.Fatalf("error = %v, want one naming %s", err, addr)
@@ -64,7 +65,7 @@ func TestSilentServerStopsWithTheRun(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 			defer cancel()
 			start := time.Now()
-			_, err := harness.Exec(ctx, "bench -engine "+e+" -ops 10", harness.Env{Dir: t.TempDir()})
+			_, err := harnesstest.Exec(ctx, "bench -engine "+e+" -ops 10", harness.Env{Dir: t.TempDir()})
 			took := time.Since(start)
 			if err == nil {
 				t.Fatal("the line succeeded against a silent server")

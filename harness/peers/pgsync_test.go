@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"kvlab/harness"
+	"kvlab/harness/harnesstest"
 )
 
 func TestPgSyncStandbyNames(t *testing.T) {
@@ -72,7 +73,7 @@ func TestReplicationFlags(t *testing.T) {
 func benchReplicated(t *testing.T, line string) (*harness.BenchResult, string) {
 	t.Helper()
 	dir := openDir(t)
-	raw, err := harness.Exec(context.Background(), line+" -format json", harness.Env{Dir: dir})
+	raw, err := harnesstest.Exec(context.Background(), line+" -format json", harness.Env{Dir: dir})
 	if err != nil {
 		t.Fatalf("%s: %v", line, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"kvlab/harness"
+	"kvlab/harness/harnesstest"
 	"kvlab/internal/slowfs"
 )
 
@@ -64,7 +65,7 @@ func TestPipelineOverRESP(t *testing.T) {
 	if one.Fsyncs != 40 {
 		t.Errorf("one connection, no pipeline: %d fdatasyncs for 40 SETs, want one each", one.Fsyncs)
 	}
-	if _, err := harness.Exec(context.Background(), "bench -engine "+name+"?conns=2 -sync group -pipeline 4 -ops 8", harness.Env{Dir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "use one or the other") {
+	if _, err := harnesstest.Exec(context.Background(), "bench -engine "+name+"?conns=2 -sync group -pipeline 4 -ops 8", harness.Env{Dir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "use one or the other") {
 		t.Errorf("-pipeline with ?conns=N: %v, want an error saying to use one or the other", err)
 	}
 }

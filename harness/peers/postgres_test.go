@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"kvlab/harness"
+	"kvlab/harness/harnesstest"
 	"kvlab/internal/browsertest"
 	"kvlab/internal/localserver"
 )
@@ -74,7 +75,7 @@ func TestPostgresSettings(t *testing.T) {
 
 func TestPostgresURLRefusesPassword(t *testing.T) {
 	for _, sch := range []string{"postgres", "postgresql"} {
-		_, err := harness.Exec(context.Background(), "bench -engine "+sch+"://u:secret@127.0.0.1:5432/db -ops 10", harness.Env{Dir: t.TempDir()})
+		_, err := harnesstest.Exec(context.Background(), "bench -engine "+sch+"://u:secret@127.0.0.1:5432/db -ops 10", harness.Env{Dir: t.TempDir()})
 		if err == nil || !strings.Contains(err.Error(), "holds a password") || strings.Contains(err.Error(), "secret") {
 			t.Errorf("a %s:// URL with a password: error = %v, want it refused without printing the password", sch, err)
 		}
@@ -137,7 +138,7 @@ func TestPostgresURL(t *testing.T) {
 	if !errors.Is(err, ErrUnsupportedSync) || !strings.Contains(err.Error(), "wal_writer_delay = 200 ms") {
 		t.Errorf("periodic:10ms against wal_writer_delay 200ms: error = %v, want one naming the server's setting", err)
 	}
-	raw, err := harness.Exec(context.Background(), "bench -engine "+url+" -sync always -workload seekrandom -ops 50 -keys 50", harness.Env{Dir: t.TempDir()})
+	raw, err := harnesstest.Exec(context.Background(), "bench -engine "+url+" -sync always -workload seekrandom -ops 50 -keys 50", harness.Env{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatalf("seekrandom on postgres: %v", err)
 	}

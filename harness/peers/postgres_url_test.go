@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"kvlab/harness"
+	"kvlab/harness/harnesstest"
 )
 
 // fakePG is a PostgreSQL server on loopback that speaks just enough of
@@ -129,7 +130,7 @@ func TestPostgresURLTakesNothingFromTheEnvironment(t *testing.T) {
 	for _, sch := range []string{"postgres", "postgresql"} {
 		t.Run(sch, func(t *testing.T) {
 			f := newFakePG(t)
-			_, err := harness.Exec(context.Background(), "bench -engine "+sch+"://alice@"+f.addr+"/shop -ops 10", harness.Env{Dir: t.TempDir()})
+			_, err := harnesstest.Exec(context.Background(), "bench -engine "+sch+"://alice@"+f.addr+"/shop -ops 10", harness.Env{Dir: t.TempDir()})
 			if err == nil {
 				t.Fatal("the line ran against a server that refuses every login")
 			}
@@ -183,7 +184,7 @@ func TestPostgresURLAllowList(t *testing.T) {
 		{"postgres://u@127.0.0.1:70000/db", "between 1 and 65535"},
 	}
 	for _, tt := range bad {
-		_, err := harness.Exec(context.Background(), "bench -engine "+tt.url+" -ops 10", harness.Env{Dir: t.TempDir()})
+		_, err := harnesstest.Exec(context.Background(), "bench -engine "+tt.url+" -ops 10", harness.Env{Dir: t.TempDir()})
 		if err == nil || !strings.Contains(err.Error(), tt.why) || !strings.Contains(err.Error(), "allowed:") {
 			t.Errorf("%s: error = %v, want it refused (%s) saying what is allowed", tt.url, err, tt.why)
 		}

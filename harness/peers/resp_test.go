@@ -13,6 +13,7 @@ import (
 
 	"kvlab/engine"
 	"kvlab/harness"
+	"kvlab/harness/harnesstest"
 	"kvlab/internal/browsertest"
 	"kvlab/internal/kvserver"
 	"kvlab/internal/resp"
@@ -81,11 +82,11 @@ func TestParseRESPURL(t *testing.T) {
 		}
 	}
 	// The harness's own parser reaches it through the scheme.
-	_, err := harness.Exec(context.Background(), "bench -engine resp://nohost -ops 10", harness.Env{Dir: t.TempDir()})
+	_, err := harnesstest.Exec(context.Background(), "bench -engine resp://nohost -ops 10", harness.Env{Dir: t.TempDir()})
 	if err == nil || !strings.Contains(err.Error(), "needs a host and a port") {
 		t.Errorf("bench -engine resp://nohost: error = %v, want the address refused", err)
 	}
-	_, err = harness.Exec(context.Background(), "bench -engine resp://127.0.0.1:6380 -workload seekrandom -ops 10", harness.Env{Dir: t.TempDir()})
+	_, err = harnesstest.Exec(context.Background(), "bench -engine resp://127.0.0.1:6380 -workload seekrandom -ops 10", harness.Env{Dir: t.TempDir()})
 	if err == nil || !strings.Contains(err.Error(), "cannot scan keys in order") {
 		t.Errorf("seekrandom on resp://: error = %v, want it refused before running", err)
 	}
@@ -128,7 +129,7 @@ type respResult struct {
 // benchRESP runs one bench line and decodes its result.
 func benchRESP(t *testing.T, line string) respResult {
 	t.Helper()
-	raw, err := harness.Exec(context.Background(), line, harness.Env{Dir: t.TempDir()})
+	raw, err := harnesstest.Exec(context.Background(), line, harness.Env{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatalf("%s: %v", line, err)
 	}
@@ -167,7 +168,7 @@ func TestBenchOverRESP(t *testing.T) {
 		"bench -engine %s -sync always -workload updaterandom -ops 100 -keys 100",
 	} {
 		line = fmt.Sprintf(line, name)
-		raw, err := harness.Exec(context.Background(), line, harness.Env{Dir: t.TempDir()})
+		raw, err := harnesstest.Exec(context.Background(), line, harness.Env{Dir: t.TempDir()})
 		if err != nil {
 			t.Fatalf("%s: %v", line, err)
 		}
@@ -248,7 +249,7 @@ func TestRedisEngine(t *testing.T) {
 		t.Errorf("redis-server still answers on %s after Close", addr)
 	}
 
-	raw, err := harness.Exec(context.Background(), "bench -engine redis -sync always -ops 200 -threads 2", harness.Env{Dir: t.TempDir()})
+	raw, err := harnesstest.Exec(context.Background(), "bench -engine redis -sync always -ops 200 -threads 2", harness.Env{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"kvlab/harness"
+	"kvlab/harness/harnesstest"
 	"kvlab/internal/localserver"
 )
 
@@ -25,7 +26,7 @@ func TestScriptRefusalsPeers(t *testing.T) {
 		"bench -script cart -engine pebble -index ordered":              "-index ordered: applies to -engine kv only",
 	}
 	for line, want := range lines {
-		_, err := harness.Exec(context.Background(), line, harness.Env{Dir: t.TempDir()})
+		_, err := harnesstest.Exec(context.Background(), line, harness.Env{Dir: t.TempDir()})
 		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "pebble") && strings.Contains(want, "cannot run") {
 			t.Errorf("%s: err = %v, want it to contain %q and name the engines that can", line, err, want)
 		}
@@ -40,7 +41,7 @@ func TestScriptOnOrderedPeers(t *testing.T) {
 		"bench -script cart -engine bbolt,pebble,sqlite -sync none -ops 60 -items 5 -users 10",
 		"bench -script batch -engine pebble,bbolt -sync none -ops 40 -items 100 -batch 8",
 	} {
-		out, err := harness.Exec(context.Background(), line, harness.Env{Dir: t.TempDir()})
+		out, err := harnesstest.Exec(context.Background(), line, harness.Env{Dir: t.TempDir()})
 		if err != nil {
 			t.Fatalf("%s: %v", line, err)
 		}
@@ -91,7 +92,7 @@ func TestScriptNativeSQL(t *testing.T) {
 	}
 	// kvserver: MGET, MSET and DEL (no ranges: the script's own ranges
 	// are refused there, TestScriptRefusalsPeers).
-	out, err := harness.Exec(context.Background(), "bench -script batch -engine kvserver -sync none -ops 20 -items 50 -batch 4", harness.Env{Dir: t.TempDir()})
+	out, err := harnesstest.Exec(context.Background(), "bench -script batch -engine kvserver -sync none -ops 20 -items 50 -batch 4", harness.Env{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +110,7 @@ func TestScriptNativeSQL(t *testing.T) {
 	}
 	for _, line := range lines {
 		dir := openDir(t)
-		out, err := harness.Exec(context.Background(), line, harness.Env{Dir: dir, Script: checkScript})
+		out, err := harnesstest.Exec(context.Background(), line, harness.Env{Dir: dir, Script: checkScript})
 		if err != nil {
 			t.Fatalf("%s: %v", line, err)
 		}
@@ -184,7 +185,7 @@ func TestKeybenchScriptRunsUnmodified(t *testing.T) {
 	args := []string{"bench", "-script", file, "-engine", "kv,pebble,sqlite", "-index", "ordered", "-sync", "none",
 		"-ops", "300", "-items", "200", "-batch", "4", "-threads", "2", "-dir", dir}
 	var out, errb bytes.Buffer
-	if code := harness.RunCLI(context.Background(), args, &out, &errb); code != 0 {
+	if code := harness.RunCLIRecorded(context.Background(), args, &out, &errb, nil); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	blocks := strings.Split(out.String(), "\n\n")

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"kvlab/harness"
+	"kvlab/harness/harnesstest"
 )
 
 // benchResult is the part of a bench result the workload tests check.
@@ -48,7 +49,7 @@ func (r *benchResult) UnmarshalJSON(b []byte) error {
 // execBench runs one bench line through harness.Exec in a temporary dir.
 func execBench(t *testing.T, line string) benchResult {
 	t.Helper()
-	raw, err := harness.Exec(context.Background(), line, harness.Env{Dir: openDir(t)})
+	raw, err := harnesstest.Exec(context.Background(), line, harness.Env{Dir: openDir(t)})
 	if err != nil {
 		t.Fatalf("Exec(%q): %v", line, err)
 	}
@@ -73,7 +74,7 @@ func TestWorkloadsOnEveryEngine(t *testing.T) {
 				}
 				if _, unordered := harness.Unordered(engineName); workload == "seekrandom" && unordered {
 					// A hash index, a server reached by key: the run must refuse, naming why.
-					_, err := harness.Exec(context.Background(), line, harness.Env{Dir: t.TempDir()})
+					_, err := harnesstest.Exec(context.Background(), line, harness.Env{Dir: t.TempDir()})
 					if err == nil || !strings.Contains(err.Error(), "cannot scan keys in order") {
 						t.Fatalf("Exec(%q): got error %v, want one saying %s cannot scan in order", line, err, engineName)
 					}
@@ -191,7 +192,7 @@ func TestPeersCarryDeviceIO(t *testing.T) {
 	const units = 50
 	for _, engineName := range []string{"kv", "bbolt", "pebble"} {
 		t.Run(engineName, func(t *testing.T) {
-			raw, err := harness.Exec(context.Background(), fmt.Sprintf("bench -engine %s -sync always -workload fillrandom -ops %d -warmup 0", engineName, units), harness.Env{Dir: t.TempDir()})
+			raw, err := harnesstest.Exec(context.Background(), fmt.Sprintf("bench -engine %s -sync always -workload fillrandom -ops %d -warmup 0", engineName, units), harness.Env{Dir: t.TempDir()})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -12,6 +12,7 @@ import (
 
 	"kvlab/engine/crashtest"
 	"kvlab/harness"
+	"kvlab/harness/harnesstest"
 	"kvlab/internal/archive"
 	"kvlab/internal/pgtest"
 )
@@ -172,7 +173,7 @@ func TestArchiveFlag(t *testing.T) {
 // them and says why.
 func TestCellsCannotChooseTheArchive(t *testing.T) {
 	for _, line := range []string{"bench -engine null -archive=false", "bench -engine null -archive postgres://h/db", "probe -data /tmp"} {
-		_, err := harness.Exec(context.Background(), line, harness.Env{Dir: t.TempDir()})
+		_, err := harnesstest.Exec(context.Background(), line, harness.Env{Dir: t.TempDir()})
 		if err == nil || !strings.Contains(err.Error(), "belongs to the labserver command line, not to a run line") {
 			t.Errorf("Exec(%q): %v", line, err)
 		}

@@ -21,7 +21,7 @@
 // Parse checks what can be checked without running anything: names,
 // duplicates, quiz syntax, and that each quiz's cell exists and has the
 // lines its answer reads. Run-spec lines are checked by the caller (the
-// server and the lesson tests use harness.Check) so that this package
+// server and the lesson tests use harness.ParseSpec) so that this package
 // stays free of the harness.
 package lesson
 

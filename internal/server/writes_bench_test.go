@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"kvlab/harness"
+	"kvlab/harness/harnesstest"
 )
 
 // BenchmarkWriteFlood measures what a flood of students' writes costs a
@@ -89,7 +90,7 @@ func BenchmarkWriteFlood(b *testing.B) {
 					}
 				}
 			}()
-			out, err := harness.Exec(context.Background(), fmt.Sprintf("bench -engine kv -sync always -workload fillrandom -value-size 128 -duration %ds", secs),
+			out, err := harnesstest.Exec(context.Background(), fmt.Sprintf("bench -engine kv -sync always -workload fillrandom -value-size 128 -duration %ds", secs),
 				harness.Env{Dir: root})
 			close(stop)
 			wg.Wait()

@@ -3,13 +3,13 @@ package grader
 import (
 	"fmt"
 	"math/rand/v2"
-	"reflect"
 	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
 
 	"kvlab/engine/vfs"
+	"kvlab/gohost"
 	"kvlab/gohost/kvfs"
 )
 
@@ -19,26 +19,6 @@ import (
 // and reopened by the student's Open. The first acknowledged write that
 // does not come back is reported with the operation the power cut
 // followed and the rule the store broke.
-
-// storeShape is what a crash exercise's student code must declare.
-const storeShape = "your code must define func Open(fs kvfs.FS) (*Store, error) and, on *Store, Put(key, value string) error and Get(key string) (string, bool)"
-
-// storePrelude hands the grader the student's Put and Get as plain funcs,
-// which it can call; the methods of an interpreted type it cannot.
-var storePrelude = prelude{
-	code: `
-
-func KvlabStore(fs kvfs.FS) (func(string, string) error, func(string) (string, bool), error) {
-	s, err := Open(fs)
-	if err != nil || s == nil {
-		return nil, nil, err
-	}
-	return s.Put, s.Get, nil
-}
-`,
-	shape: storeShape,
-	lines: true,
-}
 
 // opens counts the calls of openStore, the unit of a grading's cost.
 var opens int
@@ -59,57 +39,11 @@ const (
 	crashMaxOps   = 600
 )
 
-// store is one open of the student's store.
-type store struct {
-	put func(key, value string) error
-	get func(key string) (string, bool)
-}
-
-// openStore calls the student's Open (through the prelude) on fsys. A
-// panic comes back as a *PanicError.
-func openStore(p *program, fsys kvfs.FS) (*store, error) {
+// openStore calls the student's Open on fsys (gohost.OpenStore), counted
+// in opens. A panic comes back as a *gohost.PanicError.
+func openStore(p *program, fsys kvfs.FS) (*gohost.Store, error) {
 	opens++
-	studentLine.Store(0)
-	fn, ok := p.lookup("KvlabStore")
-	if !ok {
-		return nil, &CodeError{Msg: storeShape}
-	}
-	out, err := call(fn, reflect.ValueOf(fsys))
-	if err != nil {
-		return nil, err
-	}
-	if e, _ := out[2].Interface().(error); e != nil {
-		return nil, e
-	}
-	if out[0].IsNil() {
-		return nil, fmt.Errorf("Open returned a nil *Store and no error")
-	}
-	s := &store{}
-	s.put = out[0].Convert(reflect.TypeOf(s.put)).Interface().(func(string, string) error)
-	s.get = out[1].Convert(reflect.TypeOf(s.get)).Interface().(func(string) (string, bool))
-	return s, nil
-}
-
-// Put calls the student's Put, turning a panic into an error.
-func (s *store) Put(key, value string) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = &PanicError{Msg: panicText(r)}
-		}
-	}()
-	studentLine.Store(0)
-	return s.put(key, value)
-}
-
-// Get calls the student's Get, turning a panic into an error.
-func (s *store) Get(key string) (v string, ok bool, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = &PanicError{Msg: panicText(r)}
-		}
-	}()
-	v, ok = s.get(key)
-	return v, ok, nil
+	return gohost.OpenStore(p.Program, fsys)
 }
 
 // newMemFS returns an empty MemFS with crashDir in it.
@@ -158,7 +92,7 @@ type recording struct {
 	// Put i's key returned right after it; store is the store as the
 	// workload left it.
 	gets  []getResult
-	store *store
+	store *gohost.Store
 	// saves marks a recording of atomic-replace: its puts are Saves,
 	// the first the version already on the disk.
 	saves bool
@@ -224,7 +158,7 @@ func recordFaulty(p *program, work []kv, fault func(m *vfs.MemFS, put *atomic.In
 }
 
 // getAfter is what Get returned for the key of w right after its Put.
-func getAfter(s *store, w kv) getResult {
+func getAfter(s *gohost.Store, w kv) getResult {
 	v, ok, err := s.Get(w.key)
 	return getResult{v, ok, err}
 }
@@ -251,7 +185,7 @@ func recordFrom(m, before *vfs.MemFS) (*recording, kvfs.FS) {
 		rec.mu.Lock()
 		defer rec.mu.Unlock()
 		if !rec.done {
-			op.Line = int(studentLine.Load())
+			op.Line = gohost.StudentLine()
 			rec.ops = append(rec.ops, op)
 			rec.snaps = append(rec.snaps, m.Copy())
 		}
@@ -426,7 +360,7 @@ var recoverySeeds = []uint64{0, 1}
 // truncated tail, a rewritten log) is a point to cut the power again:
 // after each, the store is opened once more and must still find every
 // key.
-func openAndRead(p *program, k cut, m *vfs.MemFS, puts []putCall) (*store, *cutFailure) {
+func openAndRead(p *program, k cut, m *vfs.MemFS, puts []putCall) (*gohost.Store, *cutFailure) {
 	fp := k.fp
 	if fp == 0 {
 		fp = fingerprint(m)

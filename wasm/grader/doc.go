@@ -9,26 +9,33 @@
 //
 // The package is plain Go. Its tests run natively with `go test`; the
 // kvlab/wasm/worker program wraps it for GOOS=js GOARCH=wasm and the Web
-// Worker in static/exercise-worker.js.
+// Worker in static/exercise-worker.js. The interpreter itself, the
+// packages a student may import (kvfs among them, for the crash
+// exercises) and the store's shape are kvlab/gohost's, which the harness
+// also runs a reader's store with on the real disk (-engine mine); see
+// its doc for the interpreter's gaps and what is done about them.
 //
-// Interpreter gaps (yaegi v0.16.1) and what this package does about them:
+// The crash exercises (crash.go) grade a student's store on vfs.MemFS
+// (kvlab/engine/vfs), which loses power the way the engine's own crash
+// tests cut it. It touches no disk, and nothing of kvlab/engine itself
+// is built into the browser.
 //
-//   - the builtins min and max are missing: a generic min/max is appended
-//     after the student's code (so line numbers stay the student's) unless
-//     the student declares their own;
-//   - range over an int makes the interpreter panic: the panic is caught
-//     and reported at the loop's line:col with the form that works;
-//   - only a few standard packages are available (fmt, hash/crc32, math,
-//     slices, sort, time; slices only for []int64, as generic functions
-//     cannot be handed to the interpreter), and kvlab/wasm/kvfs as "kvfs"
-//     for the crash exercises; importing another one is an error naming
-//     the ones allowed. Nothing else of the host (no os, no network) is
-//     reachable from a student's code.
+// Files:
 //
-// The crash exercises (crash.go) grade a student's store on the engine's
-// MemFS, which loses power the way the engine's own crash tests cut it.
-// That is the one piece of kvlab/engine this package uses: MemFS touches
-// no disk, and engine builds for GOOS=js (sync_other.go).
+//	exercise.go   Exercise, Result, Run: the catalogue and one grading
+//	percentile.go the exercise "percentile", graded on calc.PercentileCases
+//	mutants.go    "percentile-tests": a student's table against broken
+//	              Percentiles
+//	meantail.go   "mean-vs-tail"
+//	model.go      "batch-model"
+//	crash.go      the crash exercises' machinery: record a workload,
+//	              cut the power after each operation, reopen and check
+//	durable.go    "durable-ack"
+//	torn.go       "torn-tail"
+//	replace.go    "atomic-replace"
+//	workload.go   the seeded workloads and the shrinking of a failure
+//	opencache.go  Opens not run again on bytes already seen
+//	timeline.go   Timeline, a failing crash case as the page draws it
 //
 // The crash exercises' fault model is ext4's on Linux, as far as a store
 // of one directory can meet it:
@@ -81,11 +88,12 @@
 // in docs/api.md): the operations of the shrunk case with the line of the
 // student's code that issued each, the power cut, what it kept of each
 // operation, and the operation whose promise broke. The lines come from a
-// rewrite of the student's source before it is evaluated (lines.go): each
-// statement that calls a kvfs operation changing the disk first calls
-// kvlabAtLine with its line, placed after the statement before it so that
-// no line or column moves; it works the same in the browser's worker and
-// in a native test, being plain Go for the same interpreter.
+// rewrite of the student's source before it is evaluated (kvlab/gohost's
+// lines.go): each statement that calls a kvfs operation changing the disk
+// first calls kvlabAtLine with its line, placed after the statement
+// before it so that no line or column moves; it works the same in the
+// browser's worker and in a native test, being plain Go for the same
+// interpreter.
 //
 // The grading opens the student's store some hundreds of times; an Open
 // on bytes an earlier Open of the same grading found is not run again

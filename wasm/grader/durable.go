@@ -7,6 +7,7 @@ import (
 	"syscall"
 
 	"kvlab/engine/vfs"
+	"kvlab/gohost"
 	"kvlab/gohost/kvfs"
 )
 
@@ -189,7 +190,7 @@ The record format (` + "`encode`, `decode`" + `, with a CRC) is given; ` + "`dec
 	Solution: ackSolution,
 	LimitMs:  crashLimitMs,
 	grade:    gradeDurableAck,
-	prelude:  storePrelude,
+	prelude:  gohost.StorePrelude,
 	Measure:  true,
 }
 

@@ -3,6 +3,7 @@ package grader
 import (
 	"fmt"
 	"go/format"
+	"os"
 	"strings"
 	"testing"
 )
@@ -163,5 +164,19 @@ func TestDurableAckSyncFromAGoroutine(t *testing.T) {
 		if len(r.Cases) != 7 {
 			t.Fatalf("got %d rows, want 7: %+v", len(r.Cases), r.Cases)
 		}
+	}
+}
+
+// TestMineTestdataIsTheSolution keeps the harness's copy of the
+// durable-ack model answer, which its tests of -engine mine measure on
+// the real disk, equal to the exercise's.
+func TestMineTestdataIsTheSolution(t *testing.T) {
+	const copyPath = "../../harness/mine/testdata/durable-ack.go.txt"
+	b, err := os.ReadFile(copyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b) != ackSolution {
+		t.Errorf("%s differs from durable-ack's Solution: copy the Solution there again", copyPath)
 	}
 }

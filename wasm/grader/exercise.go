@@ -1,8 +1,11 @@
 package grader
 
 import (
+	"errors"
 	"fmt"
 	"strings"
+
+	"kvlab/gohost"
 )
 
 // Exercise is one in-browser exercise. Everything the page shows comes
@@ -25,7 +28,7 @@ type Exercise struct {
 	Measure bool `json:"measure,omitempty"`
 
 	grade   func(p *program) Result
-	prelude prelude // what grade calls the student's code through, if anything
+	prelude gohost.Prelude // what grade calls the student's code through, if anything
 }
 
 // Case is one row of a results table.
@@ -54,13 +57,13 @@ type Mutant struct {
 
 // Result is the outcome of one Run.
 type Result struct {
-	Exercise string     `json:"exercise"`
-	Passed   bool       `json:"passed"`
-	Error    *CodeError `json:"error,omitempty"` // set when no case could run
-	Cases    []Case     `json:"cases,omitempty"`
-	Mutants  []Mutant   `json:"mutants,omitempty"`
-	Notes    []string   `json:"notes,omitempty"`  // what the numbers mean, shown under the table
-	Output   string     `json:"output,omitempty"` // what the code printed
+	Exercise string            `json:"exercise"`
+	Passed   bool              `json:"passed"`
+	Error    *gohost.CodeError `json:"error,omitempty"` // set when no case could run
+	Cases    []Case            `json:"cases,omitempty"`
+	Mutants  []Mutant          `json:"mutants,omitempty"`
+	Notes    []string          `json:"notes,omitempty"`  // what the numbers mean, shown under the table
+	Output   string            `json:"output,omitempty"` // what the code printed
 }
 
 // Summary is one line saying how the run went.
@@ -114,10 +117,10 @@ func Lookup(name string) (Exercise, error) {
 // Result.Error. A loop that never ends makes Run never return: the caller
 // (the Web Worker's owner) enforces the time limit.
 func Run(name, src string) Result {
-	output.Reset()
+	gohost.ResetOutput()
 	e, err := Lookup(name)
 	if err != nil {
-		return Result{Exercise: name, Error: &CodeError{Msg: err.Error()}}
+		return Result{Exercise: name, Error: &gohost.CodeError{Msg: err.Error()}}
 	}
 	gradeSeed, gradeSeedGiven = seedOf(src)
 	r := func() Result {
@@ -128,12 +131,39 @@ func Run(name, src string) Result {
 		return e.grade(p)
 	}()
 	r.Exercise = name
-	r.Output = output.String()
+	r.Output = gohost.Output()
 	if len(r.Output) > maxOutput {
 		r.Output = r.Output[:maxOutput] + "\n… (output cut at 4 KB)"
 	}
-	output.Reset()
+	gohost.ResetOutput()
 	return r
+}
+
+// maxOutput caps how much printed output a Result carries.
+const maxOutput = 4 << 10
+
+// program is a student's source loaded for one grading: the host's
+// Program, and what the crash exercises' Opens of it did, by the
+// fingerprint of the disk (opencache.go).
+type program struct {
+	*gohost.Program
+	cache openCache
+}
+
+// load loads src with pre (gohost.Load) for one grading.
+func load(src string, pre gohost.Prelude) (*program, *gohost.CodeError) {
+	p, ce := gohost.Load(src, pre)
+	if ce != nil {
+		return nil, ce
+	}
+	return &program{Program: p}, nil
+}
+
+// isIndexPanic reports whether err is an index-out-of-range panic of the
+// student's code.
+func isIndexPanic(err error) bool {
+	var pe *gohost.PanicError
+	return errors.As(err, &pe) && pe.Msg == "index out of range"
 }
 
 // allPass reports whether every case passed and there was at least one.

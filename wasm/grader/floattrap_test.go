@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"testing"
 
+	"kvlab/gohost"
 	"kvlab/harness/calc"
 )
 
@@ -89,11 +90,11 @@ func statedRank(p float64, n int) int64 {
 // instructions state and the reference Solution (interpreted, as a student's
 // code is) against exact rational arithmetic.
 func TestRankAgreesWithExactOracle(t *testing.T) {
-	prog, ce := load(percentileSolution, prelude{})
+	prog, ce := load(percentileSolution, gohost.Prelude{})
 	if ce != nil {
 		t.Fatal(ce)
 	}
-	fn, ce := prog.function("Percentile", (func([]int64, float64) int64)(nil), percentileSig)
+	fn, ce := prog.Function("Percentile", (func([]int64, float64) int64)(nil), percentileSig)
 	if ce != nil {
 		t.Fatal(ce)
 	}

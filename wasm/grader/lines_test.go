@@ -3,6 +3,8 @@ package grader
 import (
 	"strings"
 	"testing"
+
+	"kvlab/gohost"
 )
 
 // opCall is the call each kind of operation is issued by.
@@ -16,7 +18,7 @@ var opCall = map[string]string{
 // line holds the call of its kind.
 func TestOpLines(t *testing.T) {
 	for _, src := range []string{ackSolution, tornSolution, strings.Replace(ackSolution, "package main\n", "// A comment first, so the lines move.\npackage main\n\n", 1)} {
-		p, ce := load(src, storePrelude)
+		p, ce := load(src, gohost.StorePrelude)
 		if ce != nil {
 			t.Fatal(ce)
 		}
@@ -41,7 +43,7 @@ func TestOpLines(t *testing.T) {
 // is reported where the student wrote it.
 func TestMarkLinesKeepsPositions(t *testing.T) {
 	src := strings.Replace(ackSolution, "\tif err := s.log.Sync(); err != nil {", "\tif err := s.log.Sync(); err != nil && undefinedName {", 1)
-	_, ce := load(src, storePrelude)
+	_, ce := load(src, gohost.StorePrelude)
 	if ce == nil {
 		t.Fatal("no error for an undefined name")
 	}
@@ -52,12 +54,6 @@ func TestMarkLinesKeepsPositions(t *testing.T) {
 			if col := strings.Index(l, "undefinedName") + 1; ce.Line != want || ce.Col != col {
 				t.Errorf("error at %d:%d (%s), want %d:%d", ce.Line, ce.Col, ce.Msg, want, col)
 			}
-		}
-	}
-	marked := markLines("package main\nfunc f(x interface{ Sync() error }) {\n\tif true {\n\t} else if x.Sync() != nil {\n\t}\n\tswitch {\n\tcase true: x.Sync()\n\t}\n}\n", 0)
-	for _, want := range []string{"func f(x interface{ Sync() error }) { kvlabAtLine(4);\n", "case true: kvlabAtLine(7); x.Sync()"} {
-		if !strings.Contains(marked, want) {
-			t.Errorf("marked:\n%s\nwant %q in it", marked, want)
 		}
 	}
 }

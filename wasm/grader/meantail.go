@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"slices"
 
+	"kvlab/gohost"
 	"kvlab/harness/calc"
 )
 
@@ -104,7 +105,7 @@ func fmtSummary(v [4]int64) string {
 }
 
 func gradeMeanVsTail(p *program) Result {
-	fn, ce := p.function("Summarize", (func([]int64) (int64, int64, int64, int64))(nil), summarizeSig)
+	fn, ce := p.Function("Summarize", (func([]int64) (int64, int64, int64, int64))(nil), summarizeSig)
 	if ce != nil {
 		return Result{Error: ce}
 	}
@@ -112,7 +113,7 @@ func gradeMeanVsTail(p *program) Result {
 	for _, ts := range tailSets {
 		want := summary(ts.samples)
 		c := Case{Input: ts.label, Want: fmtSummary(want)}
-		out, err := call(fn, reflect.ValueOf(clone(ts.samples)))
+		out, err := gohost.Call(fn, reflect.ValueOf(clone(ts.samples)))
 		if err != nil {
 			c.Got = err.Error()
 			switch {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"kvlab/gohost"
 	"kvlab/harness/calc"
 )
 
@@ -76,11 +77,11 @@ var modelInputs = []modelInput{
 var forkInputs = []int{1, 2, 64, 99, 100, 101, 128, 1000}
 
 func gradeBatchModel(p *program) Result {
-	tp, ce := p.function("Throughput", (func(int, time.Duration, time.Duration) float64)(nil), throughputSig)
+	tp, ce := p.Function("Throughput", (func(int, time.Duration, time.Duration) float64)(nil), throughputSig)
 	if ce != nil {
 		return Result{Error: ce}
 	}
-	slow, ce := p.function("P99OnSlowPath", (func(int) bool)(nil), slowPathSig)
+	slow, ce := p.Function("P99OnSlowPath", (func(int) bool)(nil), slowPathSig)
 	if ce != nil {
 		return Result{Error: ce}
 	}
@@ -95,7 +96,7 @@ func gradeBatchModel(p *program) Result {
 			Input: fmt.Sprintf("Throughput(%d, %v, %v)", in.n, in.tWrite, in.tFsync),
 			Want:  fmtOps(want),
 		}
-		out, err := call(tp, reflect.ValueOf(in.n), reflect.ValueOf(in.tWrite), reflect.ValueOf(in.tFsync))
+		out, err := gohost.Call(tp, reflect.ValueOf(in.n), reflect.ValueOf(in.tWrite), reflect.ValueOf(in.tFsync))
 		if err != nil {
 			c.Got = err.Error()
 			c.Hint = "Throughput panicked; it needs only arithmetic"
@@ -116,7 +117,7 @@ func gradeBatchModel(p *program) Result {
 		}
 		want := pred.P99Path == calc.P99Slow
 		c := Case{Input: fmt.Sprintf("P99OnSlowPath(%d)", n), Want: strconv.FormatBool(want)}
-		out, err := call(slow, reflect.ValueOf(n))
+		out, err := gohost.Call(slow, reflect.ValueOf(n))
 		if err != nil {
 			c.Got = err.Error()
 		} else {

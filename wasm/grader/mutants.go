@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strconv"
 
+	"kvlab/gohost"
 	"kvlab/harness/calc"
 )
 
@@ -254,17 +255,17 @@ func sortedAsc(s []int64) bool {
 
 // studentRows reads the student's Cases through reflection. Field types
 // are taken leniently: any integer slice, any number for P and Want.
-func studentRows(p *program) ([]row, *CodeError) {
+func studentRows(p *program) ([]row, *gohost.CodeError) {
 	const shape = "var Cases = []struct{ Sorted []int64; P float64; Want int64 }{...}"
-	v, ok := p.lookup("Cases")
+	v, ok := p.Lookup("Cases")
 	if !ok {
-		return nil, &CodeError{Msg: "your code must define " + shape}
+		return nil, &gohost.CodeError{Msg: "your code must define " + shape}
 	}
 	if v.Kind() != reflect.Slice && v.Kind() != reflect.Array {
-		return nil, &CodeError{Msg: fmt.Sprintf("Cases has type %s; the exercise needs %s", typeString(v), shape)}
+		return nil, &gohost.CodeError{Msg: fmt.Sprintf("Cases has type %s; the exercise needs %s", gohost.TypeString(v), shape)}
 	}
 	if v.Len() > maxRows {
-		return nil, &CodeError{Msg: fmt.Sprintf("Cases has %d rows; at most %d are allowed", v.Len(), maxRows)}
+		return nil, &gohost.CodeError{Msg: fmt.Sprintf("Cases has %d rows; at most %d are allowed", v.Len(), maxRows)}
 	}
 	var rows []row
 	for i := 0; i < v.Len(); i++ {
@@ -273,15 +274,15 @@ func studentRows(p *program) ([]row, *CodeError) {
 			e = e.Elem()
 		}
 		if e.Kind() != reflect.Struct {
-			return nil, &CodeError{Msg: fmt.Sprintf("row %d of Cases is a %s, not a struct; the exercise needs %s", i+1, typeString(e), shape)}
+			return nil, &gohost.CodeError{Msg: fmt.Sprintf("row %d of Cases is a %s, not a struct; the exercise needs %s", i+1, gohost.TypeString(e), shape)}
 		}
 		var rw row
 		sorted := e.FieldByName("Sorted")
 		if !sorted.IsValid() || sorted.Kind() != reflect.Slice || !isInt(sorted.Type().Elem().Kind()) {
-			return nil, &CodeError{Msg: "each row needs a field Sorted []int64; the exercise needs " + shape}
+			return nil, &gohost.CodeError{Msg: "each row needs a field Sorted []int64; the exercise needs " + shape}
 		}
 		if sorted.Len() > maxRowLen {
-			return nil, &CodeError{Msg: fmt.Sprintf("row %d: Sorted has %d values; at most %d are allowed", i+1, sorted.Len(), maxRowLen)}
+			return nil, &gohost.CodeError{Msg: fmt.Sprintf("row %d: Sorted has %d values; at most %d are allowed", i+1, sorted.Len(), maxRowLen)}
 		}
 		if !sorted.IsNil() {
 			rw.sorted = make([]int64, sorted.Len())
@@ -296,11 +297,11 @@ func studentRows(p *program) ([]row, *CodeError) {
 		case pf.IsValid() && isInt(pf.Kind()):
 			rw.p = float64(pf.Int())
 		default:
-			return nil, &CodeError{Msg: "each row needs a field P float64; the exercise needs " + shape}
+			return nil, &gohost.CodeError{Msg: "each row needs a field P float64; the exercise needs " + shape}
 		}
 		wf := e.FieldByName("Want")
 		if !wf.IsValid() || !isInt(wf.Kind()) {
-			return nil, &CodeError{Msg: "each row needs a field Want int64; the exercise needs " + shape}
+			return nil, &gohost.CodeError{Msg: "each row needs a field Want int64; the exercise needs " + shape}
 		}
 		rw.want = wf.Int()
 		rows = append(rows, rw)

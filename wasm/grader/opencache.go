@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"kvlab/engine/vfs"
+	"kvlab/gohost"
 )
 
 // The crash exercises open the student's store some hundreds of times a
@@ -85,7 +86,7 @@ func (c *openCache) setKeys(work []kv) {
 // returns what an Open on the same bytes did before (with its operations
 // recorded when record). s is the open store when this call opened it,
 // nil when it did not: m is then untouched.
-func (c *openCache) open(p *program, m *vfs.MemFS, fp uint64, record bool) (o *opened, s *store) {
+func (c *openCache) open(p *program, m *vfs.MemFS, fp uint64, record bool) (o *opened, s *gohost.Store) {
 	if o := c.opens[fp]; o != nil && (o.rec != nil || !record) && cacheOpens {
 		c.hits++
 		return o, nil

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"kvlab/engine/vfs"
+	"kvlab/gohost"
 )
 
 // TestOpenCacheKeepsVerdicts grades the catalogue's stores, wrong and
@@ -67,7 +68,7 @@ func mustLookup(t *testing.T, name string) Exercise {
 // at each, every choice of what survives leaves the same disk.
 func TestCleanPoints(t *testing.T) {
 	for _, name := range []string{"durable-ack", "torn-tail"} {
-		p, ce := load(mustLookup(t, name).Solution, storePrelude)
+		p, ce := load(mustLookup(t, name).Solution, gohost.StorePrelude)
 		if ce != nil {
 			t.Fatal(ce)
 		}

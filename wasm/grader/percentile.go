@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"kvlab/gohost"
 	"kvlab/harness/calc"
 )
 
@@ -71,7 +72,7 @@ func Percentile(sorted []int64, p float64) int64 {
 `
 
 func gradePercentile(p *program) Result {
-	fn, ce := p.function("Percentile", (func([]int64, float64) int64)(nil), percentileSig)
+	fn, ce := p.Function("Percentile", (func([]int64, float64) int64)(nil), percentileSig)
 	if ce != nil {
 		return Result{Error: ce}
 	}
@@ -99,7 +100,7 @@ func gradePercentile(p *program) Result {
 // that writes to its input cannot spoil the next case. A panic comes back
 // as the error and as got.
 func callPercentile(f func([]int64, float64) int64, in []int64, p float64) (got string, err error) {
-	out, err := call(reflect.ValueOf(f), reflect.ValueOf(clone(in)), reflect.ValueOf(p))
+	out, err := gohost.Call(reflect.ValueOf(f), reflect.ValueOf(clone(in)), reflect.ValueOf(p))
 	if err != nil {
 		return err.Error(), err
 	}

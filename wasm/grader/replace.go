@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"kvlab/engine/vfs"
+	"kvlab/gohost"
 	"kvlab/gohost/kvfs"
 )
 
@@ -96,14 +97,14 @@ The grader starts from a durable ` + "`config`" + ` of about 1.2 KB, calls ` + "
 	Solution: replaceSolution,
 	LimitMs:  crashLimitMs,
 	grade:    gradeAtomicReplace,
-	prelude:  prelude{lines: true},
+	prelude:  gohost.Prelude{Lines: true},
 }
 
 // replaceModes are the power-cut modes atomic-replace is graded under.
 var replaceModes = []vfs.PowerMode{vfs.PowerDirent, vfs.PowerReorder}
 
 func gradeAtomicReplace(p *program) Result {
-	fn, ce := p.function("Save", (func(kvfs.FS, string, []byte) error)(nil), saveSig)
+	fn, ce := p.Function("Save", (func(kvfs.FS, string, []byte) error)(nil), saveSig)
 	if ce != nil {
 		return Result{Error: ce}
 	}
@@ -175,8 +176,8 @@ func recordSaves(fn reflect.Value) (*recording, error) {
 	rec.saves = true
 	for _, v := range replaceVersions[1:] {
 		c := putCall{kv: kv{replaceName, v}, before: fsys.Ops()}
-		studentLine.Store(0)
-		out, err := call(fn, reflect.ValueOf(fsys), reflect.ValueOf(replaceName), reflect.ValueOf([]byte(v)))
+		gohost.ResetStudentLine()
+		out, err := gohost.Call(fn, reflect.ValueOf(fsys), reflect.ValueOf(replaceName), reflect.ValueOf([]byte(v)))
 		if err == nil {
 			err, _ = out[0].Interface().(error)
 		}

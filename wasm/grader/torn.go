@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"kvlab/engine/vfs"
+	"kvlab/gohost"
 )
 
 // The exercise "torn-tail": records carry a length and a CRC; Open cuts a
@@ -135,7 +136,7 @@ The grader draws a new workload at random each Run, as in the previous exercise 
 	Solution: tornSolution,
 	LimitMs:  crashLimitMs,
 	grade:    gradeTornTail,
-	prelude:  storePrelude,
+	prelude:  gohost.StorePrelude,
 	Measure:  true,
 }
 
@@ -211,7 +212,7 @@ func checkReopenAndAppend(p *program, rec *recording, k cut, m *vfs.MemFS) *cutF
 // s nil (the Open on m's bytes was done before, and m is untouched) the
 // store is opened on m again, unless what the Put and the restart did
 // from the same bytes is known already.
-func putAfterReopen(p *program, k cut, s *store, m *vfs.MemFS, puts []putCall) *cutFailure {
+func putAfterReopen(p *program, k cut, s *gohost.Store, m *vfs.MemFS, puts []putCall) *cutFailure {
 	a := p.cache.afters[k.fp]
 	if a == nil || !cacheOpens {
 		a = &afterPut{}

@@ -19,6 +19,7 @@ package main
 import (
 	"syscall/js"
 
+	"kvlab/gohost"
 	"kvlab/wasm/grader"
 )
 
@@ -42,7 +43,7 @@ func main() {
 	}))
 	api.Set("run", js.FuncOf(func(_ js.Value, args []js.Value) any {
 		if len(args) != 2 || args[0].Type() != js.TypeString || args[1].Type() != js.TypeString {
-			return resultJS(grader.Result{Error: &grader.CodeError{Msg: "kvlabGrader.run(name, source): two strings are required"}})
+			return resultJS(grader.Result{Error: &gohost.CodeError{Msg: "kvlabGrader.run(name, source): two strings are required"}})
 		}
 		return resultJS(grader.Run(args[0].String(), args[1].String()))
 	}))

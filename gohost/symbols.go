@@ -1,4 +1,4 @@
-package grader
+package gohost
 
 import (
 	"bytes"
@@ -17,13 +17,19 @@ import (
 )
 
 // output collects what the student's code prints with fmt.Print* or the
-// print builtins during one Run. It is reset at the start of every Run.
+// print builtins, for every Program of the process: the caller reads it
+// (Output) and clears it (ResetOutput) around each use. Native clears it
+// after every call, under nativeMu.
 var output bytes.Buffer
 
-// maxOutput caps how much printed output a Result carries.
-const maxOutput = 4 << 10
+// Output returns what the students' code has printed since the last
+// ResetOutput.
+func Output() string { return output.String() }
 
-// symbols is the whole standard library the exercises can import. It is
+// ResetOutput forgets what the students' code has printed.
+func ResetOutput() { output.Reset() }
+
+// symbols is the whole standard library a student's code can import. It is
 // hand-picked rather than yaegi's stdlib.Symbols: every package listed here
 // is compiled into the WebAssembly binary, and the full set is about four
 // times the size.
@@ -80,7 +86,7 @@ var symbols = interp.Exports{
 	// the []int64 instantiations, the only slices the exercises use. They
 	// live under a name of their own because yaegi claims the name
 	// "slices" for its generic source version, which v0.16.1 cannot
-	// instantiate; load renames a student's slices to xslice (same length,
+	// instantiate; Load renames a student's slices to xslice (same length,
 	// so columns do not move) and errors name it slices again.
 	"xslice/xslice": {
 		"Clone":    reflect.ValueOf(slices.Clone[[]int64]),

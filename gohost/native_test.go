@@ -1,11 +1,24 @@
-package grader
+package gohost
 
 import (
 	"context"
 	"math"
 	"strings"
 	"testing"
+
+	"kvlab/engine/vfs"
+	"kvlab/gohost/kvfs"
 )
+
+// memFS returns a kvfs.FS on a fresh MemFS, rooted in /db.
+func memFS(t *testing.T) kvfs.FS {
+	t.Helper()
+	m := vfs.NewMemFS()
+	if err := m.MkdirAll("/db", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return kvfs.New(m, "/db", kvfs.Config{})
+}
 
 // boundMakes wraps each size of a make, nested ones too, and moves no
 // line.
@@ -38,7 +51,7 @@ func TestNativeMakeBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer n.Close()
-	if err := n.Open(newFS(newMemFS(), nil)); err != nil {
+	if err := n.Open(memFS(t)); err != nil {
 		t.Fatal(err)
 	}
 	if err := n.Put("k", "v"); err != nil {

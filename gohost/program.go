@@ -1,4 +1,4 @@
-package grader
+package gohost
 
 import (
 	"context"
@@ -62,35 +62,32 @@ func max[T ~int | ~int8 | ~int16 | ~int32 | ~int64 | ~uint | ~uint8 | ~uint16 | 
 }
 `
 
-// prelude is Go appended after the student's code before it is
-// evaluated: functions through which an exercise calls methods of the
-// student's own types, which the host cannot name.
-type prelude struct {
-	code  string
-	shape string // what the student must declare for code to compile, as a sentence
+// Prelude is Go appended after the student's code before it is
+// evaluated: functions through which the host calls methods of the
+// student's own types, which it cannot name.
+type Prelude struct {
+	Code  string
+	Shape string // what the student must declare for Code to compile, as a sentence
 
-	// header, when set, is evaluated in the student's package before the
-	// student's code, with exports registered first: declarations the
+	// Header, when set, is evaluated in the student's package before the
+	// student's code, with Exports registered first: declarations the
 	// student's code is rewritten to call, which may import host
 	// functions (code appended after the student's cannot import).
-	header  string
-	exports interp.Exports
-	// lines marks the student's calls of kvfs operations with their
-	// line (markLines), for the crash exercises' timeline.
-	lines bool
+	Header  string
+	Exports interp.Exports
+	// Lines marks the student's calls of kvfs operations with their
+	// line (markLines), for the crash exercises' timeline (StudentLine).
+	Lines bool
 }
 
-// program is a student's source evaluated by a fresh interpreter.
-type program struct {
+// Program is a student's source evaluated by a fresh interpreter. It is
+// not safe for concurrent use (Native serializes its calls).
+type Program struct {
 	in  *interp.Interpreter
 	pkg string // the package name the student wrote
 
-	// looked holds the names lookup found.
+	// looked holds the names Lookup found.
 	looked map[string]reflect.Value
-
-	// cache holds what the crash exercises' Opens of the student's store
-	// did, by the fingerprint of the disk (opencache.go).
-	cache openCache
 }
 
 // posRE matches the position yaegi puts in front of its errors, with or
@@ -100,19 +97,20 @@ var posRE = regexp.MustCompile(`^(?:[^\s:]*\.go:)?(\d+):(\d+): (.*)$`)
 // yaegiTypeRE matches yaegi's names for basic types ("intT", "stringT").
 var yaegiTypeRE = regexp.MustCompile(`\b(bool|string|int|int8|int16|int32|int64|uint|uint8|uint16|uint32|uint64|float32|float64|uintptr|byte|rune)T\b`)
 
-// load parses and evaluates src, with the exercise's prelude (code the
-// grader calls the student's code through) appended after it. shift is
-// how many lines were added in front of the student's text (a missing
-// package clause); positions in errors are moved back by it.
-func load(src string, pre prelude) (*program, *CodeError) {
+// Load parses and evaluates src, a student's Go file (its package clause
+// may be missing), with pre (code the host calls the student's code
+// through) appended after it. A problem with the code is a *CodeError at
+// the student's own line and column; Load never panics on bad code.
+// What the code prints goes to Output.
+func Load(src string, pre Prelude) (*Program, *CodeError) {
 	return loadContext(nil, src, pre)
 }
 
-// loadContext is load, with the evaluation of the declarations (which
+// loadContext is Load, with the evaluation of the declarations (which
 // runs the initializers of package-level variables, the student's code)
 // stopped when ctx is done; a nil ctx is never done. The browser needs
 // none: its worker is terminated instead.
-func loadContext(ctx context.Context, src string, pre prelude) (*program, *CodeError) {
+func loadContext(ctx context.Context, src string, pre Prelude) (*Program, *CodeError) {
 	if strings.TrimSpace(src) == "" {
 		return nil, &CodeError{Msg: "the editor is empty: write your code there, or press Reset to get the starting code back"}
 	}
@@ -142,7 +140,7 @@ func loadContext(ctx context.Context, src string, pre prelude) (*program, *CodeE
 		}
 	}
 	full := constantsLast(aliasImports(src, fset, f), declared)
-	if pre.lines {
+	if pre.Lines {
 		full = markLines(full, shift)
 	}
 	if !declared["min"] {
@@ -151,7 +149,7 @@ func loadContext(ctx context.Context, src string, pre prelude) (*program, *CodeE
 	if !declared["max"] {
 		full += preludeMax
 	}
-	full += pre.code
+	full += pre.Code
 
 	in := interp.New(interp.Options{
 		Stdout: &output,
@@ -163,13 +161,13 @@ func loadContext(ctx context.Context, src string, pre prelude) (*program, *CodeE
 		SourcecodeFilesystem: noFS{},
 	})
 	if err := in.Use(symbols); err != nil {
-		panic("grader: symbol table rejected by the interpreter: " + err.Error())
+		panic("gohost: symbol table rejected by the interpreter: " + err.Error())
 	}
 	headers := []struct {
 		code    string
 		exports interp.Exports
-	}{{pre.header, pre.exports}}
-	if pre.lines {
+	}{{pre.Header, pre.Exports}}
+	if pre.Lines {
 		headers = append(headers, struct {
 			code    string
 			exports interp.Exports
@@ -180,21 +178,21 @@ func loadContext(ctx context.Context, src string, pre prelude) (*program, *CodeE
 			continue
 		}
 		if err := in.Use(h.exports); err != nil {
-			panic("grader: header symbols rejected by the interpreter: " + err.Error())
+			panic("gohost: header symbols rejected by the interpreter: " + err.Error())
 		}
 		if _, err := in.Eval("package " + f.Name.Name + "\n" + h.code); err != nil {
-			panic("grader: header rejected by the interpreter: " + err.Error())
+			panic("gohost: header rejected by the interpreter: " + err.Error())
 		}
 	}
 	if ce := eval(ctx, in, full, fset, f, shift); ce != nil {
 		if ce.Line > strings.Count(src, "\n")+1-shift {
 			// The error is in the prelude: the student's declarations
 			// do not have the shape it calls.
-			ce = &CodeError{Msg: pre.shape + " (the grader's call of your code fails with: " + ce.Msg + ")"}
+			ce = &CodeError{Msg: pre.Shape + " (the grader's call of your code fails with: " + ce.Msg + ")"}
 		}
 		return nil, ce
 	}
-	return &program{in: in, pkg: f.Name.Name}, nil
+	return &Program{in: in, pkg: f.Name.Name}, nil
 }
 
 // eval runs the declarations, turning an interpreter panic into an error;
@@ -357,8 +355,8 @@ func rangeOverIntError(p rangePos) *CodeError {
 	return at(p.line, p.col, "range over an int is not supported here; write for i := 0; i < n; i++")
 }
 
-// lookup returns the student's top-level name as a value.
-func (p *program) lookup(name string) (reflect.Value, bool) {
+// Lookup returns the student's top-level name as a value.
+func (p *Program) Lookup(name string) (reflect.Value, bool) {
 	if v, ok := p.looked[name]; ok {
 		return v, true
 	}
@@ -373,22 +371,24 @@ func (p *program) lookup(name string) (reflect.Value, bool) {
 	return v, true
 }
 
-// function finds the student's func name and checks it has the type of
-// want (a nil function of the required type). sig is the signature as the
-// instructions write it.
-func (p *program) function(name string, want any, sig string) (reflect.Value, *CodeError) {
-	v, ok := p.lookup(name)
+// Function finds the student's func name and checks it has the type of
+// want (a nil function of the required type), converted to it. sig is the
+// signature as the instructions write it, for the error.
+func (p *Program) Function(name string, want any, sig string) (reflect.Value, *CodeError) {
+	v, ok := p.Lookup(name)
 	if !ok {
 		return reflect.Value{}, &CodeError{Msg: fmt.Sprintf("your code must define %s", sig)}
 	}
 	wt := reflect.TypeOf(want)
 	if v.Kind() != reflect.Func || !v.Type().ConvertibleTo(wt) {
-		return reflect.Value{}, &CodeError{Msg: fmt.Sprintf("%s has type %s; the exercise needs %s", name, typeString(v), sig)}
+		return reflect.Value{}, &CodeError{Msg: fmt.Sprintf("%s has type %s; the exercise needs %s", name, TypeString(v), sig)}
 	}
 	return v.Convert(wt), nil
 }
 
-func typeString(v reflect.Value) string {
+// TypeString names the type of v for an error message ("nothing" when v
+// is the zero Value: the student's code has no such name).
+func TypeString(v reflect.Value) string {
 	if !v.IsValid() {
 		return "nothing"
 	}
@@ -402,22 +402,16 @@ type PanicError struct {
 
 func (e *PanicError) Error() string { return "panic: " + e.Msg }
 
-// call runs fn(args...) and turns a panic into a *PanicError that reads
+// Call runs fn(args...) and turns a panic into a *PanicError that reads
 // like Go's own runtime message. (yaegi's own panic trace names the
 // function's frame, not the statement, so no line is reported.)
-func call(fn reflect.Value, args ...reflect.Value) (out []reflect.Value, err error) {
+func Call(fn reflect.Value, args ...reflect.Value) (out []reflect.Value, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = &PanicError{Msg: panicText(r)}
 		}
 	}()
 	return fn.Call(args), nil
-}
-
-// isIndexPanic reports whether err is an index-out-of-range panic.
-func isIndexPanic(err error) bool {
-	var pe *PanicError
-	return errors.As(err, &pe) && pe.Msg == "index out of range"
 }
 
 // panicText cleans up a panic raised inside interpreted code.

@@ -1,4 +1,4 @@
-package grader
+package gohost
 
 import (
 	"go/ast"
@@ -18,7 +18,7 @@ import (
 // interpreter's own frames), so the student's source is rewritten before
 // it is evaluated: every statement that calls a method of the name of a
 // kvfs operation that changes the disk is preceded by a call that tells
-// the grader its line,
+// the host its line,
 //
 //	x := 1
 //	if err := s.log.Sync(); err != nil {
@@ -31,8 +31,8 @@ import (
 // The call goes at the end of the statement before it (or after the
 // block's "{" or the case's ":"), so no line moves and nothing of a
 // statement moves within its line either: a compile error's line and
-// column are the student's own. The grader's recording reads the line
-// back for each operation (kvfs.Op.Line). It is the same rewrite in the
+// column are the student's own. A grader's recording reads the line
+// back (StudentLine) for each operation (kvfs.Op.Line). It is the same rewrite in the
 // browser's worker and in a native go test: plain Go, evaluated by the
 // same interpreter.
 //
@@ -65,6 +65,15 @@ var lineExports = interp.Exports{"kvlabline/kvlabline": {"Set": reflect.ValueOf(
 var studentLine atomic.Int64
 
 func setStudentLine(n int) { studentLine.Store(int64(n)) }
+
+// StudentLine returns the line of the student's source that issued the
+// last kvfs operation changing the disk, in a program loaded with
+// Prelude.Lines; 0 before any, or after ResetStudentLine.
+func StudentLine() int { return int(studentLine.Load()) }
+
+// ResetStudentLine sets StudentLine to 0: the calls that follow have
+// issued no operation yet.
+func ResetStudentLine() { studentLine.Store(0) }
 
 // markLines returns src with a kvlabAtLine call before every statement
 // that calls a method named in lineOps, giving the line of the first such

@@ -1,4 +1,4 @@
-package grader
+package gohost
 
 import (
 	"context"
@@ -21,8 +21,8 @@ import (
 	"kvlab/gohost/kvfs"
 )
 
-// This file lets a store written for the crash exercises run outside the
-// grader, on a real disk, through the harness (kvlab/harness/mine): the
+// This file lets a store written for the crash exercises run outside a
+// grading, on a real disk, through the harness (kvlab/harness/mine): the
 // same interpreter, the same symbols and the same checks as in the
 // browser, loaded once and then called for every operation of a
 // benchmark. The browser stops a runaway store by terminating its Web
@@ -30,33 +30,29 @@ import (
 // itself is stopped (Native.Stop), which ends every interpreted call at
 // its next step.
 
-// ErrStopped is wrapped by every call into a Native after Stop: the
-// interpreter no longer runs the student's code.
-var ErrStopped = errors.New("grader: the store's code was stopped")
-
 // nativeMu is held for the whole of every call into a Native's code: it
 // guards each Native's store and the package's print buffer, output,
 // which every program of the process prints into.
 var nativeMu sync.Mutex
 
-// Native is a student's store, loaded for a run outside the grader. Its
+// Native is a student's store, loaded for a run outside a grading. Its
 // methods are safe for concurrent use: they run the student's code one
 // call at a time, and one at a time across every Native of the process
 // (the student's store has no locks of its own, a data race in
 // interpreted code can end the whole process, and the print buffer is
 // the package's).
 type Native struct {
-	p       *program
+	p       *Program
 	cancel  context.CancelFunc // stops the interpreter (EvalWithContext's watch)
 	watched chan struct{}      // closed when the watch's Eval has returned
-	store   *store             // the student's open store; guarded by nativeMu
+	store   *Store             // the student's open store; guarded by nativeMu
 
 	stopMu sync.Mutex // guards cause
 	cause  error      // why Stop was called; nil while running
 }
 
 // LoadNative evaluates src, a store of the crash exercises (func Open(fs
-// kvfs.FS) (*Store, error), Put, Get), for a run outside the grader. A
+// kvfs.FS) (*Store, error), Put, Get), for a run outside a grading. A
 // problem with the code is a *CodeError with the student's line and
 // column, as in the browser. Code that starts goroutines is refused: a
 // panic in a goroutine of its own would end the whole server, which
@@ -75,7 +71,7 @@ func LoadNative(ctx context.Context, src string) (*Native, error) {
 		return nil, ce
 	}
 	src = boundMakes(src)
-	p, ce := loadContext(ctx, src, prelude{code: storePrelude.code, shape: storePrelude.shape, header: makeHeader, exports: makeExports})
+	p, ce := loadContext(ctx, src, Prelude{Code: StorePrelude.Code, Shape: StorePrelude.Shape, Header: makeHeader, Exports: makeExports})
 	if ce != nil {
 		return nil, ce
 	}
@@ -92,11 +88,11 @@ func LoadNative(ctx context.Context, src string) (*Native, error) {
 	}
 	if err := p.in.Use(interp.Exports{"kvlabwatch/kvlabwatch": {"Wait": reflect.ValueOf(wait)}}); err != nil {
 		cancel()
-		return nil, fmt.Errorf("grader: the interpreter refused the watch: %w", err)
+		return nil, fmt.Errorf("gohost: the interpreter refused the watch: %w", err)
 	}
 	if _, err := p.in.Eval(`import "kvlabwatch"`); err != nil {
 		cancel()
-		return nil, fmt.Errorf("grader: the interpreter refused the watch: %w", err)
+		return nil, fmt.Errorf("gohost: the interpreter refused the watch: %w", err)
 	}
 	n := &Native{p: p, cancel: cancel, watched: make(chan struct{})}
 	go func() {
@@ -106,7 +102,7 @@ func LoadNative(ctx context.Context, src string) (*Native, error) {
 	select {
 	case <-entered:
 	case <-n.watched:
-		return nil, errors.New("grader: the interpreter's watch ended before the store ran")
+		return nil, errors.New("gohost: the interpreter's watch ended before the store ran")
 	}
 	return n, nil
 }
@@ -496,9 +492,9 @@ func constInt(e ast.Expr, consts map[string]ast.Expr, depth int) (v constant.Val
 	return nil, false
 }
 
-// parseStudent parses src as load does, with a package clause added when
+// parseStudent parses src as Load does, with a package clause added when
 // it has none (shift is then 1, the lines added); f is nil when src does
-// not parse (load reports why).
+// not parse (Load reports why).
 func parseStudent(src string) (f *ast.File, fset *token.FileSet, shift int) {
 	fset = token.NewFileSet()
 	f, err := parser.ParseFile(fset, "student.go", src, parser.SkipObjectResolution)
@@ -559,7 +555,7 @@ func (n *Native) Open(fsys kvfs.FS) error {
 	if err := n.stopped(); err != nil {
 		return err
 	}
-	s, err := openStore(n.p, fsys)
+	s, err := OpenStore(n.p, fsys)
 	if err := n.stopped(); err != nil {
 		return err
 	}
@@ -604,7 +600,7 @@ func (n *Native) ready() error {
 		return err
 	}
 	if n.store == nil {
-		return errors.New("grader: the store is not open")
+		return ErrNotOpen
 	}
 	return nil
 }

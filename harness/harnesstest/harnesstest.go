@@ -1,0 +1,29 @@
+// Package harnesstest is test support for the packages that run harness
+// lines: it runs a line from its text, as the command line and a lesson
+// cell spell it. The server and the command line parse a line first and
+// run the Spec they checked (harness.ParseSpec, harness.ExecSpec); a test
+// has nothing to check in between.
+package harnesstest
+
+import (
+	"context"
+	"encoding/json"
+
+	"kvlab/harness"
+)
+
+// Exec runs one line: bench | sweep | probe | model | crash. It returns
+// exactly what `-format json` prints for that line: a JSON object, or an
+// array for sweep, -repeat and -engine a,b. A cancelled bench or sweep
+// returns what it measured, each cut-short run marked "cancelled". Zero
+// env.Limits means harness.DefaultLimits.
+func Exec(ctx context.Context, line string, env harness.Env) (json.RawMessage, error) {
+	if env.Limits == (harness.Limits{}) {
+		env.Limits = harness.DefaultLimits()
+	}
+	s, err := harness.ParseSpec(line, env.Limits)
+	if err != nil {
+		return nil, err
+	}
+	return harness.ExecSpec(ctx, s, env)
+}
