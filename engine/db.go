@@ -2,9 +2,11 @@ package engine
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -99,6 +101,10 @@ type Options struct {
 	// clock, when not nil, replaces the real clock for the commit
 	// delay and the periodic ticker; set only by this package's tests.
 	clock clock
+	// buildWorkers, when not 0, is how many goroutines Open rebuilds the
+	// index from a hint file on (buildHint), in place of one per core;
+	// set only by this package's tests.
+	buildWorkers int
 }
 
 // entry is where the live value of a key is: 12 bytes of each key's slot
@@ -140,6 +146,10 @@ type DB struct {
 	wbufSize   int                  // the write buffer's flush size; 0 = no buffer (always, group, or turned off)
 	clock      clock                // timers for the commit delay and periodic:D
 	ticks      <-chan chan struct{} // Options.Ticks: the background syncer's ticks, instead of the clock's
+
+	// buildWorkers is how many goroutines recovery rebuilds the index
+	// on (buildHint): Options.buildWorkers, or GOMAXPROCS.
+	buildWorkers int
 
 	// flushMu is held by whoever fdatasyncs the active segment without
 	// holding writeMu (the flusher, the periodic timer) and by Compact
@@ -246,6 +256,7 @@ func Open(dir string, opts Options) (*DB, error) {
 	if db.clock == nil {
 		db.clock = realClock{}
 	}
+	db.buildWorkers = cmp.Or(opts.buildWorkers, runtime.GOMAXPROCS(0))
 
 	switch {
 	case db.segSize == 0:

@@ -1,9 +1,12 @@
 package engine
 
 import (
+	"encoding/binary"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"time"
 )
@@ -25,10 +28,16 @@ type OpenFloor struct {
 	Keys      int
 	HintBytes int64
 	// Read is the time it took to read every hint file whole, one after
-	// another, in id order; Build the time it took to check the bytes
-	// read (their checksums, as Open does) and build the hash index
-	// (keyindex.go) from them, in memory, sized in advance as Open sizes
-	// it. Floor = Read + Build.
+	// another, in id order (and their trailers first, whose entry counts
+	// size the index, as Open does); Build the time it took to check the
+	// bytes read (their checksums, as Open does) and build the hash
+	// index (keyindex.go) from them, in memory, sized in advance as Open
+	// sizes it and on as many goroutines as Open builds it on
+	// (buildHint, one per core). Each file is read and then built from
+	// before the next is read, into one buffer that every file reuses,
+	// so the floor touches no more memory than Open does. Floor =
+	// Read + Build: nothing overlaps, where Open reads the next file
+	// while it builds from this one.
 	Read, Build time.Duration
 }
 
@@ -55,41 +64,81 @@ func MeasureOpenFloor(dir string) (OpenFloor, error) {
 	slices.Sort(ids)
 
 	var f OpenFloor
-	files := make([][]byte, len(ids))
 	start := time.Now()
-	for i, id := range ids {
-		b, err := os.ReadFile(filepath.Join(dir, hintName(id)))
+	total := 0
+	for _, id := range ids {
+		n, err := hintFileCount(filepath.Join(dir, hintName(id)))
 		if err != nil {
 			return OpenFloor{}, fmt.Errorf("engine: open floor: %w", err)
 		}
-		files[i] = b
-		f.HintBytes += int64(len(b))
+		total += n
 	}
 	f.Read = time.Since(start)
 
-	start = time.Now()
-	hints := make([]hintFile, len(files))
-	total := 0
-	for i, b := range files {
+	x := newKeyIndex(total)
+	var buf []byte
+	for _, id := range ids {
+		start := time.Now()
+		b, err := readFileInto(filepath.Join(dir, hintName(id)), buf)
+		if err != nil {
+			return OpenFloor{}, fmt.Errorf("engine: open floor: %w", err)
+		}
+		buf = b
+		f.HintBytes += int64(len(b))
+		f.Read += time.Since(start)
+
+		start = time.Now()
 		h, err := parseHint(b)
 		if err != nil {
-			return OpenFloor{}, fmt.Errorf("%w: %s: %v", ErrCorrupt, hintName(ids[i]), err)
+			return OpenFloor{}, fmt.Errorf("%w: %s: %v", ErrCorrupt, hintName(id), err)
 		}
-		hints[i] = h
-		total += h.count
+		buildHint(x, h, id, runtime.GOMAXPROCS(0))
+		f.Build += time.Since(start)
 	}
-	x := newKeyIndex(total)
-	for i, h := range hints {
-		id := ids[i]
-		h.eachHinted(x, func(e *hintEntry, hash uint64) {
-			if e.kind == kindPut {
-				x.putHashed(e.key, hash, entry{seg: id, off: e.off, size: e.size})
-			} else {
-				x.removeHashed(e.key, hash)
-			}
-		})
-	}
-	f.Build = time.Since(start)
 	f.Keys = x.len()
 	return f, nil
+}
+
+// hintFileCount returns the entry count in the trailer of the hint file
+// at path, as Open reads it to size the index.
+func hintFileCount(path string) (int, error) {
+	fl, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer fl.Close()
+	st, err := fl.Stat()
+	if err != nil {
+		return 0, err
+	}
+	var t [hintTrailer]byte
+	if st.Size() < int64(len(hintMagic)+hintTrailer) {
+		return 0, nil // parseHint refuses it below
+	}
+	if _, err := fl.ReadAt(t[:], st.Size()-hintTrailer); err != nil {
+		return 0, err
+	}
+	return int(binary.LittleEndian.Uint32(t[8:12])), nil
+}
+
+// readFileInto returns the contents of the file at path, read into buf
+// if it is large enough, as Open's hint reader reuses its buffers.
+func readFileInto(path string, buf []byte) ([]byte, error) {
+	fl, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fl.Close()
+	st, err := fl.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if int64(cap(buf)) < st.Size() {
+		buf = newBuffer(int(st.Size()))
+	}
+	buf = buf[:st.Size()]
+	if _, err := io.ReadFull(fl, buf); err != nil {
+		return nil, err
+	}
+	return buf, nil
 }

@@ -180,7 +180,7 @@ func TestHintsDurable(t *testing.T) {
 	}
 	defer db.Close()
 	for id := uint32(1); id <= uint32(segs); id++ {
-		b, ok := db.readHint(id)
+		b, ok := db.readHint(id, nil)
 		if !ok {
 			t.Errorf("segment %d: its hint did not survive the power cut", id)
 			continue

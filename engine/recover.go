@@ -97,8 +97,12 @@ func (db *DB) recover() error {
 	defer ahead.stop()
 	for i, id := range ids {
 		newest := i == len(ids)-1
-		if err := db.recoverSegment(id, <-ahead.next, newest); err != nil {
+		h := <-ahead.next
+		if err := db.recoverSegment(id, h, newest); err != nil {
 			return err
+		}
+		if h != nil && !newest {
+			ahead.reuse(h.data)
 		}
 	}
 	if len(ids) == 0 {
@@ -168,13 +172,13 @@ func (db *DB) recoverSegment(id uint32, hint *hintFile, newest bool) error {
 		// A hint that covers more than the file holds, or whose last
 		// entry is not in the file, is stale and ignored.
 		if hint.covered <= fileSize && hint.describes(f) {
-			hint.eachHinted(db.index, func(e *hintEntry, hash uint64) {
-				db.applyHashed(seg, e.seq, e.kind, e.key, hash, e.off, e.size, false)
-			})
+			db.applyHint(seg, hint)
 			if newest {
 				// The active segment's hint goes on from the file's
-				// entries, copied whole rather than entry by entry.
-				seg.hint = append(seg.hint, hint.entries...)
+				// entries: it keeps them where they were read (the
+				// reader does not reuse the newest file's buffer), and
+				// its first append copies them, capacity being full.
+				seg.hint = hint.entries[:len(hint.entries):len(hint.entries)]
 			}
 			hinted = true
 			from = hint.covered
@@ -263,8 +267,16 @@ func (db *DB) noteLastMark(seg *segment, end int64) {
 // a goroutine, ahead of the replay (recover): next yields one *hintFile
 // per segment, nil where the segment has no hint file or a damaged one.
 // Whoever starts it calls stop, which waits for the goroutine to end.
+//
+// Once a hint file is replayed, recover hands its buffer back (reuse)
+// and the reader reads a later file into it: a store of many segments
+// then holds a few files' worth of buffers, not all of them, and Open
+// does not pay again for memory it had (a page fault per 4 KiB page of
+// fresh memory, which on a virtual machine cost as much as building the
+// index itself).
 type hintReader struct {
 	next chan *hintFile
+	free chan []byte // buffers recover is done with
 	quit chan struct{}
 	done chan struct{}
 }
@@ -277,13 +289,23 @@ const hintsAhead = 1
 // readHintsAhead starts a hintReader for the segments ids, of which those
 // in has have a hint file.
 func (db *DB) readHintsAhead(ids []uint32, has map[uint32]bool) *hintReader {
-	r := &hintReader{next: make(chan *hintFile, hintsAhead), quit: make(chan struct{}), done: make(chan struct{})}
+	r := &hintReader{
+		next: make(chan *hintFile, hintsAhead),
+		free: make(chan []byte, hintsAhead+2),
+		quit: make(chan struct{}),
+		done: make(chan struct{}),
+	}
 	go func() {
 		defer close(r.done)
 		for _, id := range ids {
 			var h *hintFile
 			if has[id] && !db.noHints {
-				h = db.loadHint(id)
+				var buf []byte
+				select {
+				case buf = <-r.free:
+				default:
+				}
+				h = db.loadHint(id, buf)
 			}
 			select {
 			case r.next <- h:
@@ -295,16 +317,27 @@ func (db *DB) readHintsAhead(ids []uint32, has map[uint32]bool) *hintReader {
 	return r
 }
 
+// reuse hands buf, a replayed hint file's, back to the reader; the
+// caller must not touch it again. A buffer the reader has no room for
+// is left to the garbage collector.
+func (r *hintReader) reuse(buf []byte) {
+	select {
+	case r.free <- buf:
+	default:
+	}
+}
+
 // stop ends the reader's goroutine and waits for it.
 func (r *hintReader) stop() {
 	close(r.quit)
 	<-r.done
 }
 
-// loadHint reads and checks segment id's hint file; nil if it is missing
-// or damaged (the segment is then scanned).
-func (db *DB) loadHint(id uint32) *hintFile {
-	b, ok := db.readHint(id)
+// loadHint reads and checks segment id's hint file, into buf if it is
+// large enough; nil if it is missing or damaged (the segment is then
+// scanned).
+func (db *DB) loadHint(id uint32, buf []byte) *hintFile {
+	b, ok := db.readHint(id, buf)
 	if !ok {
 		return nil
 	}
@@ -337,8 +370,9 @@ func (db *DB) hintCount(id uint32) int {
 }
 
 // readHint returns the contents of segment id's hint file, if it can be
-// read. loadHint checks them with parseHint.
-func (db *DB) readHint(id uint32) ([]byte, bool) {
+// read, in buf if it is large enough. loadHint checks them with
+// parseHint.
+func (db *DB) readHint(id uint32, buf []byte) ([]byte, bool) {
 	f, err := db.fs.OpenFile(filepath.Join(db.dir, hintName(id)), os.O_RDONLY, 0)
 	if err != nil {
 		return nil, false
@@ -348,28 +382,47 @@ func (db *DB) readHint(id uint32) ([]byte, bool) {
 	if err != nil {
 		return nil, false
 	}
-	data := make([]byte, size)
+	data := buf[:0]
+	if int64(cap(data)) < size {
+		data = newBuffer(int(size))
+	}
+	data = data[:size]
 	if _, err := f.ReadAt(data, 0); err != nil && !errors.Is(err, io.EOF) {
 		return nil, false
 	}
 	return data, true
 }
 
-// apply replays one record (from a scan or a hint) into the index.
-func (db *DB) apply(seg *segment, seq uint64, kind byte, key []byte, off, size uint32, newest bool) {
-	db.applyHashed(seg, seq, kind, key, db.index.hash(key), off, size, newest)
+// applyHint replays the entries of seg's checked hint file into the
+// index (buildHint, on db.buildWorkers goroutines) and into what the
+// store keeps beside it, as applying each entry in turn would: the live
+// bytes of the segments, lastSeq and lastDel, and the ordered set.
+func (db *DB) applyHint(seg *segment, h *hintFile) {
+	b := buildHint(db.index, *h, seg.id, db.buildWorkers)
+	for id, d := range b.live {
+		db.segs[id].live += d
+	}
+	if b.lastAt >= 0 && b.lastSeq > db.lastSeq {
+		e := h.entryAt(b.lastAt)
+		db.lastSeq, db.lastDel = e.seq, nil
+		if e.kind == kindDelete {
+			db.lastDel = bytes.Clone(e.key)
+		}
+	}
+	if db.ordered != nil {
+		h.each(func(e hintEntry) { db.noteIndex(e.key, e.kind) })
+	}
 }
 
-// applyHashed is apply for a key whose hash in the index, hash, the
-// caller computed.
-func (db *DB) applyHashed(seg *segment, seq uint64, kind byte, key []byte, hash uint64, off, size uint32, newest bool) {
+// apply replays one record, found by a scan, into the index.
+func (db *DB) apply(seg *segment, seq uint64, kind byte, key []byte, off, size uint32, newest bool) {
 	var old entry
 	var had bool
 	if kind == kindPut {
-		old, had = db.index.putHashed(key, hash, entry{seg: seg.id, off: off, size: size})
+		old, had = db.index.put(key, entry{seg: seg.id, off: off, size: size})
 		seg.live += int64(size)
 	} else {
-		old, had = db.index.removeHashed(key, hash)
+		old, had = db.index.remove(key)
 	}
 	if had {
 		db.segs[old.seg].live -= int64(old.size)

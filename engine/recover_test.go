@@ -6,11 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // writeStore creates a store in a temporary OS directory with n keys
@@ -781,5 +784,180 @@ func TestStaleHint(t *testing.T) {
 				t.Errorf("Keys: got %d, want %d", got, len(model))
 			}
 		})
+	}
+}
+
+// recovered is what Open rebuilt from a store's files: the index, the
+// live bytes of each segment, lastSeq and lastDel, and the ordered set.
+type recovered struct {
+	index   map[string]entry
+	live    map[uint32]int64
+	lastSeq uint64
+	lastDel string
+	ordered []string
+}
+
+// openRecovered opens dir with opts, records what recovery rebuilt, and
+// closes it.
+func openRecovered(t *testing.T, dir string, opts Options) recovered {
+	t.Helper()
+	db, err := Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	r := recovered{index: map[string]entry{}, live: map[uint32]int64{}, lastSeq: db.lastSeq, lastDel: string(db.lastDel)}
+	db.index.each(func(k []byte, e entry) { r.index[string(k)] = e })
+	for id, s := range db.segs {
+		r.live[id] = s.live
+	}
+	if db.ordered != nil {
+		db.ordered.ascend("", func(k string) bool { r.ordered = append(r.ordered, k); return true })
+	}
+	return r
+}
+
+// TestParallelBuildMatchesSerial: Open rebuilds the index from the hint
+// files on several goroutines (buildHint) and ends with exactly what one
+// goroutine builds: the same keys at the same records (the newest record
+// of a key wins across segments, a tombstone removes its key), the same
+// live bytes per segment, the same lastSeq and lastDel (which a tie of
+// seqs, as compaction's tombstone makes, must break in file order), the
+// same ordered set; and those keys are the ones the writes left live.
+// Randomized stores of many small segments: puts, overwrites, deletes,
+// batches and compactions.
+func TestParallelBuildMatchesSerial(t *testing.T) {
+	for seed := range uint64(6) {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, 39))
+			const dir = "/db"
+			opts := Options{FS: NewMemFS(), Sync: SyncPolicy{Mode: SyncNone}, SegmentSize: MinSegmentSize, Index: IndexOrdered}
+			db, err := Open(dir, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			model := map[string]string{}
+			keys := 50 + rng.IntN(400)
+			key := func() string { return fmt.Sprintf("k%d%s", rng.IntN(keys), strings.Repeat("x", rng.IntN(12))) }
+			for i := range 3000 {
+				switch p := rng.IntN(100); {
+				case p < 60:
+					k, v := key(), fmt.Sprintf("v%d", i)
+					mustPut(t, db, k, v)
+					model[k] = v
+				case p < 85:
+					k := key()
+					if err := db.Delete([]byte(k)); err != nil {
+						t.Fatal(err)
+					}
+					delete(model, k)
+				case p < 98:
+					var b Batch
+					for range 1 + rng.IntN(5) {
+						k := key()
+						if rng.IntN(3) == 0 {
+							b.Delete([]byte(k))
+							delete(model, k)
+						} else {
+							v := fmt.Sprintf("b%d", i)
+							b.Put([]byte(k), []byte(v))
+							model[k] = v
+						}
+					}
+					if err := db.Apply(&b); err != nil {
+						t.Fatal(err)
+					}
+				default:
+					if err := db.Compact(); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			if rng.IntN(2) == 0 {
+				// End on a delete, so lastDel is set.
+				k := key()
+				if err := db.Delete([]byte(k)); err != nil {
+					t.Fatal(err)
+				}
+				delete(model, k)
+			}
+			if err := db.Close(); err != nil {
+				t.Fatal(err)
+			}
+
+			serial := openRecovered(t, dir, Options{FS: opts.FS, Sync: opts.Sync, Index: IndexOrdered, buildWorkers: 1})
+			if len(serial.index) != len(model) {
+				t.Fatalf("serial build: %d keys, the writes left %d", len(serial.index), len(model))
+			}
+			for k := range model {
+				if _, ok := serial.index[k]; !ok {
+					t.Fatalf("serial build: live key %q missing", k)
+				}
+			}
+			for _, workers := range []int{2, 3, 4, 8} {
+				got := openRecovered(t, dir, Options{FS: opts.FS, Sync: opts.Sync, Index: IndexOrdered, buildWorkers: workers})
+				if !maps.Equal(got.index, serial.index) {
+					t.Errorf("workers=%d: the index differs from the serial build's (%d keys, want %d)", workers, len(got.index), len(serial.index))
+				}
+				if !maps.Equal(got.live, serial.live) {
+					t.Errorf("workers=%d: live bytes per segment %v, want %v", workers, got.live, serial.live)
+				}
+				if got.lastSeq != serial.lastSeq || got.lastDel != serial.lastDel {
+					t.Errorf("workers=%d: lastSeq %d lastDel %q, want %d %q", workers, got.lastSeq, got.lastDel, serial.lastSeq, serial.lastDel)
+				}
+				if !slices.Equal(got.ordered, serial.ordered) {
+					t.Errorf("workers=%d: ordered set of %d keys, want %d", workers, len(got.ordered), len(serial.ordered))
+				}
+			}
+			db, err = Open(dir, Options{FS: opts.FS, Sync: opts.Sync, buildWorkers: 4})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			for k, want := range model {
+				if got, err := db.Get([]byte(k)); err != nil || string(got) != want {
+					t.Fatalf("Get(%q) after a parallel build: got %q %v, want %q", k, got, err, want)
+				}
+			}
+		})
+	}
+}
+
+// TestHintReaderReusesBuffers: the hint reader reads later hint files
+// into the buffers of files already replayed, so a store of many
+// segments holds a few files' worth of buffers while it opens, not all
+// of them (each fresh page costs a page fault). Twenty hint files read
+// with every buffer handed back must use at most hintsAhead+3 distinct
+// buffers; without reuse they use twenty.
+func TestHintReaderReusesBuffers(t *testing.T) {
+	const dir = "/db"
+	fs := NewMemFS()
+	db, err := Open(dir, Options{FS: fs, Sync: SyncPolicy{Mode: SyncNone}, SegmentSize: MinSegmentSize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for i := 0; db.active.id <= 20; i++ {
+		mustPut(t, db, fmt.Sprintf("key-%06d", i), strings.Repeat("v", 100))
+	}
+	ids := make([]uint32, 20)
+	has := map[uint32]bool{}
+	for i := range ids {
+		ids[i] = uint32(i + 1)
+		has[ids[i]] = true
+	}
+	r := db.readHintsAhead(ids, has)
+	defer r.stop()
+	buffers := map[*byte]bool{}
+	for _, id := range ids {
+		h := <-r.next
+		if h == nil {
+			t.Fatalf("segment %d: no hint read", id)
+		}
+		buffers[unsafe.SliceData(h.data)] = true
+		r.reuse(h.data)
+	}
+	if len(buffers) > hintsAhead+3 {
+		t.Errorf("20 hint files read into %d distinct buffers, want at most %d", len(buffers), hintsAhead+3)
 	}
 }
