@@ -48,7 +48,8 @@ type Env struct {
 	// line's -script mine runs (script.go), handed in by a server.
 	Script string
 
-	readSrc bool // the command line: -src FILE is read
+	readSrc bool          // the command line: -src FILE is read
+	tick    time.Duration // the progress events' interval; 0 = a second (tests shorten it)
 }
 
 // execSpec runs a parsed spec and returns the value to print: a single
@@ -161,7 +162,7 @@ rounds:
 				threads: c.threads, ops: s.Ops, exactCap: DefaultExactCap, duration: s.Duration, maxUnits: s.maxUnits(env.Limits),
 				valueSize: s.ValueSize, keys: s.Keys, warmup: s.Warmup, untilSteady: s.UntilSteady, maxWarmup: s.MaxWarmup, steadyTolerance: s.SteadyTolerance / 100, rate: s.Rate, poisson: s.Arrivals == "poisson", pipeline: s.Pipeline, seed: s.Seed, cold: s.Cache == "cold",
 				dishonest: s.Dishonest, dir: runDir, pool: c.pool, source: source,
-				opts: s.engineOptions(c.engine), fanout: s.Fanout, hedge: s.Hedge,
+				opts: s.engineOptions(c.engine), fanout: s.Fanout, hedge: s.Hedge, tick: env.tick,
 			}
 			if env.Progress != nil {
 				cfg.progress = func(p Progress) {

@@ -4,6 +4,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http/httptest"
 	"os"
@@ -116,8 +117,10 @@ func serveLesson(t *testing.T, static, lesson string) string {
 }
 
 // browser starts headless Chromium, or skips when it is not installed.
+// The crash exercise's test grades some thirty runs: on a busy machine
+// that takes minutes.
 func browser(t *testing.T) context.Context {
-	return browsertest.Start(t, 1280, 900, 3*time.Minute)
+	return browsertest.Start(t, 1280, 900, 8*time.Minute)
 }
 
 // tableRow is one row of a results table as the page shows it.
@@ -161,6 +164,23 @@ func runAndWait(t *testing.T, ctx context.Context, sel string, timeout time.Dura
 	return state, time.Since(start)
 }
 
+// slowLimit is the page's time limit for a run in these tests: a run
+// that is over the page's own limit (2 s, 10 s for the crash exercises)
+// only because the machine is busy is not stopped. It stays below the
+// tests' 60 s wait for the results, so an endless loop is still stopped.
+const slowLimit = 45 * time.Second
+
+// raiseLimits sets the page's minimum time limit (the runner's
+// minLimitMs) to d; 0 restores the page's own limits. A page keeps it
+// until it is reloaded.
+func raiseLimits(t *testing.T, ctx context.Context, d time.Duration) {
+	t.Helper()
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[int64](fmt.Sprintf(`kvlabExercises.runner.minLimitMs = %d, kvlabExercises.runner.limitFor('percentile')`, d.Milliseconds())))
+	if want := max(d.Milliseconds(), 2000); err != nil || got != want {
+		t.Fatalf("after setting the page's minimum time limit to %v, percentile's limit is %d ms (err %v), want %d", d, got, err, want)
+	}
+}
+
 func setCode(t *testing.T, ctx context.Context, sel, code string) {
 	t.Helper()
 	q, _ := json.Marshal(code)
@@ -183,6 +203,12 @@ func TestBrowserExercise(t *testing.T) {
 		t.Fatalf("loading the exercise: %v", err)
 	}
 	loadTime := time.Since(loadStart)
+	// The page's own limit is 2 s; the runs below that are not the
+	// endless loop get slowLimit, as a busy machine can take longer.
+	if limit, err := chromedp.Run(ctx, chromedp.Evaluate[int](`kvlabExercises.runner.limitFor('percentile')`)); err != nil || limit != 2000 {
+		t.Errorf("time limit of percentile = %d ms (err %v), want 2000", limit, err)
+	}
+	raiseLimits(t, ctx, slowLimit)
 
 	// Before any attempt: the stub, and no solution button.
 	hidden, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.querySelector('`+ex1+` .ex-show-solution').hidden`))
@@ -199,7 +225,7 @@ func TestBrowserExercise(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS(ex1+` .ex-editor`), typedOffByOne)); err != nil {
 		t.Fatal(err)
 	}
-	state, firstRun := runAndWait(t, ctx, ex1, 30*time.Second)
+	state, firstRun := runAndWait(t, ctx, ex1, 60*time.Second)
 	if state != "failed" {
 		t.Fatalf("off-by-one: state %q, want failed", state)
 	}
@@ -217,7 +243,7 @@ func TestBrowserExercise(t *testing.T) {
 
 	// The right solution.
 	setCode(t, ctx, ex1, solution(t, "percentile"))
-	state, laterRun := runAndWait(t, ctx, ex1, 30*time.Second)
+	state, laterRun := runAndWait(t, ctx, ex1, 60*time.Second)
 	if state != "passed" {
 		t.Fatalf("solution: state %q, want passed", state)
 	}
@@ -227,9 +253,12 @@ func TestBrowserExercise(t *testing.T) {
 		}
 	}
 
-	// A loop that never ends is stopped, and a fresh worker takes over.
+	// A loop that never ends is stopped at the page's own limit, and a
+	// fresh worker takes over.
+	raiseLimits(t, ctx, 0)
 	setCode(t, ctx, ex1, endless)
 	state, stopTime := runAndWait(t, ctx, ex1, 30*time.Second)
+	raiseLimits(t, ctx, slowLimit)
 	if state != "stopped" {
 		t.Fatalf("endless loop: state %q, want stopped", state)
 	}
@@ -244,14 +273,14 @@ func TestBrowserExercise(t *testing.T) {
 	}
 	restart := time.Since(restartStart)
 	setCode(t, ctx, ex1, solution(t, "percentile"))
-	if state, _ := runAndWait(t, ctx, ex1, 30*time.Second); state != "passed" {
+	if state, _ := runAndWait(t, ctx, ex1, 60*time.Second); state != "passed" {
 		t.Fatalf("solution after the restart: state %q, want passed", state)
 	}
 
 	// Code that blocks every goroutine stops the Go program; the page says
 	// so and replaces the worker.
 	setCode(t, ctx, ex1, deadlock)
-	if state, _ := runAndWait(t, ctx, ex1, 30*time.Second); state != "error" {
+	if state, _ := runAndWait(t, ctx, ex1, 60*time.Second); state != "error" {
 		t.Fatalf("deadlock: state %q, want error", state)
 	}
 	msg, _ = chromedp.Run(ctx, chromedp.Text(chromedp.CSS(ex1+` .ex-error`)))
@@ -259,13 +288,13 @@ func TestBrowserExercise(t *testing.T) {
 		t.Errorf("deadlock message %q, want it to name the deadlock", msg)
 	}
 	setCode(t, ctx, ex1, solution(t, "percentile"))
-	if state, _ := runAndWait(t, ctx, ex1, 30*time.Second); state != "passed" {
+	if state, _ := runAndWait(t, ctx, ex1, 60*time.Second); state != "passed" {
 		t.Fatalf("solution after the deadlock: state %q, want passed", state)
 	}
 
 	// The second block on the page works independently.
 	const ex2 = `.exercise[data-exercise=percentile-tests]`
-	if state, _ := runAndWait(t, ctx, ex2, 30*time.Second); state != "failed" {
+	if state, _ := runAndWait(t, ctx, ex2, 60*time.Second); state != "failed" {
 		t.Errorf("percentile-tests stub: state %q, want failed (survivors)", state)
 	}
 	survivors, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('`+ex2+` .ex-mutants tr.ex-fail').length`))

@@ -25,6 +25,7 @@ func TestBrowserCrashTimeline(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS(exAck+` .ex-editor`))); err != nil {
 		t.Fatalf("loading the exercise: %v", err)
 	}
+	raiseLimits(t, ctx, slowLimit)
 	w := crashWrongs[0] // durable-ack without its fdatasync
 	src := strings.Replace(solution(t, w.exercise), w.old, w.new, 1) + wrongSeed
 	native := grader.Run(w.exercise, src)
