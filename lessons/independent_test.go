@@ -259,7 +259,10 @@ var independent = map[string]func(ls lines) float64{
 		r := ls[0].at(4)
 		return r.Fsyncs * r.FsyncMeanNs / 1e9 / max(r.WallSeconds, 0.001)
 	},
-	"always-16":       func(ls lines) float64 { return ls[0].at(2).OpsPerSec },
+	"always-16": func(ls lines) float64 {
+		r := ls[0].at(2)
+		return r.Fsyncs * r.FsyncMeanNs / 1e9 / max(r.WallSeconds, 0.001)
+	},
 	"littles-latency": func(ls lines) float64 { return 8e6 / max(ls[0].at(3).OpsPerSec, 1) },
 	"everysec-gain": func(ls lines) float64 {
 		gain := ls.r(1).OpsPerSec / max(ls.r(0).OpsPerSec, 1)
