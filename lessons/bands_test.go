@@ -132,9 +132,16 @@ func bandOf(l *lesson.Lesson, q *quiz.Quiz, runs [][]any) (bandRow, error) {
 		row.note = "not a prediction: graded on the reader's own run"
 		return row, nil
 	}
+	// A reason-it-out quiz (predict: reason) is asked before the run and
+	// graded against it like a prediction, so its band must hold from
+	// one run to the next as a prediction's must; that its answer is the
+	// same on every disk is what the band check shows when it holds.
+	if q.Reason {
+		row.note = "reason it out: asked before the run, graded against it"
+	}
 	if q.Repeat > 0 {
 		row.tol += fmt.Sprintf(", repeat %d", q.Repeat)
-		row.note = fmt.Sprintf("graded on %d runs at a time, against their median", q.Repeat)
+		row.note = strings.TrimPrefix(row.note+"; ", "; ") + fmt.Sprintf("graded on %d runs at a time, against their median", q.Repeat)
 		// Each group of q.Repeat runs is graded against every group's
 		// median answer (row.values holds each run's answer, in order).
 		var groups []int // each group's first run
@@ -223,7 +230,8 @@ func bandReport(rows []bandRow, n int, took time.Duration) string {
 
 // TestBandOfListsOnlyPredictions: runs whose answers differ 2x against a
 // 10% band make a prediction a lottery (listed), with or
-// without repeat:, while the same quiz asking for the reader's own
+// without repeat:, and a reason-it-out quiz too (it is graded against a
+// run it did not see), while the same quiz asking for the reader's own
 // figure is graded on their own run and is not listed.
 func TestBandOfListsOnlyPredictions(t *testing.T) {
 	l := &lesson.Lesson{Slug: "00-bands"}
@@ -235,6 +243,8 @@ func TestBandOfListsOnlyPredictions(t *testing.T) {
 	}{
 		{"prediction", "predict: yes\n", true},
 		{"prediction, repeat 2", "predict: yes\nrepeat: 2\n", true},
+		{"reason it out", "predict: reason\n", true},
+		{"reason it out, repeat 2", "predict: reason\nrepeat: 2\n", true},
 		{"own figure", "", false},
 		{"own figure, repeat 2", "repeat: 2\n", false},
 	} {

@@ -254,17 +254,20 @@ var independent = map[string]func(ls lines) float64{
 		return 6
 	},
 	"linear-wrong": func(ls lines) float64 { return 256 * ls[0].at(0).OpsPerSec / max(ls[0].at(8).OpsPerSec, 1) },
-	"knee-threads": func(ls lines) float64 {
-		top := 0.0
-		for k := range 9 {
-			top = max(top, ls[0].at(k).OpsPerSec)
-		}
-		return top / max(ls[0].at(0).OpsPerSec, 1)
+	"knee-threads": func(ls lines) float64 { return ls[0].at(8).FsyncMeanNs * ls[0].at(8).OpsPerSec / 1e9 },
+	"flusher-busy": func(ls lines) float64 {
+		r := ls[0].at(4)
+		return r.Fsyncs * r.FsyncMeanNs / 1e9 / max(r.WallSeconds, 0.001)
 	},
-	"flushes-per-sec":  func(ls lines) float64 { return ls[0].at(4).Fsyncs / max(ls[0].at(4).WallSeconds, 0.001) },
-	"always-16":        func(ls lines) float64 { return ls[0].at(2).OpsPerSec },
-	"littles-latency":  func(ls lines) float64 { return 8e6 / max(ls[0].at(3).OpsPerSec, 1) },
-	"everysec-gain":    func(ls lines) float64 { return ls.r(1).OpsPerSec / max(ls.r(0).OpsPerSec, 1) },
+	"always-16": func(ls lines) float64 {
+		r := ls[0].at(2)
+		return r.Fsyncs * r.FsyncMeanNs / 1e9 / max(r.WallSeconds, 0.001)
+	},
+	"littles-latency": func(ls lines) float64 { return 8e6 / max(ls[0].at(3).OpsPerSec, 1) },
+	"everysec-gain": func(ls lines) float64 {
+		gain := ls.r(1).OpsPerSec / max(ls.r(0).OpsPerSec, 1)
+		return choice(gain > 10, 3, choice(gain >= 2, 2, 1))
+	},
 	"kill-batch-share": func(ls lines) float64 { return ls.r(1).LostAcked / max(ls.r(1).Writes, 1) },
 	"kill-none-buffered": func(ls lines) float64 {
 		return ls.r(0).LostAcked / max(float64(len(ls.r(0).PerTrial)), 1)
@@ -382,9 +385,7 @@ var independent = map[string]func(ls lines) float64{
 	"gentle-correction": func(ls lines) float64 {
 		return ls.r(0).put().P99Ns / max(ls.r(0).LatencyUncorrected["put"].P99Ns, 1)
 	},
-	"overload-hidden": func(ls lines) float64 {
-		return ls.r(0).put().P99Ns / max(ls.r(0).LatencyUncorrected["put"].P99Ns, 1)
-	},
+	"overload-hidden": func(ls lines) float64 { return ls.r(0).put().P99Ns / 1e9 / max(ls.r(0).WallSeconds, 0.001) },
 	"overload-censored": func(ls lines) float64 {
 		return ls.r(0).BacklogUnits / max(ls.r(0).Units+ls.r(0).BacklogUnits, 1)
 	},
