@@ -472,7 +472,7 @@ func replicationModel(rep *ReplicationReport, probe *ProbeBrief, engine string) 
 	if rep.Net != nil {
 		rtt = float64(rep.Net.RTTP50Ns)
 	}
-	rep.ModelCommitNs, _ = commitModel(rep.WaitsFor, rep.LeaderFlushFirst, tf, rtt)
+	rep.ModelCommitNs, _ = commitModel(rep.WaitsFor, rep.LeaderFlushFirst, tf, rtt, 0)
 }
 
 // idleWindow is how long the harness watches the device with the

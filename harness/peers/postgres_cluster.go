@@ -2,7 +2,6 @@ package peers
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -39,7 +38,7 @@ import (
 
 // ErrPostgresMissing is returned by openPostgres when no PostgreSQL server
 // binaries are installed.
-var ErrPostgresMissing = errors.New("postgres: PostgreSQL's server binaries are not installed (apt-get install postgresql, or brew install postgresql)")
+var ErrPostgresMissing error = harness.MissingTool("postgres: PostgreSQL's server binaries are not installed (apt-get install postgresql, or brew install postgresql)")
 
 // postgresStartTimeout bounds waiting for a started server to accept
 // connections (it replays its WAL first when restarted).
