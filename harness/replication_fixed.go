@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -58,6 +61,24 @@ type FixedTerm struct {
 	Note string
 }
 
+// fixedDirPrefix begins the name of a fixed-term probe's directory,
+// followed by the probing process's id: a labserver killed during a probe
+// leaves its directory (a memory filesystem keeps it until reboot), and
+// the next probe removes it (sweepFixedDirs).
+const fixedDirPrefix = "kvlab-fixed-"
+
+// sweepFixedDirs removes the fixed-term directories in mem whose process
+// is gone.
+func sweepFixedDirs(mem string) {
+	ds, _ := filepath.Glob(filepath.Join(mem, fixedDirPrefix+"*"))
+	for _, d := range ds {
+		pid, _, ok := strings.Cut(strings.TrimPrefix(filepath.Base(d), fixedDirPrefix), "-")
+		if n, err := strconv.Atoi(pid); ok && err == nil && !processAlive(n) {
+			os.RemoveAll(d)
+		}
+	}
+}
+
 // memDir returns a directory on a memory filesystem, where a flush
 // writes nothing back, or "" and why there is none (replication_fixed_*.go).
 var memDir = memFilesystemDir
@@ -79,7 +100,8 @@ func probeCommitFixed(ctx context.Context, engine, sync string, replicas int) (F
 	if mem == "" {
 		return FixedTerm{Note: why}, nil
 	}
-	dir, err := os.MkdirTemp(mem, "kvlab-fixed-")
+	sweepFixedDirs(mem)
+	dir, err := os.MkdirTemp(mem, fixedDirPrefix+strconv.Itoa(os.Getpid())+"-")
 	if err != nil {
 		return FixedTerm{}, fmt.Errorf("the fixed term's probe: %w", err)
 	}

@@ -17,3 +17,10 @@ func memFilesystemDir() (dir, why string) {
 	}
 	return shmDir, ""
 }
+
+// processAlive says whether a process with id pid exists (signal 0
+// checks without sending; EPERM means it exists under another user).
+func processAlive(pid int) bool {
+	err := unix.Kill(pid, 0)
+	return err == nil || err == unix.EPERM
+}
