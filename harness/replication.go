@@ -438,7 +438,11 @@ type ReplicationReport struct {
 	// proxy: loopback's tens of microseconds are left out). Every member
 	// flushes to this machine's one disk, where flushes may queue behind
 	// each other; the formula leaves that out, and the run's put p50
-	// beside it shows how much it costs. 0 when the probe has no figure.
+	// beside it shows how much it costs. It is the flushes and the trip
+	// only: the model's fixed term (T_fixed: the request, the server's
+	// and the replication's own steps) needs servers of its own to
+	// measure (replication_fixed.go), which `labserver model` starts and
+	// a bench run does not. 0 when the probe has no figure.
 	ModelCommitNs float64 `json:"model_commit_ns,omitempty"`
 
 	// The device under the run directory, which every member shares on
@@ -570,7 +574,7 @@ func replicationLine(r *BenchResult) string {
 	}
 	line := "replication: leader " + rep.Leader + "; " + strings.Join(parts, ", ")
 	if rep.ModelCommitNs > 0 {
-		line += "; model: one client's commit ≈ " + calc.FormatNs(rep.ModelCommitNs)
+		line += "; model's flushes and trip ≈ " + calc.FormatNs(rep.ModelCommitNs) + " (T_fixed aside)"
 		if put := r.Latency["put"]; put != nil && r.Threads == 1 {
 			line += " (measured p50 " + calc.FormatNs(float64(put.P50Ns)) + ")"
 		}
