@@ -22,8 +22,9 @@ import (
 //
 // where T_fixed is what a commit costs besides the flushes and the trip
 // (the client's request and answer, parsing and applying it, the
-// replication's own steps: replication_fixed.go), T_leader is the leader's flush, RTT the round trip to a follower
-// and T_k the k-th fastest follower's flush. On one machine every member
+// replication's own steps: replication_fixed.go), T_leader the leader's
+// flush, RTT the round trip to a follower and T_k the k-th fastest
+// follower's flush. On one machine every member
 // flushes to one disk at one cost, so T_k = T_leader = T_fsync, and the
 // formula is RTT + T_fsync. PostgreSQL's walsender sends only WAL the
 // primary has flushed, so there the two flushes add up: T_fsync + RTT +
@@ -236,7 +237,7 @@ func replicationModelLine(ctx context.Context, s *Spec, dir string) (*ModelResul
 }
 
 // isReplicationModel says whether a model line asks for the replication
-// model: it names a replicated engine, -replicas or a network.
+// model: it names a replicated engine, -replicas, a network or -t-fixed.
 func isReplicationModel(s *Spec) bool {
 	for _, f := range []string{"engine", "replicas", "net-delay", "net-jitter", "net", "t-fixed"} {
 		if s.has(f) {
