@@ -113,7 +113,10 @@ func TestReplicationModelFixedProbe(t *testing.T) {
 	if _, err := os.Stat("/dev/shm"); err != nil {
 		t.Skip("no /dev/shm: the fixed term is measured on Linux's memory filesystem")
 	}
-	before, _ := filepath.Glob("/dev/shm/kvlab-fixed-*")
+	// This process's probe directories only: another test binary may be
+	// probing at the same time.
+	mine := fmt.Sprintf("/dev/shm/kvlab-fixed-%d-*", os.Getpid())
+	before, _ := filepath.Glob(mine)
 	raw, err := harness.Exec(context.Background(), "model -engine pg-sync,etcd -t-fsync 1ms -format json", harness.Env{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
@@ -134,7 +137,7 @@ func TestReplicationModelFixedProbe(t *testing.T) {
 			t.Errorf("%s: commit %v = %q, want T_fixed %v + %v", p.Engine, p.CommitNs, p.Formula, p.TFixedNs, flushes)
 		}
 	}
-	after, _ := filepath.Glob("/dev/shm/kvlab-fixed-*")
+	after, _ := filepath.Glob(mine)
 	for _, d := range after {
 		if !slices.Contains(before, d) {
 			t.Errorf("%s outlived the model's probe", d)
