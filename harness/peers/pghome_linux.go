@@ -51,6 +51,9 @@ func acquirePgHome(dir string) (string, func(), error) {
 	if err := sameFilesystem(dir, tmp); err != nil {
 		return "", nil, err
 	}
+	if closed, mode, err := closedAbove(filepath.Join(tmp, pgHomePrefix)); err != nil || closed != "" {
+		return "", nil, fmt.Errorf("nobody cannot enter %s (mode %v) either (%v); set TMPDIR to a directory on the run's disk that others can enter", closed, mode, err)
+	}
 	sum := sha256.Sum256([]byte(dir))
 	home := filepath.Join(tmp, pgHomePrefix+hex.EncodeToString(sum[:8]))
 	pgHomes.Lock()
