@@ -3,6 +3,8 @@ package harness
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -591,4 +593,28 @@ func replicationLine(r *BenchResult) string {
 		line += "\n" + f
 	}
 	return line
+}
+
+// runDirCleanups are called with a run directory the harness has just
+// removed (OnRunDirRemoved).
+var runDirCleanups []func(dir string)
+
+// OnRunDirRemoved registers f to be called with each run directory the
+// harness removes at the end of a run, after it is gone: a store whose
+// servers keep data outside the run directory (the peers package's
+// PostgreSQL under root, when the user it runs as cannot reach the run
+// directory) removes them then. It is meant to be called from init
+// functions.
+func OnRunDirRemoved(f func(dir string)) { runDirCleanups = append(runDirCleanups, f) }
+
+// removeRunDir removes a run directory and calls the OnRunDirRemoved
+// functions with its absolute path.
+func removeRunDir(dir string) {
+	os.RemoveAll(dir)
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	for _, f := range runDirCleanups {
+		f(dir)
+	}
 }

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"kvlab/harness"
 )
 
 // PostgreSQL's data outside the run directory (postgresHome, as root).
@@ -20,8 +22,9 @@ import (
 // opens of one run directory) find the same cluster. The directory holds
 // a file run-dir naming dir, and dir a symbolic link pg-data to it, for
 // the reader. It is removed once dir is gone (the run over: the harness
-// removes the run directory) and none of its servers runs: a watcher
-// checks every pgHomePoll. A labserver killed first leaves it; the next
+// removes the run directory) and none of its servers runs: at once when
+// the harness removes it (OnRunDirRemoved), else when a watcher, checking
+// every pgHomePoll, finds it gone. A labserver killed first leaves it; the next
 // acquirePgHome removes every such directory whose run directory is gone.
 
 // pgHomePrefix begins the name of a run's PostgreSQL directory.
@@ -29,6 +32,11 @@ const pgHomePrefix = "kvlab-pg-"
 
 // pgHomePoll is how often a watcher looks for its run directory.
 const pgHomePoll = 200 * time.Millisecond
+
+// pgHomeHalfRemoved is how long a PostgreSQL directory without its
+// run-dir file must have been left alone before a sweep takes it for one
+// half removed (its process exited during the removal).
+const pgHomeHalfRemoved = time.Minute
 
 // pgHomes are this process's run PostgreSQL directories, by run
 // directory.
@@ -85,12 +93,30 @@ func acquirePgHome(dir string) (string, func(), error) {
 	}, nil
 }
 
+func init() { harness.OnRunDirRemoved(removePgHome) }
+
+// removePgHome removes run directory dir's PostgreSQL directory, if it
+// has one and none of its servers runs: the harness has just removed dir.
+// (A run directory removed otherwise is found by the watcher.)
+func removePgHome(dir string) {
+	pgHomes.Lock()
+	defer pgHomes.Unlock()
+	if h := pgHomes.m[dir]; h != nil && h.open == 0 {
+		os.RemoveAll(h.dir)
+		delete(pgHomes.m, dir)
+	}
+}
+
 // watch removes h's directory once its run directory is gone and none of
 // its servers runs.
 func (h *pgHome) watch() {
 	for {
 		time.Sleep(pgHomePoll)
 		pgHomes.Lock()
+		if pgHomes.m[h.runDir] != h {
+			pgHomes.Unlock()
+			return // removed by removePgHome
+		}
 		if _, err := os.Stat(h.runDir); errors.Is(err, os.ErrNotExist) && h.open == 0 {
 			os.RemoveAll(h.dir)
 			delete(pgHomes.m, h.runDir)
@@ -111,9 +137,18 @@ func sweepPgHomes(tmp string) {
 		owned[h.dir] = true
 	}
 	for _, d := range ds {
+		if owned[d] {
+			continue
+		}
 		b, err := os.ReadFile(filepath.Join(d, "run-dir"))
-		if owned[d] || err != nil || strings.TrimSpace(string(b)) == "" {
-			continue // not one of ours, or being made
+		if err != nil || strings.TrimSpace(string(b)) == "" {
+			// Being made (run-dir comes right after the directory), or
+			// half removed by a process that exited meanwhile (run-dir
+			// went first): the latter's stays untouched for a while.
+			if fi, err := os.Stat(d); err == nil && time.Since(fi.ModTime()) > pgHomeHalfRemoved {
+				os.RemoveAll(d)
+			}
+			continue
 		}
 		if _, err := os.Stat(string(b)); errors.Is(err, os.ErrNotExist) {
 			os.RemoveAll(d)

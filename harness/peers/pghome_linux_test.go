@@ -15,8 +15,8 @@ import (
 // runs under a directory nobody cannot enter (/root/.cache, /root being
 // 0700), and PostgreSQL runs as nobody. The run must still work, its data
 // in a directory of its own under os.TempDir(), and that directory must
-// be gone soon after the run directory is (the old code refused the run:
-// "nobody ... cannot enter").
+// be gone when the harness has removed the run directory (the old code
+// refused the run: "nobody ... cannot enter").
 func TestPostgresUnderAClosedDirectory(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("only root's PostgreSQL runs as another user (nobody); as this user PostgreSQL can enter any directory the run can")
@@ -39,19 +39,10 @@ func TestPostgresUnderAClosedDirectory(t *testing.T) {
 			t.Errorf("%s in %s: %v", line, dir, err)
 			continue
 		}
-		// The harness removed its run directory; within a few polls the
-		// data's directory goes too.
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			left := pgHomesUnder(t, closed)
-			if len(left) == 0 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Errorf("%s: %v outlived the run by 30 s", line, left)
-				break
-			}
-			time.Sleep(100 * time.Millisecond)
+		// The harness removed its run directory, and with it (at once: a
+		// command-line run exits right after) the data's directory.
+		if left := pgHomesUnder(t, closed); len(left) != 0 {
+			t.Errorf("%s: %v outlived the run", line, left)
 		}
 	}
 }
@@ -77,6 +68,19 @@ func TestSweepPgHomes(t *testing.T) {
 	tmp := t.TempDir()
 	gone := filepath.Join(tmp, pgHomePrefix+"gone")
 	kept := filepath.Join(tmp, pgHomePrefix+"kept")
+	// Half removed long ago (no run-dir), and one just made (run-dir not
+	// yet written).
+	half := filepath.Join(tmp, pgHomePrefix+"half")
+	fresh := filepath.Join(tmp, pgHomePrefix+"fresh")
+	for _, d := range []string{half, fresh} {
+		if err := os.MkdirAll(filepath.Join(d, "pg"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := time.Now().Add(-2 * pgHomeHalfRemoved)
+	if err := os.Chtimes(half, old, old); err != nil {
+		t.Fatal(err)
+	}
 	for d, run := range map[string]string{gone: filepath.Join(tmp, "no-such-run"), kept: tmp} {
 		if err := os.MkdirAll(filepath.Join(d, "pg"), 0o700); err != nil {
 			t.Fatal(err)
@@ -91,7 +95,12 @@ func TestSweepPgHomes(t *testing.T) {
 	if _, err := os.Stat(gone); !os.IsNotExist(err) {
 		t.Errorf("%s: %v, want it removed (its run directory is gone)", gone, err)
 	}
-	if _, err := os.Stat(kept); err != nil {
-		t.Errorf("%s: %v, want it kept (its run directory exists)", kept, err)
+	if _, err := os.Stat(half); !os.IsNotExist(err) {
+		t.Errorf("%s: %v, want it removed (half removed long ago)", half, err)
+	}
+	for _, d := range []string{kept, fresh} {
+		if _, err := os.Stat(d); err != nil {
+			t.Errorf("%s: %v, want it kept (its run directory exists, or it is being made)", d, err)
+		}
 	}
 }
