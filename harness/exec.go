@@ -186,7 +186,7 @@ rounds:
 			started := time.Now()
 			res, err := runOne(ctx, cfg)
 			if !s.Keep {
-				os.RemoveAll(runDir)
+				removeRunDir(runDir)
 			}
 			if err != nil {
 				if ctx.Err() != nil {

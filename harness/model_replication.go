@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"kvlab/harness/calc"
 )
@@ -17,10 +18,13 @@ import (
 // (pg-sync: 1, ANY 1 or FIRST 1; etcd: a majority of the members less the
 // leader, 1 of 2 or 2 of 4),
 //
-//	commit ≈ max(T_leader, RTT + T_k)
+//	commit ≈ T_fixed + max(T_leader, RTT + T_k)
 //
-// where T_leader is the leader's flush, RTT the round trip to a follower
-// and T_k the k-th fastest follower's flush. On one machine every member
+// where T_fixed is what a commit costs besides the flushes and the trip
+// (the client's request and answer, parsing and applying it, the
+// replication's own steps: replication_fixed.go), T_leader the leader's
+// flush, RTT the round trip to a follower and T_k the k-th fastest
+// follower's flush. On one machine every member
 // flushes to one disk at one cost, so T_k = T_leader = T_fsync, and the
 // formula is RTT + T_fsync. PostgreSQL's walsender sends only WAL the
 // primary has flushed, so there the two flushes add up: T_fsync + RTT +
@@ -39,7 +43,9 @@ import (
 // many clients, that is what a measurement shows instead.
 //
 // The inputs are measured here: T_fsync by a quick probe of the data
-// directory, the case each engine pays (replicaFsync), and RTT through the
+// directory, the case each engine pays (replicaFsync), T_fixed by the
+// engine's own commits with the flushes taken out (probeCommitFixed:
+// its data on a memory filesystem, no delay), and RTT through the
 // harness's delaying proxy with the line's delay (MeasureRTT, which the
 // peers package provides; 0 without a delay: loopback's tens of
 // microseconds are left out). The members' flushes share this machine's
@@ -79,8 +85,16 @@ type ReplicationPrediction struct {
 	// or "none").
 	TFsyncNs   float64 `json:"t_fsync_ns"`
 	TFsyncCase string  `json:"t_fsync_case"`
-	RTTNs      float64 `json:"rtt_ns"`
-	RTTSource  string  `json:"rtt_source"`
+	// TFixedNs is the commit's fixed term (replication_fixed.go), from
+	// TFixedSource: "memory_commit_p50" (the median commit of the same
+	// engine with its data on a memory filesystem: probeCommitFixed),
+	// "given" (-t-fixed) or "none" (no figure: TFixedNote says why, and
+	// the prediction leaves the term out).
+	TFixedNs     float64 `json:"t_fixed_ns"`
+	TFixedSource string  `json:"t_fixed_source"`
+	TFixedNote   string  `json:"t_fixed_note,omitempty"`
+	RTTNs        float64 `json:"rtt_ns"`
+	RTTSource    string  `json:"rtt_source"`
 	// Formula is the commit formula with the figures put in.
 	Formula  string  `json:"formula"`
 	CommitNs float64 `json:"commit_ns"`
@@ -108,8 +122,22 @@ func replicaFsync(engine string, b *ProbeBrief) (ns float64, kind string) {
 }
 
 // commitModel is the commit latency of one client: the formula of the
-// file comment for what a commit waits for.
-func commitModel(waitsFor string, leaderFirst bool, tf, rtt float64) (ns float64, formula string) {
+// file comment for what a commit waits for, with fixed (T_fixed) added
+// when it is not 0.
+func commitModel(waitsFor string, leaderFirst bool, tf, rtt, fixed float64) (ns float64, formula string) {
+	ns, formula = flushAndTrip(waitsFor, leaderFirst, tf, rtt)
+	if fixed > 0 {
+		ns += fixed
+		formula = "T_fixed + " + formula
+		if i := strings.Index(formula, " = "); i >= 0 {
+			formula = formula[:i] + " = " + calc.FormatNs(fixed) + " + " + formula[i+len(" = "):]
+		}
+	}
+	return ns, formula
+}
+
+// flushAndTrip is the formula's flushes and round trip, T_fixed aside.
+func flushAndTrip(waitsFor string, leaderFirst bool, tf, rtt float64) (ns float64, formula string) {
 	f, r := calc.FormatNs(tf), calc.FormatNs(rtt)
 	switch {
 	case waitsFor == "leader_only":
@@ -183,7 +211,19 @@ func replicationModelLine(ctx context.Context, s *Spec, dir string) (*ModelResul
 		} else {
 			p.TFsyncNs, p.TFsyncCase = float64(s.TFsync), "given"
 		}
-		p.CommitNs, p.Formula = commitModel(p.WaitsFor, p.LeaderFlushFirst, p.TFsyncNs, p.RTTNs)
+		p.TFixedSource = "given"
+		p.TFixedNs = float64(s.TFixed)
+		if !s.has("t-fixed") {
+			ft, err := probeCommitFixed(ctx, e, s.Sync, p.Replicas)
+			if err != nil {
+				return nil, fmt.Errorf("model: %w", err)
+			}
+			p.TFixedNs, p.TFixedSource, p.TFixedNote = ft.Ns, "memory_commit_p50", ft.Note
+			if ft.Note != "" {
+				p.TFixedSource = "none"
+			}
+		}
+		p.CommitNs, p.Formula = commitModel(p.WaitsFor, p.LeaderFlushFirst, p.TFsyncNs, p.RTTNs, p.TFixedNs)
 		for _, t := range threads {
 			th := ReplicationThreads{Threads: t, CommitNs: p.CommitNs}
 			if p.CommitNs > 0 {
@@ -197,9 +237,9 @@ func replicationModelLine(ctx context.Context, s *Spec, dir string) (*ModelResul
 }
 
 // isReplicationModel says whether a model line asks for the replication
-// model: it names a replicated engine, -replicas or a network.
+// model: it names a replicated engine, -replicas, a network or -t-fixed.
 func isReplicationModel(s *Spec) bool {
-	for _, f := range []string{"engine", "replicas", "net-delay", "net-jitter", "net"} {
+	for _, f := range []string{"engine", "replicas", "net-delay", "net-jitter", "net", "t-fixed"} {
 		if s.has(f) {
 			return true
 		}
@@ -256,6 +296,12 @@ func modelReplicationFlags() []flagDef {
 				return err
 			},
 			show: func(s *Spec, _ runOf) (string, bool) { return s.Net.Delay.String(), s.has("net-delay") }},
+		{name: "t-fixed", usage: "the replication model: a commit's cost besides the flushes and the round trip, e.g. 400us (default: the engine's median commit with its data on a memory filesystem)",
+			fill: func(s *Spec, a arg, _ Limits) (err error) {
+				s.TFixed, err = a.duration(0, 0, 10*time.Second)
+				return err
+			},
+			show: func(s *Spec, _ runOf) (string, bool) { return s.TFixed.String(), s.has("t-fixed") }},
 		{name: "threads", usage: "the replication model: concurrent clients, a comma list (default 1)",
 			fill: func(s *Spec, a arg, lim Limits) error {
 				if !a.given {
@@ -290,6 +336,14 @@ func writeReplicationModel(w io.Writer, m *ModelResult) {
 			rtt = "RTT " + calc.FormatNs(p.RTTNs) + " (" + p.RTTSource + ")"
 		}
 		fmt.Fprintf(w, "  T_fsync %s (the probe's %s case), %s\n", calc.FormatNs(p.TFsyncNs), p.TFsyncCase, rtt)
+		switch p.TFixedSource {
+		case "memory_commit_p50":
+			fmt.Fprintf(w, "  T_fixed %s (the median commit of the same engine with its data in memory: the cost besides the flushes and the trip)\n", calc.FormatNs(p.TFixedNs))
+		case "given":
+			fmt.Fprintf(w, "  T_fixed %s (given)\n", calc.FormatNs(p.TFixedNs))
+		default:
+			fmt.Fprintf(w, "  T_fixed left out: %s\n", p.TFixedNote)
+		}
 		fmt.Fprintf(w, "  one commit ≈ %s = %s\n", p.Formula, calc.FormatNs(p.CommitNs))
 		for _, t := range p.Threads {
 			fmt.Fprintf(w, "  %3d client(s): %.0f commits/s (T / commit, group commit across the wire)\n", t.Threads, t.OpsPerSec)

@@ -62,9 +62,64 @@ func TestCommitModel(t *testing.T) {
 		{"pg-sync", "none", tf},
 	} {
 		w, first := waitsFor(tt.engine, tt.sync)
-		if got, _ := commitModel(w, first, tf, rtt); got != tt.want {
+		if got, _ := commitModel(w, first, tf, rtt, 0); got != tt.want {
 			t.Errorf("%s -sync %s: %v, want %v", tt.engine, tt.sync, time.Duration(got), time.Duration(tt.want))
 		}
+		// The fixed term adds to every case, and the formula names it
+		// with its figure.
+		const fixed = 400e3
+		got, formula := commitModel(w, first, tf, rtt, fixed)
+		if got != tt.want+fixed || !strings.HasPrefix(formula, "T_fixed + ") || !strings.Contains(formula, " = 400.0 µs + ") {
+			t.Errorf("%s -sync %s with T_fixed 400µs: %v %q, want %v and a formula naming T_fixed = 400µs", tt.engine, tt.sync, time.Duration(got), formula, time.Duration(tt.want+fixed))
+		}
+	}
+}
+
+// TestReplicationModelFixedTerm: -t-fixed adds to each engine's commit and
+// to the throughput T / commit; without it and without the engines built
+// in (this package links no peers), the term is left out and the
+// prediction says why.
+func TestReplicationModelFixedTerm(t *testing.T) {
+	raw, err := Exec(context.Background(), "model -net-delay 1ms -t-fsync 2ms -t-fixed 500us -threads 1,4 -format json", Env{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := DecodeResult(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mr := m.(*ModelResult)
+	want := map[string]float64{"pg-sync": 500e3 + 2*2e6 + 2e6, "etcd": 500e3 + 2e6 + 2e6}
+	for _, p := range mr.Replication {
+		if p.CommitNs != want[p.Engine] || p.TFixedNs != 500e3 || p.TFixedSource != "given" {
+			t.Errorf("%s: commit %v, t_fixed %v (%s), want %v with the given 500µs", p.Engine, p.CommitNs, p.TFixedNs, p.TFixedSource, want[p.Engine])
+		}
+		if len(p.Threads) != 2 || p.Threads[1].OpsPerSec != 4e9/want[p.Engine] {
+			t.Errorf("%s: threads %+v, want 4 clients at 4 / %v", p.Engine, p.Threads, want[p.Engine])
+		}
+	}
+	if !strings.Contains(string(raw), `"t_fixed_ns":500000`) || !strings.Contains(string(raw), `"t_fixed_source":"given"`) {
+		t.Errorf("JSON %s: want t_fixed_ns and t_fixed_source", raw)
+	}
+	var b strings.Builder
+	if err := Write(&b, "table", mr); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "T_fixed 500.0 µs (given)") || !strings.Contains(b.String(), "T_fixed + max(T_leader, RTT + T_k) = 500.0 µs + max(") {
+		t.Errorf("table %q, want T_fixed's figure and the formula with it", b.String())
+	}
+
+	raw, err = Exec(context.Background(), "model -engine etcd -t-fsync 2ms -format json", Env{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err = DecodeResult(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := m.(*ModelResult).Replication[0]
+	if p.TFixedSource != "none" || p.TFixedNs != 0 || p.TFixedNote == "" || p.CommitNs != 2e6 {
+		t.Errorf("without the engine: t_fixed %v (%s, %q), commit %v; want the term left out, with why", p.TFixedNs, p.TFixedSource, p.TFixedNote, p.CommitNs)
 	}
 }
 

@@ -3,6 +3,8 @@ package harness
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -438,7 +440,11 @@ type ReplicationReport struct {
 	// proxy: loopback's tens of microseconds are left out). Every member
 	// flushes to this machine's one disk, where flushes may queue behind
 	// each other; the formula leaves that out, and the run's put p50
-	// beside it shows how much it costs. 0 when the probe has no figure.
+	// beside it shows how much it costs. It is the flushes and the trip
+	// only: the model's fixed term (T_fixed: the request, the server's
+	// and the replication's own steps) needs servers of its own to
+	// measure (replication_fixed.go), which `labserver model` starts and
+	// a bench run does not. 0 when the probe has no figure.
 	ModelCommitNs float64 `json:"model_commit_ns,omitempty"`
 
 	// The device under the run directory, which every member shares on
@@ -472,7 +478,7 @@ func replicationModel(rep *ReplicationReport, probe *ProbeBrief, engine string) 
 	if rep.Net != nil {
 		rtt = float64(rep.Net.RTTP50Ns)
 	}
-	rep.ModelCommitNs, _ = commitModel(rep.WaitsFor, rep.LeaderFlushFirst, tf, rtt)
+	rep.ModelCommitNs, _ = commitModel(rep.WaitsFor, rep.LeaderFlushFirst, tf, rtt, 0)
 }
 
 // idleWindow is how long the harness watches the device with the
@@ -570,7 +576,7 @@ func replicationLine(r *BenchResult) string {
 	}
 	line := "replication: leader " + rep.Leader + "; " + strings.Join(parts, ", ")
 	if rep.ModelCommitNs > 0 {
-		line += "; model: one client's commit ≈ " + calc.FormatNs(rep.ModelCommitNs)
+		line += "; model's flushes and trip ≈ " + calc.FormatNs(rep.ModelCommitNs) + " (T_fixed aside)"
 		if put := r.Latency["put"]; put != nil && r.Threads == 1 {
 			line += " (measured p50 " + calc.FormatNs(float64(put.P50Ns)) + ")"
 		}
@@ -587,4 +593,28 @@ func replicationLine(r *BenchResult) string {
 		line += "\n" + f
 	}
 	return line
+}
+
+// runDirCleanups are called with a run directory the harness has just
+// removed (OnRunDirRemoved).
+var runDirCleanups []func(dir string)
+
+// OnRunDirRemoved registers f to be called with each run directory the
+// harness removes at the end of a run, after it is gone: a store whose
+// servers keep data outside the run directory (the peers package's
+// PostgreSQL under root, when the user it runs as cannot reach the run
+// directory) removes them then. It is meant to be called from init
+// functions.
+func OnRunDirRemoved(f func(dir string)) { runDirCleanups = append(runDirCleanups, f) }
+
+// removeRunDir removes a run directory and calls the OnRunDirRemoved
+// functions with its absolute path.
+func removeRunDir(dir string) {
+	os.RemoveAll(dir)
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	for _, f := range runDirCleanups {
+		f(dir)
+	}
 }

@@ -191,7 +191,7 @@ func scriptRun(ctx context.Context, s *Spec, env Env, dir string, prog *script.P
 		return nil, fmt.Errorf("-dir %s: %w", dir, err)
 	}
 	if !s.Keep {
-		defer os.RemoveAll(runDir)
+		defer removeRunDir(runDir)
 	}
 	st, err := openScriptStore(e, runDir, s)
 	if err != nil {

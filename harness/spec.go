@@ -86,6 +86,7 @@ type Spec struct {
 	WriteBuffer int
 	TWrite      time.Duration // model: T_write given instead of probed
 	TFsync      time.Duration // model: T_fsync given instead of probed
+	TFixed      time.Duration // model: the replication model's T_fixed given instead of probed
 	Dir         string
 	Keep        bool
 	Format      string

@@ -68,7 +68,7 @@ import (
 // those counts leave out and device_io sees.
 
 // ErrEtcdMissing is returned by OpenEtcd when etcd is not installed.
-var ErrEtcdMissing = errors.New("etcd: the etcd server binary is not installed (apt-get install etcd-server, or brew install etcd)")
+var ErrEtcdMissing error = harness.MissingTool("etcd: the etcd server binary is not installed (apt-get install etcd-server, or brew install etcd)")
 
 // etcdStartTimeout bounds waiting for every member to report healthy and
 // a leader to be elected.

@@ -27,7 +27,9 @@ import (
 //
 // OpenPgSync makes the cluster in the run's directory from the same
 // binaries as -engine postgres (postgres_cluster.go), as the same user
-// (nobody, under root): initdb into primary/, the primary started on a
+// (nobody, under root; its data where postgresHome puts them, the run
+// directory or, when nobody cannot reach that, one of their own under
+// os.TempDir()): initdb into primary/, the primary started on a
 // free loopback port, then each standby (s1, and s2 with -replicas 2)
 // copied from it with pg_basebackup into s1/, s2/ and started in standby
 // mode, streaming the WAL from the primary over TCP. The primary lists
@@ -125,11 +127,11 @@ func OpenPgSync(ctx context.Context, dir, syncText string, o harness.EngineOptio
 	if err := os.MkdirAll(abs, 0o755); err != nil {
 		return nil, fmt.Errorf("pg-sync: %w", err)
 	}
-	asUser, err := postgresUser(abs)
+	home, asUser, release, err := postgresHome(abs)
 	if err != nil {
 		return nil, err
 	}
-	c := &pgSyncCluster{ctx: ctx, bin: bin, dir: abs, asUser: asUser, opts: o, setting: setting}
+	c := &pgSyncCluster{ctx: ctx, bin: bin, dir: abs, data: home, asUser: asUser, release: release, opts: o, setting: setting}
 	if err := c.start(); err != nil {
 		c.stop()
 		return nil, err
@@ -169,8 +171,10 @@ type pgSyncCluster struct {
 	// end, when it is done.
 	ctx     context.Context
 	bin     string
-	dir     string
+	dir     string // the run directory: the members' logs
+	data    string // where the members' data directories go (postgresHome)
 	asUser  *syscall.SysProcAttr
+	release func() // says the members have stopped (postgresHome)
 	opts    harness.EngineOptions
 	setting string // the client's synchronous_commit
 
@@ -182,7 +186,7 @@ type pgSyncCluster struct {
 // start makes (when needed) and starts the primary, then each standby,
 // and waits until every standby streams.
 func (c *pgSyncCluster) start() error {
-	primary := filepath.Join(c.dir, "primary")
+	primary := filepath.Join(c.data, "primary")
 	if _, err := os.Stat(filepath.Join(primary, "PG_VERSION")); err != nil {
 		cmd := exec.CommandContext(c.ctx, filepath.Join(c.bin, "initdb"), "-D", primary, "-U", "postgres", "--auth=trust", "--no-locale", "-E", "UTF8", "--no-sync")
 		cmd.SysProcAttr = c.asUser
@@ -216,7 +220,7 @@ func (c *pgSyncCluster) start() error {
 	host, port, _ := strings.Cut(upstream, ":")
 	for i := 1; i <= c.opts.Replicas; i++ {
 		name := "s" + strconv.Itoa(i)
-		data := filepath.Join(c.dir, name)
+		data := filepath.Join(c.data, name)
 		if _, err := os.Stat(filepath.Join(data, "PG_VERSION")); err != nil {
 			cmd := exec.CommandContext(c.ctx, filepath.Join(c.bin, "pg_basebackup"), "-d", fmt.Sprintf("host=127.0.0.1 port=%d user=postgres", p.port),
 				"-D", data, "--checkpoint=fast", "--no-sync", "-X", "stream", "-R")
@@ -234,14 +238,14 @@ func (c *pgSyncCluster) start() error {
 	return c.waitStreaming()
 }
 
-// startMember starts the server of data directory c.dir/name on a free
+// startMember starts the server of data directory c.data/name on a free
 // loopback port with the extra settings.
 func (c *pgSyncCluster) startMember(name string, extra ...string) (*pgSyncMember, error) {
 	port, err := localserver.FreePort()
 	if err != nil {
 		return nil, fmt.Errorf("pg-sync: %w", err)
 	}
-	args := append([]string{"-D", filepath.Join(c.dir, name), "-p", strconv.Itoa(port),
+	args := append([]string{"-D", filepath.Join(c.data, name), "-p", strconv.Itoa(port),
 		"-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=",
 		"-c", "track_wal_io_timing=on"}, extra...)
 	logf := filepath.Join(c.dir, name+".log")
@@ -344,6 +348,7 @@ func (c *pgSyncCluster) stop() error {
 		px.Close()
 	}
 	c.proxies = nil
+	c.release()
 	return first
 }
 

@@ -2,7 +2,6 @@ package peers
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -30,8 +29,11 @@ import (
 // else PostgreSQL's defaults (fsync on, full_page_writes on, 128 MB of
 // shared buffers). initdb is run with --no-sync: the cluster is thrown
 // away with the run. As root, both run as the user nobody (PostgreSQL
-// refuses root), which needs the run directory to be reachable by nobody,
-// as a directory under /tmp is. Close stops the server with a fast
+// refuses root), to whom the data's directory is given; when nobody
+// cannot enter a directory above the run's (root's runs under
+// /root/.cache), the data go to a directory of their own under
+// os.TempDir() instead, removed once the run directory is
+// (postgresHome, pghome_linux.go). Close stops the server with a fast
 // shutdown (SIGINT: a checkpoint, then exit); on Linux it is killed if
 // labserver dies first (Pdeathsig), and its backends exit when they see
 // the postmaster gone. A run's preload and its measurement reuse one
@@ -39,7 +41,7 @@ import (
 
 // ErrPostgresMissing is returned by openPostgres when no PostgreSQL server
 // binaries are installed.
-var ErrPostgresMissing = errors.New("postgres: PostgreSQL's server binaries are not installed (apt-get install postgresql, or brew install postgresql)")
+var ErrPostgresMissing error = harness.MissingTool("postgres: PostgreSQL's server binaries are not installed (apt-get install postgresql, or brew install postgresql)")
 
 // postgresStartTimeout bounds waiting for a started server to accept
 // connections (it replays its WAL first when restarted).
@@ -93,6 +95,9 @@ type postgresProcess struct {
 	port   int        // on 127.0.0.1
 	exited chan error // receives Wait's result once
 	logf   string
+	// release, when not nil, says the server has stopped (postgresHome);
+	// stop calls it.
+	release func()
 }
 
 // startPostgres initdbs dir/pg when needed and starts the server on it;
@@ -106,11 +111,17 @@ func startPostgres(ctx context.Context, bin, dir string, session url.Values, wal
 	if err := os.MkdirAll(abs, 0o755); err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	asUser, err := postgresUser(abs)
+	home, asUser, release, err := postgresHome(abs)
 	if err != nil {
 		return nil, err
 	}
-	data := filepath.Join(abs, "pg")
+	started := false
+	defer func() {
+		if !started {
+			release()
+		}
+	}()
+	data := filepath.Join(home, "pg")
 	logf := filepath.Join(abs, "pg.log")
 	if _, err := os.Stat(filepath.Join(data, "PG_VERSION")); err != nil {
 		cmd := exec.CommandContext(ctx, filepath.Join(bin, "initdb"), "-D", data, "-U", "postgres", "--auth=trust", "--no-locale", "-E", "UTF8", "--no-sync")
@@ -146,7 +157,7 @@ func startPostgres(ctx context.Context, bin, dir string, session url.Values, wal
 	p := &postgresProcess{
 		url:    fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port),
 		port:   port,
-		exited: make(chan error, 1), logf: logf,
+		exited: make(chan error, 1), logf: logf, release: release,
 	}
 	p.cmd = exec.Command(filepath.Join(bin, "postgres"), args...)
 	p.cmd.SysProcAttr = asUser
@@ -156,6 +167,7 @@ func startPostgres(ctx context.Context, bin, dir string, session url.Values, wal
 		return nil, fmt.Errorf("postgres: starting %s: %w", p.cmd.Path, err)
 	}
 	go func() { p.exited <- p.cmd.Wait() }()
+	started = true // p.stop releases
 	if err := p.waitReady(ctx); err != nil {
 		p.stop()
 		return nil, err
@@ -205,6 +217,9 @@ func (p *postgresProcess) waitReady(ctx context.Context) error {
 
 // stop asks for a fast shutdown and waits; after 30 s it kills the server.
 func (p *postgresProcess) stop() error {
+	if p.release != nil {
+		defer p.release()
+	}
 	p.cmd.Process.Signal(os.Interrupt) // SIGINT: fast shutdown
 	select {
 	case <-p.exited:

@@ -22,42 +22,64 @@ func dieWithParent() *syscall.SysProcAttr {
 // terminate asks a server to shut down cleanly.
 var terminate os.Signal = syscall.SIGTERM
 
-// postgresUser returns how to start PostgreSQL's tools with their data in
-// dir: as this user, or, as root (which PostgreSQL refuses), as nobody,
-// to whom dir is then given. Either way the server dies with labserver.
-func postgresUser(dir string) (*syscall.SysProcAttr, error) {
-	attr := dieWithParent()
+// postgresHome returns where PostgreSQL's data directories for the run
+// directory dir go, and how to start PostgreSQL's tools on them: as this
+// user, with the data in dir; or, as root (which PostgreSQL refuses), as
+// nobody, to whom the data's directory is then given. nobody must be able
+// to enter every directory above it. When it cannot enter one above dir
+// (a labserver run as root keeps its runs under /root/.cache, and /root
+// is 0700), the data go to a directory of their own under os.TempDir(),
+// which others can enter (pgHome), as long as it is on dir's filesystem:
+// the run's device counters must see the flushes, and a /tmp in memory
+// would make them free. release says the caller's servers have stopped;
+// the data's directory is removed once dir is gone and no server of it
+// runs (pgHome). Either way the servers die with labserver.
+func postgresHome(dir string) (home string, attr *syscall.SysProcAttr, release func(), err error) {
+	attr = dieWithParent()
 	if os.Geteuid() != 0 {
-		return attr, nil
+		return dir, attr, func() {}, nil
 	}
 	u, err := user.Lookup("nobody")
 	if err != nil {
-		return nil, fmt.Errorf("postgres: running as root, and there is no user nobody to run PostgreSQL as: %w", err)
+		return "", nil, nil, fmt.Errorf("postgres: running as root, and there is no user nobody to run PostgreSQL as: %w", err)
 	}
 	uid, _ := strconv.Atoi(u.Uid)
 	gid, _ := strconv.Atoi(u.Gid)
-	// nobody must be able to enter every directory above dir.
-	for parent := filepath.Dir(dir); ; parent = filepath.Dir(parent) {
-		fi, err := os.Stat(parent)
-		if err != nil {
-			return nil, fmt.Errorf("postgres: %w", err)
-		}
-		if fi.Mode().Perm()&0o001 == 0 {
-			return nil, fmt.Errorf("postgres: running as root, PostgreSQL runs as nobody, who cannot enter %s (mode %v) to reach %s; give the run a -dir that others can enter, such as one under /tmp", parent, fi.Mode().Perm(), dir)
-		}
-		if parent == filepath.Dir(parent) {
-			break
+	home, release = dir, func() {}
+	if closed, mode, err := closedAbove(dir); err != nil {
+		return "", nil, nil, fmt.Errorf("postgres: %w", err)
+	} else if closed != "" {
+		if home, release, err = acquirePgHome(dir); err != nil {
+			return "", nil, nil, fmt.Errorf("postgres: running as root, PostgreSQL runs as nobody, who cannot enter %s (mode %v) to reach %s, so its data would go under %s: %w", closed, mode, dir, os.TempDir(), err)
 		}
 	}
-	err = filepath.Walk(dir, func(path string, _ os.FileInfo, err error) error {
+	err = filepath.Walk(home, func(path string, _ os.FileInfo, err error) error {
 		if err != nil {
 			return err
 		}
 		return os.Lchown(path, uid, gid)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("postgres: giving %s to nobody, as whom PostgreSQL runs under root: %w", dir, err)
+		release()
+		return "", nil, nil, fmt.Errorf("postgres: giving %s to nobody, as whom PostgreSQL runs under root: %w", home, err)
 	}
 	attr.Credential = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
-	return attr, nil
+	return home, attr, release, nil
+}
+
+// closedAbove returns the first directory above dir that others cannot
+// enter (no x bit for others), and its mode, or "".
+func closedAbove(dir string) (string, os.FileMode, error) {
+	for parent := filepath.Dir(dir); ; parent = filepath.Dir(parent) {
+		fi, err := os.Stat(parent)
+		if err != nil {
+			return "", 0, err
+		}
+		if fi.Mode().Perm()&0o001 == 0 {
+			return parent, fi.Mode().Perm(), nil
+		}
+		if parent == filepath.Dir(parent) {
+			return "", 0, nil
+		}
+	}
 }

@@ -18,11 +18,12 @@ func dieWithParent() *syscall.SysProcAttr { return nil }
 // treats as SIGTERM; on Windows it fails and the server is killed).
 var terminate = os.Interrupt
 
-// postgresUser runs PostgreSQL's tools as this user; PostgreSQL refuses
-// root, and only the Linux build switches to nobody.
-func postgresUser(dir string) (*syscall.SysProcAttr, error) {
+// postgresHome runs PostgreSQL's tools as this user, with the data in
+// dir; PostgreSQL refuses root, and only the Linux build switches to
+// nobody.
+func postgresHome(dir string) (home string, attr *syscall.SysProcAttr, release func(), err error) {
 	if os.Geteuid() == 0 {
-		return nil, errors.New("postgres: PostgreSQL refuses to run as root; run labserver as another user")
+		return "", nil, nil, errors.New("postgres: PostgreSQL refuses to run as root; run labserver as another user")
 	}
-	return nil, nil
+	return dir, nil, func() {}, nil
 }
