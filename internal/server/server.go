@@ -207,7 +207,7 @@ func New(cfg Config) (*Server, error) {
 	// server serves (runq.Addresses).
 	s.cfg.Budget.Addresses.ServesOthers = s.servesOthers()
 	s.cfg.Writes = s.cfg.Writes.withDefaults()
-	s.writes = newWriteGate(s.cfg.Writes)
+	s.writes = newWriteGate(s.guard, s.cfg.Writes)
 	if err := s.makeDataDir(); err != nil {
 		return nil, err
 	}
@@ -400,7 +400,7 @@ func (s *Server) startRooms() error {
 	s.targets = t
 	w := s.cfg.Writes
 	rs, err := liveclass.New(liveclass.Config{Archive: s.arch, Guard: s.guard, Runs: s.cells,
-		Lesson: s.course.lesson, WriteAllowed: s.writeAllowed,
+		Lesson: s.course.lesson, WriteRate: s.writes.rate,
 		Log: s.log, Upgrader: s.upgrader(), PongWait: s.pongWait,
 		TTL: s.cfg.RoomTTL, MaxUnknownCodes: s.cfg.MaxUnknownCodes, HasPresenterToken: s.cfg.PresenterToken != "",
 		Writes: liveclass.Limits{PerBrowser: w.PerBrowser, BallotsPerAddress: w.BallotsPerAddress, SharesPerAddressRoom: w.SharesPerAddressRoom,

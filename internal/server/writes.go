@@ -1,12 +1,10 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"sync"
-	"time"
-
-	"golang.org/x/time/rate"
 
 	"kvlab/internal/server/guard"
 	"kvlab/internal/server/web"
@@ -73,12 +71,7 @@ func (w WriteLimits) withDefaults() WriteLimits {
 // writeGate holds the counts the bounds need. It is safe for concurrent
 // use.
 type writeGate struct {
-	rate *guard.Limiter // writes, per address
-	// total is every address's writes together: a token bucket that
-	// refills at -write-rate-total a minute and holds two seconds of it,
-	// so a class that predicts at once (a burst) gets through and a
-	// sustained flood from many addresses does not.
-	total *rate.Limiter
+	rate *guard.WriteRate // writes, per address and in all
 
 	mu sync.Mutex // guards perBrowser
 	// perBrowser counts stored predictions by browser and quiz (POST
@@ -87,47 +80,23 @@ type writeGate struct {
 	perBrowser map[string]int
 }
 
-// refusalDelay is how long a write over -write-rate waits for its 429.
-const refusalDelay = time.Second
-
 // maxTracked bounds writeGate.perBrowser.
 const maxTracked = 100_000
 
-func newWriteGate(l WriteLimits) *writeGate {
-	perSec := float64(l.TotalRate) / 60
-	return &writeGate{rate: guard.NewLimiter(l.Rate, time.Minute), total: rate.NewLimiter(rate.Limit(perSec), max(int(2*perSec), 1)),
-		perBrowser: map[string]int{}}
+func newWriteGate(g *guard.Guard, l WriteLimits) *writeGate {
+	return &writeGate{rate: g.NewWriteRate(l.Rate, l.TotalRate), perBrowser: map[string]int{}}
 }
 
-// writeAllowed counts one write from r's address against -write-rate,
-// or replies 429 and reports false. what names the write in the log.
+// writeAllowed counts one write from r's address against -write-rate
+// and -write-rate-total (guard.WriteRate), or replies 429 after the
+// refusal's delay and reports false.
 func (s *Server) writeAllowed(w http.ResponseWriter, r *http.Request, what string) bool {
-	addr := guard.RemoteHost(r)
-	msg := fmt.Sprintf("%s made more than %d predictions, ballots and shares in a minute, the most one address may (-write-rate): wait a moment", addr, s.cfg.Writes.Rate)
-	if s.writes.rate.Allow(addr, time.Now()) {
-		if s.writes.total.Allow() {
-			return true
-		}
-		msg = fmt.Sprintf("this server is taking %d predictions, ballots and shares a minute from everyone together, the most it takes (-write-rate-total): wait a moment", s.cfg.Writes.TotalRate)
-		what += ": over -write-rate-total"
-	} else {
-		what += ": over -write-rate"
+	var refused *guard.WriteRefusedError
+	if err := s.writes.rate.Allow(r, what); errors.As(err, &refused) {
+		web.TooManyRequests(w, r, s.ctx.Done(), refused.Wait, refused.Msg)
+		return false
 	}
-	s.guard.Refused(addr, what)
-	// The refusal waits before it answers: a script that floods gets one
-	// answer a second per connection (and -max-conns-per-address bounds
-	// its connections), instead of a 429 as fast as it can send, whose
-	// HTTP work alone would take the CPUs from a measurement.
-	t := time.NewTimer(refusalDelay)
-	select {
-	case <-t.C:
-	case <-r.Context().Done():
-	case <-s.ctx.Done():
-	}
-	t.Stop()
-	w.Header().Set("Retry-After", "1")
-	web.JSONError(w, http.StatusTooManyRequests, msg)
-	return false
+	return true
 }
 
 // predictionAllowed counts one stored prediction of browser for quiz

@@ -1,6 +1,6 @@
 // Package guard decides who may use labserver's server, and bounds what
-// one client may take from the others. It uses the standard library only,
-// and writes no replies: each check returns a verdict (a bool, or a status
+// one client may take from the others. It uses the standard library and
+// golang.org/x/time/rate only, and writes no replies: each check returns a verdict (a bool, or a status
 // and the sentence to refuse with) that the caller turns into a page or a
 // JSON error.
 //
@@ -23,7 +23,8 @@
 //
 // What one client may take: runs queued or running per remote address
 // (HoldAddr), open connections in all and per address (LimitListener),
-// and events per address in a window (Limiter). Every refusal is logged
+// events per address in a window (Limiter), and students' writes per
+// address and in all (WriteRate). Every refusal is logged
 // through Refused, once a minute per address with the count of the ones
 // not logged, so an instructor sees an abuser without the log flooding.
 //
@@ -34,4 +35,5 @@
 //	presenter.go the instructor and a room's presenter
 //	limits.go    runs per address, the limit listener, the refusal log
 //	limiter.go   events per key in fixed windows
+//	writes.go    students' writes per address and in all, the refusal's delay
 package guard

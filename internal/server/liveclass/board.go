@@ -52,7 +52,7 @@ func (rs roomHTTP) handleSharePreflight(w http.ResponseWriter, r *http.Request) 
 
 func (rs roomHTTP) handleShare(w http.ResponseWriter, r *http.Request) {
 	allowCORS(w, r)
-	if !rs.cfg.WriteAllowed(w, r, "share") {
+	if !rs.writeAllowed(w, r, "share") {
 		return
 	}
 	var req shareRequest

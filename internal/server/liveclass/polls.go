@@ -92,7 +92,7 @@ func (rs roomHTTP) handlePollPredict(w http.ResponseWriter, r *http.Request) {
 	if !rs.accessOK(w, r) {
 		return
 	}
-	if !rs.cfg.WriteAllowed(w, r, "room ballot") {
+	if !rs.writeAllowed(w, r, "room ballot") {
 		return
 	}
 	var req predictRoomRequest

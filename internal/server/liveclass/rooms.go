@@ -51,9 +51,9 @@ type Config struct {
 	Lesson func(slug string) (*lesson.Lesson, error)
 	// Runs owns a follower's own runs (followers.go).
 	Runs *run.Service
-	// WriteAllowed counts a student's write (a ballot, a share) against
-	// the server's write rates, and refuses it, with a reply, past them.
-	WriteAllowed func(w http.ResponseWriter, r *http.Request, what string) bool
+	// WriteRate counts a student's write (a ballot, a share) against the
+	// server's write rates (writeAllowed refuses it past them).
+	WriteRate *guard.WriteRate
 	// Log takes a line about a room that could not be stored, reopened
 	// or graded.
 	Log *log.Logger
@@ -303,6 +303,18 @@ func (rs roomHTTP) followerRoom(w http.ResponseWriter, r *http.Request) *classro
 func (rs roomHTTP) accessOK(w http.ResponseWriter, r *http.Request) bool {
 	if err := rs.cfg.Guard.APIAccess(r); err != nil {
 		web.JSONError(w, http.StatusForbidden, err.Error())
+		return false
+	}
+	return true
+}
+
+// writeAllowed counts a student's write (what: "share", "room ballot")
+// against the server's write rates (Config.WriteRate), or replies 429
+// after the refusal's delay and reports false.
+func (rs roomHTTP) writeAllowed(w http.ResponseWriter, r *http.Request, what string) bool {
+	var refused *guard.WriteRefusedError
+	if err := rs.cfg.WriteRate.Allow(r, what); errors.As(err, &refused) {
+		web.TooManyRequests(w, r, rs.life.done, refused.Wait, refused.Msg)
 		return false
 	}
 	return true

@@ -75,9 +75,9 @@ func newRig(t testing.TB, mod func(*Config)) *rig {
 			}
 			return nil, nil
 		},
-		WriteAllowed: func(http.ResponseWriter, *http.Request, string) bool { return true },
-		Log:          log.New(io.Discard, "", 0),
-		Upgrader:     &websocket.Upgrader{CheckOrigin: guard.SameOrigin}, PongWait: time.Minute, Writes: testLimits}
+		WriteRate: g.NewWriteRate(1<<30, 1<<30),
+		Log:       log.New(io.Discard, "", 0),
+		Upgrader:  &websocket.Upgrader{CheckOrigin: guard.SameOrigin}, PongWait: time.Minute, Writes: testLimits}
 	if mod != nil {
 		mod(&cfg)
 	}

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"time"
 )
 
 //go:embed templates/*.html
@@ -95,6 +96,21 @@ func JSONError(w http.ResponseWriter, code int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	json.NewEncoder(w).Encode(map[string]string{"error": Public(msg)})
+}
+
+// TooManyRequests replies 429 with msg and Retry-After: 1 once wait has
+// passed, or sooner when r's context ends or done is closed (the server
+// shutting down): a refusal that waits (guard.WriteRefusedError).
+func TooManyRequests(w http.ResponseWriter, r *http.Request, done <-chan struct{}, wait time.Duration, msg string) {
+	t := time.NewTimer(wait)
+	select {
+	case <-t.C:
+	case <-r.Context().Done():
+	case <-done:
+	}
+	t.Stop()
+	w.Header().Set("Retry-After", "1")
+	JSONError(w, http.StatusTooManyRequests, msg)
 }
 
 // DecodeBody reads a JSON body of at most limit bytes into v, unknown
