@@ -45,7 +45,7 @@ class Quiz {
     // prediction of this disk.
     this.reason = el.dataset.reason != null;
     this.repeat = Number(el.dataset.repeat || 0);
-    if (this.repeat) $('.quiz-source', el).replaceChildren(`Graded on ${this.repeat} rounds of `, cellLink(this.cell), ` (its Run makes all ${this.repeat}): the answer is their median; when the rounds spread wider than the band, the reply says the machine was too noisy to grade.`);
+    if (this.repeat) $('.quiz-source', el).replaceChildren(`Graded on ${this.repeat} rounds of `, cellLink(this.cell), ` (its Run makes all ${this.repeat}): the answer is their median; when most rounds fall outside the band around it, the reply says the machine was too noisy to grade.`);
     // Once a prediction is graded, Check answers (after the result) and
     // this button starts a new prediction, a new attempt: the cell's
     // figures are hidden and the cell locked until it is locked in, and
@@ -225,7 +225,7 @@ function attemptLines(prev, choice) {
 // verdict is not graded again, and when an answer came after the result.
 function verdict(r, choice, predictQuiz, reason) {
   const unit = r.unit && !choice ? ` ${r.unit}` : '';
-  // Rounds that spread wider than the band grade nothing: the machine
+  // Rounds most of which fall outside the band grade nothing: the machine
   // was too noisy to tell a good prediction from a bad one.
   const head = r.too_noisy
     ? `· Not graded: your machine was too noisy to grade the ${r.predicted ? 'prediction' : 'answer'}.`

@@ -2,10 +2,12 @@ package quiz
 
 import (
 	"fmt"
-	"kvlab/harness/calc"
 	"math"
 	"slices"
 	"strconv"
+	"strings"
+
+	"kvlab/harness/calc"
 )
 
 // # Graded on several runs
@@ -20,13 +22,15 @@ import (
 // divides one line by another is a paired ratio, taken within a round.
 // The answer is computed from each round, and the measured answer is
 // their median. The tolerance is checked against the rounds' spread: when
-// every round's answer lies within the band around the median, the
-// prediction is graded against that band; when one does not, the machine
-// was too noisy for the band to mean anything: an answer within the band
-// of every round is still right and one within no round's band still
-// wrong, but any other is not graded (Feedback.TooNoisy) rather than the
-// band widened to whatever the rounds gave. The feedback's Spread says
-// what they gave.
+// most rounds' answers (2 of 3, 3 of 4 or 5) lie within the band around
+// the median, the prediction is graded against that band, and a round
+// outside it (a hiccup of a shared machine) is set aside by the median,
+// as lesson 9 teaches, and named in the reply; when most do not, the
+// machine was too noisy for the band to mean anything: an answer within
+// the band of every round is still right and one within no round's band
+// still wrong, but any other is not graded (Feedback.TooNoisy) rather
+// than the band widened to whatever the rounds gave. The feedback's
+// Spread says what they gave.
 
 // MaxRepeat is the most runs a repeat: quiz may ask for: the rounds of
 // the page's repeat button.
@@ -46,9 +50,14 @@ type Spread struct {
 	// Factor is High/Low (0 when Low is 0 or below): how far apart the
 	// rounds were, to set against a factor band.
 	Factor float64 `json:"factor,omitempty"`
-	// Within is true when every round's answer lies within the quiz's
-	// band around the median: the band can grade on this machine.
+	// Within is true when most rounds' answers (more than half) lie
+	// within the quiz's band around the median: the band can grade on
+	// this machine.
 	Within bool `json:"within"`
+	// Outside is how many rounds' answers lie outside the band around
+	// the median: set aside by the median when Within, the noise that
+	// stops the grading when not.
+	Outside int `json:"outside,omitempty"`
 }
 
 // setRepeat reads "repeat: K".
@@ -65,7 +74,7 @@ func (q *Quiz) setRepeat(val string) error {
 // round r's results, one per line, as Check takes them. With one round it
 // is Check. The measured answer is the median of the rounds' answers (for
 // an answer over two lines, the median of per-round paired ratios).
-// Spread reports the rounds' range. When every round's answer lies within
+// Spread reports the rounds' range. When most rounds' answers lie within
 // the band around the median the answer is graded against that band;
 // otherwise the reply is TooNoisy: not graded, Correct false, and Spread
 // says the machine was too noisy to grade the prediction. Show is filled
@@ -136,10 +145,18 @@ func (q *Quiz) noisyVerdict(vals []float64, answer string) (tooNoisy, correct bo
 }
 
 // spread describes the rounds' answers vals against the band low..high
-// around their median.
+// around their median. The band grades when most rounds lie within it
+// (more than half: a median of 3 sets one stray round aside, never two).
 func (q *Quiz) spread(vals []float64, low, high float64) *Spread {
 	lo, hi := slices.Min(vals), slices.Max(vals)
-	sp := &Spread{Runs: len(vals), Low: lo, High: hi, Paired: q.Lines() > 1, Within: lo >= low && hi <= high}
+	var outside []string
+	for _, v := range vals {
+		if v < low || v > high {
+			outside = append(outside, FormatNumber(v)+unitSuffix(q.Unit))
+		}
+	}
+	sp := &Spread{Runs: len(vals), Low: lo, High: hi, Paired: q.Lines() > 1,
+		Within: 2*(len(vals)-len(outside)) > len(vals), Outside: len(outside)}
 	if lo > 0 {
 		sp.Factor = hi / lo
 	}
@@ -147,11 +164,20 @@ func (q *Quiz) spread(vals []float64, low, high float64) *Spread {
 	if sp.Paired {
 		what += " (paired: each round ran the lines side by side, in mirrored order)"
 	}
-	if sp.Within {
+	switch {
+	case sp.Within && len(outside) == 0:
 		sp.Text = what + ", within this quiz's band around their median"
-		return sp
+	case sp.Within:
+		aside := "the other"
+		if len(outside) > 1 {
+			aside = "the others"
+		}
+		sp.Text = fmt.Sprintf("%s, %d of %d within this quiz's band around their median; the median sets %s aside (%s): stray rounds, fewer than half, do not move it",
+			what, len(vals)-len(outside), len(vals), aside, strings.Join(outside, ", "))
+	default:
+		sp.Text = fmt.Sprintf("%s, wider than this quiz's band (%s) allows around their median (%d of %d outside it): the machine was too noisy to grade the prediction; run the cell again when it is quieter",
+			what, q.Tol.String(), len(outside), len(vals))
 	}
-	sp.Text = fmt.Sprintf("%s, wider than this quiz's band (%s) allows around their median: the machine was too noisy to grade the prediction; run the cell again when it is quieter", what, q.Tol.String())
 	return sp
 }
 

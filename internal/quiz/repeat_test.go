@@ -35,22 +35,58 @@ func TestCheckRepeated(t *testing.T) {
 			t.Errorf("spread %+v, want the rounds' range and \"too noisy to grade the prediction\"", fb.Spread)
 		}
 	}
-	// A factor band over rounds 8, 20 and 30 (median 20, band 10 to 40:
-	// 8 falls outside): 16 lies within every round's band and is right,
-	// 100 within none and is wrong, 35 within two of three and is not
-	// graded.
+	// A factor band over rounds 9, 20 and 45 (median 20, band 10 to 40:
+	// 9 and 45 both fall outside, two of three): 18 lies within two
+	// rounds' bands and is not graded, 100 within none and is wrong.
 	qx, err := Parse("id: q\nquestion: ?\ncell: c\nrepeat: 3\nanswer: $0.ratio\ntolerance: ×2\nunit: x")
 	if err != nil {
 		t.Fatal(err)
 	}
-	wide := [][]any{{map[string]any{"ratio": 8.0}}, {map[string]any{"ratio": 20.0}}, {map[string]any{"ratio": 30.0}}}
+	wide := [][]any{{map[string]any{"ratio": 9.0}}, {map[string]any{"ratio": 20.0}}, {map[string]any{"ratio": 45.0}}}
 	for _, tc := range []struct {
 		answer       string
 		noisy, right bool
-	}{{"16", false, true}, {"100", false, false}, {"35", true, false}} {
+	}{{"18", true, false}, {"30", true, false}, {"100", false, false}} {
 		fb, err := CheckRepeated(qx, wide, tc.answer)
+		if err != nil || fb.Correct != tc.right || fb.TooNoisy != tc.noisy || fb.Spread.Within || fb.Spread.Outside != 2 {
+			t.Errorf("factor band, answer %s: correct %v too_noisy %v within %v outside %d (%v), want correct %v too_noisy %v, not within, 2 outside", tc.answer, fb.Correct, fb.TooNoisy, fb.Spread.Within, fb.Spread.Outside, err, tc.right, tc.noisy)
+		}
+	}
+	// Two rounds, 10 and 35 (median 22.5, band 11.25 to 45: 10 falls
+	// outside, one of two, not most): 18 lies within both rounds' bands
+	// (5 to 20 and 17.5 to 70) and is right whatever the noise; 30 is not
+	// graded.
+	q2r, err := Parse("id: q\nquestion: ?\ncell: c\nrepeat: 2\nanswer: $0.ratio\ntolerance: ×2\nunit: x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	two := [][]any{{map[string]any{"ratio": 10.0}}, {map[string]any{"ratio": 35.0}}}
+	for _, tc := range []struct {
+		answer       string
+		noisy, right bool
+	}{{"18", false, true}, {"30", true, false}} {
+		fb, err := CheckRepeated(q2r, two, tc.answer)
 		if err != nil || fb.Correct != tc.right || fb.TooNoisy != tc.noisy || fb.Spread.Within {
-			t.Errorf("factor band, answer %s: correct %v too_noisy %v within %v (%v), want correct %v too_noisy %v, not within", tc.answer, fb.Correct, fb.TooNoisy, fb.Spread.Within, err, tc.right, tc.noisy)
+			t.Errorf("two rounds, answer %s: correct %v too_noisy %v within %v (%v), want correct %v too_noisy %v, not within", tc.answer, fb.Correct, fb.TooNoisy, fb.Spread.Within, err, tc.right, tc.noisy)
+		}
+	}
+	// One stray round of three (27 beside 3.8 and 3.84, a ×4 band around
+	// the median 3.84: 0.96 to 15.4) is set aside by the median, as a
+	// shared machine's hiccup is: the band grades, and the reply names
+	// the stray round. A noisy verdict here would make a quiet machine's
+	// one hiccup in a run of a dozen quizzes fail the reader's rounds.
+	q4, err := Parse("id: q\nquestion: ?\ncell: c\nrepeat: 3\nanswer: $0.ratio\ntolerance: ×4\nunit: x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stray := [][]any{{map[string]any{"ratio": 27.0}}, {map[string]any{"ratio": 3.8}}, {map[string]any{"ratio": 3.84}}}
+	for answer, right := range map[string]bool{"3": true, "12": true, "20": false, "0.5": false} {
+		fb, err := CheckRepeated(q4, stray, answer)
+		if err != nil || fb.Correct != right || fb.TooNoisy || !fb.Spread.Within || fb.Spread.Outside != 1 || fb.WantNum != 3.84 {
+			t.Errorf("one stray round, answer %s: %+v %v, want correct %v graded against the median 3.84, 1 round outside", answer, fb, err, right)
+		}
+		if fb.Spread != nil && !strings.Contains(fb.Spread.Text, "2 of 3 within this quiz's band around their median; the median sets the other aside (27×)") {
+			t.Errorf("one stray round: spread text %q, want it to name the round set aside", fb.Spread.Text)
 		}
 	}
 	// Runs that agree keep the tolerance around their median.

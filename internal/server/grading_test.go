@@ -230,7 +230,7 @@ func TestPredictionGradedOnce(t *testing.T) {
 }
 
 // A repeat: quiz is graded on its K runs of the cell: against their
-// median, within its band when the rounds fit it, otherwise not at all
+// median, within its band when most rounds fit it, otherwise not at all
 // (too noisy); the reply shows the spread.
 func TestQuizGradedOnRepeatedRuns(t *testing.T) {
 	ts := startServer(t, gradingServer(t))
@@ -271,13 +271,19 @@ func TestQuizGradedOnRepeatedRuns(t *testing.T) {
 	if r.Want != quiz.FormatNumber(med) || r.Spread.Runs != 3 || r.Spread.Low != lo || r.Spread.High != hi {
 		t.Errorf("graded %s: want %s, spread %+v; want the median %s over 3 runs %v to %v", answer, r.Want, r.Spread, quiz.FormatNumber(med), lo, hi)
 	}
-	// The band (1 %) is not widened to the runs: the rounds either fit
-	// it, and the answer is graded against it, or they do not, and the
-	// machine was too noisy to grade.
+	// The band (1 %) is not widened to the runs: most rounds (2 of 3)
+	// either fit it, and the answer is graded against it, or they do
+	// not, and the machine was too noisy to grade.
 	if r.Low != med*0.99 || r.High != med*1.01 {
 		t.Errorf("range %v to %v, want the 1%% band around the median %v", r.Low, r.High, med)
 	}
-	within := lo >= med*0.99 && hi <= med*1.01
+	in := 0
+	for _, v := range rates {
+		if v >= med*0.99 && v <= med*1.01 {
+			in++
+		}
+	}
+	within := 2*in > len(rates)
 	switch {
 	case within && (r.TooNoisy || r.Correct != (lo >= r.Low)):
 		t.Errorf("rounds within the band: too_noisy %v correct %v, want graded", r.TooNoisy, r.Correct)
