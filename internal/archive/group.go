@@ -178,4 +178,3 @@ func (s *sqlStore) stopGroup() {
 		<-g.stopped
 	}
 }
-
