@@ -10,6 +10,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -78,13 +80,15 @@ func Synthetic(i int, seconds int) *archive.Run {
 }
 
 // Fill adds n runs made by Synthetic (timelines of seconds points) to a.
-// An SQLite archive is filled through a connection of Fill's own to its
-// file (a.Where()), in transactions of 1000 runs, so 100,000 runs take
-// seconds, not an fsync each; statistics are then refreshed (ANALYZE), as
-// a SQLite that has seen "PRAGMA optimize" would have them by then. Any
-// other archive (PostgreSQL) gets one Add per run.
+// An SQLite archive (one whose Where is an existing kvlab.db) is filled
+// through a connection of Fill's own to that file, in transactions of
+// 1000 runs, so 100,000 runs take seconds, not an fsync each; statistics
+// are then refreshed (ANALYZE), as a SQLite that has seen "PRAGMA
+// optimize" would have them by then. Any other archive (PostgreSQL) gets
+// one Add per run.
 func Fill(ctx context.Context, a archive.Archive, n, seconds int) error {
-	if strings.HasPrefix(a.Where(), "postgres") {
+	where := a.Where()
+	if st, err := os.Stat(where); err != nil || !st.Mode().IsRegular() || filepath.Base(where) != archive.FileName {
 		for i := range n {
 			if _, err := a.Add(ctx, Synthetic(i, seconds)); err != nil {
 				return err
@@ -92,8 +96,8 @@ func Fill(ctx context.Context, a archive.Archive, n, seconds int) error {
 		}
 		return nil
 	}
-	if err := fillSQLite(ctx, a.Where(), n, seconds); err != nil {
-		return fmt.Errorf("archivetest: filling %s: %w", a.Where(), err)
+	if err := fillSQLite(ctx, where, n, seconds); err != nil {
+		return fmt.Errorf("archivetest: filling %s: %w", where, err)
 	}
 	return nil
 }
