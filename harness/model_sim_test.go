@@ -13,7 +13,7 @@ import (
 )
 
 // TestModelPredictsSimulatedDisk checks the model's structure apart from
-// a real disk's noise: on a simulated disk (SimulateDiskBytes: kv's files
+// a real disk's noise: on a simulated disk (DiskSimulation: kv's files
 // in memory, every fdatasync of kv and of the probe waiting a fixed cost
 // plus a cost per MiB it carries, and nothing else), a model line's
 // prediction for batch:N, N = 1, 16, 256 and 1024, must match the bench
@@ -55,7 +55,7 @@ func TestModelPredictsSimulatedDisk(t *testing.T) {
 		t.Skip(err)
 	}
 	defer os.RemoveAll(dir)
-	defer SimulateDiskBytes(modelSimFlush, modelSimPerMiB)()
+	defer simulateDisk(modelSimFlush, modelSimPerMiB)()
 	// Fewer of the slow simulated flushes than a real disk's model line
 	// times: the simulated disk's cost does not drift.
 	oldTime, oldFills := modelFlushTime, modelFills
@@ -124,7 +124,7 @@ const (
 // old bytes were (grow reuses the capacity), and a large one keeps its
 // bytes when it moves.
 func TestMemDiskGrowZeroes(t *testing.T) {
-	d := newMemDisk()
+	d := new(memDisk)
 	f, err := d.OpenFile("/x", os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		t.Fatal(err)

@@ -309,7 +309,7 @@ type osProbeFile struct {
 	// overwrite case, in a file zero-filled that far.
 	overwrite, off int64
 	// dirty is the bytes written since the last fdatasync, what a
-	// simulated disk's flush charges for (SimulateDiskBytes).
+	// simulated disk's flush charges for (DiskSimulation.PerMiB).
 	dirty int64
 }
 

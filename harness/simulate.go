@@ -16,8 +16,8 @@ import (
 // A simulated disk, for tests of the course. A quiz that asks the reader
 // to predict their disk must come out differently on a different disk;
 // the lessons' disk check runs each such quiz's cell twice, once with a
-// fast flush and once with a slow one. SimulateDisk is how: the kv engine
-// opens its stores on an in-memory filesystem (memDisk), where a
+// fast flush and once with a slow one. A DiskSimulation is how: the kv
+// engine opens its stores on an in-memory filesystem (memDisk), where a
 // write is a copy and an fdatasync costs nothing of its own, and every
 // fdatasync first waits the given time, as a disk whose cache flush costs
 // that much would make it wait. The disk's whole flush cost is then the
@@ -25,55 +25,35 @@ import (
 // it is. The probe's fdatasync waits the same time (its files stay real:
 // put them on an in-memory filesystem such as /dev/shm). Other engines
 // (bbolt, pebble, servers) use the real disk and flush on their own.
+//
+// Tests turn it on with harnesstest.SimulateDisk or SimulateDiskBytes,
+// which set SimulatedDisk and put back what was there.
 
-// simulatedFlush is the extra time each kv and probe fdatasync waits
-// (0: none, the real disk alone).
-var simulatedFlush atomic.Int64
+// SimulatedDisk, when not nil, is the simulated disk every run in the
+// process uses: the kv engine opens every store on its in-memory files,
+// and every fdatasync of kv and of the probe waits its flush cost first.
+// nil (the default): the real disk alone. It is for tests: it changes
+// every run in the process, so two tests that set it must not overlap.
+var SimulatedDisk atomic.Pointer[DiskSimulation]
 
-// simulatedFlushPerMiB is the extra time an fdatasync waits per MiB it
-// carries, the bytes written to the file since its last fdatasync (0:
-// none; SimulateDiskBytes).
-var simulatedFlushPerMiB atomic.Int64
-
-// simulatedDisk, when not nil, is the in-memory filesystem every kv store
-// opens on instead of the real one (SimulateDisk).
-var simulatedDisk atomic.Pointer[memDisk]
-
-// SimulateDisk makes the kv engine open every store on one fresh
-// in-memory filesystem whose fdatasync waits flush (and nothing else),
-// and the probe's fdatasync wait flush before its real one, until the
-// returned restore is called; restore drops the in-memory files. It is
-// for tests (the lessons' disk check): it changes every run in the
-// process, so two calls must not overlap.
-func SimulateDisk(flush time.Duration) (restore func()) {
-	oldDisk := simulatedDisk.Swap(newMemDisk())
-	oldFlush := simulatedFlush.Swap(int64(flush))
-	return func() {
-		simulatedFlush.Store(oldFlush)
-		simulatedDisk.Store(oldDisk)
-	}
-}
-
-// SimulateDiskBytes is SimulateDisk with a flush that also costs perMiB
-// for every MiB it carries, as a real disk's does: each fdatasync of kv
-// and of the probe waits flush + perMiB x (bytes written to that file
-// since its last fdatasync) / 1 MiB. A batch:N commit of many records
-// then costs more than one of a few, and a zero-fill more than either,
-// which is what the model's inputs must get right (model_inputs.go).
-func SimulateDiskBytes(flush, perMiB time.Duration) (restore func()) {
-	restoreDisk := SimulateDisk(flush)
-	old := simulatedFlushPerMiB.Swap(int64(perMiB))
-	return func() {
-		simulatedFlushPerMiB.Store(old)
-		restoreDisk()
-	}
+// A DiskSimulation is a disk whose fdatasync costs Flush, plus PerMiB for
+// every MiB it carries (the bytes written to that file since its last
+// fdatasync), and nothing else, as a real disk's flush costs more the more
+// it carries: a batch:N commit of many records then costs more than one of
+// a few, and a zero-fill more than either, which is what the model's
+// inputs must get right (model_inputs.go). Its in-memory files start
+// empty; a new DiskSimulation is a fresh disk.
+type DiskSimulation struct {
+	Flush  time.Duration // every fdatasync's cost; 0: none
+	PerMiB time.Duration // the cost per MiB an fdatasync carries, on top of a non-zero Flush; 0: none
+	files  memDisk       // kv's stores
 }
 
 // kvFS is the filesystem the kv engine opens a store on: the real one, or
 // the simulated disk's.
 func kvFS() engine.FS {
-	if m := simulatedDisk.Load(); m != nil {
-		return m
+	if sim := SimulatedDisk.Load(); sim != nil {
+		return &sim.files
 	}
 	return engine.OSFS{}
 }
@@ -83,9 +63,13 @@ func kvFS() engine.FS {
 // monotonic clock: a sleep's wake-up on a busy machine is late by more
 // than a fast disk's whole flush.
 func simulateFlush(dirty int64) {
-	d := time.Duration(simulatedFlush.Load())
-	if perMiB := simulatedFlushPerMiB.Load(); perMiB > 0 && d > 0 {
-		d += time.Duration(float64(perMiB) * float64(dirty) / (1 << 20))
+	sim := SimulatedDisk.Load()
+	if sim == nil {
+		return
+	}
+	d := sim.Flush
+	if sim.PerMiB > 0 && d > 0 {
+		d += time.Duration(float64(sim.PerMiB) * float64(dirty) / (1 << 20))
 	}
 	switch {
 	case d <= 0:
@@ -101,22 +85,19 @@ func simulateFlush(dirty int64) {
 // nothing to flush. It keeps no record of what a power cut would lose
 // (engine.MemFS does, and pays for it with a copy of the file's unsynced
 // tail on every Sync, which would be a cost of its own on a disk meant to
-// cost only its simulated flush). Safe for concurrent use.
+// cost only its simulated flush). The zero memDisk is an empty disk.
+// Safe for concurrent use.
 type memDisk struct {
 	mu    sync.Mutex          // guards files and dirs
-	files map[string]*memData // by full path
-	dirs  map[string]bool
+	files map[string]*memData // by full path; nil until the first file
+	dirs  map[string]bool     // nil until the first directory
 }
 
 // memData is one file's contents, shared by every open handle.
 type memData struct {
 	mu    sync.RWMutex // guards b and dirty
 	b     []byte
-	dirty int64 // bytes written since the last Sync (SimulateDiskBytes)
-}
-
-func newMemDisk() *memDisk {
-	return &memDisk{files: map[string]*memData{}, dirs: map[string]bool{}}
+	dirty int64 // bytes written since the last Sync (DiskSimulation.PerMiB)
 }
 
 // OpenFile implements engine.FS.
@@ -132,6 +113,9 @@ func (d *memDisk) OpenFile(name string, flag int, _ os.FileMode) (engine.File, e
 		return nil, &os.PathError{Op: "open", Path: name, Err: os.ErrExist}
 	case !ok:
 		f = &memData{}
+		if d.files == nil {
+			d.files = map[string]*memData{}
+		}
 		d.files[name] = f
 	case flag&os.O_TRUNC != 0:
 		f.mu.Lock()
@@ -189,6 +173,9 @@ func (d *memDisk) List(dir string) ([]string, error) {
 func (d *memDisk) MkdirAll(dir string, _ os.FileMode) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.dirs == nil {
+		d.dirs = map[string]bool{}
+	}
 	for p := filepath.Clean(dir); !d.dirs[p]; p = filepath.Dir(p) {
 		d.dirs[p] = true
 		if strings.Count(p, string(filepath.Separator)) == 0 || p == filepath.Dir(p) {

@@ -8,14 +8,20 @@ import (
 	"time"
 )
 
+// simulateDisk is harnesstest.SimulateDiskBytes, which this package's
+// own tests cannot import: kv on a fresh simulated disk until restore.
+func simulateDisk(flush, perMiB time.Duration) (restore func()) {
+	old := SimulatedDisk.Swap(&DiskSimulation{Flush: flush, PerMiB: perMiB})
+	return func() { SimulatedDisk.Store(old) }
+}
+
 // TestSimulateDiskCostsItsFlush runs kv on the simulated disk: every
 // commit fdatasync takes at least the simulated flush, nothing reaches the
 // real directory, and the store reads back what it wrote (the read path
 // works on the in-memory files too).
 func TestSimulateDiskCostsItsFlush(t *testing.T) {
 	const flush = 2 * time.Millisecond
-	restore := SimulateDisk(flush)
-	defer restore()
+	defer simulateDisk(flush, 0)()
 	dir := t.TempDir()
 	for _, line := range []string{
 		"bench -engine kv -sync always -workload fillrandom -ops 40 -warmup 0",
@@ -47,7 +53,7 @@ func TestSimulateDiskCostsItsFlush(t *testing.T) {
 	if len(left) != 0 {
 		t.Errorf("the simulated disk left %d entries in the real directory", len(left))
 	}
-	d := simulatedDisk.Load()
+	d := &SimulatedDisk.Load().files
 	d.mu.Lock()
 	n := len(d.files)
 	d.mu.Unlock()
@@ -60,7 +66,7 @@ func TestSimulateDiskCostsItsFlush(t *testing.T) {
 // writes past the end grow with zeros, reads past the end give io.EOF,
 // rename and remove change the listing.
 func TestMemDiskFiles(t *testing.T) {
-	d := newMemDisk()
+	d := new(memDisk)
 	if err := d.MkdirAll("/a/b", 0o755); err != nil {
 		t.Fatal(err)
 	}

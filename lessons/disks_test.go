@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"kvlab/harness"
+	"kvlab/harness/harnesstest"
 	"kvlab/internal/quiz"
 	"kvlab/internal/server"
 )
@@ -21,7 +22,7 @@ import (
 // from how the engine or the schedule works, and is asked as "reason it
 // out" (predict: reason) instead. TestPredictionsDependOnTheDisk runs each
 // such quiz's cell (scaled down) on two simulated disks
-// (harness.SimulateDisk: kv's files live in memory, where a write is a
+// (harnesstest.SimulateDisk: kv's files live in memory, where a write is a
 // copy, and every fdatasync of kv and of the probe waits the simulated
 // flush cost and nothing else) and fails where the two answers are not
 // clearly apart: within the quiz's band of each other, or less than
@@ -173,7 +174,7 @@ func (dr diskRuns) answers(t *testing.T, q *quiz.Quiz, lines []string, f float64
 
 // runOnDisks runs lines, scaled by f, on each simulated disk.
 func runOnDisks(t *testing.T, lines []string, f float64, lim harness.Limits) ([][]any, error) {
-	// The kv engine's files are in memory (harness.SimulateDisk); the
+	// The kv engine's files are in memory (harnesstest.SimulateDisk); the
 	// probe's are real files, put in memory too where the system has an
 	// in-memory filesystem, so that its fdatasync costs what is simulated.
 	dir := t.TempDir()
@@ -185,7 +186,7 @@ func runOnDisks(t *testing.T, lines []string, f float64, lim harness.Limits) ([]
 	}
 	var out [][]any
 	for _, d := range simulatedDisks {
-		restore := harness.SimulateDisk(d)
+		restore := harnesstest.SimulateDisk(d)
 		rs, err := execIn(t, dir, lines, f, lim, 1)
 		restore()
 		if err != nil {

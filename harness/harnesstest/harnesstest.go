@@ -1,8 +1,9 @@
 // Package harnesstest is test support for the packages that run harness
 // lines: it runs a line from its text, as the command line and a lesson
-// cell spell it. The server and the command line parse a line first and
-// run the Spec they checked (harness.ParseSpec, harness.ExecOutput); a test
-// has nothing to check in between.
+// cell spell it (Exec), and puts the kv engine on a simulated disk
+// (SimulateDisk, disk.go). The server and the command line parse a line
+// first and run the Spec they checked (harness.ParseSpec,
+// harness.ExecOutput); a test has nothing to check in between.
 package harnesstest
 
 import (

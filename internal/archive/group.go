@@ -29,6 +29,11 @@ import (
 // 1/GroupWindow flushes a second for all grouped writes together.
 const GroupWindow = 200 * time.Millisecond
 
+// GroupCommits counts the group commits made so far by every store this
+// process opened: what a test reads before and after a flood of writes
+// to see how many commits it took. Nothing else reads it.
+var GroupCommits atomic.Int64
+
 // groupMax is the most writes one group commit holds.
 const groupMax = 1024
 
@@ -52,7 +57,6 @@ type committer struct {
 	start   sync.Once
 	stop    chan struct{} // closed by Close
 	stopped chan struct{} // closed when the loop has returned
-	commits atomic.Int64  // group commits so far; read with GroupCommits (tests)
 }
 
 func newCommitter() *committer {
@@ -135,7 +139,7 @@ func (s *sqlStore) commitGroup(batch []*groupWrite) {
 	if err != nil {
 		err = fmt.Errorf("archive: group commit of %d writes to %s: %w", len(batch), s.where, err)
 	}
-	s.group.commits.Add(1)
+	GroupCommits.Add(1)
 	for i, w := range batch {
 		w.done <- errors.Join(errs[i], err)
 	}
@@ -173,14 +177,4 @@ func (s *sqlStore) stopGroup() {
 	if started {
 		<-g.stopped
 	}
-}
-
-// GroupCommits reports how many group commits a store made (for tests
-// and benchmarks); -1 for an Archive that does not group its writes.
-func GroupCommits(a Archive) int64 {
-	s, ok := a.(*sqlStore)
-	if !ok {
-		return -1
-	}
-	return s.group.commits.Load()
 }

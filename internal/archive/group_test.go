@@ -19,7 +19,7 @@ func TestGroupCommit(t *testing.T) {
 		a := openFresh(t, b)
 		ctx := context.Background()
 		const n = 300
-		before := GroupCommits(a)
+		before := GroupCommits.Load()
 		start := time.Now()
 		var wg sync.WaitGroup
 		errs := make(chan error, n)
@@ -39,7 +39,7 @@ func TestGroupCommit(t *testing.T) {
 			t.Fatal(err)
 		}
 		took := time.Since(start)
-		commits := GroupCommits(a) - before
+		commits := GroupCommits.Load() - before
 		// At most one commit per window, plus the one that starts at once.
 		if max := int64(took/GroupWindow) + 2; commits > max || commits < 1 {
 			t.Errorf("%d writes in %v took %d group commits, want 1 to %d", n, took, commits, max)

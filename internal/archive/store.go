@@ -210,31 +210,6 @@ func (s *sqlStore) Add(ctx context.Context, r *Run) (int64, error) {
 	return id, nil
 }
 
-// addBatch stores many runs in one transaction (Fill uses it).
-func (s *sqlStore) addBatch(ctx context.Context, runs []*Run) error {
-	return s.use(func() error {
-		tx, err := s.db.BeginTx(ctx, nil)
-		if err != nil {
-			return err
-		}
-		defer tx.Rollback()
-		st, err := tx.PrepareContext(ctx, s.d.rebind(insertRun))
-		if err != nil {
-			return err
-		}
-		defer st.Close()
-		for _, r := range runs {
-			if err := checkRun(r); err != nil {
-				return err
-			}
-			if err := st.QueryRowContext(ctx, runArgs(r)...).Scan(&r.ID); err != nil {
-				return err
-			}
-		}
-		return tx.Commit()
-	})
-}
-
 // checkRun refuses a run no page could show.
 func checkRun(r *Run) error {
 	switch {

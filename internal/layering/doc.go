@@ -7,9 +7,10 @@
 //     kvlab/gohost.
 //   - Nothing under wasm/ imports kvlab/engine: the browser's build holds
 //     the filesystem model (kvlab/engine/vfs) and not the engine.
-//   - Test-support packages (harness/harnesstest, internal/browsertest,
-//     internal/pgtest, ...; the test's testSupport) are imported only by
-//     tests and by each other, so none of their code is in a binary.
+//   - Test-support packages (harness/harnesstest,
+//     internal/archive/archivetest, internal/browsertest, internal/pgtest,
+//     ...; the test's testSupport) are imported only by tests and by each
+//     other, so none of their code is in a binary.
 //
 // The test reads every Go file's imports, tests and every build tag's
 // files included, and asks `go list` for what the harness's packages and

@@ -30,6 +30,7 @@ var rules = []rule{
 // from the binaries, which is what they are).
 var testSupport = []string{
 	"kvlab/harness/harnesstest",
+	"kvlab/internal/archive/archivetest",
 	"kvlab/internal/apidoc",
 	"kvlab/internal/browsertest",
 	"kvlab/internal/heappeak",

@@ -10,10 +10,11 @@ import (
 
 	"kvlab/harness"
 	"kvlab/internal/archive"
+	"kvlab/internal/archive/archivetest"
 )
 
 // BenchmarkRunsPage serves GET /runs from an archive of 100,000 runs
-// (archive.Fill, SQLite in a temporary directory): the first page, each
+// (archivetest.Fill, SQLite in a temporary directory): the first page, each
 // filter, and a page deep in the archive. It reports the p50 and p99 of
 // the request's time in ms (the goal: p99 under 100 ms). Filling takes
 // a while; it happens once, before the timer.
@@ -21,7 +22,7 @@ import (
 //	go test -run '^$' -bench RunsPage -benchtime 200x ./internal/server/
 func BenchmarkRunsPage(b *testing.B) {
 	s := newServer(b, nil)
-	if err := archive.Fill(context.Background(), s.arch, 100_000, 10); err != nil {
+	if err := archivetest.Fill(context.Background(), s.arch, 100_000, 10); err != nil {
 		b.Fatal(err)
 	}
 	deep, err := s.arch.List(context.Background(), archive.Query{Before: 50_000, Limit: 1})

@@ -10,15 +10,16 @@ import (
 	"testing"
 
 	"kvlab/internal/archive"
+	"kvlab/internal/archive/archivetest"
 	"kvlab/internal/server/runspage"
 )
 
-// addRuns adds n synthetic runs (archive.Synthetic) and returns their ids.
+// addRuns adds n synthetic runs (archivetest.Synthetic) and returns their ids.
 func addRuns(t testing.TB, s *Server, n int, edit func(i int, r *archive.Run)) []int64 {
 	t.Helper()
 	var ids []int64
 	for i := range n {
-		r := archive.Synthetic(i, 3)
+		r := archivetest.Synthetic(i, 3)
 		if edit != nil {
 			edit(i, r)
 		}
@@ -76,7 +77,7 @@ func TestRunsPage(t *testing.T) {
 	} {
 		want := 0
 		for i := range 120 {
-			if f.match(archive.Synthetic(i, 3)) {
+			if f.match(archivetest.Synthetic(i, 3)) {
 				want++
 			}
 		}
@@ -167,9 +168,9 @@ func TestComparePage(t *testing.T) {
 	s := newServer(t, nil)
 	// Five runs of a spec, then five of a changed spec, from one cell.
 	ids := addRuns(t, s, 10, func(i int, r *archive.Run) {
-		base := archive.Synthetic(0, 3)
+		base := archivetest.Synthetic(0, 3)
 		if i >= 5 {
-			base = archive.Synthetic(3, 3) // engine kv, sync group
+			base = archivetest.Synthetic(3, 3) // engine kv, sync group
 		}
 		r.Kind, r.Spec, r.SpecFull, r.Engine, r.Sync, r.Workload = base.Kind, base.Spec, base.SpecFull, base.Engine, base.Sync, base.Workload
 		var res map[string]any
@@ -242,9 +243,9 @@ func TestComparePage(t *testing.T) {
 func TestCompareOfferedOnlyWhenItWorks(t *testing.T) {
 	s := newServer(t, nil)
 	ids := addRuns(t, s, 10, func(i int, r *archive.Run) {
-		base := archive.Synthetic(0, 3)
+		base := archivetest.Synthetic(0, 3)
 		if i >= 5 {
-			base = archive.Synthetic(3, 3)
+			base = archivetest.Synthetic(3, 3)
 		}
 		r.Kind, r.Spec, r.SpecFull, r.Engine, r.Sync, r.Workload, r.Result = base.Kind, base.Spec, base.SpecFull, base.Engine, base.Sync, base.Workload, base.Result
 		r.Lesson, r.Cell, r.Browser = "01-fixture", "always-run", testBrowser

@@ -21,7 +21,7 @@ func TestWritesBounded(t *testing.T) {
 	const rate, perBrowser = 40, 3
 	s := newServer(t, func(c *Config) { c.Writes.Rate, c.Writes.PerBrowser = rate, perBrowser })
 	ts := startServer(t, s)
-	before := archive.GroupCommits(s.arch)
+	before := archive.GroupCommits.Load()
 	var ok, limited, other atomic.Int64
 	var wg sync.WaitGroup
 	for i := range 4 * rate {
@@ -45,7 +45,7 @@ func TestWritesBounded(t *testing.T) {
 	}
 	// One commit each would be rate commits; grouped, a few (half is a
 	// bound a loaded machine that spreads the requests out still keeps).
-	if commits := archive.GroupCommits(s.arch) - before; commits < 1 || commits >= rate/2 {
+	if commits := archive.GroupCommits.Load() - before; commits < 1 || commits >= rate/2 {
 		t.Errorf("%d stored predictions took %d commits, want them grouped (fewer than %d)", ok.Load(), commits, rate/2)
 	}
 	st, m := post(t, ts, "POST", "/api/predict", `{"lesson":"01-fixture","quiz":"count","browser":"late","value":"1"}`)
@@ -123,7 +123,7 @@ func TestBallotsShareGroupCommits(t *testing.T) {
 	code := openRoom(t, ts)
 	post(t, ts, "POST", "/api/rooms/"+code+"/polls", `{"quiz":"count"}`)
 	const n = 40
-	before := archive.GroupCommits(s.arch)
+	before := archive.GroupCommits.Load()
 	var wg sync.WaitGroup
 	var bad atomic.Int64
 	for i := range n {
@@ -139,7 +139,7 @@ func TestBallotsShareGroupCommits(t *testing.T) {
 	if bad.Load() != 0 {
 		t.Fatalf("%d of %d ballots refused", bad.Load(), n)
 	}
-	if commits := archive.GroupCommits(s.arch) - before; commits >= n/2 {
+	if commits := archive.GroupCommits.Load() - before; commits >= n/2 {
 		t.Errorf("%d ballots cast at once took %d commits, want them grouped (fewer than %d)", n, commits, n/2)
 	}
 	_, st := post(t, ts, "GET", "/api/rooms/"+code, "")
