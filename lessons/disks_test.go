@@ -199,9 +199,15 @@ func runOnDisks(t *testing.T, lines []string, f float64, lim harness.Limits) ([]
 
 // sameOnBothDisks reports whether the two disks' answers are not clearly
 // apart: each graded right against the other disk's run, or (for a
-// numeric quiz) less than diskMargin apart.
+// numeric quiz) less than diskMargin apart. A share (both answers
+// between 0 and 1) is also judged by what it leaves: the share of time a
+// flusher spends in fdatasync, say, can never be twice 0.6, yet 0.6 and
+// 0.97 leave 0.4 and 0.03 of the time idle, 13 times apart, and it is
+// that rest the disk moves.
 func sameOnBothDisks(t *testing.T, q *quiz.Quiz, a []diskAnswer) bool {
-	if q.Choices == nil && !farApart(a[0].value, a[1].value, diskMargin) {
+	x, y := a[0].value, a[1].value
+	apart := farApart(x, y, diskMargin) || isShare(x) && isShare(y) && farApart(1-x, 1-y, diskMargin)
+	if q.Choices == nil && !apart {
 		return true
 	}
 	same := true
@@ -219,6 +225,9 @@ func sameOnBothDisks(t *testing.T, q *quiz.Quiz, a []diskAnswer) bool {
 	}
 	return same
 }
+
+// isShare reports whether v can be a share of a whole: 0 to 1.
+func isShare(v float64) bool { return v >= 0 && v <= 1 }
 
 // farApart reports whether a and b differ by more than the factor m: one
 // more than m times the other, or of opposite signs, or one zero and the
@@ -258,6 +267,12 @@ func TestDiskCheckJudges(t *testing.T) {
 		// cost: a busy machine can do that to a figure the disk does not
 		// set.
 		{"1 + $0.fsync_mean_ns / 4e6", true},
+		// A share of the time spent flushing, 0.6 on the fast disk and
+		// 0.98 on the slow one: less than 2× apart, but what it leaves
+		// (0.4 and 0.02) is 24× apart.
+		{"$0.fsync_mean_ns / ($0.fsync_mean_ns + 34e3)", false},
+		// A share the flush barely moves (0.5 and 0.51) stays the same.
+		{"0.5 + $0.fsync_mean_ns / 2e8", true},
 	} {
 		q := mk(c.answer)
 		a := []diskAnswer{fast, slow}
