@@ -243,36 +243,48 @@ func TestPeriodicP99StaysOnTheFastPath(t *testing.T) {
 
 // medianOfRuns measures a timing claim the way the course says to on a
 // noisy machine. It measures each line of the cell's cached run; if every
-// line holds (ok), that is the answer. Otherwise it runs the cell twice
-// more and returns each line's median of the three runs, so a claim holds
-// only if it holds in at least two runs of three: a preempted run cannot
-// fail it, and a claim that is false still fails.
+// line holds (ok), that is the answer. Otherwise it runs the cell in two
+// more rounds, its lines in mirrored order, and returns each measure's
+// median of the three runs, or of five when that of three misses, so a
+// claim holds only if it holds in most runs: a preempted run (or two)
+// cannot fail it, and a claim that is false still fails.
 func medianOfRuns(t *testing.T, prefix, cell string, measure func([]any) []float64, ok func(float64) bool) []float64 {
 	t.Helper()
 	first := measure(cellResults(t, prefix, cell))
 	if !slices.ContainsFunc(first, func(v float64) bool { return !ok(v) }) {
 		return first
 	}
-	t.Logf("%s%s: %v on the first run; running it twice more for the median", prefix, cell, first)
+	t.Logf("%s%s: %v on the first run; running it in more rounds for the median", prefix, cell, first)
 	runs := [][]float64{first}
 	_, c := cellByID(t, prefix, cell)
-	for range 2 {
-		rs, err := execLines(t, c.Lines, 1, server.DefaultLimits())
+	median := func() []float64 {
+		med := make([]float64, len(first))
+		for i := range med {
+			var col []float64
+			for _, r := range runs {
+				col = append(col, r[i])
+			}
+			slices.Sort(col)
+			med[i] = col[len(col)/2]
+		}
+		return med
+	}
+	// Rounds 2 to 5 run the lines in mirrored order (B A, A B, ...), as
+	// lesson 9 teaches, so a drift lands on both lines of a pair; a busy
+	// spell on a shared disk can still swing one round several times
+	// over, so the median of 3 rounds is taken, and of 5 when that of 3
+	// misses.
+	for r := 2; r <= 5; r++ {
+		rs, err := execRound(t, c.Lines, 1, server.DefaultLimits(), r)
 		if err != nil {
 			t.Fatalf("cell %s: %v", cell, err)
 		}
 		runs = append(runs, measure(rs))
-	}
-	med := make([]float64, len(first))
-	for i := range med {
-		var col []float64
-		for _, r := range runs {
-			col = append(col, r[i])
+		if r == 3 && !slices.ContainsFunc(median(), func(v float64) bool { return !ok(v) }) {
+			break
 		}
-		slices.Sort(col)
-		med[i] = col[len(col)/2]
 	}
-	return med
+	return median()
 }
 
 func modelPath(r any) string {
