@@ -129,12 +129,27 @@ func TestPoissonKnee(t *testing.T) {
 	// Made-up lines: the third is the first whose time in the store
 	// (mean 900 less lag 100) passes twice its service time (350); the
 	// second's passes it only with the lag counted.
+	rate := 125.0
 	mk := func(mean, lag, service float64) any {
-		return synthetic("latency.put.mean_ns", mean, "pacer_lag.mean_ns", lag, "latency_uncorrected.put.mean_ns", service)
+		defer func() { rate *= 2 }()
+		return synthetic("rate", rate, "latency.put.mean_ns", mean, "pacer_lag.mean_ns", lag, "latency_uncorrected.put.mean_ns", service)
 	}
-	rs := []any{mk(400, 50, 300), mk(800, 300, 300), mk(900, 100, 350), mk(5000, 0, 300), mk(9000, 0, 300), mk(9000, 0, 300)}
-	if got := answer(t, q, rs); got != 3 {
-		t.Errorf("poisson-knee on made-up lines: got choice %v, want 3 (the first line past twice its service time, net of the pacer lag)", got)
+	rs := []any{mk(400, 50, 300), mk(800, 300, 300), mk(900, 100, 350), mk(5000, 0, 300), mk(9000, 0, 300), mk(9000, 0, 300), mk(9000, 0, 300)}
+	if got := answer(t, q, rs); got != 500 {
+		t.Errorf("poisson-knee on made-up lines: got %v, want 500 (the rate of the first line past twice its service time, net of the pacer lag)", got)
+	}
+	// No line past the knee: the answer is beyond the sweep, twice its
+	// last rate, as the question says.
+	rate = 125
+	var calm []any
+	for range 7 {
+		calm = append(calm, mk(400, 0, 300))
+	}
+	if got := answer(t, q, calm); got != 16000 {
+		t.Errorf("poisson-knee with no line past the knee: got %v, want 16000, the answer the question names", got)
+	}
+	if !strings.Contains(q.Question, "16000") {
+		t.Errorf("poisson-knee's question does not name the answer for no knee (16000): %q", q.Question)
 	}
 
 	margins := func(rs []any) []float64 {

@@ -237,13 +237,13 @@ var independent = map[string]func(ls lines) float64{
 	},
 	"generator-floor": func(ls lines) float64 { return ls.r(0).put().P99Ns / 1000 },
 	"poisson-knee": func(ls lines) float64 {
-		for k := range 6 {
+		for k := range 7 {
 			r := ls.r(k)
 			if r.put().MeanNs-r.PacerLag.MeanNs > 2*r.LatencyUncorrected["put"].MeanNs {
-				return float64(k + 1)
+				return r.Rate
 			}
 		}
-		return 7
+		return 2 * ls.r(6).Rate
 	},
 	"hockey-knee": func(ls lines) float64 {
 		for k := range 5 {
@@ -377,8 +377,8 @@ var independent = map[string]func(ls lines) float64{
 	"p99-pooled-vs-median": func(ls lines) float64 {
 		return ls[0].at(-1).Pooled.Latency["put"].P99Ns / max(median(fivePut99(ls[0])...), 1)
 	},
-	"read-p99-spread": func(ls lines) float64 {
-		a, b, c := ls[0].at(0).Latency["get"].P99Ns, ls[0].at(1).Latency["get"].P99Ns, ls[0].at(2).Latency["get"].P99Ns
+	"read-p50-spread": func(ls lines) float64 {
+		a, b, c := ls[0].at(0).Latency["get"].P50Ns, ls[0].at(1).Latency["get"].P50Ns, ls[0].at(2).Latency["get"].P50Ns
 		return max(a, b, c) / max(min(a, b, c), 1)
 	},
 	"gentle-utilization": func(ls lines) float64 { return ls.r(0).Rate * ls.r(0).LatencyUncorrected["put"].MeanNs / 1e9 },
