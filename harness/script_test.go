@@ -66,6 +66,9 @@ func TestShippedScripts(t *testing.T) {
 			if name == "batch" && (!kv.Native["mput"] || kv.ByOp["mput"].Ops != 4*kv.ByOp["mput"].Calls) {
 				t.Errorf("batch on kv: native %v, mput %+v; want native atomic batches of 4 keys", kv.Native, kv.ByOp["mput"])
 			}
+			if src, _ := scripts.Lookup(name); kv.Batched != strings.Contains(src, "batched = true") {
+				t.Errorf("%s: result batched %v; want the script's batched field", name, kv.Batched)
+			}
 			var tsv bytes.Buffer
 			if err := Write(&tsv, "tsv", rsPtrs(rs)); err != nil {
 				t.Fatal(err)
@@ -205,5 +208,31 @@ func TestScriptTimelineFormat(t *testing.T) {
 	progressPrinter(&b, false)(Progress{ElapsedSeconds: 1, Ops: 4000, OpsPerSec: 3900, Engine: "kv load (keys)", Unit: "keys"})
 	if got := b.String(); !strings.Contains(got, "4000 keys") || !strings.Contains(got, "3900 keys/s") {
 		t.Errorf("progress line %q, want it to count keys", got)
+	}
+}
+
+// TestScriptCtxFields: ctx carries each flag's value under its field's
+// name (items, users, batch, valuebytes, ops, seed, threads) and each
+// worker's number from 0 (thread), in load and in run alike.
+func TestScriptCtxFields(t *testing.T) {
+	env := Env{Dir: t.TempDir(), Script: `
+local function check(ctx)
+  assert(ctx.items == 3 and ctx.users == 4 and ctx.batch == 5 and ctx.valuebytes == 6, "sizes")
+  assert(ctx.ops == 7 and ctx.seed == 8 and ctx.threads == 2, "ops, seed, threads")
+  assert(ctx.thread == 0 or ctx.thread == 1, "thread " .. tostring(ctx.thread))
+end
+return { name = "ctx",
+  load = function(ctx) check(ctx); kv.put("loaded/" .. ctx.thread, "1") end,
+  run = function(ctx) check(ctx); kv.put("ran/" .. ctx.thread, "1") end }`}
+	out, err := Exec(context.Background(), "bench -script mine -engine kv -sync none -items 3 -users 4 -batch 5 -value-size 6 -ops 7 -seed 8 -threads 2", env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rs []ScriptResult
+	if err := json.Unmarshal(out, &rs); err != nil {
+		t.Fatal(err)
+	}
+	if kv := rs[len(rs)-1]; kv.LoadOps != 2 || kv.Units != 7 {
+		t.Errorf("kv: %d load ops, %d units; want one load per worker (2) and 7 units", kv.LoadOps, kv.Units)
 	}
 }

@@ -167,6 +167,12 @@ func TestScriptErrors(t *testing.T) {
 		{"return {run = function(ctx)\n  io.open('/etc/passwd')\nend}", "t.lua:2:"},
 		{"return {run = function(ctx)\n  dofile('/etc/passwd')\nend}", "t.lua:2:"},
 		{"return {run = function(ctx)\n  require('os')\nend}", "t.lua:2:"},
+		{"return {run = function(ctx)\n  debug.getinfo(1)\nend}", "t.lua:2: attempt to index a non-table object(nil) with key 'getinfo'"},
+		{"return {run = function(ctx)\n  local p = package.loaded\nend}", "t.lua:2: attempt to index a non-table object(nil) with key 'loaded'"},
+		{"return {run = function(ctx)\n  loadstring('return 1')\nend}", "t.lua:2: attempt to call a non-function object"},
+		{"return {run = function(ctx)\n  load(function() return nil end)\nend}", "t.lua:2: attempt to call a non-function object"},
+		{"return {run = function(ctx)\n  loadfile('/etc/passwd')\nend}", "t.lua:2: attempt to call a non-function object"},
+		{"return {run = function(ctx)\n  collectgarbage('stop')\nend}", "t.lua:2: attempt to call a non-function object"},
 		{"return {run = function(ctx)\n  local s = string.rep('x', 1e9)\nend}", "string.rep"},
 		{"return {run = function(ctx)\n  kv.put('', 'v')\nend}", "empty key"},
 	}
@@ -198,6 +204,16 @@ func TestLimits(t *testing.T) {
 	_, err = Run(context.Background(), p, newMem(), Config{Ops: 1})
 	if err == nil || !strings.Contains(err.Error(), "stack overflow") {
 		t.Errorf("deep recursion: err = %v, want a stack overflow", err)
+	}
+	// The data stack (the registry) is bounded by Limits.Stack: 5000
+	// values passed at once fit the default and overflow 2048 slots.
+	p = compile(t, "local t = {} for i = 1, 5000 do t[i] = i end local function f(...) return select('#', ...) end return {run = function(ctx) assert(f(unpack(t)) == 5000) end}")
+	if _, err = Run(context.Background(), p, newMem(), Config{Ops: 1}); err != nil {
+		t.Errorf("5000 values on the default stack: %v", err)
+	}
+	_, err = Run(context.Background(), p, newMem(), Config{Ops: 1, Limits: Limits{Stack: 2048}})
+	if err == nil || !strings.Contains(err.Error(), "registry overflow") {
+		t.Errorf("5000 values on a stack of 2048: err = %v, want a registry overflow", err)
 	}
 }
 
