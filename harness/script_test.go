@@ -154,6 +154,29 @@ func TestScriptRepeatMirrored(t *testing.T) {
 	if want := "[1:kv 1:null 2:null 2:kv 3:kv 3:null]"; fmt.Sprint(got) != want {
 		t.Errorf("order %v, want %s", got, want)
 	}
+	// The last round of null carries its wu/s against kv's, round by
+	// round; kv, the first engine, carries none.
+	var ratios []float64
+	for i := 0; i < len(rs); i += 2 {
+		kv, null := rs[i], rs[i+1]
+		if kv.Engine != "kv" {
+			kv, null = null, kv
+		}
+		ratios = append(ratios, null.WUPerSec/kv.WUPerSec)
+	}
+	p := rs[5].Paired
+	if p == nil || p.Against != "kv" || p.Metric != "wu_per_sec" || p.Rounds != 3 || fmt.Sprintf("%.6f", p.Ratios) != fmt.Sprintf("%.6f", ratios) {
+		t.Fatalf("null's paired = %+v; want wu/s against kv, ratios %.3f", p, ratios)
+	}
+	for i, r := range rs[:5] {
+		if r.Paired != nil {
+			t.Errorf("result %d (%s, round %d) has paired %+v; want it on null's last round only", i, r.Engine, r.Round, r.Paired)
+		}
+	}
+	var table bytes.Buffer
+	if err := Write(&table, "table", rsPtrs(rs)); err != nil || !strings.Contains(table.String(), fmt.Sprintf("%.2fx kv's wu/s, the median of 3 rounds' paired ratios", p.Ratio)) {
+		t.Errorf("table: %v\n%s", err, table.String())
+	}
 }
 
 // TestScriptMine: -script mine runs the script a server hands in
