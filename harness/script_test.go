@@ -73,8 +73,12 @@ func TestShippedScripts(t *testing.T) {
 			if err := Write(&tsv, "tsv", rsPtrs(rs)); err != nil {
 				t.Fatal(err)
 			}
-			if lines := strings.Count(tsv.String(), "\n"); lines < 1+len(kv.ByOp) {
-				t.Errorf("tsv: %d lines, want a header and a row per engine and op kind", lines)
+			rows := 1
+			for _, r := range rs {
+				rows += len(r.ByOp)
+			}
+			if lines := strings.Count(tsv.String(), "\n"); lines != rows {
+				t.Errorf("tsv: %d lines, want %d: a header and a row per engine and op kind", lines, rows)
 			}
 			var table bytes.Buffer
 			if err := Write(&table, "table", rsPtrs(rs)); err != nil || !strings.Contains(table.String(), "framework's floor") {
@@ -257,5 +261,42 @@ return { name = "ctx",
 	}
 	if kv := rs[len(rs)-1]; kv.LoadOps != 2 || kv.Units != 7 {
 		t.Errorf("kv: %d load ops, %d units; want one load per worker (2) and 7 units", kv.LoadOps, kv.Units)
+	}
+}
+
+// TestScriptTableLines: an engine's block prints wu/s with the floor's
+// beside it, ops/s on a line of its own only when it differs from wu/s,
+// the get hit rate when there were gets, and one row per op kind.
+func TestScriptTableLines(t *testing.T) {
+	op := script.OpStats{Calls: 10, Ops: 10, P50: 1500, P99: 9000, P999: 9000, Max: 9000}
+	rs := []*ScriptResult{
+		{Engine: "null", Script: "cart", Floor: true, Result: script.Result{Units: 100, Ops: 100, Seconds: 1, WUPerSec: 100, OpsPerSec: 100, ByOp: map[string]script.OpStats{"range": op}}},
+		{Engine: "kv", Script: "cart", Native: map[string]bool{"range": true, "del": false}, Result: script.Result{Units: 50, Ops: 65, Seconds: 1, WUPerSec: 50, OpsPerSec: 65,
+			GetHits: 3, GetMisses: 1, HitRate: 0.75, ByOp: map[string]script.OpStats{"range": op, "del": op}}},
+	}
+	var b bytes.Buffer
+	if err := Write(&b, "table", rs); err != nil {
+		t.Fatal(err)
+	}
+	blocks := strings.Split(b.String(), "\n\n")
+	if len(blocks) != 3 {
+		t.Fatalf("%d blocks, want a head and one per engine:\n%s", len(blocks), b.String())
+	}
+	floor, kv := blocks[1], blocks[2]
+	for _, c := range []struct {
+		block, want string
+		present     bool
+	}{
+		{floor, "ops/s", false},
+		{floor, "hit rate", false},
+		{kv, "50 wu/s  (50 units in 1.00s; floor 100 wu/s)", true},
+		{kv, "65 ops/s (65 primitive ops)", true},
+		{kv, "get hit rate 75.0%", true},
+		{kv, "range ", true},
+		{kv, "no: a get, then the delete", true},
+	} {
+		if strings.Contains(c.block, c.want) != c.present {
+			t.Errorf("block has %q: %v, want %v:\n%s", c.want, !c.present, c.present, c.block)
+		}
 	}
 }
