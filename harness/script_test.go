@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"kvlab/harness/script"
@@ -298,5 +299,32 @@ func TestScriptTableLines(t *testing.T) {
 		if strings.Contains(c.block, c.want) != c.present {
 			t.Errorf("block has %q: %v, want %v:\n%s", c.want, !c.present, c.present, c.block)
 		}
+	}
+}
+
+// TestScriptProgressToThePage: a script line's progress reaches Env.Progress
+// (the page's progress messages) naming the engine and phase and what
+// ops counts: units while measuring.
+func TestScriptProgressToThePage(t *testing.T) {
+	var mu sync.Mutex
+	var got []Progress
+	env := Env{Dir: t.TempDir(), Progress: func(p Progress) {
+		mu.Lock()
+		got = append(got, p)
+		mu.Unlock()
+	}}
+	if _, err := Exec(context.Background(), "bench -script mixed -engine null -sync none -items 100 -duration 1500ms", env); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	runs := 0
+	for _, p := range got {
+		if p.Engine == "null run (units)" && p.Unit == "units" && p.Ops > 0 && p.OpsPerSec > 0 {
+			runs++
+		}
+	}
+	if runs < 1 {
+		t.Errorf("progress %+v; want a \"null run (units)\" event counting units", got)
 	}
 }

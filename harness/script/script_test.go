@@ -386,3 +386,43 @@ end }`)
 		t.Errorf("%.1f allocations per unit, want 0", n)
 	}
 }
+
+// TestProgress: seeding and measuring each report about once a second,
+// keys (primitive ops) while seeding, units and their rate while
+// measuring.
+func TestProgress(t *testing.T) {
+	p := compile(t, "return {load = function(ctx) for i = 1, 30 do kv.put('k' .. i, 'v') end end, run = function(ctx) kv.get('k1') end}")
+	st := slowStore{newMem(), 50 * time.Millisecond} // a load of 1.5 s
+	var mu sync.Mutex
+	var got []Progress
+	res, err := Run(context.Background(), p, st, Config{Duration: 1500 * time.Millisecond, Progress: func(p Progress) {
+		mu.Lock()
+		got = append(got, p)
+		mu.Unlock()
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	var load, run int
+	for _, p := range got {
+		switch p.Phase {
+		case "load":
+			load++
+			if p.Units != 0 || p.Ops < 1 || p.Ops > 30 || p.Rate <= 0 {
+				t.Errorf("load progress %+v: want keys written so far and their rate, no units", p)
+			}
+		case "run":
+			run++
+			if p.Units < 1 || p.Units > res.Units || p.Rate <= 0 {
+				t.Errorf("run progress %+v: want units so far (of %d) and their rate", p, res.Units)
+			}
+		default:
+			t.Errorf("progress phase %q", p.Phase)
+		}
+	}
+	if load < 1 || load > int(res.LoadSeconds)+1 || run < 1 || run > int(res.Seconds)+1 {
+		t.Errorf("%d load progress events in %.1fs, %d run events in %.1fs; want one a second", load, res.LoadSeconds, run, res.Seconds)
+	}
+}
