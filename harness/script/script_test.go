@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	lua "github.com/yuin/gopher-lua"
 )
 
 // memStore is an ordered in-memory store for the tests.
@@ -424,5 +426,56 @@ func TestProgress(t *testing.T) {
 	}
 	if load < 1 || load > int(res.LoadSeconds)+1 || run < 1 || run > int(res.Seconds)+1 {
 		t.Errorf("%d load progress events in %.1fs, %d run events in %.1fs; want one a second", load, res.LoadSeconds, run, res.Seconds)
+	}
+}
+
+// fakeClock is a clock the test moves: the store's calls move it by
+// their cost, and the script's own work by tick(n).
+type fakeClock struct{ t time.Duration }
+
+func (c *fakeClock) now() time.Duration { return c.t }
+
+// costStore is a nullStore whose Put, Get and Range each move clock by a
+// cost of their own.
+type costStore struct{ clock *fakeClock }
+
+func (s costStore) Put(k, v []byte) error { s.clock.t += 7 * time.Microsecond; return nil }
+func (s costStore) Get(k []byte) ([]byte, bool, error) {
+	s.clock.t += 3 * time.Microsecond
+	return nil, false, nil
+}
+func (s costStore) Delete(k []byte) error { return nil }
+func (s costStore) Range(lo, hi []byte, limit int, fn func(k, v []byte) bool) error {
+	s.clock.t += 11 * time.Microsecond
+	return nil
+}
+
+// TestLatencyIsTheEngineCallOnly: each op's latency is the time inside
+// the store's call, none of the script's own time before or after it
+// (the script moves the clock by a millisecond between calls).
+func TestLatencyIsTheEngineCallOnly(t *testing.T) {
+	clock := &fakeClock{}
+	defer func(old func() time.Duration) { now = old }(now)
+	now = clock.now
+	p := compile(t, `return { run = function(ctx)
+  tick(); kv.put("k", "v"); tick(); kv.get("k"); tick(); kv.range("a", "z"); tick()
+end }`)
+	w, err := newWorker(p, 0, costStore{clock}, Limits{}.defaults(), 1, map[string]int64{}, new(atomic.Int64))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.L.Close()
+	w.L.SetGlobal("tick", w.L.NewFunction(func(L *lua.LState) int { clock.t += time.Millisecond; return 0 }))
+	w.measuring = true
+	for range 5 {
+		if err := w.call(w.run); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for op, want := range map[int]time.Duration{opPut: 7 * time.Microsecond, opGet: 3 * time.Microsecond, opRange: 11 * time.Microsecond} {
+		h := w.hist[op]
+		if h.TotalCount() != 5 || !h.ValuesAreEquivalent(h.Min(), int64(want)) || !h.ValuesAreEquivalent(h.Max(), int64(want)) {
+			t.Errorf("%s: %d samples from %v to %v; want 5 of %v, the store's call alone", OpNames[op], h.TotalCount(), time.Duration(h.Min()), time.Duration(h.Max()), want)
+		}
 	}
 }

@@ -82,10 +82,11 @@ type scanRow struct{ k, v, end int }
 // epoch is the origin of now.
 var epoch = time.Now()
 
-// now reads the monotonic clock alone, as a duration since epoch: an
-// engine call is timed by two of these. (time.Now reads the wall clock
-// too, a second system clock read per call that the floor would pay.)
-func now() time.Duration { return time.Since(epoch) }
+// now is the clock engine calls are timed by, two reads around each;
+// tests replace it. It reads the monotonic clock alone, as a duration
+// since epoch (time.Now reads the wall clock too, a second system clock
+// read per call that the floor would pay).
+var now = func() time.Duration { return time.Since(epoch) }
 
 // maxLatency is the largest latency a histogram records (longer ones are
 // clamped to it): one minute.
