@@ -53,6 +53,12 @@ type ScriptResult struct {
 	// harness fell back to single-key calls (false).
 	Native  map[string]bool `json:"native"`
 	LoadAvg float64         `json:"load_avg,omitempty"`
+	// Paired, on the last round of each engine (and sweep value) of a
+	// -repeat line but the first engine -engine names: its wu/s against
+	// that engine's at the same sweep value, round by round, as a bench
+	// line's paired compares ops/s. The floor's says how many times the
+	// first engine's units the Lua host alone could run.
+	Paired *PairedRatio `json:"paired,omitempty"`
 	script.Result
 }
 
@@ -172,7 +178,48 @@ func scriptLine(ctx context.Context, s *Spec, dir string, env Env) ([]*ScriptRes
 			}
 		}
 	}
+	pairScripts(out, s.Engines[0])
 	return out, nil
+}
+
+// pairScripts sets Paired on the last round of each engine and sweep
+// value in rs but first's, when two rounds or more pair with first's.
+func pairScripts(rs []*ScriptResult, first string) {
+	type config struct {
+		engine string
+		value  int64
+	}
+	groups := map[config][]*ScriptResult{}
+	var order []config
+	for _, r := range rs {
+		c := config{r.Engine, r.SweepValue}
+		if groups[c] == nil {
+			order = append(order, c)
+		}
+		groups[c] = append(groups[c], r)
+	}
+	for _, c := range order {
+		if c.engine == first {
+			continue
+		}
+		base := map[int]float64{} // first's wu/s by round
+		for _, r := range groups[config{first, c.value}] {
+			base[r.Round] = r.WUPerSec
+		}
+		g := groups[c]
+		var num, den []float64
+		for _, r := range g {
+			if b, ok := base[r.Round]; ok && r.Round > 0 && b > 0 {
+				num, den = append(num, r.WUPerSec), append(den, b)
+			}
+		}
+		if len(num) < 2 {
+			continue
+		}
+		if p, err := calc.PairRatios(num, den); err == nil {
+			g[len(g)-1].Paired = &PairedRatio{Metric: "wu_per_sec", Against: first, AgainstThreads: g[0].Threads, Paired: p}
+		}
+	}
 }
 
 func contains(list []string, s string) bool {
@@ -366,6 +413,9 @@ func writeScriptTable(w io.Writer, rs []*ScriptResult) error {
 		fmt.Fprintln(w, ")")
 		if r.Ops != r.Units {
 			fmt.Fprintf(w, "  %12.0f ops/s (%d primitive ops)\n", r.OpsPerSec, r.Ops)
+		}
+		if p := r.Paired; p != nil {
+			fmt.Fprintf(w, "  %12.2fx %s's wu/s, the median of %d rounds' paired ratios (%.2f–%.2fx)\n", p.Ratio, p.Against, p.Rounds, p.Low, p.High)
 		}
 		if r.GetHits+r.GetMisses > 0 {
 			fmt.Fprintf(w, "  get hit rate %.1f%%\n", 100*r.HitRate)

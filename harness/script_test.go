@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"kvlab/harness/script"
@@ -66,12 +67,19 @@ func TestShippedScripts(t *testing.T) {
 			if name == "batch" && (!kv.Native["mput"] || kv.ByOp["mput"].Ops != 4*kv.ByOp["mput"].Calls) {
 				t.Errorf("batch on kv: native %v, mput %+v; want native atomic batches of 4 keys", kv.Native, kv.ByOp["mput"])
 			}
+			if src, _ := scripts.Lookup(name); kv.Batched != strings.Contains(src, "batched = true") {
+				t.Errorf("%s: result batched %v; want the script's batched field", name, kv.Batched)
+			}
 			var tsv bytes.Buffer
 			if err := Write(&tsv, "tsv", rsPtrs(rs)); err != nil {
 				t.Fatal(err)
 			}
-			if lines := strings.Count(tsv.String(), "\n"); lines < 1+len(kv.ByOp) {
-				t.Errorf("tsv: %d lines, want a header and a row per engine and op kind", lines)
+			rows := 1
+			for _, r := range rs {
+				rows += len(r.ByOp)
+			}
+			if lines := strings.Count(tsv.String(), "\n"); lines != rows {
+				t.Errorf("tsv: %d lines, want %d: a header and a row per engine and op kind", lines, rows)
 			}
 			var table bytes.Buffer
 			if err := Write(&table, "table", rsPtrs(rs)); err != nil || !strings.Contains(table.String(), "framework's floor") {
@@ -151,6 +159,29 @@ func TestScriptRepeatMirrored(t *testing.T) {
 	if want := "[1:kv 1:null 2:null 2:kv 3:kv 3:null]"; fmt.Sprint(got) != want {
 		t.Errorf("order %v, want %s", got, want)
 	}
+	// The last round of null carries its wu/s against kv's, round by
+	// round; kv, the first engine, carries none.
+	var ratios []float64
+	for i := 0; i < len(rs); i += 2 {
+		kv, null := rs[i], rs[i+1]
+		if kv.Engine != "kv" {
+			kv, null = null, kv
+		}
+		ratios = append(ratios, null.WUPerSec/kv.WUPerSec)
+	}
+	p := rs[5].Paired
+	if p == nil || p.Against != "kv" || p.Metric != "wu_per_sec" || p.Rounds != 3 || fmt.Sprintf("%.6f", p.Ratios) != fmt.Sprintf("%.6f", ratios) {
+		t.Fatalf("null's paired = %+v; want wu/s against kv, ratios %.3f", p, ratios)
+	}
+	for i, r := range rs[:5] {
+		if r.Paired != nil {
+			t.Errorf("result %d (%s, round %d) has paired %+v; want it on null's last round only", i, r.Engine, r.Round, r.Paired)
+		}
+	}
+	var table bytes.Buffer
+	if err := Write(&table, "table", rsPtrs(rs)); err != nil || !strings.Contains(table.String(), fmt.Sprintf("%.2fx kv's wu/s, the median of 3 rounds' paired ratios", p.Ratio)) {
+		t.Errorf("table: %v\n%s", err, table.String())
+	}
 }
 
 // TestScriptMine: -script mine runs the script a server hands in
@@ -205,5 +236,95 @@ func TestScriptTimelineFormat(t *testing.T) {
 	progressPrinter(&b, false)(Progress{ElapsedSeconds: 1, Ops: 4000, OpsPerSec: 3900, Engine: "kv load (keys)", Unit: "keys"})
 	if got := b.String(); !strings.Contains(got, "4000 keys") || !strings.Contains(got, "3900 keys/s") {
 		t.Errorf("progress line %q, want it to count keys", got)
+	}
+}
+
+// TestScriptCtxFields: ctx carries each flag's value under its field's
+// name (items, users, batch, valuebytes, ops, seed, threads) and each
+// worker's number from 0 (thread), in load and in run alike.
+func TestScriptCtxFields(t *testing.T) {
+	env := Env{Dir: t.TempDir(), Script: `
+local function check(ctx)
+  assert(ctx.items == 3 and ctx.users == 4 and ctx.batch == 5 and ctx.valuebytes == 6, "sizes")
+  assert(ctx.ops == 7 and ctx.seed == 8 and ctx.threads == 2, "ops, seed, threads")
+  assert(ctx.thread == 0 or ctx.thread == 1, "thread " .. tostring(ctx.thread))
+end
+return { name = "ctx",
+  load = function(ctx) check(ctx); kv.put("loaded/" .. ctx.thread, "1") end,
+  run = function(ctx) check(ctx); kv.put("ran/" .. ctx.thread, "1") end }`}
+	out, err := Exec(context.Background(), "bench -script mine -engine kv -sync none -items 3 -users 4 -batch 5 -value-size 6 -ops 7 -seed 8 -threads 2", env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rs []ScriptResult
+	if err := json.Unmarshal(out, &rs); err != nil {
+		t.Fatal(err)
+	}
+	if kv := rs[len(rs)-1]; kv.LoadOps != 2 || kv.Units != 7 {
+		t.Errorf("kv: %d load ops, %d units; want one load per worker (2) and 7 units", kv.LoadOps, kv.Units)
+	}
+}
+
+// TestScriptTableLines: an engine's block prints wu/s with the floor's
+// beside it, ops/s on a line of its own only when it differs from wu/s,
+// the get hit rate when there were gets, and one row per op kind.
+func TestScriptTableLines(t *testing.T) {
+	op := script.OpStats{Calls: 10, Ops: 10, P50: 1500, P99: 9000, P999: 9000, Max: 9000}
+	rs := []*ScriptResult{
+		{Engine: "null", Script: "cart", Floor: true, Result: script.Result{Units: 100, Ops: 100, Seconds: 1, WUPerSec: 100, OpsPerSec: 100, ByOp: map[string]script.OpStats{"range": op}}},
+		{Engine: "kv", Script: "cart", Native: map[string]bool{"range": true, "del": false}, Result: script.Result{Units: 50, Ops: 65, Seconds: 1, WUPerSec: 50, OpsPerSec: 65,
+			GetHits: 3, GetMisses: 1, HitRate: 0.75, ByOp: map[string]script.OpStats{"range": op, "del": op}}},
+	}
+	var b bytes.Buffer
+	if err := Write(&b, "table", rs); err != nil {
+		t.Fatal(err)
+	}
+	blocks := strings.Split(b.String(), "\n\n")
+	if len(blocks) != 3 {
+		t.Fatalf("%d blocks, want a head and one per engine:\n%s", len(blocks), b.String())
+	}
+	floor, kv := blocks[1], blocks[2]
+	for _, c := range []struct {
+		block, want string
+		present     bool
+	}{
+		{floor, "ops/s", false},
+		{floor, "hit rate", false},
+		{kv, "50 wu/s  (50 units in 1.00s; floor 100 wu/s)", true},
+		{kv, "65 ops/s (65 primitive ops)", true},
+		{kv, "get hit rate 75.0%", true},
+		{kv, "range ", true},
+		{kv, "no: a get, then the delete", true},
+	} {
+		if strings.Contains(c.block, c.want) != c.present {
+			t.Errorf("block has %q: %v, want %v:\n%s", c.want, !c.present, c.present, c.block)
+		}
+	}
+}
+
+// TestScriptProgressToThePage: a script line's progress reaches Env.Progress
+// (the page's progress messages) naming the engine and phase and what
+// ops counts: units while measuring.
+func TestScriptProgressToThePage(t *testing.T) {
+	var mu sync.Mutex
+	var got []Progress
+	env := Env{Dir: t.TempDir(), Progress: func(p Progress) {
+		mu.Lock()
+		got = append(got, p)
+		mu.Unlock()
+	}}
+	if _, err := Exec(context.Background(), "bench -script mixed -engine null -sync none -items 100 -duration 1500ms", env); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	runs := 0
+	for _, p := range got {
+		if p.Engine == "null run (units)" && p.Unit == "units" && p.Ops > 0 && p.OpsPerSec > 0 {
+			runs++
+		}
+	}
+	if runs < 1 {
+		t.Errorf("progress %+v; want a \"null run (units)\" event counting units", got)
 	}
 }

@@ -201,8 +201,9 @@ func luaErr(err error) error {
 	return err
 }
 
-// newState makes a Lua state with only the safe libraries open and
-// math.random drawing from rng.
+// newState makes a Lua state with only the safe libraries open,
+// math.random drawing from rng and string.format's common shapes written
+// without fmt (format.go).
 func newState(lim Limits, rng *rand.Rand) *lua.LState {
 	L := lua.NewState(lua.Options{
 		SkipOpenLibs:        true,
@@ -249,6 +250,8 @@ func newState(lim Limits, rng *rand.Rand) *lua.LState {
 		return 0
 	}))
 	str := L.GetGlobal("string").(*lua.LTable)
+	f := &formatter{stock: str.RawGetString("format").(*lua.LFunction).GFunction}
+	str.RawSetString("format", L.NewFunction(f.format))
 	str.RawSetString("rep", L.NewFunction(func(L *lua.LState) int {
 		s, n := L.CheckString(1), L.CheckInt(2)
 		if n <= 0 || s == "" {

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	lua "github.com/yuin/gopher-lua"
 )
 
 // memStore is an ordered in-memory store for the tests.
@@ -167,6 +169,12 @@ func TestScriptErrors(t *testing.T) {
 		{"return {run = function(ctx)\n  io.open('/etc/passwd')\nend}", "t.lua:2:"},
 		{"return {run = function(ctx)\n  dofile('/etc/passwd')\nend}", "t.lua:2:"},
 		{"return {run = function(ctx)\n  require('os')\nend}", "t.lua:2:"},
+		{"return {run = function(ctx)\n  debug.getinfo(1)\nend}", "t.lua:2: attempt to index a non-table object(nil) with key 'getinfo'"},
+		{"return {run = function(ctx)\n  local p = package.loaded\nend}", "t.lua:2: attempt to index a non-table object(nil) with key 'loaded'"},
+		{"return {run = function(ctx)\n  loadstring('return 1')\nend}", "t.lua:2: attempt to call a non-function object"},
+		{"return {run = function(ctx)\n  load(function() return nil end)\nend}", "t.lua:2: attempt to call a non-function object"},
+		{"return {run = function(ctx)\n  loadfile('/etc/passwd')\nend}", "t.lua:2: attempt to call a non-function object"},
+		{"return {run = function(ctx)\n  collectgarbage('stop')\nend}", "t.lua:2: attempt to call a non-function object"},
 		{"return {run = function(ctx)\n  local s = string.rep('x', 1e9)\nend}", "string.rep"},
 		{"return {run = function(ctx)\n  kv.put('', 'v')\nend}", "empty key"},
 	}
@@ -198,6 +206,16 @@ func TestLimits(t *testing.T) {
 	_, err = Run(context.Background(), p, newMem(), Config{Ops: 1})
 	if err == nil || !strings.Contains(err.Error(), "stack overflow") {
 		t.Errorf("deep recursion: err = %v, want a stack overflow", err)
+	}
+	// The data stack (the registry) is bounded by Limits.Stack: 5000
+	// values passed at once fit the default and overflow 2048 slots.
+	p = compile(t, "local t = {} for i = 1, 5000 do t[i] = i end local function f(...) return select('#', ...) end return {run = function(ctx) assert(f(unpack(t)) == 5000) end}")
+	if _, err = Run(context.Background(), p, newMem(), Config{Ops: 1}); err != nil {
+		t.Errorf("5000 values on the default stack: %v", err)
+	}
+	_, err = Run(context.Background(), p, newMem(), Config{Ops: 1, Limits: Limits{Stack: 2048}})
+	if err == nil || !strings.Contains(err.Error(), "registry overflow") {
+		t.Errorf("5000 values on a stack of 2048: err = %v, want a registry overflow", err)
 	}
 }
 
@@ -368,5 +386,96 @@ end }`)
 	}
 	if n := testing.AllocsPerRun(1000, func() { w.call(w.run) }); n != 0 {
 		t.Errorf("%.1f allocations per unit, want 0", n)
+	}
+}
+
+// TestProgress: seeding and measuring each report about once a second,
+// keys (primitive ops) while seeding, units and their rate while
+// measuring.
+func TestProgress(t *testing.T) {
+	p := compile(t, "return {load = function(ctx) for i = 1, 30 do kv.put('k' .. i, 'v') end end, run = function(ctx) kv.get('k1') end}")
+	st := slowStore{newMem(), 50 * time.Millisecond} // a load of 1.5 s
+	var mu sync.Mutex
+	var got []Progress
+	res, err := Run(context.Background(), p, st, Config{Duration: 1500 * time.Millisecond, Progress: func(p Progress) {
+		mu.Lock()
+		got = append(got, p)
+		mu.Unlock()
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	var load, run int
+	for _, p := range got {
+		switch p.Phase {
+		case "load":
+			load++
+			if p.Units != 0 || p.Ops < 1 || p.Ops > 30 || p.Rate <= 0 {
+				t.Errorf("load progress %+v: want keys written so far and their rate, no units", p)
+			}
+		case "run":
+			run++
+			if p.Units < 1 || p.Units > res.Units || p.Rate <= 0 {
+				t.Errorf("run progress %+v: want units so far (of %d) and their rate", p, res.Units)
+			}
+		default:
+			t.Errorf("progress phase %q", p.Phase)
+		}
+	}
+	if load < 1 || load > int(res.LoadSeconds)+1 || run < 1 || run > int(res.Seconds)+1 {
+		t.Errorf("%d load progress events in %.1fs, %d run events in %.1fs; want one a second", load, res.LoadSeconds, run, res.Seconds)
+	}
+}
+
+// fakeClock is a clock the test moves: the store's calls move it by
+// their cost, and the script's own work by tick(n).
+type fakeClock struct{ t time.Duration }
+
+func (c *fakeClock) now() time.Duration { return c.t }
+
+// costStore is a nullStore whose Put, Get and Range each move clock by a
+// cost of their own.
+type costStore struct{ clock *fakeClock }
+
+func (s costStore) Put(k, v []byte) error { s.clock.t += 7 * time.Microsecond; return nil }
+func (s costStore) Get(k []byte) ([]byte, bool, error) {
+	s.clock.t += 3 * time.Microsecond
+	return nil, false, nil
+}
+func (s costStore) Delete(k []byte) error { return nil }
+func (s costStore) Range(lo, hi []byte, limit int, fn func(k, v []byte) bool) error {
+	s.clock.t += 11 * time.Microsecond
+	return nil
+}
+
+// TestLatencyIsTheEngineCallOnly: each op's latency is the time inside
+// the store's call, none of the script's own time before or after it
+// (the script moves the clock by a millisecond between calls).
+func TestLatencyIsTheEngineCallOnly(t *testing.T) {
+	clock := &fakeClock{}
+	defer func(old func() time.Duration) { now = old }(now)
+	now = clock.now
+	p := compile(t, `return { run = function(ctx)
+  tick(); kv.put("k", "v"); tick(); kv.get("k"); tick(); kv.range("a", "z"); tick()
+end }`)
+	w, err := newWorker(p, 0, costStore{clock}, Limits{}.defaults(), 1, map[string]int64{}, new(atomic.Int64))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.L.Close()
+	w.L.SetGlobal("tick", w.L.NewFunction(func(L *lua.LState) int { clock.t += time.Millisecond; return 0 }))
+	w.measuring = true
+	for range 5 {
+		if err := w.call(w.run); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for op, want := range map[int]time.Duration{opPut: 7 * time.Microsecond, opGet: 3 * time.Microsecond, opRange: 11 * time.Microsecond} {
+		h := w.hist[op]
+		if h.TotalCount() != 5 || !h.ValuesAreEquivalent(h.Min(), int64(want)) || !h.ValuesAreEquivalent(h.Max(), int64(want)) {
+			t.Errorf("%s: %d samples from %v to %v; want 5 of %v, the store's call alone", OpNames[op], h.TotalCount(), time.Duration(h.Min()), time.Duration(h.Max()), want)
+		}
 	}
 }

@@ -15,6 +15,10 @@
 // worker has its own Lua state, reused for every call, its own
 // math.random seeded from the run's seed and the worker's number, and
 // its own latency histograms; the host takes no lock around the store.
+// Each engine call is timed alone, two monotonic clock reads around it.
+// string.format, which most scripts build their keys with, writes its
+// common shapes without fmt (format.go), so the floor a script's null
+// line shows is mostly the interpreter's own.
 //
 // Safety: a state opens only the base, table, string and math
 // libraries, with dofile, loadfile, load, loadstring, require and

@@ -22,6 +22,7 @@ var apiTypes = []any{
 	harness.ProbeResult{},
 	harness.ModelResult{},
 	harness.CrashResult{},
+	harness.ScriptResult{},
 	run.Msg{},
 	runq.QueuedMsg{},
 	runq.StartedMsg{},
