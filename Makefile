@@ -82,7 +82,7 @@ e2e: wasm
 
 bench: build
 	@mkdir -p bench-results
-	$(GO) test -run '^$$' -bench . -benchmem -count 3 ./engine/ ./harness/... ./internal/server/ ./internal/server/runq/ ./internal/archive/ ./wasm/grader/ | tee bench-results/go-bench.txt
+	$(GO) test -run '^$$' -bench . -benchmem -count 3 ./engine/ ./harness/... ./internal/server/ ./internal/server/runq/ ./internal/archive/ ./wasm/grader/ ./wasm/wasmtest/ | tee bench-results/go-bench.txt
 	./$(BIN) probe | tee bench-results/engines.txt
 	./$(BIN) bench -engine kv,bbolt,pebble -sync always -workload fillrandom -ops 3000 -repeat 3 | tee -a bench-results/engines.txt
 	./$(BIN) bench -engine kv,bbolt,pebble -sync always -threads 16 -workload fillrandom -ops 3000 -repeat 3 | tee -a bench-results/engines.txt
