@@ -27,6 +27,7 @@ func TestCrashVerdictClauses(t *testing.T) {
 		{"failed reopens", func(r *crashtest.PointsReport) { r.Failed = 1 }},
 		{"inconsistent", func(r *crashtest.PointsReport) { r.Inconsistent = 1 }},
 		{"undetected damage", func(r *crashtest.PointsReport) { r.Undetected = 1 }},
+		{"a torn atomic batch", func(r *crashtest.PointsReport) { r.TornBatches = 1 }},
 	}
 	if (crashtest.PointsReport{}).OK() != true {
 		t.Fatal("an empty points report is not ok")
