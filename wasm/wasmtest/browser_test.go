@@ -233,6 +233,11 @@ func TestBrowserExercise(t *testing.T) {
 	if len(rows) != len(calc.PercentileCases) {
 		t.Fatalf("got %d rows, want %d", len(rows), len(calc.PercentileCases))
 	}
+	// A page of quick exercises warms no grader: the worker only grades
+	// what the reader runs.
+	if warmed, err := chromedp.Run(ctx, chromedp.Evaluate[int](`kvlabExercises.runner.warmed.length`)); err != nil || warmed != 0 {
+		t.Errorf("warm-ups on a page of percentile exercises = %d (err %v), want 0", warmed, err)
+	}
 	if r := rows[0]; r.Class != "ex-fail" || r.Cells[1] != "1..100, p=50" || r.Cells[2] != "50" || r.Cells[3] != "51" || !strings.Contains(r.Cells[5], "rank-1") {
 		t.Errorf("first row %+v, want a failing 1..100, p=50 with want 50, got 51 and a rank-1 hint", r)
 	}
