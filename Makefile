@@ -18,7 +18,7 @@ help:
 	@echo "  make e2e     only the headless-Chromium tests; refreshes the README's screenshots in docs/"
 	@echo "  make bench   Go benchmarks and kv vs bbolt vs pebble (ratios measured in one run)"
 	@echo "  make crash   hundreds of SIGKILL and power-loss crash trials, and a crash after every filesystem operation of every configuration, each followed by a second crash"
-	@echo "  make mutate  apply each durability mutant to a copy of the engine and report which test kills it"
+	@echo "  make mutate  apply each durability mutant to a copy of the engine (and each crash-verdict mutant to the crash tool) and report which test kills it"
 	@echo "  make fuzz    fuzz every Fuzz target (record decoder, recovery, hints, quiz expressions) for FUZZTIME=20s each"
 	@echo "  make lint    gofmt, go vet for Linux, macOS and Windows, and a Windows build"
 	@echo "  make clean   remove build output"
@@ -82,7 +82,7 @@ e2e: wasm
 
 bench: build
 	@mkdir -p bench-results
-	$(GO) test -run '^$$' -bench . -benchmem -count 3 ./engine/ ./harness/... ./internal/server/ ./internal/server/runq/ ./internal/archive/ ./wasm/grader/ | tee bench-results/go-bench.txt
+	$(GO) test -run '^$$' -bench . -benchmem -count 3 ./engine/ ./harness/... ./internal/server/ ./internal/server/runq/ ./internal/archive/ ./wasm/grader/ ./wasm/wasmtest/ | tee bench-results/go-bench.txt
 	./$(BIN) probe | tee bench-results/engines.txt
 	./$(BIN) bench -engine kv,bbolt,pebble -sync always -workload fillrandom -ops 3000 -repeat 3 | tee -a bench-results/engines.txt
 	./$(BIN) bench -engine kv,bbolt,pebble -sync always -threads 16 -workload fillrandom -ops 3000 -repeat 3 | tee -a bench-results/engines.txt
@@ -109,7 +109,8 @@ crash:
 	KVLAB_CRASH_TRIALS=300 $(GO) test -count=1 -timeout 60m -run 'Crash|PowerLoss' -v ./engine/...
 
 # internal/mutate: one durability mutant at a time (internal/mutate/mutants/),
-# go test ./engine/... on each; MUTATE="-run NAME" picks some.
+# go test ./engine/... on each (the crash- mutants of the crash tool's
+# verdicts: the harness's crash tests); MUTATE="-run NAME" picks some.
 MUTATE ?=
 mutate:
 	$(GO) run ./internal/mutate/cmd $(MUTATE)

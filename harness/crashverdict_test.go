@@ -27,6 +27,7 @@ func TestCrashVerdictClauses(t *testing.T) {
 		{"failed reopens", func(r *crashtest.PointsReport) { r.Failed = 1 }},
 		{"inconsistent", func(r *crashtest.PointsReport) { r.Inconsistent = 1 }},
 		{"undetected damage", func(r *crashtest.PointsReport) { r.Undetected = 1 }},
+		{"a torn atomic batch", func(r *crashtest.PointsReport) { r.TornBatches = 1 }},
 	}
 	if (crashtest.PointsReport{}).OK() != true {
 		t.Fatal("an empty points report is not ok")
@@ -163,6 +164,11 @@ func TestCrashPointsRepeats(t *testing.T) {
 		"crash -sync none -power -power-mode prefix -points -seed 3",
 		"crash -sync none -power -power-mode reorder -points -seed 3",
 		"crash -sync periodic:10ms -power -power-mode prefix -points -seed 3",
+		"crash -sync batch:16 -power -power-mode pages -points -seed 3 -write-buffer 300",
+		"crash -sync always -power -power-mode dirent -points -seed 3",
+		// Not group: its flusher wakes the waiting Put before it records
+		// how far the segment is synced, so whether the next Put writes a
+		// sync mark is a race (docs/api.md, -points).
 	} {
 		first, err := json.Marshal(execJSON(t, line))
 		if err != nil {

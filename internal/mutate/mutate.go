@@ -2,12 +2,15 @@
 // applies one plausible bug (a mutant) at a time to a copy of the engine's
 // source, runs `go test ./engine/...` on the copy, and reports whether a
 // test failed (the mutant is killed) or all passed (it survived, and the
-// tests have a hole).
+// tests have a hole). The crash tool's verdicts (labserver crash -points
+// and -fail-sync, in harness/crash.go and engine/crashtest) have mutants
+// too, run against the tests their tests: line names.
 //
 // Each mutant is a file in mutants/ (embedded in the binary):
 //
 //	# what the mutant breaks, and why a test must notice (comment lines)
 //	file: engine/commit.go
+//	tests: -run Crash ./harness/   (go test's arguments, packages as ./dir; default ./engine/...)
 //	unobservable: why no test can notice it (only for such mutants)
 //	--- original
 //	the exact text to replace, found exactly once in the file
@@ -18,9 +21,10 @@
 // engine changed and the mutant must be updated, never silently skipped.
 // A mutant that does not compile is an error too.
 //
-// Run it with `make mutate` (go run ./internal/mutate/cmd). The copy holds
-// go.mod, go.sum and engine/ only: the engine's tests import nothing else
-// of the module.
+// Run it with `make mutate` (go run ./internal/mutate/cmd). For the
+// engine's tests the copy holds go.mod, go.sum and engine/ only: they
+// import nothing else of the module. A mutant whose tests: line names
+// another package gets a copy of the whole module.
 package mutate
 
 import (
@@ -50,6 +54,9 @@ type Mutant struct {
 	File        string // path relative to the module root
 	Original    string // exact text, found exactly once in File
 	Replacement string
+	// Tests are go test's package and flag arguments for this mutant
+	// (the "tests:" header line, split at spaces); nil is DefaultTests.
+	Tests []string
 	// Unobservable, when set, says why no test on this kind of machine
 	// can notice the mutant (the "unobservable:" header line): it is
 	// expected to survive, and the report says why.
@@ -106,10 +113,12 @@ func Parse(name, text string) (Mutant, error) {
 			why = append(why, strings.TrimSpace(strings.TrimPrefix(line, "#")))
 		case strings.HasPrefix(line, "file:"):
 			m.File = strings.TrimSpace(strings.TrimPrefix(line, "file:"))
+		case strings.HasPrefix(line, "tests:"):
+			m.Tests = strings.Fields(strings.TrimPrefix(line, "tests:"))
 		case strings.HasPrefix(line, "unobservable:"):
 			m.Unobservable = strings.TrimSpace(strings.TrimPrefix(line, "unobservable:"))
 		case strings.TrimSpace(line) != "":
-			return m, fmt.Errorf("mutant %s: unexpected header line %q (want # comments, file: and unobservable:)", name, line)
+			return m, fmt.Errorf("mutant %s: unexpected header line %q (want # comments, file:, tests: and unobservable:)", name, line)
 		}
 	}
 	m.Why = strings.Join(why, " ")
@@ -151,9 +160,38 @@ func Check(root string, ms []Mutant) error {
 	return errors.Join(errs...)
 }
 
+// TestsOf returns go test's arguments for m: its tests: line, or
+// DefaultTests.
+func TestsOf(m Mutant) []string {
+	if len(m.Tests) > 0 {
+		return m.Tests
+	}
+	return DefaultTests
+}
+
+// DefaultTests are the tests of a mutant with no tests: line.
+var DefaultTests = []string{"./engine/..."}
+
+// engineOnly reports whether tests (whose packages are written ./dir)
+// run the engine's packages alone, whose tests need nothing of the module
+// but engine/.
+func engineOnly(tests []string) bool {
+	for _, a := range tests {
+		if strings.HasPrefix(a, "./") && a != "./engine" && !strings.HasPrefix(a, "./engine/") {
+			return false
+		}
+	}
+	return true
+}
+
+// notCopied are the directories of a checkout that no test reads: build
+// output and history.
+var notCopied = map[string]bool{".git": true, "bin": true, "dist": true, "bench-results": true, "node_modules": true}
+
 // copyModule copies go.mod, go.sum and engine/ from root into a new
-// temporary directory and returns it.
-func copyModule(root string) (string, error) {
+// temporary directory and returns it; with tests that are not the
+// engine's alone, the whole module.
+func copyModule(root string, tests []string) (string, error) {
 	dst, err := os.MkdirTemp("", "kvlab-mutate-")
 	if err != nil {
 		return "", err
@@ -164,13 +202,23 @@ func copyModule(root string) (string, error) {
 			return "", err
 		}
 	}
-	err = filepath.WalkDir(filepath.Join(root, "engine"), func(p string, d fs.DirEntry, err error) error {
+	from := filepath.Join(root, "engine")
+	if !engineOnly(tests) {
+		from = root
+	}
+	err = filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		rel, _ := filepath.Rel(root, p)
 		if d.IsDir() {
+			if notCopied[d.Name()] && rel == d.Name() {
+				return filepath.SkipDir
+			}
 			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		if !d.Type().IsRegular() {
+			return nil
 		}
 		return copyFile(p, filepath.Join(dst, rel))
 	})
@@ -197,7 +245,7 @@ var failLine = regexp.MustCompile(`^--- FAIL: (\S+)`)
 // The timeout, 5m, is several times the unmutated run (about a minute on
 // a loaded 2-core machine): a mutant that deadlocks a test is killed by
 // the timeout, which names the test that hung.
-var testArgs = []string{"test", "-count=1", "-failfast", "-timeout", "5m", "./engine/..."}
+var testArgs = []string{"test", "-count=1", "-failfast", "-timeout", "5m"}
 
 // Skip, when not empty, is passed to go test -skip: tests to leave out of
 // every run (the baseline's too), e.g. one that fails on the unmutated
@@ -209,28 +257,28 @@ var Skip string
 // to see which mutants they kill on their own.
 var Only string
 
-func goTestArgs() []string {
-	args := append([]string(nil), testArgs[:len(testArgs)-1]...)
+func goTestArgs(tests []string) []string {
+	args := append([]string(nil), testArgs...)
 	if Skip != "" {
 		args = append(args, "-skip", Skip)
 	}
 	if Only != "" {
 		args = append(args, "-run", Only)
 	}
-	return append(args, testArgs[len(testArgs)-1])
+	return append(args, tests...)
 }
 
 // runTests runs go test in dir and returns whether it passed, the failing
 // top-level tests and the output. A build failure is an error.
-func runTests(ctx context.Context, dir string) (bool, []string, string, error) {
-	cmd := exec.CommandContext(ctx, "go", goTestArgs()...)
+func runTests(ctx context.Context, dir string, tests []string) (bool, []string, string, error) {
+	cmd := exec.CommandContext(ctx, "go", goTestArgs(tests)...)
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	if ctx.Err() != nil {
 		return false, nil, string(out), ctx.Err()
 	}
 	if bytes.Contains(out, []byte("[build failed]")) || bytes.Contains(out, []byte("[setup failed]")) {
-		return false, nil, string(out), errors.New("the mutated engine does not build")
+		return false, nil, string(out), errors.New("the mutated source does not build")
 	}
 	if err == nil {
 		return true, nil, string(out), nil
@@ -263,29 +311,29 @@ func firstLine(b []byte) string {
 	return s
 }
 
-// Baseline runs the tests on an unmutated copy of root: they must pass, or
-// no mutant result means anything.
-func Baseline(ctx context.Context, root string) (time.Duration, error) {
-	dir, err := copyModule(root)
+// Baseline runs tests (go test's arguments) on an unmutated copy of root:
+// they must pass, or no mutant result means anything.
+func Baseline(ctx context.Context, root string, tests []string) (time.Duration, error) {
+	dir, err := copyModule(root, tests)
 	if err != nil {
 		return 0, err
 	}
 	defer os.RemoveAll(dir)
 	start := time.Now()
-	ok, failed, out, err := runTests(ctx, dir)
+	ok, failed, out, err := runTests(ctx, dir, tests)
 	if err != nil {
 		return 0, fmt.Errorf("baseline: %w\n%s", err, out)
 	}
 	if !ok {
-		return 0, fmt.Errorf("baseline: the unmutated engine fails %s; fix that first\n%s", strings.Join(failed, ", "), out)
+		return 0, fmt.Errorf("baseline: the unmutated source fails %s (go test %s); fix that first\n%s", strings.Join(failed, ", "), strings.Join(tests, " "), out)
 	}
 	return time.Since(start), nil
 }
 
-// Run applies m to a fresh copy of root and runs the engine's tests.
+// Run applies m to a fresh copy of root and runs its tests (TestsOf).
 func Run(ctx context.Context, root string, m Mutant) (Result, error) {
 	r := Result{Mutant: m}
-	dir, err := copyModule(root)
+	dir, err := copyModule(root, TestsOf(m))
 	if err != nil {
 		return r, err
 	}
@@ -294,7 +342,7 @@ func Run(ctx context.Context, root string, m Mutant) (Result, error) {
 		return r, err
 	}
 	start := time.Now()
-	ok, failed, out, err := runTests(ctx, dir)
+	ok, failed, out, err := runTests(ctx, dir, TestsOf(m))
 	r.Elapsed = time.Since(start)
 	if err != nil {
 		return r, fmt.Errorf("mutant %s: %w\n%s", m.Name, err, out)

@@ -73,3 +73,29 @@ func TestApplyExactlyOnce(t *testing.T) {
 		t.Errorf("after Apply: %q", b)
 	}
 }
+
+// TestTestsLine: a mutant's tests: line is go test's arguments for it,
+// and decides what the copy holds: engine/ alone for the engine's tests,
+// the whole module for another package's.
+func TestTestsLine(t *testing.T) {
+	m, err := Parse("x", "# breaks the verdict\nfile: harness/crash.go\ntests: -run Crash ./harness/\n--- original\none\n--- mutant\ntwo\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(TestsOf(m), " "); got != "-run Crash ./harness/" {
+		t.Errorf("tests of a mutant with a tests: line = %q, want %q", got, "-run Crash ./harness/")
+	}
+	if engineOnly(TestsOf(m)) {
+		t.Errorf("%v: engine only, want the whole module copied", TestsOf(m))
+	}
+	plain, err := Parse("y", "# breaks a sync\nfile: engine/commit.go\n--- original\none\n--- mutant\ntwo\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := TestsOf(plain); len(got) != 1 || got[0] != "./engine/..." || !engineOnly(got) {
+		t.Errorf("tests of a mutant with no tests: line = %v, want [./engine/...], the engine alone", got)
+	}
+	if !engineOnly([]string{"-run", "Crash", "./engine/crashtest/"}) {
+		t.Error("./engine/crashtest/ is not the engine alone")
+	}
+}

@@ -246,6 +246,80 @@ func TestCatalogueWrongStores(t *testing.T) {
 	}
 }
 
+// The sync-mark store (a right store): after each fdatasync of the log
+// it appends a mark, the log's length and a CRC, to the file "mark" and
+// syncs it; Open reads the log only as far as the last intact mark, so
+// what a cut left after it (synced or not, never acknowledged) is cut off.
+const (
+	syncMarkOpen = `	marks, err := fs.ReadFile("mark")
+	switch {
+	case kvfs.IsNotExist(err):
+		if s.mark, err = fs.Create("mark"); err != nil {
+			return nil, err
+		}
+		if err := fs.SyncDir(); err != nil {
+			return nil, err
+		}
+	case err != nil:
+		return nil, err
+	default:
+		if s.mark, err = fs.OpenAppend("mark"); err != nil {
+			return nil, err
+		}
+	}
+`
+	syncMarkPut = `	end, err := s.log.Size()
+	if err != nil {
+		s.err = err
+		return err
+	}
+	if _, err := s.mark.Write(markRecord(end)); err != nil {
+		s.err = err
+		return err
+	}
+	if err := s.mark.Sync(); err != nil {
+		s.err = err
+		return err
+	}
+`
+	syncMarkCodec = `
+// markRecord is a mark: n in 8 bytes, little-endian, and their CRC.
+func markRecord(n int64) []byte {
+	b := make([]byte, 12)
+	for i := 0; i < 8; i++ {
+		b[i] = byte(n >> (8 * i))
+	}
+	c := crc32.Checksum(b[:8], table)
+	for i := 0; i < 4; i++ {
+		b[8+i] = byte(c >> (8 * i))
+	}
+	return b
+}
+
+// lastMark returns the length the last intact mark records, 0 for none.
+// Only the last mark can be torn: each was synced before the next.
+func lastMark(marks []byte) int {
+	n := 0
+	for len(marks) >= 12 {
+		var v int64
+		var c uint32
+		for i := 0; i < 8; i++ {
+			v |= int64(marks[i]) << (8 * i)
+		}
+		for i := 0; i < 4; i++ {
+			c |= uint32(marks[8+i]) << (8 * i)
+		}
+		if crc32.Checksum(marks[:8], table) != c {
+			break
+		}
+		n = int(v)
+		marks = marks[12:]
+	}
+	return n
+}
+`
+)
+
 // rightStores are stores written differently from the model solutions
 // that keep every promise: each must pass.
 func rightStores(t *testing.T) map[string][2]string {
@@ -280,6 +354,12 @@ func rightStores(t *testing.T) map[string][2]string {
 		"Open compacts into a new file, synced, renamed over the log, directory synced": {"durable-ack", variant(t, ack,
 			openAppendLog+"\tif good < len(data) {\n\t\t// A torn tail: cut it off, so new records follow the last good one.\n"+openTruncate+"\t}\n",
 			"\ttmp, err := fs.Create(\"log.tmp\")\n\tif err != nil {\n\t\treturn nil, err\n\t}\n\tif _, err := tmp.Write(data[:good]); err != nil {\n\t\treturn nil, err\n\t}\n\tif err := tmp.Sync(); err != nil {\n\t\treturn nil, err\n\t}\n\ttmp.Close()\n\tif err := fs.Rename(\"log.tmp\", \"log\"); err != nil {\n\t\treturn nil, err\n\t}\n\tif err := fs.SyncDir(); err != nil {\n\t\treturn nil, err\n\t}\n"+openAppendLog)},
+		"sync marks: a second file records the log's length after each fdatasync, and Open reads the log only that far": {"durable-ack", variant(t, ack,
+			"\terr   error", "\terr   error\n\tmark  kvfs.File // one mark per Put: the log's length once its fdatasync returned",
+			openSyncDir, "\t\tif s.mark, err = fs.Create(\"mark\"); err != nil {\n\t\t\treturn nil, err\n\t\t}\n"+openSyncDir,
+			"\tgood := decode(data,", syncMarkOpen+"\tgood := decode(data[:min(lastMark(marks), len(data))],",
+			ackSync, ackSync+syncMarkPut,
+			"\treturn off\n}\n", "\treturn off\n}\n"+syncMarkCodec)},
 		"torn-tail: Open syncs the truncation at once": {"torn-tail", variant(t, torn,
 			openTruncate, openTruncate+"\t\tif err := s.log.Sync(); err != nil {\n\t\t\treturn nil, err\n\t\t}\n")},
 	}

@@ -28,7 +28,7 @@ const fixtureLesson = "---\ntitle: Exercise fixture\nsummary: Two in-browser exe
 // staticDir builds a static folder for the server: the repository's page
 // files plus the freshly built wasm. withWasm false leaves wasm/ empty, as
 // before `make wasm`.
-func staticDir(t *testing.T, withWasm bool) string {
+func staticDir(t testing.TB, withWasm bool) string {
 	t.Helper()
 	dir := t.TempDir()
 	src, err := filepath.Abs("../../static")
@@ -57,7 +57,7 @@ func staticDir(t *testing.T, withWasm bool) string {
 	return dir
 }
 
-func copyFile(t *testing.T, from, to string) {
+func copyFile(t testing.TB, from, to string) {
 	t.Helper()
 	b, err := os.ReadFile(from)
 	if err != nil {
@@ -68,7 +68,7 @@ func copyFile(t *testing.T, from, to string) {
 	}
 }
 
-func gzipFile(t *testing.T, from, to string) {
+func gzipFile(t testing.TB, from, to string) {
 	t.Helper()
 	in, err := os.Open(from)
 	if err != nil {
@@ -92,14 +92,14 @@ func gzipFile(t *testing.T, from, to string) {
 }
 
 // startServer serves the fixture lesson with the given static folder.
-func startServer(t *testing.T, static string) string {
+func startServer(t testing.TB, static string) string {
 	t.Helper()
 	return serveLesson(t, static, fixtureLesson)
 }
 
 // serveLesson serves lesson (Markdown with front matter) as
 // 01-exercise-fixture with the given static folder and returns its URL.
-func serveLesson(t *testing.T, static, lesson string) string {
+func serveLesson(t testing.TB, static, lesson string) string {
 	t.Helper()
 	srv, err := server.New(server.Config{
 		Lessons: fstest.MapFS{"01-exercise-fixture.md": {Data: []byte(lesson)}},
@@ -119,7 +119,7 @@ func serveLesson(t *testing.T, static, lesson string) string {
 // browser starts headless Chromium, or skips when it is not installed.
 // The crash exercise's test grades some thirty runs: on a busy machine
 // that takes minutes.
-func browser(t *testing.T) context.Context {
+func browser(t testing.TB) context.Context {
 	return browsertest.Start(t, 1280, 900, 8*time.Minute)
 }
 
@@ -132,7 +132,7 @@ type tableRow struct {
 const ex1 = `.exercise[data-exercise=percentile]`
 
 // readTable returns the rows of the first results table of sel.
-func readTable(t *testing.T, ctx context.Context, sel string) []tableRow {
+func readTable(t testing.TB, ctx context.Context, sel string) []tableRow {
 	t.Helper()
 	rows, err := chromedp.Run(ctx, chromedp.Evaluate[[]tableRow](`Array.from(document.querySelectorAll(`+jsString(sel+` .ex-table:not(.ex-mutants) tbody tr`)+`)).map(tr => ({class: tr.className, cells: Array.from(tr.cells).map(td => td.textContent)}))`))
 	if err != nil {
@@ -147,7 +147,7 @@ func jsString(s string) string {
 
 // runAndWait clicks Run tests in sel, waits for data-state and returns it
 // with the time from the click to the results.
-func runAndWait(t *testing.T, ctx context.Context, sel string, timeout time.Duration) (string, time.Duration) {
+func runAndWait(t testing.TB, ctx context.Context, sel string, timeout time.Duration) (string, time.Duration) {
 	t.Helper()
 	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`delete document.querySelector(`+jsString(sel)+`).dataset.state`)); err != nil {
 		t.Fatal(err)
@@ -173,7 +173,7 @@ const slowLimit = 45 * time.Second
 // raiseLimits sets the page's minimum time limit (the runner's
 // minLimitMs) to d; 0 restores the page's own limits. A page keeps it
 // until it is reloaded.
-func raiseLimits(t *testing.T, ctx context.Context, d time.Duration) {
+func raiseLimits(t testing.TB, ctx context.Context, d time.Duration) {
 	t.Helper()
 	got, err := chromedp.Run(ctx, chromedp.Evaluate[int64](fmt.Sprintf(`kvlabExercises.runner.minLimitMs = %d, kvlabExercises.runner.limitFor('percentile')`, d.Milliseconds())))
 	if want := max(d.Milliseconds(), 2000); err != nil || got != want {
@@ -181,7 +181,7 @@ func raiseLimits(t *testing.T, ctx context.Context, d time.Duration) {
 	}
 }
 
-func setCode(t *testing.T, ctx context.Context, sel, code string) {
+func setCode(t testing.TB, ctx context.Context, sel, code string) {
 	t.Helper()
 	q, _ := json.Marshal(code)
 	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector(`+jsString(sel+` .ex-editor`)+`).value = `+string(q))); err != nil {
@@ -232,6 +232,11 @@ func TestBrowserExercise(t *testing.T) {
 	rows := readTable(t, ctx, ex1)
 	if len(rows) != len(calc.PercentileCases) {
 		t.Fatalf("got %d rows, want %d", len(rows), len(calc.PercentileCases))
+	}
+	// A page of quick exercises warms no grader: the worker only grades
+	// what the reader runs.
+	if warmed, err := chromedp.Run(ctx, chromedp.Evaluate[int](`kvlabExercises.runner.warmed.length`)); err != nil || warmed != 0 {
+		t.Errorf("warm-ups on a page of percentile exercises = %d (err %v), want 0", warmed, err)
 	}
 	if r := rows[0]; r.Class != "ex-fail" || r.Cells[1] != "1..100, p=50" || r.Cells[2] != "50" || r.Cells[3] != "51" || !strings.Contains(r.Cells[5], "rank-1") {
 		t.Errorf("first row %+v, want a failing 1..100, p=50 with want 50, got 51 and a rank-1 hint", r)

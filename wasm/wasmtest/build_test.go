@@ -31,7 +31,7 @@ func TestMain(m *testing.M) {
 
 // buildWasm compiles ./wasm/worker with GOOS=js GOARCH=wasm exactly as
 // `make wasm` does and returns the paths of yaegi.wasm and wasm_exec.js.
-func buildWasm(t *testing.T) (wasm, wasmExec string) {
+func buildWasm(t testing.TB) (wasm, wasmExec string) {
 	t.Helper()
 	built.once.Do(func() {
 		built.dir, built.err = os.MkdirTemp("", "kvlab-wasm-")

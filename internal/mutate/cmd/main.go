@@ -1,5 +1,6 @@
-// Command mutate runs the engine's durability mutants (package
-// kvlab/internal/mutate) and prints which tests kill each one.
+// Command mutate runs the engine's durability mutants and the crash
+// tool's verdict mutants (package kvlab/internal/mutate) and prints which
+// tests kill each one.
 //
 //	go run ./internal/mutate/cmd [-run REGEXP] [-tests REGEXP] [-skip REGEXP] [-check] [-v]
 //
@@ -7,7 +8,7 @@
 // mutant survives that is not marked unobservable, or when a mutant marked
 // unobservable is killed (the mark is then wrong), and 2 on an error: a
 // snippet that no longer matches the source, a mutant that does not build,
-// or an unmutated engine whose tests fail.
+// or unmutated source whose tests fail.
 package main
 
 import (
@@ -52,13 +53,23 @@ func realMain(run string, check, verbose bool) int {
 		fmt.Printf("%d mutants, every snippet found exactly once\n", len(ms))
 		return 0
 	}
-	fmt.Fprintf(os.Stderr, "baseline: go test ./engine/... on the unmutated engine ... ")
-	d, err := mutate.Baseline(ctx, ".")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "\nmutate:", err)
-		return 2
+	// One baseline per set of tests the chosen mutants run.
+	done := map[string]bool{}
+	for _, m := range ms {
+		tests := mutate.TestsOf(m)
+		key := strings.Join(tests, " ")
+		if done[key] {
+			continue
+		}
+		done[key] = true
+		fmt.Fprintf(os.Stderr, "baseline: go test %s on the unmutated source ... ", key)
+		d, err := mutate.Baseline(ctx, ".", tests)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "\nmutate:", err)
+			return 2
+		}
+		fmt.Fprintf(os.Stderr, "passed in %v\n", d.Round(time.Second))
 	}
-	fmt.Fprintf(os.Stderr, "passed in %v\n", d.Round(time.Second))
 	start := time.Now()
 	results, bad, err := runMutants(ctx, ms, verbose)
 	if err != nil {
