@@ -431,17 +431,19 @@ func (db *DB) syncSegment(cause fsyncCause, seg *segment, target uint64, end int
 	if err != nil {
 		err = fmt.Errorf("fdatasync %s: %w", seg.name, err)
 	}
+	// Record how far the segment is synced before waking the Puts that
+	// waited for this fdatasync: the next Put reads seg.synced to decide
+	// whether its record carries a sync mark, and it must see the same
+	// figure however the goroutines are scheduled (a crash test replayed
+	// with one seed then writes the same bytes). A sync that failed, or
+	// that follows one that did, proves nothing about the pages the
+	// failure marked clean, and records nothing.
+	if err == nil && db.commit.failure() == nil && end > seg.synced.Load() {
+		seg.synced.Store(end)
+	}
 	db.commit.synced(target, err)
 	if err != nil {
 		db.dropUnsynced(seg) // writeback.go: the failed pages may read back
 	}
-	if err := db.commit.failure(); err != nil {
-		// This fdatasync failed, or an earlier one did: its success
-		// proves nothing about the pages that one marked clean.
-		return err
-	}
-	if end > seg.synced.Load() {
-		seg.synced.Store(end)
-	}
-	return nil
+	return db.commit.failure()
 }

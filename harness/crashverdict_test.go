@@ -166,9 +166,10 @@ func TestCrashPointsRepeats(t *testing.T) {
 		"crash -sync periodic:10ms -power -power-mode prefix -points -seed 3",
 		"crash -sync batch:16 -power -power-mode pages -points -seed 3 -write-buffer 300",
 		"crash -sync always -power -power-mode dirent -points -seed 3",
-		// Not group: its flusher wakes the waiting Put before it records
-		// how far the segment is synced, so whether the next Put writes a
-		// sync mark is a race (docs/api.md, -points).
+		// group: its flusher records how far the segment is synced before
+		// it wakes the waiting Put, which then decides whether to write a
+		// sync mark (TestGroupSyncedRecordedBeforeTheWake).
+		"crash -sync group -power -power-mode prefix -points -seed 3",
 	} {
 		first, err := json.Marshal(execJSON(t, line))
 		if err != nil {
