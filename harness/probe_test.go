@@ -3,7 +3,10 @@ package harness
 import (
 	"context"
 	"encoding/binary"
+	"os"
+	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -183,5 +186,39 @@ func TestCommitWrites(t *testing.T) {
 		if pre, tail := commitWrites(c.size, 65536); pre != c.pre || tail != c.tail {
 			t.Errorf("commitWrites(%d): %d + %d, want %d + %d", c.size, pre, tail, c.pre, c.tail)
 		}
+	}
+}
+
+// The probe's timings each write in a scratch file of their own
+// (scratchFile) and leave nothing behind; a -dir that cannot hold one is
+// an error that names it.
+func TestProbeScratchFilesLeaveNothing(t *testing.T) {
+	ctx := context.Background()
+	cfg := ProbeConfig{Iterations: 3, WriteSize: 128, MaxTime: time.Second}
+	for _, tt := range []struct {
+		name string
+		time func(dir string) (ProbeCost, error)
+	}{
+		{"measureDisk", func(dir string) (ProbeCost, error) {
+			_, _, wo, err := measureDisk(ctx, dir, cfg)
+			return wo, err
+		}},
+		{"fillCost", func(dir string) (ProbeCost, error) { return fillCost(ctx, dir, 4096, 0, 3, time.Second) }},
+		{"flushCost", func(dir string) (ProbeCost, error) { return flushCost(ctx, dir, 4096, 0, 3, time.Second) }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			c, err := tt.time(dir)
+			if err != nil || c.Iterations != 3 {
+				t.Fatalf("got %+v, %v; want 3 timed iterations", c, err)
+			}
+			if left, _ := os.ReadDir(dir); len(left) != 0 {
+				t.Errorf("left %d entries in -dir, want none (first: %s)", len(left), left[0].Name())
+			}
+			missing := filepath.Join(dir, "missing")
+			if _, err := tt.time(missing); err == nil || !strings.Contains(err.Error(), "-dir "+missing) {
+				t.Errorf("in a missing -dir: got %v, want an error naming it", err)
+			}
+		})
 	}
 }
