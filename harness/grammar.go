@@ -15,11 +15,12 @@ import (
 
 // The run-spec grammar as one table. Each command is one entry of
 // commands: what it does and its examples (the usage text), and every
-// flag it takes, each with its help line, its default, its allowed range,
-// how it is printed back and whether ScaleLine scales it. Parsing
-// (spec.go), printing (Spec.String and each result's "spec"), scaling and
-// the usage text (cli.go) all read this table; nothing else lists a
-// command's flags. The workloads have their own table (workload.go).
+// flag it takes, each with its help line, its default, its allowed range
+// and how it is printed back. Parsing (spec.go), printing (Spec.String
+// and each result's "spec") and the usage text (cli.go) all read this
+// table; nothing else lists a command's flags but the tests' ScaleLine
+// (kvlab/harness/harnesstest), which names the size budgets it scales.
+// The workloads have their own table (workload.go).
 
 // command is one entry of the grammar.
 type command struct {
@@ -45,11 +46,8 @@ type flagDef struct {
 	fill func(s *Spec, a arg, lim Limits) error
 	// show is the flag's value in a printed line, and whether the line
 	// has it; a bool flag that is printed stands alone. nil for partAsGiven
-	// flags, which are printed as given.
+	// flags, which are never printed.
 	show func(s *Spec, r runOf) (string, bool)
-	// scale, for a size budget, returns its value v multiplied by f and
-	// kept valid; nil for the other flags, which ScaleLine leaves alone.
-	scale func(v string, f float64) string
 }
 
 // part is where a flag appears when a Spec is printed.
@@ -62,7 +60,7 @@ const (
 	// whole line (Spec.String) has them after the run's flags.
 	partLine
 	// partAsGiven flags say where and how results are kept and shown:
-	// only ScaleLine's copy of a line has them, as they were given.
+	// no printed form has them; they stay as the line gave them.
 	partAsGiven
 )
 
@@ -121,29 +119,6 @@ func (a arg) duration(def, lo, hi time.Duration) (time.Duration, error) {
 		return 0, fmt.Errorf("-%s %s: must be a duration between %v and %v, e.g. 3s or 500ms", a.name, a.v, lo, hi)
 	}
 	return d, nil
-}
-
-// scaleInt scales an integer budget, to no less than lo.
-func scaleInt(lo int64) func(string, float64) string {
-	return func(v string, f float64) string {
-		n, err := strconv.ParseInt(strings.ReplaceAll(v, "_", ""), 10, 64)
-		if err != nil {
-			return v
-		}
-		return strconv.FormatInt(max(int64(math.Round(float64(n)*f)), lo), 10)
-	}
-}
-
-// scaleDuration scales a duration budget, rounded to the millisecond, to
-// no less than lo.
-func scaleDuration(lo time.Duration) func(string, float64) string {
-	return func(v string, f float64) string {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			return v
-		}
-		return max(time.Duration(float64(d)*f).Round(time.Millisecond), lo).String()
-	}
 }
 
 func itoa[T int | int64](n T) string { return strconv.FormatInt(int64(n), 10) }
@@ -271,7 +246,7 @@ func benchFlags(threads string) []flagDef {
 	fs = append(fs, replicationFlags()...)
 	fs = append(fs, []flagDef{
 		workloadFlag(), batchFlag(), itemsFlag(), usersFlag(), indexFlag(),
-		{name: "ops", usage: usageOps, scale: scaleInt(1),
+		{name: "ops", usage: usageOps,
 			fill: func(s *Spec, a arg, lim Limits) (err error) {
 				if a.given && s.has("duration") {
 					return fmt.Errorf("-ops and -duration: give one or the other, not both")
@@ -280,7 +255,7 @@ func benchFlags(threads string) []flagDef {
 				return err
 			},
 			show: func(s *Spec, _ runOf) (string, bool) { return itoa(s.Ops), s.Duration == 0 }},
-		{name: "duration", usage: usageDuration, scale: scaleDuration(time.Millisecond),
+		{name: "duration", usage: usageDuration,
 			fill: func(s *Spec, a arg, lim Limits) (err error) {
 				s.Duration, err = a.duration(0, time.Millisecond, lim.MaxDuration)
 				if s.Duration > 0 {
@@ -297,7 +272,7 @@ func benchFlags(threads string) []flagDef {
 				return err
 			},
 			show: func(s *Spec, _ runOf) (string, bool) { return itoa(s.ValueSize), true }},
-		{name: "keys", usage: "distinct keys (default: -ops, or 100000 with -duration)", scale: scaleInt(1),
+		{name: "keys", usage: "distinct keys (default: -ops, or 100000 with -duration)",
 			fill: func(s *Spec, a arg, lim Limits) error {
 				def := s.Ops * int64(s.Batch) // every Put of the run a key of its own
 				if s.Duration > 0 {
@@ -309,7 +284,7 @@ func benchFlags(threads string) []flagDef {
 			},
 			show: func(s *Spec, _ runOf) (string, bool) { return itoa(s.Keys), s.Script == "" }},
 		distFlag(),
-		{name: "warmup", usage: "units run and discarded before measuring, closed loop (default 10% of -ops, at most 1000; 100 with -duration)", scale: scaleInt(0),
+		{name: "warmup", usage: "units run and discarded before measuring, closed loop (default 10% of -ops, at most 1000; 100 with -duration)",
 			fill: func(s *Spec, a arg, lim Limits) (err error) {
 				def := min(max(s.Ops/10, 1), 1000)
 				if s.Duration > 0 {
@@ -722,13 +697,13 @@ func checkBench(s *Spec, lim Limits) error {
 
 func probeFlags() []flagDef {
 	return []flagDef{
-		{name: "ops", usage: usageOps, scale: scaleInt(minProbeOps),
+		{name: "ops", usage: usageOps,
 			fill: func(s *Spec, a arg, lim Limits) (err error) {
 				s.Ops, err = a.int(2000, minProbeOps, min(maxOps(lim), 1000000))
 				return err
 			},
 			show: func(s *Spec, _ runOf) (string, bool) { return itoa(s.Ops), true }},
-		{name: "duration", usage: usageDuration, scale: scaleDuration(minProbeDuration),
+		{name: "duration", usage: usageDuration,
 			fill: func(s *Spec, a arg, lim Limits) (err error) {
 				s.Duration, err = a.duration(time.Second, minProbeDuration, min(lim.MaxDuration, time.Minute))
 				return err
@@ -794,7 +769,7 @@ func modelFlags() []flagDef {
 func crashFlags() []flagDef {
 	return []flagDef{
 		syncFlag(),
-		{name: "trials", usage: "crash trials (default 10)", scale: scaleInt(1),
+		{name: "trials", usage: "crash trials (default 10)",
 			fill: func(s *Spec, a arg, lim Limits) error {
 				n, err := a.int(10, 1, int64(max(lim.MaxTrials, 1)))
 				s.Trials = int(n)

@@ -10,6 +10,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"kvlab/harness/internal/oslayout"
 )
 
 // cpuModel is the CPU's marketing name, or the architecture.
@@ -52,5 +54,5 @@ func loadAverage() float64 {
 	if err != nil {
 		return 0
 	}
-	return parseLoadavgStruct(b, int(unsafe.Sizeof(uintptr(0))))
+	return oslayout.LoadavgStruct(b, int(unsafe.Sizeof(uintptr(0))))
 }

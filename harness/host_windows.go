@@ -16,6 +16,8 @@ import (
 
 	"golang.org/x/sys/windows"
 	"golang.org/x/sys/windows/registry"
+
+	"kvlab/harness/internal/oslayout"
 )
 
 // cpuModel is the processor's name from the registry, or the architecture.
@@ -90,10 +92,10 @@ func fsAndDevice(dir string) (fs, device string, rotational bool) {
 	}
 	device = strings.TrimSuffix(root, `\`) + " " + driveType(windows.GetDriveType(rootp))
 	if b, ok := storageProperty(root, storageDeviceSeekPenaltyProperty); ok {
-		rotational = seekPenalty(b)
+		rotational = oslayout.SeekPenalty(b)
 	}
 	if b, ok := storageProperty(root, storageDeviceWriteCacheProperty); ok {
-		if c := writeCacheState(b); c != "" {
+		if c := oslayout.WriteCacheState(b); c != "" {
 			device += ", write cache " + c
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"kvlab/engine"
@@ -130,16 +129,11 @@ var (
 // computes that long, untimed, before each, as flushCost does before each
 // commit (it says why).
 func fillCost(ctx context.Context, dir string, chunk int64, busy time.Duration, iterations int, maxTime time.Duration) (ProbeCost, error) {
-	tmp, err := os.MkdirTemp(dir, "kvlab-fill-")
+	f, remove, err := scratchFile(dir, "fill", 0)
 	if err != nil {
-		return ProbeCost{}, fmt.Errorf("probe: -dir %s: %w", dir, err)
+		return ProbeCost{}, err
 	}
-	defer os.RemoveAll(tmp)
-	f, err := os.OpenFile(filepath.Join(tmp, "fill"), os.O_CREATE|os.O_WRONLY, 0o600)
-	if err != nil {
-		return ProbeCost{}, fmt.Errorf("probe: %w", err)
-	}
-	defer f.Close()
+	defer remove()
 	base := time.Now()
 	return timeFlushes(ctx, &osProbeFile{fd: int(f.Fd()), dir: dir}, func() time.Duration { return time.Since(base) },
 		busy, nil, make([]byte, chunk), iterations, maxTime)

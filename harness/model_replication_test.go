@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -13,15 +14,7 @@ import (
 // (RTT + T_fsync), pg-sync's primary flushes before it sends (2 T_fsync +
 // RTT), and T clients commit T / commit per second.
 func TestReplicationModelLine(t *testing.T) {
-	raw, err := Exec(context.Background(), "model -net-delay 1ms -t-fsync 2ms -threads 1,4 -format json", Env{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := DecodeResult(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mr := m.(*ModelResult)
+	mr, raw := runModel(t, "model -net-delay 1ms -t-fsync 2ms -threads 1,4 -format json")
 	if len(mr.Replication) != 2 {
 		t.Fatalf("%d predictions, want pg-sync's and etcd's: %s", len(mr.Replication), raw)
 	}
@@ -46,6 +39,25 @@ func TestReplicationModelLine(t *testing.T) {
 			t.Errorf("table %q, want it to hold %q", b.String(), w)
 		}
 	}
+}
+
+// runModel runs a model line and returns its result, decoded, and its
+// JSON.
+func runModel(t *testing.T, line string) (*ModelResult, json.RawMessage) {
+	t.Helper()
+	raw, err := Exec(context.Background(), line, Env{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := DecodeResult(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mr, ok := m.(*ModelResult)
+	if !ok {
+		t.Fatalf("%s: a %T, want a model result", line, m)
+	}
+	return mr, raw
 }
 
 func TestCommitModel(t *testing.T) {
@@ -80,15 +92,7 @@ func TestCommitModel(t *testing.T) {
 // in (this package links no peers), the term is left out and the
 // prediction says why.
 func TestReplicationModelFixedTerm(t *testing.T) {
-	raw, err := Exec(context.Background(), "model -net-delay 1ms -t-fsync 2ms -t-fixed 500us -threads 1,4 -format json", Env{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := DecodeResult(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mr := m.(*ModelResult)
+	mr, raw := runModel(t, "model -net-delay 1ms -t-fsync 2ms -t-fixed 500us -threads 1,4 -format json")
 	want := map[string]float64{"pg-sync": 500e3 + 2*2e6 + 2e6, "etcd": 500e3 + 2e6 + 2e6}
 	for _, p := range mr.Replication {
 		if p.CommitNs != want[p.Engine] || p.TFixedNs != 500e3 || p.TFixedSource != "given" {
@@ -109,15 +113,8 @@ func TestReplicationModelFixedTerm(t *testing.T) {
 		t.Errorf("table %q, want T_fixed's figure and the formula with it", b.String())
 	}
 
-	raw, err = Exec(context.Background(), "model -engine etcd -t-fsync 2ms -format json", Env{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err = DecodeResult(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := m.(*ModelResult).Replication[0]
+	mr, _ = runModel(t, "model -engine etcd -t-fsync 2ms -format json")
+	p := mr.Replication[0]
 	if p.TFixedSource != "none" || p.TFixedNs != 0 || p.TFixedNote == "" || p.CommitNs != 2e6 {
 		t.Errorf("without the engine: t_fixed %v (%s, %q), commit %v; want the term left out, with why", p.TFixedNs, p.TFixedSource, p.TFixedNote, p.CommitNs)
 	}

@@ -2,7 +2,6 @@ package harness
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -139,32 +138,47 @@ func Probe(ctx context.Context, cfg ProbeConfig) (*ProbeResult, error) {
 // new size (lesson 5, "File growth"), then write+fdatasync into a second
 // file zero-filled beforehand (the overwrite case of the file comment).
 func measureDisk(ctx context.Context, dir string, cfg ProbeConfig) (w, wf, wo ProbeCost, err error) {
-	tmp, err := os.MkdirTemp(dir, "kvlab-probe-")
+	f, remove, err := scratchFile(dir, "probe", os.O_APPEND)
 	if err != nil {
-		return w, wf, wo, fmt.Errorf("probe: -dir %s: %w", dir, err)
+		return w, wf, wo, err
 	}
-	defer os.RemoveAll(tmp)
-	f, err := os.OpenFile(filepath.Join(tmp, "probe"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return w, wf, wo, fmt.Errorf("probe: %w", err)
-	}
-	defer f.Close()
+	defer remove()
 	base := time.Now()
 	clock := func() time.Duration { return time.Since(base) }
 	if w, wf, err = timeDisk(ctx, &osProbeFile{fd: int(f.Fd()), dir: dir}, clock, cfg); err != nil {
 		return w, wf, wo, err
 	}
-	o, err := os.OpenFile(filepath.Join(tmp, "probe-overwrite"), os.O_CREATE|os.O_WRONLY, 0o600)
+	o, removeO, err := scratchFile(dir, "probe-overwrite", 0)
 	if err != nil {
-		return w, wf, wo, fmt.Errorf("probe: %w", err)
+		return w, wf, wo, err
 	}
-	defer o.Close()
+	defer removeO()
 	region := overwriteRegion(cfg)
 	if err := zeroFill(o, region); err != nil {
 		return w, wf, wo, fmt.Errorf("probe: zero-fill in %s: %w", dir, err)
 	}
 	wo, err = timeCalls(ctx, &osProbeFile{fd: int(o.Fd()), dir: dir, overwrite: region}, clock, cfg, true)
 	return w, wf, wo, err
+}
+
+// scratchFile creates the file name, opened for writing (with flag
+// added, e.g. os.O_APPEND), in a fresh directory kvlab-name-* under dir,
+// for a probe to time its writes in; remove closes it and removes the
+// directory.
+func scratchFile(dir, name string, flag int) (f *os.File, remove func(), err error) {
+	tmp, err := os.MkdirTemp(dir, "kvlab-"+name+"-")
+	if err != nil {
+		return nil, nil, fmt.Errorf("probe: -dir %s: %w", dir, err)
+	}
+	f, err = os.OpenFile(filepath.Join(tmp, name), os.O_CREATE|os.O_WRONLY|flag, 0o600)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return nil, nil, fmt.Errorf("probe: %w", err)
+	}
+	return f, func() {
+		f.Close()
+		os.RemoveAll(tmp)
+	}, nil
 }
 
 // maxOverwriteRegion bounds the zero-filled file of the overwrite case;
@@ -231,16 +245,11 @@ func zeroFill(f *os.File, size int64) error {
 // 0.5–1.1 ms without (load 29, 2 cores); on an idle machine the two are
 // the same.
 func flushCost(ctx context.Context, dir string, size int64, busy time.Duration, iterations int, maxTime time.Duration) (ProbeCost, error) {
-	tmp, err := os.MkdirTemp(dir, "kvlab-flush-")
+	f, remove, err := scratchFile(dir, "flush", 0)
 	if err != nil {
-		return ProbeCost{}, fmt.Errorf("probe: -dir %s: %w", dir, err)
+		return ProbeCost{}, err
 	}
-	defer os.RemoveAll(tmp)
-	f, err := os.OpenFile(filepath.Join(tmp, "flush"), os.O_CREATE|os.O_WRONLY, 0o600)
-	if err != nil {
-		return ProbeCost{}, fmt.Errorf("probe: %w", err)
-	}
-	defer f.Close()
+	defer remove()
 	region := regionFor(iterations, int(size), maxFlushRegion)
 	if err := zeroFill(f, region); err != nil {
 		return ProbeCost{}, fmt.Errorf("probe: zero-fill in %s: %w", dir, err)
@@ -447,24 +456,4 @@ func parseLoadAvg(s string) float64 {
 		return 0
 	}
 	return v
-}
-
-// parseLoadavgStruct reads the 1-minute load average from the bytes of
-// the BSD struct loadavg { uint32 ldavg[3]; long fscale; } that the
-// vm.loadavg sysctl returns (macOS, FreeBSD), with a long of longSize
-// bytes (4 or 8) in the machine's byte order; the load is
-// ldavg[0]/fscale. It returns 0 for anything it cannot read.
-func parseLoadavgStruct(b []byte, longSize int) float64 {
-	off := (12 + longSize - 1) / longSize * longSize // fscale is aligned as a long
-	if (longSize != 4 && longSize != 8) || len(b) < off+longSize {
-		return 0
-	}
-	scale := uint64(binary.NativeEndian.Uint32(b[off:]))
-	if longSize == 8 {
-		scale = binary.NativeEndian.Uint64(b[off:])
-	}
-	if scale == 0 {
-		return 0
-	}
-	return float64(binary.NativeEndian.Uint32(b)) / float64(scale)
 }

@@ -2,8 +2,10 @@ package harness
 
 import (
 	"context"
-	"encoding/binary"
+	"os"
+	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -72,40 +74,6 @@ func TestParseLoadAvgReadsOneMinuteLoad(t *testing.T) {
 	} {
 		if got := parseLoadAvg(tc.in); got != tc.want {
 			t.Errorf("parseLoadAvg(%q): got %v, want %v", tc.in, got, tc.want)
-		}
-	}
-}
-
-// TestParseLoadavgStructReadsBSDLayout builds struct loadavg as macOS and FreeBSD lay
-// it out (ldavg[3] as uint32, then the long fscale at its alignment) and
-// reads the 1-minute load back.
-func TestParseLoadavgStructReadsBSDLayout(t *testing.T) {
-	build := func(long int, ld0 uint32, scale uint64) []byte {
-		b := make([]byte, 12+long+long)
-		binary.NativeEndian.PutUint32(b, ld0)
-		binary.NativeEndian.PutUint32(b[4:], 7)
-		binary.NativeEndian.PutUint32(b[8:], 9)
-		if long == 8 {
-			binary.NativeEndian.PutUint64(b[16:], scale)
-		} else {
-			binary.NativeEndian.PutUint32(b[12:], uint32(scale))
-		}
-		return b[:(12+long-1)/long*long+long]
-	}
-	for _, tc := range []struct {
-		name string
-		b    []byte
-		long int
-		want float64
-	}{
-		{"64-bit, 1.5", build(8, 3072, 2048), 8, 1.5},
-		{"32-bit, 0.25", build(4, 512, 2048), 4, 0.25},
-		{"zero scale", build(8, 3072, 0), 8, 0},
-		{"short", build(8, 3072, 2048)[:20], 8, 0},
-		{"odd long", build(8, 3072, 2048), 2, 0},
-	} {
-		if got := parseLoadavgStruct(tc.b, tc.long); got != tc.want {
-			t.Errorf("%s: got %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }
@@ -183,5 +151,39 @@ func TestCommitWrites(t *testing.T) {
 		if pre, tail := commitWrites(c.size, 65536); pre != c.pre || tail != c.tail {
 			t.Errorf("commitWrites(%d): %d + %d, want %d + %d", c.size, pre, tail, c.pre, c.tail)
 		}
+	}
+}
+
+// The probe's timings each write in a scratch file of their own
+// (scratchFile) and leave nothing behind; a -dir that cannot hold one is
+// an error that names it.
+func TestProbeScratchFilesLeaveNothing(t *testing.T) {
+	ctx := context.Background()
+	cfg := ProbeConfig{Iterations: 3, WriteSize: 128, MaxTime: time.Second}
+	for _, tt := range []struct {
+		name string
+		time func(dir string) (ProbeCost, error)
+	}{
+		{"measureDisk", func(dir string) (ProbeCost, error) {
+			_, _, wo, err := measureDisk(ctx, dir, cfg)
+			return wo, err
+		}},
+		{"fillCost", func(dir string) (ProbeCost, error) { return fillCost(ctx, dir, 4096, 0, 3, time.Second) }},
+		{"flushCost", func(dir string) (ProbeCost, error) { return flushCost(ctx, dir, 4096, 0, 3, time.Second) }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			c, err := tt.time(dir)
+			if err != nil || c.Iterations != 3 {
+				t.Fatalf("got %+v, %v; want 3 timed iterations", c, err)
+			}
+			if left, _ := os.ReadDir(dir); len(left) != 0 {
+				t.Errorf("left %d entries in -dir, want none (first: %s)", len(left), left[0].Name())
+			}
+			missing := filepath.Join(dir, "missing")
+			if _, err := tt.time(missing); err == nil || !strings.Contains(err.Error(), "-dir "+missing) {
+				t.Errorf("in a missing -dir: got %v, want an error naming it", err)
+			}
+		})
 	}
 }

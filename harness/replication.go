@@ -311,7 +311,7 @@ func replicationFlags() []flagDef {
 				return err
 			},
 			show: func(s *Spec, _ runOf) (string, bool) { return s.Net.Jitter.String(), s.has("net-jitter") }},
-		{name: "kill", scale: scaleKill, usage: "replicated engines: follower@D kills one follower (SIGKILL) D into the timed region, e.g. follower@2s, and the timeline shows the quorum committing on; leader@D kills the leader (pg-sync's primary, etcd's elected leader), and the result reports the election pause (etcd) or that writes stopped (pg-sync has no automatic failover) and reads every acknowledged write back from the members left",
+		{name: "kill", usage: "replicated engines: follower@D kills one follower (SIGKILL) D into the timed region, e.g. follower@2s, and the timeline shows the quorum committing on; leader@D kills the leader (pg-sync's primary, etcd's elected leader), and the result reports the election pause (etcd) or that writes stopped (pg-sync has no automatic failover) and reads every acknowledged write back from the members left",
 			fill: func(s *Spec, a arg, lim Limits) error {
 				if !a.given {
 					return nil
@@ -358,16 +358,6 @@ func replicationFlags() []flagDef {
 			},
 			show: func(s *Spec, _ runOf) (string, bool) { return "", s.Net.Client }},
 	}
-}
-
-// scaleKill scales -kill's who@D with its run: a line scaled down (a
-// -short test, a smaller cell) still kills inside its timed region.
-func scaleKill(v string, f float64) string {
-	who, at, ok := strings.Cut(v, "@")
-	if !ok {
-		return v
-	}
-	return who + "@" + scaleDuration(time.Millisecond)(at, f)
 }
 
 func joinInts(ns []int) string {

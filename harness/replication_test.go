@@ -134,20 +134,3 @@ func TestKillAtRecordsWhatItKilled(t *testing.T) {
 		t.Errorf("After 0 killed %q (fired %d)", name, fired.Load())
 	}
 }
-
-func TestScaleKill(t *testing.T) {
-	for _, tt := range []struct {
-		v    string
-		f    float64
-		want string
-	}{
-		{"leader@1s", 0.05, "leader@50ms"},
-		{"follower@2s", 0.5, "follower@1s"},
-		{"leader@1ms", 0.01, "leader@1ms"},
-		{"nonsense", 0.5, "nonsense"},
-	} {
-		if got := scaleKill(tt.v, tt.f); got != tt.want {
-			t.Errorf("scaleKill(%q, %g) = %q, want %q", tt.v, tt.f, got, tt.want)
-		}
-	}
-}

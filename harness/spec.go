@@ -2,7 +2,6 @@ package harness
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -296,33 +295,6 @@ func (s *Spec) print(r runOf, last part) string {
 		}
 	}
 	return b.String()
-}
-
-// ScaleLine returns line with its size budgets multiplied by f (0 < f <= 1):
-// -ops, -duration, -keys, -trials and -warmup, where the line gives them,
-// each kept at its smallest valid value. The defaults that follow from
-// them (-keys and -warmup from -ops) follow the scaled values. The line
-// comes back in its canonical form (Spec.String), with the flags that
-// only say where and how to show results (-format, -dir, ...) as given.
-func ScaleLine(line string, f float64) (string, error) {
-	if !(f > 0 && f <= 1) {
-		return "", fmt.Errorf("scale %v: must be greater than 0 and at most 1", f)
-	}
-	s, err := ParseSpec(line, DefaultLimits())
-	if err != nil {
-		return "", err
-	}
-	cmd, _ := lookupCommand(s.Cmd)
-	given := maps.Clone(s.given)
-	for _, fl := range cmd.flags {
-		if v, ok := given[fl.name]; ok && fl.scale != nil {
-			given[fl.name] = fl.scale(v, f)
-		}
-	}
-	if s, err = cmd.fill(given, DefaultLimits()); err != nil {
-		return "", fmt.Errorf("scaled by %v: %w", f, err)
-	}
-	return s.print(runOf{strings.Join(s.Engines, ","), s.Threads}, partAsGiven), nil
 }
 
 // FormatBytes prints n in B, KiB, MiB or GiB.

@@ -152,57 +152,6 @@ func TestParseFillsEveryDefaultAndRoundTrips(t *testing.T) {
 	}
 }
 
-func TestScaleLineScalesGivenBudgets(t *testing.T) {
-	tests := []struct {
-		line string
-		f    float64
-		want string
-	}{
-		{"bench -engine kv -ops 8000 -warmup 100", 0.1,
-			"bench -engine kv -sync always -workload fillrandom -ops 800 -threads 1 -value-size 128 -keys 800 -dist uniform -warmup 10"},
-		{"labserver bench -ops 5 -keys 3", 0.1,
-			"bench -engine kv -sync always -workload fillrandom -ops 1 -threads 1 -value-size 128 -keys 1 -dist uniform -warmup 1"},
-		{"sweep -threads 1,2 -duration 3s", 0.1,
-			"sweep -engine kv -sync always -workload fillrandom -duration 300ms -threads 1,2 -value-size 128 -keys 100000 -dist uniform -warmup 100"},
-		{"sweep -duration=3s", 0.0001,
-			"sweep -engine kv -sync always -workload fillrandom -duration 1ms -threads 1,2,4,8 -value-size 128 -keys 100000 -dist uniform -warmup 100"},
-		{"crash -sync batch:100 -trials 20", 0.25, "crash -sync batch:100 -trials 5"},
-		{"probe -ops 2000", 0.001, "probe -ops 10 -duration 1s -value-size 128"},
-		{"probe -duration 1s", 0.001, "probe -ops 2000 -duration 10ms -value-size 128"},
-		{"model -sync batch:64", 0.5, "model -sync batch:64"},
-		{"bench -ops 8000", 1,
-			"bench -engine kv -sync always -workload fillrandom -ops 8000 -threads 1 -value-size 128 -keys 8000 -dist uniform -warmup 800"},
-		// Digits grouped with "_" scale too.
-		{"bench -ops 8_000", 0.5,
-			"bench -engine kv -sync always -workload fillrandom -ops 4000 -threads 1 -value-size 128 -keys 4000 -dist uniform -warmup 400"},
-		// -repeat stays, and so do the flags that say where and how to
-		// show the results.
-		{"bench -ops 400 -repeat 3 -format json -dir /tmp -keep -progress=false", 0.5,
-			"bench -engine kv -sync always -workload fillrandom -ops 200 -threads 1 -value-size 128 -keys 200 -dist uniform -warmup 20 -repeat 3 -dir /tmp -keep -format json"},
-	}
-	for _, tt := range tests {
-		got, err := ScaleLine(tt.line, tt.f)
-		if err != nil {
-			t.Errorf("ScaleLine(%q, %v): %v", tt.line, tt.f, err)
-			continue
-		}
-		if got != tt.want {
-			t.Errorf("ScaleLine(%q, %v) = %q, want %q", tt.line, tt.f, got, tt.want)
-		}
-		if err := Check(got, DefaultLimits()); err != nil {
-			t.Errorf("scaled line %q does not check: %v", got, err)
-		}
-	}
-	for _, f := range []float64{0, -1, 1.5} {
-		if _, err := ScaleLine("bench", f); err == nil {
-			t.Errorf("ScaleLine with f=%v: got nil error", f)
-		}
-	}
-	if _, err := ScaleLine("bench -ops 0", 0.5); err == nil {
-		t.Error("ScaleLine of an invalid line: got nil error")
-	}
-}
-
 // The list of flags an unknown flag's error gives is one a person can
 // read: over short lines, without the flags that break the rules on
 // purpose (the lessons' cells that show a broken rule name them).

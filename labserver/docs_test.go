@@ -112,3 +112,32 @@ func TestDocumentedCommandsParse(t *testing.T) {
 		t.Errorf("found %d documented commands; the docs show more than 20: is the extraction broken?", n)
 	}
 }
+
+// TestDocsNameFilesThatExist: every path the README and docs/*.md name
+// in code quotes from the module's root (engine/..., harness/...) is
+// there, so "Reading the source" and the references walk files that
+// exist. static/wasm/ is the exception: make wasm builds it.
+func TestDocsNameFilesThatExist(t *testing.T) {
+	files, _ := filepath.Glob("../docs/*.md")
+	files = append(files, "../README.md")
+	path := regexp.MustCompile("`((?:engine|harness|internal|gohost|wasm|static|lessons|docs|labserver|e2e)/[A-Za-z0-9_./-]*)`")
+	n := 0
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range path.FindAllStringSubmatch(string(b), -1) {
+			if strings.HasPrefix(m[1], "static/wasm/") {
+				continue
+			}
+			n++
+			if _, err := os.Stat(filepath.Join("..", m[1])); err != nil {
+				t.Errorf("%s names %s, which is not in the module", filepath.Base(f), m[1])
+			}
+		}
+	}
+	if n < 20 {
+		t.Errorf("found %d paths in the README and docs/; they name more than 20: is the extraction broken?", n)
+	}
+}

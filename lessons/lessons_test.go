@@ -324,7 +324,7 @@ func execIn(t *testing.T, dir string, lines []string, f float64, lim harness.Lim
 		scaled := line
 		if f != 1 {
 			var err error
-			if scaled, err = harness.ScaleLine(line, f); err != nil {
+			if scaled, err = harnesstest.ScaleLine(line, f); err != nil {
 				return nil, fmt.Errorf("line %d %q: scaling by %g: %v", i, line, f, err)
 			}
 		}

@@ -1,6 +1,7 @@
 // Package harnesstest is test support for the packages that run harness
 // lines: it runs a line from its text, as the command line and a lesson
-// cell spell it (Exec), and puts the kv engine on a simulated disk
+// cell spell it (Exec), scales a line's size budgets down for a shorter
+// run (ScaleLine, scale.go), and puts the kv engine on a simulated disk
 // (SimulateDisk, disk.go). The server and the command line parse a line
 // first and run the Spec they checked (harness.ParseSpec,
 // harness.ExecOutput); a test has nothing to check in between.

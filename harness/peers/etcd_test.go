@@ -43,7 +43,7 @@ func TestEtcdFlags(t *testing.T) {
 		t.Errorf("-kill leader@1s: %v, KillLeader %v", err, sp)
 	}
 	// A scaled line (a -short test) kills inside its shorter run.
-	if got, err := harness.ScaleLine("bench -engine etcd -duration 4s -kill leader@1s", 0.05); err != nil || !strings.Contains(got, "-kill leader@50ms") || !strings.Contains(got, "-duration 200ms") {
+	if got, err := harnesstest.ScaleLine("bench -engine etcd -duration 4s -kill leader@1s", 0.05); err != nil || !strings.Contains(got, "-kill leader@50ms") || !strings.Contains(got, "-duration 200ms") {
 		t.Errorf("ScaleLine = %q, %v; want the kill scaled with the duration", got, err)
 	}
 	s, err := harness.ParseSpec("bench -engine etcd -replicas 4 -net cross-region", harness.DefaultLimits())

@@ -8,7 +8,7 @@
 //	GET  /lessons/SLUG      one lesson
 //	GET  /static/PATH       embedded CSS, JS, SVG and the wasm folder
 //	GET  /static/chroma.css code highlighting, light and dark
-//	GET  /ws                the run websocket (see messages.go; package run owns its runs)
+//	GET  /ws                the run websocket (see ws.go; package run owns its runs and its messages)
 //	POST /api/quiz          check a quiz answer (see quizapi.go)
 //	GET  /api/quiz/queue    a run: quiz's place in the queue (see quizapi.go)
 //	POST /api/predict       store a prediction before its run (see predict.go)
@@ -46,7 +46,7 @@
 // reader's run from message to result: the message, the sink, the
 // origin check, check → admit → cancel), runq (the disk's one runner:
 // jobs, their queue, the budget, recording), runspage (the archive's
-// pages: /runs, /runs/ID and its exports, /compare) and room (the live
+// pages: /runs, /runs/ID and its exports, /compare) and liveclass (the live
 // class: its registry, API, polls, board, follower socket, pages and
 // past classes); grading is package grade's. The /ws socket and the
 // room's follower socket are transports over package run: each reader's
@@ -65,7 +65,7 @@
 //	access.go        package guard's verdicts on Host and Origin as replies
 //	token.go         where the token comes from: -token, -token-file, $KVLAB_TOKEN
 //	ws.go            the run websocket's connections: reader, writer; a run.Owner's sink
-//	messages.go      the run websocket's protocol (run.Msg in, runq's messages out)
+//	                 (the protocol: package run's doc)
 //	cellcheck.go     a run: quiz's lines (runq.CheckLines)
 //	owner.go         this server's claim on its run directories under -data
 //	os_unix.go       what differs by OS: the owner lock (flock) and "address in use"

@@ -13,7 +13,8 @@ import (
 	"kvlab/internal/server/web"
 )
 
-// The run websocket's connections; its messages are in messages.go.
+// The run websocket's connections; their messages are package run's
+// (its doc has the protocol).
 // Per connection there is one reader (the handler goroutine), one writer,
 // and the server's single runner; a disconnect cancels the client's runs.
 // Robustness: a connection silent for pongWait (no message, no pong to the

@@ -12,6 +12,33 @@
 // for a room is fanned out by package liveclass, which the Owner reaches
 // through Config.Room only.
 //
+// The protocol. The server's /ws socket speaks DESIGN.md's messages,
+// with additions only (docs/api.md lists them all):
+//
+//	in  {"type":"run","id":"c1","cell":"bench -engine kv ..."}
+//	in  {"type":"cancel","id":"c1"}
+//	out {"type":"queued","id":"c1","position":2}
+//	out {"type":"started","id":"c1","line":0,"spec":"bench ..."}
+//	out {"type":"progress","id":"c1","line":0,"elapsed_seconds":1.0,"ops":4100,...}
+//	out {"type":"result","id":"c1","line":0,"result":{...the harness's JSON result...}}
+//	out {"type":"done","id":"c1"}
+//	out {"type":"error","id":"c1","line":0,"message":"..."}
+//
+// The two in are Msg, on /ws and on a room follower's socket alike; the
+// out are package runq's (runq.QueuedMsg, StartedMsg, ProgressMsg,
+// ResultMsg, DoneMsg, ErrorMsg), which a job's sink hears. "position" is
+// the number of runs ahead of this one, the running one included: 0 means
+// it starts now; a new queued message arrives each time the line moves.
+// Each non-empty line of a cell that does not start with '#' is one run.
+// Every line is checked before anything is queued: a bad line gets an
+// error naming the line and the problem, then done, and nothing runs.
+// Additions: a run may carry "token" (else the ?token= query parameter of
+// the websocket URL is used), and "lesson", "cell_id", "browser" and
+// "repeat" for the run archive (runq.Origin), "room", "poll" and
+// "presenter" for a room, "source" and "script" for a reader's own code;
+// result carries "run_id" once the line is recorded, and "round" in a
+// repeated run; done carries "cancelled":true when the run was cancelled.
+//
 // A lesson cell's run, file by file, from the frame the socket reads to
 // the result it writes (each arrow a change of file; calls that only
 // answer a question on the way, and return, are in brackets):

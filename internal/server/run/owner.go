@@ -17,9 +17,9 @@ import (
 )
 
 // Msg is every message a reader sends a run socket: run and cancel, on
-// the server's /ws and on a room follower's socket (the server's
-// messages.go has the protocol). The messages a run sends back are
-// package runq's (runq.QueuedMsg, StartedMsg, ...).
+// the server's /ws and on a room follower's socket (the package doc has
+// the protocol). The messages a run sends back are package runq's
+// (runq.QueuedMsg, StartedMsg, ...).
 type Msg struct {
 	Type  string `json:"type"`
 	ID    string `json:"id"`

@@ -1,4 +1,4 @@
-package harness
+package oslayout
 
 import (
 	"encoding/binary"
@@ -29,16 +29,16 @@ func TestStorageProperties(t *testing.T) {
 		{"short", cache(2, 0, 0)[:12], ""},
 		{"no flags", cache(2, 1, 1)[:16], "on"},
 	} {
-		if got := writeCacheState(tc.b); got != tc.want {
+		if got := WriteCacheState(tc.b); got != tc.want {
 			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
 		}
 	}
 	seek := []byte{1, 0, 0, 0, 12, 0, 0, 0, 1, 0, 0, 0}
-	if !seekPenalty(seek) {
+	if !SeekPenalty(seek) {
 		t.Errorf("IncursSeekPenalty 1: got false, want true")
 	}
 	seek[8] = 0
-	if seekPenalty(seek) || seekPenalty(seek[:8]) {
+	if SeekPenalty(seek) || SeekPenalty(seek[:8]) {
 		t.Errorf("IncursSeekPenalty 0 or a short descriptor: got true, want false")
 	}
 }

@@ -1,20 +1,16 @@
-package harness
+package oslayout
 
 import "encoding/binary"
 
-// Decoding the Windows storage properties the probe asks a volume for
-// (host_windows.go makes the call). The decoding is here, apart from the
-// call, so that it is tested on every operating system.
-
-// seekPenalty reads a DEVICE_SEEK_PENALTY_DESCRIPTOR
+// SeekPenalty reads a DEVICE_SEEK_PENALTY_DESCRIPTOR
 // { ULONG Version; ULONG Size; BOOLEAN IncursSeekPenalty; }: whether the
 // device pays for seeking, as a spinning disk does. Too short a
 // descriptor counts as no.
-func seekPenalty(b []byte) bool {
+func SeekPenalty(b []byte) bool {
 	return len(b) >= 9 && b[8] != 0
 }
 
-// writeCacheState reads a STORAGE_WRITE_CACHE_PROPERTY
+// WriteCacheState reads a STORAGE_WRITE_CACHE_PROPERTY
 //
 //	{ ULONG Version; ULONG Size; WRITE_CACHE_TYPE WriteCacheType;
 //	  WRITE_CACHE_ENABLE WriteCacheEnabled; WRITE_CACHE_CHANGE WriteCacheChangeable;
@@ -24,7 +20,7 @@ func seekPenalty(b []byte) bool {
 // and says "on", "on, power-protected" (the cache survives a power cut:
 // the user declared it, or it is non-volatile), "off", or "" when the
 // device does not say.
-func writeCacheState(b []byte) string {
+func WriteCacheState(b []byte) string {
 	if len(b) < 16 {
 		return ""
 	}
