@@ -170,7 +170,7 @@
 //     waits a moment for more writers to queue, then syncActive writes the
 //     whole queue with one WriteAt (flushGroupLocked) and calls
 //     syncSegment.
-//  5. syncSegment calls File.Sync, which in OSFS (fs.go) is
+//  5. syncSegment calls File.Sync, which in OSFS (vfs/fs.go) is
 //     unix.Fdatasync, and then committer.synced: DurableSeq moves up to the
 //     last seq the fdatasync covered, or the error becomes sticky and the
 //     segment is truncated back to what the last successful fdatasync
@@ -216,11 +216,12 @@
 // off, which gives back the old bound: a kill loses nothing a Put
 // acknowledged, at one write(2) per Put.
 //
-// All file access goes through the FS interface (fs.go). MemFS (memfs.go)
+// All file access goes through the FS interface (package vfs, vfs/fs.go,
+// named here as engine.FS by vfs.go). MemFS (vfs/memfs.go)
 // is an in-memory FS that can simulate a power loss by forgetting
 // everything not synced; the tests and package crashtest use it. Its power
 // cuts can also let unsynced sectors or pages reach the disk out of order,
 // or a file name persist without its data, and it can stop after any
 // operation, so crashtest crashes a workload at every point
-// (memfs_power.go).
+// (vfs/memfs_power.go).
 package engine
