@@ -15,7 +15,8 @@ import (
 // batch:16`, a flag such as `-value-size`, a path) wraps only between
 // its words, and a lesson's cells never wrap a line: a line wider than
 // the cell scrolls inside it, with its right edge faded while there is
-// more to see.
+// more to see. A lesson's table wider than the phone scrolls inside its
+// box with the same fade, and no page is wider than the phone.
 func TestBrowserNarrowCommandsKeepWhole(t *testing.T) {
 	ctx := browser(t, 390, 844)
 	ts := startServer(t, newServer(t, func(c *Config) { c.Lessons = lessons.FS }))
@@ -34,15 +35,37 @@ func TestBrowserNarrowCommandsKeepWhole(t *testing.T) {
 		Wrap   []string `json:"wrap"`
 		Scroll int      `json:"scroll"`
 		NoCue  []string `json:"nocue"`
+		// Tables: how many, how many scroll inside their box, those that
+		// scroll with no cue and those that run past the window; Wide
+		// says the page itself is wider than the window.
+		Tables      int      `json:"tables"`
+		TableScroll int      `json:"tscroll"`
+		TableNoCue  []string `json:"tnocue"`
+		TableClip   []string `json:"tclip"`
+		Wide        bool     `json:"wide"`
 	}
-	codes, scrolled := 0, 0
+	codes, scrolled, tables, tablesScrolled := 0, 0, 0, 0
 	for _, md := range mds {
 		slug := strings.TrimSuffix(md, ".md")
 		if err := chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/lessons/"+slug), chromedp.WaitVisible(chromedp.CSS("main"))); err != nil {
 			t.Fatal(err)
 		}
 		l, err := chromedp.Run(ctx, chromedp.Evaluate[layout](`new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(() => {
-			const out = {width: innerWidth, codes: 0, split: [], cells: 0, wrap: [], scroll: 0, nocue: []};
+			const out = {width: innerWidth, codes: 0, split: [], cells: 0, wrap: [], scroll: 0, nocue: [], tables: 0, tscroll: 0, tnocue: [], tclip: [], wide: document.documentElement.scrollWidth > innerWidth + 1};
+			// A table wider than its box scrolls inside it (a lesson's own
+			// table is its own box) with its right edge faded while there
+			// is more; no column runs past the window.
+			for (const table of document.querySelectorAll('main table')) {
+				if (table.offsetParent === null) continue;
+				out.tables++;
+				const box = table.closest('.table-wrap') || table, name = (table.querySelector('th') || table).textContent.trim().slice(0, 40);
+				if (box.scrollWidth > box.clientWidth + 1) {
+					out.tscroll++;
+					const cue = getComputedStyle(box).getPropertyValue('--more-right').trim();
+					if (cue === '' || cue === '0px') out.tnocue.push(name);
+				}
+				if (box.getBoundingClientRect().right > innerWidth + 1) out.tclip.push(name);
+			}
 			for (const code of document.querySelectorAll('main code')) {
 				if (code.closest('pre')) continue;
 				out.codes++;
@@ -87,9 +110,17 @@ func TestBrowserNarrowCommandsKeepWhole(t *testing.T) {
 		if len(l.NoCue) > 0 {
 			t.Errorf("%s at 390 px: cells wider than the phone with no fade at their right edge: %q", slug, l.NoCue)
 		}
+		tables += l.Tables
+		tablesScrolled += l.TableScroll
+		if len(l.TableNoCue) > 0 || len(l.TableClip) > 0 || l.Wide {
+			t.Errorf("%s at 390 px: tables that scroll with no fade at their right edge %q, tables past the window's edge %q, page wider than the window %v; want none", slug, l.TableNoCue, l.TableClip, l.Wide)
+		}
 		if slug == "04-the-fsync-tax" {
 			shot(t, ctx, "#cell-methods", "narrow-lesson4.png")
 		}
+	}
+	if tables == 0 || tablesScrolled == 0 {
+		t.Errorf("checked %d tables, %d of them wider than the phone; want some of each (the test shows nothing)", tables, tablesScrolled)
 	}
 	if codes < 100 || scrolled == 0 {
 		t.Errorf("checked %d inline codes and %d cells wider than the phone; want 100 or more, and some cell that scrolls (the test shows nothing)", codes, scrolled)

@@ -170,6 +170,20 @@ func startRoom(t *testing.T, pres context.Context, origin, token string) string 
 	if !loaded {
 		t.Errorf("the join panel's QR code did not load")
 	}
+	// The room is served at a loopback address: the panel says students'
+	// devices cannot open it and how to serve on the network, in view
+	// beside the QR code.
+	local, err := chromedp.Run(pres, chromedp.Evaluate[string](`(() => {
+		const n = document.querySelector('#join-panel .join-local');
+		if (!n) return 'no word that the address is this machine\'s';
+		const r = n.getBoundingClientRect(), q = document.querySelector('#join-panel .join-qr').getBoundingClientRect();
+		if (!r.height || r.bottom > innerHeight + 1 || r.top < -1) return 'the note lies outside the window (' + Math.round(r.top) + '..' + Math.round(r.bottom) + ' of ' + innerHeight + ')';
+		if (r.left < q.right && q.left < r.right && r.top < q.bottom && q.top < r.bottom) return 'the note overlaps the QR code';
+		return n.textContent;
+	})()`))
+	if err != nil || !strings.Contains(local, "Students' devices cannot open this address") || !strings.Contains(local, "-addr 0.0.0.0:8080") {
+		t.Errorf("join panel of a loopback room: %s (%v); want a visible note that students' devices cannot open it, with the -addr to serve on the network", local, err)
+	}
 	shot(t, pres, "", "room-join-panel.png")
 	if err := chromedp.Do(pres, chromedp.KeyEvent(kb.Escape), chromedp.WaitNotVisible(chromedp.CSS("#join-panel"))); err != nil {
 		t.Fatalf("Esc did not close the join panel: %v", err)
