@@ -101,7 +101,7 @@ func TestBrowserResults(t *testing.T) {
 
 	// A cell of two -repeat lines (before, after) links them to the
 	// compare page, by their archived run ids; lines of one run each, or
-	// of one spec, do not.
+	// of one spec, do not; lines run in rounds link their groups of runs.
 	links, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`(async () => {
 		const { cellLinks } = await import('/static/results.js');
 		const rep = (sync, n) => Array.from({ length: n }, (_, i) => ({ kind: 'bench', spec: 'bench -sync ' + sync, run: i + 1 }));
@@ -110,12 +110,14 @@ func TestBrowserResults(t *testing.T) {
 			href([{ spec: 'a', run_id: 12, result: rep('batch:16', 5) }, { spec: 'b', run_id: 13, result: rep('batch:64', 5) }]),
 			href([{ spec: 'a', run_id: 12, result: rep('batch:16', 1)[0] }, { spec: 'b', run_id: 13, result: rep('batch:64', 1)[0] }]),
 			href([{ spec: 'a', run_id: 12, result: rep('batch:16', 5) }, { spec: 'a', run_id: 13, result: rep('batch:16', 5) }]),
+			// Two lines run in five rounds (Repeat 5×): a group of runs each.
+			href([{ spec: 'a', run_id: 9, group: [1, 4, 5, 8, 9], result: rep('batch:16', 5) }, { spec: 'b', run_id: 10, group: [2, 3, 6, 7, 10], result: rep('batch:64', 5) }]),
 		];
 	})()`, chromedp.EvalAwaitPromise))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"/compare?a=12&b=13 compare line 1 (5 runs) with line 2 (5 runs)", "", ""}; !slices.Equal(links, want) {
+	if want := []string{"/compare?a=12&b=13 compare line 1 (5 runs) with line 2 (5 runs)", "", "", "/compare?a=1,4,5,8,9&b=2,3,6,7,10 compare line 1 (5 runs) with line 2 (5 runs)"}; !slices.Equal(links, want) {
 		t.Errorf("compare links: got %q, want %q", links, want)
 	}
 

@@ -545,10 +545,13 @@ export function cellLinks(lines) {
   // A cell of two -repeat lines of different specs (before and after,
   // each one archived run of several results): the first against the
   // second on the compare page, which counts each run's results as runs.
+  // Lines run in rounds (Run ×N, Repeat 5×) are a group of runs each:
+  // the page compares the groups, not each line's last run.
   const repeated = lines.map((l, i) => ({ l, i })).filter(({ l }) => l.run_id && Array.isArray(l.result) && l.result.length > 1 && l.result.every((r) => r && r.spec === l.result[0].spec));
+  const ids = (l) => (l.group && l.group.length > 1 ? l.group.join(',') : l.run_id);
   if (repeated.length === 2 && repeated[0].l.result[0].spec !== repeated[1].l.result[0].spec) {
     const [a, b] = repeated;
-    items.push(h('a', { href: `/compare?a=${a.l.run_id}&b=${b.l.run_id}`, class: 'compare-link compare-lines' },
+    items.push(h('a', { href: `/compare?a=${ids(a.l)}&b=${ids(b.l)}`, class: 'compare-link compare-lines' },
       `compare line ${a.i + 1} (${a.l.result.length} runs) with line ${b.i + 1} (${b.l.result.length} runs)`));
   }
   return items.length ? h('p', { class: 'cell-links' }, 'Permalink: ', ...items.flatMap((x, k) => [k ? ' · ' : null, x])) : null;

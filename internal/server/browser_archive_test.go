@@ -122,6 +122,18 @@ func TestBrowserArchive(t *testing.T) {
 	}
 	shot(t, ctx, "", "compare.png")
 
+	// On /runs, the second group's median row offers the same comparison,
+	// and it opens.
+	wait("opening /runs", chromedp.Navigate(ts.URL+"/runs"), chromedp.WaitVisible(chromedp.CSS("table.runs-table")))
+	offered, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('tr.median-row a[href^="/compare"]').length`))
+	if offered == 0 {
+		t.Errorf("no median row of /runs offers a compare page, though the second group has runs before its change")
+	} else {
+		wait("opening a median row's compare page",
+			chromedp.Click(chromedp.CSS(`tr.median-row a[href^="/compare"]`)),
+			chromedp.WaitVisible(chromedp.CSS("table.compare-table")))
+	}
+
 	// A phone in dark mode reads the compare page without sideways scrolling of the page.
 	if err := chromedp.Do(ctx,
 		chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile, chromedp.EmulateScale(2)),

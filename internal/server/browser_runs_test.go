@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -39,8 +40,22 @@ func TestBrowserRunsPage(t *testing.T) {
 	// The first runs of the cell on this server: nothing before a change to
 	// compare them with, so no link to a compare page that would refuse it.
 	time.Sleep(time.Second)
-	if shown, _ := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.querySelector('`+cell+` a.compare-link').offsetParent !== null`)); shown {
-		t.Errorf("the cell's first group offers 'compare with the runs before the change', which has nothing to compare with")
+	// Neither line's: the other line of the same cell, run beside it, is
+	// not the runs before a change. The two lines are offered side by
+	// side instead, each by its group of five runs.
+	offered, _ := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('`+cell+` a.compare-link')].filter((a) => a.offsetParent !== null).map((a) => a.getAttribute('href') + ' ' + a.textContent)`))
+	if len(offered) != 1 || !regexp.MustCompile(`^/compare\?a=\d+(,\d+){4}&b=\d+(,\d+){4} compare line 1 \(5 runs\) with line 2 \(5 runs\)$`).MatchString(offered[0]) {
+		t.Errorf("the cell's first groups offer %q; want only its two lines compared, group of five against group of five (nothing before a change to compare with)", offered)
+	} else {
+		if err := chromedp.Do(ctx, chromedp.Navigate(ts.URL+strings.Fields(offered[0])[0]), chromedp.WaitVisible(chromedp.CSS("table.compare-table"))); err != nil {
+			t.Fatalf("opening the two lines' compare page: %v", err)
+		}
+		if from, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('.compare-groups').innerText`)); strings.Count(from, "5 samples") != 2 {
+			t.Errorf("the two lines' compare page says %q; want two groups of 5 samples", from)
+		}
+		if err := chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/lessons/01-fixture"), chromedp.WaitVisible(chromedp.CSS(cell+" .run"))); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := chromedp.Do(wctx,
 		// and a line with long hyphenated flags, once
@@ -58,11 +73,14 @@ func TestBrowserRunsPage(t *testing.T) {
 		Result string `json:"result"`
 		Spec   string `json:"spec"`
 		Rounds string `json:"rounds"`
+		// Compare is the row's link to the compare page, if any.
+		Compare string `json:"compare"`
 	}
 	rows, err := chromedp.Run(ctx, chromedp.Evaluate[[]row](`Array.from(document.querySelectorAll('table.runs-table tbody tr')).map(tr => ({
 		median: tr.classList.contains('median-row'), id: tr.querySelector('th').textContent.trim(),
 		result: (tr.querySelector('td.result') || {}).textContent || '', spec: (tr.querySelector('td.spec') || {}).textContent || '',
-		rounds: (tr.querySelector('td.rounds') || {}).textContent || ''}))`))
+		rounds: (tr.querySelector('td.rounds') || {}).textContent || '',
+		compare: (tr.querySelector('a[href^="/compare"]') || {href: ''}).href}))`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,6 +126,24 @@ func TestBrowserRunsPage(t *testing.T) {
 	}
 	if medians != 2 {
 		t.Errorf("got %d median rows, want one per line of the repeated cell (2)", medians)
+	}
+	// The cell's first runs have nothing before a change to compare them
+	// with: neither a median row nor the first run's permalink offers a
+	// compare page, which would only refuse (TestBrowserArchive sees one
+	// offered where it works).
+	for _, r := range rows {
+		if r.Compare != "" {
+			t.Errorf("/runs row %s %q offers %s, but the cell has no runs before a change to compare with", r.ID, r.Rounds, r.Compare)
+		}
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/runs/1"), chromedp.WaitVisible(chromedp.CSS(".run-result"))); err != nil {
+		t.Fatalf("opening /runs/1: %v", err)
+	}
+	if href, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`(document.querySelector('main a[href^="/compare"]') || {href: ''}).href`)); href != "" {
+		t.Errorf("/runs/1, the cell's first run, offers %s", href)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/runs"), chromedp.WaitVisible(chromedp.CSS("table.runs-table"))); err != nil {
+		t.Fatal(err)
 	}
 	if len(byID) != 11 {
 		t.Errorf("got %d runs, want 11 (2 lines x 5 rounds, and one more)", len(byID))

@@ -21,6 +21,7 @@ func TestErrorPages(t *testing.T) {
 	}{
 		{"/no/such/page", http.StatusNotFound, "There is no page at this address"},
 		{"/lessons/01-fixture/extra", http.StatusNotFound, "There is no page at this address"},
+		{"/static/no-such-file.js", http.StatusNotFound, "There is no page at this address"},
 		{"/runs/999999", http.StatusNotFound, "Run 999999 is not in this server's archive"},
 		{"/runs/abc", http.StatusNotFound, "is not a run id"},
 		{"/compare?a=999999&b=1000000", http.StatusNotFound, "no such run: run 1000000 is not in this server's archive"},
@@ -40,6 +41,10 @@ func TestErrorPages(t *testing.T) {
 				t.Errorf("%s: the page shows %q: %q", tt.path, bad, body)
 			}
 		}
+	}
+	// A code typed wrong is said on the join form again, as a person reads it.
+	if body := html.UnescapeString(get(t, shared, "/join?code=ABCDE-FGHJ0").Body.String()); !strings.Contains(body, "not a room code") || strings.Contains(body, "classroom: ") {
+		t.Errorf("/join with a wrong code: want the join form saying it is not a room code, without a package prefix: %q", body)
 	}
 	if body := get(t, shared, "/runs").Body.String(); strings.Contains(body, dataDir) || strings.Contains(body, "kvlab.db") {
 		t.Errorf("/runs on a server with a token names the archive's file")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"kvlab/internal/browsertest"
+	"kvlab/lessons"
 )
 
 // roomTab opens a page in its own browser context (its own storage: its own
@@ -145,10 +147,16 @@ func barFitsOneLine(t *testing.T, pres context.Context) {
 // token holder, and returns the room's code from the presenter's page.
 func startRoom(t *testing.T, pres context.Context, origin, token string) string {
 	t.Helper()
+	return startRoomOn(t, pres, origin, token, "01-fixture")
+}
+
+// startRoomOn starts a room on the lesson slug, as startRoom does.
+func startRoomOn(t *testing.T, pres context.Context, origin, token, slug string) string {
+	t.Helper()
 	if err := chromedp.Do(pres,
 		chromedp.Navigate(origin+"/join"),
 		chromedp.Evaluate[chromedp.Void](`localStorage.setItem('kvlab:token', `+jsString(token)+`)`),
-		chromedp.Navigate(origin+"/lessons/01-fixture"),
+		chromedp.Navigate(origin+"/lessons/"+slug),
 		chromedp.WaitVisible(chromedp.CSS(".start-room")),
 		chromedp.Click(chromedp.CSS(".start-room")),
 		chromedp.WaitVisible(chromedp.CSS(`.room-present .room-section.current[data-section="0"]`)),
@@ -169,6 +177,20 @@ func startRoom(t *testing.T, pres context.Context, origin, token string) string 
 	loaded, _ := chromedp.Run(pres, chromedp.Evaluate[bool](`document.querySelector('#join-panel .join-qr').naturalWidth > 0`))
 	if !loaded {
 		t.Errorf("the join panel's QR code did not load")
+	}
+	// The room is served at a loopback address: the panel says students'
+	// devices cannot open it and how to serve on the network, in view
+	// beside the QR code.
+	local, err := chromedp.Run(pres, chromedp.Evaluate[string](`(() => {
+		const n = document.querySelector('#join-panel .join-local');
+		if (!n) return 'no word that the address is this machine\'s';
+		const r = n.getBoundingClientRect(), q = document.querySelector('#join-panel .join-qr').getBoundingClientRect();
+		if (!r.height || r.bottom > innerHeight + 1 || r.top < -1) return 'the note lies outside the window (' + Math.round(r.top) + '..' + Math.round(r.bottom) + ' of ' + innerHeight + ')';
+		if (r.left < q.right && q.left < r.right && r.top < q.bottom && q.top < r.bottom) return 'the note overlaps the QR code';
+		return n.textContent;
+	})()`))
+	if err != nil || !strings.Contains(local, "Students' devices cannot open this address") || !strings.Contains(local, "-addr 0.0.0.0:8080") {
+		t.Errorf("join panel of a loopback room: %s (%v); want a visible note that students' devices cannot open it, with the -addr to serve on the network", local, err)
 	}
 	shot(t, pres, "", "room-join-panel.png")
 	if err := chromedp.Do(pres, chromedp.KeyEvent(kb.Escape), chromedp.WaitNotVisible(chromedp.CSS("#join-panel"))); err != nil {
@@ -481,4 +503,38 @@ func TestBrowserRoomPresenterWrongToken(t *testing.T) {
 			t.Errorf("presenter: %s", p)
 		}
 	}
+}
+
+// A follower has no Run button: the follower's page of a real lesson
+// never tells them to press Run or that a cell stays locked until they
+// answer; it says the presenter runs it. The presenter's page keeps the
+// lesson's own words, where they are true.
+func TestBrowserFollowerIsNotToldToRun(t *testing.T) {
+	const token = "follower-text-token"
+	root := browser(t, 1280, 900)
+	a := startServer(t, newServer(t, func(c *Config) {
+		c.Token = token
+		c.Lessons = lessons.FS
+	}))
+	pres, pw := roomTab(t, root, a.URL)
+	code := startRoomOn(t, pres, a.URL, token, "01-mean-hides-the-tail")
+	f, fw := roomTab(t, root, a.URL)
+	joinRoom(t, f, a.URL, code, false)
+	solo := regexp.MustCompile(`Press Run|Shift\+Enter in the cell|stays locked|[Bb]efore you run`)
+	const text = `document.querySelector('main').textContent.replace(/\s+/g, ' ')`
+	followerText, err := chromedp.Run(f, chromedp.Evaluate[string](text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := solo.FindString(followerText); m != "" {
+		t.Errorf("the follower's page says %q", m)
+	}
+	if !strings.Contains(followerText, "The presenter runs it") {
+		t.Errorf("the follower's page does not say the presenter runs the cell")
+	}
+	if presText, _ := chromedp.Run(pres, chromedp.Evaluate[string](text)); !solo.MatchString(presText) {
+		t.Errorf("the presenter's page lost the lesson's words on pressing Run: the test shows nothing")
+	}
+	pw.Check(t, "presenter")
+	fw.Check(t, "follower "+code)
 }

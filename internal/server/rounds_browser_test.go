@@ -1,11 +1,13 @@
 package server
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 )
 
 // Repeat 5× says which round is running: the cell's state line goes
@@ -92,4 +94,51 @@ func TestBrowserRepeatLineSaysTheRun(t *testing.T) {
 			t.Errorf("the state line said %q; want %q among them", states, want)
 		}
 	}
+}
+
+// A line of several runs the presenter runs in a room (-repeat 3): a
+// follower's cell says which run is going, "run 2 of 3", as the lesson
+// page does, not "running line 1 of 1" for all of them.
+func TestBrowserFollowerSeesTheRun(t *testing.T) {
+	const token = "rounds-token"
+	root := browser(t, 1280, 900)
+	a := startServer(t, newServer(t, func(c *Config) { c.Token = token }))
+	pres, pw := roomTab(t, root, a.URL)
+	code := startRoom(t, pres, a.URL, token)
+	f, fw := roomTab(t, root, a.URL)
+	joinRoom(t, f, a.URL, code, false)
+	if err := chromedp.Do(pres, chromedp.KeyEvent(kb.ArrowRight)); err != nil {
+		t.Fatal(err)
+	}
+	roomWait(t, f, "follower", `document.querySelector('.room-section.current #cell-always-run') !== null`, `document.getElementById('room-where').textContent`)
+	// Every text the follower's state line shows, recorded as it changes.
+	if _, err := chromedp.Run(f, chromedp.Evaluate[bool](`(() => {
+		const st = document.querySelector('#cell-always-run .cell-state');
+		window.states = [];
+		new MutationObserver(() => window.states.push(st.textContent)).observe(st, {childList: true, characterData: true, subtree: true});
+		return true;
+	})()`)); err != nil {
+		t.Fatal(err)
+	}
+	// Paced, so that each run sends progress (about once a second).
+	if _, err := chromedp.Run(pres, chromedp.Evaluate[bool](`(document.querySelector('#cell-always-run .cell-src').value = 'bench -engine null -rate 2000 -duration 1500ms -repeat 3', true)`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(pres, chromedp.KeyEvent("r")); err != nil {
+		t.Fatal(err)
+	}
+	roomWait(t, pres, "presenter", `document.querySelector('#cell-always-run').classList.contains('is-done')`, `document.querySelector('#cell-always-run .cell-state').textContent`)
+	roomWait(t, f, "follower", `document.querySelector('#cell-always-run').classList.contains('is-done')`, `document.querySelector('#cell-always-run .cell-state').textContent`)
+	states, err := chromedp.Run(f, chromedp.Evaluate[[]string](`window.states`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for run := 1; run <= 3; run++ {
+		want := fmt.Sprintf("running line 1 of 1 · run %d of 3", run)
+		if !slices.ContainsFunc(states, func(s string) bool { return strings.Contains(s, want) }) {
+			t.Errorf("the follower's state line said %q; want %q among them", states, want)
+		}
+	}
+	pw.Check(t, "presenter")
+	fw.Check(t, "follower "+code)
 }

@@ -272,10 +272,24 @@ func TestCompareOfferedOnlyWhenItWorks(t *testing.T) {
 		}
 		return strings.Join(s, ",")
 	}
+	// A cell of two lines repeated: its second line's runs follow the
+	// first line's, which have another spec, but that line was not
+	// changed into this one: nothing to compare with.
+	two := addRuns(t, s, 6, func(i int, r *archive.Run) {
+		base := archivetest.Synthetic(0, 3)
+		if i%2 == 1 {
+			base = archivetest.Synthetic(3, 3)
+		}
+		r.Kind, r.Spec, r.SpecFull, r.Engine, r.Sync, r.Workload, r.Result = base.Kind, base.Spec, base.SpecFull, base.Engine, base.Sync, base.Workload, base.Result
+		r.Lesson, r.Cell, r.Browser, r.Line = "01-fixture", "two-lines", testBrowser, i%2
+	})
+	if body := get(t, s, fmt.Sprintf("/runs/%d", two[5])).Body.String(); link.MatchString(body) {
+		t.Errorf("/runs/%d (the second line's third run) offers a compare with the cell's first line", two[5])
+	}
 	for _, tc := range []struct {
 		b    []int64
 		want string
-	}{{ids[:2], `{"comparable":false}`}, {ids[5:], `{"comparable":true}`}} {
+	}{{ids[:2], `{"comparable":false}`}, {ids[5:], `{"comparable":true}`}, {[]int64{two[1], two[3], two[5]}, `{"comparable":false}`}} {
 		w := get(t, s, "/compare?b="+join(tc.b)+"&check=1")
 		if got := strings.TrimSpace(w.Body.String()); w.Code != 200 || got != tc.want {
 			t.Errorf("/compare?b=%s&check=1: %d %s, want 200 %s", join(tc.b), w.Code, got, tc.want)

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"kvlab/internal/server/web"
 )
 
 // staticFiles serves /static/: the embedded files (or -static's), with
@@ -39,7 +41,7 @@ func (sf *staticFiles) handleStatic(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !fs.ValidPath(p) || strings.Contains(p, "\\") || p == "." {
-		http.NotFound(w, r)
+		web.NotFound(w, r)
 		return
 	}
 	if p == "wasm/yaegi.wasm" {
@@ -56,27 +58,27 @@ func (sf *staticFiles) handleStatic(w http.ResponseWriter, r *http.Request) {
 func (sf *staticFiles) serveFile(w http.ResponseWriter, r *http.Request, p, encoding string) {
 	f, err := sf.fsys.Open(p)
 	if err != nil {
-		http.NotFound(w, r)
+		web.NotFound(w, r)
 		return
 	}
 	defer f.Close()
 	info, err := f.Stat()
 	if err != nil || info.IsDir() {
-		http.NotFound(w, r)
+		web.NotFound(w, r)
 		return
 	}
 	content, ok := f.(io.ReadSeeker)
 	if !ok {
 		data, err := io.ReadAll(f)
 		if err != nil {
-			http.Error(w, "reading "+p+": "+err.Error(), http.StatusInternalServerError)
+			web.ErrorPage(w, http.StatusInternalServerError, "Reading a file failed", "The server could not read its own file "+p+": "+err.Error())
 			return
 		}
 		content = bytes.NewReader(data)
 	}
 	tag, err := sf.etag(p, content)
 	if err != nil {
-		http.Error(w, "reading "+p+": "+err.Error(), http.StatusInternalServerError)
+		web.ErrorPage(w, http.StatusInternalServerError, "Reading a file failed", "The server could not read its own file "+p+": "+err.Error())
 		return
 	}
 	name := p
@@ -160,13 +162,13 @@ func (sf *staticFiles) serveWasm(w http.ResponseWriter, r *http.Request) {
 func (sf *staticFiles) serveGunzipped(w http.ResponseWriter, r *http.Request, p string) {
 	f, err := sf.fsys.Open(p)
 	if err != nil {
-		http.NotFound(w, r)
+		web.NotFound(w, r)
 		return
 	}
 	defer f.Close()
 	zr, err := gzip.NewReader(f)
 	if err != nil {
-		http.Error(w, "reading "+p+": "+err.Error(), http.StatusInternalServerError)
+		web.ErrorPage(w, http.StatusInternalServerError, "Reading a file failed", "The server could not read its own file "+p+": "+err.Error())
 		return
 	}
 	w.Header().Set("Content-Type", "application/wasm")

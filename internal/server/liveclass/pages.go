@@ -59,7 +59,7 @@ func (rs roomHTTP) handleJoin(w http.ResponseWriter, r *http.Request) {
 	}
 	code, err := canonicalCode(typed)
 	if err != nil {
-		web.RenderPage(w, http.StatusBadRequest, "join.html", joinPage{Code: typed, Error: err.Error()})
+		web.RenderPage(w, http.StatusBadRequest, "join.html", joinPage{Code: typed, Error: web.Public(err.Error())})
 		return
 	}
 	http.Redirect(w, r, "/room/"+code, http.StatusSeeOther)

@@ -253,12 +253,14 @@ func (pg *Pages) firstRuns(ctx context.Context, first *archive.Run, n int) ([]ar
 
 // groupBefore is "the last n runs before I changed it": the runs from b's
 // place recorded before b's first run, with the spec of the newest of them
-// whose spec differs from b's.
+// whose spec differs from b's. In a cell of several lines, only b's own
+// line was changed: another line of the same cell, run beside it, is not
+// "before the change" (sameLine).
 func (pg *Pages) groupBefore(ctx context.Context, b []archive.Run, n int) ([]archive.Run, error) {
 	first := &b[0]
 	var before *archive.Run
 	err := pg.scanBefore(ctx, first, first.ID, func(r *archive.Run) bool {
-		if r.SpecFull != first.SpecFull && r.Kind == first.Kind {
+		if r.SpecFull != first.SpecFull && r.Kind == first.Kind && sameLine(r, first) {
 			before = r
 			return false
 		}
@@ -271,6 +273,12 @@ func (pg *Pages) groupBefore(ctx context.Context, b []archive.Run, n int) ([]arc
 		return nil, &compareError{fmt.Sprintf("run %d has no earlier run of the same cell with a different spec to compare with: change the cell, run it (repeat 5x), then compare; or name group a with a=IDs", first.ID)}
 	}
 	return pg.lastRuns(ctx, before, n)
+}
+
+// sameLine reports whether a and b were run from the same line of their
+// cell, or either has no line recorded (the command line, older runs).
+func sameLine(a, b *archive.Run) bool {
+	return a.Line < 0 || b.Line < 0 || a.Line == b.Line
 }
 
 // scanBefore calls fn on the runs from last's place with ids below before,
