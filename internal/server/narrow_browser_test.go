@@ -8,8 +8,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"kvlab/internal/archive"
-	"kvlab/internal/archive/archivetest"
 	"kvlab/lessons"
 )
 
@@ -145,14 +143,7 @@ func TestBrowserNarrowCommandsKeepWhole(t *testing.T) {
 func TestBrowserEveryPageAt390(t *testing.T) {
 	ctx := browser(t, 390, 844)
 	s := newServer(t, nil)
-	ids := addRuns(t, s, 10, func(i int, r *archive.Run) {
-		base := archivetest.Synthetic(0, 3)
-		if i >= 5 {
-			base = archivetest.Synthetic(3, 3)
-		}
-		r.Kind, r.Spec, r.SpecFull, r.Engine, r.Sync, r.Workload, r.Result = base.Kind, base.Spec, base.SpecFull, base.Engine, base.Sync, base.Workload, base.Result
-		r.Lesson, r.Cell, r.Browser, r.Line = "01-fixture", "always-run", testBrowser, 0
-	})
+	ids := addBeforeAfterRuns(t, s)
 	ts := startServer(t, s)
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile, chromedp.EmulateScale(2))); err != nil {
 		t.Fatal(err)

@@ -14,6 +14,21 @@ import (
 	"kvlab/internal/server/runspage"
 )
 
+// addBeforeAfterRuns archives ten runs of line 0 of the fixture's
+// always-run cell, as one browser runs them: five of one spec, then five
+// of another (a change and the runs before it), and returns their ids.
+func addBeforeAfterRuns(t testing.TB, s *Server) []int64 {
+	t.Helper()
+	return addRuns(t, s, 10, func(i int, r *archive.Run) {
+		base := archivetest.Synthetic(0, 3)
+		if i >= 5 {
+			base = archivetest.Synthetic(3, 3)
+		}
+		r.Kind, r.Spec, r.SpecFull, r.Engine, r.Sync, r.Workload, r.Result = base.Kind, base.Spec, base.SpecFull, base.Engine, base.Sync, base.Workload, base.Result
+		r.Lesson, r.Cell, r.Browser, r.Line = "01-fixture", "always-run", testBrowser, 0
+	})
+}
+
 // addRuns adds n synthetic runs (archivetest.Synthetic) and returns their ids.
 func addRuns(t testing.TB, s *Server, n int, edit func(i int, r *archive.Run)) []int64 {
 	t.Helper()
@@ -242,14 +257,7 @@ func TestComparePage(t *testing.T) {
 // after the spec changed, and the link it offers works.
 func TestCompareOfferedOnlyWhenItWorks(t *testing.T) {
 	s := newServer(t, nil)
-	ids := addRuns(t, s, 10, func(i int, r *archive.Run) {
-		base := archivetest.Synthetic(0, 3)
-		if i >= 5 {
-			base = archivetest.Synthetic(3, 3)
-		}
-		r.Kind, r.Spec, r.SpecFull, r.Engine, r.Sync, r.Workload, r.Result = base.Kind, base.Spec, base.SpecFull, base.Engine, base.Sync, base.Workload, base.Result
-		r.Lesson, r.Cell, r.Browser = "01-fixture", "always-run", testBrowser
-	})
+	ids := addBeforeAfterRuns(t, s)
 	link := regexp.MustCompile(`href="(/compare\?[^"]*)">Compare with the runs before the change`)
 	for i, want := range map[int]bool{0: false, 4: false, 5: true, 9: true} {
 		body := get(t, s, fmt.Sprintf("/runs/%d", ids[i])).Body.String()
