@@ -244,26 +244,48 @@ func pairedAgainstFirst(rs []*BenchResult) {
 // pairOps pairs g's runs with base's by round and compares their ops/s:
 // nil when fewer than two rounds are on both sides.
 func pairOps(g, base []*BenchResult) *PairedRatio {
-	byRound := map[int]float64{}
-	for _, r := range base {
-		if r.Round > 0 {
-			byRound[r.Round] = r.OpsPerSec
+	figures := func(rs []*BenchResult) []roundFigure {
+		out := make([]roundFigure, len(rs))
+		for i, r := range rs {
+			out[i] = roundFigure{r.Round, r.OpsPerSec}
 		}
+		return out
 	}
-	var num, den []float64
-	for _, r := range g {
-		if b, ok := byRound[r.Round]; ok && r.Round > 0 {
-			num, den = append(num, r.OpsPerSec), append(den, b)
-		}
-	}
-	if len(num) < 2 {
-		return nil
-	}
-	p, err := calc.PairRatios(num, den)
-	if err != nil {
+	p, ok := pairByRound(figures(g), figures(base))
+	if !ok {
 		return nil
 	}
 	return &PairedRatio{Metric: "ops_per_sec", Against: base[0].Engine, AgainstThreads: base[0].Threads, Paired: p}
+}
+
+// roundFigure is one run's figure and the round it ran in (0: not run
+// in rounds).
+type roundFigure struct {
+	round int
+	value float64
+}
+
+// pairByRound compares g's figures with base's of the same round
+// (calc.PairRatios over the rounds both completed, in g's order); ok is
+// false when fewer than two rounds pair or a figure cannot be divided.
+func pairByRound(g, base []roundFigure) (p calc.Paired, ok bool) {
+	byRound := map[int]float64{}
+	for _, b := range base {
+		if b.round > 0 {
+			byRound[b.round] = b.value
+		}
+	}
+	var num, den []float64
+	for _, f := range g {
+		if b, ok := byRound[f.round]; ok && f.round > 0 {
+			num, den = append(num, f.value), append(den, b)
+		}
+	}
+	if len(num) < 2 {
+		return calc.Paired{}, false
+	}
+	p, err := calc.PairRatios(num, den)
+	return p, err == nil
 }
 
 // dirSafe makes an -engine value fit a directory name: a URL's

@@ -202,22 +202,18 @@ func pairScripts(rs []*ScriptResult, first string) {
 		if c.engine == first {
 			continue
 		}
-		base := map[int]float64{} // first's wu/s by round
+		var g, base []roundFigure
 		for _, r := range groups[config{first, c.value}] {
-			base[r.Round] = r.WUPerSec
-		}
-		g := groups[c]
-		var num, den []float64
-		for _, r := range g {
-			if b, ok := base[r.Round]; ok && r.Round > 0 && b > 0 {
-				num, den = append(num, r.WUPerSec), append(den, b)
+			if r.WUPerSec > 0 { // a round first did no units in is left out
+				base = append(base, roundFigure{r.Round, r.WUPerSec})
 			}
 		}
-		if len(num) < 2 {
-			continue
+		runs := groups[c]
+		for _, r := range runs {
+			g = append(g, roundFigure{r.Round, r.WUPerSec})
 		}
-		if p, err := calc.PairRatios(num, den); err == nil {
-			g[len(g)-1].Paired = &PairedRatio{Metric: "wu_per_sec", Against: first, AgainstThreads: g[0].Threads, Paired: p}
+		if p, ok := pairByRound(g, base); ok {
+			runs[len(runs)-1].Paired = &PairedRatio{Metric: "wu_per_sec", Against: first, AgainstThreads: runs[0].Threads, Paired: p}
 		}
 	}
 }
