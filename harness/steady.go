@@ -65,7 +65,8 @@ type SteadyState struct {
 	// window failed and by how much.
 	Evidence string `json:"evidence,omitempty"`
 	// LastWindow is the window the verdict is about: the one found, or
-	// the last one looked at.
+	// the last one looked at, or, when the warm-up ended (at the run's
+	// byte cap) before a whole window, the seconds it had.
 	LastWindow []SteadySample `json:"last_window,omitempty"`
 	// WarmupSeconds is how long a -until-steady warm-up ran, and
 	// MaxWarmupSeconds how long it was allowed to (-max-warmup).
@@ -79,11 +80,13 @@ type SteadyState struct {
 // had a throughput spread of at most tolerance and a backlog that was
 // zero or flat: its spread, (max - min) / mean, also at most tolerance,
 // and no higher at the end of the window than at its start (pebble's L0
-// file count likewise). With fewer than window samples it is not reached.
+// file count likewise). With fewer than window samples it is not
+// reached, and the samples there are are the evidence.
 func FindSteady(samples []SteadySample, window int, tolerance float64) SteadyState {
 	st := SteadyState{Window: window, Tolerance: tolerance}
 	if window < 2 || len(samples) < window {
 		st.Evidence = fmt.Sprintf("%d seconds of warm-up, fewer than the %d-second window", len(samples), window)
+		st.LastWindow = append([]SteadySample(nil), samples...)
 		return st
 	}
 	for end := window; end <= len(samples); end++ {

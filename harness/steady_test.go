@@ -51,6 +51,11 @@ func TestFindSteady(t *testing.T) {
 			if st.Reached && st.Spread > st.Tolerance {
 				t.Errorf("reached with spread %v over tolerance %v", st.Spread, st.Tolerance)
 			}
+			// The evidence window is never empty when there were
+			// samples: a short warm-up's seconds are all of it.
+			if want := min(len(tt.ops), 3); len(st.LastWindow) != want {
+				t.Errorf("last window of %d samples, want %d", len(st.LastWindow), want)
+			}
 		})
 	}
 }

@@ -1,8 +1,11 @@
 package lessons_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
+
+	"kvlab/internal/server"
 )
 
 // marginsHold checks timing relations on a cell's runs, each written as a
@@ -41,7 +44,11 @@ func TestWireHop(t *testing.T) {
 // wire takes a share of the throughput, not most of it, and kvserver's
 // own time (its fdatasync included) is most of the client's.
 func TestWireBesideAFlush(t *testing.T) {
-	quizByID(t, lessonByPrefix(t, "11-"), "hop-always-ratio")
+	l := lessonByPrefix(t, "11-")
+	quizByID(t, l, "hop-always-ratio")
+	if sec := section(t, l, "The wire beside a flush"); !strings.Contains(sec, "`cpu.busy_fraction`") || !strings.Contains(sec, "scheduler") {
+		t.Errorf("the section does not say that on saturated processors the scheduler, read from cpu.busy_fraction, can set the figure")
+	}
 	margins := func(rs []any) []float64 {
 		kv, srv := rs[0].([]any)[0], rs[0].([]any)[1]
 		return []float64{
@@ -49,7 +56,81 @@ func TestWireBesideAFlush(t *testing.T) {
 			0.5 * num(t, srv, "latency.put.p50_ns") / num(t, srv, "server_latency.put.p50_ns"), // the server's median at least half the client's
 		}
 	}
-	marginsHold(t, "11-", "hop-always", margins, "kvserver >= 0.4x kv's ops/s", "server p50 >= half the client's")
+	marginsHoldWithRoom(t, "11-", "hop-always", margins, "kvserver >= 0.4x kv's ops/s", "server p50 >= half the client's")
+}
+
+// saturatedAt is the processors' busy share (cpu.busy_fraction) from
+// which a round counts as run on a saturated machine.
+const saturatedAt = 0.9
+
+// saturated returns the highest cpu.busy_fraction among a round's
+// results and whether it reached saturatedAt.
+func saturated(rs []any) (float64, bool) {
+	busiest := 0.0
+	for _, line := range rs {
+		runs, ok := line.([]any)
+		if !ok {
+			runs = []any{line}
+		}
+		for _, r := range runs {
+			if b, ok := lookup(r, "cpu.busy_fraction"); ok {
+				busiest = max(busiest, b)
+			}
+		}
+	}
+	return busiest, busiest >= saturatedAt
+}
+
+// marginsHoldWithRoom is marginsHold for a relation the lesson states for
+// a machine whose processors have room: lesson 11 says that when they are
+// all busy, each wake-up over the socket waits for the scheduler (a tick
+// of milliseconds) and the trip, not the flush, can set the figure. A
+// round whose processors were saturated (cpu.busy_fraction at least
+// saturatedAt) is set aside; the relations are checked on the median of
+// the first three rounds with room, out of at most nine. With no round
+// with room the relation is not what the lesson claims for this machine,
+// and the test says so and skips.
+func marginsHoldWithRoom(t *testing.T, prefix, cell string, margins func([]any) []float64, what ...string) {
+	t.Helper()
+	holds := func(m float64) bool { return m < 1 }
+	rs := cellResults(t, prefix, cell)
+	_, c := cellByID(t, prefix, cell)
+	var roomy [][]float64
+	var busiest []float64
+	for r := 1; r <= 9 && len(roomy) < 3; r++ {
+		if r > 1 {
+			var err error
+			if rs, err = execRound(t, c.Lines, 1, server.DefaultLimits(), r); err != nil {
+				t.Fatalf("cell %s: %v", cell, err)
+			}
+		}
+		b, sat := saturated(rs)
+		if sat {
+			busiest = append(busiest, b)
+			continue
+		}
+		m := margins(rs)
+		roomy = append(roomy, m)
+		if r == 1 && !slices.ContainsFunc(m, func(v float64) bool { return !holds(v) }) {
+			break // the first round has room and holds: no more rounds
+		}
+	}
+	if len(roomy) == 0 {
+		t.Skipf("%s%s: the processors were saturated in every one of %d rounds (cpu.busy_fraction %v): the lesson states these relations for a machine with room", prefix, cell, len(busiest), busiest)
+	}
+	if len(busiest) > 0 {
+		t.Logf("%s%s: %d rounds set aside with the processors saturated (cpu.busy_fraction %v)", prefix, cell, len(busiest), busiest)
+	}
+	for i := range roomy[0] {
+		var col []float64
+		for _, m := range roomy {
+			col = append(col, m[i])
+		}
+		slices.Sort(col)
+		if m := col[len(col)/2]; !holds(m) {
+			t.Errorf("%s%s: %s does not hold: margin %.2f (median of %d rounds with room), want below 1", prefix, cell, what[i], m, len(col))
+		}
+	}
 }
 
 // "Connections share a flush": 16 connections under group commit do more
