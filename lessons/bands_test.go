@@ -53,8 +53,50 @@ type bandRow struct {
 	name   string // slug/quiz
 	tol    string // the quiz's tolerance, or "choice"
 	values []float64
-	listed bool
-	note   string
+	// listed: a reader could be graded wrong by chance (one group of
+	// rounds refuses another's answer). declined: a reader's rounds
+	// spread wider than the band, and the reply says the machine was too
+	// noisy to grade rather than grading (not listed: nobody is graded
+	// by chance, but the quiz could not judge on this machine).
+	listed, declined bool
+	note             string
+	// conds is each run's conditions, as runConditions gives them.
+	conds []string
+}
+
+// runConditions is a run's conditions in a few characters: the highest
+// load average its results were started at, "W" when any of them saw
+// other writers on the device (device_io.other_writers), and "S" when
+// the processors were saturated during it (cpu.busy_fraction at least
+// saturatedAt): what the report shows beside each answer, so that a
+// listed quiz's runs say what the machine was doing.
+func runConditions(rs []any) string {
+	load, writers := 0.0, false
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		case map[string]any:
+			if l, ok := x["load_avg"].(float64); ok {
+				load = max(load, l)
+			}
+			if d, ok := x["device_io"].(map[string]any); ok && d["other_writers"] == true {
+				writers = true
+			}
+		}
+	}
+	walk(rs)
+	c := fmt.Sprintf("%.1f", load)
+	if writers {
+		c += "W"
+	}
+	if _, sat := saturated(rs); sat {
+		c += "S"
+	}
+	return c
 }
 
 func TestQuizBands(t *testing.T) {
@@ -122,6 +164,7 @@ func bandOf(l *lesson.Lesson, q *quiz.Quiz, runs [][]any) (bandRow, error) {
 			return row, fmt.Errorf("quiz %s, run %d: %v", q.ID, i+1, err)
 		}
 		row.values = append(row.values, v.Num)
+		row.conds = append(row.conds, runConditions(rs))
 	}
 	// A quiz that is not a prediction asks for a figure the reader reads
 	// or computes from the run on their page, and is graded against that
@@ -155,13 +198,17 @@ func bandOf(l *lesson.Lesson, q *quiz.Quiz, runs [][]any) (bandRow, error) {
 				if err != nil {
 					return row, err
 				}
-				if fb.Spread != nil && !fb.Spread.Within && !strings.Contains(row.note, "too noisy") {
+				if fb.TooNoisy && !strings.Contains(row.note, "too noisy") {
 					row.note += fmt.Sprintf("; rounds %d–%d spread %s, too noisy for the band", g+1, g+q.Repeat, fb.Spread.Text)
 				}
-				// Listed when a reader's rounds would not grade: the
-				// answer refused, or the rounds' paired spread wider
-				// than the band.
-				row.listed = row.listed || !fb.Correct || fb.Spread != nil && !fb.Spread.Within
+				// Declined when the reply would say the machine was too
+				// noisy to grade; listed when it would grade another
+				// group's answer wrong.
+				row.declined = row.declined || fb.TooNoisy
+				if !fb.Correct && !fb.TooNoisy && !row.listed {
+					row.listed = true
+					row.note += fmt.Sprintf("; rounds %d–%d refuse the median %s of rounds %d–%d", g+1, g+q.Repeat, answer, other+1, other+q.Repeat)
+				}
 			}
 		}
 		return row, nil
@@ -198,13 +245,16 @@ func bandReport(rows []bandRow, n int, took time.Duration) string {
 	load, _ := os.ReadFile("/proc/loadavg")
 	fmt.Fprintf(&b, "Quiz bands against the disk's noise: each graded cell run %d times at full size (a cell with a repeat: K quiz 2K times).\n", n)
 	fmt.Fprintf(&b, "host %s, %s, load average at the end %s, took %v\n\n", host, time.Now().UTC().Format(time.RFC3339), strings.TrimSpace(string(load)), took.Round(time.Second))
-	listed := 0
+	listed, declined := 0, 0
 	for _, r := range rows {
 		if r.listed {
 			listed++
+		} else if r.declined {
+			declined++
 		}
 	}
-	fmt.Fprintf(&b, "%d of %d quizzes listed (a run's band refuses another run's answer)\n\n", listed, len(rows))
+	fmt.Fprintf(&b, "%d of %d quizzes listed (a run's band refuses another run's answer: a reader graded wrong by chance)\n", listed, len(rows))
+	fmt.Fprintf(&b, "%d more declined (a reader's rounds spread wider than the band: the reply says the machine was too noisy to grade, and grades nothing)\n\n", declined)
 	fmt.Fprintf(&b, "%-50s %-18s %-8s %s\n", "quiz", "tolerance", "spread", "answers per run")
 	for _, r := range rows {
 		lo, hi := slices.Min(r.values), slices.Max(r.values)
@@ -215,16 +265,22 @@ func bandReport(rows []bandRow, n int, took time.Duration) string {
 			spread = "1.00×"
 		}
 		mark := "  "
-		if r.listed {
+		switch {
+		case r.listed:
 			mark = "* "
+		case r.declined:
+			mark = "~ "
 		}
 		line := fmt.Sprintf("%s%-48s %-18s %-8s %s", mark, r.name, r.tol, spread, fmtValues(r.values))
 		if r.note != "" {
 			line += "  (" + r.note + ")"
 		}
+		if len(r.conds) > 0 {
+			line += "  [conditions " + strings.Join(r.conds, " ") + "]"
+		}
 		fmt.Fprintln(&b, line)
 	}
-	fmt.Fprintf(&b, "\n* listed. spread: highest ÷ lowest answer over the runs.\n")
+	fmt.Fprintf(&b, "\n* listed. ~ declined (too noisy to grade), not listed. spread: highest ÷ lowest answer over the runs. conditions, per run: the load average it started at, W when other writers were on the device, S when the processors were saturated.\n")
 	return b.String()
 }
 
@@ -265,14 +321,17 @@ func TestBandOfListsOnlyPredictions(t *testing.T) {
 }
 
 // A repeat: quiz whose rounds agree in their medians but spread wider
-// than the band within a reader's rounds is listed: its reply would say
-// the machine was too noisy to grade (the band used to widen to accept
-// them).
-func TestBandOfListsPairedSpreadWiderThanBand(t *testing.T) {
+// than the band within a reader's rounds is declined, not listed: its
+// reply says the machine was too noisy to grade and grades nothing (the
+// band used to widen to accept them), so no reader is graded by chance;
+// the report counts it apart.
+func TestBandOfDeclinesPairedSpreadWiderThanBand(t *testing.T) {
 	l := &lesson.Lesson{Slug: "00-bands"}
-	// Two readers' two rounds each: 50 and 150, then 60 and 140; medians
-	// 100 and 100, but each reader's rounds spread 3× and 2.3×.
-	runs := [][]any{{synthetic("ops_per_sec", 50)}, {synthetic("ops_per_sec", 150)}, {synthetic("ops_per_sec", 60)}, {synthetic("ops_per_sec", 140)}}
+	// Two readers' two rounds each: 80 and 130, then 85 and 125; medians
+	// 105 and 105, each within one of the other reader's rounds' bands
+	// and not the other's, and each reader's rounds spread wider than
+	// the 20% band (both rounds outside it).
+	runs := [][]any{{synthetic("ops_per_sec", 80)}, {synthetic("ops_per_sec", 130)}, {synthetic("ops_per_sec", 85)}, {synthetic("ops_per_sec", 125)}}
 	q, err := quiz.Parse("id: b\nquestion: ?\ncell: c\nanswer: $0.ops_per_sec\ntolerance: 20%\npredict: yes\nrepeat: 2\n")
 	if err != nil {
 		t.Fatal(err)
@@ -281,7 +340,10 @@ func TestBandOfListsPairedSpreadWiderThanBand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !row.listed || !strings.Contains(row.note, "too noisy") {
-		t.Errorf("listed %v (%s), want listed as too noisy for the band", row.listed, row.note)
+	if row.listed || !row.declined || !strings.Contains(row.note, "too noisy") {
+		t.Errorf("listed %v declined %v (%s), want declined as too noisy for the band, not listed", row.listed, row.declined, row.note)
+	}
+	if r := bandReport([]bandRow{row}, 2, time.Second); !strings.Contains(r, "0 of 1 quizzes listed") || !strings.Contains(r, "1 more declined") {
+		t.Errorf("report:\n%s\nwant 0 listed and 1 declined", r)
 	}
 }
