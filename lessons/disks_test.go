@@ -82,7 +82,7 @@ func TestPredictionsDependOnTheDisk(t *testing.T) {
 				if why := notSimulated(lines, lim); why != "" {
 					t.Skip(why)
 				}
-				var tried []string
+				var tried, aside []string
 				for k := range diskAttempts {
 					answers, err := runs.answers(t, q, lines, scale, lim, k)
 					if err != nil {
@@ -92,7 +92,20 @@ func TestPredictionsDependOnTheDisk(t *testing.T) {
 						t.Logf("answers %s (%v flush) and %s (%v flush)", quiz.FormatNumber(answers[0].value), simulatedDisks[0], quiz.FormatNumber(answers[1].value), simulatedDisks[1])
 						return
 					}
-					tried = append(tried, fmt.Sprintf("%s and %s", quiz.FormatNumber(answers[0].value), quiz.FormatNumber(answers[1].value)))
+					pair := fmt.Sprintf("%s and %s", quiz.FormatNumber(answers[0].value), quiz.FormatNumber(answers[1].value))
+					// On saturated processors a fast disk's figure is the
+					// scheduler's (a poisson knee at 500/s on the 50 µs
+					// disk beside two busy loops, as on the 2 ms one):
+					// the same answers there do not say the disk does
+					// not matter.
+					if b, sat := saturated([]any{answers[0].results, answers[1].results}); sat {
+						aside = append(aside, fmt.Sprintf("%s (cpu.busy_fraction %.2f)", pair, b))
+						continue
+					}
+					tried = append(tried, pair)
+				}
+				if len(tried) == 0 {
+					t.Skipf("the answers were the same on both disks only with the processors saturated: %s; on a machine with room the check judges", strings.Join(aside, "; "))
 				}
 				t.Errorf("on a %v-flush disk and a %v-flush disk the answers were %s: within its band (%s) or less than ×%g apart, so it does not depend on the reader's disk; ask it as predict: reason (\"reason it out\") or ask for a figure the disk sets",
 					simulatedDisks[0], simulatedDisks[1], strings.Join(tried, "; "), q.Tol, diskMargin)
