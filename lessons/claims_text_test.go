@@ -14,6 +14,7 @@ import (
 	"golang.org/x/perf/benchmath"
 
 	"kvlab/harness/calc"
+	"kvlab/internal/quiz"
 	"kvlab/wasm/grader"
 )
 
@@ -262,6 +263,15 @@ func TestLesson9SaysTheInstrumentInterleaves(t *testing.T) {
 	for _, want := range []string{"mirrored rounds", "`round` and `started_at`", "median of the per-round ratios", "too noisy to grade"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("lesson 9 does not say %q", want)
+		}
+	}
+	// It states the judge's busy-machine rule with the judge's figures.
+	if quiz.BusyLoadPerCore != 2 || quiz.BusyOtherFlushes != 1 {
+		t.Errorf("the judge declines at a load of %v per core and %v other flushes; lesson 9 says twice the cores and another program flushing", quiz.BusyLoadPerCore, quiz.BusyOtherFlushes)
+	}
+	for _, want := range []string{"load average of twice the cores", "another program flushing to the disk just before a run"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("lesson 9 does not say when the machine is too busy to grade a prediction: %q", want)
 		}
 	}
 }

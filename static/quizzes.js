@@ -226,8 +226,11 @@ function attemptLines(prev, choice) {
 function verdict(r, choice, predictQuiz, reason) {
   const unit = r.unit && !choice ? ` ${r.unit}` : '';
   // Rounds most of which fall outside the band grade nothing: the machine
-  // was too noisy to tell a good prediction from a bad one.
-  const head = r.too_noisy
+  // was too noisy to tell a good prediction from a bad one. Nor do runs
+  // whose conditions say the machine was busy (r.busy says how).
+  const head = r.busy
+    ? '· Not graded: your machine was busy while your runs measured, and a busy machine\'s figure cannot judge a prediction. Predict again, and run the cell when it is quieter.'
+    : r.too_noisy
     ? `· Not graded: your machine was too noisy to grade the ${r.predicted ? 'prediction' : 'answer'}.`
     : r.predicted
       ? (reason ? (r.correct ? '✓ Your reasoning holds.' : '✗ Your reasoning missed.') : r.correct ? '✓ Your prediction holds.' : choice ? '✗ Your prediction was wrong.' : '✗ Your prediction was off.')
@@ -242,6 +245,7 @@ function verdict(r, choice, predictQuiz, reason) {
       h('tr', {}, h('th', { scope: 'row' }, r.spread ? 'measured (median)' : 'measured'), h('td', {}, h('b', {}, `${r.want}${unit}`), r.range && r.low !== r.high ? ` (accepted ${r.range}${unit})` : '')),
       r.off && !choice ? h('tr', { class: 'off' }, h('th', { scope: 'row' }, 'off by'), h('td', {}, offWords(r))) : null,
       r.spread ? h('tr', { class: 'spread' }, h('th', { scope: 'row' }, r.spread.paired ? 'your rounds (paired)' : 'your rounds'), h('td', {}, r.spread.text)) : null,
+      r.busy ? h('tr', { class: 'busy' }, h('th', { scope: 'row' }, 'your machine'), h('td', {}, r.busy)) : null,
       r.shown ? h('tr', {}, h('th', { scope: 'row' }, 'from'), h('td', {}, r.shown)) : null)),
     r.explain_html ? h('p', { class: 'explain' }, safeInline(r.explain_html)) : null);
 }

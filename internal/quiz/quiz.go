@@ -490,6 +490,10 @@ type Feedback struct {
 	// grade the answer, so it is neither right nor wrong (Correct is
 	// false); Spread.Text says so.
 	TooNoisy bool `json:"too_noisy,omitempty"`
+	// Busy says, for a prediction whose runs were measured on a busy
+	// machine (busy.go), what the runs' conditions showed; TooNoisy is
+	// then set, and the prediction neither right nor wrong.
+	Busy string `json:"busy,omitempty"`
 }
 
 // ErrBadAnswer wraps errors about the student's answer itself (not a
@@ -501,6 +505,19 @@ var ErrBadAnswer = errors.New("quiz: bad answer")
 // where results[N] is the decoded JSON (encoding/json into any) of line N
 // of the cell or of the quiz's run: lines.
 func Check(q *Quiz, results []any, answer string) (Feedback, error) {
+	fb, err := CheckBand(q, results, answer)
+	if err == nil {
+		fb = q.declineIfBusy(fb, results)
+	}
+	return fb, err
+}
+
+// CheckBand is Check without the busy-machine rule (busy.go): whether
+// the answer lies within the quiz's band around the answer of results,
+// whatever the machine was doing. It is for checks of the bands
+// themselves (the lessons' disk check asks whether a band tells two
+// simulated disks apart); a reader's answer is graded by Check.
+func CheckBand(q *Quiz, results []any, answer string) (Feedback, error) {
 	fb := Feedback{ID: q.ID, Unit: q.Unit, Explain: q.Explain, Predicted: q.Run != nil}
 	want, err := q.Evaluate(results)
 	if err != nil {
@@ -516,6 +533,19 @@ func Check(q *Quiz, results []any, answer string) (Feedback, error) {
 	}
 	low, high := q.band(want)
 	return q.checkNumber(fb, want, low, high, answer)
+}
+
+// declineIfBusy grades a prediction on runs measured on a busy machine
+// as neither right nor wrong, saying why (busy.go); any other quiz, and a
+// prediction on a machine that was not busy, keeps its verdict.
+func (q *Quiz) declineIfBusy(fb Feedback, rounds ...[]any) Feedback {
+	if !q.IsPrediction() {
+		return fb
+	}
+	if why := Busy(rounds...); why != "" {
+		fb.TooNoisy, fb.Correct, fb.Busy = true, false, why
+	}
+	return fb
 }
 
 // band is the range of answers the tolerance accepts around want: want

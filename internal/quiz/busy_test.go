@@ -1,0 +1,74 @@
+package quiz
+
+import (
+	"strings"
+	"testing"
+)
+
+// bench is a bench result's decoded JSON with its conditions: the load
+// average at its start on two cores and the flushes another program made
+// in its idle baseline.
+func bench(ops, load, otherFlushes float64) map[string]any {
+	return map[string]any{"kind": "bench", "ops_per_sec": ops, "load_avg": load, "cpu": map[string]any{"cores": 2.0},
+		"device_io": map[string]any{"idle_ms": 200.0, "idle_flush_requests": otherFlushes}}
+}
+
+// A prediction measured on a busy machine (the load average at twice the
+// cores, or another program flushing to the disk just before a run) is
+// neither right nor wrong, even when it is exactly the measured value,
+// and the reply says what the runs' conditions showed; on a quiet
+// machine the same answer is right. A quiz that asks for the reader's own
+// figure is graded on their run whatever the conditions.
+func TestBusyMachineGradesNoPrediction(t *testing.T) {
+	parse := func(extra string) *Quiz {
+		q, err := Parse("id: q\nquestion: ?\ncell: c\nanswer: $0.ops_per_sec\ntolerance: 10%\n" + extra)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return q
+	}
+	predict, reason, own := parse("predict: yes"), parse("predict: reason"), parse("")
+	for _, tc := range []struct {
+		name   string
+		rounds [][]any
+		busy   string // what the reply names ("" when graded)
+	}{
+		{"quiet", [][]any{{bench(1000, 0.5, 0)}}, ""},
+		{"load just under twice the cores", [][]any{{bench(1000, 3.9, 0)}}, ""},
+		{"load at twice the cores", [][]any{{bench(1000, 4, 0)}}, "load average was up to 4.0 on 2 cores (1 of 1 runs"},
+		{"another program flushing", [][]any{{bench(1000, 0.5, 3)}}, "another program flushed to the disk just before 1 of 1 runs (up to 3 flushes in 200 ms"},
+		{"one busy round of three", [][]any{{bench(1000, 0.5, 0)}, {bench(1010, 9.5, 0)}, {bench(990, 0.4, 0)}}, "up to 9.5 on 2 cores (1 of 3 runs"},
+		{"a busy line of two", [][]any{{bench(1000, 0.5, 0), []any{bench(1000, 0.5, 0), bench(1000, 0.5, 7)}}}, "just before 1 of 3 runs"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, q := range []*Quiz{predict, reason} {
+				fb, err := CheckRepeated(q, tc.rounds, "1000")
+				if err != nil {
+					t.Fatal(err)
+				}
+				switch {
+				case tc.busy == "" && (!fb.Correct || fb.TooNoisy || fb.Busy != ""):
+					t.Errorf("reason %v: correct %v too_noisy %v busy %q, want graded right", q.Reason, fb.Correct, fb.TooNoisy, fb.Busy)
+				case tc.busy != "" && (fb.Correct || !fb.TooNoisy || !strings.Contains(fb.Busy, tc.busy)):
+					t.Errorf("reason %v: correct %v too_noisy %v busy %q, want not graded, naming %q", q.Reason, fb.Correct, fb.TooNoisy, fb.Busy, tc.busy)
+				}
+			}
+			fb, err := CheckRepeated(own, tc.rounds, "1000")
+			if err != nil || !fb.Correct || fb.TooNoisy || fb.Busy != "" {
+				t.Errorf("own figure: correct %v too_noisy %v busy %q (%v), want graded on the reader's run whatever the conditions", fb.Correct, fb.TooNoisy, fb.Busy, err)
+			}
+		})
+	}
+}
+
+// Only bench results carry conditions: a probe's or a model's result is
+// not counted as a run, busy or not.
+func TestBusyCountsBenchResults(t *testing.T) {
+	probe := map[string]any{"kind": "probe", "load_avg": 40.0, "cpu": map[string]any{"cores": 2.0}}
+	if why := Busy([]any{probe}); why != "" {
+		t.Errorf("a probe result: %q, want nothing", why)
+	}
+	if why := Busy([]any{probe, bench(1, 40, 0)}); !strings.Contains(why, "1 of 1 runs") {
+		t.Errorf("a probe and a busy bench: %q, want 1 of 1 runs", why)
+	}
+}
