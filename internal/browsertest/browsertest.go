@@ -69,6 +69,10 @@ func Start(t testing.TB, width, height int, limit time.Duration) context.Context
 		chromedp.Flag("disable-quic", true),
 		chromedp.WindowSize(width, height),
 		chromedp.UserDataDir(t.TempDir()),
+		// Chromium makes its singleton's socket directory
+		// (org.chromium.Chromium.*) under TMPDIR and leaves it there:
+		// a directory of the test's own, removed when it ends.
+		chromedp.Env("TMPDIR=" + t.TempDir()),
 	}
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelC := chromedp.NewContext(actx)
