@@ -9,36 +9,37 @@ import (
 //
 // A prediction (predict: yes, predict: reason, a run: quiz) is graded
 // against runs the reader did not see, made on their machine as it was
-// then. When those runs' own conditions say another program held the
-// processors or flushed to the same disk while they ran, the figure is
-// that program's as much as the store's: two readers with the same right
-// prediction, minutes apart, would get opposite verdicts (the band check
-// at load 10–23 with a writer on the disk found eight such quizzes, each
-// reader's rounds agreeing among themselves). Lesson 8 teaches to read
-// the conditions before the number; the judge does too. Such runs grade
-// no prediction: the reply says the machine was busy, and why, and
-// neither right nor wrong (Feedback.TooNoisy, Feedback.Busy), as it does
-// for rounds that spread wider than the band. A quiz that asks for a
-// figure of the reader's own run is graded on that run whatever the
-// conditions: nothing about it is left to chance.
+// then. When those runs' own conditions say other programs held the
+// processors or wrote to the same disk while they ran, the figure is
+// those programs' as much as the store's: two readers with the same
+// right prediction, minutes apart, would get opposite verdicts (the band
+// check at load 10–23 with a writer on the disk found eight such
+// quizzes, each reader's rounds agreeing among themselves). Lesson 8
+// teaches to read the conditions before the number; the judge does too.
+// Such runs grade no prediction: the reply says the machine was busy,
+// and why, and neither right nor wrong (Feedback.TooNoisy,
+// Feedback.Busy), as it does for rounds that spread wider than the band.
+// A quiz that asks for a figure of the reader's own run is graded on that
+// run whatever the conditions: nothing about it is left to chance.
 //
-// The conditions are those every bench result carries (docs/api.md):
+// The conditions are the idle baseline's, which every bench result on a
+// disk of its own carries (docs/api.md): the harness sits idle just
+// before the timed region (200 ms, or the run's -duration up to 1 s) and
+// reads what the machine did without it:
 //
-//   - load_avg, the 1-minute load average when the run started, against
-//     cpu.cores: from BusyLoadPerCore runnable tasks per core, a run
-//     waits for a processor longer than it runs;
-//   - device_io.idle_flush_requests, the flushes the device completed in
-//     the idle baseline just before the run, when nothing of the run was
-//     writing: from BusyOtherFlushes, another program was flushing to
-//     the disk the run measures.
-
-// BusyLoadPerCore is the load average per core at a run's start from
-// which a prediction graded on it is not graded.
-const BusyLoadPerCore = 2.0
-
-// BusyOtherFlushes is how many flushes another program made in a run's
-// idle baseline from which a prediction graded on it is not graded.
-const BusyOtherFlushes = 1
+//   - cpu.idle_busy_fraction, the share of the processors other programs
+//     used: from BusyOtherCPU, they held half the machine or more;
+//   - device_io.idle_write_bytes and idle_flush_requests over idle_ms:
+//     from BusyOtherWriteBytesPerSec or BusyOtherFlushesPerSec, another
+//     program was streaming writes or flushing to the disk the run
+//     measures. The limits stand above what a quiet machine's own
+//     housekeeping does (a journal's commit every few seconds, a
+//     browser's database): a single flush in the baseline is not busy.
+const (
+	BusyOtherCPU              = 0.5
+	BusyOtherWriteBytesPerSec = 4 << 20
+	BusyOtherFlushesPerSec    = 10
+)
 
 // Busy says why the results of a run or of rounds (each results[N] the
 // decoded JSON of a line, a result or an array of them) were measured on
@@ -50,20 +51,19 @@ func Busy(results ...[]any) string {
 		c.walk(rs)
 	}
 	var why []string
-	if c.loaded > 0 {
-		why = append(why, fmt.Sprintf("the load average was up to %.1f on %.0f cores (%d of %d runs from %.0f a core)", c.maxLoad, c.cores, c.loaded, c.runs, BusyLoadPerCore))
+	if c.cpuBusy > 0 {
+		why = append(why, fmt.Sprintf("other programs held up to %.0f%% of the processors just before %d of %d runs", 100*c.maxCPU, c.cpuBusy, c.runs))
 	}
-	if c.flushed > 0 {
-		why = append(why, fmt.Sprintf("another program flushed to the disk just before %d of %d runs (up to %.0f flushes in %.0f ms of idle time)", c.flushed, c.runs, c.maxFlushes, c.idleMs))
+	if c.diskBusy > 0 {
+		why = append(why, fmt.Sprintf("another program was writing to the disk just before %d of %d runs (up to %.1f MB/s and %.0f flushes/s)", c.diskBusy, c.runs, c.maxBytes/1e6, c.maxFlushes))
 	}
 	return strings.Join(why, "; ")
 }
 
 // busyCount tallies the conditions of the results Busy walks.
 type busyCount struct {
-	runs, loaded, flushed int
-	maxLoad, cores        float64
-	maxFlushes, idleMs    float64
+	runs, cpuBusy, diskBusy      int
+	maxCPU, maxBytes, maxFlushes float64
 }
 
 func (c *busyCount) walk(v any) {
@@ -84,20 +84,21 @@ func (c *busyCount) add(r map[string]any) {
 		return
 	}
 	c.runs++
-	load, _ := r["load_avg"].(float64)
 	cpu, _ := r["cpu"].(map[string]any)
-	if cores, _ := cpu["cores"].(float64); cores > 0 && load >= BusyLoadPerCore*cores {
-		c.loaded++
-		if load > c.maxLoad {
-			c.maxLoad, c.cores = load, cores
-		}
+	if f, ok := cpu["idle_busy_fraction"].(float64); ok && f >= BusyOtherCPU {
+		c.cpuBusy++
+		c.maxCPU = max(c.maxCPU, f)
 	}
 	dev, _ := r["device_io"].(map[string]any)
-	if f, ok := dev["idle_flush_requests"].(float64); ok && f >= BusyOtherFlushes {
-		c.flushed++
-		if f > c.maxFlushes {
-			c.maxFlushes, c.idleMs = f, 0
-			c.idleMs, _ = dev["idle_ms"].(float64)
-		}
+	ms, _ := dev["idle_ms"].(float64)
+	if ms <= 0 {
+		return
+	}
+	bytes, _ := dev["idle_write_bytes"].(float64)
+	flushes, _ := dev["idle_flush_requests"].(float64)
+	bps, fps := bytes/(ms/1000), flushes/(ms/1000)
+	if bps >= BusyOtherWriteBytesPerSec || fps >= BusyOtherFlushesPerSec {
+		c.diskBusy++
+		c.maxBytes, c.maxFlushes = max(c.maxBytes, bps), max(c.maxFlushes, fps)
 	}
 }
