@@ -217,9 +217,7 @@ func sameOnBothDisks(t *testing.T, q *quiz.Quiz, a []diskAnswer) bool {
 		if q.Choices != nil {
 			answer = fmt.Sprint(int(a[i].value))
 		}
-		// Whether the band tells the disks apart, whatever the machine
-		// was doing: CheckBand, not the reader's Check.
-		fb, err := quiz.CheckBand(q, other.results, answer)
+		fb, err := quiz.Check(q, other.results, answer)
 		if err != nil {
 			t.Fatalf("checking %s against the other disk: %v", answer, err)
 		}

@@ -397,10 +397,8 @@ func keys(m map[string]any) []string {
 
 // quizAnswer computes the quiz's answer from rs and answers the quiz with
 // it: the answer must be finite, a choice quiz's must be a valid index, and
-// quiz.Check must accept the measured answer as correct, or, for a
-// prediction on runs whose conditions say the machine was busy, decline
-// it saying so (quiz.Busy). It returns the feedback's filled-in show
-// text.
+// quiz.Check must accept the measured answer as correct. It returns the
+// feedback's filled-in show text.
 func quizAnswer(q *quiz.Quiz, rs []any) (string, error) {
 	want, err := q.Answer.Eval(rs)
 	if err != nil {
@@ -424,17 +422,7 @@ func quizAnswer(q *quiz.Quiz, rs []any) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("check: %v", err)
 	}
-	switch busy := quiz.Busy(rs); {
-	case busy != "" && q.IsPrediction():
-		if fb.Correct || !fb.TooNoisy || fb.Busy != busy {
-			return "", fmt.Errorf("a prediction on a busy machine (%s): correct %v, too_noisy %v, busy %q; want not graded, saying why", busy, fb.Correct, fb.TooNoisy, fb.Busy)
-		}
-		// Its band still holds the measured value.
-		if band, err := quiz.CheckBand(q, rs, answer); err != nil || !band.Correct {
-			return "", fmt.Errorf("answering the measured value %s: the band refuses it (want %s, range %s, %v)", answer, band.Want, band.Range, err)
-		}
-		return fmt.Sprintf("%s: answer %s %s not graded, the machine busy: %s; %s", q.ID, answer, q.Unit, busy, fb.Shown), nil
-	case !fb.Correct:
+	if !fb.Correct {
 		return "", fmt.Errorf("answering the measured value %s: got incorrect (want %s, range %s)", answer, fb.Want, fb.Range)
 	}
 	return fmt.Sprintf("%s: answer %s %s; %s", q.ID, answer, q.Unit, fb.Shown), nil

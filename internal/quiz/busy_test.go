@@ -18,17 +18,12 @@ func bench(ops, otherCPU, otherBytes, otherFlushes float64) map[string]any {
 // time just before a run) is neither right nor wrong, even when it is
 // exactly the measured value, and the reply says what the runs'
 // conditions showed; on a quiet machine, or beside a journal's single
-// commit, the same answer is right. A quiz that asks for the reader's own
-// figure is graded on their run whatever the conditions.
+// commit, the verdict stands.
 func TestBusyMachineGradesNoPrediction(t *testing.T) {
-	parse := func(extra string) *Quiz {
-		q, err := Parse("id: q\nquestion: ?\ncell: c\nanswer: $0.ops_per_sec\ntolerance: 10%\n" + extra)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return q
+	q, err := Parse("id: q\nquestion: ?\ncell: c\npredict: yes\nanswer: $0.ops_per_sec\ntolerance: 10%\n")
+	if err != nil {
+		t.Fatal(err)
 	}
-	predict, reason, own := parse("predict: yes"), parse("predict: reason"), parse("")
 	for _, tc := range []struct {
 		name   string
 		rounds [][]any
@@ -44,21 +39,16 @@ func TestBusyMachineGradesNoPrediction(t *testing.T) {
 		{"a busy line of two", [][]any{{bench(1000, 0, 0, 0), []any{bench(1000, 0, 0, 0), bench(1000, 0, 0, 7)}}}, "just before 1 of 3 runs"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			for _, q := range []*Quiz{predict, reason} {
-				fb, err := CheckRepeated(q, tc.rounds, "1000")
-				if err != nil {
-					t.Fatal(err)
-				}
-				switch {
-				case tc.busy == "" && (!fb.Correct || fb.TooNoisy || fb.Busy != ""):
-					t.Errorf("reason %v: correct %v too_noisy %v busy %q, want graded right", q.Reason, fb.Correct, fb.TooNoisy, fb.Busy)
-				case tc.busy != "" && (fb.Correct || !fb.TooNoisy || !strings.Contains(fb.Busy, tc.busy)):
-					t.Errorf("reason %v: correct %v too_noisy %v busy %q, want not graded, naming %q", q.Reason, fb.Correct, fb.TooNoisy, fb.Busy, tc.busy)
-				}
+			graded, err := CheckRepeated(q, tc.rounds, "1000")
+			if err != nil || !graded.Correct {
+				t.Fatalf("graded %+v (%v), want right before the rule", graded, err)
 			}
-			fb, err := CheckRepeated(own, tc.rounds, "1000")
-			if err != nil || !fb.Correct || fb.TooNoisy || fb.Busy != "" {
-				t.Errorf("own figure: correct %v too_noisy %v busy %q (%v), want graded on the reader's run whatever the conditions", fb.Correct, fb.TooNoisy, fb.Busy, err)
+			fb := DeclineIfBusy(graded, tc.rounds...)
+			switch {
+			case tc.busy == "" && (!fb.Correct || fb.TooNoisy || fb.Busy != ""):
+				t.Errorf("correct %v too_noisy %v busy %q, want graded right", fb.Correct, fb.TooNoisy, fb.Busy)
+			case tc.busy != "" && (fb.Correct || !fb.TooNoisy || !strings.Contains(fb.Busy, tc.busy)):
+				t.Errorf("correct %v too_noisy %v busy %q, want not graded, naming %q", fb.Correct, fb.TooNoisy, fb.Busy, tc.busy)
 			}
 		})
 	}

@@ -505,19 +505,6 @@ var ErrBadAnswer = errors.New("quiz: bad answer")
 // where results[N] is the decoded JSON (encoding/json into any) of line N
 // of the cell or of the quiz's run: lines.
 func Check(q *Quiz, results []any, answer string) (Feedback, error) {
-	fb, err := CheckBand(q, results, answer)
-	if err == nil {
-		fb = q.declineIfBusy(fb, results)
-	}
-	return fb, err
-}
-
-// CheckBand is Check without the busy-machine rule (busy.go): whether
-// the answer lies within the quiz's band around the answer of results,
-// whatever the machine was doing. It is for checks of the bands
-// themselves (the lessons' disk check asks whether a band tells two
-// simulated disks apart); a reader's answer is graded by Check.
-func CheckBand(q *Quiz, results []any, answer string) (Feedback, error) {
 	fb := Feedback{ID: q.ID, Unit: q.Unit, Explain: q.Explain, Predicted: q.Run != nil}
 	want, err := q.Evaluate(results)
 	if err != nil {
@@ -535,13 +522,11 @@ func CheckBand(q *Quiz, results []any, answer string) (Feedback, error) {
 	return q.checkNumber(fb, want, low, high, answer)
 }
 
-// declineIfBusy grades a prediction on runs measured on a busy machine
-// as neither right nor wrong, saying why (busy.go); any other quiz, and a
-// prediction on a machine that was not busy, keeps its verdict.
-func (q *Quiz) declineIfBusy(fb Feedback, rounds ...[]any) Feedback {
-	if !q.IsPrediction() {
-		return fb
-	}
+// DeclineIfBusy turns the verdict on a prediction (an answer given
+// before its runs: the caller knows) into no verdict when those runs
+// were measured on a busy machine (busy.go), saying why; fb is returned
+// as it was when they were not.
+func DeclineIfBusy(fb Feedback, rounds ...[]any) Feedback {
 	if why := Busy(rounds...); why != "" {
 		fb.TooNoisy, fb.Correct, fb.Busy = true, false, why
 	}

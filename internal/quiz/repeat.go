@@ -116,9 +116,6 @@ func CheckRepeated(q *Quiz, rounds [][]any, answer string) (Feedback, error) {
 	if err == nil && !fb.Spread.Within {
 		fb.TooNoisy, fb.Correct = q.noisyVerdict(vals, answer)
 	}
-	if err == nil {
-		fb = q.declineIfBusy(fb, rounds...)
-	}
 	return fb, err
 }
 
