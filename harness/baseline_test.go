@@ -64,3 +64,43 @@ func TestDeviceBaselineNetsOutOtherWriters(t *testing.T) {
 		t.Errorf("quiet baseline: %+v, want net = raw and no flag", q)
 	}
 }
+
+// Other programs' share of the processors: the idle baseline reads
+// /proc/stat over the same idle time the device's does; whatever ran
+// then that was not this process (a busy loop, a build) is
+// idle_busy_fraction. Over 300 ms on two cores (60 ticks) another
+// program ran 45 ticks and this process 3: 0.75 of the machine.
+func TestCPUBaselineIsOtherProgramsShare(t *testing.T) {
+	readings := []cpuTicks{
+		{user: 1000, idle: 5000, cores: 2, self: 100},
+		{user: 1048, idle: 5012, cores: 2, self: 103}, // idle: 48 busy ticks, 3 of them ours, 12 idle
+		{user: 1048, idle: 5012, cores: 2, self: 103},
+		{user: 1100, idle: 5060, cores: 2, self: 150},
+	}
+	n := 0
+	w := &cpuWatch{regionWatch: regionWatch[cpuTicks]{read: func() (cpuTicks, error) {
+		r := readings[n]
+		n++
+		return r, nil
+	}}}
+	slept := time.Duration(0)
+	w.baseline(300*time.Millisecond, func(d time.Duration) { slept = d })
+	w.start()
+	w.stop()
+	w.idleFor = 300 * time.Millisecond
+	u := w.result()
+	if slept != 300*time.Millisecond || u.IdleMs != 300 {
+		t.Errorf("slept %v, idle_ms %v, want 300 ms", slept, u.IdleMs)
+	}
+	if u.IdleBusyFraction == nil || *u.IdleBusyFraction != 0.75 {
+		t.Errorf("idle_busy_fraction %v, want (48 - 3) / 60 = 0.75", u.IdleBusyFraction)
+	}
+	// Without a baseline (a run whose directory has no device): absent.
+	w2 := &cpuWatch{regionWatch: regionWatch[cpuTicks]{read: w.read}}
+	n = 2
+	w2.start()
+	w2.stop()
+	if u := w2.result(); u.IdleBusyFraction != nil || u.IdleMs != 0 {
+		t.Errorf("no baseline: idle_busy_fraction %v idle_ms %v, want absent", u.IdleBusyFraction, u.IdleMs)
+	}
+}

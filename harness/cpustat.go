@@ -45,6 +45,16 @@ type CPUUse struct {
 	// on a machine that is not virtual.
 	StealMs       float64 `json:"steal_ms"`
 	StealFraction float64 `json:"steal_fraction"`
+	// IdleMs and IdleBusyFraction are the idle baseline's: the share of
+	// all the processors' time spent running anything but this process
+	// over the IdleMs just before the timed region (the same idle time
+	// device_io's baseline reads), when nothing of the run was working.
+	// Other programs' share of the machine, then: near 0 on a quiet
+	// machine, near 1 beside a busy loop per core or a build. Absent
+	// when no baseline was taken (a run whose directory has no device of
+	// its own takes none).
+	IdleMs           float64  `json:"idle_ms,omitempty"`
+	IdleBusyFraction *float64 `json:"idle_busy_fraction,omitempty"`
 	// Unavailable says why there is nothing above (not Linux, or
 	// /proc/stat unreadable).
 	Unavailable string `json:"unavailable,omitempty"`
@@ -123,6 +133,27 @@ func parseSelfStat(text string) (int64, error) {
 // as deviceWatch reads the disk's. Not safe for concurrent use.
 type cpuWatch struct {
 	regionWatch[cpuTicks]
+	// idle0 and idle1 are the idle baseline's readings, idleFor apart;
+	// idleFor is 0 when none was taken.
+	idle0, idle1 cpuTicks
+	idleFor      time.Duration
+}
+
+// baseline reads the processors' ticks over d of idle time (sleep waits
+// it out) just before the timed region: what other programs did with the
+// machine while this run did nothing.
+func (w *cpuWatch) baseline(d time.Duration, sleep func(time.Duration)) {
+	if w.unavailable != "" || w.read == nil || d <= 0 {
+		sleep(d)
+		return
+	}
+	var at0, at1 time.Time
+	w.idle0, at0 = w.sample()
+	sleep(d)
+	w.idle1, at1 = w.sample()
+	if w.unavailable == "" {
+		w.idleFor = at1.Sub(at0)
+	}
 }
 
 // result is the run's cpu object.
@@ -130,7 +161,13 @@ func (w *cpuWatch) result() *CPUUse {
 	if w.unavailable != "" {
 		return &CPUUse{Unavailable: w.unavailable}
 	}
-	return cpuDelta(w.before, w.after, w.stopAt.Sub(w.startAt))
+	u := cpuDelta(w.before, w.after, w.stopAt.Sub(w.startAt))
+	if w.idleFor > 0 {
+		idle := cpuDelta(w.idle0, w.idle1, w.idleFor)
+		others := max(idle.BusyFraction-idle.ProcessFraction, 0)
+		u.IdleMs, u.IdleBusyFraction = idle.IntervalMs, &others
+	}
+	return u
 }
 
 // ticksPerSecond is USER_HZ, the unit of /proc/stat's counters.

@@ -4,7 +4,7 @@ import "os"
 
 // watchCPU reads /proc/stat and /proc/self/stat.
 func watchCPU() *cpuWatch {
-	return &cpuWatch{regionWatch[cpuTicks]{read: func() (cpuTicks, error) {
+	return &cpuWatch{regionWatch: regionWatch[cpuTicks]{read: func() (cpuTicks, error) {
 		stat, err := os.ReadFile("/proc/stat")
 		if err != nil {
 			return cpuTicks{}, err

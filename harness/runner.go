@@ -507,11 +507,13 @@ func measure(ctx context.Context, r *run, keys keyTable, store Store, clients []
 		}
 	}
 	m.device = watchDevice(cfg.dir)
-	// An idle baseline just before the clock starts: what the device
-	// counts without this run is subtracted from what it counts with it.
-	m.device.baseline(idleBaselineFor(cfg.duration), time.Sleep)
-	m.device.start()
 	m.cpu = watchCPU()
+	// An idle baseline just before the clock starts: what the device
+	// counts without this run is subtracted from what it counts with it,
+	// and what the processors did in the same idle time is other
+	// programs' share of the machine.
+	m.device.baseline(idleBaselineFor(cfg.duration), func(d time.Duration) { m.cpu.baseline(d, time.Sleep) })
+	m.device.start()
 	m.cpu.start()
 	// Armed before the counters are read, disarmed before they are read
 	// again: a sync that ends in between is both timed and counted.

@@ -30,6 +30,11 @@ import (
 // listed when the rounds, taken K at a time as two readers would make
 // them, spread wider than its band (the reply would call the machine too
 // noisy to grade) or give a median the other K rounds' band refuses.
+// Rounds measured on a busy machine (quiz.Busy: other programs at half
+// the processors, or writing to the disk, just before a run) grade no
+// prediction: a reader's are declined, as too noisy ones are, and their
+// median is held against no one (it is nobody's right prediction).
+// Declined quizzes are counted apart from listed ones.
 var (
 	bands       = flag.Int("bands", 0, "run each graded cell this many times and list the quizzes whose band accepts one run's answer and refuses another's (make bench)")
 	bandsReport = flag.String("bands-report", "", "write the band check's report to this file")
@@ -58,20 +63,21 @@ type bandRow struct {
 	// spread wider than the band, and the reply says the machine was too
 	// noisy to grade rather than grading (not listed: nobody is graded
 	// by chance, but the quiz could not judge on this machine).
-	listed, declined bool
+	listed, declined bool // declined also: a busy machine's runs (quiz.DeclineIfBusy)
 	note             string
 	// conds is each run's conditions, as runConditions gives them.
 	conds []string
 }
 
 // runConditions is a run's conditions in a few characters: the highest
-// load average its results were started at, "W" when any of them saw
+// load average its results were started at and other programs' share of
+// the processors just before them (cpu.idle_busy_fraction), "W" when any of them saw
 // other writers on the device (device_io.other_writers), and "S" when
 // the processors were saturated during it (cpu.busy_fraction at least
 // saturatedAt): what the report shows beside each answer, so that a
 // listed quiz's runs say what the machine was doing.
 func runConditions(rs []any) string {
-	load, writers := 0.0, false
+	load, others, writers := 0.0, 0.0, false
 	var walk func(v any)
 	walk = func(v any) {
 		switch x := v.(type) {
@@ -83,13 +89,18 @@ func runConditions(rs []any) string {
 			if l, ok := x["load_avg"].(float64); ok {
 				load = max(load, l)
 			}
+			if cpu, ok := x["cpu"].(map[string]any); ok {
+				if f, ok := cpu["idle_busy_fraction"].(float64); ok {
+					others = max(others, f)
+				}
+			}
 			if d, ok := x["device_io"].(map[string]any); ok && d["other_writers"] == true {
 				writers = true
 			}
 		}
 	}
 	walk(rs)
-	c := fmt.Sprintf("%.1f", load)
+	c := fmt.Sprintf("%.1f/%.0f%%", load, 100*others)
 	if writers {
 		c += "W"
 	}
@@ -193,12 +204,22 @@ func bandOf(l *lesson.Lesson, q *quiz.Quiz, runs [][]any) (bandRow, error) {
 		}
 		for _, g := range groups {
 			for _, other := range groups {
+				// A busy machine's median is nobody's right
+				// prediction: it is not held against other rounds.
+				if quiz.Busy(runs[other:other+q.Repeat]...) != "" {
+					continue
+				}
 				answer := quiz.FormatNumber(harness.Median(row.values[other : other+q.Repeat]))
 				fb, err := quiz.CheckRepeated(q, runs[g:g+q.Repeat], answer)
 				if err != nil {
 					return row, err
 				}
-				if fb.TooNoisy && !strings.Contains(row.note, "too noisy") {
+				// A reader's prediction, given before these rounds.
+				fb = quiz.DeclineIfBusy(fb, runs[g:g+q.Repeat]...)
+				if fb.Busy != "" && !strings.Contains(row.note, "busy") {
+					row.note += fmt.Sprintf("; rounds %d–%d on a busy machine: %s", g+1, g+q.Repeat, fb.Busy)
+				}
+				if fb.Spread != nil && !fb.Spread.Within && !strings.Contains(row.note, "too noisy") {
 					row.note += fmt.Sprintf("; rounds %d–%d spread %s, too noisy for the band", g+1, g+q.Repeat, fb.Spread.Text)
 				}
 				// Declined when the reply would say the machine was too
@@ -215,6 +236,9 @@ func bandOf(l *lesson.Lesson, q *quiz.Quiz, runs [][]any) (bandRow, error) {
 	}
 	for i, rs := range runs {
 		for j := range runs {
+			if quiz.Busy(runs[j]) != "" {
+				continue // a busy machine's answer is nobody's right prediction
+			}
 			answer := quiz.FormatNumber(row.values[j])
 			if q.Choices != nil {
 				answer = fmt.Sprint(int(row.values[j]))
@@ -223,7 +247,12 @@ func bandOf(l *lesson.Lesson, q *quiz.Quiz, runs [][]any) (bandRow, error) {
 			if err != nil {
 				return row, fmt.Errorf("quiz %s, run %d's answer against run %d: %v", q.ID, j+1, i+1, err)
 			}
-			row.listed = row.listed || !fb.Correct
+			fb = quiz.DeclineIfBusy(fb, rs)
+			if fb.Busy != "" && !strings.Contains(row.note, "busy") {
+				row.note += fmt.Sprintf("; run %d on a busy machine: %s", i+1, fb.Busy)
+			}
+			row.declined = row.declined || fb.TooNoisy
+			row.listed = row.listed || !fb.Correct && !fb.TooNoisy
 		}
 	}
 	return row, nil
@@ -280,7 +309,7 @@ func bandReport(rows []bandRow, n int, took time.Duration) string {
 		}
 		fmt.Fprintln(&b, line)
 	}
-	fmt.Fprintf(&b, "\n* listed. ~ declined (too noisy to grade), not listed. spread: highest ÷ lowest answer over the runs. conditions, per run: the load average it started at, W when other writers were on the device, S when the processors were saturated.\n")
+	fmt.Fprintf(&b, "\n* listed. ~ declined (too noisy to grade), not listed. spread: highest ÷ lowest answer over the runs. conditions, per run: the load average it started at / other programs' share of the processors just before it, W when other writers were on the device, S when the processors were saturated.\n")
 	return b.String()
 }
 
@@ -345,5 +374,37 @@ func TestBandOfDeclinesPairedSpreadWiderThanBand(t *testing.T) {
 	}
 	if r := bandReport([]bandRow{row}, 2, time.Second); !strings.Contains(r, "0 of 1 quizzes listed") || !strings.Contains(r, "1 more declined") {
 		t.Errorf("report:\n%s\nwant 0 listed and 1 declined", r)
+	}
+}
+
+// Two readers' rounds that agree among themselves but not with each
+// other (100 and 105, then 200 and 210, against a 10% band) list a
+// prediction; when the second reader's rounds ran on a busy machine
+// (other programs at 90% of the processors just before them) the judge
+// grades none of that reader's predictions, and the quiz is declined,
+// not listed: nobody was graded by chance.
+func TestBandOfDeclinesABusyMachine(t *testing.T) {
+	l := &lesson.Lesson{Slug: "00-bands"}
+	q, err := quiz.Parse("id: b\nquestion: ?\ncell: c\nanswer: $0.ops_per_sec\ntolerance: 10%\npredict: yes\nrepeat: 2\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	quiet := func(v float64) []any { return []any{synthetic("ops_per_sec", v, "cpu.idle_busy_fraction", 0.02)} }
+	busy := func(v float64) []any { return []any{synthetic("ops_per_sec", v, "cpu.idle_busy_fraction", 0.9)} }
+	for _, tc := range []struct {
+		name             string
+		runs             [][]any
+		listed, declined bool
+	}{
+		{"both quiet", [][]any{quiet(100), quiet(105), quiet(200), quiet(210)}, true, false},
+		{"the second busy", [][]any{quiet(100), quiet(105), busy(200), busy(210)}, false, true},
+	} {
+		row, err := bandOf(l, q, tc.runs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if row.listed != tc.listed || row.declined != tc.declined {
+			t.Errorf("%s: listed %v declined %v (%s), want listed %v declined %v", tc.name, row.listed, row.declined, row.note, tc.listed, tc.declined)
+		}
 	}
 }

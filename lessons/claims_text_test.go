@@ -14,6 +14,7 @@ import (
 	"golang.org/x/perf/benchmath"
 
 	"kvlab/harness/calc"
+	"kvlab/internal/quiz"
 	"kvlab/wasm/grader"
 )
 
@@ -262,6 +263,15 @@ func TestLesson9SaysTheInstrumentInterleaves(t *testing.T) {
 	for _, want := range []string{"mirrored rounds", "`round` and `started_at`", "median of the per-round ratios", "too noisy to grade"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("lesson 9 does not say %q", want)
+		}
+	}
+	// It states the judge's busy-machine rule with the judge's figures.
+	if quiz.BusyOtherCPU != 0.5 {
+		t.Errorf("the judge declines with other programs at %v of the processors; lesson 9 says half", quiz.BusyOtherCPU)
+	}
+	for _, want := range []string{"other programs holding half the processors", "another program writing to the disk, in the idle moment the harness takes just before each run"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("lesson 9 does not say when the machine is too busy to grade a prediction: %q", want)
 		}
 	}
 }

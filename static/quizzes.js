@@ -97,7 +97,7 @@ class Quiz {
   }
   lastLine(prev) {
     const how = prev.prediction ? 'predicted' : prev.timing === 'answered after the result' && this.predict ? 'answered after the result' : 'answered';
-    const said = prev.noisy ? 'not graded, the machine too noisy' : prev.correct ? 'right' : this.choice ? 'wrong' : 'not within range';
+    const said = prev.busy ? 'not graded, the machine busy' : prev.noisy ? 'not graded, the machine too noisy' : prev.correct ? 'right' : this.choice ? 'wrong' : 'not within range';
     return h('p', { class: `quiz-last ${prev.noisy ? 'noisy' : prev.correct ? 'ok' : 'bad'}` }, `Last time you ${how} ${prev.answer}: ${said}${prev.off ? ` (${prev.off})` : ''}.`);
   }
   // submit sends the typed answer: as a prediction when none is stored
@@ -163,8 +163,8 @@ class Quiz {
       this.say(verdict(r, this.choice, this.predict, this.reason));
       updateProgress(lessonSlug(), (p) => {
         const prev = p.quizzes[this.id] || {};
-        const q = { correct: r.correct, noisy: !!r.too_noisy, answer: `${r.answer}`, at: Date.now(), prediction: !!r.predicted, off: offWords(r), timing: r.timing || '', attempts: prev.attempts || {} };
-        if (r.attempt) q.attempts[r.attempt] = { answer: `${r.answer}`, correct: r.correct, off: offWords(r) };
+        const q = { correct: r.correct, noisy: !!r.too_noisy, busy: !!r.busy, answer: `${r.answer}`, at: Date.now(), prediction: !!r.predicted, off: offWords(r), timing: r.timing || '', attempts: prev.attempts || {} };
+        if (r.attempt) q.attempts[r.attempt] = { answer: `${r.answer}`, correct: r.correct, noisy: !!r.too_noisy, busy: !!r.busy, off: offWords(r) };
         p.quizzes[this.id] = q;
         // The server keeps this prediction's verdict: the next answer is a new attempt.
         const mine = (p.predictions || {})[this.id];
@@ -215,7 +215,10 @@ function attemptLines(prev, choice) {
   if (nums.length < 2) return [];
   return [h('ol', { class: 'quiz-attempts' }, ...nums.map((n) => {
     const a = prev.attempts[n];
-    return h('li', { value: n, class: a.correct ? 'ok' : 'bad' }, `Attempt ${n}: predicted ${a.answer}, ${a.correct ? 'right' : choice ? 'wrong' : 'off'}${a.off && !choice ? ` (${a.off})` : ''}`);
+    // An attempt the judge did not grade (its rounds too noisy, or the
+    // machine busy) is neither right nor wrong.
+    const said = a.busy ? 'not graded, the machine busy' : a.noisy ? 'not graded, the machine too noisy' : a.correct ? 'right' : choice ? 'wrong' : 'off';
+    return h('li', { value: n, class: a.noisy ? 'noisy' : a.correct ? 'ok' : 'bad' }, `Attempt ${n}: predicted ${a.answer}, ${said}${a.off && !choice ? ` (${a.off})` : ''}`);
   }))];
 }
 
@@ -226,8 +229,11 @@ function attemptLines(prev, choice) {
 function verdict(r, choice, predictQuiz, reason) {
   const unit = r.unit && !choice ? ` ${r.unit}` : '';
   // Rounds most of which fall outside the band grade nothing: the machine
-  // was too noisy to tell a good prediction from a bad one.
-  const head = r.too_noisy
+  // was too noisy to tell a good prediction from a bad one. Nor do runs
+  // whose conditions say the machine was busy (r.busy says how).
+  const head = r.busy
+    ? '· Not graded: your machine was busy while your runs measured, and a busy machine\'s figure cannot judge a prediction. Predict again, and run the cell when it is quieter.'
+    : r.too_noisy
     ? `· Not graded: your machine was too noisy to grade the ${r.predicted ? 'prediction' : 'answer'}.`
     : r.predicted
       ? (reason ? (r.correct ? '✓ Your reasoning holds.' : '✗ Your reasoning missed.') : r.correct ? '✓ Your prediction holds.' : choice ? '✗ Your prediction was wrong.' : '✗ Your prediction was off.')
@@ -242,6 +248,7 @@ function verdict(r, choice, predictQuiz, reason) {
       h('tr', {}, h('th', { scope: 'row' }, r.spread ? 'measured (median)' : 'measured'), h('td', {}, h('b', {}, `${r.want}${unit}`), r.range && r.low !== r.high ? ` (accepted ${r.range}${unit})` : '')),
       r.off && !choice ? h('tr', { class: 'off' }, h('th', { scope: 'row' }, 'off by'), h('td', {}, offWords(r))) : null,
       r.spread ? h('tr', { class: 'spread' }, h('th', { scope: 'row' }, r.spread.paired ? 'your rounds (paired)' : 'your rounds'), h('td', {}, r.spread.text)) : null,
+      r.busy ? h('tr', { class: 'busy' }, h('th', { scope: 'row' }, 'your machine'), h('td', {}, r.busy)) : null,
       r.shown ? h('tr', {}, h('th', { scope: 'row' }, 'from'), h('td', {}, r.shown)) : null)),
     r.explain_html ? h('p', { class: 'explain' }, safeInline(r.explain_html)) : null);
 }

@@ -19,10 +19,15 @@ import (
 // Feedback carries the answer the runs give (WantNum, the median over
 // the rounds) and Shown; a room's poll is measured this way.
 //
+// A prediction (asPrediction: the answer was stored before the rounds
+// started) on rounds measured on a busy machine is not graded: the
+// verdict is quiz.DeclineIfBusy's. An answer given after the result is
+// graded whatever the machine was doing: the reader saw the figure.
+//
 // Each result is decoded once, here. Errors are *Error: BadAnswer for an
 // answer that is not a number or a choice, Ungradable for results that
 // cannot answer the quiz (BadRequest for a result that is not JSON).
-func Grade(q *quiz.Quiz, answer string, rounds [][]json.RawMessage) (quiz.Feedback, error) {
+func Grade(q *quiz.Quiz, answer string, rounds [][]json.RawMessage, asPrediction bool) (quiz.Feedback, error) {
 	results := make([][]any, len(rounds))
 	for r, raw := range rounds {
 		results[r] = make([]any, len(raw))
@@ -42,6 +47,9 @@ func Grade(q *quiz.Quiz, answer string, rounds [][]json.RawMessage) (quiz.Feedba
 	fb, err := quiz.CheckRepeated(q, results, answer)
 	if err != nil {
 		return fb, answerError(err)
+	}
+	if asPrediction {
+		fb = quiz.DeclineIfBusy(fb, results...)
 	}
 	return fb, nil
 }

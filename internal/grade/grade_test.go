@@ -3,6 +3,7 @@ package grade
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -54,7 +55,7 @@ func TestGrade(t *testing.T) {
 		{"no rounds", rep, "", nil, Ungradable, false, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			fb, err := Grade(tt.q, tt.answer, tt.rounds)
+			fb, err := Grade(tt.q, tt.answer, tt.rounds, false)
 			if got := KindOf(err); err != nil && got != tt.kind || err == nil && tt.kind != 0 {
 				t.Fatalf("error %v (kind %d), want kind %d", err, got, tt.kind)
 			}
@@ -66,8 +67,23 @@ func TestGrade(t *testing.T) {
 			}
 		})
 	}
-	if _, err := Grade(one, "lots", rounds("100")); !errors.Is(err, quiz.ErrBadAnswer) {
+	if _, err := Grade(one, "lots", rounds("100"), false); !errors.Is(err, quiz.ErrBadAnswer) {
 		t.Errorf("a bad answer's error %v does not wrap quiz.ErrBadAnswer", err)
+	}
+}
+
+// A prediction graded on a busy machine's rounds is not graded, and says
+// why; the same answer after the result (not a prediction) is graded.
+func TestGradeDeclinesABusyPrediction(t *testing.T) {
+	q := mustQuiz(t, "id: q\nquestion: ?\ncell: c\npredict: yes\nanswer: $0.ops_per_sec\ntolerance: 10%")
+	busy := [][]json.RawMessage{{json.RawMessage(`{"kind":"bench","ops_per_sec":100,"cpu":{"idle_ms":200,"idle_busy_fraction":0.9}}`)}}
+	fb, err := Grade(q, "100", busy, true)
+	if err != nil || fb.Correct || !fb.TooNoisy || !strings.Contains(fb.Busy, "90% of the processors") {
+		t.Errorf("a prediction on a busy machine: correct %v too_noisy %v busy %q (%v), want not graded, naming the processors", fb.Correct, fb.TooNoisy, fb.Busy, err)
+	}
+	fb, err = Grade(q, "100", busy, false)
+	if err != nil || !fb.Correct || fb.TooNoisy || fb.Busy != "" {
+		t.Errorf("an answer after the result: correct %v too_noisy %v busy %q (%v), want graded right", fb.Correct, fb.TooNoisy, fb.Busy, err)
 	}
 }
 
@@ -84,7 +100,7 @@ func TestPick(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fb, err := Grade(q, "2", g.Rounds())
+	fb, err := Grade(q, "2", g.Rounds(), false)
 	if err != nil || !fb.Correct || fb.WantNum != 2 {
 		t.Errorf("reversed runs: %+v %v, want 6/3 = 2 right", fb, err)
 	}

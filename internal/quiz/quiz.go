@@ -490,6 +490,10 @@ type Feedback struct {
 	// grade the answer, so it is neither right nor wrong (Correct is
 	// false); Spread.Text says so.
 	TooNoisy bool `json:"too_noisy,omitempty"`
+	// Busy says, for a prediction whose runs were measured on a busy
+	// machine (busy.go), what the runs' conditions showed; TooNoisy is
+	// then set, and the prediction neither right nor wrong.
+	Busy string `json:"busy,omitempty"`
 }
 
 // ErrBadAnswer wraps errors about the student's answer itself (not a
@@ -516,6 +520,17 @@ func Check(q *Quiz, results []any, answer string) (Feedback, error) {
 	}
 	low, high := q.band(want)
 	return q.checkNumber(fb, want, low, high, answer)
+}
+
+// DeclineIfBusy turns the verdict on a prediction (an answer given
+// before its runs: the caller knows) into no verdict when those runs
+// were measured on a busy machine (busy.go), saying why; fb is returned
+// as it was when they were not.
+func DeclineIfBusy(fb Feedback, rounds ...[]any) Feedback {
+	if why := Busy(rounds...); why != "" {
+		fb.TooNoisy, fb.Correct, fb.Busy = true, false, why
+	}
+	return fb
 }
 
 // band is the range of answers the tolerance accepts around want: want

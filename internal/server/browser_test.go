@@ -239,8 +239,14 @@ func TestBrowserQuizWaitsInQueue(t *testing.T) {
 	shot(t, ctx, "#quiz-path", "quiz-queued.png")
 	if err := chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS("#cell-cell-2 .cancel")),
-		chromedp.WaitVisible(chromedp.CSS("#quiz-path .verdict.ok")),
+		chromedp.WaitVisible(chromedp.CSS("#quiz-path .verdict")),
 	); err != nil {
 		t.Fatalf("after cancelling the cell, waiting for the quiz's verdict: %v", err)
+	}
+	// Right, or, when the run's conditions said the machine was busy,
+	// no verdict on the prediction, saying why.
+	cls, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#quiz-path .verdict').className + '|' + !!document.querySelector('#quiz-path .verdict tr.busy')`))
+	if cls != "verdict ok predicted|false" && cls != "verdict noisy predicted|true" {
+		t.Errorf("the quiz's verdict: class and busy row %q, want right (verdict ok) or, on a busy machine, not graded with the reason", cls)
 	}
 }

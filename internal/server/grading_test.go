@@ -197,16 +197,17 @@ func TestPredictionGradedOnce(t *testing.T) {
 	}
 	first, _ := runCellAs(t, ts, "01-grading", "two", testBrowser, gradingLine1+"\n"+gradingLine2, 2)
 	code, r := checkGuess(t, ts, "290", first)
-	if code != 200 || !r.Predicted || r.Timing != "predicted before the run" || !r.Correct || r.Want != "300" || r.Attempt != 1 || r.Attempts != 1 || r.Kept {
+	if code != 200 || !r.Predicted || r.Timing != "predicted before the run" || !r.graded(true) || r.Want != "300" || r.Attempt != 1 || r.Attempts != 1 || r.Kept {
 		t.Fatalf("first grade: %d %+v, want predicted, right against 300, attempt 1 of 1, not kept from before", code, r)
 	}
 
 	// A later run (an edit the quiz allows, -ops 900) does not re-grade it.
 	edited := strings.Replace(gradingLine1, "-ops 300", "-ops 900", 1)
 	later, _ := runCellAs(t, ts, "01-grading", "two", testBrowser, edited+"\n"+gradingLine2, 2)
+	firstVerdict := r
 	code, r = checkGuess(t, ts, "290", later)
-	if code != 200 || !r.Correct || r.Want != "300" || !r.Kept || !slices.Equal(r.RunIDs, first[:1]) {
-		t.Errorf("after a later run: %d correct %v want %s kept %v run_ids %v, want the kept verdict (right, 300, runs %v)", code, r.Correct, r.Want, r.Kept, r.RunIDs, first[:1])
+	if code != 200 || r.Correct != firstVerdict.Correct || r.Busy != firstVerdict.Busy || r.Want != "300" || !r.Kept || !slices.Equal(r.RunIDs, first[:1]) {
+		t.Errorf("after a later run: %d correct %v busy %q want %s kept %v run_ids %v, want the kept verdict (correct %v busy %q, 300, runs %v)", code, r.Correct, r.Busy, r.Want, r.Kept, r.RunIDs, firstVerdict.Correct, firstVerdict.Busy, first[:1])
 	}
 
 	// A new prediction is attempt 2, graded by the first run after it.
@@ -216,7 +217,7 @@ func TestPredictionGradedOnce(t *testing.T) {
 	}
 	again, _ := runCellAs(t, ts, "01-grading", "two", testBrowser, edited+"\n"+gradingLine2, 2)
 	code, r = checkGuess(t, ts, "850", again)
-	if code != 200 || !r.Predicted || !r.Correct || r.Want != "900" || r.Attempt != 2 || r.Attempts != 2 {
+	if code != 200 || !r.Predicted || !r.graded(true) || r.Want != "900" || r.Attempt != 2 || r.Attempts != 2 {
 		t.Errorf("attempt 2: %d %+v, want predicted, right against 900, attempt 2 of 2", code, r)
 	}
 	code, r = checkGuess(t, ts, "290", again)

@@ -60,7 +60,20 @@ func TestBrowserPredictThenMeasure(t *testing.T) {
 		t.Fatalf("no graded prediction after the run: the quiz shows %q (%v)", got, err)
 	}
 	got, _ := chromedp.Run(ctx, chromedp.Evaluate[string](verdict))
-	for _, want := range []string{"your prediction1000 puts", "measured500 puts", "2× too high", "Your prediction was off", "what `-ops` asked for"} {
+	// On a busy machine (make test's other packages, a CPU hog) the judge
+	// grades no prediction, and the verdict says so and why.
+	busy := strings.Contains(got, "your machine was busy")
+	head, kept, second := "Your prediction was off", "not within range", "Attempt 2: ✓ Your prediction holds."
+	attempts := []string{"Attempt 1: predicted 1000, off (2× too high)", "Attempt 2: predicted 520, right (4% above the measured value)"}
+	if busy {
+		t.Logf("the runs' conditions said the machine was busy: %q", got)
+		head, kept, second = "Not graded: your machine was busy", "not graded, the machine busy", "Attempt 2: · Not graded: your machine was busy"
+		if !strings.Contains(got, "your machineother programs held") && !strings.Contains(got, "your machineanother program was writing") {
+			t.Errorf("verdict %q does not say what the runs' conditions showed", got)
+		}
+		attempts = []string{"Attempt 1: predicted 1000, not graded, the machine busy (2× too high)", "Attempt 2: predicted 520, not graded, the machine busy (4% above the measured value)"}
+	}
+	for _, want := range []string{"your prediction1000 puts", "measured500 puts", "2× too high", head, "what `-ops` asked for"} {
 		if !strings.Contains(got, strings.ReplaceAll(want, "`-ops`", "-ops")) {
 			t.Errorf("verdict %q lacks %q", got, want)
 		}
@@ -78,7 +91,7 @@ func TestBrowserPredictThenMeasure(t *testing.T) {
 	); err != nil {
 		t.Fatalf("reloading and running again: %v", err)
 	}
-	if got, _ := chromedp.Run(ctx, chromedp.Evaluate[string](feedback+` + '|' + (`+again+`)`)); got != "Last time you predicted 1000: not within range (2× too high).|true" {
+	if got, _ := chromedp.Run(ctx, chromedp.Evaluate[string](feedback+` + '|' + (`+again+`)`)); got != "Last time you predicted 1000: "+kept+" (2× too high).|true" {
 		t.Errorf("after a reload and a second run the quiz shows %q, want the kept verdict and Predict again", got)
 	}
 
@@ -118,7 +131,7 @@ func TestBrowserPredictThenMeasure(t *testing.T) {
 	); err != nil {
 		t.Fatalf("predicting again and running: %v", err)
 	}
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`(`+verdict+`).includes('Attempt 2: ✓ Your prediction holds.')`, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`(`+verdict+`).includes('`+second+`')`, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
 		got, _ := chromedp.Run(ctx, chromedp.Evaluate[string](feedback))
 		t.Fatalf("no graded second attempt: the quiz shows %q (%v)", got, err)
 	}
@@ -137,7 +150,7 @@ func TestBrowserPredictThenMeasure(t *testing.T) {
 		t.Fatalf("the attempts after a reload: %v", err)
 	}
 	got, _ = chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#quiz-guess-count .quiz-attempts').textContent`))
-	for _, want := range []string{"Attempt 1: predicted 1000, off (2× too high)", "Attempt 2: predicted 520, right (4% above the measured value)"} {
+	for _, want := range attempts {
 		if !strings.Contains(got, want) {
 			t.Errorf("attempts %q lack %q", got, want)
 		}

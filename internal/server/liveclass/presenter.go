@@ -197,6 +197,6 @@ func (rs *Rooms) storePoll(p *classroom.Poll, ap *archive.Poll) {
 // quizAnswer is q's answer on a run's results: grade.Grade without an
 // answer, as POST /api/quiz grades them.
 func quizAnswer(q *quiz.Quiz, results []json.RawMessage) (float64, error) {
-	fb, err := grade.Grade(q, "", [][]json.RawMessage{results})
+	fb, err := grade.Grade(q, "", [][]json.RawMessage{results}, false)
 	return fb.WantNum, err
 }
