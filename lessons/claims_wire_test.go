@@ -186,7 +186,11 @@ func TestPipelineIsABatch(t *testing.T) {
 	if f, n := num(t, always, "fsyncs"), num(t, always, "ops"); f < n || f > 1.02*n+2 {
 		t.Errorf("always, pipelined: %v fdatasyncs for %v SETs, want one each", f, n)
 	}
-	marginsHold(t, "11-", "pipeline", func(rs []any) []float64 {
+	// Beside a CPU hog (and a disk writer) one sitting gave an ops/s
+	// gain 1.32 times its sharing: with every processor busy the
+	// connections' turns, not the flushes, set the throughput. Checked
+	// on rounds with room, as the wire's share is.
+	marginsHoldWithRoom(t, "11-", "pipeline", func(rs []any) []float64 {
 		one, piped, always := rs[0], rs[1], rs[2]
 		opsGain := num(t, piped, "ops_per_sec") / num(t, one, "ops_per_sec")
 		return []float64{
