@@ -64,6 +64,7 @@ type bandRow struct {
 	// noisy to grade rather than grading (not listed: nobody is graded
 	// by chance, but the quiz could not judge on this machine).
 	listed, declined bool // declined also: a busy machine's runs (quiz.DeclineIfBusy)
+	busyGroups       int  // the groups of rounds (or runs) a busy machine measured
 	note             string
 	// conds is each run's conditions, as runConditions gives them.
 	conds []string
@@ -203,6 +204,13 @@ func bandOf(l *lesson.Lesson, q *quiz.Quiz, runs [][]any) (bandRow, error) {
 			groups = append(groups, i)
 		}
 		for _, g := range groups {
+			// A reader's prediction on rounds a busy machine measured
+			// is not graded, whatever it was (quiz.DeclineIfBusy).
+			if why := quiz.Busy(runs[g : g+q.Repeat]...); why != "" {
+				row.declined = true
+				row.busyGroups++
+				continue
+			}
 			for _, other := range groups {
 				// A busy machine's median is nobody's right
 				// prediction: it is not held against other rounds.
@@ -213,11 +221,6 @@ func bandOf(l *lesson.Lesson, q *quiz.Quiz, runs [][]any) (bandRow, error) {
 				fb, err := quiz.CheckRepeated(q, runs[g:g+q.Repeat], answer)
 				if err != nil {
 					return row, err
-				}
-				// A reader's prediction, given before these rounds.
-				fb = quiz.DeclineIfBusy(fb, runs[g:g+q.Repeat]...)
-				if fb.Busy != "" && !strings.Contains(row.note, "busy") {
-					row.note += fmt.Sprintf("; rounds %d–%d on a busy machine: %s", g+1, g+q.Repeat, fb.Busy)
 				}
 				if fb.Spread != nil && !fb.Spread.Within && !strings.Contains(row.note, "too noisy") {
 					row.note += fmt.Sprintf("; rounds %d–%d spread %s, too noisy for the band", g+1, g+q.Repeat, fb.Spread.Text)
@@ -232,9 +235,15 @@ func bandOf(l *lesson.Lesson, q *quiz.Quiz, runs [][]any) (bandRow, error) {
 				}
 			}
 		}
+		row.noteBusy(len(groups), "groups of rounds")
 		return row, nil
 	}
 	for i, rs := range runs {
+		if quiz.Busy(rs) != "" {
+			row.declined = true
+			row.busyGroups++
+			continue
+		}
 		for j := range runs {
 			if quiz.Busy(runs[j]) != "" {
 				continue // a busy machine's answer is nobody's right prediction
@@ -247,15 +256,19 @@ func bandOf(l *lesson.Lesson, q *quiz.Quiz, runs [][]any) (bandRow, error) {
 			if err != nil {
 				return row, fmt.Errorf("quiz %s, run %d's answer against run %d: %v", q.ID, j+1, i+1, err)
 			}
-			fb = quiz.DeclineIfBusy(fb, rs)
-			if fb.Busy != "" && !strings.Contains(row.note, "busy") {
-				row.note += fmt.Sprintf("; run %d on a busy machine: %s", i+1, fb.Busy)
-			}
-			row.declined = row.declined || fb.TooNoisy
-			row.listed = row.listed || !fb.Correct && !fb.TooNoisy
+			row.listed = row.listed || !fb.Correct
 		}
 	}
+	row.noteBusy(len(runs), "runs")
 	return row, nil
+}
+
+// noteBusy adds to the row's note how many of its n groups (or runs) a
+// busy machine measured.
+func (r *bandRow) noteBusy(n int, what string) {
+	if r.busyGroups > 0 {
+		r.note = strings.TrimPrefix(r.note+fmt.Sprintf("; %d of %d %s on a busy machine, not graded", r.busyGroups, n, what), "; ")
+	}
 }
 
 func fmtValues(vs []float64) string {
@@ -283,7 +296,7 @@ func bandReport(rows []bandRow, n int, took time.Duration) string {
 		}
 	}
 	fmt.Fprintf(&b, "%d of %d quizzes listed (a run's band refuses another run's answer: a reader graded wrong by chance)\n", listed, len(rows))
-	fmt.Fprintf(&b, "%d more declined (a reader's rounds spread wider than the band: the reply says the machine was too noisy to grade, and grades nothing)\n\n", declined)
+	fmt.Fprintf(&b, "%d more declined (a reader's rounds spread wider than the band, or a busy machine measured them: the reply says it did not grade, and why)\n\n", declined)
 	fmt.Fprintf(&b, "%-50s %-18s %-8s %s\n", "quiz", "tolerance", "spread", "answers per run")
 	for _, r := range rows {
 		lo, hi := slices.Min(r.values), slices.Max(r.values)
