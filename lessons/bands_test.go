@@ -411,6 +411,7 @@ func TestBandOfDeclinesABusyMachine(t *testing.T) {
 	}{
 		{"both quiet", [][]any{quiet(100), quiet(105), quiet(200), quiet(210)}, true, false},
 		{"the second busy", [][]any{quiet(100), quiet(105), busy(200), busy(210)}, false, true},
+		{"both busy", [][]any{busy(100), busy(105), busy(200), busy(210)}, false, true},
 	} {
 		row, err := bandOf(l, q, tc.runs)
 		if err != nil {
