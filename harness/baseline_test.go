@@ -63,6 +63,15 @@ func TestDeviceBaselineNetsOutOtherWriters(t *testing.T) {
 	if q.OtherWriters || *q.NetFlushRequests != 10 || *q.NetFlushesPerOp != 1 {
 		t.Errorf("quiet baseline: %+v, want net = raw and no flag", q)
 	}
+	// Another program reading: 30 reads in 300 ms of idle time are
+	// about 60 of a 600 ms run's 100.
+	r := &DeviceIO{}
+	reads := int64(100)
+	r.WriteRequests, r.WriteBytes, r.ReadRequests = &raw, &bytes, &reads
+	addBaseline(r, diskCounters{reads: 5}, diskCounters{reads: 35}, 300*time.Millisecond, 600*time.Millisecond, 10, 100)
+	if r.IdleReadRequests == nil || *r.IdleReadRequests != 30 || *r.NetReadRequests != 40 {
+		t.Errorf("idle reads %v net %v, want 30 and 40", r.IdleReadRequests, r.NetReadRequests)
+	}
 }
 
 // Other programs' share of the processors: the idle baseline reads

@@ -105,6 +105,7 @@ type DeviceIO struct {
 	IdleWriteRequests *int64  `json:"idle_write_requests,omitempty"`
 	IdleWriteBytes    *int64  `json:"idle_write_bytes,omitempty"`
 	IdleFlushRequests *int64  `json:"idle_flush_requests,omitempty"`
+	IdleReadRequests  *int64  `json:"idle_read_requests,omitempty"`
 	// The counts net of the machine: each count of the timed region less
 	// the baseline's count scaled to the region's length (at least 0),
 	// and their per-op ratios. These, not the whole-device counts, are
@@ -113,6 +114,7 @@ type DeviceIO struct {
 	NetWriteRequests      *float64 `json:"net_write_requests,omitempty"`
 	NetWriteBytes         *float64 `json:"net_write_bytes,omitempty"`
 	NetFlushRequests      *float64 `json:"net_flush_requests,omitempty"`
+	NetReadRequests       *float64 `json:"net_read_requests,omitempty"`
 	NetWriteRequestsPerOp *float64 `json:"net_write_requests_per_op,omitempty"`
 	NetFlushesPerOp       *float64 `json:"net_flushes_per_op,omitempty"`
 	NetBytesPerLogical    *float64 `json:"net_device_bytes_per_logical_byte,omitempty"`
@@ -153,6 +155,11 @@ func addBaseline(d *DeviceIO, idle0, idle1 diskCounters, idleFor, interval time.
 	d.IdleWriteRequests, d.IdleWriteBytes = &iw, &ib
 	nw, nb := netOf(*d.WriteRequests, iw, scale), netOf(*d.WriteBytes, ib, scale)
 	d.NetWriteRequests, d.NetWriteBytes = &nw, &nb
+	if d.ReadRequests != nil {
+		ir := idle1.reads - idle0.reads
+		nr := netOf(*d.ReadRequests, ir, scale)
+		d.IdleReadRequests, d.NetReadRequests = &ir, &nr
+	}
 	per := func(n float64, of int64) *float64 {
 		if of <= 0 {
 			return nil

@@ -30,14 +30,14 @@ func TestFindSteady(t *testing.T) {
 		at       int
 		evidence string
 	}{
-		{"ramp then flat", []float64{10e3, 30e3, 60e3, 80e3, 81e3, 80.5e3, 80e3, 81e3}, nil, true, 6, ""},
+		{"ramp then flat", []float64{10e3, 30e3, 60e3, 80e3, 81e3, 80.5e3, 80e3, 81e3}, nil, true, 6, "steady over seconds 4-6"},
 		{"still ramping", []float64{10e3, 20e3, 30e3, 40e3, 50e3, 60e3}, nil, false, 0, "varied by"},
 		{"noisy", []float64{80e3, 60e3, 80e3, 60e3, 80e3, 60e3}, nil, false, 0, "varied by"},
 		{"flat but debt growing", []float64{80e3, 80e3, 80e3, 80e3, 80e3}, []int64{0, 1e6, 2e6, 3e6, 4e6}, false, 0, "compaction debt grew"},
-		{"debt drains, then flat", []float64{80e3, 80e3, 80e3, 80e3, 80e3, 80e3}, []int64{4e6, 2e6, 0, 0, 0, 0}, true, 5, ""},
-		{"debt flat, not zero", []float64{50e3, 50e3, 50e3, 50e3}, []int64{9e6, 9.1e6, 9e6, 9e6}, true, 3, ""},
+		{"debt drains, then flat", []float64{80e3, 80e3, 80e3, 80e3, 80e3, 80e3}, []int64{4e6, 2e6, 0, 0, 0, 0}, true, 5, "steady over seconds 3-5"},
+		{"debt flat, not zero", []float64{50e3, 50e3, 50e3, 50e3}, []int64{9e6, 9.1e6, 9e6, 9e6}, true, 3, "steady over seconds 1-3"},
 		{"too short", []float64{80e3, 80e3}, nil, false, 0, "fewer than the 3-second window"},
-		{"noise within tolerance", []float64{80e3, 82e3, 79e3, 81e3}, []int64{0, 0, 0, 0}, true, 3, ""},
+		{"noise within tolerance", []float64{80e3, 82e3, 79e3, 81e3}, []int64{0, 0, 0, 0}, true, 3, "steady over seconds 1-3"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

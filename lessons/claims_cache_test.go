@@ -47,8 +47,14 @@ func TestColdReadsMissMemory(t *testing.T) {
 		if r := num(t, cold, "device_io.read_requests"); r < gets/100 {
 			t.Errorf("cold line: %v device reads for %v Gets; the lesson says thousands", r, gets)
 		}
-		if r := num(t, warm, "device_io.read_requests"); r > gets/100 {
-			t.Errorf("warm line: %v device reads for %v Gets; the lesson says none", r, gets)
+		// Net of the idle baseline: another program reading the disk
+		// (a build beside the test) counted 210 whole-device reads.
+		reads, ok := lookup(warm, "device_io.net_read_requests")
+		if !ok {
+			reads = num(t, warm, "device_io.read_requests")
+		}
+		if reads > gets/100 {
+			t.Errorf("warm line: %v device reads (net of the idle baseline) for %v Gets; the lesson says none", reads, gets)
 		}
 	}
 
