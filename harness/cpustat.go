@@ -133,27 +133,6 @@ func parseSelfStat(text string) (int64, error) {
 // as deviceWatch reads the disk's. Not safe for concurrent use.
 type cpuWatch struct {
 	regionWatch[cpuTicks]
-	// idle0 and idle1 are the idle baseline's readings, idleFor apart;
-	// idleFor is 0 when none was taken.
-	idle0, idle1 cpuTicks
-	idleFor      time.Duration
-}
-
-// baseline reads the processors' ticks over d of idle time (sleep waits
-// it out) just before the timed region: what other programs did with the
-// machine while this run did nothing.
-func (w *cpuWatch) baseline(d time.Duration, sleep func(time.Duration)) {
-	if w.unavailable != "" || w.read == nil || d <= 0 {
-		sleep(d)
-		return
-	}
-	var at0, at1 time.Time
-	w.idle0, at0 = w.sample()
-	sleep(d)
-	w.idle1, at1 = w.sample()
-	if w.unavailable == "" {
-		w.idleFor = at1.Sub(at0)
-	}
 }
 
 // result is the run's cpu object.

@@ -368,27 +368,6 @@ func noDeviceReason(fs, dir string) string {
 type deviceWatch struct {
 	dev blockDevice
 	regionWatch[diskReading]
-	// idle0 and idle1 are the idle baseline's readings, idleFor apart
-	// (baseline); idleFor is 0 when none was taken.
-	idle0, idle1 diskReading
-	idleFor      time.Duration
-}
-
-// baseline reads the device's counters over d of idle time (sleep waits
-// it out; time.Sleep outside tests) just before the timed region, so
-// that result can report the counts net of what the device did without
-// the run. It reads nothing on a watch that has no device.
-func (w *deviceWatch) baseline(d time.Duration, sleep func(time.Duration)) {
-	if w.unavailable != "" || w.read == nil || d <= 0 {
-		return
-	}
-	var at0, at1 time.Time
-	w.idle0, at0 = w.sample()
-	sleep(d)
-	w.idle1, at1 = w.sample()
-	if w.unavailable == "" {
-		w.idleFor = at1.Sub(at0)
-	}
 }
 
 // diskReading is one reading of a device's counters and where they came

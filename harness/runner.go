@@ -512,7 +512,11 @@ func measure(ctx context.Context, r *run, keys keyTable, store Store, clients []
 	// counts without this run is subtracted from what it counts with it,
 	// and what the processors did in the same idle time is other
 	// programs' share of the machine.
-	m.device.baseline(idleBaselineFor(cfg.duration), func(d time.Duration) { m.cpu.baseline(d, time.Sleep) })
+	m.device.baseline(idleBaselineFor(cfg.duration), func(d time.Duration) {
+		if !m.cpu.baseline(d, time.Sleep) {
+			time.Sleep(d)
+		}
+	})
 	m.device.start()
 	m.cpu.start()
 	// Armed before the counters are read, disarmed before they are read

@@ -13,6 +13,29 @@ type regionWatch[T any] struct {
 	unavailable     string // why there is nothing to read
 	before, after   T
 	startAt, stopAt time.Time
+	// idle0 and idle1 are the idle baseline's readings, idleFor apart
+	// (baseline); idleFor is 0 when none was taken.
+	idle0, idle1 T
+	idleFor      time.Duration
+}
+
+// baseline reads the counter over d of idle time (sleep waits it out;
+// time.Sleep outside tests) just before the timed region, so that the
+// owner's result can tell what the machine did without the run. It
+// reads nothing, and does not sleep, on a watch with nothing to read,
+// and reports whether it slept.
+func (w *regionWatch[T]) baseline(d time.Duration, sleep func(time.Duration)) bool {
+	if w.unavailable != "" || w.read == nil || d <= 0 {
+		return false
+	}
+	var at0, at1 time.Time
+	w.idle0, at0 = w.sample()
+	sleep(d)
+	w.idle1, at1 = w.sample()
+	if w.unavailable == "" {
+		w.idleFor = at1.Sub(at0)
+	}
+	return true
 }
 
 // start reads the counter just before the timed region.
