@@ -106,6 +106,11 @@ type DeviceIO struct {
 	IdleWriteBytes    *int64  `json:"idle_write_bytes,omitempty"`
 	IdleFlushRequests *int64  `json:"idle_flush_requests,omitempty"`
 	IdleReadRequests  *int64  `json:"idle_read_requests,omitempty"`
+	// WritebackMs is how long writing back the filesystem's dirty pages
+	// took just before the baseline (syncfs: deviceWatch.settle), so that
+	// an earlier run's writeback, which the kernel does when it pleases,
+	// is counted neither as another writer nor in this run's counts.
+	WritebackMs *float64 `json:"writeback_ms,omitempty"`
 	// The counts net of the machine: each count of the timed region less
 	// the baseline's count scaled to the region's length (at least 0),
 	// and their per-op ratios. These, not the whole-device counts, are
@@ -368,6 +373,29 @@ func noDeviceReason(fs, dir string) string {
 type deviceWatch struct {
 	dev blockDevice
 	regionWatch[diskReading]
+	// writeBack writes back what the filesystem under the run directory
+	// holds dirty in the page cache (nil where nothing can: no device);
+	// writtenBackFor is how long the last call took.
+	writeBack      func() error
+	writtenBackFor time.Duration
+}
+
+// settle writes back the page cache's backlog on the run's filesystem
+// before the idle baseline, so that neither the baseline nor the timed
+// region counts the writeback of pages an earlier run (this lab's, or
+// another program's) left dirty: the kernel writes those out some 30 s
+// after they were dirtied, whenever that falls. A baseline that caught it
+// would call a quiet machine busy, and a timed region that caught it
+// would charge the run for another's writes. A failure is not fatal: the
+// baseline then sees the backlog, as it would without this step.
+func (w *deviceWatch) settle() {
+	if w.unavailable != "" || w.writeBack == nil {
+		return
+	}
+	t0 := time.Now()
+	if w.writeBack() == nil {
+		w.writtenBackFor = time.Since(t0)
+	}
 }
 
 // diskReading is one reading of a device's counters and where they came
@@ -387,6 +415,10 @@ func (w *deviceWatch) result(ops, logical int64) *DeviceIO {
 	d := deviceDelta(w.dev.name, w.before.source, w.before.counters, w.after.counters, ops, logical, interval)
 	d.WriteCache = w.dev.writeCache
 	addBaseline(d, w.idle0.counters, w.idle1.counters, w.idleFor, interval, ops, logical)
+	if w.writtenBackFor > 0 && d.IdleMs > 0 {
+		ms := float64(w.writtenBackFor) / float64(time.Millisecond)
+		d.WritebackMs = &ms
+	}
 	return d
 }
 

@@ -37,9 +37,21 @@ func watchDevice(dir string) *deviceWatch {
 		return w
 	}
 	w.dev = dev
+	w.writeBack = func() error { return syncFS(dir) }
 	w.read = func() (diskReading, error) {
 		c, source, err := readCounters("/proc/diskstats", "/sys", dev.disks)
 		return diskReading{c, source}, err
 	}
 	return w
+}
+
+// syncFS writes back every dirty page of the filesystem that holds dir
+// (syncfs(2)): the page cache's backlog, whoever wrote it.
+func syncFS(dir string) error {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	return unix.Syncfs(fd)
 }

@@ -511,7 +511,9 @@ func measure(ctx context.Context, r *run, keys keyTable, store Store, clients []
 	// An idle baseline just before the clock starts: what the device
 	// counts without this run is subtracted from what it counts with it,
 	// and what the processors did in the same idle time is other
-	// programs' share of the machine.
+	// programs' share of the machine. The page cache's backlog is
+	// written back first, so the baseline sees what others write now.
+	m.device.settle()
 	m.device.baseline(idleBaselineFor(cfg.duration), func(d time.Duration) {
 		if !m.cpu.baseline(d, time.Sleep) {
 			time.Sleep(d)
