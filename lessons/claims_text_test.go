@@ -266,10 +266,10 @@ func TestLesson9SaysTheInstrumentInterleaves(t *testing.T) {
 		}
 	}
 	// It states the judge's busy-machine rule with the judge's figures.
-	if quiz.BusyOtherCPU != 0.5 {
-		t.Errorf("the judge declines with other programs at %v of the processors; lesson 9 says half", quiz.BusyOtherCPU)
+	if quiz.BusyOtherCPU != 0.25 {
+		t.Errorf("the judge declines with other programs at %v of the processors; lesson 9 says a quarter", quiz.BusyOtherCPU)
 	}
-	for _, want := range []string{"other programs holding half the processors", "another program writing to the disk, in the idle moment the harness takes just before each run"} {
+	for _, want := range []string{"other programs holding a quarter of the processors", "another program writing to the disk, in the idle moment the harness takes just before each run"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("lesson 9 does not say when the machine is too busy to grade a prediction: %q", want)
 		}

@@ -31,8 +31,8 @@ func TestBusyMachineGradesNoPrediction(t *testing.T) {
 	}{
 		{"quiet", [][]any{{bench(1000, 0.02, 0, 0)}}, ""},
 		{"a journal's commit", [][]any{{bench(1000, 0.05, 64<<10, 1)}}, ""},
-		{"others just under half the processors", [][]any{{bench(1000, 0.49, 0, 0)}}, ""},
-		{"others at half the processors", [][]any{{bench(1000, 0.5, 0, 0)}}, "other programs held up to 50% of the processors just before 1 of 1 runs"},
+		{"others just under a quarter of the processors", [][]any{{bench(1000, 0.24, 0, 0)}}, ""},
+		{"others at a quarter of the processors", [][]any{{bench(1000, 0.25, 0, 0)}}, "other programs held up to 25% of the processors just before 1 of 1 runs"},
 		{"another program streaming writes", [][]any{{bench(1000, 0.05, 1<<20, 0)}}, "writing to the disk just before 1 of 1 runs (up to 5.2 MB/s and 0 flushes/s)"},
 		{"another program flushing", [][]any{{bench(1000, 0.05, 0, 2)}}, "(up to 0.0 MB/s and 10 flushes/s)"},
 		{"one busy round of three", [][]any{{bench(1000, 0, 0, 0)}, {bench(1010, 0.95, 0, 0)}, {bench(990, 0, 0, 0)}}, "up to 95% of the processors just before 1 of 3 runs"},
