@@ -35,3 +35,20 @@ func TestSettleWritesBackTheBacklog(t *testing.T) {
 		t.Errorf("device_io %+v: want writeback_ms beside the idle baseline", d)
 	}
 }
+
+// A probe line (probe -methods grades a quiz) carries the conditions a
+// bench result does: the device's counts over the probe with the idle
+// baseline before it, and other programs' share of the processors then,
+// so the judge can tell a busy machine's probe from a quiet one's.
+func TestProbeLineCarriesItsConditions(t *testing.T) {
+	if w := watchDevice(t.TempDir()); w.unavailable != "" {
+		t.Skipf("no device under the test's directory: %s", w.unavailable)
+	}
+	p := execAs[ProbeResult](t, "probe -ops 20 -duration 50ms")
+	if d := p.DeviceIO; d == nil || d.IdleMs <= 0 || d.IdleWriteBytes == nil || d.FlushRequests == nil && d.FlushMissing == "" {
+		t.Errorf("device_io %+v: want the probe's counts and the idle baseline before it", d)
+	}
+	if c := p.CPUUse; c == nil || c.IdleMs <= 0 || c.IdleBusyFraction == nil || c.IntervalMs <= 0 {
+		t.Errorf("cpu_use %+v: want the processors' time over the probe and the baseline's", c)
+	}
+}

@@ -84,6 +84,14 @@ type ProbeResult struct {
 	// FdatasyncOverwriteNs is WriteFdatasyncOverwrite.MeanNs - Write.MeanNs,
 	// at least 0: the flush alone when there is no size to commit.
 	FdatasyncOverwriteNs float64 `json:"fdatasync_overwrite_ns"`
+
+	// A probe line's conditions, as a bench result's: the device's
+	// counts over the whole probe with the idle baseline before it
+	// (device_io), and the processors' time (cpu_use: cpu names the
+	// processor model here). A probe a bench run takes for its own
+	// conditions line carries neither.
+	DeviceIO *DeviceIO `json:"device_io,omitempty"`
+	CPUUse   *CPUUse   `json:"cpu_use,omitempty"`
 }
 
 // ProbeCost summarizes one repeated system call sequence.

@@ -506,21 +506,7 @@ func measure(ctx context.Context, r *run, keys keyTable, store Store, clients []
 			w.reserve()
 		}
 	}
-	m.device = watchDevice(cfg.dir)
-	m.cpu = watchCPU()
-	// An idle baseline just before the clock starts: what the device
-	// counts without this run is subtracted from what it counts with it,
-	// and what the processors did in the same idle time is other
-	// programs' share of the machine. The page cache's backlog is
-	// written back first, so the baseline sees what others write now.
-	m.device.settle()
-	m.device.baseline(idleBaselineFor(cfg.duration), func(d time.Duration) {
-		if !m.cpu.baseline(d, time.Sleep) {
-			time.Sleep(d)
-		}
-	})
-	m.device.start()
-	m.cpu.start()
+	m.device, m.cpu = watchMachine(cfg.dir, idleBaselineFor(cfg.duration))
 	// Armed before the counters are read, disarmed before they are read
 	// again: a sync that ends in between is both timed and counted.
 	_, m.counted = store.(StatsReporter)

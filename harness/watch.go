@@ -38,6 +38,26 @@ func (w *regionWatch[T]) baseline(d time.Duration, sleep func(time.Duration)) bo
 	return true
 }
 
+// watchMachine starts watching the disk under dir and the processors for
+// a measurement about to start, after an idle baseline of idle: what the
+// device counts without the measurement is subtracted from what it
+// counts with it, and what the processors did in the same idle time is
+// other programs' share of the machine. The page cache's backlog is
+// written back first (deviceWatch.settle), so the baseline sees what
+// others write now. The caller stops both when the measurement ends.
+func watchMachine(dir string, idle time.Duration) (*deviceWatch, *cpuWatch) {
+	device, cpu := watchDevice(dir), watchCPU()
+	device.settle()
+	device.baseline(idle, func(d time.Duration) {
+		if !cpu.baseline(d, time.Sleep) {
+			time.Sleep(d)
+		}
+	})
+	device.start()
+	cpu.start()
+	return device, cpu
+}
+
 // start reads the counter just before the timed region.
 func (w *regionWatch[T]) start() { w.before, w.startAt = w.sample() }
 

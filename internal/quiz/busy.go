@@ -22,8 +22,8 @@ import (
 // A quiz that asks for a figure of the reader's own run is graded on that
 // run whatever the conditions: nothing about it is left to chance.
 //
-// The conditions are the idle baseline's, which every bench result on a
-// disk of its own carries (docs/api.md): the harness sits idle just
+// The conditions are the idle baseline's, which every bench result and
+// every probe line's result on a disk of its own carries (docs/api.md): the harness sits idle just
 // before the timed region (200 ms, or the run's -duration up to 1 s) and
 // reads what the machine did without it:
 //
@@ -83,14 +83,23 @@ func (c *busyCount) walk(v any) {
 	}
 }
 
-// add counts one result's conditions: a bench result's (a probe, a
-// model or a crash result carries none of them).
+// add counts one result's conditions: a bench result's, or a probe
+// line's (whose cpu names the processor model, and cpu_use holds its
+// time); a model or a crash result carries none of them.
 func (c *busyCount) add(r map[string]any) {
-	if r["kind"] != "bench" {
+	cpuKey := "cpu"
+	switch r["kind"] {
+	case "bench":
+	case "probe":
+		cpuKey = "cpu_use"
+		if r[cpuKey] == nil && r["device_io"] == nil {
+			return // a bench run's own conditions probe, or an older line's
+		}
+	default:
 		return
 	}
 	c.runs++
-	cpu, _ := r["cpu"].(map[string]any)
+	cpu, _ := r[cpuKey].(map[string]any)
 	if f, ok := cpu["idle_busy_fraction"].(float64); ok && f >= BusyOtherCPU {
 		c.cpuBusy++
 		c.maxCPU = max(c.maxCPU, f)

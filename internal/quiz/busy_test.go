@@ -13,7 +13,7 @@ func bench(ops, otherCPU, otherBytes, otherFlushes float64) map[string]any {
 		"device_io": map[string]any{"idle_ms": 200.0, "idle_write_bytes": otherBytes, "idle_flush_requests": otherFlushes}}
 }
 
-// A prediction measured on a busy machine (other programs holding half
+// A prediction measured on a busy machine (other programs holding a quarter of
 // the processors, or streaming writes or flushes to the disk, in the idle
 // time just before a run) is neither right nor wrong, even when it is
 // exactly the measured value, and the reply says what the runs'
@@ -54,8 +54,9 @@ func TestBusyMachineGradesNoPrediction(t *testing.T) {
 	}
 }
 
-// Only bench results carry conditions: a probe's or a model's result is
-// not counted as a run, busy or not.
+// Only bench results and probe lines carry conditions: a model's result,
+// or a probe without them (a bench run's own), is not counted as a run,
+// busy or not.
 func TestBusyCountsBenchResults(t *testing.T) {
 	probe := map[string]any{"kind": "probe", "cpu": map[string]any{"cores": 2.0, "idle_busy_fraction": 1.0}}
 	if why := Busy([]any{probe}); why != "" {
@@ -63,5 +64,29 @@ func TestBusyCountsBenchResults(t *testing.T) {
 	}
 	if why := Busy([]any{probe, bench(1, 1, 0, 0)}); !strings.Contains(why, "1 of 1 runs") {
 		t.Errorf("a probe and a busy bench: %q, want 1 of 1 runs", why)
+	}
+}
+
+// A probe line (probe -methods, which cheapest-sync grades) carries its
+// conditions too: the processors' under cpu_use (its cpu is the model's
+// name), the disk's under device_io.
+func TestBusyReadsAProbeLine(t *testing.T) {
+	probe := func(otherCPU, otherBytes float64) map[string]any {
+		return map[string]any{"kind": "probe", "cpu": "AMD EPYC", "cpu_use": map[string]any{"idle_ms": 200.0, "idle_busy_fraction": otherCPU},
+			"device_io": map[string]any{"idle_ms": 200.0, "idle_write_bytes": otherBytes, "idle_flush_requests": 0.0}}
+	}
+	for _, tc := range []struct {
+		name  string
+		probe map[string]any
+		want  string
+	}{
+		{"quiet", probe(0.02, 0), ""},
+		{"processors held", probe(0.9, 0), "other programs held up to 90% of the processors just before 1 of 1 runs"},
+		{"a writer on the disk", probe(0, 4<<20), "another program was writing to the disk just before 1 of 1 runs"},
+		{"no conditions (a model line)", map[string]any{"kind": "model", "cpu_use": map[string]any{"idle_busy_fraction": 0.9}}, ""},
+	} {
+		if got := Busy([]any{tc.probe}); (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("%s: Busy %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }
