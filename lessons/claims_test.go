@@ -622,32 +622,19 @@ func TestGroupCommitClaims(t *testing.T) {
 }
 
 // Lesson 8: the zipfian cell shows its claim in the medians, on runs of a
-// full second. Its quiz is graded on three runs of the cell, and so is
-// this claim: the median over three runs of uniform's median Get divided
-// by zipfian's is above 1 (one run in many on this machine gave 0.99
-// among runs of 1.4 to 1.55).
+// full second: uniform's median Get is above zipfian's (one run in many
+// on this machine gave 0.99 among runs of 1.4 to 1.55). The lesson states
+// it for processors with room: beside two busy loops it came out 0.89 to
+// 1.16, so saturated rounds are set aside (marginsHoldWithRoom).
 func TestHotSetClaim(t *testing.T) {
-	rs := cellResults(t, "08-", "dist")
-	_, c := cellByID(t, "08-", "dist")
-	ratio := func(rs []any) float64 {
-		return num(t, rs[0], "latency.get.p50_ns") / max(num(t, rs[1], "latency.get.p50_ns"), 1)
-	}
-	ratios := []float64{ratio(rs)}
-	for range 2 {
-		more, err := execLines(t, c.Lines, 1, server.DefaultLimits())
-		if err != nil {
-			t.Fatal(err)
-		}
-		ratios = append(ratios, ratio(more))
-	}
-	if m := harness.Median(ratios); m <= 1 {
-		t.Errorf("uniform's median Get over zipfian's: %.3g over three runs (median %.3g); the lesson says zipfian's is lower", ratios, m)
-	}
-	for i, r := range rs {
+	for i, r := range cellResults(t, "08-", "dist") {
 		if w := num(t, r, "wall_seconds"); w < 0.9 {
 			t.Errorf("dist line %d ran %.3f s; the lesson says a full second", i, w)
 		}
 	}
+	marginsHoldWithRoom(t, "08-", "dist", func(rs []any) []float64 {
+		return []float64{num(t, rs[1], "latency.get.p50_ns") / max(num(t, rs[0], "latency.get.p50_ns"), 1)}
+	}, "zipfian's median Get below uniform's")
 }
 
 // Lesson 9 says a one-second run is short; its throughput cells must not
