@@ -201,7 +201,12 @@ var independent = map[string]func(ls lines) float64{
 	"harness-floor":    func(ls lines) float64 { return ls.r(1).put().P50Ns / max(ls.r(0).put().P50Ns, 1) },
 	"keygen-inflation": func(ls lines) float64 { return ls.r(1).put().P50Ns / max(ls.r(0).put().P50Ns, 1) },
 	"harness-ceiling":  func(ls lines) float64 { return ls.r(1).OpsPerSec / max(ls[0].at(2).OpsPerSec, 1) },
-	"cold-start":       func(ls lines) float64 { return ls.r(1).put().Start[0].P50Ns / max(ls.r(1).put().Start[9].P50Ns, 1) },
+	"cold-start": func(ls lines) float64 {
+		if ls.r(1).put().Start[0].P50Ns >= 2*ls.r(1).put().Start[9].P50Ns {
+			return 2
+		}
+		return 1
+	},
 	"unsorted-p99":     func(ls lines) float64 { return ls.r(1).put().P99Ns / max(ls.r(0).put().P99Ns, 1) },
 	"flush-vs-write":   func(ls lines) float64 { return ls.r(0).WriteFdatasync.MeanNs / max(ls.r(0).Write.MeanNs, 1) },
 	"always-vs-batch":  func(ls lines) float64 { return ls.r(1).OpsPerSec / max(ls.r(0).OpsPerSec, 1) },
