@@ -47,7 +47,7 @@ type CPUUse struct {
 	StealFraction float64 `json:"steal_fraction"`
 	// IdleMs and IdleBusyFraction are the idle baseline's: the share of
 	// all the processors' time spent running anything but this process
-	// over the IdleMs just before the timed region (the same idle time
+	// over the IdleMs before the run's store opened (the same idle time
 	// device_io's baseline reads), when nothing of the run was working.
 	// Other programs' share of the machine, then: near 0 on a quiet
 	// machine, near 1 beside a busy loop per core or a build. Absent

@@ -95,9 +95,11 @@ type DeviceIO struct {
 	LogicalBytes        int64    `json:"logical_bytes,omitempty"`
 	BytesPerLogicalByte *float64 `json:"device_bytes_per_logical_byte,omitempty"`
 
-	// The idle baseline: the same counters over IdleMs of idle time just
-	// before the timed region (idleBaselineFor: the run's -duration up to
-	// 1 s, else 200 ms), when nothing of this run was writing. Whatever
+	// The idle baseline: the same counters over IdleMs of idle time
+	// before the run's store opened (idleBaselineFor: the run's -duration
+	// up to 1 s, else 200 ms), when nothing of this run was writing: its
+	// store's background work after the preload and warm-up is its own,
+	// and counted. Whatever
 	// the device counted then was someone else's: other processes, the
 	// filesystem's own writeback and journal. IdleWriteRequests,
 	// IdleWriteBytes and IdleFlushRequests are the baseline's raw counts.

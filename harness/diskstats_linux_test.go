@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // Pages an earlier run left dirty are written back before the idle
@@ -51,4 +52,33 @@ func TestProbeLineCarriesItsConditions(t *testing.T) {
 	if c := p.CPUUse; c == nil || c.IdleMs <= 0 || c.IdleBusyFraction == nil || c.IntervalMs <= 0 {
 		t.Errorf("cpu_use %+v: want the processors' time over the probe and the baseline's", c)
 	}
+}
+
+// The idle baseline is taken before the store opens: a store's own
+// background flushes are its cost, counted in its timed region, not
+// another program's in the baseline (which would also call a quiet
+// machine busy). The store here flushes without pause from Open to
+// Close; another program would have to flush half as often to fail
+// this, and then a baseline taken without any store says so and the
+// test skips.
+func TestBaselineLeavesOutTheStoresBackgroundWork(t *testing.T) {
+	dir := t.TempDir()
+	if w := watchDevice(dir); w.unavailable != "" {
+		t.Skipf("no device under %s: %s", dir, w.unavailable)
+	}
+	r := bench(t, "bench -engine testbgflush -sync none -workload fillrandom -duration 300ms -dir "+dir)
+	d := r.DeviceIO
+	if d == nil || d.FlushRequests == nil || d.IdleFlushRequests == nil {
+		t.Skipf("no flush counts: %+v", d)
+	}
+	idle, region := *d.IdleFlushRequests, *d.FlushRequests
+	if 2*idle < region {
+		return
+	}
+	w := watchDevice(dir)
+	w.baseline(300*time.Millisecond, time.Sleep)
+	if others := w.idle1.counters.flushes - w.idle0.counters.flushes; 2*others >= region {
+		t.Skipf("the disk is shared with busy writers: %d flushes in 300 ms without any store", others)
+	}
+	t.Errorf("the baseline counted %d flushes against the timed region's %d: the store's own background flushes are in it", idle, region)
 }

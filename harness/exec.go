@@ -87,15 +87,16 @@ func execSpec(ctx context.Context, s *Spec, env Env) (any, error) {
 		return rs, nil
 	case "probe":
 		cfg := ProbeConfig{Dir: dir, Iterations: int(s.Ops), MaxTime: s.Duration, WriteSize: s.ValueSize}
-		device, cpu := watchMachine(dir, idleBaselineFor(0))
+		w := idleMachine(dir, idleBaselineFor(0))
+		w.start()
 		p, err := Probe(ctx, cfg)
 		if err == nil && s.Methods {
 			p.Methods, err = ProbeMethods(ctx, p.Dir, cfg)
 		}
 		if err == nil {
-			device.stop()
-			cpu.stop()
-			p.DeviceIO, p.CPUUse = device.result(0, 0), cpu.result()
+			w.device.stop()
+			w.cpu.stop()
+			p.DeviceIO, p.CPUUse = w.device.result(0, 0), w.cpu.result()
 		}
 		return p, err
 	case "model":

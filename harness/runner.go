@@ -233,6 +233,7 @@ func runOne(ctx context.Context, cfg runConfig) (*BenchResult, error) {
 	if cfg.workload == reopenWorkload {
 		return runReopen(ctx, cfg)
 	}
+	idle := idleMachine(cfg.dir, idleBaselineFor(cfg.duration))
 	store, keys, err := openAndPreload(ctx, &cfg)
 	if err != nil {
 		return nil, err
@@ -287,7 +288,7 @@ func runOne(ctx context.Context, cfg runConfig) (*BenchResult, error) {
 	if fanned {
 		fan.record(true)
 	}
-	m, err := measure(ctx, r, keys, store, clients, writer)
+	m, err := measure(ctx, r, keys, store, clients, writer, idle)
 	if err != nil {
 		return nil, err
 	}
@@ -493,7 +494,7 @@ type measurement struct {
 // measure gives every worker its recorders (reserving a -ops run's
 // exact-sample slots), reads the store's counters, runs the timed region
 // and reads the counters again.
-func measure(ctx context.Context, r *run, keys keyTable, store Store, clients []*worker, writer *worker) (*measurement, error) {
+func measure(ctx context.Context, r *run, keys keyTable, store Store, clients []*worker, writer *worker, idle machineWatch) (*measurement, error) {
 	cfg := r.cfg
 	m := &measurement{workers: slices.Clone(clients)}
 	if writer != nil {
@@ -506,7 +507,8 @@ func measure(ctx context.Context, r *run, keys keyTable, store Store, clients []
 			w.reserve()
 		}
 	}
-	m.device, m.cpu = watchMachine(cfg.dir, idleBaselineFor(cfg.duration))
+	m.device, m.cpu = idle.device, idle.cpu
+	idle.start()
 	// Armed before the counters are read, disarmed before they are read
 	// again: a sync that ends in between is both timed and counted.
 	_, m.counted = store.(StatsReporter)

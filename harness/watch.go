@@ -20,8 +20,9 @@ type regionWatch[T any] struct {
 }
 
 // baseline reads the counter over d of idle time (sleep waits it out;
-// time.Sleep outside tests) just before the timed region, so that the
-// owner's result can tell what the machine did without the run. It
+// time.Sleep outside tests) before the run's store opens
+// (idleMachine), so that the owner's result can tell what the machine
+// did without the run. It
 // reads nothing, and does not sleep, on a watch with nothing to read,
 // and reports whether it slept.
 func (w *regionWatch[T]) baseline(d time.Duration, sleep func(time.Duration)) bool {
@@ -38,24 +39,38 @@ func (w *regionWatch[T]) baseline(d time.Duration, sleep func(time.Duration)) bo
 	return true
 }
 
-// watchMachine starts watching the disk under dir and the processors for
-// a measurement about to start, after an idle baseline of idle: what the
-// device counts without the measurement is subtracted from what it
-// counts with it, and what the processors did in the same idle time is
-// other programs' share of the machine. The page cache's backlog is
-// written back first (deviceWatch.settle), so the baseline sees what
-// others write now. The caller stops both when the measurement ends.
-func watchMachine(dir string, idle time.Duration) (*deviceWatch, *cpuWatch) {
-	device, cpu := watchDevice(dir), watchCPU()
-	device.settle()
-	device.baseline(idle, func(d time.Duration) {
-		if !cpu.baseline(d, time.Sleep) {
+// machineWatch watches the disk under a run's directory and the
+// processors over one measurement, with an idle baseline before it.
+type machineWatch struct {
+	device *deviceWatch
+	cpu    *cpuWatch
+}
+
+// idleMachine takes the idle baseline for a measurement to come, over
+// idle: what the device counts without the run is subtracted from what
+// it counts with it, and what the processors did in the same idle time
+// is other programs' share of the machine. It is taken before the store
+// is opened, so nothing of the run is in it: not a server starting, nor
+// the background work (flushes, compactions) a store keeps doing after
+// its preload and warm-up, which is the store's own cost, counted in its
+// timed region. The page cache's backlog is written back first
+// (deviceWatch.settle), so the baseline sees what others write now.
+func idleMachine(dir string, idle time.Duration) machineWatch {
+	m := machineWatch{watchDevice(dir), watchCPU()}
+	m.device.settle()
+	m.device.baseline(idle, func(d time.Duration) {
+		if !m.cpu.baseline(d, time.Sleep) {
 			time.Sleep(d)
 		}
 	})
-	device.start()
-	cpu.start()
-	return device, cpu
+	return m
+}
+
+// start reads both counters just before the measurement; the caller
+// stops both when it ends.
+func (m machineWatch) start() {
+	m.device.start()
+	m.cpu.start()
 }
 
 // start reads the counter just before the timed region.

@@ -23,9 +23,9 @@ import (
 // run whatever the conditions: nothing about it is left to chance.
 //
 // The conditions are the idle baseline's, which every bench result and
-// every probe line's result on a disk of its own carries (docs/api.md): the harness sits idle just
-// before the timed region (200 ms, or the run's -duration up to 1 s) and
-// reads what the machine did without it:
+// every probe line's result on a disk of its own carries (docs/api.md):
+// the harness sits idle before each run's store opens (200 ms, or the
+// run's -duration up to 1 s) and reads what the machine did without it:
 //
 //   - cpu.idle_busy_fraction, the share of the processors other programs
 //     used: from BusyOtherCPU, they held a quarter of the machine or
