@@ -61,17 +61,19 @@ func TestBrowserPredictThenMeasure(t *testing.T) {
 	}
 	got, _ := chromedp.Run(ctx, chromedp.Evaluate[string](verdict))
 	// On a busy machine (make test's other packages, a CPU hog) the judge
-	// grades no prediction, and the verdict says so and why.
+	// grades no prediction, and the verdict says so and why. Each
+	// attempt's run reads the machine as it was then: one attempt can be
+	// graded and the next declined.
 	busy := strings.Contains(got, "your machine was busy")
-	head, kept, second := "Your prediction was off", "not within range", "Attempt 2: ✓ Your prediction holds."
+	head, kept := "Your prediction was off", "not within range"
 	attempts := []string{"Attempt 1: predicted 1000, off (2× too high)", "Attempt 2: predicted 520, right (4% above the measured value)"}
 	if busy {
 		t.Logf("the runs' conditions said the machine was busy: %q", got)
-		head, kept, second = "Not graded: your machine was busy", "not graded, the machine busy", "Attempt 2: · Not graded: your machine was busy"
+		head, kept = "Not graded: your machine was busy", "not graded, the machine busy"
 		if !strings.Contains(got, "your machineother programs held") && !strings.Contains(got, "your machineanother program was writing") {
 			t.Errorf("verdict %q does not say what the runs' conditions showed", got)
 		}
-		attempts = []string{"Attempt 1: predicted 1000, not graded, the machine busy (2× too high)", "Attempt 2: predicted 520, not graded, the machine busy (4% above the measured value)"}
+		attempts[0] = "Attempt 1: predicted 1000, not graded, the machine busy (2× too high)"
 	}
 	for _, want := range []string{"your prediction1000 puts", "measured500 puts", "2× too high", head, "what `-ops` asked for"} {
 		if !strings.Contains(got, strings.ReplaceAll(want, "`-ops`", "-ops")) {
@@ -131,9 +133,14 @@ func TestBrowserPredictThenMeasure(t *testing.T) {
 	); err != nil {
 		t.Fatalf("predicting again and running: %v", err)
 	}
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`(`+verdict+`).includes('`+second+`')`, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+	const graded2, busy2 = "Attempt 2: ✓ Your prediction holds.", "Attempt 2: · Not graded: your machine was busy"
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`(`+verdict+`).includes('`+graded2+`') || (`+verdict+`).includes('`+busy2+`')`, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
 		got, _ := chromedp.Run(ctx, chromedp.Evaluate[string](feedback))
 		t.Fatalf("no graded second attempt: the quiz shows %q (%v)", got, err)
+	}
+	if got, _ := chromedp.Run(ctx, chromedp.Evaluate[string](verdict)); strings.Contains(got, busy2) {
+		t.Logf("the second attempt's run said the machine was busy: %q", got)
+		attempts[1] = "Attempt 2: predicted 520, not graded, the machine busy (4% above the measured value)"
 	}
 	// An answer checked after the result says so.
 	if err := chromedp.Do(ctx,
