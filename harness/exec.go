@@ -94,8 +94,7 @@ func execSpec(ctx context.Context, s *Spec, env Env) (any, error) {
 			p.Methods, err = ProbeMethods(ctx, p.Dir, cfg)
 		}
 		if err == nil {
-			w.device.stop()
-			w.cpu.stop()
+			w.stop()
 			p.DeviceIO, p.CPUUse = w.device.result(0, 0), w.cpu.result()
 		}
 		return p, err

@@ -479,11 +479,10 @@ type measurement struct {
 	before, after StoreStats
 	counted       bool // the store counts its fdatasyncs
 	syncs         LatencySummary
-	// device reads the disk's own counters either side of the wall
-	// clock (diskstats.go).
-	device *deviceWatch
-	// cpu reads the processors' time either side of it (cpustat.go).
-	cpu *cpuWatch
+	// machine reads the disk's own counters (diskstats.go) and the
+	// processors' time (cpustat.go) either side of the wall clock, with
+	// the idle baseline taken before the store opened.
+	machine machineWatch
 	// server is what a ServerTimer store's server timed in between, and
 	// serverSource where that came from; serverErr why there is none.
 	server       map[string]*ServerLatency
@@ -507,8 +506,8 @@ func measure(ctx context.Context, r *run, keys keyTable, store Store, clients []
 			w.reserve()
 		}
 	}
-	m.device, m.cpu = idle.device, idle.cpu
-	idle.start()
+	m.machine = idle
+	m.machine.start()
 	// Armed before the counters are read, disarmed before they are read
 	// again: a sync that ends in between is both timed and counted.
 	_, m.counted = store.(StatsReporter)
@@ -530,8 +529,7 @@ func measure(ctx context.Context, r *run, keys keyTable, store Store, clients []
 		m.syncs = timer.SyncTimes().disarm()
 	}
 	m.after = storeStats(store)
-	m.cpu.stop()
-	m.device.stop()
+	m.machine.stop()
 	if serverTimed && m.serverErr == nil {
 		m.server, m.serverSource, m.serverErr = server.ServerTimes()
 	}
@@ -605,14 +603,14 @@ func (m *measurement) result(cfg *runConfig) *BenchResult {
 	if p := res.Latency["put"]; p != nil {
 		puts = p.Count
 	}
-	res.DeviceIO = m.device.result(res.Ops, puts*int64(keyLen+cfg.valueSize))
+	res.DeviceIO = m.machine.device.result(res.Ops, puts*int64(keyLen+cfg.valueSize))
 	var gets int64
 	if g := res.Latency["get"]; g != nil {
 		gets = g.Count
 	}
 	res.Amplification = amplification(m.before, m.after, res.DeviceIO, puts*int64(keyLen+cfg.valueSize), gets)
 	res.EngineMetrics = m.after.Metrics
-	res.CPU = m.cpu.result()
+	res.CPU = m.machine.cpu.result()
 	res.ServerLatency, res.ServerLatencySource = m.server, m.serverSource
 	if m.serverErr != nil {
 		res.ServerLatencyUnavailable = m.serverErr.Error()

@@ -20,11 +20,10 @@ type regionWatch[T any] struct {
 }
 
 // baseline reads the counter over d of idle time (sleep waits it out;
-// time.Sleep outside tests) before the run's store opens
-// (idleMachine), so that the owner's result can tell what the machine
-// did without the run. It
-// reads nothing, and does not sleep, on a watch with nothing to read,
-// and reports whether it slept.
+// time.Sleep outside tests) before the run's store opens (idleMachine),
+// so that the owner's result can tell what the machine did without the
+// run. It reads nothing, and does not sleep, on a watch with nothing to
+// read, and reports whether it slept.
 func (w *regionWatch[T]) baseline(d time.Duration, sleep func(time.Duration)) bool {
 	if w.unavailable != "" || w.read == nil || d <= 0 {
 		return false
@@ -66,11 +65,16 @@ func idleMachine(dir string, idle time.Duration) machineWatch {
 	return m
 }
 
-// start reads both counters just before the measurement; the caller
-// stops both when it ends.
+// start reads both counters just before the measurement.
 func (m machineWatch) start() {
 	m.device.start()
 	m.cpu.start()
+}
+
+// stop reads both again just after it.
+func (m machineWatch) stop() {
+	m.cpu.stop()
+	m.device.stop()
 }
 
 // start reads the counter just before the timed region.
