@@ -107,7 +107,7 @@ func TestLinearExtrapolationAtTheEndOfTheSweep(t *testing.T) {
 
 // Lesson 2's kv-tail: under none a Put copies its record into the
 // engine's 64 KiB write buffer, and the Puts that find it full hand 64 KiB
-// to write(2). The lesson says they are about a dozen in 5,000: more than
+// to write(2). The lesson says they are about 120 in 50,000: more than
 // the samples above p99.9, fewer than those above p99. (The text it
 // replaced said the tail came from the page cache taking a lock while it
 // writes back.)
@@ -129,8 +129,8 @@ func TestKVTailIsTheBufferHandOffs(t *testing.T) {
 	if handOffs <= above(99.9) || handOffs >= above(99) {
 		t.Errorf("spectrum kv line: %v buffer hand-offs in %v Puts; the lesson says more than the %v samples above p99.9 and fewer than the %v above p99", handOffs, n, above(99.9), above(99))
 	}
-	if strings.Contains(q.Explain, "5,000 Puts") && n != 5000 {
-		t.Errorf("kv-tail's explain counts 5,000 Puts; the cell measured %v", n)
+	if strings.Contains(q.Explain, "50,000 Puts") && n != 50000 {
+		t.Errorf("kv-tail's explain counts 50,000 Puts; the cell measured %v", n)
 	}
 }
 
