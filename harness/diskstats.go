@@ -100,8 +100,9 @@ type DeviceIO struct {
 	// up to 1 s, else 200 ms), when nothing of this run was writing: its
 	// store's background work after the preload and warm-up is its own,
 	// and counted. Whatever the device counted then was someone else's:
-	// other processes, the filesystem's own writeback and journal. IdleWriteRequests,
-	// IdleWriteBytes and IdleFlushRequests are the baseline's raw counts.
+	// other processes, the filesystem's own writeback and journal.
+	// IdleWriteRequests, IdleWriteBytes and IdleFlushRequests are the
+	// baseline's raw counts.
 	IdleMs            float64 `json:"idle_ms,omitempty"`
 	IdleWriteRequests *int64  `json:"idle_write_requests,omitempty"`
 	IdleWriteBytes    *int64  `json:"idle_write_bytes,omitempty"`

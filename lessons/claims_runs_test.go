@@ -129,8 +129,18 @@ func TestKVTailIsTheBufferHandOffs(t *testing.T) {
 	if handOffs <= above(99.9) || handOffs >= above(99) {
 		t.Errorf("spectrum kv line: %v buffer hand-offs in %v Puts; the lesson says more than the %v samples above p99.9 and fewer than the %v above p99", handOffs, n, above(99.9), above(99))
 	}
-	if strings.Contains(q.Explain, "50,000 Puts") && n != 50000 {
-		t.Errorf("kv-tail's explain counts 50,000 Puts; the cell measured %v", n)
+	if r := handOffs / (n / 400); r < 0.75 || r > 1.25 {
+		t.Errorf("spectrum kv line: %v hand-offs in %v Puts; the lesson says about one Put in four hundred", handOffs, n)
+	}
+	// The counts the explanation states are the cell's.
+	counts := regexp.MustCompile(`in ([\d,]+) Puts .* the ([\d,]+) samples above p99\.9 .* the ([\d,]+) above p99,`).FindStringSubmatch(q.Explain)
+	if counts == nil {
+		t.Fatalf("kv-tail's explain no longer states its Puts and the samples above p99.9 and p99: %q", q.Explain)
+	}
+	for i, want := range []float64{n, above(99.9), above(99)} {
+		if got, _ := strconv.ParseFloat(strings.ReplaceAll(counts[i+1], ",", ""), 64); got != want {
+			t.Errorf("kv-tail's explain says %s where the cell measured %v", counts[0], want)
+		}
 	}
 }
 
