@@ -41,6 +41,7 @@ type Poll struct {
 	MeasureStarted time.Time        `json:"measure_started"` // zero while predictions are open
 	Measured       *float64         `json:"measured"`        // nil until the measurement is known
 	RunID          int64            `json:"run_id"`          // the run measured; 0 until known
+	Busy           string           `json:"busy,omitempty"`  // why the machine was too busy to judge predictions by the measurement; "" when it was not
 	Predictions    []RoomPrediction `json:"predictions,omitempty"`
 }
 
@@ -83,7 +84,7 @@ type RoomArchive interface {
 	OpenRooms(ctx context.Context, now time.Time) ([]Room, error)
 	// AddPoll stores p and sets p.ID.
 	AddPoll(ctx context.Context, p *Poll) (int64, error)
-	// UpdatePoll stores p's measure_started, measured and run_id.
+	// UpdatePoll stores p's measure_started, measured, run_id and busy.
 	UpdatePoll(ctx context.Context, p *Poll) error
 	// RoomPolls returns a room's polls in the order opened, each with
 	// its predictions (oldest first).
@@ -275,8 +276,8 @@ func (s *sqlStore) AddPoll(ctx context.Context, p *Poll) (int64, error) {
 	if p == nil || p.Room == 0 || p.Key == "" || p.Quiz == "" {
 		return 0, fmt.Errorf("archive: a poll needs a room, a key and a quiz")
 	}
-	id, err := s.insertID(ctx, "a poll", `INSERT INTO polls (room, poll_key, quiz, opened, measure_started, measured, run_id) VALUES (?,?,?,?,?,?,?) RETURNING id`,
-		p.Room, p.Key, p.Quiz, nanos(p.Opened), nanos(p.MeasureStarted), nullFloat(p.Measured), p.RunID)
+	id, err := s.insertID(ctx, "a poll", `INSERT INTO polls (room, poll_key, quiz, opened, measure_started, measured, run_id, busy) VALUES (?,?,?,?,?,?,?,?) RETURNING id`,
+		p.Room, p.Key, p.Quiz, nanos(p.Opened), nanos(p.MeasureStarted), nullFloat(p.Measured), p.RunID, p.Busy)
 	p.ID = id
 	return id, err
 }
@@ -290,8 +291,8 @@ func nullFloat(f *float64) sql.NullFloat64 {
 
 // UpdatePoll implements Archive.
 func (s *sqlStore) UpdatePoll(ctx context.Context, p *Poll) error {
-	return s.exec(ctx, fmt.Sprintf("updating poll %d", p.ID), `UPDATE polls SET measure_started = ?, measured = ?, run_id = ? WHERE id = ?`,
-		nanos(p.MeasureStarted), nullFloat(p.Measured), p.RunID, p.ID)
+	return s.exec(ctx, fmt.Sprintf("updating poll %d", p.ID), `UPDATE polls SET measure_started = ?, measured = ?, run_id = ?, busy = ? WHERE id = ?`,
+		nanos(p.MeasureStarted), nullFloat(p.Measured), p.RunID, p.Busy, p.ID)
 }
 
 // RoomPolls implements Archive.
@@ -299,11 +300,11 @@ func (s *sqlStore) RoomPolls(ctx context.Context, room int64) ([]Poll, error) {
 	var out []Poll
 	byID := map[int64]int{}
 	err := s.use(func() error {
-		err := s.queryEach(ctx, `SELECT id, room, poll_key, quiz, opened, measure_started, measured, run_id FROM polls WHERE room = ? ORDER BY id`, []any{room}, func(rows *sql.Rows) error {
+		err := s.queryEach(ctx, `SELECT id, room, poll_key, quiz, opened, measure_started, measured, run_id, busy FROM polls WHERE room = ? ORDER BY id`, []any{room}, func(rows *sql.Rows) error {
 			var p Poll
 			var opened, started int64
 			var measured sql.NullFloat64
-			if err := rows.Scan(&p.ID, &p.Room, &p.Key, &p.Quiz, &opened, &started, &measured, &p.RunID); err != nil {
+			if err := rows.Scan(&p.ID, &p.Room, &p.Key, &p.Quiz, &opened, &started, &measured, &p.RunID, &p.Busy); err != nil {
 				return err
 			}
 			p.Opened, p.MeasureStarted = fromNanos(opened), fromNanos(started)

@@ -43,7 +43,7 @@ func TestRooms(t *testing.T) {
 			}
 		}
 		m := 42.5
-		p.MeasureStarted, p.Measured, p.RunID = now.Add(time.Minute), &m, 7
+		p.MeasureStarted, p.Measured, p.RunID, p.Busy = now.Add(time.Minute), &m, 7, "another program was writing to the disk"
 		if err := a.UpdatePoll(ctx, p); err != nil {
 			t.Fatal(err)
 		}
@@ -84,8 +84,8 @@ func TestRooms(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(polls) != 1 || polls[0].Measured == nil || *polls[0].Measured != 42.5 || polls[0].RunID != 7 || !polls[0].MeasureStarted.Equal(p.MeasureStarted) {
-			t.Fatalf("RoomPolls: got %+v, want p1 measured 42.5 by run 7", polls)
+		if len(polls) != 1 || polls[0].Measured == nil || *polls[0].Measured != 42.5 || polls[0].RunID != 7 || !polls[0].MeasureStarted.Equal(p.MeasureStarted) || polls[0].Busy != p.Busy {
+			t.Fatalf("RoomPolls: got %+v, want p1 measured 42.5 by run 7 on a busy machine", polls)
 		}
 		preds := polls[0].Predictions
 		if len(preds) != 2 || preds[0].Browser != "b2" || preds[1].Browser != "b1" || preds[1].Value != 12.5 {

@@ -94,6 +94,9 @@ var migrations = []string{
 	// 4: a hash of each room's presenter secret; each board entry's
 	// conditions beside its measures, its result in a table of its own.
 	roomsMigration3,
+	// 5: why a poll's measurement was made on a machine too busy to
+	// judge predictions by (Poll.Busy).
+	`ALTER TABLE polls ADD COLUMN busy TEXT NOT NULL DEFAULT ''`,
 }
 
 // migrate brings the database to schemaVersion in one transaction, or

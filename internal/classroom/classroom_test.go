@@ -83,9 +83,9 @@ func TestPollPredictFirst(t *testing.T) {
 	if !errors.Is(err, ErrPredictionsClosed) || !strings.Contains(err.Error(), "10:04:05") {
 		t.Fatalf("Predict after the measurement started: got %v, want ErrPredictionsClosed naming 10:04:05", err)
 	}
-	p.Finish(20, 7)
+	p.Finish(20, 7, "other programs held up to 40% of the processors just before 1 of 1 runs")
 	v := p.View()
-	if v.State != PollClosed || *v.Measured != 20 || *v.RunID != 7 || v.Count != 1 {
+	if v.State != PollClosed || *v.Measured != 20 || *v.RunID != 7 || v.Count != 1 || !strings.Contains(v.Busy, "40%") {
 		t.Fatalf("View after Finish: %+v", v)
 	}
 }

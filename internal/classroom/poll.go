@@ -36,6 +36,11 @@ type Poll struct {
 	MeasureStarted time.Time // zero while open
 	Measured       *float64  // the quiz's answer computed from the run; nil until known
 	RunID          int64     // the archived run the measurement came from; 0 until known
+	// Busy says why the measurement's runs were made on a machine too
+	// busy to judge a prediction by (quiz.Busy), "" when they were not:
+	// the room still sees the figure, but no one is told how far off
+	// they were.
+	Busy string
 	// Updates spaces out the prediction-driven updates.
 	Updates     Throttle
 	predictions map[string]float64
@@ -131,9 +136,10 @@ func (p *Poll) Reopen() bool {
 	return true
 }
 
-// Finish records the measured value and closes the poll.
-func (p *Poll) Finish(measured float64, runID int64) {
-	p.Measured, p.RunID, p.State = &measured, runID, PollClosed
+// Finish records the measured value, and why the machine was too busy
+// to judge predictions by it ("" when it was not), and closes the poll.
+func (p *Poll) Finish(measured float64, runID int64, busy string) {
+	p.Measured, p.RunID, p.Busy, p.State = &measured, runID, busy, PollClosed
 }
 
 // Throttle spaces out updates: at most one per interval goes out at
@@ -170,6 +176,7 @@ type PollView struct {
 	Count            int        `json:"count"`
 	Histogram        Histogram  `json:"histogram"`
 	Measured         *float64   `json:"measured"`
+	Busy             string     `json:"busy,omitempty"`
 	RunID            *int64     `json:"run_id"`
 	OpenedAt         time.Time  `json:"opened_at"`
 	MeasureStartedAt *time.Time `json:"measure_started_at"`
@@ -178,7 +185,7 @@ type PollView struct {
 // View returns the poll as the room sees it.
 func (p *Poll) View() PollView {
 	v := PollView{ID: p.Key, Quiz: p.Quiz, Question: p.Question, Unit: p.Unit, State: p.State,
-		Count: len(p.predictions), Measured: p.Measured, OpenedAt: p.Opened}
+		Count: len(p.predictions), Measured: p.Measured, Busy: p.Busy, OpenedAt: p.Opened}
 	if p.RunID != 0 {
 		id := p.RunID
 		v.RunID = &id

@@ -28,18 +28,9 @@ import (
 // answer that is not a number or a choice, Ungradable for results that
 // cannot answer the quiz (BadRequest for a result that is not JSON).
 func Grade(q *quiz.Quiz, answer string, rounds [][]json.RawMessage, asPrediction bool) (quiz.Feedback, error) {
-	results := make([][]any, len(rounds))
-	for r, raw := range rounds {
-		results[r] = make([]any, len(raw))
-		for i, m := range raw {
-			if len(m) == 0 || bytes.Equal(m, []byte("null")) {
-				continue
-			}
-			if err := json.Unmarshal(m, &results[r][i]); err != nil {
-				// Not the reader's doing, but the reply has always been 400.
-				return quiz.Feedback{ID: q.ID}, &Error{Kind: BadRequest, Msg: fmt.Sprintf("results[%d]: %v", i, err), Err: err}
-			}
-		}
+	results, err := decode(rounds)
+	if err != nil {
+		return quiz.Feedback{ID: q.ID}, err
 	}
 	if strings.TrimSpace(answer) == "" {
 		return measure(q, results)
@@ -52,6 +43,37 @@ func Grade(q *quiz.Quiz, answer string, rounds [][]json.RawMessage, asPrediction
 		fb = quiz.DeclineIfBusy(fb, results...)
 	}
 	return fb, nil
+}
+
+// decode decodes rounds of encoded results as Grade takes them; a nil or
+// "null" result stays nil.
+func decode(rounds [][]json.RawMessage) ([][]any, error) {
+	results := make([][]any, len(rounds))
+	for r, raw := range rounds {
+		results[r] = make([]any, len(raw))
+		for i, m := range raw {
+			if len(m) == 0 || bytes.Equal(m, []byte("null")) {
+				continue
+			}
+			if err := json.Unmarshal(m, &results[r][i]); err != nil {
+				// Not the reader's doing, but the reply has always been 400.
+				return nil, &Error{Kind: BadRequest, Msg: fmt.Sprintf("results[%d]: %v", i, err), Err: err}
+			}
+		}
+	}
+	return results, nil
+}
+
+// Busy says why rounds of results (as Grade takes them) were measured on
+// a machine too busy to judge a prediction by (quiz.Busy), or "" when
+// they were not. A room's poll, measured by Grade without an answer,
+// shows the figure either way and says so beside it.
+func Busy(rounds [][]json.RawMessage) (string, error) {
+	results, err := decode(rounds)
+	if err != nil {
+		return "", err
+	}
+	return quiz.Busy(results...), nil
 }
 
 // measure is Grade without an answer: the value the rounds give (their

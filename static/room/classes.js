@@ -14,6 +14,7 @@ function pollView(p) {
     h('h4', {}, p.question_html ? safeInline(p.question_html) : p.question || p.quiz),
     h('p', { class: 'poll-head' }, h('b', {}, String(p.count)), ` prediction${p.count === 1 ? '' : 's'} · `,
       p.measured != null ? ['measured ', h('b', { class: 'measured' }, `${compact(p.measured)}${unit}`)] : p.state === 'measuring' ? 'the measurement did not finish' : 'never measured',
+      p.busy ? [' ', h('span', { class: 'busy' }, `on a busy machine (${p.busy}): it judged no prediction`)] : null,
       p.run_id ? [' · ', h('a', { href: `/runs/${p.run_id}` }, `run #${p.run_id}`)] : null),
     h('div', { class: 'poll-chart' }, svg(pollChart(p, null))));
 }

@@ -41,10 +41,16 @@ function head(p) {
 function chart(p, mine) { return h('div', { class: 'poll-chart' }, svg(pollChart(p, mine))); }
 
 // verdictLine is "the disk said Y" and, for a follower who predicted,
-// "you said X: Z× too high".
+// "you said X: Z× too high". A figure measured on a busy machine (p.busy
+// says why) judges no prediction: the line says so instead of how far
+// off anyone was, as a quiz's reply does.
 function verdictLine(p, mine) {
   if (p.measured == null) return null;
   const unit = p.unit ? ` ${p.unit}` : '';
+  if (p.busy) {
+    return h('p', { class: 'poll-verdict busy' }, mine == null ? 'The disk said ' : ['You said ', h('b', { class: 'said' }, `${compact(mine)}${unit}`), ', the disk said '],
+      h('b', { class: 'measured' }, `${compact(p.measured)}${unit}`), `, but the machine was busy (${p.busy}): a figure that judges no prediction. Measure again when it is quiet.`);
+  }
   if (mine == null) return h('p', { class: 'poll-verdict' }, 'The disk said ', h('b', {}, `${compact(p.measured)}${unit}`), '.');
   return h('p', { class: 'poll-verdict' }, 'You said ', h('b', { class: 'said' }, `${compact(mine)}${unit}`), ', the disk said ',
     h('b', { class: 'measured' }, `${compact(p.measured)}${unit}`), ': ', h('b', { class: 'off' }, offBy(mine, p.measured)), '.');

@@ -159,8 +159,9 @@ func (rr *Run) measured(j *runq.Job) {
 	}
 	q, _, err := rr.rs.pollQuiz(rr.room, rr.quizQ)
 	var v float64
+	var busy string
 	if err == nil {
-		v, err = quizAnswer(q, j.Results())
+		v, busy, err = quizAnswer(q, j.Results())
 	}
 	if err != nil {
 		rr.rs.cfg.Log.Printf("room %s: poll %s: %v", classroom.FormatCode(rr.room.Code), rr.poll.Key, err)
@@ -171,7 +172,7 @@ func (rr *Run) measured(j *runq.Job) {
 		runID = j.RunIDs()[n-1]
 	}
 	rr.room.Lock()
-	rr.poll.Finish(v, runID)
+	rr.poll.Finish(v, runID, busy)
 	rr.rs.savePoll(rr.poll)
 	view := rr.poll.View()
 	rr.room.Unlock()
@@ -181,7 +182,7 @@ func (rr *Run) measured(j *runq.Job) {
 // pollRecord is p's progress as the archive keeps it. REQUIRES: its room
 // locked.
 func pollRecord(p *classroom.Poll) *archive.Poll {
-	return &archive.Poll{ID: p.ArchID, MeasureStarted: p.MeasureStarted, Measured: p.Measured, RunID: p.RunID}
+	return &archive.Poll{ID: p.ArchID, MeasureStarted: p.MeasureStarted, Measured: p.Measured, RunID: p.RunID, Busy: p.Busy}
 }
 
 // savePoll stores p's progress. REQUIRES: its room locked.
@@ -194,9 +195,16 @@ func (rs *Rooms) storePoll(p *classroom.Poll, ap *archive.Poll) {
 	}
 }
 
-// quizAnswer is q's answer on a run's results: grade.Grade without an
-// answer, as POST /api/quiz grades them.
-func quizAnswer(q *quiz.Quiz, results []json.RawMessage) (float64, error) {
-	fb, err := grade.Grade(q, "", [][]json.RawMessage{results}, false)
-	return fb.WantNum, err
+// quizAnswer is q's answer on a run's results (grade.Grade without an
+// answer, as POST /api/quiz grades them) and why the run was made on a
+// machine too busy to judge predictions by, "" when it was not
+// (grade.Busy).
+func quizAnswer(q *quiz.Quiz, results []json.RawMessage) (v float64, busy string, err error) {
+	rounds := [][]json.RawMessage{results}
+	fb, err := grade.Grade(q, "", rounds, false)
+	if err != nil {
+		return 0, "", err
+	}
+	busy, err = grade.Busy(rounds)
+	return fb.WantNum, busy, err
 }

@@ -19,17 +19,23 @@ import (
 
 // A poll is measured by the quiz's own Evaluate, as POST /api/quiz
 // grades: an answer that is not a finite number is refused instead of
-// closing the poll on +Inf, which its JSON could not carry.
+// closing the poll on +Inf, which its JSON could not carry. A run whose
+// conditions say the machine was busy gives the figure and says why.
 func TestPollAnswerIsQuizEvaluate(t *testing.T) {
 	e, err := quiz.ParseExpr("$0.x * 10")
 	if err != nil {
 		t.Fatal(err)
 	}
 	q := &quiz.Quiz{ID: "big", Answer: e}
-	if v, err := quizAnswer(q, []json.RawMessage{json.RawMessage(`{"x":2}`)}); err != nil || v != 20 {
-		t.Errorf("x=2: got %v, %v; want 20", v, err)
+	if v, busy, err := quizAnswer(q, []json.RawMessage{json.RawMessage(`{"kind":"bench","x":2,"cpu":{"idle_busy_fraction":0.05}}`)}); err != nil || v != 20 || busy != "" {
+		t.Errorf("x=2 on a quiet machine: got %v, %q, %v; want 20 and no busy reason", v, busy, err)
 	}
-	if v, err := quizAnswer(q, []json.RawMessage{json.RawMessage(`{"x":1.7e308}`)}); err == nil || !strings.Contains(err.Error(), "not a finite number") {
+	// The same run with other programs on the processors: the poll still
+	// gets the figure, and why it judges no prediction.
+	if v, busy, err := quizAnswer(q, []json.RawMessage{json.RawMessage(`{"kind":"bench","x":2,"cpu":{"idle_busy_fraction":0.4}}`)}); err != nil || v != 20 || !strings.Contains(busy, "40% of the processors") {
+		t.Errorf("x=2 on a busy machine: got %v, %q, %v; want 20 and why it was busy", v, busy, err)
+	}
+	if v, _, err := quizAnswer(q, []json.RawMessage{json.RawMessage(`{"x":1.7e308}`)}); err == nil || !strings.Contains(err.Error(), "not a finite number") {
 		t.Errorf("x=1.7e308: got %v, %v; want the error that the answer is not a finite number", v, err)
 	}
 }

@@ -66,7 +66,7 @@ func restorePoll(ap archive.Poll, q *quiz.Quiz) *classroom.Poll {
 		p.StartMeasuring(ap.MeasureStarted)
 	}
 	if ap.Measured != nil {
-		p.Finish(*ap.Measured, ap.RunID)
+		p.Finish(*ap.Measured, ap.RunID, ap.Busy)
 	}
 	for _, pr := range ap.Predictions {
 		p.Restore(pr.Browser, pr.Value)
