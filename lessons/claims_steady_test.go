@@ -21,7 +21,7 @@ func TestWaitingForSteadyState(t *testing.T) {
 			t.Errorf("the section does not mention %q", want)
 		}
 	}
-	q := quizByID(t, l, "settle-first")
+	q := quizByID(t, l, "settle-held-back")
 	rs := cellResults(t, "09-", "settle")
 	if len(rs) != 1 {
 		t.Fatalf("settle cell: %d results, want 1 line", len(rs))

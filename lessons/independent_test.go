@@ -62,8 +62,11 @@ type res struct {
 		OpsPerSec float64 `json:"ops_per_sec"`
 	} `json:"timeline"`
 	SteadyState struct {
-		Reached  bool    `json:"reached"`
-		AtSecond float64 `json:"at_second"`
+		Reached    bool       `json:"reached"`
+		Window     int        `json:"window_seconds"`
+		Spread     float64    `json:"spread"`
+		Tolerance  float64    `json:"tolerance"`
+		LastWindow []struct{} `json:"last_window"`
 	} `json:"steady_state"`
 	Amplification struct {
 		Write float64 `json:"write"`
@@ -314,15 +317,17 @@ var independent = map[string]func(ls lines) float64{
 	"amp-write-btree": func(ls lines) float64 {
 		return ls[0].at(2).Amplification.Write / max(ls[0].at(0).Amplification.Write, 0.001)
 	},
-	"settle-first": func(ls lines) float64 {
-		kv, pebble := ls[0].at(0).SteadyState, ls[0].at(1).SteadyState
+	"settle-held-back": func(ls lines) float64 {
+		pebble := ls[0].at(1).SteadyState
 		switch {
-		case kv.Reached && (!pebble.Reached || kv.AtSecond <= pebble.AtSecond):
-			return 1
 		case pebble.Reached:
-			return 2
+			return 3
+		case len(pebble.LastWindow) < pebble.Window:
+			return 4
+		case pebble.Spread > pebble.Tolerance:
+			return 1
 		}
-		return 3
+		return 2
 	},
 	"wss-reads-per-get": func(ls lines) float64 { return ls.r(2).Amplification.Read },
 	"wss-p50-ratio": func(ls lines) float64 {
