@@ -64,16 +64,21 @@ func decode(rounds [][]json.RawMessage) ([][]any, error) {
 	return results, nil
 }
 
-// Busy says why rounds of results (as Grade takes them) were measured on
-// a machine too busy to judge a prediction by (quiz.Busy), or "" when
-// they were not. A room's poll, measured by Grade without an answer,
-// shows the figure either way and says so beside it.
-func Busy(rounds [][]json.RawMessage) (string, error) {
+// Measure is Grade without an answer, for a room's poll: the figure the
+// rounds give (Feedback.WantNum, as Grade gives it) and why they were
+// measured on a machine too busy to judge a prediction by (quiz.Busy),
+// or "" when they were not. The poll shows the figure either way and
+// says so beside it. The rounds are decoded once, for both.
+func Measure(q *quiz.Quiz, rounds [][]json.RawMessage) (fb quiz.Feedback, busy string, err error) {
 	results, err := decode(rounds)
 	if err != nil {
-		return "", err
+		return quiz.Feedback{ID: q.ID}, "", err
 	}
-	return quiz.Busy(results...), nil
+	fb, err = measure(q, results)
+	if err != nil {
+		return fb, "", err
+	}
+	return fb, quiz.Busy(results...), nil
 }
 
 // measure is Grade without an answer: the value the rounds give (their

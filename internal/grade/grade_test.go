@@ -87,6 +87,31 @@ func TestGradeDeclinesABusyPrediction(t *testing.T) {
 	}
 }
 
+// Measure gives a poll the figure Grade measures without an answer and,
+// from the same decoding, why a busy machine's rounds judge no
+// prediction; a result that is not JSON is the caller's bad request.
+func TestMeasure(t *testing.T) {
+	q := mustQuiz(t, "id: q\nquestion: ?\ncell: c\nrepeat: 3\nanswer: $0.ops_per_sec\ntolerance: 10%")
+	run := func(ops, busy string) []json.RawMessage {
+		return []json.RawMessage{json.RawMessage(`{"kind":"bench","ops_per_sec":` + ops + `,"cpu":{"idle_ms":200,"idle_busy_fraction":` + busy + `}}`)}
+	}
+	quiet := [][]json.RawMessage{run("100", "0.01"), run("300", "0.02"), run("200", "0")}
+	fb, why, err := Measure(q, quiet)
+	if err != nil || fb.WantNum != 200 || why != "" {
+		t.Errorf("quiet rounds: %v, %q, %v; want their median 200 and no busy reason", fb.WantNum, why, err)
+	}
+	if g, _ := Grade(q, "", quiet, false); g.WantNum != fb.WantNum {
+		t.Errorf("Measure gave %v, Grade without an answer %v", fb.WantNum, g.WantNum)
+	}
+	busy := [][]json.RawMessage{run("100", "0.01"), run("300", "0.6"), run("200", "0")}
+	if fb, why, err := Measure(q, busy); err != nil || fb.WantNum != 200 || !strings.Contains(why, "60% of the processors") {
+		t.Errorf("one busy round: %v, %q, %v; want the median 200 and why the machine was busy", fb.WantNum, why, err)
+	}
+	if _, _, err := Measure(q, [][]json.RawMessage{{json.RawMessage(`{`)}}); KindOf(err) != BadRequest {
+		t.Errorf("a result that is not JSON: %v, want a bad request", err)
+	}
+}
+
 // Pick reads each run as the line its record names, and says why a run
 // cannot grade.
 func TestPick(t *testing.T) {

@@ -195,16 +195,10 @@ func (rs *Rooms) storePoll(p *classroom.Poll, ap *archive.Poll) {
 	}
 }
 
-// quizAnswer is q's answer on a run's results (grade.Grade without an
-// answer, as POST /api/quiz grades them) and why the run was made on a
-// machine too busy to judge predictions by, "" when it was not
-// (grade.Busy).
+// quizAnswer is q's answer on a run's results (grade.Measure: the figure
+// POST /api/quiz would grade against) and why the run was made on a
+// machine too busy to judge predictions by, "" when it was not.
 func quizAnswer(q *quiz.Quiz, results []json.RawMessage) (v float64, busy string, err error) {
-	rounds := [][]json.RawMessage{results}
-	fb, err := grade.Grade(q, "", rounds, false)
-	if err != nil {
-		return 0, "", err
-	}
-	busy, err = grade.Busy(rounds)
+	fb, busy, err := grade.Measure(q, [][]json.RawMessage{results})
 	return fb.WantNum, busy, err
 }
