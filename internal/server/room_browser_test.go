@@ -95,11 +95,11 @@ func TestBrowserRoomClass(t *testing.T) {
 		}
 	}
 
-	pollAndMeasure(t, pres, fs)
+	busy := pollAndMeasure(t, pres, fs)
 	followerRuns(t, pres, fs[0])
 	shareToBoard(t, root, b.URL, a.URL, code, fs[0])
 	sharedWithoutHost(t, srv)
-	pastClass(t, pres, a.URL, code)
+	pastClass(t, pres, a.URL, code, busy)
 	for i, w := range fw {
 		w.Check(t, fmt.Sprintf("follower %d", i+1))
 	}
@@ -231,8 +231,9 @@ func joinRoom(t *testing.T, f context.Context, origin, code string, dark bool) {
 
 // pollAndMeasure: p opens a poll on the quiz in view, both followers
 // predict, the presenter's histogram counts both, r measures, and each
-// follower sees how far off their own prediction was.
-func pollAndMeasure(t *testing.T, pres context.Context, fs [2]context.Context) {
+// follower sees how far off their own prediction was. It returns why
+// the poll's run judged no prediction, "" when the machine was quiet.
+func pollAndMeasure(t *testing.T, pres context.Context, fs [2]context.Context) (busy string) {
 	t.Helper()
 	if err := chromedp.Do(pres, chromedp.KeyEvent("p"), chromedp.WaitVisible(chromedp.CSS(`#quiz-count .room-poll .poll-measure`))); err != nil {
 		t.Fatalf("opening a poll with p: %v", err)
@@ -278,7 +279,7 @@ func pollAndMeasure(t *testing.T, pres context.Context, fs [2]context.Context) {
 	browsertest.CheckText(t, pres, "presenter after the measurement")
 	// A run on a busy machine (this one's conditions) judges no
 	// prediction: the verdict then says why instead of how far off.
-	busy := pollBusy(t, fs[0])
+	busy = pollBusy(t, fs[0])
 	wants := [2]string{"You said 1000 puts, the disk said 500 puts: 2× too high.", "You said 100 puts, the disk said 500 puts: 5× too low."}
 	if busy != "" {
 		wants = [2]string{busyWords("1000", busy), busyWords("100", busy)}
@@ -299,6 +300,7 @@ func pollAndMeasure(t *testing.T, pres context.Context, fs [2]context.Context) {
 	if busy == "" {
 		busyVerdict(t, fs[0])
 	}
+	return busy
 }
 
 // pollBusy is the busy reason of the room's poll on quiz count, as the
@@ -420,8 +422,11 @@ func shareToBoard(t *testing.T, root context.Context, student, room, code string
 
 // pastClass finds the class in /classes (this machine needs no token)
 // and its page shows the poll with both predictions and the measured
-// value, and the board's point.
-func pastClass(t *testing.T, pres context.Context, origin, code string) {
+// value, and the board's point. A poll measured on a busy machine (busy
+// says why; "" when it was quiet) says so beside its figure: live when
+// the machine was busy, and when it was quiet, on the same page drawn
+// again with the archive's poll carrying a busy reason.
+func pastClass(t *testing.T, pres context.Context, origin, code, busy string) {
 	t.Helper()
 	if err := chromedp.Do(pres,
 		chromedp.Navigate(origin+"/classes"),
@@ -441,6 +446,29 @@ func pastClass(t *testing.T, pres context.Context, origin, code string) {
 		t.Errorf("the past class says %q, want its code %s, 2 predictions and measured 500 puts", got, code)
 	}
 	shot(t, pres, "", "room-past-class.png")
+	head := pageText(t, pres, `.class-poll[data-quiz="count"] .poll-head`)
+	if busy == "" {
+		if strings.Contains(head, "busy") {
+			t.Errorf("the past class's poll, measured on a quiet machine, says %q", head)
+		}
+		busy = "other programs held up to 40% of the processors just before 1 of 1 runs"
+		var err error
+		head, err = chromedp.Run(pres, chromedp.Evaluate[string](`(async () => {
+			const data = document.querySelector('.class-block .class-data');
+			const d = JSON.parse(data.textContent);
+			d.polls.find((p) => p.quiz === 'count').busy = `+jsString(busy)+`;
+			data.textContent = JSON.stringify(d);
+			await import('/static/room/classes.js?busy');
+			return document.querySelector('.class-poll[data-quiz="count"] .poll-head').textContent;
+		})()`, chromedp.EvalAwaitPromise))
+		if err != nil {
+			t.Fatalf("drawing the past class with a busy machine's poll: %v", err)
+		}
+	}
+	if want := "measured 500 puts on a busy machine (" + busy + "): it judged no prediction"; !strings.Contains(head, want) {
+		t.Errorf("the past class's poll says %q, want %q", head, want)
+	}
+	browsertest.CheckText(t, pres, "the past class, its poll measured on a busy machine")
 }
 
 // followerRuns: a follower has no Run button until the presenter allows
