@@ -1,7 +1,7 @@
 // Package grade grades a quiz answer against runs this server measured.
 // It is the one place an answer meets a measurement: POST /api/quiz
-// (package server) and a room's poll (package liveclass) both call Grade, and
-// neither decodes a result to grade it.
+// (package server) calls Grade, a room's poll (package liveclass) Measure,
+// and neither decodes a result to grade it.
 //
 // A quiz that reads a cell is graded from runs the server recorded for
 // that lesson, cell and browser (Load, Pick); a predict: yes quiz's
@@ -18,6 +18,6 @@
 //
 //	doc.go     this overview
 //	errors.go  Error and its Kinds
-//	grade.go   Grade: results decoded once, the answer checked (package quiz)
+//	grade.go   Grade and Measure: results decoded once, the answer checked (package quiz)
 //	runs.go    Runs: which recorded runs may grade a cell quiz, and why not
 package grade

@@ -14,10 +14,7 @@ import (
 // round r's results, one per line q reads, each the JSON the harness
 // encoded (nil or "null" for a line that gave none). One round is graded
 // as quiz.Check does; several (a repeat: quiz) as quiz.CheckRepeated.
-//
-// An empty answer grades nothing: Grade then only measures, and the
-// Feedback carries the answer the runs give (WantNum, the median over
-// the rounds) and Shown; a room's poll is measured this way.
+// A room's poll, which has no answer to grade, is measured by Measure.
 //
 // A prediction (asPrediction: the answer was stored before the rounds
 // started) on rounds measured on a busy machine is not graded: the
@@ -31,9 +28,6 @@ func Grade(q *quiz.Quiz, answer string, rounds [][]json.RawMessage, asPrediction
 	results, err := decode(rounds)
 	if err != nil {
 		return quiz.Feedback{ID: q.ID}, err
-	}
-	if strings.TrimSpace(answer) == "" {
-		return measure(q, results)
 	}
 	fb, err := quiz.CheckRepeated(q, results, answer)
 	if err != nil {
@@ -65,7 +59,7 @@ func decode(rounds [][]json.RawMessage) ([][]any, error) {
 }
 
 // Measure is Grade without an answer, for a room's poll: the figure the
-// rounds give (Feedback.WantNum, as Grade gives it) and why they were
+// rounds give (Feedback.WantNum, their median, and Shown) and why they were
 // measured on a machine too busy to judge a prediction by (quiz.Busy),
 // or "" when they were not. The poll shows the figure either way and
 // says so beside it. The rounds are decoded once, for both.
@@ -81,7 +75,7 @@ func Measure(q *quiz.Quiz, rounds [][]json.RawMessage) (fb quiz.Feedback, busy s
 	return fb, quiz.Busy(results...), nil
 }
 
-// measure is Grade without an answer: the value the rounds give (their
+// measure is Measure on decoded rounds: the value the rounds give (their
 // median) and the Show text of the first round.
 func measure(q *quiz.Quiz, rounds [][]any) (quiz.Feedback, error) {
 	fb := quiz.Feedback{ID: q.ID, Unit: q.Unit, Explain: q.Explain}

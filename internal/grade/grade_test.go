@@ -29,9 +29,8 @@ func rounds(vals ...string) [][]json.RawMessage {
 	return out
 }
 
-// Grade grades one round as quiz.Check, several as quiz.CheckRepeated, and
-// without an answer only measures (a room's poll); each failure has the
-// Kind its caller answers by.
+// Grade grades one round as quiz.Check, several as quiz.CheckRepeated;
+// each failure has the Kind its caller answers by.
 func TestGrade(t *testing.T) {
 	one := mustQuiz(t, "id: q\nquestion: ?\ncell: c\nanswer: $0.ratio\ntolerance: 10%\nunit: x\nshow: ratio $0.ratio")
 	rep := mustQuiz(t, "id: q\nquestion: ?\ncell: c\nrepeat: 3\nanswer: $0.ratio\ntolerance: 15%\nunit: x")
@@ -47,12 +46,9 @@ func TestGrade(t *testing.T) {
 		{"one round, right", one, "105", rounds("100"), 0, true, 100},
 		{"one round, wrong", one, "150", rounds("100"), 0, false, 100},
 		{"three rounds, the median", rep, "300", rounds("310", "290", "300"), 0, true, 300},
-		{"measured only", one, "", rounds("42"), 0, false, 42},
-		{"measured only, the median of rounds", rep, "", rounds("1", "9", "5"), 0, false, 5},
 		{"not a number", one, "lots", rounds("100"), BadAnswer, false, 0},
 		{"a result that is not JSON", one, "1", [][]json.RawMessage{{json.RawMessage(`{`)}}, BadRequest, false, 0},
 		{"no result for the line", one, "1", [][]json.RawMessage{{nil}}, Ungradable, false, 0},
-		{"no rounds", rep, "", nil, Ungradable, false, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			fb, err := Grade(tt.q, tt.answer, tt.rounds, false)
@@ -87,7 +83,7 @@ func TestGradeDeclinesABusyPrediction(t *testing.T) {
 	}
 }
 
-// Measure gives a poll the figure Grade measures without an answer and,
+// Measure gives a poll the figure the rounds give (their median) and,
 // from the same decoding, why a busy machine's rounds judge no
 // prediction; a result that is not JSON is the caller's bad request.
 func TestMeasure(t *testing.T) {
@@ -100,8 +96,12 @@ func TestMeasure(t *testing.T) {
 	if err != nil || fb.WantNum != 200 || why != "" {
 		t.Errorf("quiet rounds: %v, %q, %v; want their median 200 and no busy reason", fb.WantNum, why, err)
 	}
-	if g, _ := Grade(q, "", quiet, false); g.WantNum != fb.WantNum {
-		t.Errorf("Measure gave %v, Grade without an answer %v", fb.WantNum, g.WantNum)
+	one := mustQuiz(t, "id: q\nquestion: ?\ncell: c\nanswer: $0.ratio\ntolerance: 10%\nshow: ratio $0.ratio")
+	if fb, _, err := Measure(one, rounds("42")); err != nil || fb.WantNum != 42 || fb.Shown != "ratio 42" {
+		t.Errorf("one round: %v, shown %q (%v); want 42, shown \"ratio 42\"", fb.WantNum, fb.Shown, err)
+	}
+	if _, _, err := Measure(q, nil); KindOf(err) != Ungradable {
+		t.Errorf("no rounds: %v, want ungradable", err)
 	}
 	busy := [][]json.RawMessage{run("100", "0.01"), run("300", "0.6"), run("200", "0")}
 	if fb, why, err := Measure(q, busy); err != nil || fb.WantNum != 200 || !strings.Contains(why, "60% of the processors") {

@@ -323,24 +323,27 @@ func busyWords(said, busy string) string {
 	return "You said " + said + " puts, the disk said 500 puts, but the machine was busy (" + busy + "): a figure that judges no prediction. Measure again when it is quiet."
 }
 
+// injectedBusy is the busy reason the room's tests give a poll measured
+// on a quiet machine, to draw it as a busy machine's.
+const injectedBusy = "other programs held up to 40% of the processors just before 1 of 1 runs"
+
 // busyVerdict: the same poll, had its run's conditions said the machine
 // was busy (the server's side is TestPollAnswerIsQuizEvaluate's), tells
 // the follower the figure and why it judges nothing, not how far off
 // they were. Run when the machine was quiet: a busy one showed it live.
 func busyVerdict(t *testing.T, f context.Context) {
 	t.Helper()
-	const busy = "other programs held up to 40% of the processors just before 1 of 1 runs"
 	got, err := chromedp.Run(f, chromedp.Evaluate[string](`(async () => {
 		const m = await import('/static/room/poll.js');
 		const api = await import('/static/room/api.js');
 		const p = (await api.getState()).polls.find((p) => p.quiz === 'count');
-		m.showFollowerPoll(document.getElementById('quiz-count'), { ...p, busy: '`+busy+`' });
+		m.showFollowerPoll(document.getElementById('quiz-count'), { ...p, busy: `+jsString(injectedBusy)+` });
 		return document.querySelector('#quiz-count .poll-verdict').textContent;
 	})()`, chromedp.EvalAwaitPromise))
 	if err != nil {
 		t.Fatalf("drawing the poll as measured on a busy machine: %v", err)
 	}
-	if want := busyWords("1000", busy); got != want {
+	if want := busyWords("1000", injectedBusy); got != want {
 		t.Errorf("follower 1's verdict on a busy machine: got %q, want %q", got, want)
 	}
 	browsertest.CheckText(t, f, "follower 1 with a busy machine's figure")
@@ -451,7 +454,7 @@ func pastClass(t *testing.T, pres context.Context, origin, code, busy string) {
 		if strings.Contains(head, "busy") {
 			t.Errorf("the past class's poll, measured on a quiet machine, says %q", head)
 		}
-		busy = "other programs held up to 40% of the processors just before 1 of 1 runs"
+		busy = injectedBusy
 		var err error
 		head, err = chromedp.Run(pres, chromedp.Evaluate[string](`(async () => {
 			const data = document.querySelector('.class-block .class-data');
